@@ -1,0 +1,34 @@
+# phalanx developer entry points. Every target creates the virtual environment it needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= test
+DEMO_DIR ?= out/demo
+
+.PHONY: install demo test test-long bench clean
+
+install: $(VENV)/.installed-$(EXTRAS)
+
+$(VENV)/.installed-$(EXTRAS): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	touch $@
+
+# A real scheduling run: 2,000 generated nodes (a quarter of them 8-GPU), 10,000 pending pods of a GPU mix.
+demo: install
+	$(VENV)/bin/phalanx generate --out $(DEMO_DIR) --nodes 2000 --pods 10000 --mix gpu --seed 7
+	$(VENV)/bin/phalanx schedule --cluster $(DEMO_DIR)
+
+test: install
+	$(PY) -m pytest tests
+
+# The large property-test profile (>= 1,000 random clusters per plugin).
+test-long: install
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest tests
+
+bench: install
+	$(PY) -m pytest bench --benchmark-only --benchmark-columns=min,mean,rounds -s
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis .benchmarks

@@ -1,0 +1,145 @@
+"""The `phalanx` command: schedule, explain, generate, bench."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .cluster_models import InputError, load_paths
+from .sched import DEFAULT_PROFILE, Cluster, Scheduler, load_profile
+from .sched.config import COMPAT_VERSIONS, with_compat
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics).")
+
+BACKENDS = ("numpy", "jax", "cupy")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _profile(config: Optional[Path], compat: str):
+    if compat not in COMPAT_VERSIONS:
+        _fail(f"--compat: unsupported version {compat!r} (use one of {', '.join(COMPAT_VERSIONS)})")
+    return load_profile(config, compat=compat) if config else with_compat(DEFAULT_PROFILE, compat)
+
+
+def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True) -> Scheduler:
+    if backend not in BACKENDS:
+        _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
+    try:
+        return Scheduler(cluster, _profile(config, compat), backend=backend, tie_break=tie_break, seed=seed,
+                         batching=batching)
+    except ImportError as exc:
+        _fail(f"--backend {backend}: {exc}")
+
+
+@app.command()
+def schedule(
+    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PriorityClass manifests"),
+    pods: Optional[Path] = typer.Option(None, "--pods", help="more pending pods (file or directory)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (profiles[0] is used)"),
+    compat: str = typer.Option("1.36", "--compat", help="Kubernetes version whose formulas to use: 1.36 or 1.35"),
+    backend: str = typer.Option("numpy", "--backend", help="numpy, jax or cupy"),
+    tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
+    seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
+    no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """Schedule every pending pod found and report bindings and unschedulable pods."""
+    try:
+        t0 = time.perf_counter()
+        objects = load_paths([cluster, *([pods] if pods else [])])
+        state = Cluster.from_objects(objects)
+        load_s = time.perf_counter() - t0
+        result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching).schedule()
+    except InputError as exc:
+        _fail(str(exc))
+    timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}
+    for w in result.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    if as_json:
+        typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
+                               "timing": timing}))
+        return
+    total = len(result.bindings) + len(result.unschedulable)
+    typer.echo(f"{len(result.bindings)}/{total} pods bound on {state.tensors.nodes.size} nodes "
+               f"in {result.schedule_s:.3f}s (load {load_s:.3f}s)")
+    for key, node in result.bindings.items():
+        typer.echo(f"  {key} -> {node}")
+    for key, message in result.unschedulable.items():
+        typer.echo(f"  {key}: {message}")
+
+
+@app.command()
+def explain(
+    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod manifests"),
+    pod: Path = typer.Option(..., "--pod", help="manifest of the pod to explain"),
+    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration"),
+    compat: str = typer.Option("1.36", "--compat"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """Per node: every filter's status and reasons, every score's raw and normalized value, the total."""
+    from .sched.explain import explain_pod, render_text
+    try:
+        state = Cluster.from_objects(load_paths([cluster]))
+        pods = load_paths([pod]).pods
+        if len(pods) != 1:
+            _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
+        report = explain_pod(_scheduler(state, config, compat, "numpy", "first", 0), pods[0])
+    except InputError as exc:
+        _fail(str(exc))
+    typer.echo(json.dumps(report) if as_json else render_text(report))
+
+
+@app.command()
+def generate(
+    out: Path = typer.Option(..., "--out", help="directory to write nodes.yaml and pods.yaml into"),
+    nodes: int = typer.Option(1000, "--nodes", min=1),
+    pods: int = typer.Option(2000, "--pods", min=0),
+    mix: str = typer.Option("basic", "--mix", help="basic, heterogeneous or gpu"),
+    seed: int = typer.Option(0, "--seed"),
+    gpu_fraction: float = typer.Option(0.0, "--gpu-fraction", min=0.0, max=1.0),
+):
+    """Write a synthetic cluster (and pending pods) as manifests."""
+    from .cluster_models.generate import basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods
+    from .cluster_models.write import write_manifests
+    makers = {"basic": lambda n: basic_pods(n), "heterogeneous": lambda n: heterogeneous_pods(n, seed),
+              "gpu": lambda n: gpu_mix_pods(n, seed)}
+    if mix not in makers:
+        _fail(f"--mix: unknown mix {mix!r} (use one of {', '.join(makers)})")
+    gpu = gpu_fraction if gpu_fraction or mix != "gpu" else 0.25
+    node_objs = generate_nodes(nodes, seed, gpu_fraction=gpu, taint_fraction=0.02, unschedulable_fraction=0.01)
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifests(out / "nodes.yaml", node_objs)
+    write_manifests(out / "pods.yaml", makers[mix](pods))
+    typer.echo(f"wrote {nodes} nodes to {out / 'nodes.yaml'} and {pods} pods to {out / 'pods.yaml'}")
+
+
+@app.command()
+def bench(
+    name: str = typer.Argument(..., help="scenario name, e.g. SchedulingBasic_5000Nodes_10000Pods"),
+    backend: str = typer.Option("numpy", "--backend"),
+    no_batching: bool = typer.Option(False, "--no-batching"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Run one named benchmark scenario and report pods/s (scheduling time only)."""
+    from .scenarios import SCENARIOS, run_scenario
+    if name not in SCENARIOS:
+        _fail(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    report = run_scenario(name, backend=backend, batching=not no_batching)
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        typer.echo(f"{report['scenario']}: {report['pods']} pods on {report['nodes']} nodes in "
+                   f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({backend})")
+
+
+def main() -> None:  # pragma: no cover - console entry
+    sys.exit(app())

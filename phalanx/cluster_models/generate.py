@@ -1,0 +1,133 @@
+"""Seeded synthetic clusters and pod mixes, and a tiny hand-checked toy cluster.
+
+Nodes carry a four-level topology (zone > block > rack > host): 32 nodes a rack, 16 racks a block,
+4 blocks a zone. Pods are built from a few templates with `model_copy`, so a million of them share a handful
+of spec objects (cheap to build, and the scheduler interns their shapes once).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .objects import Container, Node, NodeSpec, NodeStatus, ObjectMeta, Pod, PodSpec, ResourceRequirements, Taint, \
+    Toleration
+
+ZONE, BLOCK, RACK, HOSTNAME = ("topology.kubernetes.io/zone", "topology.phalanx.dev/block",
+                               "topology.phalanx.dev/rack", "kubernetes.io/hostname")
+GPU = "nvidia.com/gpu"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+RACK_NODES, BLOCK_RACKS, ZONE_BLOCKS = 32, 16, 4
+
+# name -> (cpu, memory, pods, gpus); "basic" is scheduler_perf's node (4 cpu / 32Gi / 110 pods).
+NODE_TYPES = {
+    "basic": ("4", "32Gi", "110", 0),
+    "cpu-large": ("64", "256Gi", "110", 0),
+    "gpu-8x": ("96", "1Ti", "110", 8),
+}
+GPU_TAINT = Taint(key=GPU, value="present", effect="NoSchedule")
+
+
+def make_node(name: str, node_type: str, index: int, *, taints=(), unschedulable=False) -> Node:
+    cpu, memory, pods, gpus = NODE_TYPES[node_type]
+    rack = index // RACK_NODES
+    block = rack // BLOCK_RACKS
+    zone = block // ZONE_BLOCKS
+    labels = {HOSTNAME: name, ZONE: f"zone-{zone}", BLOCK: f"block-{block}", RACK: f"rack-{rack}",
+              "node.phalanx.dev/type": node_type}
+    allocatable = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "100Gi"}
+    if gpus:
+        allocatable[GPU] = str(gpus)
+        labels[GPU_PRODUCT] = "NVIDIA-H100-80GB-HBM3"
+    return Node(metadata=ObjectMeta(name=name, labels=labels),
+                spec=NodeSpec(taints=list(taints), unschedulable=unschedulable),
+                status=NodeStatus(allocatable=allocatable, capacity=allocatable))
+
+
+def generate_nodes(n: int, seed: int = 0, *, gpu_fraction: float = 0.0, taint_fraction: float = 0.0,
+                   unschedulable_fraction: float = 0.0, node_type: str = "basic") -> list[Node]:
+    """n nodes of `node_type`, a `gpu_fraction` of them 8-GPU nodes tainted nvidia.com/gpu:NoSchedule,
+    a `taint_fraction` carrying a PreferNoSchedule taint, an `unschedulable_fraction` cordoned."""
+    rng = np.random.default_rng(seed)
+    is_gpu = rng.random(n) < gpu_fraction
+    tainted = rng.random(n) < taint_fraction
+    cordoned = rng.random(n) < unschedulable_fraction
+    nodes = []
+    for i in range(n):
+        taints = [GPU_TAINT] if is_gpu[i] else []
+        if tainted[i]:
+            taints.append(Taint(key="phalanx.dev/maintenance", value="soon", effect="PreferNoSchedule"))
+        nodes.append(make_node(f"node-{i:06d}", "gpu-8x" if is_gpu[i] else node_type, i, taints=taints,
+                               unschedulable=bool(cordoned[i])))
+    return nodes
+
+
+def pod_template(cpu: str, memory: str, *, gpus: int = 0, namespace: str = "default",
+                 tolerate_gpu: bool = False, labels: dict[str, str] | None = None) -> Pod:
+    requests = {"cpu": cpu, "memory": memory}
+    if gpus:
+        requests[GPU] = str(gpus)
+    tolerations = [Toleration(key=GPU, operator="Exists", effect="NoSchedule")] if tolerate_gpu or gpus else []
+    return Pod(metadata=ObjectMeta(name="template", namespace=namespace, labels=labels or {}),
+               spec=PodSpec(containers=[Container(name="main", image="registry.k8s.io/pause:3.10",
+                                                  resources=ResourceRequirements(requests=requests))],
+                            tolerations=tolerations))
+
+
+def copies(template: Pod, n: int, prefix: str, start: int = 0) -> list[Pod]:
+    """n pods named prefix-<i>, sharing the template's spec object."""
+    out = []
+    for i in range(start, start + n):
+        meta = template.metadata.model_copy(update={"name": f"{prefix}-{i}"})
+        out.append(template.model_copy(update={"metadata": meta}))
+    return out
+
+
+def basic_pods(n: int) -> list[Pod]:
+    """scheduler_perf SchedulingBasic: identical 100m / 500Mi pods."""
+    return copies(pod_template("100m", "500Mi"), n, "pod")
+
+
+def heterogeneous_pods(n: int, seed: int = 0) -> list[Pod]:
+    """Every pod a distinct shape: cpu and memory requests drawn per pod."""
+    rng = np.random.default_rng(seed)
+    cpu = rng.integers(1, 40, n) * 25
+    mem = rng.integers(1, 64, n) * 16
+    pods = []
+    for i in range(n):
+        pod = pod_template(f"{cpu[i]}m", f"{mem[i] + i % 7}Mi")   # i % 7 keeps neighbours distinct
+        pods.append(pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"pod-{i}"})}))
+    return pods
+
+
+def gpu_mix_pods(n: int, seed: int = 0) -> list[Pod]:
+    """A GPU cluster's mix: CPU-only services, 1-GPU and 8-GPU jobs, in shuffled arrival order."""
+    rng = np.random.default_rng(seed)
+    templates = [pod_template("500m", "1Gi"), pod_template("2", "8Gi"), pod_template("8", "64Gi", gpus=1),
+                 pod_template("12", "96Gi", gpus=2), pod_template("90", "900Gi", gpus=8)]
+    weights = np.array([0.45, 0.2, 0.2, 0.1, 0.05])
+    kinds = rng.choice(len(templates), size=n, p=weights)
+    pods = []
+    for i, k in enumerate(kinds.tolist()):
+        t = templates[k]
+        pods.append(t.model_copy(update={"metadata": t.metadata.model_copy(update={"name": f"pod-{i}"})}))
+    return pods
+
+
+def toy_cluster() -> tuple[list[Node], list[Pod]]:
+    """Three nodes and three pending pods whose placements are worked out by hand in tests/test_toy.py.
+
+    node-a: 4 cpu / 8Gi, empty.           node-b: 4 cpu / 8Gi, 3 cpu / 2Gi already used by pod "busy".
+    node-c: 8 cpu / 16Gi, tainted dedicated=ml:NoSchedule.
+    """
+    def node(name, cpu, memory, taints=()):
+        alloc = {"cpu": cpu, "memory": memory, "pods": "110"}
+        return Node(metadata=ObjectMeta(name=name, labels={HOSTNAME: name, ZONE: "zone-0"}),
+                    spec=NodeSpec(taints=list(taints)), status=NodeStatus(allocatable=alloc))
+    nodes = [node("node-a", "4", "8Gi"), node("node-b", "4", "8Gi"),
+             node("node-c", "8", "16Gi", [Taint(key="dedicated", value="ml", effect="NoSchedule")])]
+    busy = pod_template("3", "2Gi").model_copy(deep=True)
+    busy.metadata.name, busy.spec.node_name = "busy", "node-b"
+    web = copies(pod_template("1", "1Gi"), 2, "web")
+    ml = pod_template("6", "4Gi").model_copy(deep=True)
+    ml.metadata.name = "ml"
+    ml.spec.tolerations = [Toleration(key="dedicated", operator="Equal", value="ml", effect="NoSchedule")]
+    return nodes, [busy, *web, ml]

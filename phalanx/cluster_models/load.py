@@ -1,0 +1,247 @@
+"""Reading manifests into ClusterObjects: YAML (multi-document), JSON (one value or a stream of them),
+`kind: List` and typed lists (PodList, ...) as `kubectl get nodes,pods -o yaml|json` and the API write them,
+and directories (recursive, sorted, only .yaml/.yml/.json files).
+
+Loading is all-or-nothing: the first problem raises InputError with one line naming the file or object and
+the field, and nothing is returned. Objects of kinds phalanx does not use are skipped with a warning.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import InputError, validation_problem
+from .objects import Node, Pod, PriorityClass
+from .requests import effective_priority
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+# kind -> (API group, model). A known kind from another API group is someone else's resource.
+_MODELS: dict[str, tuple[str, type[BaseModel]]] = {
+    "Pod": ("", Pod),
+    "Node": ("", Node),
+    "PriorityClass": ("scheduling.k8s.io", PriorityClass),
+}
+
+
+@dataclass
+class ClusterObjects:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _manifest_loader(base: type) -> type:
+    # Timestamps stay strings (creationTimestamp is text in the models), and a bare "=" is the string "="
+    # rather than PyYAML's unconstructible !!value.
+    dropped = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
+    resolvers = {first: [(tag, regexp) for tag, regexp in entries if tag not in dropped]
+                 for first, entries in base.yaml_implicit_resolvers.items()}
+    return type(f"Manifest{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers})
+
+
+_FAST_LOADER = _manifest_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+_WORDING_LOADER = _manifest_loader(yaml.SafeLoader)
+
+
+def _yaml_error(source: str, error: yaml.YAMLError) -> InputError:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    where = f"{source}: line {mark.line + 1}" if mark is not None else source
+    return InputError(f"{where}: invalid YAML: {problem}")
+
+
+def _yaml_documents(text: str, source: str) -> list[Any]:
+    try:
+        return list(yaml.load_all(text, Loader=_FAST_LOADER))
+    except yaml.YAMLError as fast_error:
+        # libyaml words errors differently from PyYAML; take the message from the pure-Python parser so it
+        # does not depend on whether libyaml is installed.
+        try:
+            list(yaml.load_all(text, Loader=_WORDING_LOADER))
+        except yaml.YAMLError as error:
+            raise _yaml_error(source, error) from None
+        raise _yaml_error(source, fast_error) from None
+
+
+def _json_documents(text: str, source: str) -> list[Any]:
+    """Every JSON value in the text (kubectl accepts a stream); floats kept exact as Decimal."""
+    decoder = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+    documents, pos = [], 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos == len(text):
+            return documents
+        try:
+            document, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{source}: line {error.lineno}: invalid JSON: {error.msg}") from None
+        documents.append(document)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, Decimal)):
+        return "a number"
+    return {str: "a string", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def _describe(kind: str, document: dict, where: str) -> str:
+    """"Pod default/w-3", "Node n-1", or "Pod <unnamed> (document 2 of pods.yaml)" when there is no name."""
+    meta = document.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        return f"{kind} <unnamed> ({where})"
+    if kind == "Pod":
+        namespace = meta.get("namespace")
+        return f"Pod {namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
+    return f"{kind} {name}"
+
+
+class _Collector:
+    """Accumulates objects from any number of sources; result() checks cross-object references."""
+
+    def __init__(self) -> None:
+        self.objects = ClusterObjects()
+        self._names: set[tuple[str, str]] = set()
+        self._skipped: dict[tuple[str, str], int] = {}  # (source, "apiVersion Kind") -> count
+
+    def add_text(self, text: str, source: str, json_only: bool = False) -> None:
+        if json_only:
+            documents = _json_documents(text, source)
+        elif text.lstrip()[:1] in ("{", "["):
+            try:
+                documents = _json_documents(text, source)
+            except InputError as json_error:
+                try:
+                    documents = _yaml_documents(text, source)  # flow-style YAML also starts with { or [
+                except InputError:
+                    raise json_error from None
+        else:
+            documents = _yaml_documents(text, source)
+        self.add_documents(documents, source)
+
+    def add_documents(self, documents: Iterable[Any], source: str) -> None:
+        for number, document in enumerate(documents, 1):
+            if document is not None:  # an empty YAML document
+                self._add(document, f"document {number} of {source}", source)
+
+    def _add(self, document: Any, where: str, source: str, implied_kind: str | None = None) -> None:
+        if not isinstance(document, dict):
+            raise InputError(f"{where}: expected an object, got {_type_name(document)}")
+        kind = document.get("kind", implied_kind)
+        if kind is None:
+            raise InputError(f"{where}: kind: field required")
+        if not isinstance(kind, str):
+            raise InputError(f"{where}: kind: expected a string, got {_type_name(kind)}")
+        if kind == "List" or (kind.endswith("List") and kind[:-4] in _MODELS):
+            self._add_list(document, kind, where, source)
+            return
+        api_version = document.get("apiVersion")
+        group, model = _MODELS.get(kind, (None, None))
+        if model is None or (isinstance(api_version, str) and api_version.rpartition("/")[0] != group):
+            label = f"{api_version} {kind}" if isinstance(api_version, str) else kind
+            self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
+            return
+        try:
+            obj = model.model_validate(document)
+        except ValidationError as error:
+            raise InputError(f"{_describe(kind, document, where)}: {validation_problem(error)}") from None
+        self._keep(obj)
+
+    def _add_list(self, document: dict, kind: str, where: str, source: str) -> None:
+        items = document.get("items")
+        if items is None:
+            return
+        if not isinstance(items, list):
+            raise InputError(f"{where}: items: expected a list, got {_type_name(items)}")
+        # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
+        item_kind = None if kind == "List" else kind[:-4]
+        for index, item in enumerate(items):
+            self._add(item, f"items[{index}] of {where}", source, item_kind)
+
+    def _keep(self, obj: BaseModel) -> None:
+        if isinstance(obj, Pod):
+            identity, shown, bucket = obj.key, obj.key, self.objects.pods
+        else:
+            identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
+            bucket = self.objects.nodes if isinstance(obj, Node) else self.objects.priority_classes
+        kind = type(obj).__name__
+        if (kind, identity) in self._names:
+            raise InputError(f"duplicate {kind} {shown}")
+        self._names.add((kind, identity))
+        bucket.append(obj)
+
+    def result(self) -> ClusterObjects:
+        classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
+        for pod in self.objects.pods:
+            effective_priority(pod, classes)  # raises for a priorityClassName that names no class
+        for (source, label), count in self._skipped.items():
+            self.objects.warnings.append(
+                f"{source}: skipped {count} object{'s' if count > 1 else ''} of unsupported kind {label}")
+        return self.objects
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from None
+
+
+def _manifest_files(path: Path, warnings: list[str]) -> list[Path]:
+    if path.is_dir():
+        found = [Path(root, name) for root, _, names in os.walk(path) for name in names
+                 if name.lower().endswith(MANIFEST_SUFFIXES)]
+        if not found:
+            warnings.append(f"{path}: no .yaml, .yml or .json files")
+        return sorted(found)
+    if path.is_file():
+        return [path]
+    raise InputError(f"{path}: no such file or directory")
+
+
+def load_paths(paths: Iterable[str | Path]) -> ClusterObjects:
+    """Load manifest files and directories, in the order given (a directory's files in sorted path order).
+
+    A file named explicitly is read whatever its extension (.json strictly as JSON, anything else as YAML);
+    a single path may be passed without wrapping it in a list.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    collector = _Collector()
+    for path in map(Path, paths):
+        for file in _manifest_files(path, collector.objects.warnings):
+            collector.add_text(_read_text(file), str(file), json_only=file.suffix.lower() == ".json")
+    return collector.result()
+
+
+def load_text(text: str, source: str = "<string>") -> ClusterObjects:
+    """Load manifests from a string: YAML, or JSON when it starts with { or [. `source` names it in messages."""
+    collector = _Collector()
+    collector.add_text(text, source)
+    return collector.result()
+
+
+def parse_objects(docs: Iterable[dict], source: str = "<objects>") -> ClusterObjects:
+    """Load already-decoded manifests (dicts, e.g. from yaml.safe_load_all); None entries are skipped."""
+    collector = _Collector()
+    collector.add_documents(docs, source)
+    return collector.result()

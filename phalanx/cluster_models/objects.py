@@ -1,0 +1,302 @@
+"""Pydantic models of the Kubernetes objects phalanx reads: core/v1 Pod and Node (the fields kube-scheduler
+uses) and scheduling.k8s.io/v1 PriorityClass.
+
+Attribute names are snake_case; manifests use the upstream camelCase names (aliases), so validation errors
+carry manifest paths. Unknown fields are ignored, and a null field takes its default, as Go's JSON decoding
+leaves a field at its zero value.
+
+kube-scheduler only ever sees objects the API server has defaulted, so validation applies the defaulting
+that changes scheduling (pkg/apis/core/v1/defaults.go, v1.36):
+  - Pod: container requests default to limits (SetDefaults_Pod); pod-level hugepage limits and pod-level
+    requests default from the containers and pod-level limits (PodLevelResources); with hostNetwork a
+    container port's hostPort defaults to its containerPort; schedulerName defaults to default-scheduler
+    (SetDefaults_PodSpec); a port's protocol defaults to TCP; metadata.namespace defaults to "default".
+  - Node: a missing status.allocatable becomes a copy of status.capacity (SetDefaults_NodeStatus; the whole
+    map, and only when absent or null, not resource by resource).
+  - Every ResourceList quantity is rounded up to a whole milli-unit (SetDefaults_ResourceList), after the
+    defaults above, in that order.
+Toleration operator "" is stored as "Equal", which is what upstream matching treats it as.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from .quantity import ResourceList
+from .requests import default_pod_resources
+
+__all__ = [
+    "Affinity", "Container", "ContainerPort", "LabelSelector", "LabelSelectorRequirement", "Node",
+    "NodeAffinity", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus",
+    "ObjectMeta", "OwnerReference", "Pod", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec", "PodStatus",
+    "PreferredSchedulingTerm", "PriorityClass", "ResourceList", "ResourceRequirements", "Taint", "Toleration",
+    "TopologySpreadConstraint",
+]
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
+Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+
+
+def _rfc3339(raw: Any) -> Any:
+    """Timestamps stay text; a YAML reader that already made a datetime gets it back as RFC 3339."""
+    if isinstance(raw, datetime):
+        if raw.tzinfo is not None:
+            raw = raw.astimezone(timezone.utc).replace(tzinfo=None)
+        return raw.isoformat() + "Z"
+    return raw
+
+
+Timestamp = Annotated[str, BeforeValidator(_rfc3339)]
+
+
+class K8sModel(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=False, alias_generator=to_camel)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class OwnerReference(K8sModel):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+
+
+class ObjectMeta(K8sModel):
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    uid: str = ""
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    creation_timestamp: Timestamp | None = None
+    deletion_timestamp: Timestamp | None = None
+
+
+class Taint(K8sModel):
+    key: str
+    value: str = ""
+    effect: TaintEffect
+
+
+class Toleration(K8sModel):
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+    toleration_seconds: int | None = None
+
+    @field_validator("operator", mode="before")
+    @classmethod
+    def _empty_operator_is_equal(cls, raw: Any) -> Any:
+        return "Equal" if raw == "" else raw
+
+
+class NodeSelectorRequirement(K8sModel):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    values: list[str] = Field(default_factory=list)
+
+
+class NodeSelectorTerm(K8sModel):
+    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=list)
+    match_fields: list[NodeSelectorRequirement] = Field(default_factory=list)
+
+
+class NodeSelector(K8sModel):
+    node_selector_terms: list[NodeSelectorTerm]
+
+
+class PreferredSchedulingTerm(K8sModel):
+    weight: int = Field(ge=1, le=100)
+    preference: NodeSelectorTerm
+
+
+class NodeAffinity(K8sModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = Field(default_factory=list)
+
+
+class Affinity(K8sModel):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: dict | None = None
+    pod_anti_affinity: dict | None = None
+
+
+class LabelSelectorRequirement(K8sModel):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(K8sModel):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+class TopologySpreadConstraint(K8sModel):
+    max_skew: int = Field(ge=1)
+    topology_key: str
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = Field(default=None, ge=1)
+    node_affinity_policy: Literal["Honor", "Ignore"] | None = None
+    node_taints_policy: Literal["Honor", "Ignore"] | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+
+    @field_validator("min_domains")
+    @classmethod
+    def _min_domains_needs_do_not_schedule(cls, min_domains: int | None, info: Any) -> int | None:
+        # Same rule as ValidateTopologySpreadConstraints (when_unsatisfiable is validated first).
+        if min_domains is not None and info.data.get("when_unsatisfiable") != "DoNotSchedule":
+            raise ValueError("can only be set when whenUnsatisfiable is DoNotSchedule")
+        return min_domains
+
+
+class ResourceRequirements(K8sModel):
+    requests: ResourceList = Field(default_factory=ResourceList)
+    limits: ResourceList = Field(default_factory=ResourceList)
+
+
+class ContainerPort(K8sModel):
+    container_port: int = Field(ge=1, le=65535)
+    host_port: int = Field(default=0, ge=0, le=65535)
+    protocol: str = "TCP"
+    host_ip: str = Field(default="", alias="hostIP")
+    name: str = ""
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _protocol_defaults_to_tcp(cls, raw: Any) -> Any:
+        return "TCP" if raw == "" else raw
+
+
+class Container(K8sModel):
+    name: str
+    image: str = ""
+    resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
+    ports: list[ContainerPort] = Field(default_factory=list)
+    restart_policy: str | None = None  # "Always" on an init container makes it a restartable sidecar
+
+
+class PodSchedulingGroup(K8sModel):
+    pod_group_name: str | None = None
+
+
+class PodSchedulingGate(K8sModel):
+    name: str
+
+
+class PodSpec(K8sModel):
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] = Field(default_factory=list)
+    overhead: ResourceList = Field(default_factory=ResourceList)
+    resources: ResourceRequirements | None = None  # pod-level resources
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = Field(default_factory=list)
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
+    priority: Int32 | None = None
+    priority_class_name: str = ""
+    preemption_policy: PreemptionPolicy | None = None
+    scheduling_group: PodSchedulingGroup | None = None
+    node_name: str = ""
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    volumes: list[dict] = Field(default_factory=list)
+    resource_claims: list[dict] = Field(default_factory=list)
+    scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
+    host_network: bool = False
+
+    @field_validator("scheduler_name", mode="before")
+    @classmethod
+    def _scheduler_name_defaults(cls, raw: Any) -> Any:
+        return DEFAULT_SCHEDULER_NAME if raw == "" else raw
+
+    def resource_lists(self) -> list[ResourceList]:
+        """Every ResourceList in the spec: per container requests and limits, overhead, pod-level resources."""
+        lists = [self.overhead]
+        for container in [*self.containers, *self.init_containers]:
+            lists += [container.resources.requests, container.resources.limits]
+        if self.resources is not None:
+            lists += [self.resources.requests, self.resources.limits]
+        return lists
+
+
+class PodStatus(K8sModel):
+    phase: str = "Pending"
+
+
+class Pod(K8sModel):
+    kind: str = "Pod"
+    metadata: ObjectMeta
+    spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus = Field(default_factory=PodStatus)
+
+    @model_validator(mode="after")
+    def _apply_api_defaults(self) -> Pod:
+        if not self.metadata.namespace:
+            self.metadata.namespace = "default"
+        default_pod_resources(self)
+        if self.spec.host_network:
+            for container in [*self.spec.containers, *self.spec.init_containers]:
+                for port in container.ports:
+                    if port.host_port == 0:
+                        port.host_port = port.container_port
+        for resources in self.spec.resource_lists():
+            resources.round_up_to_milli()
+        return self
+
+    @property
+    def key(self) -> str:
+        """"namespace/name", the pod's identity in messages and lookups."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+class NodeSpec(K8sModel):
+    unschedulable: bool = False
+    taints: list[Taint] = Field(default_factory=list)
+
+
+class NodeStatus(K8sModel):
+    allocatable: ResourceList = Field(default_factory=ResourceList)
+    capacity: ResourceList = Field(default_factory=ResourceList)
+
+    @model_validator(mode="after")
+    def _apply_api_defaults(self) -> NodeStatus:
+        if "allocatable" not in self.model_fields_set:
+            self.allocatable = self.capacity.copy()
+        self.capacity.round_up_to_milli()
+        self.allocatable.round_up_to_milli()
+        return self
+
+
+class Node(K8sModel):
+    kind: str = "Node"
+    metadata: ObjectMeta
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus = Field(default_factory=NodeStatus)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+class PriorityClass(K8sModel):
+    kind: str = "PriorityClass"
+    metadata: ObjectMeta
+    value: Int32
+    global_default: bool = False
+    preemption_policy: PreemptionPolicy | None = None

@@ -1,0 +1,280 @@
+"""Structure-of-arrays tensors compiled from Node and Pod objects.
+
+Everything a kernel reads about nodes and bound pods is an int64/int32/bool numpy array here; strings
+live only in vocabularies (string -> dense id). Arrays grow by reallocation when a new resource, label
+key, taint, host port or bound pod appears, so ids already handed out stay valid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .objects import Node, Pod
+from .requests import pod_nonzero_requests, pod_requests
+
+# Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
+CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
+BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+class Vocab:
+    """Dense ids for strings (or any hashable), in order of first appearance."""
+
+    def __init__(self, items=()):
+        self.ids: dict = {}
+        self.items: list = []
+        for item in items:
+            self.add(item)
+
+    def add(self, item) -> int:
+        i = self.ids.get(item)
+        if i is None:
+            i = self.ids[item] = len(self.items)
+            self.items.append(item)
+        return i
+
+    def get(self, item) -> int:
+        return self.ids.get(item, -1)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class LabelVocab:
+    """Label keys, and per key the values seen; value ids are per key so masks over them stay small."""
+
+    def __init__(self):
+        self.keys = Vocab()
+        self.values: list[Vocab] = []
+        self._numeric: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def add(self, key: str, value: str) -> tuple[int, int]:
+        k = self.keys.add(key)
+        if k == len(self.values):
+            self.values.append(Vocab())
+        self._numeric.pop(k, None)
+        return k, self.values[k].add(value)
+
+    def value_id(self, key_id: int, value: str) -> int:
+        return -1 if key_id < 0 else self.values[key_id].get(value)
+
+    def numeric(self, key_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(value as int64, parsed ok) per value id of a key, for Gt/Lt (upstream parses base-10 int64)."""
+        cached = self._numeric.get(key_id)
+        if cached is None:
+            vals = self.values[key_id].items
+            num = np.zeros(len(vals), np.int64)
+            ok = np.zeros(len(vals), bool)
+            for i, v in enumerate(vals):
+                parsed = parse_int64_label(v)
+                if parsed is not None:
+                    num[i], ok[i] = parsed, True
+            cached = self._numeric[key_id] = (num, ok)
+        return cached
+
+
+def parse_int64_label(value: str) -> int | None:
+    """strconv.ParseInt(value, 10, 64): optional sign, ASCII digits only, within int64."""
+    body = value[1:] if value[:1] in "+-" else value
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    number = int(value)
+    return number if -(1 << 63) <= number < (1 << 63) else None
+
+
+def _grow_columns(a: np.ndarray, cols: int, fill) -> np.ndarray:
+    if a.shape[1] >= cols:
+        return a
+    out = np.full((a.shape[0], cols), fill, a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
+@dataclass
+class NodeTable:
+    names: list[str]                # N node names, index = node id
+    allocatable: np.ndarray         # (N, R) int64  cpu in millicores, bytes, counts
+    requested: np.ndarray           # (N, R) int64  sum of bound pods' requests
+    nonzero_requested: np.ndarray   # (N, 2) int64  cpu/memory with the 100m / 200Mi scoring defaults
+    pod_count: np.ndarray           # (N,)   int64  bound pods
+    allowed_pods: np.ndarray        # (N,)   int64  allocatable "pods"
+    unschedulable: np.ndarray       # (N,)   bool   spec.unschedulable
+    labels: np.ndarray              # (N, K) int32  value id per label key, -1 absent
+    taints: np.ndarray              # (N, T) int16  position of taint t in node.spec.taints, -1 absent
+    host_ports: np.ndarray          # (N, P) bool   a bound pod uses port vocabulary entry p
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, f).nbytes for f in ("allocatable", "requested", "nonzero_requested", "pod_count",
+                                                     "allowed_pods", "unschedulable", "labels", "taints",
+                                                     "host_ports"))
+
+
+@dataclass
+class BoundPods:
+    """Pods already on nodes, as far as inter-pod plugins (PodTopologySpread) need them."""
+    node: np.ndarray                # (M,) int32  node id
+    namespace: np.ndarray           # (M,) int32  namespace vocabulary id
+    labels: np.ndarray              # (M, Kp) int32 value id per pod label key, -1 absent
+    terminating: np.ndarray         # (M,) bool   metadata.deletionTimestamp set
+    count: int = 0                  # rows in use; arrays are over-allocated to amortise appends
+
+    @classmethod
+    def empty(cls, capacity: int = 64) -> "BoundPods":
+        return cls(np.zeros(capacity, np.int32), np.zeros(capacity, np.int32), np.full((capacity, 0), -1, np.int32),
+                   np.zeros(capacity, bool))
+
+    def view(self) -> "BoundPods":
+        m = self.count
+        return BoundPods(self.node[:m], self.namespace[:m], self.labels[:m], self.terminating[:m], m)
+
+
+@dataclass
+class ClusterTensors:
+    nodes: NodeTable
+    bound: BoundPods
+    resources: Vocab                # resource name -> column of allocatable/requested
+    node_labels: LabelVocab
+    taints: Vocab                   # (key, value, effect) -> column of NodeTable.taints
+    ports: Vocab                    # (host_ip, protocol, port) -> column of NodeTable.host_ports
+    namespaces: Vocab
+    pod_labels: LabelVocab
+    node_index: dict[str, int] = field(default_factory=dict)
+    _bound_log: list[tuple[Pod, int]] = field(default_factory=list)
+
+    # -- growth ---------------------------------------------------------------------------------
+    def resource_column(self, name: str) -> int:
+        col = self.resources.add(name)
+        r = len(self.resources)
+        self.nodes.allocatable = _grow_columns(self.nodes.allocatable, r, 0)
+        self.nodes.requested = _grow_columns(self.nodes.requested, r, 0)
+        return col
+
+    def port_column(self, port: tuple[str, str, int]) -> int:
+        col = self.ports.add(port)
+        self.nodes.host_ports = _grow_columns(self.nodes.host_ports, len(self.ports), False)
+        return col
+
+    def pod_label_row(self, labels: dict[str, str]) -> np.ndarray:
+        pairs = [self.pod_labels.add(k, v) for k, v in labels.items()]
+        row = np.full(len(self.pod_labels.keys), -1, np.int32)
+        for k, v in pairs:
+            row[k] = v
+        return row
+
+    def request_vector(self, requests: dict[str, int]) -> np.ndarray:
+        for name in requests:
+            if name != "pods":
+                self.resource_column(name)
+        vec = np.zeros(len(self.resources), np.int64)
+        for name, qty in requests.items():
+            if name != "pods":
+                vec[self.resources.ids[name]] = qty
+        return vec
+
+    # -- bound pods -------------------------------------------------------------------------------
+    def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]) -> None:
+        """Add the load of one pod shape placed on node_ids (a node may repeat) to the node table."""
+        nodes = self.nodes
+        np.add.at(nodes.requested[:, : len(request)], node_ids, request)
+        np.add.at(nodes.nonzero_requested, node_ids, nonzero)
+        np.add.at(nodes.pod_count, node_ids, 1)
+        if ports:
+            nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = True
+
+    def record_bound(self, pods: list[Pod], node_ids) -> None:
+        """Remember which pod went where; BoundPods rows are built from this log only when needed."""
+        self._bound_log.extend(zip(pods, np.asarray(node_ids).tolist()))
+
+    def bound_pods(self) -> BoundPods:
+        """The BoundPods table, brought up to date with every recorded binding."""
+        b = self.bound
+        log = self._bound_log
+        if b.count < len(log):
+            new = log[b.count:]
+            rows = [self.pod_label_row(p.metadata.labels) for p, _ in new]
+            need = b.count + len(new)
+            if need > len(b.node):
+                cap = max(need, 2 * len(b.node))
+                b.node = np.resize(b.node, cap)
+                b.namespace = np.resize(b.namespace, cap)
+                b.terminating = np.resize(b.terminating, cap)
+            width = len(self.pod_labels.keys)
+            labels = np.full((len(b.node), width), -1, np.int32)
+            labels[: b.count, : b.labels.shape[1]] = b.labels[: b.count]
+            for j, row in enumerate(rows):
+                labels[b.count + j, : len(row)] = row
+            b.labels = labels
+            sl = slice(b.count, need)
+            b.node[sl] = [n for _, n in new]
+            b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p, _ in new]
+            b.terminating[sl] = [p.metadata.deletion_timestamp is not None for p, _ in new]
+            b.count = need
+        return b.view()
+
+
+def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
+    """(hostIP, protocol, hostPort) of every port with a host port, of the containers and the restartable init
+    containers (upstream GetHostPorts); an empty hostIP means 0.0.0.0."""
+    out = []
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    for c in [*pod.spec.containers, *sidecars]:
+        for p in c.ports:
+            if p.host_port:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+    return out
+
+
+def compile_nodes(nodes: list[Node], extra_resources: set[str] = frozenset()) -> ClusterTensors:
+    """Node objects -> ClusterTensors with no pods bound."""
+    resources = Vocab(BASE_RESOURCES)
+    for node in nodes:
+        for name in node.status.allocatable:
+            if name != "pods":
+                resources.add(name)
+    for name in sorted(extra_resources):
+        resources.add(name)
+    n, r = len(nodes), len(resources)
+    allocatable = np.zeros((n, r), np.int64)
+    allowed_pods = np.zeros(n, np.int64)
+    unschedulable = np.zeros(n, bool)
+    node_labels = LabelVocab()
+    taints = Vocab()
+    label_pairs: list[list[tuple[int, int]]] = []
+    taint_ids: list[list[int]] = []
+    for i, node in enumerate(nodes):
+        for name, qty in node.status.allocatable.items():
+            if name == "pods":
+                allowed_pods[i] = qty
+            else:
+                allocatable[i, resources.ids[name]] = qty
+        unschedulable[i] = node.spec.unschedulable
+        label_pairs.append([node_labels.add(k, v) for k, v in node.metadata.labels.items()])
+        taint_ids.append([taints.add((t.key, t.value, t.effect)) for t in node.spec.taints])
+    labels = np.full((n, len(node_labels.keys)), -1, np.int32)
+    taint_matrix = np.full((n, len(taints)), -1, np.int16)
+    for i, (pairs, tids) in enumerate(zip(label_pairs, taint_ids)):
+        for k, v in pairs:
+            labels[i, k] = v
+        taint_matrix[i, tids] = np.arange(len(tids), dtype=np.int16)
+    table = NodeTable(
+        names=[node.metadata.name for node in nodes], allocatable=allocatable,
+        requested=np.zeros((n, r), np.int64), nonzero_requested=np.zeros((n, 2), np.int64),
+        pod_count=np.zeros(n, np.int64), allowed_pods=allowed_pods, unschedulable=unschedulable,
+        labels=labels, taints=taint_matrix, host_ports=np.zeros((n, 0), bool))
+    return ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=resources, node_labels=node_labels,
+                          taints=taints, ports=Vocab(), namespaces=Vocab(), pod_labels=LabelVocab(),
+                          node_index={name: i for i, name in enumerate(table.names)})
+
+
+def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
+    """Account a pod that the input already shows bound (spec.nodeName)."""
+    request = tensors.request_vector(pod_requests(pod))
+    ports = [tensors.port_column(p) for p in pod_host_ports(pod)]
+    tensors.account(np.array([node_id]), request, np.array(pod_nonzero_requests(pod), np.int64), ports)
+    tensors.record_bound([pod], [node_id])

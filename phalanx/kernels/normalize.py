@@ -1,0 +1,18 @@
+"""NormalizeScore: upstream helper.DefaultNormalizeScore over the feasible nodes only."""
+from __future__ import annotations
+
+from .status import MAX_NODE_SCORE
+
+
+def default_normalize(xp, raw, feasible, reverse: bool):
+    """raw: (N,) int64; feasible: (N,) bool. Infeasible nodes get 0 (they are never chosen).
+
+    max over feasible raw scores m; m == 0: all MAX (reverse) or unchanged; else MAX*raw//m, reversed as MAX - that.
+    """
+    m = xp.max(xp.where(feasible, raw, 0))
+    scaled = (MAX_NODE_SCORE * raw) // xp.maximum(m, 1)
+    if reverse:
+        out = xp.where(m == 0, MAX_NODE_SCORE, MAX_NODE_SCORE - scaled)
+    else:
+        out = xp.where(m == 0, raw, scaled)
+    return xp.where(feasible, out, 0)

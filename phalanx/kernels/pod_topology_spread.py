@@ -1,0 +1,177 @@
+"""PodTopologySpread: DoNotSchedule constraints filter, ScheduleAnyway constraints score.
+Upstream: plugins/podtopologyspread/{common,filtering,scoring}.go.
+
+The score depends on counts over other nodes and on the feasible set, so pods with spread constraints
+are never batched; they take the per-pod path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .backend import bincount
+from .node_affinity import label_test, term_matches
+from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+
+REASONS = ("node(s) didn't match pod topology spread constraints (missing required label)",
+           "node(s) didn't match pod topology spread constraints")
+MISSING_LABEL_BIT, SKEW_BIT = 1, 2
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    key: int                      # node label key id (-1: no node has it)
+    is_hostname: bool
+    max_skew: int
+    min_domains: int
+    selector: tuple | None        # LabelTests over pod labels (AND); None matches no pod
+    self_match: int               # 1 when the incoming pod matches its own selector
+    honor_affinity: bool          # nodeAffinityPolicy Honor (default)
+    honor_taints: bool            # nodeTaintsPolicy Honor (default Ignore)
+
+
+@dataclass(frozen=True)
+class SpreadState:
+    namespace: int                # namespace id of the pod, -1 when no bound pod shares it
+    hard: tuple[Constraint, ...]  # DoNotSchedule
+    soft: tuple[Constraint, ...]  # ScheduleAnyway
+
+
+def _selector(selector, extra: dict[str, str], vocab) -> tuple | None:
+    if selector is None:
+        return None
+    tests = [label_test(vocab, k, "In", [v]) for k, v in {**selector.match_labels, **extra}.items()]
+    tests += [label_test(vocab, r.key, r.operator, r.values) for r in selector.match_expressions]
+    return None if any(t is None for t in tests) else tuple(tests)
+
+
+def _matches_labels(selector, extra: dict[str, str], labels: dict[str, str]) -> bool:
+    if selector is None:
+        return False
+    wanted = {**selector.match_labels, **extra}
+    if any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for r in selector.match_expressions:
+        present = r.key in labels
+        if r.operator == "In" and not (present and labels[r.key] in r.values):
+            return False
+        if r.operator == "NotIn" and present and labels[r.key] in r.values:
+            return False
+        if r.operator == "Exists" and not present:
+            return False
+        if r.operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def pre_filter(pod, node_vocab, pod_vocab, namespaces) -> SpreadState:
+    hard, soft = [], []
+    labels = pod.metadata.labels
+    for c in pod.spec.topology_spread_constraints:
+        # matchLabelKeys: the pod's own value for each listed key joins the selector (absent keys are ignored).
+        extra = {k: labels[k] for k in c.match_label_keys if k in labels}
+        built = Constraint(
+            key=node_vocab.keys.get(c.topology_key), is_hostname=c.topology_key == HOSTNAME,
+            max_skew=c.max_skew, min_domains=c.min_domains or 1,
+            selector=_selector(c.label_selector, extra, pod_vocab),
+            self_match=int(_matches_labels(c.label_selector, extra, labels)),
+            honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
+            honor_taints=(c.node_taints_policy or "Ignore") == "Honor")
+        (hard if c.when_unsatisfiable == "DoNotSchedule" else soft).append(built)
+    return SpreadState(namespaces.get(pod.metadata.namespace or "default"), tuple(hard), tuple(soft))
+
+
+def matching_pods_per_node(xp, bound, n_nodes: int, namespace: int, selector):
+    """(N,) int64: bound, non-terminating pods of the namespace that the selector matches, per node.
+    An empty selector counts nothing (upstream countPodsMatchSelector), though it matches the pod itself."""
+    if not selector or namespace < 0 or bound.count == 0:
+        return xp.zeros((n_nodes,), dtype=xp.int64)
+    match = (bound.namespace == namespace) & ~bound.terminating & term_matches(xp, bound.labels, selector)
+    return bincount(xp, bound.node, match, n_nodes)
+
+
+def _domains(xp, labels, c: Constraint, n_nodes: int):
+    if c.key < 0:
+        return xp.full((n_nodes,), -1, dtype=xp.int32)
+    return labels[:, c.key]
+
+
+def has_all_keys(xp, labels, constraints, n_nodes: int):
+    ok = xp.ones((n_nodes,), dtype=bool)
+    for c in constraints:
+        ok = ok & (_domains(xp, labels, c, n_nodes) >= 0)
+    return ok
+
+
+def pod_topology_spread_filter(xp, labels, n_values, counts, constraints, affinity_ok, taints_ok):
+    """labels: (N, K) node label value ids; n_values: values per key; counts: per-constraint (N,) matching pods;
+    affinity_ok / taints_ok: (N,) whether the node passes the pod's node affinity / hard taints (inclusion policies).
+    Reason payload bits: MISSING_LABEL_BIT, SKEW_BIT (of the first failing constraint)."""
+    n = labels.shape[0]
+    all_keys = has_all_keys(xp, labels, constraints, n)
+    code = xp.zeros((n,), dtype=xp.int8)
+    reason = xp.zeros((n,), dtype=xp.int64)
+    # Walk backwards so the first constraint in spec order that fails decides code and reason.
+    for c, count in reversed(list(zip(constraints, counts))):
+        dom = _domains(xp, labels, c, n)
+        eligible = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
+        size = n_values[c.key] if c.key >= 0 else 0
+        dom_e = xp.where(eligible, dom, -1)
+        dom_count = bincount(xp, dom_e, count, size)
+        dom_present = bincount(xp, dom_e, xp.ones_like(count), size) > 0
+        n_domains = xp.sum(dom_present)
+        lowest = xp.min(xp.where(dom_present, dom_count, 1 << 40)) if size else 1 << 40
+        min_match = xp.where(n_domains < c.min_domains, 0, lowest)
+        has_key = dom >= 0
+        safe = xp.where(has_key, dom, 0)
+        match_num = xp.where(has_key, dom_count[safe], 0) if size else xp.zeros((n,), dtype=xp.int64)
+        skew_fail = match_num + c.self_match - min_match > c.max_skew
+        code = xp.where(~has_key, UNSCHEDULABLE_AND_UNRESOLVABLE, xp.where(skew_fail, UNSCHEDULABLE, code))
+        reason = xp.where(~has_key, MISSING_LABEL_BIT, xp.where(skew_fail, SKEW_BIT, reason))
+    return code.astype(xp.int8), reason.astype(xp.int64)
+
+
+def _inclusion(xp, c: Constraint, affinity_ok, taints_ok):
+    ok = affinity_ok if c.honor_affinity else xp.ones_like(affinity_ok)
+    return ok & taints_ok if c.honor_taints else ok
+
+
+def _go_round(xp, x):
+    """math.Round for x >= 0: halves away from zero (numpy's round is half-to-even)."""
+    f = xp.floor(x)
+    return xp.where(x - f >= 0.5, f + 1, f).astype(xp.int64)
+
+
+def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok):
+    """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (feasible nodes missing a topology key)."""
+    n = labels.shape[0]
+    all_keys = has_all_keys(xp, labels, constraints, n)
+    ignored = feasible & ~all_keys
+    scored = feasible & all_keys
+    score = xp.zeros((n,), dtype=xp.float64)
+    for c, count in zip(constraints, counts):
+        dom = _domains(xp, labels, c, n)
+        has_key = dom >= 0
+        if c.is_hostname:
+            size = xp.sum(scored)
+            cnt = count
+        else:
+            nv = n_values[c.key] if c.key >= 0 else 0
+            # Domains of scored nodes; their pod counts come from every node passing the inclusion policies.
+            present = bincount(xp, xp.where(scored, dom, -1), xp.ones_like(count), nv) > 0
+            size = xp.sum(present)
+            counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
+            dom_count = bincount(xp, xp.where(counted, dom, -1), count, nv)
+            cnt = xp.where(has_key, dom_count[xp.where(has_key, dom, 0)], 0) if nv else xp.zeros((n,), xp.int64)
+        weight = xp.log((size + 2).astype(xp.float64))
+        score = score + xp.where(has_key, cnt.astype(xp.float64) * weight + float(c.max_skew - 1), 0.0)
+    return xp.where(scored, _go_round(xp, score), 0), ignored
+
+
+def pod_topology_spread_normalize(xp, raw, feasible, ignored):
+    scored = feasible & ~ignored
+    hi = xp.max(xp.where(scored, raw, 0))
+    lo = xp.min(xp.where(scored, raw, 1 << 62))
+    lo = xp.where(xp.any(scored), lo, 0)
+    out = xp.where(hi == 0, MAX_NODE_SCORE, MAX_NODE_SCORE * (hi + lo - raw) // xp.maximum(hi, 1))
+    return xp.where(scored, out, 0)

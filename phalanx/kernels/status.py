@@ -1,0 +1,9 @@
+"""Filter status codes, as data (upstream framework.Code, restricted to what filters return)."""
+SUCCESS = 0
+UNSCHEDULABLE = 1                     # may pass after other pods leave (preemption can help)
+UNSCHEDULABLE_AND_UNRESOLVABLE = 2    # no change of pods on the node can help
+
+CODE_NAMES = {SUCCESS: "Success", UNSCHEDULABLE: "Unschedulable",
+              UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable"}
+
+MAX_NODE_SCORE = 100

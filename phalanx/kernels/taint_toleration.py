@@ -1,0 +1,48 @@
+"""TaintToleration: Filter on NoSchedule/NoExecute taints, Score on PreferNoSchedule taints.
+Upstream: plugins/tainttoleration/taint_toleration.go."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
+from .tolerations import tolerated_mask
+
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+NO_TAINT = -1
+
+
+@dataclass(frozen=True)
+class TaintState:
+    untolerated_hard: np.ndarray     # (T,) bool  NoSchedule/NoExecute taint not tolerated by the pod
+    untolerated_prefer: np.ndarray   # (T,) bool  PreferNoSchedule taint not tolerated (score counts these)
+
+
+def pre_filter(pod, taints) -> TaintState:
+    """Toleration masks over the taint vocabulary ((key, value, effect) tuples)."""
+    effects = np.array([t[2] for t in taints.items], dtype=object)
+    tolerated = tolerated_mask(pod.spec.tolerations, taints)
+    # Score considers only tolerations whose effect is empty or PreferNoSchedule.
+    soft = [t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
+    tolerated_soft = tolerated_mask(soft, taints)
+    hard = np.isin(effects, HARD_EFFECTS) if len(effects) else np.zeros(0, bool)
+    prefer = effects == "PreferNoSchedule" if len(effects) else np.zeros(0, bool)
+    return TaintState(hard & ~tolerated, prefer & ~tolerated_soft)
+
+
+def taint_toleration_filter(xp, taints, untolerated_hard):
+    """taints: (N, T) int16 position in the node's taint list (-1 absent). Reason payload: vocabulary id of the
+    node's first untolerated taint in spec order (the one upstream names), NO_TAINT when none."""
+    rank = xp.where((taints >= 0) & untolerated_hard, taints.astype(xp.int32), 1 << 20)
+    if taints.shape[1] == 0:
+        first = xp.full((taints.shape[0],), NO_TAINT, dtype=xp.int64)
+    else:
+        first = xp.where(xp.min(rank, axis=1) < (1 << 20), xp.argmin(rank, axis=1), NO_TAINT).astype(xp.int64)
+    code = xp.where(first != NO_TAINT, UNSCHEDULABLE_AND_UNRESOLVABLE, SUCCESS).astype(xp.int8)
+    return code, first
+
+
+def taint_toleration_score(xp, taints, untolerated_prefer):
+    """Raw score: number of PreferNoSchedule taints the pod does not tolerate (normalized reversed)."""
+    return xp.sum((taints >= 0) & untolerated_prefer, axis=1).astype(xp.int64)

@@ -1,0 +1,64 @@
+"""Named benchmark scenarios, after kube-scheduler's scheduler_perf (test/integration/scheduler_perf).
+
+A scenario builds a Cluster with its pods queued; `run_scenario` times only the scheduling. Used by
+`phalanx bench` and by bench/ (pytest-benchmark).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from .cluster_models import ClusterObjects
+from .cluster_models.generate import basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods
+from .sched import Cluster, Scheduler
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    nodes: int
+    pods: int
+    build: Callable[[], ClusterObjects]
+    description: str
+
+
+def _objects(nodes, pods) -> ClusterObjects:
+    return ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])
+
+
+def _scenario(name, n_nodes, n_pods, make_nodes, make_pods, description) -> Scenario:
+    return Scenario(name, n_nodes, n_pods, lambda: _objects(make_nodes(n_nodes), make_pods(n_pods)), description)
+
+
+SCENARIOS = {s.name: s for s in [
+    _scenario("SchedulingBasic_500Nodes_1000Pods", 500, 1000, generate_nodes, basic_pods,
+              "small smoke version of SchedulingBasic"),
+    _scenario("SchedulingBasic_5000Nodes_10000Pods", 5000, 10_000, generate_nodes, basic_pods,
+              "4 cpu / 32Gi / 110-pod nodes, identical 100m / 500Mi pods (scheduler_perf SchedulingBasic)"),
+    _scenario("Heterogeneous_5000Nodes_10000Pods", 5000, 10_000, generate_nodes, heterogeneous_pods,
+              "as SchedulingBasic, but every pod has its own cpu/memory request (no batching possible)"),
+    _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
+              "SchedulingBasic at 100k nodes and 1M identical pods"),
+    _scenario("GpuMix_100000Nodes_200000Pods", 100_000, 200_000,
+              lambda n: generate_nodes(n, seed=1, gpu_fraction=0.25, taint_fraction=0.05,
+                                       unschedulable_fraction=0.01, node_type="cpu-large"),
+              lambda n: gpu_mix_pods(n, seed=1),
+              "25% 8-GPU nodes (tainted), 64-cpu nodes, soft taints, cordoned nodes; CPU, 1/2/8-GPU pods"),
+]}
+
+
+def run_scenario(name: str, backend: str = "numpy", batching: bool = True) -> dict:
+    """Build the scenario, schedule every pod once, and report pods/s of the scheduling alone."""
+    if name not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    scenario = SCENARIOS[name]
+    t0 = time.perf_counter()
+    cluster = Cluster.from_objects(scenario.build())
+    load_s = time.perf_counter() - t0
+    result = Scheduler(cluster, backend=backend, batching=batching).schedule()
+    pods = len(result.bindings) + len(result.unschedulable)
+    return {"scenario": name, "nodes": scenario.nodes, "pods": pods, "seconds": round(result.schedule_s, 6),
+            "pods_per_s": round(pods / result.schedule_s, 1) if result.schedule_s else None,
+            "backend": backend, "bound": len(result.bindings), "unschedulable": len(result.unschedulable),
+            "load_s": round(load_s, 3)}

@@ -1,0 +1,64 @@
+"""Cluster: the scheduler's mutable view of one cluster — node tensors, bound load, pending pods."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..cluster_models import ClusterObjects, InputError, Pod, PriorityClass, effective_priority, load_paths
+from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
+
+_DONE_PHASES = ("Succeeded", "Failed")
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+@dataclass
+class Cluster:
+    tensors: ClusterTensors
+    priority_classes: dict[str, PriorityClass]
+    pending: list[Pod]                                 # arrival order
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_objects(cls, objects: ClusterObjects) -> "Cluster":
+        """Compile nodes, account bound pods as load, queue the rest. Raises InputError, changing nothing."""
+        classes = {pc.metadata.name: pc for pc in objects.priority_classes}
+        warnings = list(objects.warnings)
+        pending: list[Pod] = []
+        bound: list[tuple[Pod, str]] = []
+        for pod in objects.pods:
+            effective_priority(pod, classes)          # validates priorityClassName before anything is built
+            if pod.status.phase in _DONE_PHASES:
+                continue
+            if pod.spec.node_name:
+                bound.append((pod, pod.spec.node_name))
+            elif pod.spec.scheduler_name != DEFAULT_SCHEDULER:
+                warnings.append(f"Pod {pod.key}: spec.schedulerName {pod.spec.scheduler_name!r} is not "
+                                f"{DEFAULT_SCHEDULER}; left pending")
+            else:
+                pending.append(pod)
+        tensors = compile_nodes(objects.nodes)
+        for pod, node in bound:
+            node_id = tensors.node_index.get(node)
+            if node_id is None:
+                warnings.append(f"Pod {pod.key}: spec.nodeName: node {node!r} not found; its load is ignored")
+                continue
+            bind_existing(tensors, pod, node_id)
+        return cls(tensors, classes, pending, warnings)
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":
+        return cls.from_objects(load_paths(paths))
+
+    def priority(self, pod: Pod) -> int:
+        return effective_priority(pod, self.priority_classes)
+
+    def add_pods(self, pods: Iterable[Pod]) -> None:
+        """Queue more pending pods (after the ones already queued)."""
+        pods = list(pods)
+        for pod in pods:
+            if pod.spec.node_name:
+                raise InputError(f"Pod {pod.key}: spec.nodeName: already bound; add it to the cluster input instead")
+            self.priority(pod)
+        self.pending.extend(pods)
+

@@ -1,0 +1,68 @@
+"""explain: why a pod would land where it lands, node by node, plugin by plugin.
+
+Every filter that runs for the pod is evaluated on every node (upstream stops at the first failure; the
+node's `first_failure` names that plugin, and only its reasons count in the message). Scores are reported for
+feasible nodes only, as upstream scores only those.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..cluster_models import Pod
+from ..kernels import node_affinity
+from ..kernels.status import CODE_NAMES, SUCCESS
+from .messages import first_failures, reasons
+from .scheduler import Scheduler
+
+
+def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
+    """{"nodes": [{"name", "filters", "scores", "total", "first_failure"}], "selected", "message"} for `pod`
+    against the scheduler's current cluster state (nothing is bound)."""
+    tensors = scheduler.cluster.tensors
+    shape = scheduler.shapes.intern(pod)
+    p, ev, chosen = scheduler.evaluate(shape)
+    codes = {k: np.asarray(v) for k, v in ev.codes.items()}
+    payloads = {k: np.asarray(v) for k, v in ev.payloads.items()}
+    feasible = np.asarray(ev.feasible)
+    first = first_failures(ev.filters, codes, tensors.nodes.size)
+    outside = np.asarray(ev.outside) if ev.outside is not None else np.zeros(len(first), bool)
+    raw = {k: np.asarray(v) for k, v in ev.raw.items()}
+    normalized = {k: np.asarray(v) for k, v in ev.normalized.items()}
+    total = np.asarray(ev.total) if ev.total is not None else None
+    nodes = []
+    for i, name in enumerate(tensors.nodes.names):
+        filters = {}
+        for plugin in ev.filters:
+            code = int(codes[plugin][i])
+            filters[plugin] = {"status": CODE_NAMES[code],
+                               "reasons": [] if code == SUCCESS else reasons(plugin, int(payloads[plugin][i]), tensors)}
+        if outside[i]:
+            filters = {"NodeAffinity": {"status": "UnschedulableAndUnresolvable",
+                                        "reasons": [node_affinity.NOT_IN_PREFILTER_RESULT]}}
+        entry = {"name": name, "filters": filters, "scores": {}, "total": None,
+                 "first_failure": "NodeAffinity" if outside[i] else (ev.filters[first[i]] if first[i] >= 0 else None)}
+        if feasible[i] and total is not None:
+            entry["scores"] = {plugin: {"raw": int(raw[plugin][i]), "normalized": int(normalized[plugin][i])}
+                               for plugin, _ in p.scores}
+            entry["total"] = int(total[i])
+        nodes.append(entry)
+    return {"pod": pod.key, "nodes": nodes, "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
+            "message": scheduler.message(ev) if chosen < 0 else None,
+            "weights": dict(p.scores), "warnings": list(shape.unmodelled)}
+
+
+def render_text(report: dict) -> str:
+    lines = [f"pod {report['pod']}: " + (f"selected {report['selected']}" if report["selected"]
+                                         else report["message"])]
+    for w in report["warnings"]:
+        lines.append(f"  warning: {w}")
+    for node in report["nodes"]:
+        if node["total"] is None:
+            failing = node["first_failure"]
+            lines.append(f"  {node['name']}: rejected by {failing}: "
+                         + "; ".join(node["filters"][failing]["reasons"]))
+        else:
+            parts = ", ".join(f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
+                              for k, v in node["scores"].items())
+            lines.append(f"  {node['name']}: total {node['total']} ({parts})")
+    return "\n".join(lines)

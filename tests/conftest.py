@@ -1,0 +1,11 @@
+"""Hypothesis profiles: `ci` (default, fits the 15-minute CI budget) and `long` (make test-long: >= 1,000
+random clusters per property)."""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=60, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("long", max_examples=1000, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

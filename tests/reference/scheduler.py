@@ -1,0 +1,270 @@
+"""Plain reference scheduling loop (kube-scheduler v1.36 semantics, percentageOfNodesToScore=100,
+no preemption, one pod at a time, ties broken by the lowest node index).
+
+Upstream: pkg/scheduler/schedule_one.go (schedulePod, findNodesThatFitPod, prioritizeNodes),
+pkg/scheduler/framework/runtime/framework.go (RunPreFilterPlugins, RunFilterPlugins,
+RunScorePlugins), pkg/scheduler/framework/types.go (FitError.Error),
+pkg/scheduler/framework/plugins/queuesort/priority_sort.go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import plugins as P
+
+FILTER_PLUGINS = (
+    "NodeUnschedulable",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+)
+SCORE_PLUGINS = (
+    "TaintToleration",
+    "NodeAffinity",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "NodeResourcesBalancedAllocation",
+)
+NO_NODES_MESSAGE = "no nodes available to schedule pods"  # schedule_one.go ErrNoNodesAvailable
+
+
+@dataclass
+class RefResult:
+    node: str | None
+    totals: dict = field(default_factory=dict)  # node name -> weighted total (feasible nodes)
+    message: str | None = None  # FitError text when node is None
+
+
+def _check_profile(profile) -> None:
+    for name in profile.filters:
+        if name not in FILTER_PLUGINS:
+            raise ValueError(f"reference does not implement filter plugin {name!r}")
+    for name, _w in profile.scores:
+        if name not in SCORE_PLUGINS:
+            raise ValueError(f"reference does not implement score plugin {name!r}")
+
+
+def _prefilter_rejection(pod, profile):
+    """Returns (plugin, message) if a PreFilter plugin rejects the pod outright."""
+    if "NodeAffinity" in profile.filters:
+        pre = P.prefilter_node_affinity(pod)
+        if pre.rejected:
+            return "NodeAffinity", P.REASON_NODE_AFFINITY_CONFLICT
+    return None
+
+
+def _prefilter_node_names(pod, profile):
+    """PreFilterResult.NodeNames (None = all nodes) and the plugins that narrowed it."""
+    if "NodeAffinity" in profile.filters:
+        pre = P.prefilter_node_affinity(pod)
+        if pre.node_names is not None:
+            return pre.node_names, ["NodeAffinity"]
+    return None, []
+
+
+def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple[str, str, list[str]]]:
+    """The status the framework records for `node`: one (plugin, code, reasons) per filter
+    plugin that ran, in profile order, stopping at the first failure.
+
+    Upstream details reproduced here:
+    * a plugin whose PreFilter returned Skip does not run and is not listed
+      (NodeAffinity without nodeSelector/required affinity, NodePorts without host ports,
+      PodTopologySpread without DoNotSchedule constraints);
+    * a PreFilter rejection (NodeAffinity: metadata.name terms that intersect to nothing)
+      is reported as the only entry: ("NodeAffinity", UnschedulableAndUnresolvable,
+      ["pod affinity terms conflict"]);
+    * a node outside the PreFilterResult node set (NodeAffinity matchFields metadata.name In)
+      is not filtered at all; its status is ("NodeAffinity", UnschedulableAndUnresolvable,
+      ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]).
+    """
+    _check_profile(profile)
+    rej = _prefilter_rejection(pod, profile)
+    if rej is not None:
+        return [(rej[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [rej[1]])]
+    names, narrowing = _prefilter_node_names(pod, profile)
+    if names is not None and P.node_name(node) not in names:
+        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
+        return [(narrowing[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg])]
+    out = []
+    for name in profile.filters:
+        if name == "NodeUnschedulable":
+            res = P.filter_node_unschedulable(pod, node)
+        elif name == "TaintToleration":
+            res = P.filter_taint_toleration(pod, node)
+        elif name == "NodeAffinity":
+            res = None if P.prefilter_node_affinity(pod).skip else P.filter_node_affinity(pod, node)
+        elif name == "NodePorts":
+            res = P.filter_node_ports(pod, node, node_pods)
+        elif name == "NodeResourcesFit":
+            res = P.filter_node_resources_fit(pod, node, node_pods)
+        elif name == "PodTopologySpread":
+            res = P.filter_pod_topology_spread(pod, node, nodes, pods_by_node)
+        else:  # pragma: no cover - rejected by _check_profile
+            raise ValueError(name)
+        if res is None:
+            continue
+        code, reasons = res
+        out.append((name, code, list(reasons)))
+        if code != P.SUCCESS:
+            break
+    return out
+
+
+def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
+    """plugin -> {node name: (raw score, normalized score)} for every score plugin in the profile
+    that is not skipped by its PreScore.  Normalized scores are before the plugin weight.
+
+    Skipped plugins (absent from the result; they contribute 0 to every node):
+    NodeAffinity without preferred terms, NodeResourcesBalancedAllocation for a pod requesting
+    0 of every balanced resource, PodTopologySpread without ScheduleAnyway constraints."""
+    _check_profile(profile)
+    out: dict = {}
+    names = [P.node_name(n) for n in feasible_nodes]
+
+    def npods(n):
+        return pods_by_node.get(P.node_name(n), [])
+
+    for plugin, _weight in profile.scores:
+        if plugin == "TaintToleration":
+            raw = {P.node_name(n): P.score_taint_toleration(pod, n) for n in feasible_nodes}
+            norm = P.default_normalize(raw, reverse=True)
+        elif plugin == "NodeAffinity":
+            if not P.preferred_terms(pod):
+                continue
+            raw = {P.node_name(n): P.score_node_affinity(pod, n) for n in feasible_nodes}
+            norm = P.default_normalize(raw, reverse=False)
+        elif plugin == "NodeResourcesFit":
+            raw = {P.node_name(n): P.score_fit(pod, n, npods(n), profile) for n in feasible_nodes}
+            norm = dict(raw)
+        elif plugin == "NodeResourcesBalancedAllocation":
+            if P.balanced_is_skipped(pod, profile):
+                continue
+            raw = {P.node_name(n): P.score_balanced(pod, n, npods(n), profile) for n in feasible_nodes}
+            norm = dict(raw)
+        elif plugin == "PodTopologySpread":
+            state = P.pts_prescore(pod, feasible_nodes, nodes, pods_by_node)
+            if state is None:
+                continue
+            raw = {P.node_name(n): P.score_pod_topology_spread(state, pod, n, npods(n)) for n in feasible_nodes}
+            norm = P.normalize_pod_topology_spread(state, raw)
+        else:  # pragma: no cover
+            raise ValueError(plugin)
+        for n in names:
+            if not 0 <= norm[n] <= P.MAX_NODE_SCORE:
+                raise AssertionError(f"{plugin} normalized score {norm[n]} out of range for {n}")
+        out[plugin] = {n: (raw[n], norm[n]) for n in names}
+    return out
+
+
+def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | None = None) -> str:
+    """FitError.Error(): "0/N nodes are available: <count> <reason>, ... ." with the histogram
+    strings sorted as strings (so "10 x" sorts before "2 y")."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if prefilter_msg:
+        return msg + f" {prefilter_msg}."
+    counts: dict = {}
+    for reasons in statuses.values():
+        for r in reasons:
+            counts[r] = counts.get(r, 0) + 1
+    hist = sorted(f"{v} {k}" for k, v in counts.items())
+    if hist:
+        msg += " " + ", ".join(hist) + "."
+    return msg
+
+
+def ref_schedule_one(pod, nodes, pods_by_node, profile) -> RefResult:
+    _check_profile(profile)
+    if not nodes:
+        return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
+    rej = _prefilter_rejection(pod, profile)
+    if rej is not None:
+        return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), {}, rej[1]))
+    feasible = []
+    failed: dict = {}
+    for node in nodes:
+        st = ref_filter(pod, node, pods_by_node.get(P.node_name(node), []), nodes, pods_by_node, profile)
+        if st and st[-1][1] != P.SUCCESS:
+            failed[P.node_name(node)] = st[-1][2]
+        else:
+            feasible.append(node)
+    if not feasible:
+        return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), failed))
+    # upstream skips scoring when exactly one node is feasible; the totals are still reported
+    scores = ref_scores(pod, feasible, nodes, pods_by_node, profile)
+    weights = dict(profile.scores)
+    totals = {}
+    for n in feasible:
+        name = P.node_name(n)
+        totals[name] = sum(weights[pl] * per_node[name][1] for pl, per_node in scores.items())
+    best = None
+    for n in feasible:  # input order: the first node with the max total wins
+        name = P.node_name(n)
+        if best is None or totals[name] > totals[best]:
+            best = name
+    return RefResult(node=best, totals=totals, message=None)
+
+
+def effective_priority(pod, classes: dict) -> int:
+    if pod.spec.priority is not None:
+        return pod.spec.priority
+    if pod.spec.priority_class_name:
+        pc = classes.get(pod.spec.priority_class_name)
+        if pc is None:
+            raise ValueError(f'PriorityClass "{pod.spec.priority_class_name}" not found')
+        return pc.value
+    for pc in classes.values():
+        if pc.global_default:
+            return pc.value
+    return 0
+
+
+def _is_terminal(pod) -> bool:
+    status = getattr(pod, "status", None)
+    return status is not None and status.phase in ("Succeeded", "Failed")
+
+
+def ref_schedule(nodes, pods, priority_classes, profile):
+    """Schedule every pending pod in PrioritySort order (effective priority desc, then input
+    order), one at a time against the state that includes all previous bindings.
+
+    Returns (bindings {"ns/name": node}, unschedulable {"ns/name": FitError message}).
+    Bound pods (spec.nodeName set) are loaded as node usage.  Pods in a terminal phase are
+    ignored entirely (the scheduler's informer excludes them); pods for another scheduler are
+    ignored; pods with scheduling gates are reported unschedulable with upstream's
+    SchedulingGated message.  There is no retry of failed pods (no queueing hints)."""
+    _check_profile(profile)
+    if isinstance(priority_classes, dict):
+        classes = dict(priority_classes)
+    else:
+        classes = {pc.metadata.name: pc for pc in (priority_classes or [])}
+    node_names = {P.node_name(n) for n in nodes}
+    pods_by_node: dict = {P.node_name(n): [] for n in nodes}
+    pending = []
+    for idx, pod in enumerate(pods):
+        if _is_terminal(pod):
+            continue
+        if pod.spec.node_name:
+            if pod.spec.node_name in node_names:
+                pods_by_node[pod.spec.node_name].append(pod)
+            continue
+        if (pod.spec.scheduler_name or "default-scheduler") != "default-scheduler":
+            continue
+        pending.append((-effective_priority(pod, classes), idx, pod))
+    pending.sort(key=lambda t: (t[0], t[1]))
+    bindings: dict = {}
+    unschedulable: dict = {}
+    for _negprio, _idx, pod in pending:
+        key = P.pod_key(pod)
+        if pod.spec.scheduling_gates:
+            unschedulable[key] = "Scheduling is blocked due to non-empty scheduling gates"
+            continue
+        res = ref_schedule_one(pod, nodes, pods_by_node, profile)
+        if res.node is None:
+            unschedulable[key] = res.message
+        else:
+            bindings[key] = res.node
+            pods_by_node[res.node].append(pod)  # assume: later pods see this one on the node
+    return bindings, unschedulable

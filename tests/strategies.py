@@ -1,0 +1,485 @@
+"""Hypothesis strategies for small random clusters, plus plain builders.
+
+`clusters(max_nodes=12, max_pods=20)` -> (nodes, pods, priority_classes) as phalanx.cluster_models
+pydantic objects.  Pods are drawn from a handful of *templates* so many pods are identical apart
+from their name (the kernels batch identical pods, so repeated shapes matter).
+
+`profiles()` -> Profile objects (phalanx.sched.config.Profile when importable, otherwise a
+duck-typed stand-in with the same attributes).
+
+`make_node`, `make_pod`, `make_profile` are plain builders used by the hand-written toy tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from phalanx.cluster_models import objects as _m  # contract: phalanx/cluster_models/objects.py
+
+ZONE = "topology.kubernetes.io/zone"
+RACK = "rack"
+HOSTNAME = "kubernetes.io/hostname"
+DISK = "disktype"
+GEN = "gen"  # numeric label for Gt/Lt
+SCORE = "score"  # numeric label (may be negative / non-numeric) for Gt/Lt
+GPU = "nvidia.com/gpu"
+
+DEFAULT_FILTERS = (
+    "NodeUnschedulable",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+)
+DEFAULT_SCORES = (
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("NodeResourcesBalancedAllocation", 1),
+)
+
+
+# --------------------------------------------------------------------------------------
+# profiles
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RefProfile:
+    """Stand-in with the attributes of phalanx.sched.config.Profile (see /tmp/spec/config.md)."""
+
+    filters: tuple = DEFAULT_FILTERS
+    scores: tuple = DEFAULT_SCORES
+    fit_strategy: str = "LeastAllocated"
+    fit_resources: tuple = (("cpu", 1), ("memory", 1))
+    rtcr_shape: tuple = ((0, 10), (100, 0))
+    balanced_resources: tuple = (("cpu", 1), ("memory", 1))
+    percentage_of_nodes_to_score: int = 100
+    compat: str = "1.36"
+    pts_default_constraints: str = "system"
+
+
+def make_profile(**kw):
+    """phalanx.sched.config.Profile(**kw) when phalanx.sched imports, else the RefProfile stand-in.
+    (A Profile that rejects these arguments is an error, not a reason to fall back.)"""
+    try:
+        from phalanx.sched.config import Profile  # type: ignore
+    except ImportError:
+        return RefProfile(**kw)
+    return Profile(**kw)
+
+
+_RTCR_SHAPES = (
+    ((0, 10), (100, 0)),  # least-requested-like
+    ((0, 0), (100, 10)),  # bin packing
+    ((0, 0), (50, 10), (100, 0)),
+    ((20, 3), (70, 9), (90, 2)),
+    ((0, 7), (30, 0), (100, 10)),
+)
+
+
+@st.composite
+def profiles(draw):
+    fit_strategy = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
+    fit_resources = [("cpu", draw(st.integers(1, 3))), ("memory", draw(st.integers(1, 3)))]
+    if draw(st.booleans()):
+        fit_resources.append(("ephemeral-storage", draw(st.integers(1, 3))))
+    if draw(st.booleans()):
+        fit_resources.append((GPU, draw(st.integers(1, 5))))
+    if draw(st.integers(0, 3)) == 0:
+        fit_resources = fit_resources[1:]  # memory only (+ extras)
+    if draw(st.booleans()):
+        rtcr_shape = draw(st.sampled_from(_RTCR_SHAPES))
+    else:
+        us = sorted(draw(st.sets(st.integers(0, 100), min_size=1, max_size=4)))
+        rtcr_shape = tuple((u, draw(st.integers(0, 10))) for u in us)
+    balanced = [("cpu", 1), ("memory", 1)]
+    if draw(st.integers(0, 3)) == 0:
+        balanced.append((GPU, 1))
+    if draw(st.integers(0, 4)) == 0:
+        balanced.append(("ephemeral-storage", 1))
+    scores = []
+    for name, _w in DEFAULT_SCORES:
+        if draw(st.integers(0, 6)) == 0:
+            continue  # plugin disabled
+        scores.append((name, draw(st.integers(1, 5))))
+    filters = tuple(f for f in DEFAULT_FILTERS if draw(st.integers(0, 9)) != 0)
+    return make_profile(
+        filters=filters,
+        scores=tuple(scores),
+        fit_strategy=fit_strategy,
+        fit_resources=tuple(fit_resources),
+        rtcr_shape=tuple(rtcr_shape),
+        balanced_resources=tuple(balanced),
+        compat=draw(st.sampled_from(["1.36", "1.35"])),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# builders
+# --------------------------------------------------------------------------------------
+def make_node(
+    name,
+    cpu="4",
+    memory="8Gi",
+    pods=110,
+    labels=None,
+    taints=(),
+    unschedulable=False,
+    ephemeral=None,
+    gpu=None,
+    hostname_label=True,
+    extra=None,
+):
+    """taints: iterable of (key, value, effect)."""
+    alloc = {}
+    if cpu is not None:
+        alloc["cpu"] = str(cpu)
+    if memory is not None:
+        alloc["memory"] = str(memory)
+    if pods is not None:
+        alloc["pods"] = str(pods)
+    if ephemeral is not None:
+        alloc["ephemeral-storage"] = str(ephemeral)
+    if gpu is not None:
+        alloc[GPU] = str(gpu)
+    alloc.update({k: str(v) for k, v in (extra or {}).items()})
+    lab = {HOSTNAME: name} if hostname_label else {}
+    lab.update(labels or {})
+    return _m.Node.model_validate(
+        {
+            "metadata": {"name": name, "labels": lab},
+            "spec": {
+                "unschedulable": unschedulable,
+                "taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints],
+            },
+            "status": {"allocatable": alloc},
+        }
+    )
+
+
+def _requests(cpu=None, memory=None, ephemeral=None, gpu=None, extra=None):
+    r = {}
+    if cpu is not None:
+        r["cpu"] = str(cpu)
+    if memory is not None:
+        r["memory"] = str(memory)
+    if ephemeral is not None:
+        r["ephemeral-storage"] = str(ephemeral)
+    if gpu is not None:
+        r[GPU] = str(gpu)
+    r.update({k: str(v) for k, v in (extra or {}).items()})
+    return r
+
+
+def make_pod(
+    name,
+    cpu=None,
+    memory=None,
+    ephemeral=None,
+    gpu=None,
+    namespace="default",
+    labels=None,
+    node_name="",
+    node_selector=None,
+    required_terms=None,
+    preferred_terms=None,
+    tolerations=(),
+    host_ports=(),
+    spread=(),
+    priority=None,
+    priority_class_name="",
+    containers=None,
+    init_containers=(),
+    overhead=None,
+    pod_level=None,
+):
+    """Build a Pod from plain data.
+
+    required_terms / preferred_terms: node selector terms as dicts in the snake_case model shape,
+    e.g. {"match_expressions": [{"key": "gen", "operator": "Gt", "values": ["3"]}]};
+    preferred_terms: list of (weight, term_dict).
+    tolerations: dicts ({"key":..., "operator":..., "value":..., "effect":...}).
+    host_ports: list of (host_port, protocol, host_ip).
+    spread: topology spread constraint dicts.
+    containers: list of request dicts (overrides cpu/memory/...); init_containers: list of
+    (request dict, is_sidecar).
+    """
+    if containers is None:
+        containers = [_requests(cpu, memory, ephemeral, gpu)]
+    ctrs = []
+    for i, req in enumerate(containers):
+        c = {"name": f"c{i}", "resources": {"requests": dict(req)}}
+        if i == 0 and host_ports:
+            c["ports"] = [
+                {"container_port": 10000 + j, "host_port": hp, "protocol": proto, "host_ip": ip}
+                for j, (hp, proto, ip) in enumerate(host_ports)
+            ]
+        ctrs.append(c)
+    inits = []
+    for i, (req, sidecar) in enumerate(init_containers):
+        c = {"name": f"i{i}", "resources": {"requests": dict(req)}}
+        if sidecar:
+            c["restart_policy"] = "Always"
+        inits.append(c)
+    spec = {
+        "containers": ctrs,
+        "init_containers": inits,
+        "node_name": node_name,
+        "node_selector": dict(node_selector or {}),
+        "tolerations": list(tolerations),
+        "topology_spread_constraints": list(spread),
+        "priority_class_name": priority_class_name,
+    }
+    if priority is not None:
+        spec["priority"] = priority
+    if overhead:
+        spec["overhead"] = {k: str(v) for k, v in overhead.items()}
+    if pod_level:
+        spec["resources"] = {"requests": {k: str(v) for k, v in pod_level.items()}}
+    na = {}
+    if required_terms is not None:
+        na["required_during_scheduling_ignored_during_execution"] = {"node_selector_terms": list(required_terms)}
+    if preferred_terms:
+        na["preferred_during_scheduling_ignored_during_execution"] = [
+            {"weight": w, "preference": t} for w, t in preferred_terms
+        ]
+    if na:
+        spec["affinity"] = {"node_affinity": na}
+    return _m.Pod.model_validate(
+        {"metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})}, "spec": spec}
+    )
+
+
+def make_priority_class(name, value, global_default=False):
+    return _m.PriorityClass.model_validate(
+        {"metadata": {"name": name}, "value": value, "global_default": global_default}
+    )
+
+
+# --------------------------------------------------------------------------------------
+# random clusters
+# --------------------------------------------------------------------------------------
+_CPU = ["250m", "500m", "1", "2", "3", "4", "4", "8", "8", "16"]
+_MEM = ["256Mi", "512Mi", "1Gi", "2Gi", "4Gi", "8Gi", "8Gi", "16Gi"]
+_EPH = ["1Gi", "10Gi", "50Gi"]
+_PODS = [0, 1, 2, 3, 5, 10] + [110] * 10
+_TAINT_KEYS = ["dedicated", "spot", "gpu"]
+_TAINT_VALUES = ["", "a", "b"]
+_EFFECTS = ["NoSchedule", "PreferNoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+@st.composite
+def node_specs(draw, idx: int):
+    name = f"n{idx}"
+    labels = {}
+    if draw(st.integers(0, 9)) != 0:
+        labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
+    if draw(st.integers(0, 4)) != 0:
+        labels[RACK] = draw(st.sampled_from(["r1", "r2", "r3", "r4"]))
+    if draw(st.booleans()):
+        labels[DISK] = draw(st.sampled_from(["ssd", "hdd"]))
+    if draw(st.integers(0, 3)) != 0:
+        labels[GEN] = str(draw(st.integers(1, 6)))
+    if draw(st.booleans()):
+        labels[SCORE] = draw(st.sampled_from(["-3", "0", "7", "12", "+4", "x1"]))
+    taints = [
+        (draw(st.sampled_from(_TAINT_KEYS)), draw(st.sampled_from(_TAINT_VALUES)), draw(st.sampled_from(_EFFECTS)))
+        for _ in range(draw(st.sampled_from([0, 0, 0, 0, 0, 1, 1, 2])))
+    ]
+    return make_node(
+        name,
+        cpu=draw(st.sampled_from(_CPU)),
+        memory=draw(st.sampled_from(_MEM)),
+        pods=draw(st.sampled_from(_PODS)),
+        labels=labels,
+        taints=taints,
+        unschedulable=draw(st.integers(0, 14)) == 0,
+        ephemeral=draw(st.sampled_from([None] + _EPH * 2)),
+        gpu=draw(st.sampled_from([None, None, None, 0, 1, 2, 4])),
+        hostname_label=draw(st.integers(0, 19)) != 0,
+    )
+
+
+_REQ_CPU = [None, None, "0", "50m", "100m", "250m", "500m", "1", "2", "3"]
+_REQ_MEM = [None, None, "0", "64Mi", "128Mi", "256Mi", "512Mi", "1Gi", "3Gi"]
+
+
+@st.composite
+def _request_dicts(draw, allow_gpu=True):
+    return _requests(
+        cpu=draw(st.sampled_from(_REQ_CPU)),
+        memory=draw(st.sampled_from(_REQ_MEM)),
+        ephemeral=draw(st.sampled_from([None] * 14 + ["100Mi", "1Gi", "20Gi"])),
+        gpu=draw(st.sampled_from([None] * 12 + [1, 2])) if allow_gpu else None,
+    )
+
+
+@st.composite
+def _node_requirements(draw, nnodes):
+    """A valid node selector term (never empty)."""
+    exprs = []
+    for _ in range(draw(st.integers(0, 2))):
+        op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
+        if op in ("Gt", "Lt"):
+            key = draw(st.sampled_from([GEN, GEN, SCORE]))
+            values = [str(draw(st.integers(-1, 7)))]
+        elif op in ("Exists", "DoesNotExist"):
+            key = draw(st.sampled_from([ZONE, RACK, DISK, GEN]))
+            values = []
+        else:
+            key = draw(st.sampled_from([ZONE, RACK, DISK]))
+            pool = {ZONE: ["z1", "z2", "z3"], RACK: ["r1", "r2", "r3", "r4"], DISK: ["ssd", "hdd"]}[key]
+            values = sorted(draw(st.sets(st.sampled_from(pool), min_size=1, max_size=2)))
+        exprs.append({"key": key, "operator": op, "values": values})
+    fields = []
+    if draw(st.integers(0, 5)) == 0:
+        op = draw(st.sampled_from(["In", "In", "NotIn"]))
+        # may name a node that does not exist (n<nnodes>)
+        fields.append({"key": "metadata.name", "operator": op, "values": [f"n{draw(st.integers(0, max(nnodes, 1)))}"]})
+    if not exprs and not fields:
+        exprs.append({"key": draw(st.sampled_from([ZONE, DISK, GEN])), "operator": "Exists", "values": []})
+    return {"match_expressions": exprs, "match_fields": fields}
+
+
+@st.composite
+def _tolerations(draw):
+    out = []
+    for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2, 3]))):
+        kind = draw(st.integers(0, 9))
+        if kind == 0:
+            out.append({"operator": "Exists"})  # tolerates everything
+        elif kind == 1:
+            out.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"})
+        else:
+            key = draw(st.sampled_from(_TAINT_KEYS))
+            effect = draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]))
+            if draw(st.booleans()):
+                out.append({"key": key, "operator": "Exists", "effect": effect})
+            else:
+                out.append(
+                    {"key": key, "operator": "Equal", "value": draw(st.sampled_from(_TAINT_VALUES)), "effect": effect}
+                )
+    return out
+
+
+@st.composite
+def _spread_constraints(draw, app):
+    out = []
+    for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):
+        mode = draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))
+        c = {
+            "max_skew": draw(st.integers(1, 3)),
+            "topology_key": draw(st.sampled_from([ZONE, ZONE, RACK, HOSTNAME, HOSTNAME, DISK])),
+            "when_unsatisfiable": mode,
+        }
+        sel = draw(st.integers(0, 9))
+        if sel <= 5:
+            c["label_selector"] = {"match_labels": {"app": draw(st.sampled_from([app, app, "a", "b"]))}}
+        elif sel == 6:
+            c["label_selector"] = {
+                "match_expressions": [{"key": "app", "operator": "In", "values": sorted({app, "b"})}]
+            }
+        elif sel == 7:
+            c["label_selector"] = {"match_expressions": [{"key": "tier", "operator": "DoesNotExist"}]}
+        elif sel == 8:
+            c["label_selector"] = {}  # empty selector: matches everything (but counts nothing)
+        # sel == 9: no selector at all
+        if mode == "DoNotSchedule" and draw(st.integers(0, 3)) == 0:
+            c["min_domains"] = draw(st.integers(1, 4))
+        if draw(st.integers(0, 3)) == 0:
+            c["node_affinity_policy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+        if draw(st.integers(0, 3)) == 0:
+            c["node_taints_policy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+        if draw(st.integers(0, 4)) == 0:
+            c["match_label_keys"] = [draw(st.sampled_from(["pod-template-hash", "app"]))]
+        out.append(c)
+    return out
+
+
+@st.composite
+def pod_templates(draw, nnodes: int, class_names):
+    """A pod 'shape': everything but the name (and nodeName)."""
+    app = draw(st.sampled_from(["a", "b", "c"]))
+    labels = {"app": app}
+    if draw(st.booleans()):
+        labels["pod-template-hash"] = draw(st.sampled_from(["h1", "h2"]))
+    if draw(st.integers(0, 3)) == 0:
+        labels["tier"] = "web"
+    containers = [draw(_request_dicts()) for _ in range(draw(st.sampled_from([1, 1, 1, 2])))]
+    init_containers = [
+        (draw(_request_dicts(allow_gpu=False)), draw(st.booleans()))
+        for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2])))
+    ]
+    overhead = draw(st.sampled_from([None] * 5 + [{"cpu": "50m", "memory": "32Mi"}]))
+    pod_level = None
+    if draw(st.integers(0, 9)) == 0:  # only the unambiguous form: both cpu and memory
+        pod_level = {"cpu": draw(st.sampled_from(["100m", "1", "2"])), "memory": draw(st.sampled_from(["128Mi", "1Gi"]))}
+    node_selector = None
+    if draw(st.integers(0, 5)) == 0:
+        node_selector = draw(
+            st.sampled_from([{ZONE: "z1"}, {DISK: "ssd"}, {ZONE: "z2", DISK: "hdd"}, {RACK: "r1"}])
+        )
+    required = None
+    if draw(st.integers(0, 3)) == 0:
+        required = [draw(_node_requirements(nnodes)) for _ in range(draw(st.integers(1, 2)))]
+    preferred = []
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):
+        preferred.append((draw(st.integers(1, 100)), draw(_node_requirements(nnodes))))
+    host_ports = []
+    if draw(st.integers(0, 5)) == 0:
+        host_ports.append(
+            (
+                draw(st.sampled_from([80, 8080])),
+                draw(st.sampled_from(["TCP", "TCP", "UDP"])),
+                draw(st.sampled_from(["", "", "0.0.0.0", "127.0.0.1"])),
+            )
+        )
+    priority = None
+    pcn = ""
+    pr = draw(st.integers(0, 5))
+    if pr == 1:
+        priority = draw(st.sampled_from([-5, 0, 10, 1000]))
+    elif pr == 2 and class_names:
+        pcn = draw(st.sampled_from(sorted(class_names)))
+    return dict(
+        namespace=draw(st.sampled_from(["default", "default", "default", "other"])),
+        labels=labels,
+        containers=containers,
+        init_containers=init_containers,
+        overhead=overhead,
+        pod_level=pod_level,
+        node_selector=node_selector,
+        required_terms=required,
+        preferred_terms=preferred,
+        tolerations=draw(_tolerations()),
+        host_ports=host_ports,
+        spread=draw(_spread_constraints(app)),
+        priority=priority,
+        priority_class_name=pcn,
+    )
+
+
+@st.composite
+def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
+    """(nodes, pods, priority_classes): bound pods (nodeName set) first, then pending pods,
+    all drawn from 1-5 templates so most pods share their spec with others."""
+    nnodes = draw(st.integers(1, max_nodes))
+    nodes = [draw(node_specs(i)) for i in range(nnodes)]
+    classes = [make_priority_class("high", 1000), make_priority_class("low", -10)]
+    if draw(st.booleans()):
+        classes.append(make_priority_class("std", 5, global_default=True))
+    names = [c.metadata.name for c in classes]
+    templates = [draw(pod_templates(nnodes, names)) for _ in range(draw(st.integers(1, 5)))]
+    pods = []
+    nbound = draw(st.integers(0, max(0, min(max_pods // 2, 8))))
+    for i in range(nbound):
+        t = templates[draw(st.integers(0, len(templates) - 1))]
+        pods.append(make_pod(f"b{i}", node_name=f"n{draw(st.integers(0, nnodes - 1))}", **t))
+    npending = draw(st.integers(0, max(0, max_pods - nbound)))
+    for i in range(npending):
+        t = templates[draw(st.integers(0, len(templates) - 1))]
+        pods.append(make_pod(f"p{i}", **t))
+    return nodes, pods, classes
