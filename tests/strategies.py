@@ -289,6 +289,8 @@ def node_specs(draw, idx: int):
         (draw(st.sampled_from(_TAINT_KEYS)), draw(st.sampled_from(_TAINT_VALUES)), draw(st.sampled_from(_EFFECTS)))
         for _ in range(draw(st.sampled_from([0, 0, 0, 0, 0, 1, 1, 2])))
     ]
+    # The API server rejects two taints with the same key and effect.
+    taints = list({(k, e): (k, v, e) for k, v, e in taints}.values())
     return make_node(
         name,
         cpu=draw(st.sampled_from(_CPU)),

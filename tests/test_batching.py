@@ -25,7 +25,7 @@ def batch_cases(draw):
     for i in range(n_nodes):
         taints = [("maint", "x", "PreferNoSchedule")] if rng.random() < 0.3 else []
         if rng.random() < 0.1:
-            taints.append(("maint", "y", "PreferNoSchedule"))
+            taints.append(("spot", "y", "PreferNoSchedule"))
         nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4, 8])), memory=rng.choice(["2Gi", "4Gi", "16Gi"]),
                                pods=int(rng.choice([3, 10, 110])), labels={"tier": str(rng.integers(0, 3))},
                                taints=taints, unschedulable=bool(rng.random() < 0.05)))

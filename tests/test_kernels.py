@@ -24,13 +24,13 @@ def test_trunc_div_truncates_toward_zero():
 def test_least_and_most_allocated():
     # node 0: cpu 1100/4000 -> (2900*100)//4000 = 72; mem 1Gi/8Gi -> (7*100)//8 = 87; weights 1,1 -> 159//2 = 79
     # node 1: cpu over capacity -> 0; memory allocatable 0 -> left out (weight too) -> 0//1 = 0
-    req = a([[1100, 1 << 30], [5000, 0]])
-    alloc = a([[4000, 8 << 30], [4000, 0]])
-    assert least_allocated(xp, req, alloc, a([1, 1])).tolist() == [79, 0]
+    req = [a([1100, 5000]), a([1 << 30, 0])]            # per resource: cpu, memory of nodes 0 and 1
+    alloc = [a([4000, 4000]), a([8 << 30, 0])]
+    assert least_allocated(xp, req, alloc, (1, 1)).tolist() == [79, 0]
     # MostAllocated: node 0: 110000//4000 = 27, 100//8 = 12 -> 39//2 = 19; node 1: capped at 4000 -> 100
-    assert most_allocated(xp, req, alloc, a([1, 1])).tolist() == [19, 100]
+    assert most_allocated(xp, req, alloc, (1, 1)).tolist() == [19, 100]
     # weights 3 and 1 on node 0: (72*3 + 87)//4 = 303//4 = 75
-    assert least_allocated(xp, req[:1], alloc[:1], a([3, 1])).tolist() == [75]
+    assert least_allocated(xp, [r[:1] for r in req], [c[:1] for c in alloc], (3, 1)).tolist() == [75]
 
 
 def test_broken_linear_negative_slope_truncates():
@@ -43,22 +43,25 @@ def test_broken_linear_negative_slope_truncates():
 def test_requested_to_capacity_ratio():
     # shape (0,0),(100,10) scaled to (0,0),(100,100). cpu 1000/4000 -> utilization 25 -> 25; memory 3/4 -> 75.
     # Both > 0, weights 1 and 2 -> (25 + 150)/3 = 58.33 -> round -> 58
-    s = requested_to_capacity_ratio(xp, a([[1000, 3]]), a([[4000, 4]]), a([1, 2]), ((0, 0), (100, 10)))
+    s = requested_to_capacity_ratio(xp, [a([1000]), a([3])], [a([4000]), a([4])], (1, 2), ((0, 0), (100, 10)))
     assert s.tolist() == [58]
     # utilization 0 scores 0 and is left out with its weight: only memory counts -> 75
-    s = requested_to_capacity_ratio(xp, a([[0, 3]]), a([[4000, 4]]), a([1, 2]), ((0, 0), (100, 10)))
+    s = requested_to_capacity_ratio(xp, [a([0]), a([3])], [a([4000]), a([4])], (1, 2), ((0, 0), (100, 10)))
     assert s.tolist() == [75]
 
 
 def test_balanced_allocation_formulas():
     # fractions with the pod .5/.25 -> std .125 -> int(87.5) = 87; without .25/.125 -> std .0625 -> 93
     # v1.36: 50 + (50 + 87 - 93)//2 = 50 + 22 = 72; v1.35: 87
-    after, before, alloc = a([[2000, 2]]), a([[1000, 1]]), a([[4000, 8]])
+    after, before, alloc = [a([2000]), a([2])], [a([1000]), a([1])], [a([4000]), a([8])]
     assert balanced_allocation_score(xp, after, alloc, before, "1.36").tolist() == [72]
     assert balanced_allocation_score(xp, after, alloc, before, "1.35").tolist() == [87]
     # three resources .5/.25/1.0 (the last capped from 2.0): mean .5833, population std .3118 -> 68
-    three = balanced_allocation_score(xp, a([[2, 2, 8]]), a([[4, 8, 4]]), a([[0, 0, 0]]), "1.35")
+    three = balanced_allocation_score(xp, [a([2]), a([2]), a([8])], [a([4]), a([8]), a([4])], [a([0])] * 3, "1.35")
     assert three.tolist() == [68]
+    # three configured, two valid (middle allocatable 0): the first two valid fractions .5 and 1.0 -> std .25 -> 75
+    two = balanced_allocation_score(xp, [a([2]), a([2]), a([8])], [a([4]), a([0]), a([4])], [a([0])] * 3, "1.35")
+    assert two.tolist() == [75]
 
 
 def test_default_normalize():

@@ -8,13 +8,24 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from phalanx.cluster_models.quantity import (
-    INT64_MAX, INT64_MIN, QuantityError, ResourceList, decode_quantity, milli_value, nanos_to_text,
-    parse_quantity, to_int64, value,
+    INT64_MAX,
+    INT64_MIN,
+    QuantityError,
+    ResourceList,
+    decode_quantity,
+    milli_value,
+    nanos_to_text,
+    parse_quantity,
+    to_int64,
+    value,
 )
 
 F = Fraction
 
-# (text, exact value, Value(), MilliValue()), worked out by hand; every row also agrees with upstream Go.
+# (text, exact value, Value(), MilliValue()), worked out by hand (None: outside int64). Every row also agrees with
+# upstream Go except the Value/MilliValue of "-1e-10" and "-9223372036854775808": upstream keeps those in inf.Dec
+# form, whose conversion mangles negatives (Value("-1e-10") is +1); phalanx rounds away from zero as upstream's
+# int64 form does. The API server admits no negative resource quantity, so the scheduler never sees either.
 QUANTITIES = [
     # plain numbers, signs and decimal points
     ("0", F(0), 0, 0),
@@ -178,13 +189,13 @@ def test_to_int64_range_errors_quote_the_manifest_text():
 
 # -- properties ------------------------------------------------------------------------------------------------
 
-SCALES = {"n": 10**-9, "u": 10**-6, "m": 10**-3, "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+SCALES = {"n": F(1, 10**9), "u": F(1, 10**6), "m": F(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
           "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
 
 @given(st.integers(min_value=0, max_value=10**12), st.sampled_from(sorted(SCALES)))
 def test_integer_with_suffix_is_exact(number, suffix):
-    expected = F(number) * F(SCALES[suffix])
+    expected = number * F(SCALES[suffix])
     if suffix.endswith("i"):
         expected = min(expected, F(INT64_MAX))
     assert parse_quantity(f"{number}{suffix}") == expected
@@ -204,11 +215,6 @@ def test_decimal_text_parses_exactly_and_value_is_ceil(digits, places):
     assert q == F(nano_ceil, 10**9)
     assert value(q) == -(-exact // 1)
     assert milli_value(q) == -(-exact * 1000 // 1)
-
-
-@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e30, max_value=1e30))
-def test_floats_read_as_their_shortest_repr(number):
-    assert parse_quantity(number) == parse_quantity(repr(number))
 
 
 # -- ResourceList ----------------------------------------------------------------------------------------------

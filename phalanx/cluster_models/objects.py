@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from .quantity import ResourceList
@@ -159,7 +159,7 @@ class TopologySpreadConstraint(K8sModel):
 
     @field_validator("min_domains")
     @classmethod
-    def _min_domains_needs_do_not_schedule(cls, min_domains: int | None, info: Any) -> int | None:
+    def _min_domains_needs_do_not_schedule(cls, min_domains: int | None, info: ValidationInfo) -> int | None:
         # Same rule as ValidateTopologySpreadConstraints (when_unsatisfiable is validated first).
         if min_domains is not None and info.data.get("when_unsatisfiable") != "DoNotSchedule":
             raise ValueError("can only be set when whenUnsatisfiable is DoNotSchedule")
@@ -268,6 +268,17 @@ class Pod(K8sModel):
 class NodeSpec(K8sModel):
     unschedulable: bool = False
     taints: list[Taint] = Field(default_factory=list)
+
+    @field_validator("taints")
+    @classmethod
+    def _unique_key_effect(cls, taints: list[Taint]) -> list[Taint]:
+        seen = set()
+        for taint in taints:
+            pair = (taint.key, taint.effect)
+            if pair in seen:
+                raise ValueError(f"taints must be unique by key and effect pair: {taint.key}:{taint.effect} repeats")
+            seen.add(pair)
+        return taints
 
 
 class NodeStatus(K8sModel):

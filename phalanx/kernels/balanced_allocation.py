@@ -7,26 +7,37 @@ from .status import MAX_NODE_SCORE
 
 
 def _std(xp, requested, allocatable):
-    """Population std-dev of min(requested/allocatable, 1) over resources with allocatable > 0 (..., k) -> (...)."""
-    k = requested.shape[-1]
-    valid = allocatable != 0
-    frac = xp.where(valid, requested / xp.where(valid, allocatable, 1), 0.0)
-    frac = xp.minimum(frac, 1.0)
-    count = xp.sum(valid, axis=-1)
-    total = xp.zeros(requested.shape[:-1], dtype=xp.float64)
-    for i in range(k):
-        total = total + frac[..., i]
+    """Population std-dev of min(requested/allocatable, 1) over the resources with allocatable > 0.
+
+    requested, allocatable: one array per resource. Upstream keeps only the valid fractions, in order; two of
+    them give |f0 - f1| / 2, more the population std (summed sequentially), fewer 0."""
+    valid = [alloc != 0 for alloc in allocatable]
+    frac = [xp.minimum(xp.where(v, req / xp.where(v, alloc, 1), 0.0), 1.0)
+            for req, alloc, v in zip(requested, allocatable, valid)]
+    if len(frac) == 2:
+        return xp.where(valid[0] & valid[1], xp.abs((frac[0] - frac[1]) / 2), 0.0)
+    count = sum(v.astype(xp.int64) for v in valid)
+    total = 0.0
+    for f in frac:
+        total = total + f                  # invalid entries add 0.0, which changes nothing
     mean = total / xp.maximum(count, 1)
-    sq = xp.zeros(requested.shape[:-1], dtype=xp.float64)
-    # Upstream appends only valid fractions, so the first two valid ones form the two-resource case.
-    first = xp.argmax(valid, axis=-1)
-    second = xp.argmax(valid & (xp.arange(k) > first[..., None]), axis=-1)
-    pick = lambda idx: xp.take_along_axis(frac, idx[..., None], axis=-1)[..., 0]  # noqa: E731
-    two = xp.abs((pick(first) - pick(second)) / 2)
-    for i in range(k):
-        d = frac[..., i] - mean
-        sq = sq + xp.where(valid[..., i], d * d, 0.0)
+    sq = 0.0
+    for f, v in zip(frac, valid):
+        sq = sq + xp.where(v, (f - mean) * (f - mean), 0.0)
     many = xp.sqrt(sq / xp.maximum(count, 1))
+    # Exactly two valid among more configured resources: the first two valid fractions, in order.
+    first = second = None
+    for f, v in zip(frac, valid):
+        if first is None:
+            first, seen1 = xp.where(v, f, 0.0), v
+            second, seen2 = xp.zeros_like(f), xp.zeros_like(v)
+            continue
+        take2 = v & seen1 & ~seen2
+        second = xp.where(take2, f, second)
+        seen2 = seen2 | take2
+        first = xp.where(v & ~seen1, f, first)
+        seen1 = seen1 | v
+    two = xp.abs((first - second) / 2)
     return xp.where(count == 2, two, xp.where(count > 2, many, 0.0))
 
 
@@ -36,7 +47,7 @@ def balance(xp, load, allocatable):
 
 
 def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.36"):
-    """after / before: load with and without the pod (..., k).
+    """after / before: load with and without the pod, one array per resource.
 
     v1.35 scores the balance with the pod. v1.36 (kubernetes PR 135573) scores the change of balance:
     50 + (50 + with - without) / 2, so 75 means "no change"; every step truncates as in Go.

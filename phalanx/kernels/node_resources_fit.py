@@ -16,51 +16,64 @@ MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shape scores are 0..1
 def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request):
     """Per-node (code, reasons) for a pod requesting `request` (R,) on nodes with free = allocatable - requested.
 
-    allocatable, requested: (N, R) int64; pod_count, allowed_pods: (N,) int64; request: (R,) int64.
-    A resource the pod does not request is never insufficient, even on an overcommitted node.
+    allocatable, requested: (N, R) int64; pod_count, allowed_pods: (N,) int64; request: (R,) int64 host array
+    (static per pod shape: only the resources the pod asks for are looked at). A resource the pod does not
+    request is never insufficient, even on an overcommitted node.
     """
     too_many = pod_count + 1 > allowed_pods
-    wanted = request > 0
-    insufficient = wanted & (request > allocatable - requested)
-    # More than the node could ever offer: no eviction can help.
-    unresolvable = (wanted & (request > allocatable)).any(axis=1)
-    bits = xp.asarray([1 << (r + 1) for r in range(allocatable.shape[1])], dtype=xp.int64)
-    reasons = xp.where(too_many, 1 << TOO_MANY_PODS_BIT, 0) | xp.sum(xp.where(insufficient, bits, 0), axis=1)
-    failed = too_many | insufficient.any(axis=1)
+    reasons = xp.where(too_many, 1 << TOO_MANY_PODS_BIT, 0).astype(xp.int64)
+    failed, unresolvable = too_many, xp.zeros_like(too_many)
+    for r in _wanted(request):
+        want = int(request[r])
+        short = want > allocatable[:, r] - requested[:, r]
+        reasons = reasons | xp.where(short, 1 << (r + 1), 0)
+        failed = failed | short
+        # More than the node could ever offer: no eviction can help.
+        unresolvable = unresolvable | (want > allocatable[:, r])
     code = xp.where(failed, xp.where(unresolvable, UNSCHEDULABLE_AND_UNRESOLVABLE, UNSCHEDULABLE), SUCCESS)
-    return code.astype(xp.int8), reasons.astype(xp.int64)
+    return code.astype(xp.int8), reasons
+
+
+def _wanted(request) -> list[int]:
+    if len(request) > MAX_RESOURCE_COLUMNS:
+        raise ValueError(f"at most {MAX_RESOURCE_COLUMNS} resource columns are supported")
+    return [r for r in range(len(request)) if request[r] > 0]
 
 
 def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request):
     """How many more copies of the pod each node can take before fit_filter fails: (N,) int64."""
-    by_pods = xp.maximum(allowed_pods - pod_count, 0)
-    wanted = request > 0
-    free = xp.maximum(allocatable - requested, 0)
-    per_resource = xp.where(wanted, free // xp.where(wanted, request, 1), by_pods[:, None])
-    return xp.minimum(by_pods, xp.min(per_resource, axis=1))
+    cap = xp.maximum(allowed_pods - pod_count, 0)
+    for r in _wanted(request):
+        cap = xp.minimum(cap, xp.maximum(allocatable[:, r] - requested[:, r], 0) // int(request[r]))
+    return cap
 
+
+# The scores below take one array per configured resource (k of them, each of the same shape: (N,) for one
+# pod, (C, J) for J further copies in the batch path) and the weights as Python ints.
 
 def least_allocated(xp, requested, allocatable, weights):
-    """requested, allocatable: (..., k) int64 after placing the pod; weights: (k,) int64. -> (...) int64.
-
-    A resource with allocatable 0 is left out, weight included.
-    """
-    valid = allocatable != 0
-    safe = xp.where(valid, allocatable, 1)
-    per = xp.where(requested > allocatable, 0, ((allocatable - requested) * MAX_NODE_SCORE) // safe)
-    return _weighted_mean(xp, per, valid, weights)
+    """requested: load after placing the pod; a resource with allocatable 0 is left out, weight included."""
+    per = []
+    for req, alloc in zip(requested, allocatable):
+        safe = xp.where(alloc != 0, alloc, 1)
+        per.append(xp.where(req > alloc, 0, ((alloc - req) * MAX_NODE_SCORE) // safe))
+    return _weighted_mean(xp, per, allocatable, weights)
 
 
 def most_allocated(xp, requested, allocatable, weights):
-    valid = allocatable != 0
-    safe = xp.where(valid, allocatable, 1)
-    per = (xp.minimum(requested, allocatable) * MAX_NODE_SCORE) // safe
-    return _weighted_mean(xp, per, valid, weights)
+    per = []
+    for req, alloc in zip(requested, allocatable):
+        safe = xp.where(alloc != 0, alloc, 1)
+        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // safe)
+    return _weighted_mean(xp, per, allocatable, weights)
 
 
-def _weighted_mean(xp, per, valid, weights):
-    total = xp.sum(xp.where(valid, per * weights, 0), axis=-1)
-    wsum = xp.sum(xp.where(valid, weights, 0), axis=-1)
+def _weighted_mean(xp, per, allocatable, weights):
+    total = wsum = 0
+    for score, alloc, w in zip(per, allocatable, weights):
+        valid = alloc != 0
+        total = total + xp.where(valid, score * w, 0)
+        wsum = wsum + xp.where(valid, w, 0)
     return xp.where(wsum == 0, 0, total // xp.maximum(wsum, 1))
 
 
@@ -80,16 +93,17 @@ def broken_linear(xp, shape, utilization):
 
 
 def requested_to_capacity_ratio(xp, requested, allocatable, weights, shape):
-    """shape: ((utilization, score 0..10), ...) as configured; scores are scaled to 0..100 first."""
+    """shape: ((utilization, score 0..10), ...) as configured; scores are scaled to 0..100 first. Resources
+    scoring 0 are left out of the average with their weight; the mean is rounded (math.Round)."""
     scaled = tuple((u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in shape)
-    valid = allocatable != 0
-    safe = xp.where(valid, allocatable, 1)
-    over = requested > allocatable
-    utilization = xp.where(over, 100, (requested * 100) // safe)
-    per = broken_linear(xp, scaled, utilization)
-    counted = valid & (per > 0)
-    total = xp.sum(xp.where(counted, per * weights, 0), axis=-1)
-    wsum = xp.sum(xp.where(counted, weights, 0), axis=-1)
+    total = wsum = 0
+    for req, alloc, w in zip(requested, allocatable, weights):
+        valid = alloc != 0
+        utilization = xp.where(req > alloc, 100, (req * 100) // xp.where(valid, alloc, 1))
+        per = broken_linear(xp, scaled, utilization)
+        counted = valid & (per > 0)
+        total = total + xp.where(counted, per * w, 0)
+        wsum = wsum + xp.where(counted, w, 0)
     return xp.where(wsum == 0, 0, round_half_away_div(total, xp.maximum(wsum, 1)))
 
 

@@ -40,7 +40,9 @@ class SpreadState:
 def _selector(selector, extra: dict[str, str], vocab) -> tuple | None:
     if selector is None:
         return None
-    tests = [label_test(vocab, k, "In", [v]) for k, v in {**selector.match_labels, **extra}.items()]
+    # matchLabelKeys add requirements; they never replace a matchLabels entry on the same key (both must hold).
+    pairs = [*selector.match_labels.items(), *extra.items()]
+    tests = [label_test(vocab, k, "In", [v]) for k, v in pairs]
     tests += [label_test(vocab, r.key, r.operator, r.values) for r in selector.match_expressions]
     return None if any(t is None for t in tests) else tuple(tests)
 
@@ -48,8 +50,7 @@ def _selector(selector, extra: dict[str, str], vocab) -> tuple | None:
 def _matches_labels(selector, extra: dict[str, str], labels: dict[str, str]) -> bool:
     if selector is None:
         return False
-    wanted = {**selector.match_labels, **extra}
-    if any(labels.get(k) != v for k, v in wanted.items()):
+    if any(labels.get(k) != v for k, v in [*selector.match_labels.items(), *extra.items()]):
         return False
     for r in selector.match_expressions:
         present = r.key in labels

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..cluster_models.tensors import BASE_RESOURCES, CPU, MEMORY
 
 
@@ -18,31 +16,35 @@ from ..cluster_models.tensors import BASE_RESOURCES, CPU, MEMORY
 class ResourceInputs:
     columns: tuple[int, ...]       # k resource columns; -1: skipped (absent everywhere, or unrequested extended)
     nonzero: tuple[int, ...]       # k: index into nonzero_requested (0 cpu, 1 memory) or -1 for requested
-    weights: np.ndarray            # (k,) int64
-    pod_request: np.ndarray        # (k,) int64 what one pod adds
+    weights: tuple[int, ...]       # k
+    pod_request: tuple[int, ...]   # k: the incoming pod's request as the score reads it
+    pod_load: tuple[int, ...]      # k: what the pod adds to the node's load once bound
 
 
-def resource_inputs(resources: tuple[tuple[str, int], ...], vocab, request: np.ndarray, nonzero: np.ndarray,
-                    use_nonzero: bool) -> ResourceInputs:
-    """Host side: request (R,) pod requests; nonzero (2,) cpu/memory with the scoring defaults."""
-    cols, nz, pod = [], [], []
+def resource_inputs(resources: tuple[tuple[str, int], ...], vocab, request, scoring=None,
+                    nonzero=None) -> ResourceInputs:
+    """Host side: request (R,) pod requests. With `scoring` and `nonzero` ((2,) cpu/memory, as the score reads
+    the incoming pod and as a bound pod adds to NonZeroRequested) cpu and memory use the non-zero sums."""
+    use_nonzero = scoring is not None
+    cols, nz, pod, load = [], [], [], []
     for name, _ in resources:
         col = vocab.get(name)
         is_extended = name not in BASE_RESOURCES
         req = int(request[col]) if 0 <= col < len(request) else 0
         if col < 0 or (is_extended and req == 0):
-            cols.append(-1), nz.append(-1), pod.append(0)
+            cols.append(-1), nz.append(-1), pod.append(0), load.append(0)
             continue
         which = {CPU: 0, MEMORY: 1}.get(col, -1) if use_nonzero else -1
         cols.append(col)
         nz.append(which)
-        pod.append(int(nonzero[which]) if which >= 0 else req)
-    return ResourceInputs(tuple(cols), tuple(nz), np.array([w for _, w in resources], np.int64),
-                          np.array(pod, np.int64))
+        pod.append(int(scoring[which]) if which >= 0 else req)
+        load.append(int(nonzero[which]) if which >= 0 else req)
+    return ResourceInputs(tuple(cols), tuple(nz), tuple(w for _, w in resources), tuple(pod), tuple(load))
 
 
 def node_load(xp, allocatable, requested, nonzero_requested, inputs: ResourceInputs):
-    """(alloc (N, k), load before the pod (N, k)); skipped resources have alloc 0 so scorers leave them out."""
+    """(alloc, load before the pod): one (N,) array per configured resource; skipped resources have alloc 0,
+    so the scorers leave them out."""
     n = allocatable.shape[0]
     alloc, load = [], []
     for col, which in zip(inputs.columns, inputs.nonzero):
@@ -52,4 +54,4 @@ def node_load(xp, allocatable, requested, nonzero_requested, inputs: ResourceInp
             continue
         alloc.append(allocatable[:, col])
         load.append(nonzero_requested[:, which] if which >= 0 else requested[:, col])
-    return xp.stack(alloc, axis=-1), xp.stack(load, axis=-1)
+    return alloc, load

@@ -46,12 +46,12 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
         "PodTopologySpread": bool(spread.hard),
     }
     filters = tuple(f for f in profile.filters if runs.get(f, True))
-    balanced_inputs = resource_inputs(profile.balanced_resources, tensors.resources, request, shape.nonzero, False)
+    balanced_inputs = resource_inputs(profile.balanced_resources, tensors.resources, request)
     scoring = {
         "NodeAffinity": bool(affinity.preferred),
         "PodTopologySpread": bool(spread.soft),
         # A pod requesting none of the balanced resources is skipped at PreScore (kubernetes PR 129138).
-        "NodeResourcesBalancedAllocation": bool(np.any(balanced_inputs.pod_request)),
+        "NodeResourcesBalancedAllocation": any(balanced_inputs.pod_request),
     }
     scores = tuple((p, w) for p, w in profile.scores if scoring.get(p, True))
     return Prepared(
@@ -61,7 +61,7 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
         affinity=affinity,
         port_conflicts=node_ports.conflicts(shape.host_ports, tensors.ports),
         spread=spread,
-        fit_inputs=resource_inputs(profile.fit_resources, tensors.resources, request, shape.nonzero, True),
+        fit_inputs=resource_inputs(profile.fit_resources, tensors.resources, request, shape.scoring, shape.nonzero),
         balanced_inputs=balanced_inputs,
         filters=filters, scores=scores)
 
@@ -152,16 +152,16 @@ RESOURCE_SCORES = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
 
 
 def resource_score(xp, plugin: str, p: Prepared, profile: Profile, alloc, load_before, copies):
-    """Score of the `copies`-th copy of the pod (1 = the pod itself): load_before (..., k) plus copies * request."""
+    """Score of the `copies`-th further copy of the pod (1 = the pod itself): per resource, copies - 1 bound
+    copies' load plus the incoming pod's request on top of load_before. alloc, load_before: one array per
+    resource, broadcastable with copies."""
+    inputs = p.fit_inputs if plugin == "NodeResourcesFit" else p.balanced_inputs
+    before = [load + (copies - 1) * added for load, added in zip(load_before, inputs.pod_load)]
+    after = [b + req for b, req in zip(before, inputs.pod_request)]
     if plugin == "NodeResourcesFit":
-        inputs = p.fit_inputs
-        after = load_before + copies * xp.asarray(inputs.pod_request)
-        return node_resources_fit.fit_score(xp, profile.fit_strategy, after, alloc, xp.asarray(inputs.weights),
+        return node_resources_fit.fit_score(xp, profile.fit_strategy, after, alloc, inputs.weights,
                                             profile.rtcr_shape)
-    inputs = p.balanced_inputs
-    after = load_before + copies * xp.asarray(inputs.pod_request)
-    return balanced_allocation.balanced_allocation_score(xp, after, alloc, after - xp.asarray(inputs.pod_request),
-                                                         profile.compat)
+    return balanced_allocation.balanced_allocation_score(xp, after, alloc, before, profile.compat)
 
 
 def resource_loads(xp, p: Prepared, tensors: ClusterTensors, plugin: str):

@@ -25,6 +25,8 @@ from .messages import fit_error, reason_histogram
 from .shapes import PodShape, ShapeTable
 
 TIE_BREAKS = ("first", "random")
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"   # PreEnqueue (SchedulingGates)
+NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -74,7 +76,10 @@ class Scheduler:
         """Schedule every pending pod of the cluster; bound pods leave the pending list."""
         pods, self.cluster.pending = self.cluster.pending, []
         result = ScheduleResult(warnings=list(self.cluster.warnings))
-        runs = self._runs(pods)
+        for pod in pods:
+            if pod.spec.scheduling_gates:
+                result.unschedulable[pod.key] = GATED_MESSAGE
+        runs = self._runs([p for p in pods if not p.spec.scheduling_gates])
         for shape, members in runs:
             if shape.unmodelled:
                 more = f" (+{len(members) - 1} more with the same spec)" if len(members) > 1 else ""
@@ -82,7 +87,7 @@ class Scheduler:
         start = time.perf_counter()
         for shape, members in runs:
             rank = self._rank()
-            if self.batching and self._batchable(shape):
+            if self.batching and len(members) > 1 and self._batchable(shape):
                 self._place_batch(shape, members, rank, result)
             else:
                 for pod in members:
@@ -127,6 +132,8 @@ class Scheduler:
 
     def message(self, ev: Evaluation) -> str:
         tensors = self.cluster.tensors
+        if tensors.nodes.size == 0:
+            return NO_NODES_MESSAGE
         hist = reason_histogram(ev.filters, ev.codes, ev.payloads, tensors, ev.outside)
         return fit_error(tensors.nodes.size, hist, ev.prefilter_message)
 
@@ -197,16 +204,14 @@ class Scheduler:
         """(C, copies) int64 total score of the j-th further copy on each candidate."""
         xp, tensors = self.xp, self.cluster.tensors
         totals = np.repeat(static_total[:, None], copies, axis=1)
+        step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes)))
         for plugin, weight in p.scores:
             if plugin not in RESOURCE_SCORES:
                 continue
             alloc, before = resource_loads(xp, p, tensors, plugin)
-            alloc, before = alloc[cand_nodes], before[cand_nodes]
-            k = max(alloc.shape[1], 1)
-            step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes) * k))
+            alloc = [a[cand_nodes, None] for a in alloc]
+            before = [b[cand_nodes, None] for b in before]
             for j0 in range(0, copies, step):
-                j = np.arange(j0 + 1, min(copies, j0 + step) + 1)
-                scores = resource_score(np, plugin, p, self.profile, alloc[:, None, :], before[:, None, :],
-                                        j[None, :, None])
-                totals[:, j0:j0 + len(j)] += weight * scores
+                j = np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :]
+                totals[:, j0:j0 + j.shape[1]] += weight * resource_score(np, plugin, p, self.profile, alloc, before, j)
         return totals

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod, pod_nonzero_requests, pod_requests
+from ..cluster_models.requests import pod_scoring_requests
 from ..cluster_models.tensors import ClusterTensors, pod_host_ports
 
 # Not part of a pod's placement: who it is, when it runs, and queue-only fields.
@@ -35,7 +36,8 @@ class PodShape:
     id: int
     pod: Pod                         # first pod seen with this signature
     requests: dict[str, int]         # upstream PodRequests
-    nonzero: np.ndarray              # (2,) int64 cpu/memory with the 100m / 200Mi scoring defaults
+    nonzero: np.ndarray              # (2,) int64 cpu/memory as a bound pod adds to NonZeroRequested
+    scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads the incoming pod
     host_ports: list[tuple[str, str, int]]
     unmodelled: tuple[str, ...]      # constraints phalanx does not evaluate yet (reported as warnings)
 
@@ -87,7 +89,9 @@ class ShapeTable:
         sig = signature(pod)
         shape = self.by_signature.get(sig)
         if shape is None:
+            scoring = pod_scoring_requests(pod)
             shape = PodShape(len(self.shapes), pod, pod_requests(pod), np.array(pod_nonzero_requests(pod), np.int64),
+                             np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
                              pod_host_ports(pod), unmodelled_constraints(pod, self.system_default_spreading))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
