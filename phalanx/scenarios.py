@@ -40,7 +40,7 @@ SCENARIOS = {s.name: s for s in [
               "as SchedulingBasic, but every pod has its own cpu/memory request (no batching possible)"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
-    _scenario("GpuMix_100000Nodes_200000Pods", 100_000, 200_000,
+    _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000,
               lambda n: generate_nodes(n, seed=1, gpu_fraction=0.25, taint_fraction=0.05,
                                        unschedulable_fraction=0.01, node_type="cpu-large"),
               lambda n: gpu_mix_pods(n, seed=1),

@@ -99,16 +99,24 @@ def heterogeneous_pods(n: int, seed: int = 0) -> list[Pod]:
 
 
 def gpu_mix_pods(n: int, seed: int = 0) -> list[Pod]:
-    """A GPU cluster's mix: CPU-only services, 1-GPU and 8-GPU jobs, in shuffled arrival order."""
+    """A GPU cluster's arrivals: workloads (a controller's identical replicas, arriving together) of CPU services,
+    1-GPU inference and 1/2/8-GPU training, in shuffled order, until n pods."""
     rng = np.random.default_rng(seed)
-    templates = [pod_template("500m", "1Gi"), pod_template("2", "8Gi"), pod_template("8", "64Gi", gpus=1),
-                 pod_template("12", "96Gi", gpus=2), pod_template("90", "900Gi", gpus=8)]
-    weights = np.array([0.45, 0.2, 0.2, 0.1, 0.05])
-    kinds = rng.choice(len(templates), size=n, p=weights)
-    pods = []
-    for i, k in enumerate(kinds.tolist()):
-        t = templates[k]
-        pods.append(t.model_copy(update={"metadata": t.metadata.model_copy(update={"name": f"pod-{i}"})}))
+    kinds = [  # (template, replicas low, high, weight)
+        (pod_template("500m", "1Gi"), 10, 200, 0.35),
+        (pod_template("2", "8Gi"), 5, 100, 0.2),
+        (pod_template("8", "64Gi", gpus=1), 4, 32, 0.25),
+        (pod_template("12", "96Gi", gpus=2), 8, 64, 0.1),
+        (pod_template("90", "900Gi", gpus=8), 8, 64, 0.1),
+    ]
+    weights = np.array([k[3] for k in kinds])
+    pods: list[Pod] = []
+    w = 0
+    while len(pods) < n:
+        template, low, high, _ = kinds[rng.choice(len(kinds), p=weights / weights.sum())]
+        replicas = min(int(rng.integers(low, high + 1)), n - len(pods))
+        pods.extend(copies(template, replicas, f"w{w}", 0))
+        w += 1
     return pods
 
 

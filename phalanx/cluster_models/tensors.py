@@ -87,7 +87,8 @@ def parse_int64_label(value: str) -> int | None:
 def _grow_columns(a: np.ndarray, cols: int, fill) -> np.ndarray:
     if a.shape[1] >= cols:
         return a
-    out = np.full((a.shape[0], cols), fill, a.dtype)
+    # Column-major: kernels read one resource (or label key) across all nodes at a time.
+    out = np.full((a.shape[0], cols), fill, a.dtype, order="F")
     out[:, : a.shape[1]] = a
     return out
 
@@ -181,9 +182,15 @@ class ClusterTensors:
     def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]) -> None:
         """Add the load of one pod shape placed on node_ids (a node may repeat) to the node table."""
         nodes = self.nodes
-        np.add.at(nodes.requested[:, : len(request)], node_ids, request)
-        np.add.at(nodes.nonzero_requested, node_ids, nonzero)
-        np.add.at(nodes.pod_count, node_ids, 1)
+        if len(node_ids) == 1:        # the per-pod path: plain indexing beats ufunc.at
+            n = int(node_ids[0])
+            nodes.requested[n, : len(request)] += request
+            nodes.nonzero_requested[n] += nonzero
+            nodes.pod_count[n] += 1
+        else:
+            np.add.at(nodes.requested[:, : len(request)], node_ids, request)
+            np.add.at(nodes.nonzero_requested, node_ids, nonzero)
+            np.add.at(nodes.pod_count, node_ids, 1)
         if ports:
             nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = True
 
@@ -240,7 +247,7 @@ def compile_nodes(nodes: list[Node], extra_resources: set[str] = frozenset()) ->
     for name in sorted(extra_resources):
         resources.add(name)
     n, r = len(nodes), len(resources)
-    allocatable = np.zeros((n, r), np.int64)
+    allocatable = np.zeros((n, r), np.int64, order="F")
     allowed_pods = np.zeros(n, np.int64)
     unschedulable = np.zeros(n, bool)
     node_labels = LabelVocab()
@@ -256,15 +263,15 @@ def compile_nodes(nodes: list[Node], extra_resources: set[str] = frozenset()) ->
         unschedulable[i] = node.spec.unschedulable
         label_pairs.append([node_labels.add(k, v) for k, v in node.metadata.labels.items()])
         taint_ids.append([taints.add((t.key, t.value, t.effect)) for t in node.spec.taints])
-    labels = np.full((n, len(node_labels.keys)), -1, np.int32)
-    taint_matrix = np.full((n, len(taints)), -1, np.int16)
+    labels = np.full((n, len(node_labels.keys)), -1, np.int32, order="F")
+    taint_matrix = np.full((n, len(taints)), -1, np.int16, order="F")
     for i, (pairs, tids) in enumerate(zip(label_pairs, taint_ids)):
         for k, v in pairs:
             labels[i, k] = v
         taint_matrix[i, tids] = np.arange(len(tids), dtype=np.int16)
     table = NodeTable(
         names=[node.metadata.name for node in nodes], allocatable=allocatable,
-        requested=np.zeros((n, r), np.int64), nonzero_requested=np.zeros((n, 2), np.int64),
+        requested=np.zeros((n, r), np.int64, order="F"), nonzero_requested=np.zeros((n, 2), np.int64, order="F"),
         pod_count=np.zeros(n, np.int64), allowed_pods=allowed_pods, unschedulable=unschedulable,
         labels=labels, taints=taint_matrix, host_ports=np.zeros((n, 0), bool))
     return ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=resources, node_labels=node_labels,

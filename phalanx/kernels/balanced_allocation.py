@@ -6,16 +6,16 @@ from __future__ import annotations
 from .status import MAX_NODE_SCORE
 
 
-def _std(xp, requested, allocatable):
+def _std(xp, requested, safe, valid):
     """Population std-dev of min(requested/allocatable, 1) over the resources with allocatable > 0.
 
-    requested, allocatable: one array per resource. Upstream keeps only the valid fractions, in order; two of
-    them give |f0 - f1| / 2, more the population std (summed sequentially), fewer 0."""
-    valid = [alloc != 0 for alloc in allocatable]
-    frac = [xp.minimum(xp.where(v, req / xp.where(v, alloc, 1), 0.0), 1.0)
-            for req, alloc, v in zip(requested, allocatable, valid)]
-    if len(frac) == 2:
-        return xp.where(valid[0] & valid[1], xp.abs((frac[0] - frac[1]) / 2), 0.0)
+    requested: one array per resource; safe: allocatable with 0 replaced by 1; valid: allocatable != 0.
+    Upstream keeps only the valid fractions, in order; two of them give |f0 - f1| / 2, more the population
+    std (summed sequentially), fewer 0."""
+    if len(requested) == 2:     # the common case; invalid fractions are masked by the final where
+        f0, f1 = (xp.minimum(req / a, 1.0) for req, a in zip(requested, safe))
+        return xp.where(valid[0] & valid[1], xp.abs((f0 - f1) / 2), 0.0)
+    frac = [xp.where(v, xp.minimum(req / a, 1.0), 0.0) for req, a, v in zip(requested, safe, valid)]
     count = sum(v.astype(xp.int64) for v in valid)
     total = 0.0
     for f in frac:
@@ -41,9 +41,9 @@ def _std(xp, requested, allocatable):
     return xp.where(count == 2, two, xp.where(count > 2, many, 0.0))
 
 
-def balance(xp, load, allocatable):
+def balance(xp, load, safe, valid):
     """balancedResourceScore: int64((1 - std) * 100), in [50, 100]."""
-    return ((1 - _std(xp, load, allocatable)) * MAX_NODE_SCORE).astype(xp.int64)
+    return ((1 - _std(xp, load, safe, valid)) * MAX_NODE_SCORE).astype(xp.int64)
 
 
 def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.36"):
@@ -52,8 +52,10 @@ def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.3
     v1.35 scores the balance with the pod. v1.36 (kubernetes PR 135573) scores the change of balance:
     50 + (50 + with - without) / 2, so 75 means "no change"; every step truncates as in Go.
     """
-    with_pod = balance(xp, after, allocatable)
+    valid = [alloc != 0 for alloc in allocatable]
+    safe = [xp.where(v, alloc, 1) for alloc, v in zip(allocatable, valid)]
+    with_pod = balance(xp, after, safe, valid)
     if compat == "1.35":
         return with_pod
     half = MAX_NODE_SCORE // 2
-    return half + (half + with_pod - balance(xp, before, allocatable)) // 2
+    return half + (half + with_pod - balance(xp, before, safe, valid)) // 2

@@ -43,6 +43,17 @@ def pick_order(xp, totals, cap, rank, k: int):
     return flat // j_count, flat % j_count
 
 
+def contenders(xp, first, rank, k: int):
+    """Indices of the candidates that can receive any of the next k picks: those whose first copy is among the
+    k best by (-score, rank). Every copy of any other node comes after k first copies of better nodes."""
+    c = first.shape[0]
+    if c <= k:
+        return xp.arange(c)
+    span = int(xp.max(rank)) + 1
+    order_key = (xp.max(first) - first) * span + rank
+    return xp.sort(xp.argpartition(order_key, k - 1)[:k])
+
+
 def fill_times(xp, cand, copy, cap, c_count: int):
     """(C,) pick index at which each candidate takes its last fitting copy, NEVER if it does not fill."""
     fills = copy == cap[cand] - 1

@@ -53,27 +53,31 @@ def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request):
 
 def least_allocated(xp, requested, allocatable, weights):
     """requested: load after placing the pod; a resource with allocatable 0 is left out, weight included."""
-    per = []
+    per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        safe = xp.where(alloc != 0, alloc, 1)
-        per.append(xp.where(req > alloc, 0, ((alloc - req) * MAX_NODE_SCORE) // safe))
-    return _weighted_mean(xp, per, allocatable, weights)
+        ok = alloc != 0
+        # A request above capacity scores 0: clipping the free amount at 0 gives exactly that.
+        per.append((xp.maximum(alloc - req, 0) * MAX_NODE_SCORE) // xp.where(ok, alloc, 1))
+        valid.append(ok)
+    return _weighted_mean(xp, per, valid, weights)
 
 
 def most_allocated(xp, requested, allocatable, weights):
-    per = []
+    per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        safe = xp.where(alloc != 0, alloc, 1)
-        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // safe)
-    return _weighted_mean(xp, per, allocatable, weights)
+        ok = alloc != 0
+        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // xp.where(ok, alloc, 1))
+        valid.append(ok)
+    return _weighted_mean(xp, per, valid, weights)
 
 
-def _weighted_mean(xp, per, allocatable, weights):
+def _weighted_mean(xp, per, valid, weights):
+    """Integer mean of the per-resource scores weighted by `weights` over the valid resources (0 if none).
+    Invalid resources score 0 by construction, so only the weight sum needs the mask."""
     total = wsum = 0
-    for score, alloc, w in zip(per, allocatable, weights):
-        valid = alloc != 0
-        total = total + xp.where(valid, score * w, 0)
-        wsum = wsum + xp.where(valid, w, 0)
+    for score, ok, w in zip(per, valid, weights):
+        total = total + (score if w == 1 else score * w)
+        wsum = wsum + (ok if w == 1 else ok * w)
     return xp.where(wsum == 0, 0, total // xp.maximum(wsum, 1))
 
 

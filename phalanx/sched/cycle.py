@@ -181,7 +181,7 @@ def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile
     for plugin, _ in p.scores:
         if plugin in RESOURCE_SCORES:
             alloc, before = resource_loads(xp, p, tensors, plugin)
-            raw[plugin] = xp.where(feasible, resource_score(xp, plugin, p, profile, alloc, before, 1), 0)
+            raw[plugin] = resource_score(xp, plugin, p, profile, alloc, before, 1)   # read on feasible nodes only
             normalized[plugin] = raw[plugin]
         elif plugin == "PodTopologySpread":
             affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)

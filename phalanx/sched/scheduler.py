@@ -14,7 +14,7 @@ import numpy as np
 from ..cluster_models import Pod
 from ..kernels import node_resources_fit
 from ..kernels.backend import namespace
-from ..kernels.batch import fill_times, normalization_epoch_end, pick_order
+from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.normalize import default_normalize
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
@@ -160,14 +160,18 @@ class Scheduler:
                 for pod in remaining:
                     result.unschedulable[pod.key] = message
                 return
-            cap = self._capacity(p, cand_nodes, len(remaining))
-            copies = int(min(cap.max(), len(remaining)))
+            k = len(remaining)
+            cap = self._capacity(p, cand_nodes, k)
             static_total, holders = self._static_part(p, ev.feasible, cand_nodes)
-            totals = self._totals(p, cand_nodes, copies, static_total)
-            cand, _copy = pick_order(np, totals, cap, rank[cand_nodes], len(remaining))
-            end = normalization_epoch_end(np, fill_times(np, cand, _copy, cap, len(cand_nodes)), holders)
-            take = min(len(cand), end + 1)
-            self._bind(p, cand_nodes[cand[:take]], remaining[:take], result)
+            # Only nodes whose first copy ranks among the k best can take any of the k pods.
+            sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
+            copies = int(min(cap[sub].max(), k))
+            totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
+            cand, copy = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
+            fill_t = np.full(len(cand_nodes), NEVER, np.int64)
+            fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
+            take = min(len(cand), normalization_epoch_end(np, fill_t, holders) + 1)
+            self._bind(p, cand_nodes[sub[cand[:take]]], remaining[:take], result)
             remaining = remaining[take:]
 
     def _capacity(self, p: Prepared, cand_nodes: np.ndarray, wanted: int) -> np.ndarray:
