@@ -51,6 +51,7 @@ def schedule(
     seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="list every binding and every unschedulable pod"),
 ):
     """Schedule every pending pod found and report bindings and unschedulable pods."""
     try:
@@ -68,13 +69,38 @@ def schedule(
         typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
                                "timing": timing}))
         return
+    _summary(state, result, load_s, verbose)
+
+
+def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
+    """Human summary: how many pods went where, how full the nodes are, why the rest wait."""
+    nodes = state.tensors.nodes
     total = len(result.bindings) + len(result.unschedulable)
-    typer.echo(f"{len(result.bindings)}/{total} pods bound on {state.tensors.nodes.size} nodes "
-               f"in {result.schedule_s:.3f}s (load {load_s:.3f}s)")
-    for key, node in result.bindings.items():
-        typer.echo(f"  {key} -> {node}")
-    for key, message in result.unschedulable.items():
-        typer.echo(f"  {key}: {message}")
+    rate = f", {total / result.schedule_s:,.0f} pods/s" if result.schedule_s else ""
+    typer.echo(f"scheduled {len(result.bindings):,} of {total:,} pending pods on {nodes.size:,} nodes "
+               f"in {result.schedule_s:.3f}s{rate} (load {load_s:.2f}s)")
+    used = nodes.requested.sum(axis=0)
+    alloc = nodes.allocatable.sum(axis=0)
+    for col, name in enumerate(state.tensors.resources.items):
+        if alloc[col] > 0:
+            typer.echo(f"  {name:<22} {100 * used[col] / alloc[col]:5.1f}% of allocatable requested")
+    busy = int((nodes.pod_count > 0).sum())
+    typer.echo(f"  nodes with pods         {busy:,} of {nodes.size:,}")
+    if result.unschedulable:
+        typer.echo(f"unschedulable: {len(result.unschedulable):,} pods")
+        counts: dict[str, int] = {}
+        for message in result.unschedulable.values():
+            counts[message] = counts.get(message, 0) + 1
+        for message, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+            typer.echo(f"  {count:>7,} x {message}")
+    shown = result.bindings.items() if verbose else list(result.bindings.items())[:5]
+    if shown:
+        typer.echo("bindings" + ("" if verbose else " (first 5; --verbose lists all)") + ":")
+        for key, node in shown:
+            typer.echo(f"  {key} -> {node}")
+    if verbose:
+        for key, message in result.unschedulable.items():
+            typer.echo(f"  {key}: {message}")
 
 
 @app.command()
