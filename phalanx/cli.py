@@ -36,8 +36,8 @@ def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True)
     try:
         return Scheduler(cluster, _profile(config, compat), backend=backend, tie_break=tie_break, seed=seed,
                          batching=batching)
-    except ImportError as exc:
-        _fail(f"--backend {backend}: {exc}")
+    except ValueError as exc:
+        _fail(f"--backend/--tie-break: {exc}")
 
 
 @app.command()
@@ -141,7 +141,8 @@ def generate(
     if mix not in makers:
         _fail(f"--mix: unknown mix {mix!r} (use one of {', '.join(makers)})")
     gpu = gpu_fraction if gpu_fraction or mix != "gpu" else 0.25
-    node_objs = generate_nodes(nodes, seed, gpu_fraction=gpu, taint_fraction=0.02, unschedulable_fraction=0.01)
+    node_objs = generate_nodes(nodes, seed, gpu_fraction=gpu, taint_fraction=0.02, unschedulable_fraction=0.01,
+                               node_type="cpu-large" if mix == "gpu" else "basic")
     out.mkdir(parents=True, exist_ok=True)
     write_manifests(out / "nodes.yaml", node_objs)
     write_manifests(out / "pods.yaml", makers[mix](pods))
@@ -159,7 +160,10 @@ def bench(
     from .scenarios import SCENARIOS, run_scenario
     if name not in SCENARIOS:
         _fail(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    report = run_scenario(name, backend=backend, batching=not no_batching)
+    try:
+        report = run_scenario(name, backend=backend, batching=not no_batching)
+    except ValueError as exc:
+        _fail(f"--backend: {exc}")
     if as_json:
         typer.echo(json.dumps(report))
     else:

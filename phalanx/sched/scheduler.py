@@ -25,6 +25,9 @@ from .messages import fit_error, reason_histogram
 from .shapes import PodShape, ShapeTable
 
 TIE_BREAKS = ("first", "random")
+# The kernels take the array namespace as an argument; wiring JAX (jit, x64 scope, device state) and CuPy
+# through the scheduler is the backends issue's work, so only numpy is accepted here for now.
+SCHEDULER_BACKENDS = ("numpy",)
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"   # PreEnqueue (SchedulingGates)
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
@@ -48,6 +51,8 @@ class Scheduler:
                  tie_break: str = "first", seed: int = 0, batching: bool = True):
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
+        if backend not in SCHEDULER_BACKENDS:
+            raise ValueError(f"backend {backend!r} is not available yet; use one of {SCHEDULER_BACKENDS}")
         self.cluster = cluster
         self.profile = profile
         self.xp = namespace(backend)

@@ -1,0 +1,59 @@
+"""Compiling objects into the node tensors: vocabularies, load of bound pods, growth, size."""
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.cluster_models import ClusterObjects
+from phalanx.cluster_models.generate import generate_nodes, toy_cluster
+from phalanx.cluster_models.tensors import parse_int64_label
+from phalanx.sched import Cluster
+from strategies import make_node, make_pod
+
+
+def _cluster(nodes, pods=()):
+    return Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=list(pods), priority_classes=[], warnings=[]))
+
+
+def test_toy_tensors_by_hand():
+    nodes, pods = toy_cluster()
+    t = _cluster(nodes, pods).tensors
+    n = t.nodes
+    assert n.names == ["node-a", "node-b", "node-c"]
+    assert t.resources.items[:3] == ["cpu", "memory", "ephemeral-storage"]
+    assert n.allocatable[:, 0].tolist() == [4000, 4000, 8000]                # millicores
+    assert n.allocatable[:, 1].tolist() == [8 << 30, 8 << 30, 16 << 30]      # bytes
+    # "busy" (3 cpu / 2Gi) is bound to node-b; the pending pods add nothing yet.
+    assert n.requested[:, 0].tolist() == [0, 3000, 0]
+    assert n.nonzero_requested[1].tolist() == [3000, 2 << 30]
+    assert n.pod_count.tolist() == [0, 1, 0]
+    assert n.taints.shape == (3, 1) and n.taints[:, 0].tolist() == [-1, -1, 0]
+    assert t.taints.items == [("dedicated", "ml", "NoSchedule")]
+
+
+def test_nonzero_defaults_for_bound_pods_without_requests():
+    # A bound pod with no requests counts 100m / 200Mi towards the scoring sums, nothing towards the fit sums.
+    t = _cluster([make_node("n0")], [make_pod("p", node_name="n0")]).tensors
+    assert t.nodes.requested[0, :2].tolist() == [0, 0]
+    assert t.nodes.nonzero_requested[0].tolist() == [100, 200 << 20]
+
+
+def test_extended_resource_of_a_pending_pod_gets_a_column():
+    c = _cluster([make_node("n0", gpu=2)], [make_pod("p", cpu="1", gpu=1)])
+    assert "nvidia.com/gpu" in c.tensors.resources.ids
+    before = c.tensors.nodes.allocatable.shape[1]
+    c.tensors.resource_column("example.com/fpga")
+    assert c.tensors.nodes.allocatable.shape[1] == before + 1
+    assert (c.tensors.nodes.allocatable[:, -1] == 0).all()
+
+
+def test_label_ints_parse_like_go():
+    assert [parse_int64_label(v) for v in ["7", "+4", "-3", "02", "x1", "", "9223372036854775808"]] == \
+        [7, 4, -3, 2, None, None, None]
+
+
+def test_bytes_per_node():
+    # 10k generated nodes: int64 resources (3 columns x 2 tables + 2 non-zero), counts, 5 label ids, no taints.
+    t = _cluster(generate_nodes(10_000)).tensors.nodes
+    per_node = t.nbytes() / t.size
+    assert per_node == 3 * 8 * 2 + 2 * 8 + 8 + 8 + 1 + 5 * 4
+    assert isinstance(t.allocatable, np.ndarray) and t.allocatable.dtype == np.int64
