@@ -1,0 +1,54 @@
+"""Constraints phalanx does not model yet are reported, never silently dropped."""
+from __future__ import annotations
+
+from phalanx.cluster_models import load_text
+from phalanx.sched import Cluster, Scheduler
+
+MANIFESTS = """
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: ml}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: x}}
+        topologyKey: kubernetes.io/hostname
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: ml}
+spec:
+  containers: [{name: c}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]
+  schedulingGroup: {podGroupName: train}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gated, namespace: ml}
+spec:
+  containers: [{name: c}]
+  schedulingGates: [{name: example.com/wait}]
+"""
+
+
+def test_unmodelled_constraints_warn_and_gates_block():
+    result = Scheduler(Cluster.from_objects(load_text(MANIFESTS))).schedule()
+    assert result.bindings == {"ml/a": "n0", "ml/b": "n0"}
+    assert result.unschedulable == {"ml/gated": "Scheduling is blocked due to non-empty scheduling gates"}
+    text = "\n".join(result.warnings)
+    assert "Pod ml/a: podAffinity/podAntiAffinity (InterPodAffinity is not modelled yet; ignored)" in text
+    assert "Pod ml/b: volumes persistentVolumeClaim (volume plugins are not modelled yet; ignored)" in text
+    assert "Pod ml/b: schedulingGroup (PodGroup scheduling is not modelled yet; scheduled as a plain pod)" in text
+    assert "configMap" not in text
+
+
+def test_no_nodes():
+    result = Scheduler(Cluster.from_objects(load_text(MANIFESTS.split("---", 1)[1]))).schedule()
+    assert result.unschedulable["ml/a"] == "no nodes available to schedule pods"
