@@ -146,7 +146,10 @@ class ClusterTensors:
     namespaces: Vocab
     pod_labels: LabelVocab
     node_index: dict[str, int] = field(default_factory=dict)
-    _bound_log: list[tuple[Pod, int]] = field(default_factory=list)
+    # Binding log, in order: the pods and, chunk by chunk, their node ids (no per-pod tuples: a million
+    # small objects would cost more than the placement itself).
+    _bound_pods: list[Pod] = field(default_factory=list)
+    _bound_nodes: list[np.ndarray] = field(default_factory=list)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -196,15 +199,16 @@ class ClusterTensors:
 
     def record_bound(self, pods: list[Pod], node_ids) -> None:
         """Remember which pod went where; BoundPods rows are built from this log only when needed."""
-        self._bound_log.extend(zip(pods, np.asarray(node_ids).tolist()))
+        self._bound_pods.extend(pods)
+        self._bound_nodes.append(np.asarray(node_ids, np.int32))
 
     def bound_pods(self) -> BoundPods:
         """The BoundPods table, brought up to date with every recorded binding."""
         b = self.bound
-        log = self._bound_log
-        if b.count < len(log):
-            new = log[b.count:]
-            rows = [self.pod_label_row(p.metadata.labels) for p, _ in new]
+        if b.count < len(self._bound_pods):
+            new = self._bound_pods[b.count:]
+            node_ids = np.concatenate(self._bound_nodes)[b.count:]
+            rows = [self.pod_label_row(p.metadata.labels) for p in new]
             need = b.count + len(new)
             if need > len(b.node):
                 cap = max(need, 2 * len(b.node))
@@ -218,9 +222,9 @@ class ClusterTensors:
                 labels[b.count + j, : len(row)] = row
             b.labels = labels
             sl = slice(b.count, need)
-            b.node[sl] = [n for _, n in new]
-            b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p, _ in new]
-            b.terminating[sl] = [p.metadata.deletion_timestamp is not None for p, _ in new]
+            b.node[sl] = node_ids
+            b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p in new]
+            b.terminating[sl] = [p.metadata.deletion_timestamp is not None for p in new]
             b.count = need
         return b.view()
 

@@ -18,6 +18,7 @@ class Cluster:
     priority_classes: dict[str, PriorityClass]
     pending: list[Pod]                                 # arrival order
     warnings: list[str] = field(default_factory=list)
+    _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
     def from_objects(cls, objects: ClusterObjects) -> "Cluster":
@@ -51,7 +52,13 @@ class Cluster:
         return cls.from_objects(load_paths(paths))
 
     def priority(self, pod: Pod) -> int:
-        return effective_priority(pod, self.priority_classes)
+        if pod.spec.priority is not None:
+            return pod.spec.priority
+        name = pod.spec.priority_class_name
+        cached = self._class_priority.get(name)
+        if cached is None:
+            cached = self._class_priority[name] = effective_priority(pod, self.priority_classes)
+        return cached
 
     def add_pods(self, pods: Iterable[Pod]) -> None:
         """Queue more pending pods (after the ones already queued)."""

@@ -79,7 +79,8 @@ class Evaluation:
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
 
 
-def _spread_inputs(xp, p: Prepared, tensors: ClusterTensors, constraints, affinity_ok, taints_ok):
+def _spread_inputs(xp, p: Prepared, tensors: ClusterTensors, constraints):
+    """Matching bound pods per node for each constraint, and the number of values of each node label key."""
     bound = tensors.bound_pods()
     counts = [pod_topology_spread.matching_pods_per_node(xp, bound, tensors.nodes.size, p.spread.namespace,
                                                          c.selector) for c in constraints]
@@ -90,7 +91,6 @@ def _spread_inputs(xp, p: Prepared, tensors: ClusterTensors, constraints, affini
 def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
     nodes = tensors.nodes
     codes, payloads = {}, {}
-    affinity_ok = taints_ok = None
     for plugin in p.filters:
         if plugin == "NodeUnschedulable":
             code, payload = node_unschedulable.node_unschedulable_filter(xp, nodes.unschedulable,
@@ -106,7 +106,7 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
                                                           nodes.allowed_pods, p.request)
         else:  # PodTopologySpread
             affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)
-            counts, n_values = _spread_inputs(xp, p, tensors, p.spread.hard, affinity_ok, taints_ok)
+            counts, n_values = _spread_inputs(xp, p, tensors, p.spread.hard)
             code, payload = pod_topology_spread.pod_topology_spread_filter(
                 xp, nodes.labels, n_values, counts, p.spread.hard, affinity_ok, taints_ok)
         codes[plugin], payloads[plugin] = code, payload
@@ -185,7 +185,7 @@ def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile
             normalized[plugin] = raw[plugin]
         elif plugin == "PodTopologySpread":
             affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)
-            counts, n_values = _spread_inputs(xp, p, tensors, p.spread.soft, affinity_ok, taints_ok)
+            counts, n_values = _spread_inputs(xp, p, tensors, p.spread.soft)
             score, ignored = pod_topology_spread.pod_topology_spread_score(
                 xp, tensors.nodes.labels, n_values, counts, p.spread.soft, feasible, affinity_ok, taints_ok)
             raw[plugin] = score

@@ -98,7 +98,8 @@ class Scheduler:
                 for pod in members:
                     self._place_one(shape, pod, rank, result)
         result.schedule_s = time.perf_counter() - start
-        self.cluster.pending = [p for p in pods if p.key in result.unschedulable]
+        if result.unschedulable:
+            self.cluster.pending = [p for p in pods if p.key in result.unschedulable]
         return result
 
     def _rank(self) -> np.ndarray:
