@@ -251,13 +251,19 @@ def test_resource_list_count_changed_after_validation_wins():
 
 
 def test_resource_list_round_up_to_milli_and_copy():
-    held = Holder(resources={"cpu": "0.0001", "memory": "-1.0000001"})
+    held = Holder(resources={"cpu": "0.0001", "memory": "1.0000001"})
     twin = held.resources.copy()
     held.resources.round_up_to_milli()
     assert held.resources.nanos("cpu") == 10**6            # 0.1m -> 1m
-    assert held.resources.nanos("memory") == -1_001_000_000  # away from zero
-    assert held.resources == {"cpu": 1, "memory": -2}       # the counts do not move
+    assert held.resources.nanos("memory") == 1_001_000_000  # 1.0000001 -> 1.001 (up to a whole milli)
+    assert held.resources == {"cpu": 1, "memory": 2}        # the counts do not move
     assert twin.nanos("cpu") == 100_000                     # the copy is independent
+
+
+def test_resource_list_rejects_negative_amounts():
+    # As the API server's validation does for every resource list the scheduler reads.
+    with pytest.raises(ValidationError, match="must be greater than or equal to 0"):
+        Holder(resources={"memory": "-1Ki"})
 
 
 def test_resource_list_dumps_quantity_text_that_validates_back():

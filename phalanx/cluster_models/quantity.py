@@ -254,9 +254,14 @@ class _Entry(NamedTuple):
 
 def _measure_entry(entry: _Entry) -> tuple[int, int]:
     try:
-        return _measure(entry.name, entry.raw)
+        count, nanos = _measure(entry.name, entry.raw)
     except QuantityError as error:
         raise PydanticCustomError("quantity", "{problem}", {"problem": str(error)}) from None
+    # API validation (ValidateResourceQuantityValue / ValidateNonnegativeQuantity) rejects negative amounts in
+    # every resource list the scheduler reads: node capacity and allocatable, requests, limits, overhead.
+    if nanos < 0:
+        raise PydanticCustomError("quantity", "{problem}", {"problem": "must be greater than or equal to 0"})
+    return count, nanos
 
 
 class ResourceList(dict):

@@ -53,7 +53,7 @@ def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.3
     50 + (50 + with - without) / 2, so 75 means "no change"; every step truncates as in Go.
     """
     valid = [alloc != 0 for alloc in allocatable]
-    safe = [xp.where(v, alloc, 1) for alloc, v in zip(allocatable, valid)]
+    safe = [xp.maximum(alloc, 1) for alloc in allocatable]      # allocatable is never negative
     with_pod = balance(xp, after, safe, valid)
     if compat == "1.35":
         return with_pod

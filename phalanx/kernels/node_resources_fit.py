@@ -49,25 +49,25 @@ def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request):
 
 
 # The scores below take one array per configured resource (k of them, each of the same shape: (N,) for one
-# pod, (C, J) for J further copies in the batch path) and the weights as Python ints.
+# pod, (C, J) for J further copies in the batch path) and the weights as Python ints. Allocatable amounts are
+# never negative (the loader rejects them, as API validation does), so max(allocatable, 1) is a safe divisor
+# that only differs where allocatable is 0, and those resources are left out.
 
 def least_allocated(xp, requested, allocatable, weights):
     """requested: load after placing the pod; a resource with allocatable 0 is left out, weight included."""
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        ok = alloc != 0
         # A request above capacity scores 0: clipping the free amount at 0 gives exactly that.
-        per.append((xp.maximum(alloc - req, 0) * MAX_NODE_SCORE) // xp.where(ok, alloc, 1))
-        valid.append(ok)
+        per.append((xp.maximum(alloc - req, 0) * MAX_NODE_SCORE) // xp.maximum(alloc, 1))
+        valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
 
 def most_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        ok = alloc != 0
-        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // xp.where(ok, alloc, 1))
-        valid.append(ok)
+        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // xp.maximum(alloc, 1))
+        valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
 
@@ -103,7 +103,7 @@ def requested_to_capacity_ratio(xp, requested, allocatable, weights, shape):
     total = wsum = 0
     for req, alloc, w in zip(requested, allocatable, weights):
         valid = alloc != 0
-        utilization = xp.where(req > alloc, 100, (req * 100) // xp.where(valid, alloc, 1))
+        utilization = xp.where(req > alloc, 100, (req * 100) // xp.maximum(alloc, 1))
         per = broken_linear(xp, scaled, utilization)
         counted = valid & (per > 0)
         total = total + xp.where(counted, per * w, 0)
