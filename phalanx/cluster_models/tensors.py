@@ -202,6 +202,11 @@ class ClusterTensors:
         self._bound_pods.extend(pods)
         self._bound_nodes.append(np.asarray(node_ids, np.int32))
 
+    @property
+    def bind_chunks(self) -> list[np.ndarray]:
+        """Node ids of every binding, one array per placement step, oldest first (read-only)."""
+        return self._bound_nodes
+
     def bound_pods(self) -> BoundPods:
         """The BoundPods table, brought up to date with every recorded binding."""
         b = self.bound

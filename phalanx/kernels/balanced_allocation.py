@@ -46,16 +46,24 @@ def balance(xp, load, safe, valid):
     return ((1 - _std(xp, load, safe, valid)) * MAX_NODE_SCORE).astype(xp.int64)
 
 
-def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.36"):
+def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.36", before_balance=None):
     """after / before: load with and without the pod, one array per resource.
 
     v1.35 scores the balance with the pod. v1.36 (kubernetes PR 135573) scores the change of balance:
     50 + (50 + with - without) / 2, so 75 means "no change"; every step truncates as in Go.
+    before_balance: balance(before) when the caller already has it (it depends on the node alone).
     """
     valid = [alloc != 0 for alloc in allocatable]
     safe = [xp.maximum(alloc, 1) for alloc in allocatable]      # allocatable is never negative
     with_pod = balance(xp, after, safe, valid)
     if compat == "1.35":
         return with_pod
+    if before_balance is None:
+        before_balance = balance(xp, before, safe, valid)
     half = MAX_NODE_SCORE // 2
-    return half + (half + with_pod - balance(xp, before, safe, valid)) // 2
+    return half + (half + with_pod - before_balance) // 2
+
+
+def node_balance(xp, load, allocatable):
+    """balance(load) per node: the v1.36 "without the pod" term, a function of the node alone."""
+    return balance(xp, load, [xp.maximum(a, 1) for a in allocatable], [a != 0 for a in allocatable])

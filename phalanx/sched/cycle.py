@@ -151,7 +151,7 @@ NORMALIZED_REVERSED = {"TaintToleration": True, "NodeAffinity": False}
 RESOURCE_SCORES = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
 
 
-def resource_score(xp, plugin: str, p: Prepared, profile: Profile, alloc, load_before, copies):
+def resource_score(xp, plugin: str, p: Prepared, profile: Profile, alloc, load_before, copies, before_balance=None):
     """Score of the `copies`-th further copy of the pod (1 = the pod itself): per resource, copies - 1 bound
     copies' load plus the incoming pod's request on top of load_before. alloc, load_before: one array per
     resource, broadcastable with copies."""
@@ -161,7 +161,7 @@ def resource_score(xp, plugin: str, p: Prepared, profile: Profile, alloc, load_b
     if plugin == "NodeResourcesFit":
         return node_resources_fit.fit_score(xp, profile.fit_strategy, after, alloc, inputs.weights,
                                             profile.rtcr_shape)
-    return balanced_allocation.balanced_allocation_score(xp, after, alloc, before, profile.compat)
+    return balanced_allocation.balanced_allocation_score(xp, after, alloc, before, profile.compat, before_balance)
 
 
 def resource_loads(xp, p: Prepared, tensors: ClusterTensors, plugin: str):
@@ -170,7 +170,30 @@ def resource_loads(xp, p: Prepared, tensors: ClusterTensors, plugin: str):
     return node_load(xp, nodes.allocatable, nodes.requested, nodes.nonzero_requested, inputs)
 
 
-def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile: Profile) -> Evaluation:
+class BalanceCache:
+    """The v1.36 BalancedAllocation "without the pod" term per node. It depends on the node alone, so it is
+    kept across pods and recomputed only for nodes that took pods since it was last read."""
+
+    def __init__(self):
+        self.entries: dict[tuple, tuple[np.ndarray, int]] = {}
+
+    def get(self, xp, tensors: ClusterTensors, inputs: ResourceInputs, alloc, load):
+        key = (inputs.columns, inputs.nonzero)
+        chunks = tensors.bind_chunks
+        hit = self.entries.get(key)
+        if hit is None:
+            values = balanced_allocation.node_balance(xp, load, alloc)
+        else:
+            values, seen = hit
+            if seen < len(chunks):
+                rows = np.unique(np.concatenate(chunks[seen:]))
+                values[rows] = balanced_allocation.node_balance(xp, [x[rows] for x in load], [a[rows] for a in alloc])
+        self.entries[key] = (values, len(chunks))
+        return values
+
+
+def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile: Profile,
+               balance_cache: BalanceCache | None = None) -> Evaluation:
     """Fill raw, normalized and total scores for the feasible nodes of `ev`."""
     feasible = ev.feasible
     raw = static_raw_scores(xp, p, tensors)
@@ -181,7 +204,10 @@ def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile
     for plugin, _ in p.scores:
         if plugin in RESOURCE_SCORES:
             alloc, before = resource_loads(xp, p, tensors, plugin)
-            raw[plugin] = resource_score(xp, plugin, p, profile, alloc, before, 1)   # read on feasible nodes only
+            cached = None
+            if plugin == "NodeResourcesBalancedAllocation" and balance_cache is not None and profile.compat != "1.35":
+                cached = balance_cache.get(xp, tensors, p.balanced_inputs, alloc, before)
+            raw[plugin] = resource_score(xp, plugin, p, profile, alloc, before, 1, cached)  # feasible nodes are read
             normalized[plugin] = raw[plugin]
         elif plugin == "PodTopologySpread":
             affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)

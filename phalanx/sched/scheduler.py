@@ -19,7 +19,7 @@ from ..kernels.normalize import default_normalize
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
 from .config import DEFAULT_PROFILE, Profile
-from .cycle import (NORMALIZED_REVERSED, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
+from .cycle import (NORMALIZED_REVERSED, BalanceCache, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
                     resource_score, run_filters, run_scores, static_raw_scores)
 from .messages import fit_error, reason_histogram
 from .shapes import PodShape, ShapeTable
@@ -62,6 +62,7 @@ class Scheduler:
         self.batching = batching
         self.shapes = ShapeTable(profile.system_default_spreading)
         self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
+        self.balance_cache = BalanceCache()
 
     # -- queue -----------------------------------------------------------------------------------
     def _runs(self, pods: list[Pod]) -> list[tuple[PodShape, list[Pod]]]:
@@ -124,7 +125,7 @@ class Scheduler:
             ev.feasible = sampled
         if not bool(xp.any(ev.feasible)):
             return p, ev, -1
-        run_scores(xp, p, tensors, ev, self.profile)
+        run_scores(xp, p, tensors, ev, self.profile, self.balance_cache)
         rank = np.arange(n) if rank is None else rank
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
 
