@@ -32,12 +32,33 @@ def test_enable_disable_weights_and_args():
             {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}]}},
         ]}), compat="1.35")
     assert "NodePorts" not in prof.filters and prof.filters[0] == "NodeUnschedulable"
-    assert prof.scores == (("NodeResourcesFit", 5), ("TaintToleration", 3))   # default weight when unset
+    # A weight left unset at the score point itself is 1 (getScoreWeights), not the multiPoint default.
+    assert prof.scores == (("NodeResourcesFit", 5), ("TaintToleration", 1))
     assert prof.fit_strategy == "RequestedToCapacityRatio"
     assert prof.fit_resources == (("cpu", 2), ("nvidia.com/gpu", 5))
     assert prof.rtcr_shape == ((0, 0), (100, 10))
     assert prof.balanced_resources == (("cpu", 1),)
     assert prof.percentage_of_nodes_to_score == 30 and prof.compat == "1.35"
+
+
+def test_multipoint_and_reordering():
+    prof = profile_from_config(_doc({"plugins": {
+        "multiPoint": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}],
+                       "enabled": [{"name": "TaintToleration", "weight": 7}]},
+        "filter": {"enabled": [{"name": "NodeResourcesFit"}]}}}))
+    # A default plugin configured at the filter point itself moves to the front (expandMultiPointPlugins).
+    assert prof.filters == ("NodeResourcesFit", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
+                            "PodTopologySpread")
+    assert dict(prof.scores) == {"TaintToleration": 7, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                                 "PodTopologySpread": 2}
+
+
+def test_resource_weight_zero_means_one_and_ignored_resources():
+    prof = profile_from_config(_doc({"pluginConfig": [{"name": "NodeResourcesFit", "args": {
+        "ignoredResources": ["example.com/foo"], "ignoredResourceGroups": ["vendor.io"],
+        "scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 0}, {"name": "memory"}]}}}]}))
+    assert prof.fit_resources == (("cpu", 1), ("memory", 1))
+    assert prof.fit_ignored_resources == ("example.com/foo",) and prof.fit_ignored_groups == ("vendor.io",)
 
 
 def test_unmodelled_plugins_are_recorded_not_fatal():
@@ -47,8 +68,11 @@ def test_unmodelled_plugins_are_recorded_not_fatal():
 
 @pytest.mark.parametrize("profile,message", [
     ({"plugins": {"filter": {"enabled": [{"name": "Bogus"}]}}}, "unknown plugin 'Bogus'"),
-    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": -1}]}}}, "non-negative integer"),
-    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 101}]}}}, "range [1, 100]"),
+    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": -1}]}}}, "range [0, 100]"),
+    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 101}]}}}, "range [0, 100]"),
+    ({"plugins": {"preFilter": {"disabled": [{"name": "NodeAffinity"}]}}}, "not supported"),
+    ({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}]},
+     "addedAffinity: not supported"),
     ({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Spread"}}}]},
      "unknown strategy"),
     ({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {

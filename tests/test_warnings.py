@@ -52,3 +52,42 @@ def test_unmodelled_constraints_warn_and_gates_block():
 def test_no_nodes():
     result = Scheduler(Cluster.from_objects(load_text(MANIFESTS.split("---", 1)[1]))).schedule()
     assert result.unschedulable["ml/a"] == "no nodes available to schedule pods"
+
+
+def test_ignored_extended_resources_are_not_checked():
+    from phalanx.sched import Profile
+    manifests = MANIFESTS.split("---")[0] + """---
+apiVersion: v1
+kind: Pod
+metadata: {name: fpga}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 100m, example.com/fpga: "1", vendor.io/card: "2"}}}]
+"""
+    blocked = Scheduler(Cluster.from_objects(load_text(manifests))).schedule()
+    assert blocked.unschedulable["default/fpga"] == (
+        "0/1 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient vendor.io/card.")
+    profile = Profile(fit_ignored_resources=("example.com/fpga",), fit_ignored_groups=("vendor.io",))
+    admitted = Scheduler(Cluster.from_objects(load_text(manifests)), profile).schedule()
+    assert admitted.bindings == {"default/fpga": "n0"}
+
+
+def test_unparsable_preferred_term_fails_prescore_only_with_a_choice():
+    # Upstream NewPreferredSchedulingTerms fails on Gt ["abc"]; PreScore (run only with > 1 feasible node)
+    # then fails the cycle. With one feasible node scoring is skipped and the pod binds.
+    node = MANIFESTS.split("---")[0]
+    pod = """---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c}]
+  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 5
+        preference: {matchExpressions: [{key: gen, operator: Gt, values: [abc]}]}
+"""
+    one = Scheduler(Cluster.from_objects(load_text(node + pod))).schedule()
+    assert one.bindings == {"default/p": "n0"}
+    two = Scheduler(Cluster.from_objects(load_text(node + "---" + node.replace("n0", "n1") + pod))).schedule()
+    assert two.unschedulable["default/p"].startswith('running PreScore plugin "NodeAffinity": ')

@@ -39,6 +39,7 @@ class AffinityState:
     preferred: tuple[tuple[int, Term], ...]   # (weight, term)
     candidates: np.ndarray | None = None      # (N,) bool PreFilterResult: nodes named by metadata.name In terms
     conflict: bool = False                    # named node sets all empty: PreFilter rejects the pod outright
+    preferred_error: str | None = None        # a preferred term that does not parse fails PreScore upstream
 
 
 def label_test(vocab, key: str, op: str, values: list[str]) -> LabelTest | None:
@@ -100,12 +101,17 @@ def pre_filter(pod, vocab, node_index: dict[str, int], n_nodes: int) -> Affinity
     if na is not None and na.required_during_scheduling_ignored_during_execution is not None:
         candidates, conflict = named_nodes(na.required_during_scheduling_ignored_during_execution.node_selector_terms,
                                  node_index, n_nodes)
-    preferred = []
-    for p in (na.preferred_during_scheduling_ignored_during_execution if na else []):
-        term = _term(p.preference, vocab, node_index, n_nodes) if p.weight else None
-        if term is not None:
+    preferred, preferred_error = [], None
+    for i, p in enumerate(na.preferred_during_scheduling_ignored_during_execution if na else []):
+        if not p.weight or not (p.preference.match_expressions or p.preference.match_fields):
+            continue                     # NewPreferredSchedulingTerms skips these without parsing them
+        term = _term(p.preference, vocab, node_index, n_nodes)
+        if term is None:
+            preferred_error = preferred_error or (f"preferredDuringSchedulingIgnoredDuringExecution[{i}].preference: "
+                                                  f"invalid requirement")
+        else:
             preferred.append((p.weight, term))
-    return AffinityState(required, tuple(preferred), candidates, conflict)
+    return AffinityState(required, tuple(preferred), candidates, conflict, preferred_error)
 
 
 def named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray | None, bool]:

@@ -9,7 +9,6 @@ from ..cluster_models import ClusterObjects, InputError, Pod, PriorityClass, eff
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
 
 _DONE_PHASES = ("Succeeded", "Failed")
-DEFAULT_SCHEDULER = "default-scheduler"
 
 
 @dataclass
@@ -33,9 +32,6 @@ class Cluster:
                 continue
             if pod.spec.node_name:
                 bound.append((pod, pod.spec.node_name))
-            elif pod.spec.scheduler_name != DEFAULT_SCHEDULER:
-                warnings.append(f"Pod {pod.key}: spec.schedulerName {pod.spec.scheduler_name!r} is not "
-                                f"{DEFAULT_SCHEDULER}; left pending")
             else:
                 pending.append(pod)
         tensors = compile_nodes(objects.nodes)

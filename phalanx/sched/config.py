@@ -38,6 +38,9 @@ class Profile:
     percentage_of_nodes_to_score: int = 100                          # 0: upstream adaptive formula
     compat: str = "1.36"
     system_default_spreading: bool = True                            # PodTopologySpread defaultingType System
+    fit_ignored_resources: tuple[str, ...] = ()                      # NodeResourcesFit ignoredResources
+    fit_ignored_groups: tuple[str, ...] = ()                         # NodeResourcesFit ignoredResourceGroups
+    scheduler_name: str = "default-scheduler"                        # pods naming another scheduler are left
     ignored_plugins: tuple[str, ...] = field(default=())              # enabled in config but not modelled
 
     def __post_init__(self):
@@ -59,6 +62,55 @@ _ALL_FILTERS = set(DEFAULT_FILTERS)
 _ALL_SCORES = {name for name, _ in DEFAULT_SCORES}
 
 
+def _entries(section: dict, where: str) -> tuple[list[tuple[str, int | None]], list[str]]:
+    """(enabled (name, weight or None), disabled names) of one extension point's plugin set."""
+    enabled = []
+    for i, p in enumerate(section.get("enabled") or []):
+        name, weight = p.get("name"), p.get("weight")
+        if not isinstance(name, str):
+            raise InputError(f"KubeSchedulerConfiguration: {where}.enabled[{i}].name: required")
+        if weight is not None and (not isinstance(weight, int) or not 0 <= weight <= 100):
+            raise InputError(f"KubeSchedulerConfiguration: {where}.enabled[{i}].weight: must be an integer in "
+                             f"the range [0, 100]")
+        enabled.append((name, weight))
+    return enabled, [p.get("name") for p in section.get("disabled") or []]
+
+
+def _merge_defaults(defaults, section: dict, where: str):
+    """mergePluginSet: disabled defaults go, re-configured defaults change in place, new plugins append."""
+    enabled, disabled = _entries(section, where)
+    custom = dict(enabled)
+    merged = [] if "*" in disabled else [(n, custom.get(n, w) if n in custom else w)
+                                         for n, w in defaults if n not in disabled]
+    names = {n for n, _ in merged}
+    return merged + [(n, w) for n, w in enabled if n not in names and n not in dict(defaults)]
+
+
+def _expand(plugins: dict, point: str, defaults, known: set[str], ignored: list[str]):
+    """The plugins of one extension point, in upstream's order (expandMultiPointPlugins): those configured at
+    the point itself that are also in multiPoint first, in their listed order; then the remaining multiPoint
+    plugins; then the point's other plugins. A weight of 0 or none at the point itself means 1."""
+    multipoint = _merge_defaults(defaults, plugins.get("multiPoint") or {}, "profiles[0].plugins.multiPoint")
+    enabled, disabled = _entries(plugins.get(point) or {}, f"profiles[0].plugins.{point}")
+    if "*" in disabled:
+        multipoint = []
+    multipoint = [(n, w) for n, w in multipoint if n not in disabled]
+    in_multipoint = {n for n, _ in multipoint}
+    at_point = {n for n, _ in enabled}
+    ordered = ([(n, w or 1) for n, w in enabled if n in in_multipoint]
+               + [(n, w or 1) for n, w in multipoint if n not in at_point]
+               + [(n, w or 1) for n, w in enabled if n not in in_multipoint])
+    out = []
+    for name, weight in ordered:
+        if name in known:
+            out.append((name, weight))
+        elif name in UNMODELLED_PLUGINS:
+            ignored.append(name)
+        else:
+            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.{point}: unknown plugin {name!r}")
+    return out
+
+
 def profile_from_config(doc: dict, compat: str = "1.36") -> Profile:
     """profiles[0] of a KubeSchedulerConfiguration document, applied on top of the v1.36 defaults."""
     kind = doc.get("kind")
@@ -67,51 +119,19 @@ def profile_from_config(doc: dict, compat: str = "1.36") -> Profile:
     profiles = doc.get("profiles") or [{}]
     prof = profiles[0] or {}
     plugins = prof.get("plugins") or {}
-    filters = list(DEFAULT_FILTERS)
-    scores = list(DEFAULT_SCORES)
+    for point in ("preFilter", "preScore"):
+        # phalanx ties each plugin's PreFilter to its Filter and PreScore to its Score.
+        enabled, disabled = _entries(plugins.get(point) or {}, f"profiles[0].plugins.{point}")
+        touched = [n for n in [*dict(enabled), *disabled] if n in _ALL_FILTERS | _ALL_SCORES]
+        if touched:
+            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.{point}: configuring {touched[0]} "
+                             f"separately from its Filter/Score is not supported")
     ignored: list[str] = []
+    filters = [n for n, _ in _expand(plugins, "filter", [(f, 0) for f in DEFAULT_FILTERS], _ALL_FILTERS, ignored)]
+    scores = _expand(plugins, "score", list(DEFAULT_SCORES), _ALL_SCORES, ignored)
 
-    section = plugins.get("filter") or {}
-    disabled = [p.get("name") for p in section.get("disabled") or []]
-    if "*" in disabled:
-        filters = []
-    filters = [f for f in filters if f not in disabled]
-    for p in section.get("enabled") or []:
-        name = p.get("name")
-        if name in _ALL_FILTERS:
-            if name not in filters:
-                filters.append(name)
-        elif name in UNMODELLED_PLUGINS:
-            ignored.append(name)
-        else:
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.filter.enabled: unknown plugin {name!r}")
-
-    section = plugins.get("score") or {}
-    disabled = [p.get("name") for p in section.get("disabled") or []]
-    if "*" in disabled:
-        scores = []
-    scores = [(n, w) for n, w in scores if n not in disabled]
-    for i, p in enumerate(section.get("enabled") or []):
-        name, weight = p.get("name"), p.get("weight")
-        if weight is not None and (not isinstance(weight, int) or weight < 0):
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.score.enabled[{i}].weight: "
-                             f"must be a non-negative integer")
-        if name in _ALL_SCORES:
-            default = dict(DEFAULT_SCORES)[name]
-            scores = [(n, w) for n, w in scores if n != name] + [(name, default if weight is None else weight)]
-        elif name in UNMODELLED_PLUGINS:
-            ignored.append(name)
-        else:
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.score.enabled: unknown plugin {name!r}")
-    # Upstream treats weight 0 as "use the default weight" only when unset; an explicit 0 is rejected by
-    # validation ("must be in the range [1, 100]") for score plugins.
-    for name, weight in scores:
-        if weight < 1 or weight > 100:
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.score: weight of {name} must be "
-                             f"in the range [1, 100]")
-
-    kwargs: dict = {"filters": tuple(filters), "scores": tuple(scores), "ignored_plugins": tuple(ignored),
-                    "compat": compat}
+    kwargs: dict = {"filters": tuple(filters), "scores": tuple(scores), "ignored_plugins": tuple(dict.fromkeys(ignored)),
+                    "compat": compat, "scheduler_name": prof.get("schedulerName") or "default-scheduler"}
     pct = prof.get("percentageOfNodesToScore", doc.get("percentageOfNodesToScore"))
     if pct is not None:
         kwargs["percentage_of_nodes_to_score"] = int(pct)
@@ -122,21 +142,30 @@ def profile_from_config(doc: dict, compat: str = "1.36") -> Profile:
             if "type" in strategy:
                 kwargs["fit_strategy"] = strategy["type"]
             if strategy.get("resources"):
-                kwargs["fit_resources"] = tuple((r["name"], int(r.get("weight", 1))) for r in strategy["resources"])
+                kwargs["fit_resources"] = _resource_weights(strategy["resources"])
+            kwargs["fit_ignored_resources"] = tuple(args.get("ignoredResources") or ())
+            kwargs["fit_ignored_groups"] = tuple(args.get("ignoredResourceGroups") or ())
             shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape")
             if shape:
                 kwargs["rtcr_shape"] = tuple((int(p["utilization"]), int(p["score"])) for p in shape)
         elif name == "NodeResourcesBalancedAllocation":
             if args.get("resources"):
-                kwargs["balanced_resources"] = tuple((r["name"], int(r.get("weight", 1))) for r in args["resources"])
+                kwargs["balanced_resources"] = _resource_weights(args["resources"])
         elif name == "PodTopologySpread":
             kind = args.get("defaultingType", "System")
             if kind == "List" and args.get("defaultConstraints"):
                 raise InputError("KubeSchedulerConfiguration: PodTopologySpread.defaultConstraints: "
                                  "custom default constraints are not supported yet")
             kwargs["system_default_spreading"] = kind == "System"
+        elif name == "NodeAffinity" and args.get("addedAffinity"):
+            raise InputError("KubeSchedulerConfiguration: NodeAffinity.addedAffinity: not supported yet")
     _validate_shape(kwargs.get("rtcr_shape", Profile.rtcr_shape))
     return Profile(**kwargs)
+
+
+def _resource_weights(resources) -> tuple[tuple[str, int], ...]:
+    """SetDefaults_NodeResourcesFitArgs / ...BalancedAllocationArgs: a weight of 0 (or none) means 1."""
+    return tuple((r["name"], int(r.get("weight") or 1)) for r in resources)
 
 
 def _validate_shape(shape) -> None:

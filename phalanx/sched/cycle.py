@@ -21,7 +21,8 @@ from .shapes import PodShape
 class Prepared:
     """PreFilter/PreScore state of one shape against the current vocabularies."""
     shape: PodShape
-    request: np.ndarray                       # (R,) int64
+    request: np.ndarray                       # (R,) int64 what the pod consumes once bound
+    fit_request: np.ndarray                   # (R,) int64 what NodeResourcesFit checks (ignoredResources zeroed)
     tolerates_unschedulable: bool
     taints: taint_toleration.TaintState
     affinity: node_affinity.AffinityState
@@ -55,7 +56,7 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
     }
     scores = tuple((p, w) for p, w in profile.scores if scoring.get(p, True))
     return Prepared(
-        shape=shape, request=request,
+        shape=shape, request=request, fit_request=_fit_request(request, tensors, profile),
         tolerates_unschedulable=node_unschedulable.pre_filter(pod),
         taints=taint_toleration.pre_filter(pod, tensors.taints),
         affinity=affinity,
@@ -66,6 +67,23 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
         filters=filters, scores=scores)
 
 
+def is_extended_resource(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a domain-prefixed name outside kubernetes.io/ (hugepages are native)."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def _fit_request(request: np.ndarray, tensors: ClusterTensors, profile: Profile) -> np.ndarray:
+    """NodeResourcesFit skips extended resources listed in ignoredResources or under ignoredResourceGroups."""
+    if not profile.fit_ignored_resources and not profile.fit_ignored_groups:
+        return request
+    out = request.copy()
+    for col, name in enumerate(tensors.resources.items[: len(request)]):
+        if is_extended_resource(name) and (name in profile.fit_ignored_resources
+                                           or name.split("/")[0] in profile.fit_ignored_groups):
+            out[col] = 0
+    return out
+
+
 @dataclass
 class Evaluation:
     filters: tuple[str, ...]                  # plugins that ran, profile order
@@ -74,6 +92,7 @@ class Evaluation:
     feasible: np.ndarray                      # (N,) bool
     outside: np.ndarray | None = None         # (N,) bool nodes left out by NodeAffinity's PreFilterResult
     prefilter_message: str | None = None      # a PreFilter rejected the pod on every node
+    prescore_error: str | None = None         # a PreScore failed the cycle (the pod stays pending)
     raw: dict[str, np.ndarray] = field(default_factory=dict)         # plugin -> (N,) int64
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
@@ -103,7 +122,7 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
             code, payload = node_ports.node_ports_filter(xp, nodes.host_ports, p.port_conflicts)
         elif plugin == "NodeResourcesFit":
             code, payload = node_resources_fit.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count,
-                                                          nodes.allowed_pods, p.request)
+                                                          nodes.allowed_pods, p.fit_request)
         else:  # PodTopologySpread
             affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)
             counts, n_values = _spread_inputs(xp, p, tensors, p.spread.hard)

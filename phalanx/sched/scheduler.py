@@ -80,8 +80,12 @@ class Scheduler:
 
     def schedule(self) -> ScheduleResult:
         """Schedule every pending pod of the cluster; bound pods leave the pending list."""
-        pods, self.cluster.pending = self.cluster.pending, []
+        mine = self.profile.scheduler_name
+        pods = [p for p in self.cluster.pending if p.spec.scheduler_name == mine]
+        others = [p for p in self.cluster.pending if p.spec.scheduler_name != mine]
         result = ScheduleResult(warnings=list(self.cluster.warnings))
+        result.warnings += [f"Pod {p.key}: spec.schedulerName {p.spec.scheduler_name!r} is not this profile's "
+                            f"{mine!r}; left pending" for p in others]
         for pod in pods:
             if pod.spec.scheduling_gates:
                 result.unschedulable[pod.key] = GATED_MESSAGE
@@ -99,8 +103,8 @@ class Scheduler:
                 for pod in members:
                     self._place_one(shape, pod, rank, result)
         result.schedule_s = time.perf_counter() - start
-        if result.unschedulable:
-            self.cluster.pending = [p for p in pods if p.key in result.unschedulable]
+        self.cluster.pending = others + ([p for p in pods if p.key in result.unschedulable]
+                                         if result.unschedulable else [])
         return result
 
     def _rank(self) -> np.ndarray:
@@ -123,7 +127,7 @@ class Scheduler:
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
             self.next_start = (self.next_start + visited) % n
             ev.feasible = sampled
-        if not bool(xp.any(ev.feasible)):
+        if not bool(xp.any(ev.feasible)) or self._prescore_error(p, ev):
             return p, ev, -1
         run_scores(xp, p, tensors, ev, self.profile, self.balance_cache)
         rank = np.arange(n) if rank is None else rank
@@ -137,8 +141,19 @@ class Scheduler:
             return
         self._bind(p, np.array([node]), [pod], result)
 
+    def _prescore_error(self, p: Prepared, ev: Evaluation) -> bool:
+        """Upstream fails the cycle when NodeAffinity's PreScore cannot parse a preferred term; PreScore runs only
+        when more than one node is feasible. The error becomes the evaluation's message."""
+        error = p.affinity.preferred_error
+        if error is None or "NodeAffinity" not in dict(self.profile.scores) or int(np.sum(ev.feasible)) < 2:
+            return False
+        ev.prescore_error = f'running PreScore plugin "NodeAffinity": {error}'
+        return True
+
     def message(self, ev: Evaluation) -> str:
         tensors = self.cluster.tensors
+        if ev.prescore_error:
+            return ev.prescore_error
         if tensors.nodes.size == 0:
             return NO_NODES_MESSAGE
         hist = reason_histogram(ev.filters, ev.codes, ev.payloads, tensors, ev.outside)
@@ -162,7 +177,7 @@ class Scheduler:
             ev = run_filters(xp, p, tensors)
             result.batch_rounds += 1
             cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
-            if len(cand_nodes) == 0:
+            if len(cand_nodes) == 0 or self._prescore_error(p, ev):
                 message = self.message(ev)
                 for pod in remaining:
                     result.unschedulable[pod.key] = message
@@ -189,7 +204,7 @@ class Scheduler:
         if "NodeResourcesFit" in p.filters:
             cap = node_resources_fit.fit_capacity(
                 np, nodes.allocatable[cand_nodes], nodes.requested[cand_nodes], nodes.pod_count[cand_nodes],
-                nodes.allowed_pods[cand_nodes], p.request)
+                nodes.allowed_pods[cand_nodes], p.fit_request)
         if "NodePorts" in p.filters:
             cap = np.minimum(cap, 1)     # a second copy would clash with the first one's host ports
         return cap
