@@ -40,7 +40,8 @@ def test_toy_explain_numbers():
     assert by_name["node-b"]["total"] == 402
     assert by_name["node-c"]["first_failure"] == "TaintToleration"
     assert by_name["node-c"]["filters"]["TaintToleration"] == {
-        "status": "UnschedulableAndUnresolvable", "reasons": ["node(s) had untolerated taint(s)"]}
+        "status": "UnschedulableAndUnresolvable", "reasons": ["node(s) had untolerated taint(s)"],
+        "taint": "dedicated=ml:NoSchedule"}
     assert report["selected"] == "node-a"
 
 

@@ -36,6 +36,9 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
             code = int(codes[plugin][i])
             filters[plugin] = {"status": CODE_NAMES[code],
                                "reasons": [] if code == SUCCESS else reasons(plugin, int(payloads[plugin][i]), tensors)}
+            if plugin == "TaintToleration" and code != SUCCESS:
+                key, value, effect = tensors.taints.items[int(payloads[plugin][i])]
+                filters[plugin]["taint"] = f"{key}={value}:{effect}"     # the first one upstream would log
         if outside[i]:
             filters = {"NodeAffinity": {"status": "UnschedulableAndUnresolvable",
                                         "reasons": [node_affinity.NOT_IN_PREFILTER_RESULT]}}
@@ -59,8 +62,9 @@ def render_text(report: dict) -> str:
     for node in report["nodes"]:
         if node["total"] is None:
             failing = node["first_failure"]
-            lines.append(f"  {node['name']}: rejected by {failing}: "
-                         + "; ".join(node["filters"][failing]["reasons"]))
+            detail = node["filters"][failing].get("taint")
+            lines.append(f"  {node['name']}: rejected by {failing}: " + "; ".join(node["filters"][failing]["reasons"])
+                         + (f" ({detail})" if detail else ""))
         else:
             parts = ", ".join(f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
                               for k, v in node["scores"].items())
