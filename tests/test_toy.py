@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import toy_cluster
-from phalanx.sched import Cluster, Profile, Scheduler
+from phalanx.sched import DEFAULT_PROFILE as DEFAULT, Cluster, Profile, Scheduler
 from phalanx.sched.explain import explain_pod
 
 
-def _toy(profile=Profile()):
+def _toy(profile=DEFAULT):
     nodes, pods = toy_cluster()
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
     return Scheduler(cluster, profile)

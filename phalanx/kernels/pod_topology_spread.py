@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .backend import bincount
 from .node_affinity import label_test, term_matches
-from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
 REASONS = ("node(s) didn't match pod topology spread constraints (missing required label)",
            "node(s) didn't match pod topology spread constraints")
