@@ -32,17 +32,24 @@ def pre_filter(pod, taints) -> TaintState:
 
 
 def taint_toleration_filter(xp, taints, untolerated_hard):
-    """taints: (N, T) int16 position in the node's taint list (-1 absent). Reason payload: vocabulary id of the
-    node's first untolerated taint in spec order (the one upstream names), NO_TAINT when none."""
-    rank = xp.where((taints >= 0) & untolerated_hard, taints.astype(xp.int32), 1 << 20)
-    if taints.shape[1] == 0:
-        first = xp.full((taints.shape[0],), NO_TAINT, dtype=xp.int64)
-    else:
-        first = xp.where(xp.min(rank, axis=1) < (1 << 20), xp.argmin(rank, axis=1), NO_TAINT).astype(xp.int64)
+    """taints: (N, T) int16 position in the node's taint list (-1 absent); untolerated_hard: (T,) host bool mask
+    (static per pod shape, so only its columns are read). Reason payload: vocabulary id of the node's first
+    untolerated taint in spec order (the one upstream names in its log), NO_TAINT when none."""
+    n = taints.shape[0]
+    first = xp.full((n,), NO_TAINT, dtype=xp.int64)
+    best = xp.full((n,), 1 << 20, dtype=xp.int32)
+    for t in np.flatnonzero(untolerated_hard).tolist():
+        pos = taints[:, t].astype(xp.int32)
+        earlier = (pos >= 0) & (pos < best)
+        first = xp.where(earlier, t, first)
+        best = xp.where(earlier, pos, best)
     code = xp.where(first != NO_TAINT, UNSCHEDULABLE_AND_UNRESOLVABLE, SUCCESS).astype(xp.int8)
     return code, first
 
 
 def taint_toleration_score(xp, taints, untolerated_prefer):
     """Raw score: number of PreferNoSchedule taints the pod does not tolerate (normalized reversed)."""
-    return xp.sum((taints >= 0) & untolerated_prefer, axis=1).astype(xp.int64)
+    score = xp.zeros((taints.shape[0],), dtype=xp.int64)
+    for t in np.flatnonzero(untolerated_prefer).tolist():
+        score = score + (taints[:, t] >= 0)
+    return score

@@ -202,9 +202,8 @@ class Scheduler:
         nodes = self.cluster.tensors.nodes
         cap = np.full(len(cand_nodes), wanted, np.int64)
         if "NodeResourcesFit" in p.filters:
-            cap = node_resources_fit.fit_capacity(
-                np, nodes.allocatable[cand_nodes], nodes.requested[cand_nodes], nodes.pod_count[cand_nodes],
-                nodes.allowed_pods[cand_nodes], p.fit_request)
+            cap = node_resources_fit.fit_capacity(np, nodes.allocatable, nodes.requested, nodes.pod_count,
+                                                  nodes.allowed_pods, p.fit_request)[cand_nodes]
         if "NodePorts" in p.filters:
             cap = np.minimum(cap, 1)     # a second copy would clash with the first one's host ports
         return cap
