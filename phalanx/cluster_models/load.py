@@ -4,6 +4,13 @@ and directories (recursive, sorted, only .yaml/.yml/.json files).
 
 Loading is all-or-nothing: the first problem raises InputError with one line naming the file or object and
 the field, and nothing is returned. Objects of kinds phalanx does not use are skipped with a warning.
+
+Workload-aware scheduling objects (cluster_models.workloads): scheduling.k8s.io/v1alpha2 Workload and PodGroup
+are read as they are; a scheduling.k8s.io/v1alpha1 Workload is converted to v1alpha2, and pods whose v1alpha1
+spec.workloadRef names an existing Workload and pod group get a PodGroup made for them. Other versions of
+these kinds (v1beta1, v1alpha3 of later releases) are skipped with the unsupported-kind warning. Validation is
+the API server's create-time validation; update rules (immutability of every Workload and PodGroup spec field)
+need the previous version of the object and cannot be checked on a single load, so they are not.
 """
 from __future__ import annotations
 
@@ -23,6 +30,14 @@ from pydantic import BaseModel, ValidationError
 from .errors import InputError, validation_problem
 from .objects import Node, Pod, PriorityClass
 from .requests import effective_priority
+from .workloads import (
+    SCHEDULING_V1ALPHA1,
+    SCHEDULING_V1ALPHA2,
+    PodGroup,
+    Workload,
+    WorkloadV1Alpha1,
+    podgroups_for_workload_refs,
+)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -31,7 +46,16 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "Pod": ("", Pod),
     "Node": ("", Node),
     "PriorityClass": ("scheduling.k8s.io", PriorityClass),
+    "Workload": ("scheduling.k8s.io", Workload),
+    "PodGroup": ("scheduling.k8s.io", PodGroup),
 }
+
+# Kinds read only at some versions: (kind, apiVersion) -> model. A missing apiVersion means the newest.
+_VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
+    "Workload": {SCHEDULING_V1ALPHA2: Workload, None: Workload, SCHEDULING_V1ALPHA1: WorkloadV1Alpha1},
+    "PodGroup": {SCHEDULING_V1ALPHA2: PodGroup, None: PodGroup},
+}
+_NAMESPACED = ("Pod", "Workload", "PodGroup")
 
 
 @dataclass
@@ -42,6 +66,8 @@ class ClusterObjects:
     pods: list[Pod] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)  # v1alpha1 ones converted to v1alpha2
+    pod_groups: list[PodGroup] = field(default_factory=list)  # read, then those made for v1alpha1 workloadRefs
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -124,9 +150,9 @@ def _describe(kind: str, document: dict, where: str) -> str:
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not name:
         return f"{kind} <unnamed> ({where})"
-    if kind == "Pod":
+    if kind in _NAMESPACED:
         namespace = meta.get("namespace")
-        return f"Pod {namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
+        return f"{kind} {namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
     return f"{kind} {name}"
 
 
@@ -158,7 +184,8 @@ class _Collector:
             if document is not None:  # an empty YAML document
                 self._add(document, f"document {number} of {source}", source)
 
-    def _add(self, document: Any, where: str, source: str, implied_kind: str | None = None) -> None:
+    def _add(self, document: Any, where: str, source: str, implied_kind: str | None = None,
+             implied_api_version: str | None = None) -> None:
         if not isinstance(document, dict):
             raise InputError(f"{where}: expected an object, got {_type_name(document)}")
         kind = document.get("kind", implied_kind)
@@ -169,8 +196,10 @@ class _Collector:
         if kind == "List" or (kind.endswith("List") and kind[:-4] in _MODELS):
             self._add_list(document, kind, where, source)
             return
-        api_version = document.get("apiVersion")
+        api_version = document.get("apiVersion", implied_api_version)
         group, model = _MODELS.get(kind, (None, None))
+        if kind in _VERSIONED:
+            model = _VERSIONED[kind].get(api_version if isinstance(api_version, str) else None)
         if model is None or (isinstance(api_version, str) and api_version.rpartition("/")[0] != group):
             label = f"{api_version} {kind}" if isinstance(api_version, str) else kind
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
@@ -179,6 +208,8 @@ class _Collector:
             obj = model.model_validate(document)
         except ValidationError as error:
             raise InputError(f"{_describe(kind, document, where)}: {validation_problem(error)}") from None
+        if isinstance(obj, WorkloadV1Alpha1):
+            obj = obj.to_v1alpha2()
         self._keep(obj)
 
     def _add_list(self, document: dict, kind: str, where: str, source: str) -> None:
@@ -189,12 +220,16 @@ class _Collector:
             raise InputError(f"{where}: items: expected a list, got {_type_name(items)}")
         # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
         item_kind = None if kind == "List" else kind[:-4]
+        api_version = document.get("apiVersion") if item_kind is not None else None
         for index, item in enumerate(items):
-            self._add(item, f"items[{index}] of {where}", source, item_kind)
+            self._add(item, f"items[{index}] of {where}", source, item_kind, api_version)
 
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):
             identity, shown, bucket = obj.key, obj.key, self.objects.pods
+        elif isinstance(obj, (Workload, PodGroup)):
+            identity, shown = obj.key, obj.key
+            bucket = self.objects.workloads if isinstance(obj, Workload) else self.objects.pod_groups
         else:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = self.objects.nodes if isinstance(obj, Node) else self.objects.priority_classes
@@ -208,6 +243,13 @@ class _Collector:
         classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
         for pod in self.objects.pods:
             effective_priority(pod, classes)  # raises for a priorityClassName that names no class
+        if any(pod.spec.workload_ref is not None for pod in self.objects.pods):
+            taken = {group.key for group in self.objects.pod_groups}
+            try:
+                made = podgroups_for_workload_refs(self.objects.pods, self.objects.workloads, taken)
+            except ValueError as error:
+                raise InputError(str(error)) from None
+            self.objects.pod_groups.extend(made)
         for (source, label), count in self._skipped.items():
             self.objects.warnings.append(
                 f"{source}: skipped {count} object{'s' if count > 1 else ''} of unsupported kind {label}")

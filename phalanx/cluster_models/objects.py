@@ -33,7 +33,7 @@ __all__ = [
     "NodeAffinity", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus",
     "ObjectMeta", "OwnerReference", "Pod", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec", "PodStatus",
     "PreferredSchedulingTerm", "PriorityClass", "ResourceList", "ResourceRequirements", "Taint", "Toleration",
-    "TopologySpreadConstraint",
+    "TopologySpreadConstraint", "WorkloadReference",
 ]
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -196,6 +196,14 @@ class PodSchedulingGroup(K8sModel):
     pod_group_name: str | None = None
 
 
+class WorkloadReference(K8sModel):
+    """v1.35 (scheduling.k8s.io/v1alpha1) pod spec.workloadRef, replaced by spec.schedulingGroup in v1.36; read so
+    that v1alpha1 dumps keep their groups (see cluster_models.workloads)."""
+    name: str = Field(min_length=1)
+    pod_group: str = Field(min_length=1)
+    pod_group_replica_key: str = ""
+
+
 class PodSchedulingGate(K8sModel):
     name: str
 
@@ -213,6 +221,7 @@ class PodSpec(K8sModel):
     priority_class_name: str = ""
     preemption_policy: PreemptionPolicy | None = None
     scheduling_group: PodSchedulingGroup | None = None
+    workload_ref: WorkloadReference | None = None  # v1alpha1 form of scheduling_group
     node_name: str = ""
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     volumes: list[dict] = Field(default_factory=list)

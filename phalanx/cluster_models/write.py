@@ -11,10 +11,13 @@ except ImportError:  # pragma: no cover
     from yaml import SafeDumper as _Dumper
 
 
+API_VERSIONS = {"Node": "v1", "Pod": "v1", "PriorityClass": "scheduling.k8s.io/v1",
+                "Workload": "scheduling.k8s.io/v1alpha2", "PodGroup": "scheduling.k8s.io/v1alpha2"}
+
+
 def manifest(obj) -> dict:
     doc = obj.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude_none=True)
-    api_version = "v1" if obj.kind in ("Node", "Pod") else "scheduling.k8s.io/v1"
-    return {"apiVersion": api_version, "kind": obj.kind, **doc}
+    return {"apiVersion": API_VERSIONS[obj.kind], "kind": obj.kind, **doc}
 
 
 def write_manifests(path: Path, objects) -> None:
