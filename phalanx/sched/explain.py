@@ -20,7 +20,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     against the scheduler's current cluster state (nothing is bound)."""
     tensors = scheduler.cluster.tensors
     shape = scheduler.shapes.intern(pod)
-    p, ev, chosen = scheduler.evaluate(shape)
+    p, ev, chosen = scheduler.evaluate(shape, advance=False)
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
     payloads = {k: np.asarray(v) for k, v in ev.payloads.items()}
     feasible = np.asarray(ev.feasible)

@@ -116,8 +116,9 @@ class Scheduler:
         return not shape.has_spread and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n
 
     # -- per-pod path ----------------------------------------------------------------------------
-    def evaluate(self, shape: PodShape, rank=None) -> tuple[Prepared, Evaluation, int]:
-        """Filter and score one pod of `shape` against the current state; returns the chosen node or -1."""
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
+        """Filter and score one pod of `shape` against the current state; returns the chosen node or -1.
+        advance=False leaves nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
         xp, tensors = self.xp, self.cluster.tensors
         p = prepare(shape, tensors, self.profile)
         ev = run_filters(xp, p, tensors)
@@ -125,7 +126,8 @@ class Scheduler:
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
         if wanted < n:
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
-            self.next_start = (self.next_start + visited) % n
+            if advance:
+                self.next_start = (self.next_start + visited) % n
             ev.feasible = sampled
         if not bool(xp.any(ev.feasible)) or self._prescore_error(p, ev):
             return p, ev, -1
