@@ -528,3 +528,13 @@ def test_error_in_a_list_item_names_the_object():
 def test_podgroup_model_validates_directly():
     group = PodGroup.model_validate(yaml.safe_load(PODGROUP))
     assert group.spec.scheduling_policy.min_count == 4
+
+
+def test_unquoted_yaml_condition_status_reads_as_the_api_string():
+    objects = load_text("""apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: ml}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+status: {conditions: [{type: PodGroupScheduled, status: True, reason: Scheduled}]}
+""")
+    assert objects.pod_groups[0].status.conditions[0].status == "True"

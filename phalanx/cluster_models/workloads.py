@@ -425,6 +425,12 @@ class PodGroupCondition(K8sModel):
     last_transition_time: Timestamp | None = None
     observed_generation: int | None = None
 
+    @field_validator("status", mode="before")
+    @classmethod
+    def _yaml_boolean(cls, raw: Any) -> Any:
+        """An unquoted YAML `status: True` arrives as a boolean; the API value is the string."""
+        return str(raw) if isinstance(raw, bool) else raw
+
 
 class PodGroupStatus(K8sModel):
     conditions: list[PodGroupCondition] = Field(default_factory=list)
