@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
 from .objects import INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp
 
@@ -173,6 +173,11 @@ def _optional(value: str, problem_of) -> str:
     return _required(value, problem_of)
 
 
+# Required names checked as upstream's validation does, declared once for every field that needs them.
+DnsLabel = Annotated[str, AfterValidator(lambda value: _required(value, dns_label_problem))]
+DnsSubdomain = Annotated[str, AfterValidator(lambda value: _required(value, dns_subdomain_problem))]
+
+
 def _duplicate_names(items: list, path: str, key=lambda item: item.name) -> None:
     seen: set[str] = set()
     for index, item in enumerate(items):
@@ -271,19 +276,9 @@ class PodGroupSchedulingConstraints(K8sModel):
 
 
 class PodGroupResourceClaim(K8sModel):
-    name: str
-    resource_claim_name: str | None = None
-    resource_claim_template_name: str | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _label(cls, value: str) -> str:
-        return _required(value, dns_label_problem)
-
-    @field_validator("resource_claim_name", "resource_claim_template_name")
-    @classmethod
-    def _subdomain(cls, value: str | None) -> str | None:
-        return None if value is None else _required(value, dns_subdomain_problem)
+    name: DnsLabel
+    resource_claim_name: DnsSubdomain | None = None
+    resource_claim_template_name: DnsSubdomain | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PodGroupResourceClaim:
@@ -335,12 +330,7 @@ class _GroupSettings(K8sModel):
 # ---- Workload ----
 
 class PodGroupTemplate(_GroupSettings):
-    name: str
-
-    @field_validator("name")
-    @classmethod
-    def _label(cls, value: str) -> str:
-        return _required(value, dns_label_problem)
+    name: DnsLabel
 
 
 class WorkloadSpec(K8sModel):
@@ -387,18 +377,8 @@ class Workload(K8sModel):
 # ---- PodGroup ----
 
 class WorkloadPodGroupTemplateReference(K8sModel):
-    workload_name: str
-    pod_group_template_name: str
-
-    @field_validator("workload_name")
-    @classmethod
-    def _subdomain(cls, value: str) -> str:
-        return _required(value, dns_subdomain_problem)
-
-    @field_validator("pod_group_template_name")
-    @classmethod
-    def _label(cls, value: str) -> str:
-        return _required(value, dns_label_problem)
+    workload_name: DnsSubdomain
+    pod_group_template_name: DnsLabel
 
 
 class PodGroupTemplateReference(K8sModel):
@@ -475,13 +455,8 @@ class PodGroup(K8sModel):
 # ---- v1alpha1 ----
 
 class _PodGroupV1Alpha1(K8sModel):
-    name: str
+    name: DnsLabel
     policy: PodGroupSchedulingPolicy
-
-    @field_validator("name")
-    @classmethod
-    def _label(cls, value: str) -> str:
-        return _required(value, dns_label_problem)
 
 
 class _WorkloadSpecV1Alpha1(K8sModel):
