@@ -16,7 +16,6 @@ from .requests import pod_nonzero_requests, pod_requests
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 class Vocab:
@@ -246,15 +245,13 @@ def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
     return out
 
 
-def compile_nodes(nodes: list[Node], extra_resources: set[str] = frozenset()) -> ClusterTensors:
+def compile_nodes(nodes: list[Node]) -> ClusterTensors:
     """Node objects -> ClusterTensors with no pods bound."""
     resources = Vocab(BASE_RESOURCES)
     for node in nodes:
         for name in node.status.allocatable:
             if name != "pods":
                 resources.add(name)
-    for name in sorted(extra_resources):
-        resources.add(name)
     n, r = len(nodes), len(resources)
     allocatable = np.zeros((n, r), np.int64, order="F")
     allowed_pods = np.zeros(n, np.int64)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .backend import bincount
 from .node_affinity import label_test, term_matches
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -47,35 +49,18 @@ def _selector(selector, extra: dict[str, str], vocab) -> tuple | None:
     return None if any(t is None for t in tests) else tuple(tests)
 
 
-def _matches_labels(selector, extra: dict[str, str], labels: dict[str, str]) -> bool:
-    if selector is None:
-        return False
-    if any(labels.get(k) != v for k, v in [*selector.match_labels.items(), *extra.items()]):
-        return False
-    for r in selector.match_expressions:
-        present = r.key in labels
-        if r.operator == "In" and not (present and labels[r.key] in r.values):
-            return False
-        if r.operator == "NotIn" and present and labels[r.key] in r.values:
-            return False
-        if r.operator == "Exists" and not present:
-            return False
-        if r.operator == "DoesNotExist" and present:
-            return False
-    return True
-
-
-def pre_filter(pod, node_vocab, pod_vocab, namespaces) -> SpreadState:
+def pre_filter(pod, node_vocab, pod_vocab, namespaces, own_labels) -> SpreadState:
+    """own_labels: (Kp,) the pod's label row in pod_vocab (so its own values are in the vocabulary)."""
     hard, soft = [], []
     labels = pod.metadata.labels
     for c in pod.spec.topology_spread_constraints:
         # matchLabelKeys: the pod's own value for each listed key joins the selector (absent keys are ignored).
         extra = {k: labels[k] for k in c.match_label_keys if k in labels}
+        selector = _selector(c.label_selector, extra, pod_vocab)
         built = Constraint(
             key=node_vocab.keys.get(c.topology_key), is_hostname=c.topology_key == HOSTNAME,
-            max_skew=c.max_skew, min_domains=c.min_domains or 1,
-            selector=_selector(c.label_selector, extra, pod_vocab),
-            self_match=int(_matches_labels(c.label_selector, extra, labels)),
+            max_skew=c.max_skew, min_domains=c.min_domains or 1, selector=selector,
+            self_match=int(selector is not None and bool(term_matches(np, own_labels[None, :], selector)[0])),
             honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
             honor_taints=(c.node_taints_policy or "Ignore") == "Honor")
         (hard if c.when_unsatisfiable == "DoNotSchedule" else soft).append(built)

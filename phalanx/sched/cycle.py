@@ -38,9 +38,12 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
     pod = shape.pod
     request = shape.request_vector(tensors)
     affinity = node_affinity.pre_filter(pod, tensors.node_labels, tensors.node_index, tensors.nodes.size)
+    own_labels = None
     if pod.spec.topology_spread_constraints:
         tensors.bound_pods()      # brings the pod-label and namespace vocabularies up to date
-    spread = pod_topology_spread.pre_filter(pod, tensors.node_labels, tensors.pod_labels, tensors.namespaces)
+        own_labels = tensors.pod_label_row(pod.metadata.labels)
+    spread = pod_topology_spread.pre_filter(pod, tensors.node_labels, tensors.pod_labels, tensors.namespaces,
+                                            own_labels)
     runs = {
         "NodeAffinity": affinity.required is not None,
         "NodePorts": bool(shape.host_ports),
@@ -93,6 +96,7 @@ class Evaluation:
     outside: np.ndarray | None = None         # (N,) bool nodes left out by NodeAffinity's PreFilterResult
     prefilter_message: str | None = None      # a PreFilter rejected the pod on every node
     prescore_error: str | None = None         # a PreScore failed the cycle (the pod stays pending)
+    inclusion: tuple | None = None            # (affinity_ok, taints_ok) (N,) bool, computed once per cycle
     raw: dict[str, np.ndarray] = field(default_factory=dict)         # plugin -> (N,) int64
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
@@ -124,7 +128,8 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
             code, payload = node_resources_fit.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count,
                                                           nodes.allowed_pods, p.fit_request)
         else:  # PodTopologySpread
-            affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)
+            inclusion = inclusion_masks(xp, p, tensors)
+            affinity_ok, taints_ok = inclusion
             counts, n_values = _spread_inputs(xp, p, tensors, p.spread.hard)
             code, payload = pod_topology_spread.pod_topology_spread_filter(
                 xp, nodes.labels, n_values, counts, p.spread.hard, affinity_ok, taints_ok)
@@ -133,6 +138,8 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
     for code in codes.values():
         feasible = feasible & (code == SUCCESS)
     ev = Evaluation(p.filters, codes, payloads, feasible)
+    if "PodTopologySpread" in codes:
+        ev.inclusion = inclusion
     if "NodeAffinity" in p.filters and p.affinity.conflict:
         ev.prefilter_message = node_affinity.CONFLICT
         ev.feasible = xp.zeros((nodes.size,), dtype=bool)
@@ -175,7 +182,10 @@ def resource_score(xp, plugin: str, p: Prepared, profile: Profile, alloc, load_b
     copies' load plus the incoming pod's request on top of load_before. alloc, load_before: one array per
     resource, broadcastable with copies."""
     inputs = p.fit_inputs if plugin == "NodeResourcesFit" else p.balanced_inputs
-    before = [load + (copies - 1) * added for load, added in zip(load_before, inputs.pod_load)]
+    if isinstance(copies, int) and copies == 1:     # the per-pod path: the load is already "before"
+        before = load_before
+    else:
+        before = [load + (copies - 1) * added for load, added in zip(load_before, inputs.pod_load)]
     after = [b + req for b, req in zip(before, inputs.pod_request)]
     if plugin == "NodeResourcesFit":
         return node_resources_fit.fit_score(xp, profile.fit_strategy, after, alloc, inputs.weights,
@@ -229,7 +239,9 @@ def run_scores(xp, p: Prepared, tensors: ClusterTensors, ev: Evaluation, profile
             raw[plugin] = resource_score(xp, plugin, p, profile, alloc, before, 1, cached)  # feasible nodes are read
             normalized[plugin] = raw[plugin]
         elif plugin == "PodTopologySpread":
-            affinity_ok, taints_ok = inclusion_masks(xp, p, tensors)
+            if ev.inclusion is None:
+                ev.inclusion = inclusion_masks(xp, p, tensors)
+            affinity_ok, taints_ok = ev.inclusion
             counts, n_values = _spread_inputs(xp, p, tensors, p.spread.soft)
             score, ignored = pod_topology_spread.pod_topology_spread_score(
                 xp, tensors.nodes.labels, n_values, counts, p.spread.soft, feasible, affinity_ok, taints_ok)
