@@ -4,6 +4,8 @@
 pydantic objects.  Pods are drawn from a handful of *templates* so many pods are identical apart
 from their name (the kernels batch identical pods, so repeated shapes matter).
 
+`clusters_with_groups()` -> (nodes, pods, priority_classes, pod_groups): the same plus PodGroups.
+
 `profiles()` -> Profile objects (phalanx.sched.config.Profile when importable, otherwise a
 duck-typed stand-in with the same attributes).
 
@@ -195,6 +197,10 @@ def make_pod(
     init_containers=(),
     overhead=None,
     pod_level=None,
+    pod_group=None,
+    scheduling_gates=(),
+    scheduler_name=None,
+    phase=None,
 ):
     """Build a Pod from plain data.
 
@@ -206,6 +212,7 @@ def make_pod(
     spread: topology spread constraint dicts.
     containers: list of request dicts (overrides cpu/memory/...); init_containers: list of
     (request dict, is_sidecar).
+    pod_group: spec.schedulingGroup.podGroupName; scheduling_gates: gate names; phase: status.phase.
     """
     if containers is None:
         containers = [_requests(cpu, memory, ephemeral, gpu)]
@@ -235,6 +242,12 @@ def make_pod(
     }
     if priority is not None:
         spec["priority"] = priority
+    if pod_group is not None:
+        spec["scheduling_group"] = {"pod_group_name": pod_group}
+    if scheduling_gates:
+        spec["scheduling_gates"] = [{"name": g} for g in scheduling_gates]
+    if scheduler_name is not None:
+        spec["scheduler_name"] = scheduler_name
     if overhead:
         spec["overhead"] = {k: str(v) for k, v in overhead.items()}
     if pod_level:
@@ -248,9 +261,10 @@ def make_pod(
         ]
     if na:
         spec["affinity"] = {"node_affinity": na}
-    return _m.Pod.model_validate(
-        {"metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})}, "spec": spec}
-    )
+    obj = {"metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})}, "spec": spec}
+    if phase is not None:
+        obj["status"] = {"phase": phase}
+    return _m.Pod.model_validate(obj)
 
 
 def make_priority_class(name, value, global_default=False):
@@ -465,9 +479,8 @@ def pod_templates(draw, nnodes: int, class_names):
 
 
 @st.composite
-def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
-    """(nodes, pods, priority_classes): bound pods (nodeName set) first, then pending pods,
-    all drawn from 1-5 templates so most pods share their spec with others."""
+def _cluster_base(draw, max_nodes: int):
+    """(nnodes, nodes, priority_classes, pod templates): what every random cluster starts from."""
     nnodes = draw(st.integers(1, max_nodes))
     nodes = [draw(node_specs(i)) for i in range(nnodes)]
     classes = [make_priority_class("high", 1000), make_priority_class("low", -10)]
@@ -475,6 +488,14 @@ def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
         classes.append(make_priority_class("std", 5, global_default=True))
     names = [c.metadata.name for c in classes]
     templates = [draw(pod_templates(nnodes, names)) for _ in range(draw(st.integers(1, 5)))]
+    return nnodes, nodes, classes, templates
+
+
+@st.composite
+def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
+    """(nodes, pods, priority_classes): bound pods (nodeName set) first, then pending pods,
+    all drawn from 1-5 templates so most pods share their spec with others."""
+    nnodes, nodes, classes, templates = draw(_cluster_base(max_nodes))
     pods = []
     nbound = draw(st.integers(0, max(0, min(max_pods // 2, 8))))
     for i in range(nbound):
@@ -485,3 +506,86 @@ def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
         t = templates[draw(st.integers(0, len(templates) - 1))]
         pods.append(make_pod(f"p{i}", **t))
     return nodes, pods, classes
+
+
+# --------------------------------------------------------------------------------------
+# random clusters with PodGroups
+# --------------------------------------------------------------------------------------
+def make_pod_group(name, namespace="default", min_count=None, priority=None, priority_class_name=""):
+    """A scheduling.k8s.io/v1alpha2 PodGroup built from its API (camelCase) form: gang with `min_count`,
+    or basic when min_count is None."""
+    from phalanx.cluster_models.workloads import PodGroup
+
+    policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    spec = {"schedulingPolicy": policy}
+    if priority is not None:
+        spec["priority"] = priority
+    if priority_class_name:
+        spec["priorityClassName"] = priority_class_name
+    return PodGroup.model_validate({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                    "metadata": {"name": name, "namespace": namespace}, "spec": spec})
+
+
+@st.composite
+def clusters_with_groups(draw, max_nodes: int = 12, max_pods: int = 30, max_groups: int = 4):
+    """(nodes, pods, priority_classes, pod_groups): a `clusters()`-style cluster plus 0-4 PodGroups (gang with
+    minCount 1-6, or basic; sometimes a priority or a priorityClassName) and their members.
+
+    Members come mostly from their group's own template (identical pods form homogeneous runs), sometimes
+    from another template (heterogeneous groups) or with a priority of their own; a group may have more members than fit, fewer than its
+    minCount (quorum), or a bound member (nodeName set).  Some pods name a PodGroup that does not exist (or
+    exists only in another namespace); a few are gated, belong to another scheduler or are terminal.  Bound
+    pods come first, then every pending pod in a random order (arrival order matters)."""
+    nnodes, nodes, classes, templates = draw(_cluster_base(max_nodes))
+    class_names = [c.metadata.name for c in classes]
+    groups = []
+    for g in range(draw(st.integers(0, max_groups))):
+        namespace = draw(st.sampled_from(["default", "default", "other"]))
+        min_count = draw(st.sampled_from([None, 1, 2, 2, 3, 3, 4, 5, 6]))
+        priority = draw(st.sampled_from([None, None, None, -5, 0, 10, 1000, 2000]))
+        pcn = draw(st.sampled_from(["", "", ""] + class_names)) if priority is None else ""
+        groups.append(make_pod_group(f"g{g}", namespace, min_count, priority, pcn))
+
+    def template():
+        return templates[draw(st.integers(0, len(templates) - 1))]
+
+    def pod_of(name, t, namespace=None, **kw):
+        t = dict(t)
+        if namespace is not None:
+            t["namespace"] = namespace
+        return make_pod(name, **t, **kw)
+
+    bound, pending = [], []
+    budget = max_pods
+    for group in groups:  # members
+        own = template()
+        ns, gname = group.metadata.namespace, group.metadata.name
+        for i in range(min(budget, draw(st.integers(0, 7)))):
+            budget -= 1
+            t = own if draw(st.integers(0, 3)) != 0 else template()
+            if draw(st.integers(0, 7)) == 0:  # same spec, own priority: one signature, several priorities
+                t = {**t, "priority": draw(st.sampled_from([0, 10, 1000])), "priority_class_name": ""}
+            kind = draw(st.integers(0, 29))
+            if kind == 0:
+                bound.append(pod_of(f"{gname}-b{i}", t, ns, pod_group=gname,
+                                    node_name=f"n{draw(st.integers(0, nnodes - 1))}"))
+            elif kind == 1:
+                pending.append(pod_of(f"{gname}-p{i}", t, ns, pod_group=gname, scheduling_gates=["wait"]))
+            elif kind == 2:
+                pending.append(pod_of(f"{gname}-p{i}", t, ns, pod_group=gname, phase="Succeeded"))
+            elif kind == 3:
+                pending.append(pod_of(f"{gname}-p{i}", t, ns, pod_group=gname, scheduler_name="other-scheduler"))
+            else:
+                pending.append(pod_of(f"{gname}-p{i}", t, ns, pod_group=gname))
+    for i in range(min(budget, draw(st.sampled_from([0, 0, 0, 1, 2])))):  # dangling references
+        budget -= 1
+        ns = draw(st.sampled_from(["default", "other"]))
+        pending.append(pod_of(f"dangling{i}", template(), ns, pod_group=draw(st.sampled_from(["missing", "g0", "g1"]))))
+    for i in range(min(budget, draw(st.integers(0, 6)))):  # plain bound pods
+        budget -= 1
+        bound.append(pod_of(f"b{i}", template(), node_name=f"n{draw(st.integers(0, nnodes - 1))}"))
+    for i in range(draw(st.integers(0, budget))):  # plain pending pods
+        gates = ["wait"] if draw(st.integers(0, 19)) == 0 else ()
+        pending.append(pod_of(f"p{i}", template(), scheduling_gates=gates))
+    pending = list(draw(st.permutations(pending)))
+    return nodes, bound + pending, classes, groups

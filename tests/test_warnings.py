@@ -27,6 +27,12 @@ metadata: {name: b, namespace: ml}
 spec:
   containers: [{name: c}]
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c, namespace: ml}
+spec:
+  containers: [{name: c}]
   schedulingGroup: {podGroupName: train}
 ---
 apiVersion: v1
@@ -41,11 +47,12 @@ spec:
 def test_unmodelled_constraints_warn_and_gates_block():
     result = Scheduler(Cluster.from_objects(load_text(MANIFESTS))).schedule()
     assert result.bindings == {"ml/a": "n0", "ml/b": "n0"}
-    assert result.unschedulable == {"ml/gated": "Scheduling is blocked due to non-empty scheduling gates"}
+    assert result.unschedulable == {
+        "ml/gated": "Scheduling is blocked due to non-empty scheduling gates",
+        "ml/c": 'waiting for pod\'s pod group "train" to appear in scheduling queue'}
     text = "\n".join(result.warnings)
     assert "Pod ml/a: podAffinity/podAntiAffinity (InterPodAffinity is not modelled yet; ignored)" in text
     assert "Pod ml/b: volumes persistentVolumeClaim (volume plugins are not modelled yet; ignored)" in text
-    assert "Pod ml/b: schedulingGroup (PodGroup scheduling is not modelled yet; scheduled as a plain pod)" in text
     assert "configMap" not in text
 
 

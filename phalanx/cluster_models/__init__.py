@@ -1,6 +1,17 @@
 """The input layer: Kubernetes manifests -> validated, API-defaulted objects, and the resource arithmetic
 kube-scheduler applies to them. Tensor compilation lives in phalanx.cluster_models.tensors."""
 from .errors import InputError
+from .jobs import (
+    Job,
+    JobObjects,
+    JobSpec,
+    PodTemplateMetadata,
+    PodTemplateSpec,
+    expand_jobs,
+    job_eligible_for_gang,
+    job_objects,
+    owned_by,
+)
 from .load import ClusterObjects, load_paths, load_text, parse_objects
 from .objects import (
     Affinity,
@@ -32,7 +43,12 @@ from .objects import (
     WorkloadReference,
 )
 from .quantity import QuantityError, milli_value, parse_quantity, to_int64, value
-from .requests import effective_priority, pod_nonzero_requests, pod_requests, pod_scoring_requests
+from .requests import (
+    effective_priority,
+    pod_nonzero_requests,
+    pod_requests,
+    pod_scoring_requests,
+)
 from .workloads import (
     DISRUPTION_TARGET,
     PODGROUP_SCHEDULED,
@@ -62,15 +78,17 @@ from .workloads import (
 
 __all__ = [
     "DISRUPTION_TARGET", "PODGROUP_SCHEDULED", "Affinity", "BasicSchedulingPolicy", "ClusterObjects", "Container",
-    "ContainerPort", "GangSchedulingPolicy", "InputError", "LabelSelector", "LabelSelectorRequirement", "Node",
-    "NodeAffinity", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus",
-    "ObjectMeta", "OwnerReference", "Pod", "PodGroup", "PodGroupCondition", "PodGroupIndex", "PodGroupResolution",
-    "PodGroupResourceClaim", "PodGroupSchedulingConstraints", "PodGroupSchedulingPolicy", "PodGroupSpec",
-    "PodGroupStatus", "PodGroupTemplate", "PodGroupTemplateReference", "PodSchedulingGate", "PodSchedulingGroup",
-    "PodSpec", "PodStatus", "PreferredSchedulingTerm", "PriorityClass", "QuantityError", "ResourceList",
-    "ResourceRequirements", "Taint", "Toleration", "TopologyConstraint", "TopologySpreadConstraint",
-    "TypedLocalObjectReference", "Workload", "WorkloadPodGroupTemplateReference", "WorkloadReference", "WorkloadSpec",
-    "WorkloadV1Alpha1", "effective_priority", "load_paths", "load_text", "milli_value", "parse_objects",
+    "ContainerPort", "GangSchedulingPolicy", "InputError", "Job", "JobObjects", "JobSpec", "LabelSelector",
+    "LabelSelectorRequirement", "Node", "NodeAffinity", "NodeSelector", "NodeSelectorRequirement",
+    "NodeSelectorTerm", "NodeSpec", "NodeStatus", "ObjectMeta", "OwnerReference", "Pod", "PodGroup",
+    "PodGroupCondition", "PodGroupIndex", "PodGroupResolution", "PodGroupResourceClaim",
+    "PodGroupSchedulingConstraints", "PodGroupSchedulingPolicy", "PodGroupSpec", "PodGroupStatus",
+    "PodGroupTemplate", "PodGroupTemplateReference", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec",
+    "PodStatus", "PodTemplateMetadata", "PodTemplateSpec", "PreferredSchedulingTerm", "PriorityClass",
+    "QuantityError", "ResourceList", "ResourceRequirements", "Taint", "Toleration", "TopologyConstraint",
+    "TopologySpreadConstraint", "TypedLocalObjectReference", "Workload", "WorkloadPodGroupTemplateReference",
+    "WorkloadReference", "WorkloadSpec", "WorkloadV1Alpha1", "effective_priority", "expand_jobs",
+    "job_eligible_for_gang", "job_objects", "load_paths", "load_text", "milli_value", "owned_by", "parse_objects",
     "parse_quantity", "pod_group_of", "pod_group_reason", "pod_nonzero_requests", "pod_requests",
     "pod_scoring_requests", "resolve_pod_group", "to_int64", "value",
 ]

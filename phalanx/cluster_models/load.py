@@ -11,6 +11,9 @@ spec.workloadRef names an existing Workload and pod group get a PodGroup made fo
 these kinds (v1beta1, v1alpha3 of later releases) are skipped with the unsupported-kind warning. Validation is
 the API server's create-time validation; update rules (immutability of every Workload and PodGroup spec field)
 need the previous version of the object and cannot be checked on a single load, so they are not.
+
+batch/v1 Jobs (cluster_models.jobs) are read and kept as Jobs; `expand_jobs` turns them into the Workloads,
+PodGroups and pods their controller would create. Other batch versions are skipped with the warning.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, validation_problem
+from .jobs import BATCH_V1, Job
 from .objects import Node, Pod, PriorityClass
 from .requests import effective_priority
 from .workloads import (
@@ -48,14 +52,16 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "PriorityClass": ("scheduling.k8s.io", PriorityClass),
     "Workload": ("scheduling.k8s.io", Workload),
     "PodGroup": ("scheduling.k8s.io", PodGroup),
+    "Job": ("batch", Job),
 }
 
 # Kinds read only at some versions: (kind, apiVersion) -> model. A missing apiVersion means the newest.
 _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
     "Workload": {SCHEDULING_V1ALPHA2: Workload, None: Workload, SCHEDULING_V1ALPHA1: WorkloadV1Alpha1},
     "PodGroup": {SCHEDULING_V1ALPHA2: PodGroup, None: PodGroup},
+    "Job": {BATCH_V1: Job, None: Job},
 }
-_NAMESPACED = ("Pod", "Workload", "PodGroup")
+_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job")
 
 
 @dataclass
@@ -68,6 +74,7 @@ class ClusterObjects:
     warnings: list[str] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)  # v1alpha1 ones converted to v1alpha2
     pod_groups: list[PodGroup] = field(default_factory=list)  # read, then those made for v1alpha1 workloadRefs
+    jobs: list[Job] = field(default_factory=list)  # as read, not expanded (see cluster_models.jobs.expand_jobs)
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -227,9 +234,10 @@ class _Collector:
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):
             identity, shown, bucket = obj.key, obj.key, self.objects.pods
-        elif isinstance(obj, (Workload, PodGroup)):
+        elif isinstance(obj, (Workload, PodGroup, Job)):
             identity, shown = obj.key, obj.key
-            bucket = self.objects.workloads if isinstance(obj, Workload) else self.objects.pod_groups
+            bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
+                      Job: self.objects.jobs}[type(obj)]
         else:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = self.objects.nodes if isinstance(obj, Node) else self.objects.priority_classes

@@ -149,6 +149,10 @@ class ClusterTensors:
     # small objects would cost more than the placement itself).
     _bound_pods: list[Pod] = field(default_factory=list)
     _bound_nodes: list[np.ndarray] = field(default_factory=list)
+    _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
+    _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
+    # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
+    _changes: list[np.ndarray] = field(default_factory=list)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -181,37 +185,117 @@ class ClusterTensors:
         return vec
 
     # -- bound pods -------------------------------------------------------------------------------
-    def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]) -> None:
-        """Add the load of one pod shape placed on node_ids (a node may repeat) to the node table."""
+    def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]):
+        """Add the load of one pod shape placed on node_ids (a node may repeat) to the node table. Returns the
+        host-port cells as they were before (None without ports), which `unaccount` needs to undo exactly."""
+        self._add_load(node_ids, request, nonzero, 1)
+        if not ports:
+            return None
+        cells = np.ix_(np.asarray(node_ids), ports)
+        before = self.nodes.host_ports[cells].copy()
+        self.nodes.host_ports[cells] = True
+        return before
+
+    def unaccount(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int],
+                  ports_before) -> None:
+        """Exactly undo `account` (integer subtraction; host-port cells restored to what account returned).
+        Undo placements in reverse order."""
+        self._add_load(node_ids, request, nonzero, -1)
+        if ports:
+            self.nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = ports_before
+
+    def _add_load(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, sign: int) -> None:
         nodes = self.nodes
         if len(node_ids) == 1:        # the per-pod path: plain indexing beats ufunc.at
             n = int(node_ids[0])
-            nodes.requested[n, : len(request)] += request
-            nodes.nonzero_requested[n] += nonzero
-            nodes.pod_count[n] += 1
+            nodes.requested[n, : len(request)] += sign * request
+            nodes.nonzero_requested[n] += sign * nonzero
+            nodes.pod_count[n] += sign
         else:
-            np.add.at(nodes.requested[:, : len(request)], node_ids, request)
-            np.add.at(nodes.nonzero_requested, node_ids, nonzero)
-            np.add.at(nodes.pod_count, node_ids, 1)
-        if ports:
-            nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = True
+            np.add.at(nodes.requested[:, : len(request)], node_ids, sign * request)
+            np.add.at(nodes.nonzero_requested, node_ids, sign * nonzero)
+            np.add.at(nodes.pod_count, node_ids, sign)
+        self._changes.append(np.asarray(node_ids))
 
     def record_bound(self, pods: list[Pod], node_ids) -> None:
         """Remember which pod went where; BoundPods rows are built from this log only when needed."""
+        if self._position is not None:
+            start = len(self._bound_pods)
+            self._position.update((p.key, start + i) for i, p in enumerate(pods))
         self._bound_pods.extend(pods)
         self._bound_nodes.append(np.asarray(node_ids, np.int32))
 
     @property
-    def bind_chunks(self) -> list[np.ndarray]:
-        """Node ids of every binding, one array per placement step, oldest first (read-only)."""
-        return self._bound_nodes
+    def changes(self) -> list[np.ndarray]:
+        """Node ids whose load changed, one array per change, oldest first (read-only)."""
+        return self._changes
+
+    def log_mark(self) -> int:
+        """Where the binding log ends now; `truncate_log` goes back to it."""
+        return len(self._bound_pods)
+
+    def truncate_log(self, mark: int) -> None:
+        """Forget every binding recorded after `mark` (their load is undone separately, by `unaccount`)."""
+        if self._position is not None:
+            for p in self._bound_pods[mark:]:
+                del self._position[p.key]
+        self._removed = {i for i in self._removed if i < mark}
+        flat = self._flat_nodes()
+        self._bound_nodes[:] = [flat[:mark]] if mark else []
+        del self._bound_pods[mark:]
+        self.bound.count = min(self.bound.count, mark)
+
+    def live_bound(self) -> list[tuple[Pod, int]]:
+        """(pod, node id) of every pod on a node now, in binding order."""
+        if not self._bound_pods:
+            return []
+        nodes = self._flat_nodes().tolist()
+        return [(p, n) for i, (p, n) in enumerate(zip(self._bound_pods, nodes)) if i not in self._removed]
+
+    def node_of(self, key: str) -> int:
+        """Node id a live pod is bound to, -1 if it is not bound."""
+        if self._position is None:
+            self._position = {p.key: i for i, p in enumerate(self._bound_pods)}
+        i = self._position.get(key, -1)
+        if i < 0 or i in self._removed:
+            return -1
+        return int(self._flat_nodes()[i])
+
+    def _flat_nodes(self) -> np.ndarray:
+        if len(self._bound_nodes) > 1:
+            self._bound_nodes[:] = [np.concatenate(self._bound_nodes)]
+        return self._bound_nodes[0] if self._bound_nodes else np.zeros(0, np.int32)
+
+    def unbind(self, pod: Pod) -> int:
+        """Take a bound pod off its node (deleted, completed, rejected at Permit); returns the node id, -1 if the
+        pod was not bound. Its BoundPods row stays, flagged like a terminating pod, which no plugin counts."""
+        node = self.node_of(pod.key)
+        if node < 0:
+            return -1
+        i = self._position[pod.key]
+        self._removed.add(i)
+        self._add_load(np.array([node]), self.request_vector(pod_requests(pod)),
+                       np.array(pod_nonzero_requests(pod), np.int64), -1)
+        if i < self.bound.count:
+            self.bound.terminating[i] = True
+        if pod_host_ports(pod):
+            self._recompute_ports(node)
+        return node
+
+    def _recompute_ports(self, node: int) -> None:
+        """A node's host-port row from the pods still on it (two pods may share a port when NodePorts is off)."""
+        self.nodes.host_ports[node] = False
+        for pod, n in self.live_bound():
+            if n == node:
+                for port in pod_host_ports(pod):
+                    self.nodes.host_ports[node, self.port_column(port)] = True
 
     def bound_pods(self) -> BoundPods:
         """The BoundPods table, brought up to date with every recorded binding."""
         b = self.bound
         if b.count < len(self._bound_pods):
             new = self._bound_pods[b.count:]
-            node_ids = np.concatenate(self._bound_nodes)[b.count:]
+            node_ids = self._flat_nodes()[b.count:]
             rows = [self.pod_label_row(p.metadata.labels) for p in new]
             need = b.count + len(new)
             if need > len(b.node):
@@ -228,7 +312,8 @@ class ClusterTensors:
             sl = slice(b.count, need)
             b.node[sl] = node_ids
             b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p in new]
-            b.terminating[sl] = [p.metadata.deletion_timestamp is not None for p in new]
+            b.terminating[sl] = [p.metadata.deletion_timestamp is not None or b.count + j in self._removed
+                                 for j, p in enumerate(new)]
             b.count = need
         return b.view()
 
@@ -247,42 +332,84 @@ def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
 
 def compile_nodes(nodes: list[Node]) -> ClusterTensors:
     """Node objects -> ClusterTensors with no pods bound."""
-    resources = Vocab(BASE_RESOURCES)
+    table = NodeTable(
+        names=[], allocatable=np.zeros((0, len(BASE_RESOURCES)), np.int64, order="F"),
+        requested=np.zeros((0, len(BASE_RESOURCES)), np.int64, order="F"),
+        nonzero_requested=np.zeros((0, 2), np.int64, order="F"), pod_count=np.zeros(0, np.int64),
+        allowed_pods=np.zeros(0, np.int64), unschedulable=np.zeros(0, bool),
+        labels=np.zeros((0, 0), np.int32, order="F"), taints=np.zeros((0, 0), np.int16, order="F"),
+        host_ports=np.zeros((0, 0), bool))
+    tensors = ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=Vocab(BASE_RESOURCES),
+                             node_labels=LabelVocab(), taints=Vocab(), ports=Vocab(), namespaces=Vocab(),
+                             pod_labels=LabelVocab())
+    add_nodes(tensors, nodes)
+    return tensors
+
+
+def add_nodes(tensors: ClusterTensors, nodes: list[Node]) -> None:
+    """Append rows for new nodes (no pods on them); vocabularies grow as needed."""
+    table, first, n = tensors.nodes, tensors.nodes.size, len(nodes)
     for node in nodes:
         for name in node.status.allocatable:
             if name != "pods":
-                resources.add(name)
-    n, r = len(nodes), len(resources)
-    allocatable = np.zeros((n, r), np.int64, order="F")
-    allowed_pods = np.zeros(n, np.int64)
-    unschedulable = np.zeros(n, bool)
-    node_labels = LabelVocab()
-    taints = Vocab()
-    label_pairs: list[list[tuple[int, int]]] = []
-    taint_ids: list[list[int]] = []
-    for i, node in enumerate(nodes):
-        for name, qty in node.status.allocatable.items():
-            if name == "pods":
-                allowed_pods[i] = qty
-            else:
-                allocatable[i, resources.ids[name]] = qty
-        unschedulable[i] = node.spec.unschedulable
-        label_pairs.append([node_labels.add(k, v) for k, v in node.metadata.labels.items()])
-        taint_ids.append([taints.add((t.key, t.value, t.effect)) for t in node.spec.taints])
-    labels = np.full((n, len(node_labels.keys)), -1, np.int32, order="F")
-    taint_matrix = np.full((n, len(taints)), -1, np.int16, order="F")
-    for i, (pairs, tids) in enumerate(zip(label_pairs, taint_ids)):
-        for k, v in pairs:
-            labels[i, k] = v
-        taint_matrix[i, tids] = np.arange(len(tids), dtype=np.int16)
-    table = NodeTable(
-        names=[node.metadata.name for node in nodes], allocatable=allocatable,
-        requested=np.zeros((n, r), np.int64, order="F"), nonzero_requested=np.zeros((n, 2), np.int64, order="F"),
-        pod_count=np.zeros(n, np.int64), allowed_pods=allowed_pods, unschedulable=unschedulable,
-        labels=labels, taints=taint_matrix, host_ports=np.zeros((n, 0), bool))
-    return ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=resources, node_labels=node_labels,
-                          taints=taints, ports=Vocab(), namespaces=Vocab(), pod_labels=LabelVocab(),
-                          node_index={name: i for i, name in enumerate(table.names)})
+                tensors.resources.add(name)
+    r = len(tensors.resources)
+
+    def grown(a: np.ndarray, cols: int, fill) -> np.ndarray:
+        out = np.full((first + n, cols), fill, a.dtype, order="F")
+        out[:first, : a.shape[1]] = a
+        return out
+
+    table.allocatable = grown(table.allocatable, r, 0)
+    table.requested = grown(table.requested, r, 0)
+    table.nonzero_requested = grown(table.nonzero_requested, 2, 0)
+    table.host_ports = grown(table.host_ports, table.host_ports.shape[1], False)
+    table.pod_count = np.concatenate([table.pod_count, np.zeros(n, np.int64)])
+    table.allowed_pods = np.concatenate([table.allowed_pods, np.zeros(n, np.int64)])
+    table.unschedulable = np.concatenate([table.unschedulable, np.zeros(n, bool)])
+    rows = [_node_row(tensors, node) for node in nodes]
+    table.labels = grown(table.labels, len(tensors.node_labels.keys), -1)
+    table.taints = grown(table.taints, len(tensors.taints), -1)
+    for i, (node, row) in enumerate(zip(nodes, rows), start=first):
+        _write_row(tensors, i, node, row)
+        tensors.node_index[node.metadata.name] = i
+    table.names.extend(node.metadata.name for node in nodes)
+
+
+def update_node(tensors: ClusterTensors, node: Node) -> None:
+    """Rewrite a node's row from its new object (labels, taints, allocatable, cordon); its load stays."""
+    i = tensors.node_index[node.metadata.name]
+    for name in node.status.allocatable:
+        if name != "pods":
+            tensors.resource_column(name)
+    row = _node_row(tensors, node)
+    table = tensors.nodes
+    table.labels = _grow_columns(table.labels, len(tensors.node_labels.keys), -1)
+    table.taints = _grow_columns(table.taints, len(tensors.taints), -1)
+    table.allocatable[i] = 0
+    table.labels[i] = -1
+    table.taints[i] = -1
+    _write_row(tensors, i, node, row)
+
+
+def _node_row(tensors: ClusterTensors, node: Node) -> tuple[list[tuple[int, int]], list[int]]:
+    """(label key id, value id) pairs and taint ids of a node; adds what is new to the vocabularies."""
+    return ([tensors.node_labels.add(k, v) for k, v in node.metadata.labels.items()],
+            [tensors.taints.add((t.key, t.value, t.effect)) for t in node.spec.taints])
+
+
+def _write_row(tensors: ClusterTensors, i: int, node: Node, row) -> None:
+    table = tensors.nodes
+    for name, qty in node.status.allocatable.items():
+        if name == "pods":
+            table.allowed_pods[i] = qty
+        else:
+            table.allocatable[i, tensors.resources.ids[name]] = qty
+    table.unschedulable[i] = node.spec.unschedulable
+    pairs, taint_ids = row
+    for k, v in pairs:
+        table.labels[i, k] = v
+    table.taints[i, taint_ids] = np.arange(len(taint_ids), dtype=np.int16)
 
 
 def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..cluster_models import ClusterObjects, InputError, Pod, PriorityClass, effective_priority, load_paths
+from ..cluster_models import (ClusterObjects, InputError, Node, Pod, PodGroup, PriorityClass, Workload,
+                              effective_priority, load_paths)
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
 
 _DONE_PHASES = ("Succeeded", "Failed")
@@ -15,8 +16,11 @@ _DONE_PHASES = ("Succeeded", "Failed")
 class Cluster:
     tensors: ClusterTensors
     priority_classes: dict[str, PriorityClass]
-    pending: list[Pod]                                 # arrival order
+    pending: list[Pod]                                 # arrival order, not yet handed to a Scheduler
     warnings: list[str] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)    # the objects behind tensors.nodes, same order
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
@@ -41,7 +45,8 @@ class Cluster:
                 warnings.append(f"Pod {pod.key}: spec.nodeName: node {node!r} not found; its load is ignored")
                 continue
             bind_existing(tensors, pod, node_id)
-        return cls(tensors, classes, pending, warnings)
+        return cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
+                   list(objects.workloads))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

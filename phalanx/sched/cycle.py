@@ -201,14 +201,14 @@ def resource_loads(xp, p: Prepared, tensors: ClusterTensors, plugin: str):
 
 class BalanceCache:
     """The v1.36 BalancedAllocation "without the pod" term per node. It depends on the node alone, so it is
-    kept across pods and recomputed only for nodes that took pods since it was last read."""
+    kept across pods and recomputed only for nodes whose load changed since it was last read."""
 
     def __init__(self):
         self.entries: dict[tuple, tuple[np.ndarray, int]] = {}
 
     def get(self, xp, tensors: ClusterTensors, inputs: ResourceInputs, alloc, load):
         key = (inputs.columns, inputs.nonzero)
-        chunks = tensors.bind_chunks
+        chunks = tensors.changes
         hit = self.entries.get(key)
         if hit is None:
             values = balanced_allocation.node_balance(xp, load, alloc)

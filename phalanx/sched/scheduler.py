@@ -1,244 +1,595 @@
-"""The pod scheduling loop: PrioritySort queue, per-pod cycles, and opportunistic batching of identical pods.
+"""The scheduler: a workload-aware queue on an explicit clock, pod cycles, PodGroup cycles and Permit.
 
-Pods leave the queue in PrioritySort order (priority desc, then arrival). Consecutive pods with the same
-shape form a run; a run whose scores depend only on each node's own state is placed by the batch path
-(kernels.batch), which makes exactly the decisions of the per-pod loop; other runs go pod by pod.
+Pods leave the activeQ in PrioritySort order (priority desc, then arrival). A plain pod is placed by its own
+cycle; consecutive plain pods of one shape are placed together by the exact batch path (placement.py). A
+PodGroup is one queue entry: its pending members are placed from one snapshot (members by priority, then
+arrival; identical members batched) and bound together when at least minCount are placed, else every
+tentative placement is undone and the group backs off (KEP-4671 "Workload Scheduling Cycle"). With
+gang_mode="permit" gangs instead go pod by pod and placed members wait at Permit, holding their nodes, until
+the gang is complete or the timeout rejects them all (the v1.35 GangScheduling plugin).
+
+Time never passes by itself: `step(until=t)` moves the clock, `run_until_idle()` goes on while anything can
+still happen without an outside event. Events (pods, groups, nodes added or removed) come in through methods.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cluster_models import Pod
-from ..kernels import node_resources_fit
+from ..cluster_models import ClusterObjects, InputError, Node, Pod, PodGroup, PodGroupIndex
+from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..kernels.backend import namespace
-from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
-from ..kernels.normalize import default_normalize
-from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
 from .config import DEFAULT_PROFILE, Profile
-from .cycle import (NORMALIZED_REVERSED, BalanceCache, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
-                    resource_score, run_filters, run_scores, static_raw_scores)
-from .messages import fit_error, reason_histogram
+from .cycle import BalanceCache, Evaluation, Prepared
+from .placement import NO_NODES_MESSAGE, Placement, Placer
+from .podgroups import PERMIT_PLUGIN, QUORUM_MESSAGE, GroupState, go_duration, infeasible_message
+from .queue import PodRun, SchedulingQueue, backoff_s, cut_runs
+from .records import (BOUND, DELETED, PERMIT_REJECTED, POD_GROUP_SCHEDULED, UNSCHEDULABLE, WAITING, Record)
 from .shapes import PodShape, ShapeTable
 
+__all__ = ["GANG_MODES", "GATED_MESSAGE", "NO_NODES_MESSAGE", "ScheduleResult", "Scheduler", "GroupAttempt"]
+
 TIE_BREAKS = ("first", "random")
+GANG_MODES = ("podgroup", "permit")
 # The kernels take the array namespace as an argument; wiring JAX (jit, x64 scope, device state) and CuPy
 # through the scheduler is the backends issue's work, so only numpy is accepted here for now.
 SCHEDULER_BACKENDS = ("numpy",)
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"   # PreEnqueue (SchedulingGates)
-NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
-# Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
-_BLOCK_ELEMENTS = 1 << 22
+DEFAULT_PERMIT_TIMEOUT_S = 300.0
 
 
 @dataclass
 class ScheduleResult:
     bindings: dict[str, str] = field(default_factory=dict)        # "ns/name" -> node
-    unschedulable: dict[str, str] = field(default_factory=dict)   # "ns/name" -> FitError message
+    unschedulable: dict[str, str] = field(default_factory=dict)   # "ns/name" -> last reason it is pending
     warnings: list[str] = field(default_factory=list)
     schedule_s: float = 0.0
     pod_cycles: int = 0          # per-pod evaluations over all nodes
     batch_rounds: int = 0        # batch evaluations over all nodes (each places many pods)
+    group_attempts: int = 0      # PodGroup cycles
+
+
+@dataclass
+class GroupAttempt:
+    """One PodGroup cycle: what was placed, what fit nowhere and why, and whether minCount was reached."""
+    members: int
+    placed: list[Placement] = field(default_factory=list)
+    failed: list[tuple[list[Pod], str]] = field(default_factory=list)   # (pods, FitError) per run
+    infeasible: str | None = None      # PlacementFeasible's message when the group cannot reach minCount
+
+    @property
+    def placed_count(self) -> int:
+        return sum(len(pl.pods) for pl in self.placed)
 
 
 class Scheduler:
-    """Schedules a Cluster's pending pods with one profile on one array backend."""
+    """Schedules a Cluster's pods with one profile on one array backend."""
 
     def __init__(self, cluster: Cluster, profile: Profile = DEFAULT_PROFILE, *, backend: str = "numpy",
-                 tie_break: str = "first", seed: int = 0, batching: bool = True):
+                 tie_break: str = "first", seed: int = 0, batching: bool = True, gang_mode: str = "podgroup",
+                 permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S):
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
             raise ValueError(f"backend {backend!r} is not available yet; use one of {SCHEDULER_BACKENDS}")
+        if gang_mode not in GANG_MODES:
+            raise ValueError(f"gang_mode must be one of {GANG_MODES}, got {gang_mode!r}")
+        if not permit_timeout_s > 0:
+            raise ValueError(f"permit_timeout_s must be > 0, got {permit_timeout_s!r}")
         self.cluster = cluster
         self.profile = profile
-        self.xp = namespace(backend)
         self.backend = backend
         self.tie_break = tie_break
         self.rng = np.random.default_rng(seed)
-        self.batching = batching
+        self.gang_mode = gang_mode
+        self.permit_timeout_s = float(permit_timeout_s)
+        self.placer = Placer(cluster, profile, namespace(backend), batching)
         self.shapes = ShapeTable(profile.system_default_spreading)
-        self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
-        self.balance_cache = BalanceCache()
+        self.now = 0.0
+        self.queue = SchedulingQueue()
+        self.groups: dict[str, GroupState] = {}
+        self._index = PodGroupIndex(ClusterObjects(pod_groups=cluster.pod_groups, workloads=cluster.workloads))
+        self._group_of: dict[str, GroupState] = {}           # pod key -> its group, for grouped pods
+        self._dangling: dict[str, tuple[Pod, int]] = {}      # pods whose PodGroup is missing
+        self._gated: dict[str, Pod] = {}
+        self._unschedulable: dict[str, tuple[Pod, PodShape, int, int]] = {}   # key -> (pod, shape, seq, prio)
+        self._attempts: dict[str, tuple[int, float]] = {}    # pod key -> (failed attempts, last failure time)
+        self._last_message: dict[str, str] = {}              # pending pod -> why it is pending
+        self._deleted: set[str] = set()                      # queued pods deleted before their turn
+        self._seq = 0
+        self._log: list[tuple] = []                          # decisions, materialised as Records on demand
+        self._stats = ScheduleResult()
+        self._live: set[str] = set()                         # pods added and not deleted (pending or bound)
+        self._warned: set[int] = set()                       # shapes whose unmodelled constraints were reported
+        for pod, _ in cluster.tensors.live_bound():
+            gs = self._resolve(pod)[0]
+            if gs is not None:
+                gs.bound.add(pod.key)
+                self._group_of[pod.key] = gs
 
-    # -- queue -----------------------------------------------------------------------------------
-    def _runs(self, pods: list[Pod]) -> list[tuple[PodShape, list[Pod]]]:
-        prio = np.array([self.cluster.priority(p) for p in pods], np.int64)
-        order = np.lexsort((np.arange(len(pods)), -prio))
-        runs: list[tuple[PodShape, list[Pod]]] = []
-        for i in order.tolist():
-            pod = pods[i]
-            shape = self.shapes.intern(pod)
-            if runs and runs[-1][0] is shape:
-                runs[-1][1].append(pod)
-            else:
-                runs.append((shape, [pod]))
-        return runs
+    # -- compatibility with the one-pass API -------------------------------------------------------
+    @property
+    def next_start(self) -> int:
+        return self.placer.next_start
+
+    @property
+    def balance_cache(self) -> BalanceCache:
+        return self.placer.balance_cache
+
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
+        return self.placer.evaluate(shape, rank, advance)
+
+    def message(self, ev: Evaluation) -> str:
+        return self.placer.message(ev)
 
     def schedule(self) -> ScheduleResult:
-        """Schedule every pending pod of the cluster; bound pods leave the pending list."""
+        """Take every pod waiting in `cluster.pending`, run until idle, and report this call's decisions: pods
+        bound, and for each pod still pending the last reason why."""
         mine = self.profile.scheduler_name
-        pods = [p for p in self.cluster.pending if p.spec.scheduler_name == mine]
         others = [p for p in self.cluster.pending if p.spec.scheduler_name != mine]
         result = ScheduleResult(warnings=list(self.cluster.warnings))
         result.warnings += [f"Pod {p.key}: spec.schedulerName {p.spec.scheduler_name!r} is not this profile's "
                             f"{mine!r}; left pending" for p in others]
-        for pod in pods:
-            if pod.spec.scheduling_gates:
-                result.unschedulable[pod.key] = GATED_MESSAGE
-        runs = self._runs([p for p in pods if not p.spec.scheduling_gates])
-        for shape, members in runs:
-            if shape.unmodelled:
-                more = f" (+{len(members) - 1} more with the same spec)" if len(members) > 1 else ""
-                result.warnings.extend(f"Pod {members[0].key}{more}: {w}" for w in shape.unmodelled)
-        start = time.perf_counter()
-        for shape, members in runs:
-            rank = self._rank()
-            if self.batching and len(members) > 1 and self._batchable(shape):
-                self._place_batch(shape, members, rank, result)
-            else:
-                for pod in members:
-                    self._place_one(shape, pod, rank, result)
-        result.schedule_s = time.perf_counter() - start
-        self.cluster.pending = others + ([p for p in pods if p.key in result.unschedulable]
-                                         if result.unschedulable else [])
+        start_log, self._stats = len(self._log), result
+        t0 = time.perf_counter()
+        self.add_pods([p for p in self.cluster.pending if p.spec.scheduler_name == mine], result.warnings)
+        self.run_until_idle()
+        result.schedule_s = time.perf_counter() - t0
+        for entry in self._log[start_log:]:
+            if entry[0] == BOUND:
+                result.bindings.update(zip((p.key for p in entry[2]), entry[4]))
+        result.unschedulable = dict(self._last_message)
+        self.cluster.pending = others
         return result
+
+    # -- events in ----------------------------------------------------------------------------------
+    def add_pods(self, pods, warnings: list[str] | None = None) -> list[Record]:
+        """Pending pods arrive now (in this order). Raises InputError, changing nothing, for a pod that is
+        already bound, already known, or names an unknown PriorityClass."""
+        pods = list(pods)
+        seen: set[str] = set()
+        for pod in pods:
+            if pod.spec.node_name:
+                raise InputError(f"Pod {pod.key}: spec.nodeName: already bound; add it to the cluster input instead")
+            if pod.key in seen or self._known(pod.key):
+                raise InputError(f"Pod {pod.key}: metadata.name: already exists")
+            seen.add(pod.key)
+            self.cluster.priority(pod)
+        start = len(self._log)
+        self._live.update(seen)
+        plain: list[tuple[Pod, int]] = []
+        touched: list[GroupState] = []
+        for pod in pods:
+            seq, self._seq = self._seq, self._seq + 1
+            if pod.spec.scheduling_gates:
+                self._gated[pod.key] = pod
+                self._fail([pod], GATED_MESSAGE)
+                continue
+            gs, reason = self._resolve(pod)
+            if reason is not None:
+                self._dangling[pod.key] = (pod, seq)
+                self._fail([pod], reason)
+            elif gs is None or (self.gang_mode == "permit" and not gs.gang):
+                plain.append((pod, seq))
+            else:
+                self._join(gs, pod, seq)
+                touched.append(gs)
+        self._enqueue_plain(plain, warnings)
+        for gs in dict.fromkeys(touched):
+            self._group_changed(gs, warnings)
+        return self._records(start)
+
+    def add_pod_group(self, group: PodGroup) -> list[Record]:
+        """A PodGroup appears; pods that were waiting for it join it."""
+        if group.key in self.groups or any(g.key == group.key for g in self.cluster.pod_groups):
+            raise InputError(f"PodGroup {group.key}: metadata.name: already exists")
+        start = len(self._log)
+        self.cluster.pod_groups.append(group)
+        self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
+                                                   workloads=self.cluster.workloads))
+        waiting = sorted(self._dangling.values(), key=lambda ps: ps[1])
+        touched = []
+        for pod, seq in waiting:
+            gs, reason = self._resolve(pod)
+            if reason is None:
+                del self._dangling[pod.key]
+                self._join(gs, pod, seq)
+                touched.append(gs)
+        for gs in dict.fromkeys(touched):
+            self._group_changed(gs)
+        return self._records(start)
+
+    def delete_pod(self, key: str, reason: str = "deleted") -> list[Record]:
+        """A pod leaves the cluster (deleted, or completed: reason says which). Its node's resources are
+        released, and pods and groups waiting for cluster changes are retried."""
+        start = len(self._log)
+        if not self._known(key):
+            raise InputError(f"Pod {key}: not found")
+        gs = self._group_of.pop(key, None)
+        freed = False
+        if self.cluster.tensors.node_of(key) >= 0:
+            pod = next(p for p, _ in self.cluster.tensors.live_bound() if p.key == key)
+            freed = self.cluster.tensors.unbind(pod) >= 0
+        if gs is not None:
+            gs.bound.discard(key)
+            gs.waiting.pop(key, None)
+            gs.pending.pop(key, None)
+            if not gs.waiting:
+                gs.permit_deadline = None
+        for pool in (self._unschedulable, self._dangling, self._gated):
+            pool.pop(key, None)
+        self._last_message.pop(key, None)
+        self._attempts.pop(key, None)
+        self._live.discard(key)
+        if not freed:
+            self._deleted.add(key)
+        self._log.append((DELETED, self.now, key, reason))
+        if freed:
+            self._cluster_changed()
+        return self._records(start)
+
+    def add_nodes(self, nodes: list[Node]) -> list[Record]:
+        start = len(self._log)
+        names = {n.metadata.name for n in nodes}
+        clash = names & set(self.cluster.tensors.node_index) or (len(names) < len(nodes) and names)
+        if clash:
+            raise InputError(f"Node {sorted(clash)[0]}: metadata.name: already exists")
+        add_nodes(self.cluster.tensors, nodes)
+        self.cluster.nodes.extend(nodes)
+        self.placer.balance_cache = BalanceCache()
+        self._cluster_changed()
+        return self._records(start)
+
+    def update_node(self, node: Node) -> list[Record]:
+        """A node's labels, taints, allocatable or cordon changed; pods already on it stay."""
+        start = len(self._log)
+        i = self.cluster.tensors.node_index.get(node.metadata.name)
+        if i is None:
+            raise InputError(f"Node {node.metadata.name}: not found")
+        update_node(self.cluster.tensors, node)
+        self.cluster.nodes[i] = node
+        self.placer.balance_cache = BalanceCache()
+        self._cluster_changed()
+        return self._records(start)
+
+    def remove_node(self, name: str) -> list[Record]:
+        """A node leaves; pods on it are deleted (a controller would recreate them as new pods)."""
+        start = len(self._log)
+        tensors = self.cluster.tensors
+        node_id = tensors.node_index.get(name)
+        if node_id is None:
+            raise InputError(f"Node {name}: not found")
+        for pod, n in tensors.live_bound():
+            if n == node_id:
+                self.delete_pod(pod.key, f"node {name} removed")
+        keep = [n for n in self.cluster.nodes if n.metadata.name != name]
+        survivors = tensors.live_bound()
+        rebuilt = compile_nodes(keep)
+        for pod, n in survivors:
+            bind_existing(rebuilt, pod, rebuilt.node_index[tensors.nodes.names[n]])
+        self.cluster.tensors, self.cluster.nodes = rebuilt, keep
+        self.placer.balance_cache = BalanceCache()
+        self.placer.next_start = self.placer.next_start % max(1, len(keep))
+        self._cluster_changed()
+        return self._records(start)
+
+    # -- the clock ----------------------------------------------------------------------------------
+    def step(self, until: float) -> list[Record]:
+        """Schedule everything that can go before time `until` (seconds on this scheduler's clock), then set
+        the clock to `until`. Returns what happened, in order."""
+        if until < self.now:
+            raise ValueError(f"until={until} is before the scheduler's clock ({self.now})")
+        start = len(self._log)
+        self._run(until)
+        if math.isfinite(until):
+            self.now = until
+        return self._records(start)
+
+    def run_until_idle(self) -> list[Record]:
+        """Go on, moving the clock to backoff expiries and Permit timeouts, until nothing can happen without an
+        outside event. Returns what happened."""
+        start = len(self._log)
+        self._run(math.inf)
+        return self._records(start)
+
+    def _run(self, until: float) -> None:
+        while True:
+            self._release_backoff()
+            self._expire_permits()
+            entry = self.queue.pop_active()
+            if entry is not None:
+                self._attempt(entry)
+                continue
+            due = [t for t in (self.queue.next_backoff_expiry(), self._next_permit_deadline()) if t is not None]
+            if not due or min(due) > until:
+                return
+            self.now = max(self.now, min(due))
+
+    # -- records ------------------------------------------------------------------------------------
+    @property
+    def records(self) -> list[Record]:
+        """Everything that happened so far."""
+        return self._records(0)
+
+    def _records(self, start: int) -> list[Record]:
+        out: list[Record] = []
+        for entry in self._log[start:]:
+            kind, t = entry[0], entry[1]
+            if kind in (BOUND, WAITING):
+                out.extend(Record(t, kind, p.key, node) for p, node in zip(entry[2], entry[4]))
+            elif kind == UNSCHEDULABLE or kind == PERMIT_REJECTED:
+                out.extend(Record(t, kind, p.key, message=entry[3]) for p in entry[2])
+            elif kind == DELETED:
+                out.append(Record(t, kind, entry[2], message=entry[3]))
+            else:
+                status, reason, message = entry[3]
+                out.append(Record(t, kind, entry[2], message=message, status=status, reason=reason))
+        return out
+
+    def _bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
+        names = self.cluster.tensors.nodes.names
+        self._log.append((BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
+        if self._last_message:
+            for pod in pods:
+                self._last_message.pop(pod.key, None)
+
+    def _fail(self, pods: list[Pod], message: str, kind: str = UNSCHEDULABLE) -> None:
+        self._log.append((kind, self.now, pods, message))
+        for pod in pods:
+            self._last_message[pod.key] = message
+
+    def _set_condition(self, gs: GroupState, status: str, reason: str, message: str) -> None:
+        """PodGroupScheduled; True is terminal (KEP-4671: later failed cycles do not regress it)."""
+        if gs.scheduled or gs.condition == (status, reason, message):
+            return
+        gs.condition = (status, reason, message)
+        self._log.append((POD_GROUP_SCHEDULED, self.now, gs.key, gs.condition))
+
+    # -- queue bookkeeping ------------------------------------------------------------------------------
+    def _known(self, key: str) -> bool:
+        return key in self._live or self.cluster.tensors.node_of(key) >= 0
+
+    def _resolve(self, pod: Pod) -> tuple[GroupState | None, str | None]:
+        res = self._index.resolve(pod)
+        if res.group is None:
+            return None, res.reason
+        gs = self.groups.get(res.group.key)
+        if gs is None:
+            gs = self.groups[res.group.key] = GroupState(res.group)
+        return gs, None
+
+    def _join(self, gs: GroupState, pod: Pod, seq: int) -> None:
+        gs.pending[pod.key] = (pod, seq)
+        gs.first_seq = min(gs.first_seq, seq)
+        self._group_of[pod.key] = gs
+
+    def _enqueue_plain(self, pods: list[tuple[Pod, int]], warnings: list[str] | None = None) -> None:
+        """Pods (with their arrival seq) into the activeQ as runs; runs are cut in queue order."""
+        if not pods:
+            return
+        prios = [self.cluster.priority(p) for p, _ in pods]
+        order = np.lexsort((np.array([s for _, s in pods]), -np.array(prios, np.int64))).tolist()
+        ordered = [pods[i][0] for i in order]
+        shapes = [self._shape(p, warnings) for p in ordered]
+        for run in cut_runs(ordered, shapes, [prios[i] for i in order], [pods[i][1] for i in order]):
+            self.queue.push_active(run, run.priority, run.seqs[0])
+
+    def _shape(self, pod: Pod, warnings: list[str] | None) -> PodShape:
+        shape = self.shapes.intern(pod)
+        if shape.unmodelled and warnings is not None and shape.id not in self._warned:
+            self._warned.add(shape.id)
+            warnings.extend(f"Pod {pod.key}: {w}" for w in shape.unmodelled)
+        return shape
+
+    def _group_priority(self, gs: GroupState) -> int:
+        """PodGroup spec.priority, else its priorityClassName's value, else its highest pending member's."""
+        spec = gs.group.spec
+        if spec.priority is not None:
+            return spec.priority
+        if spec.priority_class_name:
+            cls = self.cluster.priority_classes.get(spec.priority_class_name)
+            if cls is None:
+                raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
+                                 f"\"{spec.priority_class_name}\" not found")
+            return cls.value
+        return max((self.cluster.priority(p) for p, _ in gs.pending.values()), default=0)
+
+    def _group_changed(self, gs: GroupState, warnings: list[str] | None = None) -> None:
+        """Members were added (or the group appeared): PreEnqueue again, and wake the group if it waits."""
+        for pod, _ in gs.pending.values():
+            self._shape(pod, warnings)
+        if not gs.quorum():
+            self._fail([p for p, _ in gs.pending.values() if self._last_message.get(p.key) != QUORUM_MESSAGE],
+                       QUORUM_MESSAGE)
+            return
+        if self.gang_mode == "permit":
+            ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
+            gs.enqueued.update(p.key for p, _ in ready)
+            self._enqueue_plain(ready, warnings)
+            return
+        if gs.state in ("idle", "unschedulable"):
+            self._activate_group(gs)
+
+    def _activate_group(self, gs: GroupState) -> None:
+        if not gs.pending:
+            gs.state = "idle"
+            return
+        ready_at = gs.failed_at + backoff_s(gs.attempts) if gs.attempts else self.now
+        if ready_at <= self.now:
+            gs.state = "active"
+            self.queue.push_active(gs, self._group_priority(gs), gs.first_seq)
+        else:
+            gs.state = "backoff"
+            self.queue.push_backoff(gs, ready_at, gs.first_seq)
+
+    def _cluster_changed(self, exclude: GroupState | None = None) -> None:
+        """A change that can make pending pods fit (resources freed, a node added or changed): every pod and
+        group waiting in the unschedulable pool moves to the activeQ, or to the backoffQ while backing off."""
+        ready: list[tuple[Pod, int]] = []
+        for key, (pod, shape, seq, prio) in list(self._unschedulable.items()):
+            if exclude is not None and self._group_of.get(key) is exclude:
+                continue
+            del self._unschedulable[key]
+            attempts, failed_at = self._attempts.get(key, (0, self.now))
+            ready_at = failed_at + backoff_s(attempts)
+            if ready_at <= self.now:
+                ready.append((pod, seq))
+            else:
+                self.queue.push_backoff(PodRun(shape, [pod], [seq], prio), ready_at, seq)
+        self._enqueue_plain(ready)
+        for gs in self.groups.values():
+            if gs.state == "unschedulable" and gs is not exclude:
+                self._activate_group(gs)
+
+    def _release_backoff(self) -> None:
+        for entry in self.queue.pop_expired(self.now):
+            if isinstance(entry, GroupState):
+                if entry.state == "backoff":
+                    entry.state = "active"
+                    self.queue.push_active(entry, self._group_priority(entry), entry.first_seq)
+            else:
+                self.queue.push_active(entry, entry.priority, entry.seqs[0])
 
     def _rank(self) -> np.ndarray:
         n = self.cluster.tensors.nodes.size
         return np.arange(n) if self.tie_break == "first" else self.rng.permutation(n)
 
-    def _batchable(self, shape: PodShape) -> bool:
-        n = self.cluster.tensors.nodes.size
-        return not shape.has_spread and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n
+    def _park(self, pods: list[Pod], shape: PodShape, seqs: list[int], prio: int) -> None:
+        """Pods that fit nowhere wait in the unschedulable pool for a cluster event."""
+        for pod, seq in zip(pods, seqs):
+            attempts = self._attempts.get(pod.key, (0, 0.0))[0] + 1
+            self._attempts[pod.key] = (attempts, self.now)
+            self._unschedulable[pod.key] = (pod, shape, seq, prio)
 
-    # -- per-pod path ----------------------------------------------------------------------------
-    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
-        """Filter and score one pod of `shape` against the current state; returns the chosen node or -1.
-        advance=False leaves nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
-        xp, tensors = self.xp, self.cluster.tensors
-        p = prepare(shape, tensors, self.profile)
-        ev = run_filters(xp, p, tensors)
-        n = tensors.nodes.size
-        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
-        if wanted < n:
-            sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
-            if advance:
-                self.next_start = (self.next_start + visited) % n
-            ev.feasible = sampled
-        if not bool(xp.any(ev.feasible)) or self._prescore_error(p, ev):
-            return p, ev, -1
-        run_scores(xp, p, tensors, ev, self.profile, self.balance_cache)
-        rank = np.arange(n) if rank is None else rank
-        return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
-
-    def _place_one(self, shape: PodShape, pod: Pod, rank, result: ScheduleResult) -> None:
-        p, ev, node = self.evaluate(shape, rank)
-        result.pod_cycles += 1
-        if node < 0:
-            result.unschedulable[pod.key] = self.message(ev)
+    # -- attempts -----------------------------------------------------------------------------------
+    def _attempt(self, entry) -> None:
+        if isinstance(entry, GroupState):
+            if entry.state == "active":
+                self._group_cycle(entry)
             return
-        self._bind(p, np.array([node]), [pod], result)
-
-    def _prescore_error(self, p: Prepared, ev: Evaluation) -> bool:
-        """Upstream fails the cycle when NodeAffinity's PreScore cannot parse a preferred term; PreScore runs only
-        when more than one node is feasible. The error becomes the evaluation's message."""
-        error = p.affinity.preferred_error
-        if error is None or "NodeAffinity" not in dict(self.profile.scores) or int(np.sum(ev.feasible)) < 2:
-            return False
-        ev.prescore_error = f'running PreScore plugin "NodeAffinity": {error}'
-        return True
-
-    def message(self, ev: Evaluation) -> str:
-        tensors = self.cluster.tensors
-        if ev.prescore_error:
-            return ev.prescore_error
-        if tensors.nodes.size == 0:
-            return NO_NODES_MESSAGE
-        hist = reason_histogram(ev.filters, ev.codes, ev.payloads, tensors, ev.outside)
-        return fit_error(tensors.nodes.size, hist, ev.prefilter_message)
-
-    def _bind(self, p: Prepared, node_ids: np.ndarray, pods: list[Pod], result: ScheduleResult) -> None:
-        tensors = self.cluster.tensors
-        ports = [tensors.port_column(port) for port in p.shape.host_ports]
-        tensors.account(node_ids, p.request, p.shape.nonzero, ports)
-        tensors.record_bound(pods, node_ids)
-        names = tensors.nodes.names
-        for pod, n in zip(pods, node_ids.tolist()):
-            result.bindings[pod.key] = names[n]
-
-    # -- batch path ------------------------------------------------------------------------------
-    def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, result: ScheduleResult) -> None:
-        xp, tensors, profile = self.xp, self.cluster.tensors, self.profile
-        remaining = members
-        while remaining:
-            p = prepare(shape, tensors, profile)
-            ev = run_filters(xp, p, tensors)
-            result.batch_rounds += 1
-            cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
-            if len(cand_nodes) == 0 or self._prescore_error(p, ev):
-                message = self.message(ev)
-                for pod in remaining:
-                    result.unschedulable[pod.key] = message
+        runs = [entry]
+        while isinstance(self.queue.peek_active(), PodRun) and self.queue.peek_active().shape is entry.shape:
+            runs.append(self.queue.pop_active())      # opportunistic batching across priorities
+        pods = [p for r in runs for p in r.pods]
+        seqs = [s for r in runs for s in r.seqs]
+        prios = [r.priority for r in runs for _ in r.pods]
+        if self._deleted:
+            alive = [i for i, p in enumerate(pods) if p.key not in self._deleted]
+            self._deleted.difference_update(p.key for p in pods)
+            pods, seqs, prios = [pods[i] for i in alive], [seqs[i] for i in alive], [prios[i] for i in alive]
+            if not pods:
                 return
-            k = len(remaining)
-            cap = self._capacity(p, cand_nodes, k)
-            static_total, holders = self._static_part(p, ev.feasible, cand_nodes)
-            # Only nodes whose first copy ranks among the k best can take any of the k pods.
-            sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
-            copies = int(min(cap[sub].max(), k))
-            totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
-            cand, copy = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
-            fill_t = np.full(len(cand_nodes), NEVER, np.int64)
-            fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
-            take = min(len(cand), normalization_epoch_end(np, fill_t, holders) + 1)
-            self._bind(p, cand_nodes[sub[cand[:take]]], remaining[:take], result)
-            remaining = remaining[take:]
+        out = self.placer.place_run(entry.shape, pods, self._rank())
+        self._stats.pod_cycles += out.pod_cycles
+        self._stats.batch_rounds += out.batch_rounds
+        for pl in out.placed:
+            self._commit_plain(pl)
+        if out.failed:
+            self._fail(out.failed, out.message)
+            k = len(pods) - len(out.failed)
+            for pod, seq, prio in zip(out.failed, seqs[k:], prios[k:]):
+                self._park([pod], entry.shape, [seq], prio)
 
-    def _capacity(self, p: Prepared, cand_nodes: np.ndarray, wanted: int) -> np.ndarray:
-        """(C,) copies of the pod each feasible node takes before a filter rejects it (the filters that can
-        change with placements of this very shape: resources, pod count, host ports)."""
-        nodes = self.cluster.tensors.nodes
-        cap = np.full(len(cand_nodes), wanted, np.int64)
-        if "NodeResourcesFit" in p.filters:
-            cap = node_resources_fit.fit_capacity(np, nodes.allocatable, nodes.requested, nodes.pod_count,
-                                                  nodes.allowed_pods, p.fit_request)[cand_nodes]
-        if "NodePorts" in p.filters:
-            cap = np.minimum(cap, 1)     # a second copy would clash with the first one's host ports
-        return cap
-
-    def _static_part(self, p: Prepared, feasible, cand_nodes: np.ndarray):
-        """Weighted normalized scores that stay fixed while the feasible set keeps its maxima, per candidate,
-        and for each such plugin with a positive maximum the candidates holding it."""
-        xp, weights = self.xp, dict(p.scores)
-        raw = static_raw_scores(xp, p, self.cluster.tensors)
-        static_total = np.zeros(len(cand_nodes), np.int64)
-        holders = []
-        for plugin, reverse in NORMALIZED_REVERSED.items():
-            if plugin not in raw:
+    def _commit_plain(self, pl: Placement) -> None:
+        """Bind placed plain pods; in permit mode gang members wait at Permit instead, holding their nodes."""
+        if not self._group_of:
+            self._bound(pl.pods, pl.node_ids)
+            return
+        names = self.cluster.tensors.nodes.names
+        for pod, node in zip(pl.pods, pl.node_ids.tolist()):
+            gs = self._group_of.get(pod.key)
+            if gs is None or not gs.gang:
+                self._bound([pod], np.array([node]))
                 continue
-            mine = np.asarray(raw[plugin])[cand_nodes]
-            static_total += weights[plugin] * np.asarray(default_normalize(xp, raw[plugin], feasible, reverse))[cand_nodes]
-            top = mine.max()
-            if top > 0:
-                holders.append(mine == top)
-        return static_total, holders
+            gs.waiting[pod.key] = pod
+            gs.pending.pop(pod.key, None)
+            self._log.append((WAITING, self.now, [pod], None, [names[node]]))
+            self._last_message.pop(pod.key, None)
+            if gs.permit_deadline is None:
+                gs.permit_deadline = self.now + self.permit_timeout_s
+            if len(gs.waiting) + len(gs.bound) >= gs.min_count:
+                self._allow(gs)
 
-    def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
-        """(C, copies) int64 total score of the j-th further copy on each candidate."""
-        xp, tensors = self.xp, self.cluster.tensors
-        totals = np.repeat(static_total[:, None], copies, axis=1)
-        step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes)))
-        for plugin, weight in p.scores:
-            if plugin not in RESOURCE_SCORES:
+    def _allow(self, gs: GroupState) -> None:
+        tensors = self.cluster.tensors
+        pods = list(gs.waiting.values())
+        self._bound(pods, np.array([tensors.node_of(p.key) for p in pods], np.int64))
+        gs.bound.update(gs.waiting)
+        gs.waiting.clear()
+        gs.permit_deadline = None
+        self._set_condition(gs, "True", "Scheduled", "")
+
+    def _next_permit_deadline(self) -> float | None:
+        deadlines = [gs.permit_deadline for gs in self.groups.values() if gs.permit_deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def _expire_permits(self) -> None:
+        for gs in self.groups.values():
+            if gs.permit_deadline is None or gs.permit_deadline > self.now:
                 continue
-            alloc, before = resource_loads(xp, p, tensors, plugin)
-            alloc = [a[cand_nodes, None] for a in alloc]
-            before = [b[cand_nodes, None] for b in before]
-            for j0 in range(0, copies, step):
-                j = np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :]
-                totals[:, j0:j0 + j.shape[1]] += weight * resource_score(np, plugin, p, self.profile, alloc, before, j)
-        return totals
+            pods = list(gs.waiting.values())
+            message = f"rejected due to timeout after waiting {go_duration(self.permit_timeout_s)} at plugin " \
+                      f"{PERMIT_PLUGIN}"
+            for pod in pods:
+                self.cluster.tensors.unbind(pod)
+            gs.waiting.clear()
+            gs.permit_deadline = None
+            self._fail(pods, message, PERMIT_REJECTED)
+            for pod in pods:
+                gs.pending[pod.key] = (pod, gs.first_seq)
+                self._park([pod], self.shapes.intern(pod), [gs.first_seq], self.cluster.priority(pod))
+            self._set_condition(gs, "False", "Unschedulable", message)
+            self._cluster_changed(exclude=gs)
+
+    def try_group(self, gs: GroupState) -> GroupAttempt:
+        """Place the group's pending members from the current state (members by priority, then arrival; runs
+        of identical members batched), stopping as soon as minCount is out of reach. The placements stay in
+        the node table; the caller commits or undoes them."""
+        members = sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))
+        pods = [p for p, _ in members]
+        shapes = [self.shapes.intern(p) for p in pods]
+        attempt = GroupAttempt(members=len(pods))
+        scheduled, remaining = len(gs.bound), len(pods)
+        for run in cut_runs(pods, shapes, [0] * len(pods), [s for _, s in members]):
+            out = self.placer.place_run(run.shape, run.pods, self._rank())
+            self._stats.pod_cycles += out.pod_cycles
+            self._stats.batch_rounds += out.batch_rounds
+            attempt.placed.extend(out.placed)
+            if out.failed:
+                attempt.failed.append((out.failed, out.message))
+            scheduled += len(run.pods) - len(out.failed)
+            remaining -= len(run.pods)
+            if scheduled + remaining < gs.min_count:
+                attempt.infeasible = infeasible_message(gs.min_count, scheduled, remaining)
+                break
+        return attempt
+
+    def _group_cycle(self, gs: GroupState) -> None:
+        self._stats.group_attempts += 1
+        mark = self.cluster.tensors.log_mark()
+        attempt = self.try_group(gs)
+        failed_keys = {p.key for pods, _ in attempt.failed for p in pods}
+        for pods, message in attempt.failed:
+            self._fail(pods, message)
+        if attempt.infeasible is not None:
+            self.placer.undo(attempt.placed, mark)
+            rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
+            self._fail(rest, attempt.infeasible)
+            self._set_condition(gs, "False", "Unschedulable", attempt.infeasible)
+        else:
+            for pl in attempt.placed:
+                self._bound(pl.pods, pl.node_ids)
+                for pod in pl.pods:
+                    del gs.pending[pod.key]
+                    gs.bound.add(pod.key)
+            self._set_condition(gs, "True", "Scheduled", "")
+        if gs.pending:
+            gs.attempts += 1
+            gs.failed_at = self.now
+            gs.state = "unschedulable"
+        else:
+            gs.state = "idle"

@@ -61,8 +61,6 @@ def unmodelled_constraints(pod: Pod, system_default_spreading: bool) -> tuple[st
                      + " (volume plugins are not modelled yet; ignored)")
     if pod.spec.resource_claims:
         found.append("resourceClaims (DynamicResources is not modelled yet; ignored)")
-    if (pod.spec.scheduling_group is not None and pod.spec.scheduling_group.pod_group_name) or pod.spec.workload_ref:
-        found.append("schedulingGroup (PodGroup scheduling is not modelled yet; scheduled as a plain pod)")
     if (system_default_spreading and not pod.spec.topology_spread_constraints
             and any(o.kind in _SPREAD_OWNERS and o.controller for o in pod.metadata.owner_references)):
         found.append("system default topology spreading for controller-owned pods (needs the owner's selector; "

@@ -226,6 +226,38 @@ def _is_terminal(pod) -> bool:
     return status is not None and status.phase in ("Succeeded", "Failed")
 
 
+def priority_class_map(priority_classes) -> dict:
+    """name -> PriorityClass, from a list (or a dict already keyed by name)."""
+    if isinstance(priority_classes, dict):
+        return dict(priority_classes)
+    return {pc.metadata.name: pc for pc in (priority_classes or [])}
+
+
+def bound_pods_by_node(nodes, pods) -> dict:
+    """node name -> the bound (spec.nodeName set), non-terminal pods on it, in input order.  Pods bound to a
+    node that is not in `nodes` are dropped."""
+    pods_by_node: dict = {P.node_name(n): [] for n in nodes}
+    for pod in pods:
+        if _is_terminal(pod) or not pod.spec.node_name:
+            continue
+        if pod.spec.node_name in pods_by_node:
+            pods_by_node[pod.spec.node_name].append(pod)
+    return pods_by_node
+
+
+def pending_pods(pods) -> list:
+    """[(input index, pod)] for the pods this scheduler has to place: non-terminal, no spec.nodeName,
+    schedulerName default-scheduler (gated pods included)."""
+    out = []
+    for idx, pod in enumerate(pods):
+        if _is_terminal(pod) or pod.spec.node_name:
+            continue
+        if (pod.spec.scheduler_name or "default-scheduler") != "default-scheduler":
+            continue
+        out.append((idx, pod))
+    return out
+
+
 def ref_schedule(nodes, pods, priority_classes, profile):
     """Schedule every pending pod in PrioritySort order (effective priority desc, then input
     order), one at a time against the state that includes all previous bindings.
@@ -236,23 +268,9 @@ def ref_schedule(nodes, pods, priority_classes, profile):
     ignored; pods with scheduling gates are reported unschedulable with upstream's
     SchedulingGated message.  There is no retry of failed pods (no queueing hints)."""
     _check_profile(profile)
-    if isinstance(priority_classes, dict):
-        classes = dict(priority_classes)
-    else:
-        classes = {pc.metadata.name: pc for pc in (priority_classes or [])}
-    node_names = {P.node_name(n) for n in nodes}
-    pods_by_node: dict = {P.node_name(n): [] for n in nodes}
-    pending = []
-    for idx, pod in enumerate(pods):
-        if _is_terminal(pod):
-            continue
-        if pod.spec.node_name:
-            if pod.spec.node_name in node_names:
-                pods_by_node[pod.spec.node_name].append(pod)
-            continue
-        if (pod.spec.scheduler_name or "default-scheduler") != "default-scheduler":
-            continue
-        pending.append((-effective_priority(pod, classes), idx, pod))
+    classes = priority_class_map(priority_classes)
+    pods_by_node = bound_pods_by_node(nodes, pods)
+    pending = [(-effective_priority(pod, classes), idx, pod) for idx, pod in pending_pods(pods)]
     pending.sort(key=lambda t: (t[0], t[1]))
     bindings: dict = {}
     unschedulable: dict = {}

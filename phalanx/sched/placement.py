@@ -1,0 +1,200 @@
+"""Placing a run of identical pods: the per-pod path and the exact batch path (opportunistic batching).
+
+Both make the same decisions: each pod takes the best node of the current state, then that node's load
+grows. A run stops at its first pod that fits nowhere; the rest of the run would meet the same state and
+fail the same way (KEP-4671: "rejecting all subsequent pods from the same homogeneous sub-group").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cluster_models import Pod
+from ..kernels import node_resources_fit
+from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
+from ..kernels.normalize import default_normalize
+from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
+from .cluster import Cluster
+from .config import Profile
+from .cycle import (NORMALIZED_REVERSED, BalanceCache, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
+                    resource_score, run_filters, run_scores, static_raw_scores)
+from .messages import fit_error, reason_histogram
+from .shapes import PodShape
+
+NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
+# Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
+_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass
+class Placement:
+    """Load added to the node table for some pods of one shape; enough to undo it exactly."""
+    pods: list[Pod]
+    node_ids: np.ndarray             # (k,) int64 node id per pod
+    request: np.ndarray              # (R,) int64
+    nonzero: np.ndarray              # (2,) int64
+    ports: list[int]                 # host-port columns
+    ports_before: np.ndarray | None  # (k, len(ports)) bool host-port cells before
+
+
+@dataclass
+class RunOutcome:
+    placed: list[Placement] = field(default_factory=list)
+    failed: list[Pod] = field(default_factory=list)
+    message: str = ""                # why `failed` fit nowhere
+    pod_cycles: int = 0              # per-pod evaluations over all nodes
+    batch_rounds: int = 0            # batch evaluations over all nodes (each places many pods)
+
+
+class Placer:
+    """Filter/score evaluation and placement of pod runs on one cluster's tensors."""
+
+    def __init__(self, cluster: Cluster, profile: Profile, xp, batching: bool):
+        self.cluster = cluster
+        self.profile = profile
+        self.xp = xp
+        self.batching = batching
+        self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
+        self.balance_cache = BalanceCache()
+
+    def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
+        out = RunOutcome()
+        if self.batching and len(pods) > 1 and self._batchable(shape):
+            self._place_batch(shape, pods, rank, out)
+            return out
+        for i, pod in enumerate(pods):
+            p, ev, node = self.evaluate(shape, rank)
+            out.pod_cycles += 1
+            if node < 0:
+                out.failed, out.message = pods[i:], self.message(ev)
+                break
+            out.placed.append(self.account(p, np.array([node]), [pod]))
+        return out
+
+    def _batchable(self, shape: PodShape) -> bool:
+        n = self.cluster.tensors.nodes.size
+        return not shape.has_spread and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n
+
+    # -- per-pod path ----------------------------------------------------------------------------
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
+        """Filter and score one pod of `shape` against the current state; returns the chosen node or -1.
+        advance=False leaves nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
+        xp, tensors = self.xp, self.cluster.tensors
+        p = prepare(shape, tensors, self.profile)
+        ev = run_filters(xp, p, tensors)
+        n = tensors.nodes.size
+        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
+        if wanted < n:
+            sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
+            if advance:
+                self.next_start = (self.next_start + visited) % n
+            ev.feasible = sampled
+        if not bool(xp.any(ev.feasible)) or self._prescore_error(p, ev):
+            return p, ev, -1
+        run_scores(xp, p, tensors, ev, self.profile, self.balance_cache)
+        rank = np.arange(n) if rank is None else rank
+        return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
+
+    def _prescore_error(self, p: Prepared, ev: Evaluation) -> bool:
+        """Upstream fails the cycle when NodeAffinity's PreScore cannot parse a preferred term; PreScore runs only
+        when more than one node is feasible. The error becomes the evaluation's message."""
+        error = p.affinity.preferred_error
+        if error is None or "NodeAffinity" not in dict(self.profile.scores) or int(np.sum(ev.feasible)) < 2:
+            return False
+        ev.prescore_error = f'running PreScore plugin "NodeAffinity": {error}'
+        return True
+
+    def message(self, ev: Evaluation) -> str:
+        tensors = self.cluster.tensors
+        if ev.prescore_error:
+            return ev.prescore_error
+        if tensors.nodes.size == 0:
+            return NO_NODES_MESSAGE
+        hist = reason_histogram(ev.filters, ev.codes, ev.payloads, tensors, ev.outside)
+        return fit_error(tensors.nodes.size, hist, ev.prefilter_message)
+
+    def account(self, p: Prepared, node_ids: np.ndarray, pods: list[Pod]) -> Placement:
+        tensors = self.cluster.tensors
+        ports = [tensors.port_column(port) for port in p.shape.host_ports]
+        before = tensors.account(node_ids, p.request, p.shape.nonzero, ports)
+        tensors.record_bound(pods, node_ids)
+        return Placement(pods, node_ids, p.request, p.shape.nonzero, ports, before)
+
+    def undo(self, placements: list[Placement], log_mark: int) -> None:
+        """Take placements back off the node table, newest first, and cut the binding log back to log_mark."""
+        tensors = self.cluster.tensors
+        for pl in reversed(placements):
+            tensors.unaccount(pl.node_ids, pl.request, pl.nonzero, pl.ports, pl.ports_before)
+        tensors.truncate_log(log_mark)
+
+    # -- batch path ------------------------------------------------------------------------------
+    def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+        xp, tensors, profile = self.xp, self.cluster.tensors, self.profile
+        remaining = members
+        while remaining:
+            p = prepare(shape, tensors, profile)
+            ev = run_filters(xp, p, tensors)
+            out.batch_rounds += 1
+            cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
+            if len(cand_nodes) == 0 or self._prescore_error(p, ev):
+                out.failed, out.message = remaining, self.message(ev)
+                return
+            k = len(remaining)
+            cap = self._capacity(p, cand_nodes, k)
+            static_total, holders = self._static_part(p, ev.feasible, cand_nodes)
+            # Only nodes whose first copy ranks among the k best can take any of the k pods.
+            sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
+            copies = int(min(cap[sub].max(), k))
+            totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
+            cand, copy = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
+            fill_t = np.full(len(cand_nodes), NEVER, np.int64)
+            fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
+            take = min(len(cand), normalization_epoch_end(np, fill_t, holders) + 1)
+            out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
+            remaining = remaining[take:]
+
+    def _capacity(self, p: Prepared, cand_nodes: np.ndarray, wanted: int) -> np.ndarray:
+        """(C,) copies of the pod each feasible node takes before a filter rejects it (the filters that can
+        change with placements of this very shape: resources, pod count, host ports)."""
+        nodes = self.cluster.tensors.nodes
+        cap = np.full(len(cand_nodes), wanted, np.int64)
+        if "NodeResourcesFit" in p.filters:
+            cap = node_resources_fit.fit_capacity(np, nodes.allocatable, nodes.requested, nodes.pod_count,
+                                                  nodes.allowed_pods, p.fit_request)[cand_nodes]
+        if "NodePorts" in p.filters:
+            cap = np.minimum(cap, 1)     # a second copy would clash with the first one's host ports
+        return cap
+
+    def _static_part(self, p: Prepared, feasible, cand_nodes: np.ndarray):
+        """Weighted normalized scores that stay fixed while the feasible set keeps its maxima, per candidate,
+        and for each such plugin with a positive maximum the candidates holding it."""
+        xp, weights = self.xp, dict(p.scores)
+        raw = static_raw_scores(xp, p, self.cluster.tensors)
+        static_total = np.zeros(len(cand_nodes), np.int64)
+        holders = []
+        for plugin, reverse in NORMALIZED_REVERSED.items():
+            if plugin not in raw:
+                continue
+            mine = np.asarray(raw[plugin])[cand_nodes]
+            static_total += weights[plugin] * np.asarray(default_normalize(xp, raw[plugin], feasible, reverse))[cand_nodes]
+            top = mine.max()
+            if top > 0:
+                holders.append(mine == top)
+        return static_total, holders
+
+    def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
+        """(C, copies) int64 total score of the j-th further copy on each candidate."""
+        xp, tensors = self.xp, self.cluster.tensors
+        totals = np.repeat(static_total[:, None], copies, axis=1)
+        step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes)))
+        for plugin, weight in p.scores:
+            if plugin not in RESOURCE_SCORES:
+                continue
+            alloc, before = resource_loads(xp, p, tensors, plugin)
+            alloc = [a[cand_nodes, None] for a in alloc]
+            before = [b[cand_nodes, None] for b in before]
+            for j0 in range(0, copies, step):
+                j = np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :]
+                totals[:, j0:j0 + j.shape[1]] += weight * resource_score(np, plugin, p, self.profile, alloc, before, j)
+        return totals
