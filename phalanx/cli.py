@@ -1,4 +1,4 @@
-"""The `phalanx` command: schedule, explain, generate, bench."""
+"""The `phalanx` command: schedule, explain, generate, bench, demo-gang."""
 from __future__ import annotations
 
 import json
@@ -67,6 +67,8 @@ def schedule(
         typer.echo(f"warning: {w}", err=True)
     if as_json:
         typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
+                               "pod_groups": {k: dict(zip(("status", "reason", "message"), v))
+                                              for k, v in result.pod_groups.items()},
                                "timing": timing}))
         return
     _summary(state, result, load_s, verbose)
@@ -101,20 +103,38 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
     if verbose:
         for key, message in result.unschedulable.items():
             typer.echo(f"  {key}: {message}")
+    if result.pod_groups:
+        typer.echo(f"pod groups: {len(result.pod_groups)}")
+        for key, (status, reason, message) in sorted(result.pod_groups.items()):
+            typer.echo(f"  {key}: PodGroupScheduled={status} {reason}" + (f": {message}" if message else ""))
 
 
 @app.command()
 def explain(
-    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod manifests"),
-    pod: Path = typer.Option(..., "--pod", help="manifest of the pod to explain"),
+    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PodGroup manifests"),
+    pod: Optional[Path] = typer.Option(None, "--pod", help="manifest of the pod to explain"),
+    group: Optional[str] = typer.Option(None, "--group", help="namespace/name of a PodGroup in --cluster to explain"),
     config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration"),
     compat: str = typer.Option("1.36", "--compat"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ):
-    """Per node: every filter's status and reasons, every score's raw and normalized value, the total."""
-    from .sched.explain import explain_pod, render_text
+    """Per node: every filter's status and reasons, every score's raw and normalized value, the total.
+    With --group: schedule the cluster's other pods, then why the PodGroup waits (quorum, or what a PodGroup
+    cycle would place now and why the rest fits nowhere)."""
+    from .sched.explain import explain_group, explain_pod, render_text
+    if (pod is None) == (group is None):
+        _fail("give exactly one of --pod and --group")
     try:
         state = Cluster.from_objects(load_paths([cluster]))
+        if group is not None:
+            scheduler = _scheduler(state, config, compat, "numpy", "first", 0)
+            scheduler.schedule()
+            try:
+                report = explain_group(scheduler, group)
+            except KeyError as exc:
+                _fail(exc.args[0])
+            typer.echo(json.dumps(report) if as_json else report["message"])
+            return
         pods = load_paths([pod]).pods
         if len(pods) != 1:
             _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
@@ -167,8 +187,31 @@ def bench(
     if as_json:
         typer.echo(json.dumps(report))
     else:
+        per_group = (f", {report['us_per_podgroup_attempt']:,.1f} us per PodGroup attempt "
+                     f"({report['podgroup_attempts']} attempts)" if "podgroup_attempts" in report else "")
         typer.echo(f"{report['scenario']}: {report['pods']} pods on {report['nodes']} nodes in "
-                   f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({backend})")
+                   f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({backend}){per_group}")
+
+
+@app.command("demo-gang")
+def demo_gang(
+    workers: int = typer.Option(64, "--workers", min=2, help="workers of the first training job (1 GPU each)"),
+    later_workers: int = typer.Option(40, "--later-workers", min=1, help="workers of the job arriving a minute later"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """A 64-worker gang on a cluster with 47 free GPUs, scheduled pod by pod and as a PodGroup."""
+    from .demos import stranded_gpus
+    rows = stranded_gpus(workers, later_workers)
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    typer.echo(f"{rows[0]['free_gpus_at_start']} free GPUs; job 'train' ({workers} x 1 GPU) arrives at t=0, "
+               f"job 'finetune' ({later_workers} x 1 GPU) at t=60s")
+    typer.echo(f"  {'':<11} {'train bound':>12} {'finetune bound':>15} {'stranded GPUs':>14} {'free GPUs':>10}")
+    for r in rows:
+        typer.echo(f"  {r['way']:<11} {r['train_bound']:>12} {r['finetune_bound']:>15} {r['stranded_gpus']:>14} "
+                   f"{r['free_gpus_at_end']:>10}")
+    typer.echo(rows[1]["train_waits_because"])
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objects import Container, Node, NodeSpec, NodeStatus, ObjectMeta, Pod, PodSpec, ResourceRequirements, Taint, \
-    Toleration
+from .objects import (Container, Node, NodeSpec, NodeStatus, ObjectMeta, Pod, PodSchedulingGroup, PodSpec,
+                      ResourceRequirements, Taint, Toleration)
+from .workloads import PodGroup
 
 ZONE, BLOCK, RACK, HOSTNAME = ("topology.kubernetes.io/zone", "topology.phalanx.dev/block",
                                "topology.phalanx.dev/rack", "kubernetes.io/hostname")
@@ -84,6 +85,19 @@ def copies(template: Pod, n: int, prefix: str, start: int = 0) -> list[Pod]:
 def basic_pods(n: int) -> list[Pod]:
     """scheduler_perf SchedulingBasic: identical 100m / 500Mi pods."""
     return copies(pod_template("100m", "500Mi"), n, "pod")
+
+
+def gang_pods(gangs: int, size: int, cpu: str = "100m", memory: str = "500Mi") -> tuple[list[PodGroup], list[Pod]]:
+    """`gangs` gang PodGroups (minCount = size) of `size` identical pods each (scheduler_perf gang scheduling)."""
+    groups, pods = [], []
+    for g in range(gangs):
+        name = f"gang-{g}"
+        groups.append(PodGroup.model_validate({"metadata": {"name": name, "namespace": "default"},
+                                               "spec": {"schedulingPolicy": {"gang": {"minCount": size}}}}))
+        template = pod_template(cpu, memory)
+        template.spec.scheduling_group = PodSchedulingGroup(pod_group_name=name)
+        pods.extend(copies(template, size, name))
+    return groups, pods
 
 
 def heterogeneous_pods(n: int, seed: int = 0) -> list[Pod]:

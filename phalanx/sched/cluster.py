@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..cluster_models import (ClusterObjects, InputError, Node, Pod, PodGroup, PriorityClass, Workload,
-                              effective_priority, load_paths)
+from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PriorityClass, Workload,
+                              effective_priority, expand_jobs, load_paths)
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
 
 _DONE_PHASES = ("Succeeded", "Failed")
@@ -21,11 +21,14 @@ class Cluster:
     nodes: list[Node] = field(default_factory=list)    # the objects behind tensors.nodes, same order
     pod_groups: list[PodGroup] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
     def from_objects(cls, objects: ClusterObjects) -> "Cluster":
-        """Compile nodes, account bound pods as load, queue the rest. Raises InputError, changing nothing."""
+        """Run the Job controller over the Jobs (their Workloads, PodGroups and pods join the input), compile
+        nodes, account bound pods as load, queue the rest. Raises InputError, changing nothing."""
+        objects = expand_jobs(objects)
         classes = {pc.metadata.name: pc for pc in objects.priority_classes}
         warnings = list(objects.warnings)
         pending: list[Pod] = []
@@ -46,7 +49,7 @@ class Cluster:
                 continue
             bind_existing(tensors, pod, node_id)
         return cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                   list(objects.workloads))
+                   list(objects.workloads), list(objects.jobs))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

@@ -12,6 +12,7 @@ from ..cluster_models import Pod
 from ..kernels import node_affinity
 from ..kernels.status import CODE_NAMES, SUCCESS
 from .messages import first_failures, reasons
+from .podgroups import QUORUM_MESSAGE
 from .scheduler import Scheduler
 
 
@@ -70,3 +71,39 @@ def render_text(report: dict) -> str:
                               for k, v in node["scores"].items())
             lines.append(f"  {node['name']}: total {node['total']} ({parts})")
     return "\n".join(lines)
+
+
+def explain_group(scheduler: Scheduler, key: str) -> dict:
+    """Why a PodGroup waits (or where it would go): quorum, or a what-if PodGroup cycle against the current
+    state, undone afterwards. {"podgroup", "members", "bound", "min_count", "placeable", "failed": [{"pods",
+    "message"}], "infeasible", "message"}."""
+    gs = scheduler.groups.get(key)
+    if gs is None:
+        raise KeyError(f"PodGroup {key}: no pods of this group are known to the scheduler")
+    members = gs.present
+    report = {"podgroup": key, "members": members, "bound": len(gs.bound), "waiting": len(gs.waiting),
+              "min_count": gs.min_count, "gang": gs.gang, "placeable": None, "failed": [], "infeasible": None,
+              "condition": gs.condition}
+    head = f"PodGroup {key}: "
+    if not gs.pending:
+        report["message"] = head + f"{len(gs.bound)}/{members} pods bound, none pending"
+        return report
+    if not gs.quorum():
+        report["message"] = head + (f"waiting for minCount pods: {members} of {gs.min_count} present "
+                                    f"({QUORUM_MESSAGE})")
+        return report
+    rng_state, next_start = scheduler.rng.bit_generator.state, scheduler.placer.next_start
+    mark = scheduler.cluster.tensors.log_mark()
+    attempt = scheduler.try_group(gs)
+    scheduler.placer.undo(attempt.placed, mark)
+    scheduler.rng.bit_generator.state, scheduler.placer.next_start = rng_state, next_start
+    placeable = len(gs.bound) + attempt.placed_count
+    report.update(placeable=placeable, infeasible=attempt.infeasible,
+                  failed=[{"pods": [p.key for p in pods], "message": message} for pods, message in attempt.failed])
+    count = f"{placeable}/{members} pods placeable" + (f" (minCount {gs.min_count})" if gs.min_count != members else "")
+    parts = [f"{len(pods)} pods: {message}" for pods, message in attempt.failed]
+    tried = attempt.placed_count + sum(len(pods) for pods, _ in attempt.failed)
+    if attempt.infeasible and tried < len(gs.pending):
+        parts.append(f"{len(gs.pending) - tried} pods not tried: {attempt.infeasible}")
+    report["message"] = head + "; ".join([count, *parts])
+    return report

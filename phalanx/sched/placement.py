@@ -121,12 +121,21 @@ class Placer:
         tensors.record_bound(pods, node_ids)
         return Placement(pods, node_ids, p.request, p.shape.nonzero, ports, before)
 
-    def undo(self, placements: list[Placement], log_mark: int) -> None:
-        """Take placements back off the node table, newest first, and cut the binding log back to log_mark."""
+    def undo(self, placements: list[Placement], log_mark: int, keep: int = 0) -> None:
+        """Take placements back off the node table, newest first, except the first `keep` pods, and cut the
+        binding log back to just after them (log_mark: the log's end before the placements)."""
         tensors = self.cluster.tensors
-        for pl in reversed(placements):
-            tensors.unaccount(pl.node_ids, pl.request, pl.nonzero, pl.ports, pl.ports_before)
-        tensors.truncate_log(log_mark)
+        ends = np.cumsum([len(pl.pods) for pl in placements])
+        for pl, end in zip(reversed(placements), reversed(ends.tolist())):
+            start = end - len(pl.pods)
+            if end <= keep:
+                break
+            cut = max(keep - start, 0)
+            if cut and pl.ports:
+                raise ValueError("cannot split a placement with host ports")
+            before = pl.ports_before[cut:] if pl.ports_before is not None else None
+            tensors.unaccount(pl.node_ids[cut:], pl.request, pl.nonzero, pl.ports, before)
+        tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------
     def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:

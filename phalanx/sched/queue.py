@@ -72,6 +72,10 @@ class SchedulingQueue:
             out.append(heapq.heappop(self._backoff)[3])
         return out
 
+    def entries(self) -> list:
+        """Every queued entry, in no particular order."""
+        return [item[3] for item in self._active] + [item[3] for item in self._backoff]
+
     def __len__(self) -> int:
         return len(self._active) + len(self._backoff)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cluster_models import ClusterObjects, InputError, Node, Pod, PodGroup, PodGroupIndex
+from ..cluster_models import ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, job_objects, owned_by
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..kernels.backend import namespace
 from .cluster import Cluster
@@ -51,6 +51,8 @@ class ScheduleResult:
     pod_cycles: int = 0          # per-pod evaluations over all nodes
     batch_rounds: int = 0        # batch evaluations over all nodes (each places many pods)
     group_attempts: int = 0      # PodGroup cycles
+    pod_groups: dict[str, tuple[str, str, str]] = field(default_factory=dict)   # key -> PodGroupScheduled
+                                                                                # (status, reason, message)
 
 
 @dataclass
@@ -143,6 +145,7 @@ class Scheduler:
             if entry[0] == BOUND:
                 result.bindings.update(zip((p.key for p in entry[2]), entry[4]))
         result.unschedulable = dict(self._last_message)
+        result.pod_groups = {key: gs.condition for key, gs in self.groups.items() if gs.condition is not None}
         self.cluster.pending = others
         return result
 
@@ -151,14 +154,18 @@ class Scheduler:
         """Pending pods arrive now (in this order). Raises InputError, changing nothing, for a pod that is
         already bound, already known, or names an unknown PriorityClass."""
         pods = list(pods)
-        seen: set[str] = set()
-        for pod in pods:
+        keys = [p.key for p in pods]
+        seen = set(keys)
+        check_bound = self.cluster.tensors.log_mark() > 0
+        for pod, key in zip(pods, keys):
             if pod.spec.node_name:
-                raise InputError(f"Pod {pod.key}: spec.nodeName: already bound; add it to the cluster input instead")
-            if pod.key in seen or self._known(pod.key):
-                raise InputError(f"Pod {pod.key}: metadata.name: already exists")
-            seen.add(pod.key)
+                raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
+            if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
+                raise InputError(f"Pod {key}: metadata.name: already exists")
             self.cluster.priority(pod)
+        if len(seen) < len(keys):
+            dup = next(k for i, k in enumerate(keys) if k in keys[:i])
+            raise InputError(f"Pod {dup}: metadata.name: already exists")
         start = len(self._log)
         self._live.update(seen)
         plain: list[tuple[Pod, int]] = []
@@ -202,6 +209,56 @@ class Scheduler:
         for gs in dict.fromkeys(touched):
             self._group_changed(gs)
         return self._records(start)
+
+    def add_job(self, job: Job) -> list[Record]:
+        """The Job controller's reaction to a new Job: its Workload and gang PodGroup (Indexed Jobs with
+        parallelism > 1 and completions == parallelism), then its pods."""
+        if any(j.key == job.key for j in self.cluster.jobs):
+            raise InputError(f"Job {job.key}: metadata.name: already exists")
+        made = job_objects(job)
+        start = len(self._log)
+        if made.pod_group is not None and any(g.key == made.pod_group.key for g in self.cluster.pod_groups):
+            raise InputError(f"Job {job.key}: PodGroup {made.pod_group.key} already exists")
+        self.cluster.jobs.append(job)
+        if made.workload is not None:
+            self.cluster.workloads.append(made.workload)
+        if made.pod_group is not None:
+            self.add_pod_group(made.pod_group)
+        self.add_pods(made.pods)
+        return self._records(start)
+
+    def delete_job(self, key: str) -> list[Record]:
+        """Deleting a Job removes what it owns: its pods (bound or pending), its PodGroup and Workload."""
+        job = next((j for j in self.cluster.jobs if j.key == key), None)
+        if job is None:
+            raise InputError(f"Job {key}: not found")
+        start = len(self._log)
+        owned = [p.key for p in self._pods_of(job)]
+        for pod_key in owned:
+            self.delete_pod(pod_key, f"owner Job {key} deleted")
+        for group in [g for g in self.cluster.pod_groups if owned_by(g, job)]:
+            self.cluster.pod_groups.remove(group)
+            self.groups.pop(group.key, None)
+        self.cluster.workloads = [w for w in self.cluster.workloads if not owned_by(w, job)]
+        self.cluster.jobs.remove(job)
+        self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
+                                                   workloads=self.cluster.workloads))
+        return self._records(start)
+
+    def _pods_of(self, job: Job) -> list[Pod]:
+        live = [p for p, _ in self.cluster.tensors.live_bound() if owned_by(p, job)]
+        for gs in self.groups.values():
+            live += [p for p in gs.waiting.values() if owned_by(p, job)]
+            live += [p for p, _ in gs.pending.values() if owned_by(p, job)]
+        live += [p for p, *_ in self._unschedulable.values() if owned_by(p, job)]
+        live += [p for p in self._queued_pods() if owned_by(p, job)]
+        unique = {p.key: p for p in live}
+        return list(unique.values())
+
+    def _queued_pods(self) -> list[Pod]:
+        """Plain pods still in the activeQ or backoffQ."""
+        return [p for entry in self.queue.entries() if isinstance(entry, PodRun) for p in entry.pods
+                if p.key not in self._deleted]
 
     def delete_pod(self, key: str, reason: str = "deleted") -> list[Record]:
         """A pod leaves the cluster (deleted, or completed: reason says which). Its node's resources are
@@ -469,7 +526,11 @@ class Scheduler:
     def _attempt(self, entry) -> None:
         if isinstance(entry, GroupState):
             if entry.state == "active":
-                self._group_cycle(entry)
+                shape = self._train_shape(entry)
+                if shape is None:
+                    self._group_cycle(entry)
+                else:
+                    self._gang_train(entry, shape)
             return
         runs = [entry]
         while isinstance(self.queue.peek_active(), PodRun) and self.queue.peek_active().shape is entry.shape:
@@ -567,6 +628,67 @@ class Scheduler:
                 attempt.infeasible = infeasible_message(gs.min_count, scheduled, remaining)
                 break
         return attempt
+
+    def _train_shape(self, gs: GroupState) -> PodShape | None:
+        """The one shape of a gang that needs all its pending pods, has none placed yet and no host ports (so
+        consecutive such gangs can be placed in one batch); None otherwise. Random tie-breaks draw one
+        permutation per cycle, so they are not coalesced."""
+        if self.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending):
+            return None
+        shapes = {id(shape): shape for shape in (self.shapes.intern(p) for p, _ in gs.pending.values())}
+        shape = next(iter(shapes.values())) if len(shapes) == 1 else None
+        return shape if shape is not None and not shape.host_ports else None
+
+    def _gang_train(self, first: GroupState, shape: PodShape) -> None:
+        """Consecutive all-or-nothing gangs of one shape, placed as one run of pods. The greedy places pod after
+        pod either way, so every gang fully placed in the run gets exactly the nodes its own cycle would give
+        it; the first gang cut short fails as its own cycle would (same state, same order), its placements
+        are undone, and the gangs after it go back to the activeQ to be tried against the state without it."""
+        train = [first]
+        while True:
+            nxt = self.queue.peek_active()
+            if not (isinstance(nxt, GroupState) and nxt.state == "active" and self._train_shape(nxt) is shape):
+                break
+            train.append(self.queue.pop_active())
+        if len(train) == 1:
+            self._group_cycle(first)
+            return
+        members = [[p for p, _ in sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))]
+                   for gs in train]
+        pods = [p for m in members for p in m]
+        mark = self.cluster.tensors.log_mark()
+        out = self.placer.place_run(shape, pods, self._rank())
+        self._stats.pod_cycles += out.pod_cycles
+        self._stats.batch_rounds += out.batch_rounds
+        placed = len(pods) - len(out.failed)
+        nodes = np.concatenate([pl.node_ids for pl in out.placed]) if out.placed else np.zeros(0, np.int64)
+        offset = 0
+        for i, (gs, m) in enumerate(zip(train, members)):
+            if offset + len(m) > placed:
+                break
+            self._stats.group_attempts += 1
+            self._bound(m, nodes[offset:offset + len(m)])
+            for pod in m:
+                del gs.pending[pod.key]
+                gs.bound.add(pod.key)
+            gs.state = "idle"
+            self._set_condition(gs, "True", "Scheduled", "")
+            offset += len(m)
+        else:
+            return
+        self.placer.undo(out.placed, mark, keep=offset)
+        short, m = train[i], members[i]
+        self._stats.group_attempts += 1
+        got = placed - offset
+        self._fail(m[got:], out.message)
+        message = infeasible_message(short.min_count, got, 0)
+        self._fail(m[:got], message)
+        self._set_condition(short, "False", "Unschedulable", message)
+        short.attempts += 1
+        short.failed_at = self.now
+        short.state = "unschedulable"
+        for gs in train[i + 1:]:
+            self.queue.push_active(gs, self._group_priority(gs), gs.first_seq)
 
     def _group_cycle(self, gs: GroupState) -> None:
         self._stats.group_attempts += 1

@@ -16,9 +16,10 @@ from ..cluster_models import Pod, pod_nonzero_requests, pod_requests
 from ..cluster_models.requests import pod_scoring_requests
 from ..cluster_models.tensors import ClusterTensors, pod_host_ports
 
-# Not part of a pod's placement: who it is, when it runs, and queue-only fields.
+# Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
+# how pods are cycled, not where one pod fits).
 _UNSIGNED_FIELDS = {"node_name", "priority", "priority_class_name", "preemption_policy", "scheduling_gates",
-                    "scheduler_name"}
+                    "scheduler_name", "scheduling_group", "workload_ref"}
 # Volume sources that never constrain placement.
 _NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath"}
 _SPREAD_OWNERS = {"ReplicaSet", "StatefulSet", "ReplicationController"}

@@ -1,0 +1,61 @@
+"""The issue's failure case: a 64-worker job (1 GPU each) on a cluster with 47 free GPUs."""
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from phalanx.cli import app
+from phalanx.demos import stranded_gpus
+
+
+def test_pod_by_pod_strands_47_gpus_and_the_gang_does_not():
+    # 6 nodes x 8 GPUs = 48, one held by a bound inference pod: 47 free.
+    by_way = {row["way"]: row for row in stranded_gpus()}
+    pod_by_pod, gang = by_way["pod-by-pod"], by_way["gang"]
+    assert pod_by_pod["free_gpus_at_start"] == gang["free_gpus_at_start"] == 47
+    # Pod by pod: 47 of 64 workers bound, the job cannot start, the 40-worker job finds no GPU.
+    assert (pod_by_pod["train_bound"], pod_by_pod["finetune_bound"], pod_by_pod["stranded_gpus"]) == (47, 0, 47)
+    assert pod_by_pod["free_gpus_at_end"] == 0
+    # Gang: nothing of the 64 bound, the 40-worker job runs, 47 - 40 = 7 GPUs left.
+    assert (gang["train_bound"], gang["finetune_bound"], gang["stranded_gpus"]) == (0, 40, 0)
+    assert gang["free_gpus_at_end"] == 7
+    # With finetune's 40 GPUs taken, 7 remain: 7 of the 64 workers would fit, the other 57 find no GPU.
+    assert gang["train_waits_because"] == ("PodGroup ml/train-workers: 7/64 pods placeable; 57 pods: 0/6 nodes are "
+                                           "available: 6 Insufficient nvidia.com/gpu.")
+
+
+def test_demo_gang_cli():
+    out = CliRunner().invoke(app, ["demo-gang"])
+    assert out.exit_code == 0, out.output
+    assert "pod-by-pod            47               0             47          0" in out.output
+    assert "gang                   0              40              0          7" in out.output
+
+
+def test_explain_group_cli(tmp_path):
+    (tmp_path / "c.yaml").write_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "2"}}
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: ml}
+spec: {schedulingPolicy: {gang: {minCount: 3}}}
+""" + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: w{i}, namespace: ml}}
+spec:
+  schedulingGroup: {{podGroupName: pg}}
+  containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: "1"}}, limits: {{nvidia.com/gpu: "1"}}}}}}]
+""" for i in range(3)))
+    out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/pg"])
+    assert out.exit_code == 0, out.output
+    # Two GPUs: w0 and w1 fit, w2 finds 2 of 2 GPUs taken.
+    assert out.output.strip() == ("PodGroup ml/pg: 2/3 pods placeable; 1 pods: 0/1 nodes are available: "
+                                  "1 Insufficient nvidia.com/gpu.")
+    out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/nope"])
+    assert out.exit_code != 0 and "PodGroup ml/nope" in out.output
+    out = CliRunner().invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml")])
+    assert "ml/pg: PodGroupScheduled=False Unschedulable: minCount (3) cannot be satisfied: 2 scheduled, " \
+           "0 remaining" in out.output
