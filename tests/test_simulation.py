@@ -64,24 +64,23 @@ NO_GPU = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu."
 # A pod added under the name of a deleted pending pod is silently dropped: the event sequences never reuse
 # a name (test_readded_pod_with_a_deleted_pods_name_is_scheduled).
 REUSE_DELETED_NAMES = False
-# update_node keeps the old allowed-pods count when the new Node has no `pods` allocatable: node updates
-# always give one (test_update_node_without_pods_allocatable_allows_no_pods).
-DROP_PODS_ALLOCATABLE = False
+# Node updates may drop `pods` allocatable (fixed: update_node used to keep the old allowed-pods count;
+# test_update_node_without_pods_allocatable_allows_no_pods).
+DROP_PODS_ALLOCATABLE = True
 # In gang_mode="permit" two gangs that want the same node take turns at Permit forever, so run_until_idle
 # (and schedule()) never return (test_permit_livelock_run_until_idle_returns): in permit mode the event
 # sequences step the clock far ahead instead.
 PERMIT_RUN_UNTIL_IDLE = False
-# Also in permit mode: the members a Permit timeout sends back to the queue all get the gang's first arrival
-# sequence, and two same-priority queue entries starting at one sequence split each other into empty runs
-# forever (test_rejected_gang_members_do_not_loop_the_queue). The first empty run the queue hands out
-# discards the example.
-DISCARD_QUEUE_LOOPS = True
+# Members a Permit timeout sends back to the queue used to all get the gang's first arrival sequence, and two
+# same-priority entries starting at one sequence split each other into empty runs forever (fixed: they keep
+# their own; test_rejected_gang_members_do_not_loop_the_queue). True would discard such examples instead.
+DISCARD_QUEUE_LOOPS = False
 # Any scheduler call running longer than this fails the property (a hang).
 CALL_TIME_LIMIT_S = 20.0
-# A PodGroup whose pending members were all deleted while it sat in the queue still gets its cycle, which
-# places nothing and records PodGroupScheduled True (test_group_whose_members_were_deleted_is_not_scheduled):
-# the True-needs-minCount-bound check skips gangs the test emptied.
-CHECK_EMPTIED_GROUPS = False
+# A PodGroup whose pending members were all deleted while it sat in the queue used to get an empty cycle that
+# recorded PodGroupScheduled True (fixed; test_group_whose_members_were_deleted_is_not_scheduled): the
+# True-needs-minCount-bound check covers gangs the test emptied too.
+CHECK_EMPTIED_GROUPS = True
 
 # Examples per property (the ci profile's 300 would take minutes for whole simulations).
 SIM_EXAMPLES = 80
@@ -941,10 +940,6 @@ def test_readded_pod_with_a_deleted_pods_name_is_scheduled(first):
     assert s.run_until_idle() == [bound(s.now, "a", "n1")]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="phalanx bug: a queued PodGroup whose pending members were all deleted still runs its "
-                   "cycle; try_group checks minCount only after placing a run, so with no runs the empty cycle "
-                   "'succeeds' and records PodGroupScheduled True (terminal) with nothing bound")
 @pytest.mark.parametrize("min_count", [2, None], ids=["gang", "basic"])
 def test_group_whose_members_were_deleted_is_not_scheduled(min_count):
     """PodGroup g (gang minCount 2, or basic) with m1, m2 queued; both are deleted before any step. Nothing is
@@ -974,10 +969,6 @@ def test_permit_livelock_run_until_idle_returns():
         s.run_until_idle()
 
 
-@pytest.mark.xfail(strict=True, raises=QueueLoop,
-                   reason="phalanx bug: Permit-rejected members are re-queued with the gang's first_seq; two "
-                   "same-priority runs starting at one seq make SchedulingQueue.pop_active split each other into "
-                   "empty runs forever (Scheduler._attempt/_run never return)")
 def test_rejected_gang_members_do_not_loop_the_queue():
     """Permit mode, gang of 3 (minCount 3) on two 1-GPU nodes, timeout 5 s: m1, m2 wait on n1, n2 and m3 fits
     nowhere at t=0; at 5 m1, m2 are rejected (their 1 s backoff runs to 6). A third GPU node at 5.5: m3 takes
@@ -1006,15 +997,10 @@ def test_queue_never_pops_an_empty_run():
     assert [[p.key for p in run.pods] for run in popped] == [["default/a"], ["default/b"]]
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="phalanx bug: queue.backoff_s computes 2.0 ** (attempts - 1) before capping at 10 s")
 def test_backoff_is_capped_for_any_number_of_attempts():
     assert [backoff_s(k) for k in (1, 2, 3, 4, 5, 6, 1025, 5000)] == [1, 2, 4, 8, 10, 10, 10, 10]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="phalanx bug: tensors.update_node keeps the old allowed_pods when the new Node has no "
-                   "`pods` allocatable (compile_nodes gives 0 for the same Node)")
 def test_update_node_without_pods_allocatable_allows_no_pods():
     s = new_scheduler([make_node("n1", pods=110)])
     s.update_node(make_node("n1", pods=None))

@@ -266,13 +266,14 @@ class ClusterTensors:
             self._bound_nodes[:] = [np.concatenate(self._bound_nodes)]
         return self._bound_nodes[0] if self._bound_nodes else np.zeros(0, np.int32)
 
-    def unbind(self, pod: Pod) -> int:
+    def unbind(self, key: str) -> int:
         """Take a bound pod off its node (deleted, completed, rejected at Permit); returns the node id, -1 if the
         pod was not bound. Its BoundPods row stays, flagged like a terminating pod, which no plugin counts."""
-        node = self.node_of(pod.key)
+        node = self.node_of(key)
         if node < 0:
             return -1
-        i = self._position[pod.key]
+        i = self._position[key]
+        pod = self._bound_pods[i]
         self._removed.add(i)
         self._add_load(np.array([node]), self.request_vector(pod_requests(pod)),
                        np.array(pod_nonzero_requests(pod), np.int64), -1)
@@ -386,9 +387,6 @@ def update_node(tensors: ClusterTensors, node: Node) -> None:
     table = tensors.nodes
     table.labels = _grow_columns(table.labels, len(tensors.node_labels.keys), -1)
     table.taints = _grow_columns(table.taints, len(tensors.taints), -1)
-    table.allocatable[i] = 0
-    table.labels[i] = -1
-    table.taints[i] = -1
     _write_row(tensors, i, node, row)
 
 
@@ -399,7 +397,12 @@ def _node_row(tensors: ClusterTensors, node: Node) -> tuple[list[tuple[int, int]
 
 
 def _write_row(tensors: ClusterTensors, i: int, node: Node, row) -> None:
+    """The node's own columns of row i, all of them: what the object does not list is absent (0 / -1)."""
     table = tensors.nodes
+    table.allocatable[i] = 0
+    table.allowed_pods[i] = 0
+    table.labels[i] = -1
+    table.taints[i] = -1
     for name, qty in node.status.allocatable.items():
         if name == "pods":
             table.allowed_pods[i] = qty

@@ -33,7 +33,7 @@ class GroupState:
     first_seq: int = sys.maxsize                     # arrival of its first pending pod: its place in the queue
     pending: dict[str, tuple[Pod, int]] = field(default_factory=dict)    # key -> (pod, seq), not yet placed
     bound: set[str] = field(default_factory=set)
-    waiting: dict[str, Pod] = field(default_factory=dict)               # at Permit (v1.35 mode), holding nodes
+    waiting: dict[str, tuple[Pod, int]] = field(default_factory=dict)   # at Permit (v1.35 mode), holding nodes
     enqueued: set[str] = field(default_factory=set)                     # permit mode: members in the pod queue
     permit_deadline: float | None = None
     state: str = "idle"                              # idle | active | backoff | unschedulable (queue position)

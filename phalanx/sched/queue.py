@@ -22,7 +22,8 @@ MAX_BACKOFF_S = 10.0
 
 def backoff_s(attempts: int) -> float:
     """Backoff after `attempts` failed attempts: 1 s, doubling, at most 10 s."""
-    return min(INITIAL_BACKOFF_S * 2.0 ** max(attempts - 1, 0), MAX_BACKOFF_S)
+    doublings = min(max(attempts - 1, 0), 64)      # the cap is reached long before; keeps the power finite
+    return min(INITIAL_BACKOFF_S * 2.0 ** doublings, MAX_BACKOFF_S)
 
 
 @dataclass(eq=False)

@@ -248,7 +248,7 @@ class Scheduler:
     def _pods_of(self, job: Job) -> list[Pod]:
         live = [p for p, _ in self.cluster.tensors.live_bound() if owned_by(p, job)]
         for gs in self.groups.values():
-            live += [p for p in gs.waiting.values() if owned_by(p, job)]
+            live += [p for p, _ in gs.waiting.values() if owned_by(p, job)]
             live += [p for p, _ in gs.pending.values() if owned_by(p, job)]
         live += [p for p, *_ in self._unschedulable.values() if owned_by(p, job)]
         live += [p for p in self._queued_pods() if owned_by(p, job)]
@@ -267,10 +267,7 @@ class Scheduler:
         if not self._known(key):
             raise InputError(f"Pod {key}: not found")
         gs = self._group_of.pop(key, None)
-        freed = False
-        if self.cluster.tensors.node_of(key) >= 0:
-            pod = next(p for p, _ in self.cluster.tensors.live_bound() if p.key == key)
-            freed = self.cluster.tensors.unbind(pod) >= 0
+        freed = self.cluster.tensors.unbind(key) >= 0
         if gs is not None:
             gs.bound.discard(key)
             gs.waiting.pop(key, None)
@@ -525,7 +522,9 @@ class Scheduler:
     # -- attempts -----------------------------------------------------------------------------------
     def _attempt(self, entry) -> None:
         if isinstance(entry, GroupState):
-            if entry.state == "active":
+            if entry.state == "active" and not entry.pending:
+                entry.state = "idle"
+            elif entry.state == "active":
                 shape = self._train_shape(entry)
                 if shape is None:
                     self._group_cycle(entry)
@@ -566,8 +565,7 @@ class Scheduler:
             if gs is None or not gs.gang:
                 self._bound([pod], np.array([node]))
                 continue
-            gs.waiting[pod.key] = pod
-            gs.pending.pop(pod.key, None)
+            gs.waiting[pod.key] = gs.pending.pop(pod.key)
             self._log.append((WAITING, self.now, [pod], None, [names[node]]))
             self._last_message.pop(pod.key, None)
             if gs.permit_deadline is None:
@@ -577,7 +575,7 @@ class Scheduler:
 
     def _allow(self, gs: GroupState) -> None:
         tensors = self.cluster.tensors
-        pods = list(gs.waiting.values())
+        pods = [p for p, _ in gs.waiting.values()]
         self._bound(pods, np.array([tensors.node_of(p.key) for p in pods], np.int64))
         gs.bound.update(gs.waiting)
         gs.waiting.clear()
@@ -592,17 +590,18 @@ class Scheduler:
         for gs in self.groups.values():
             if gs.permit_deadline is None or gs.permit_deadline > self.now:
                 continue
-            pods = list(gs.waiting.values())
+            waiting = list(gs.waiting.values())
+            pods = [p for p, _ in waiting]
             message = f"rejected due to timeout after waiting {go_duration(self.permit_timeout_s)} at plugin " \
                       f"{PERMIT_PLUGIN}"
             for pod in pods:
-                self.cluster.tensors.unbind(pod)
+                self.cluster.tensors.unbind(pod.key)
             gs.waiting.clear()
             gs.permit_deadline = None
             self._fail(pods, message, PERMIT_REJECTED)
-            for pod in pods:
-                gs.pending[pod.key] = (pod, gs.first_seq)
-                self._park([pod], self.shapes.intern(pod), [gs.first_seq], self.cluster.priority(pod))
+            for pod, seq in waiting:
+                gs.pending[pod.key] = (pod, seq)
+                self._park([pod], self.shapes.intern(pod), [seq], self.cluster.priority(pod))
             self._set_condition(gs, "False", "Unschedulable", message)
             self._cluster_changed(exclude=gs)
 
