@@ -61,16 +61,17 @@ NO_GPU = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu."
 # Work-arounds for the phalanx bugs pinned by the strict xfail tests at the end of this file. Once a bug is
 # fixed (its xfail test starts failing), drop the marker and flip its switch here so the properties cover it.
 #
-# A pod added under the name of a deleted pending pod is silently dropped: the event sequences never reuse
-# a name (test_readded_pod_with_a_deleted_pods_name_is_scheduled).
-REUSE_DELETED_NAMES = False
+# A pod added under the name of a deleted pending pod used to be silently dropped (fixed: deletions of queued
+# pods are remembered by arrival, not name; test_readded_pod_with_a_deleted_pods_name_is_scheduled). False
+# keeps the event sequences from reusing names.
+REUSE_DELETED_NAMES = True
 # Node updates may drop `pods` allocatable (fixed: update_node used to keep the old allowed-pods count;
 # test_update_node_without_pods_allocatable_allows_no_pods).
 DROP_PODS_ALLOCATABLE = True
-# In gang_mode="permit" two gangs that want the same node take turns at Permit forever, so run_until_idle
-# (and schedule()) never return (test_permit_livelock_run_until_idle_returns): in permit mode the event
-# sequences step the clock far ahead instead.
-PERMIT_RUN_UNTIL_IDLE = False
+# In gang_mode="permit" two gangs that want the same node take turns at Permit forever, and run_until_idle
+# (and schedule()) used to never return (fixed: it stops at the second rejection without progress;
+# test_permit_livelock_run_until_idle_returns). False makes the permit-mode sequences step the clock instead.
+PERMIT_RUN_UNTIL_IDLE = True
 # Members a Permit timeout sends back to the queue used to all get the gang's first arrival sequence, and two
 # same-priority entries starting at one sequence split each other into empty runs forever (fixed: they keep
 # their own; test_rejected_gang_members_do_not_loop_the_queue). True would discard such examples instead.
@@ -921,9 +922,6 @@ def test_remove_node_deletes_its_pods_and_reschedules_elsewhere():
 # phalanx bugs found by this file (strict xfail: they start failing once fixed; then drop the marker and
 # flip the matching switch at the top of the file)
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="phalanx bug: delete_pod of a pod that is not in the activeQ/backoffQ still puts its key "
-                   "in Scheduler._deleted, so a later pod with the same name is dropped")
 @pytest.mark.parametrize("first", ["unschedulable", "queued", "gated", "dangling"])
 def test_readded_pod_with_a_deleted_pods_name_is_scheduled(first):
     """A controller recreating a deleted pod under the same name (a StatefulSet does): the new pod must be
@@ -952,9 +950,6 @@ def test_group_whose_members_were_deleted_is_not_scheduled(min_count):
     assert not [r for r in out if r.kind == POD_GROUP_SCHEDULED and r.status == "True"], out
 
 
-@pytest.mark.xfail(strict=True, raises=(OverflowError, TimeoutError),
-                   reason="phalanx bug: in permit mode two gangs competing for one node take turns at Permit "
-                   "forever; run_until_idle never returns and dies in backoff_s (2.0 ** 1024) at attempt 1025")
 def test_permit_livelock_run_until_idle_returns():
     """One 1-GPU node, gangs a and b (minCount 2, two GPU pods each), Permit timeout 5 s: a1 waits on n1 at
     t=0; at 5 it is rejected, which wakes b (but not a): b1 waits on n1; at 10 b1 is rejected, which wakes a...
@@ -966,7 +961,35 @@ def test_permit_livelock_run_until_idle_returns():
         (0, WAITING, "default/a1"), (5, PERMIT_REJECTED, "default/a1"), (5, WAITING, "default/b1"),
         (10, PERMIT_REJECTED, "default/b1"), (10, WAITING, "default/a1")]
     with time_limit(10.0):
-        s.run_until_idle()
+        out = s.run_until_idle()
+    # a was rejected at 5 and nothing was bound since: run_until_idle stops before a's timeout at 15, with a1
+    # still waiting on n1 and the clock where step left it.
+    assert out == [] and s.now == 11
+    assert s.cluster.tensors.node_of("default/a1") == 0
+    # step carries the alternation on: a1 rejected at 15, b1 waits.
+    assert [(r.time, r.kind, r.object) for r in s.step(16) if r.kind in (WAITING, PERMIT_REJECTED)] == [
+        (15, PERMIT_REJECTED, "default/a1"), (15, WAITING, "default/b1")]
+    # An outside event is progress, so the turns go on; a second GPU node lets each gang hold one node at
+    # Permit (the v1.35 gate's classic deadlock: neither completes), and run_until_idle stops again once a
+    # gang is about to be rejected a second time with nothing bound.
+    s.add_nodes([make_node("n2", gpu=1)])
+    with time_limit(10.0):
+        out = s.run_until_idle()
+    assert BOUND not in {r.kind for r in out}
+    assert PERMIT_REJECTED in {r.kind for r in out}
+    held = {s.cluster.tensors.node_of(f"default/{p}") for p in ("a1", "a2")} - {-1}
+    assert len(held) == 1 and len({s.cluster.tensors.node_of(f"default/{p}") for p in ("b1", "b2")} - {-1}) == 1
+
+
+def test_deleted_permit_member_recreated_under_its_name_joins_the_gang():
+    """Permit mode, gang g (minCount 2) of m1, m2 on two 1-GPU nodes, all queued; m2 is deleted before any step
+    and a new m2 arrives: both bind (m1 on n1, the new m2 on n2)."""
+    s = new_scheduler(gpu_nodes(2), groups=[make_pod_group("g", min_count=2)], gang_mode="permit")
+    s.add_pods([gpu_pod("m1", "g"), gpu_pod("m2", "g")])
+    s.delete_pod("default/m2")
+    s.add_pods([gpu_pod("m2", "g")])
+    assert [(r.kind, r.object, r.node) for r in s.run_until_idle() if r.kind == BOUND] == [
+        (BOUND, "default/m1", "n1"), (BOUND, "default/m2", "n2")]
 
 
 def test_rejected_gang_members_do_not_loop_the_queue():
@@ -985,9 +1008,6 @@ def test_rejected_gang_members_do_not_loop_the_queue():
         s.step(7)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="phalanx bug: SchedulingQueue.pop_active cuts a run at index 0 (an empty run) when the "
-                   "next entry has the same priority and the same first seq")
 def test_queue_never_pops_an_empty_run():
     q = SchedulingQueue()
     a, b = make_pod("a"), make_pod("b")

@@ -215,8 +215,10 @@ def _decimal_text(q: Fraction) -> str:
 
 def nanos_to_int64(resource_name: str, nanos: int) -> int:
     """An exact amount in nano-units as the scheduler's int64 count: millicores for cpu, units otherwise."""
-    per_unit = _NANOS_PER_UNIT.get(resource_name, NANO)
-    return _checked_int64(_round_away_from_zero(nanos, per_unit), Fraction(nanos, NANO))
+    count = _round_away_from_zero(nanos, _NANOS_PER_UNIT.get(resource_name, NANO))
+    if INT64_MIN <= count <= INT64_MAX:       # the common case, without building the Fraction for the message
+        return count
+    return _checked_int64(count, Fraction(nanos, NANO))
 
 
 def int64_to_nanos(resource_name: str, amount: int) -> int:

@@ -36,6 +36,7 @@ class GroupState:
     waiting: dict[str, tuple[Pod, int]] = field(default_factory=dict)   # at Permit (v1.35 mode), holding nodes
     enqueued: set[str] = field(default_factory=set)                     # permit mode: members in the pod queue
     permit_deadline: float | None = None
+    rejected_at: int | None = None                   # the scheduler's progress count at the last Permit rejection
     state: str = "idle"                              # idle | active | backoff | unschedulable (queue position)
     attempts: int = 0
     failed_at: float = 0.0

@@ -56,7 +56,8 @@ class SchedulingQueue:
         if isinstance(entry, PodRun) and self._active:
             top_prio, top_seq = self._active[0][0], self._active[0][1]
             if top_prio == -entry.priority:
-                cut = bisect.bisect_left(entry.seqs, top_seq)
+                # Never an empty run: pods with the next entry's seq (a tie) stay in this one.
+                cut = max(1, bisect.bisect_left(entry.seqs, top_seq))
                 if cut < len(entry.seqs):
                     rest = PodRun(entry.shape, entry.pods[cut:], entry.seqs[cut:], entry.priority)
                     entry = PodRun(entry.shape, entry.pods[:cut], entry.seqs[:cut], entry.priority)

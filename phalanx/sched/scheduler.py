@@ -47,7 +47,8 @@ class ScheduleResult:
     bindings: dict[str, str] = field(default_factory=dict)        # "ns/name" -> node
     unschedulable: dict[str, str] = field(default_factory=dict)   # "ns/name" -> last reason it is pending
     warnings: list[str] = field(default_factory=list)
-    schedule_s: float = 0.0
+    schedule_s: float = 0.0      # intake (queueing, PreEnqueue, shapes) and scheduling
+    intake_s: float = 0.0        # the intake part of schedule_s
     pod_cycles: int = 0          # per-pod evaluations over all nodes
     batch_rounds: int = 0        # batch evaluations over all nodes (each places many pods)
     group_attempts: int = 0      # PodGroup cycles
@@ -101,7 +102,9 @@ class Scheduler:
         self._unschedulable: dict[str, tuple[Pod, PodShape, int, int]] = {}   # key -> (pod, shape, seq, prio)
         self._attempts: dict[str, tuple[int, float]] = {}    # pod key -> (failed attempts, last failure time)
         self._last_message: dict[str, str] = {}              # pending pod -> why it is pending
-        self._deleted: set[str] = set()                      # queued pods deleted before their turn
+        self._deleted: dict[str, int] = {}                   # queued plain pods deleted before their turn: key
+                                                             # -> the next seq then (older pods of that name are gone)
+        self._progress = 0                                   # bindings + outside events, to spot Permit livelocks
         self._seq = 0
         self._log: list[tuple] = []                          # decisions, materialised as Records on demand
         self._stats = ScheduleResult()
@@ -139,7 +142,8 @@ class Scheduler:
         start_log, self._stats = len(self._log), result
         t0 = time.perf_counter()
         self.add_pods([p for p in self.cluster.pending if p.spec.scheduler_name == mine], result.warnings)
-        self.run_until_idle()
+        result.intake_s = time.perf_counter() - t0
+        self._run(math.inf)       # run_until_idle without making Records (the log is read directly below)
         result.schedule_s = time.perf_counter() - t0
         for entry in self._log[start_log:]:
             if entry[0] == BOUND:
@@ -167,6 +171,7 @@ class Scheduler:
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
         start = len(self._log)
+        self._progress += 1
         self._live.update(seen)
         plain: list[tuple[Pod, int]] = []
         touched: list[GroupState] = []
@@ -195,6 +200,7 @@ class Scheduler:
         if group.key in self.groups or any(g.key == group.key for g in self.cluster.pod_groups):
             raise InputError(f"PodGroup {group.key}: metadata.name: already exists")
         start = len(self._log)
+        self._progress += 1
         self.cluster.pod_groups.append(group)
         self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
                                                    workloads=self.cluster.workloads))
@@ -257,8 +263,12 @@ class Scheduler:
 
     def _queued_pods(self) -> list[Pod]:
         """Plain pods still in the activeQ or backoffQ."""
-        return [p for entry in self.queue.entries() if isinstance(entry, PodRun) for p in entry.pods
-                if p.key not in self._deleted]
+        return [p for entry in self.queue.entries() if isinstance(entry, PodRun)
+                for p, seq in zip(entry.pods, entry.seqs) if not self._is_deleted(p, seq)]
+
+    def _is_deleted(self, pod: Pod, seq: int) -> bool:
+        """A queued pod deleted before its turn (a pod re-created under its name arrives later: not deleted)."""
+        return seq < self._deleted.get(pod.key, -1)
 
     def delete_pod(self, key: str, reason: str = "deleted") -> list[Record]:
         """A pod leaves the cluster (deleted, or completed: reason says which). Its node's resources are
@@ -266,21 +276,24 @@ class Scheduler:
         start = len(self._log)
         if not self._known(key):
             raise InputError(f"Pod {key}: not found")
+        self._progress += 1
         gs = self._group_of.pop(key, None)
         freed = self.cluster.tensors.unbind(key) >= 0
+        # Only plain pods (and, in permit mode, members let into the pod queue) sit in the queue's runs.
+        in_runs = gs is None or (self.gang_mode == "permit" and (not gs.gang or key in gs.enqueued))
         if gs is not None:
             gs.bound.discard(key)
             gs.waiting.pop(key, None)
             gs.pending.pop(key, None)
+            gs.enqueued.discard(key)
             if not gs.waiting:
                 gs.permit_deadline = None
-        for pool in (self._unschedulable, self._dangling, self._gated):
-            pool.pop(key, None)
+        parked = [pool.pop(key, None) is not None for pool in (self._unschedulable, self._dangling, self._gated)]
         self._last_message.pop(key, None)
         self._attempts.pop(key, None)
         self._live.discard(key)
-        if not freed:
-            self._deleted.add(key)
+        if not freed and in_runs and not any(parked):
+            self._deleted[key] = self._seq
         self._log.append((DELETED, self.now, key, reason))
         if freed:
             self._cluster_changed()
@@ -292,6 +305,7 @@ class Scheduler:
         clash = names & set(self.cluster.tensors.node_index) or (len(names) < len(nodes) and names)
         if clash:
             raise InputError(f"Node {sorted(clash)[0]}: metadata.name: already exists")
+        self._progress += 1
         add_nodes(self.cluster.tensors, nodes)
         self.cluster.nodes.extend(nodes)
         self.placer.balance_cache = BalanceCache()
@@ -304,6 +318,7 @@ class Scheduler:
         i = self.cluster.tensors.node_index.get(node.metadata.name)
         if i is None:
             raise InputError(f"Node {node.metadata.name}: not found")
+        self._progress += 1
         update_node(self.cluster.tensors, node)
         self.cluster.nodes[i] = node
         self.placer.balance_cache = BalanceCache()
@@ -317,6 +332,7 @@ class Scheduler:
         node_id = tensors.node_index.get(name)
         if node_id is None:
             raise InputError(f"Node {name}: not found")
+        self._progress += 1
         for pod, n in tensors.live_bound():
             if n == node_id:
                 self.delete_pod(pod.key, f"node {name} removed")
@@ -345,7 +361,12 @@ class Scheduler:
 
     def run_until_idle(self) -> list[Record]:
         """Go on, moving the clock to backoff expiries and Permit timeouts, until nothing can happen without an
-        outside event. Returns what happened."""
+        outside event. Returns what happened.
+
+        In permit mode gangs that want the same nodes can take turns at Permit for ever (each timeout frees the
+        nodes the other gang waits for, as upstream's would). That is no progress, so run_until_idle also stops
+        before a Permit timeout would reject a gang a second time with nothing bound and no event in between;
+        the waiting gang keeps its nodes, and `step` carries the alternation on."""
         start = len(self._log)
         self._run(math.inf)
         return self._records(start)
@@ -358,10 +379,18 @@ class Scheduler:
             if entry is not None:
                 self._attempt(entry)
                 continue
-            due = [t for t in (self.queue.next_backoff_expiry(), self._next_permit_deadline()) if t is not None]
+            backoff, permit = self.queue.next_backoff_expiry(), self._next_permit_deadline()
+            due = [t for t in (backoff, permit) if t is not None]
             if not due or min(due) > until:
                 return
+            if until == math.inf and permit == min(due) and self._permit_livelock(permit):
+                return
             self.now = max(self.now, min(due))
+
+    def _permit_livelock(self, deadline: float) -> bool:
+        """A gang timing out at `deadline` was already rejected at Permit with nothing bound and no outside event
+        since: the timeouts only hand the same nodes from gang to gang."""
+        return any(gs.permit_deadline == deadline and gs.rejected_at == self._progress for gs in self.groups.values())
 
     # -- records ------------------------------------------------------------------------------------
     @property
@@ -385,6 +414,7 @@ class Scheduler:
         return out
 
     def _bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
+        self._progress += 1
         names = self.cluster.tensors.nodes.names
         self._log.append((BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
         if self._last_message:
@@ -538,8 +568,9 @@ class Scheduler:
         seqs = [s for r in runs for s in r.seqs]
         prios = [r.priority for r in runs for _ in r.pods]
         if self._deleted:
-            alive = [i for i, p in enumerate(pods) if p.key not in self._deleted]
-            self._deleted.difference_update(p.key for p in pods)
+            alive = [i for i, (p, s) in enumerate(zip(pods, seqs)) if not self._is_deleted(p, s)]
+            for i in sorted(set(range(len(pods))) - set(alive)):
+                del self._deleted[pods[i].key]
             pods, seqs, prios = [pods[i] for i in alive], [seqs[i] for i in alive], [prios[i] for i in alive]
             if not pods:
                 return
@@ -598,6 +629,7 @@ class Scheduler:
                 self.cluster.tensors.unbind(pod.key)
             gs.waiting.clear()
             gs.permit_deadline = None
+            gs.rejected_at = self._progress
             self._fail(pods, message, PERMIT_REJECTED)
             for pod, seq in waiting:
                 gs.pending[pod.key] = (pod, seq)
