@@ -16,7 +16,7 @@ from .sched.config import COMPAT_VERSIONS, with_compat
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics).")
 
-BACKENDS = ("numpy", "jax", "cupy")
+from .kernels.backend import CHOICES as BACKENDS, BackendUnavailable   # numpy, jax, cupy, auto
 
 
 def _fail(message: str) -> None:
@@ -38,6 +38,8 @@ def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True)
                          batching=batching)
     except ValueError as exc:
         _fail(f"--backend/--tie-break: {exc}")
+    except BackendUnavailable as exc:
+        _fail(f"--backend: {exc}")
 
 
 @app.command()
@@ -46,7 +48,7 @@ def schedule(
     pods: Optional[Path] = typer.Option(None, "--pods", help="more pending pods (file or directory)"),
     config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (profiles[0] is used)"),
     compat: str = typer.Option("1.36", "--compat", help="Kubernetes version whose formulas to use: 1.36 or 1.35"),
-    backend: str = typer.Option("numpy", "--backend", help="numpy, jax or cupy"),
+    backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto (a GPU backend if present)"),
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
     seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
@@ -172,7 +174,7 @@ def generate(
 @app.command()
 def bench(
     name: str = typer.Argument(..., help="scenario name, e.g. SchedulingBasic_5000Nodes_10000Pods"),
-    backend: str = typer.Option("numpy", "--backend"),
+    backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto"),
     no_batching: bool = typer.Option(False, "--no-batching"),
     as_json: bool = typer.Option(False, "--json"),
 ):
@@ -182,15 +184,17 @@ def bench(
         _fail(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
     try:
         report = run_scenario(name, backend=backend, batching=not no_batching)
-    except ValueError as exc:
+    except (ValueError, BackendUnavailable) as exc:
         _fail(f"--backend: {exc}")
     if as_json:
         typer.echo(json.dumps(report))
     else:
+        compile_note = (f"; compiled {report['compiles']} programs in {report['compile_s']:.3f}s, included above"
+                        if report.get("compiles") else "")
         per_group = (f", {report['us_per_podgroup_attempt']:,.1f} us per PodGroup attempt "
                      f"({report['podgroup_attempts']} attempts)" if "podgroup_attempts" in report else "")
         typer.echo(f"{report['scenario']}: {report['pods']} pods on {report['nodes']} nodes in "
-                   f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({backend}){per_group}")
+                   f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({report['backend']}){per_group}{compile_note}")
 
 
 @app.command("demo-gang")
@@ -212,6 +216,63 @@ def demo_gang(
         typer.echo(f"  {r['way']:<11} {r['train_bound']:>12} {r['finetune_bound']:>15} {r['stranded_gpus']:>14} "
                    f"{r['free_gpus_at_end']:>10}")
     typer.echo(rows[1]["train_waits_because"])
+
+
+# --- phalanx trace alibaba: replay of the Alibaba GPU trace (FGD paper procedure) ------------------------------
+trace_app = typer.Typer(no_args_is_help=True, help="Replay cluster traces (GPU allocation experiments).")
+app.add_typer(trace_app, name="trace")
+
+
+@trace_app.command("alibaba")
+def trace_alibaba(
+    pods: str = typer.Option(..., "--pods", help="pod list CSV: a bare name is looked up in --data-dir"),
+    nodes: str = typer.Option("openb_node_list_gpu_node.csv", "--nodes", help="node list CSV (GPU nodes)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="trace directory (default: $PHALANX_DATA, "
+                                            "else shared/data/alibaba-gpu-v2023 next to the repository)"),
+    policy: str = typer.Option("fgd", "--policy", help="random, dotprod, gpuclustering, gpupacking, bestfit, fgd"),
+    seed: int = typer.Option(42, "--seed", help="seed of the shuffle, the clones and random choices"),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="several seeds (0-9 or 1,5,7): print a table"),
+    all_policies: bool = typer.Option(False, "--all-policies", help="every policy: print a table"),
+    tie_break: str = typer.Option("name", "--tie-break", help="name (smallest node name, as the simulator) or random"),
+    csv_out: Optional[Path] = typer.Option(None, "--csv", help="write one row per arriving pod to this CSV"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="write the allocation curve (PNG/PDF; needs matplotlib)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """The FGD paper's experiment: GPU nodes, shuffled arrivals inflated to 130% of GPU capacity, one pod at a
+    time, no departures; GPU allocation ratio against arrived GPU demand."""
+    from . import trace_runs
+    try:
+        node_list, pod_list = trace_runs.load(pods, nodes, str(data_dir) if data_dir else None)
+        trace = Path(pods).name.removesuffix(".csv")
+        if seeds is not None or all_policies:
+            seed_list = trace_runs.parse_seeds(seeds) if seeds is not None else [seed]
+            policies = trace_runs.POLICIES if all_policies else (policy,)
+            for p in policies:
+                if p not in trace_runs.POLICIES:
+                    _fail(f"--policy: unknown policy {p!r} (use one of {', '.join(trace_runs.POLICIES)})")
+            rows, text = trace_runs.table(node_list, pod_list, trace, policies, seed_list, tie_break)
+            typer.echo(json.dumps({"trace": trace, "rows": rows}) if as_json else
+                       f"unallocated GPU % at 100% arrived GPU demand, {trace}, seeds {seeds or seed}\n{text}")
+            return
+        from .sched.trace_replay import replay
+        result = replay(node_list, pod_list, policy, seed, trace=trace, tie_break=tie_break)
+    except InputError as exc:
+        _fail(str(exc))
+    if csv_out is not None:
+        trace_runs.write_csv(result, pod_list, csv_out)
+    if plot is not None:
+        message = trace_runs.write_plot([result], plot)
+        if message:
+            typer.echo(message, err=True)
+    if as_json:
+        typer.echo(json.dumps(trace_runs.result_json(result)))
+        return
+    curve = result.alloc_by_arrival()
+    typer.echo(f"{trace} / {policy} / seed {seed}: {result.pods:,} pods arrived, {result.placed:,} placed on "
+               f"{len(node_list.names):,} nodes ({node_list.gpus.size:,} GPUs) in {result.seconds:.2f}s")
+    for k in ("50", "80", "90", "100", "110", "130"):
+        if k in curve:
+            typer.echo(f"  arrived {k:>3}% of GPU capacity: {curve[k]:6.2f}% allocated")
 
 
 def main() -> None:  # pragma: no cover - console entry

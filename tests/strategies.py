@@ -511,13 +511,15 @@ def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
 # --------------------------------------------------------------------------------------
 # random clusters with PodGroups
 # --------------------------------------------------------------------------------------
-def make_pod_group(name, namespace="default", min_count=None, priority=None, priority_class_name=""):
+def make_pod_group(name, namespace="default", min_count=None, priority=None, priority_class_name="", topology=None):
     """A scheduling.k8s.io/v1alpha2 PodGroup built from its API (camelCase) form: gang with `min_count`,
-    or basic when min_count is None."""
+    or basic when min_count is None; `topology`: the node label key of its topology constraint."""
     from phalanx.cluster_models.workloads import PodGroup
 
     policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
     spec = {"schedulingPolicy": policy}
+    if topology is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
     if priority is not None:
         spec["priority"] = priority
     if priority_class_name:

@@ -89,7 +89,8 @@ def test_pick_order_follows_the_greedy():
     # Candidate 0 scores 50, 40, 90 for its copies; candidate 1 scores 45, 45.
     # Greedy: 50 (c0) -> heads 40 vs 45 -> c1 45 -> heads 40 vs 45 -> c1 45 -> c0 40 -> c0 90.
     totals = a([[50, 40, 90], [45, 45, 0]])
-    cand, copy = pick_order(xp, totals, a([3, 2]), a([0, 1]), 5)
+    cand, copy, count = pick_order(xp, totals, a([3, 2]), a([0, 1]), 5)
+    assert int(count) == 5
     assert list(zip(cand.tolist(), copy.tolist())) == [(0, 0), (1, 0), (1, 1), (0, 1), (0, 2)]
 
 

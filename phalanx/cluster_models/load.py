@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .dra import RESOURCE_V1, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from .errors import InputError, validation_problem
 from .jobs import BATCH_V1, Job
 from .objects import Node, Pod, PriorityClass
@@ -53,6 +54,10 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "Workload": ("scheduling.k8s.io", Workload),
     "PodGroup": ("scheduling.k8s.io", PodGroup),
     "Job": ("batch", Job),
+    "DeviceClass": ("resource.k8s.io", DeviceClass),            # DRA kinds: cluster_models.dra
+    "ResourceSlice": ("resource.k8s.io", ResourceSlice),
+    "ResourceClaim": ("resource.k8s.io", ResourceClaim),
+    "ResourceClaimTemplate": ("resource.k8s.io", ResourceClaimTemplate),
 }
 
 # Kinds read only at some versions: (kind, apiVersion) -> model. A missing apiVersion means the newest.
@@ -60,8 +65,11 @@ _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
     "Workload": {SCHEDULING_V1ALPHA2: Workload, None: Workload, SCHEDULING_V1ALPHA1: WorkloadV1Alpha1},
     "PodGroup": {SCHEDULING_V1ALPHA2: PodGroup, None: PodGroup},
     "Job": {BATCH_V1: Job, None: Job},
+    **{kind: {RESOURCE_V1: model, None: model} for kind, model in (
+        ("DeviceClass", DeviceClass), ("ResourceSlice", ResourceSlice), ("ResourceClaim", ResourceClaim),
+        ("ResourceClaimTemplate", ResourceClaimTemplate))},
 }
-_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job")
+_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "ResourceClaim", "ResourceClaimTemplate")
 
 
 @dataclass
@@ -75,6 +83,10 @@ class ClusterObjects:
     workloads: list[Workload] = field(default_factory=list)  # v1alpha1 ones converted to v1alpha2
     pod_groups: list[PodGroup] = field(default_factory=list)  # read, then those made for v1alpha1 workloadRefs
     jobs: list[Job] = field(default_factory=list)  # as read, not expanded (see cluster_models.jobs.expand_jobs)
+    device_classes: list[DeviceClass] = field(default_factory=list)              # DRA (cluster_models.dra)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -234,10 +246,14 @@ class _Collector:
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):
             identity, shown, bucket = obj.key, obj.key, self.objects.pods
-        elif isinstance(obj, (Workload, PodGroup, Job)):
+        elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate)):
             identity, shown = obj.key, obj.key
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
-                      Job: self.objects.jobs}[type(obj)]
+                      Job: self.objects.jobs, ResourceClaim: self.objects.resource_claims,
+                      ResourceClaimTemplate: self.objects.resource_claim_templates}[type(obj)]
+        elif isinstance(obj, (DeviceClass, ResourceSlice)):
+            identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
+            bucket = self.objects.device_classes if isinstance(obj, DeviceClass) else self.objects.resource_slices
         else:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = self.objects.nodes if isinstance(obj, Node) else self.objects.priority_classes

@@ -31,7 +31,8 @@ from .requests import default_pod_resources
 __all__ = [
     "Affinity", "Container", "ContainerPort", "LabelSelector", "LabelSelectorRequirement", "Node",
     "NodeAffinity", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus",
-    "ObjectMeta", "OwnerReference", "Pod", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec", "PodStatus",
+    "ObjectMeta", "OwnerReference", "Pod", "PodResourceClaim", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec",
+    "PodStatus",
     "PreferredSchedulingTerm", "PriorityClass", "ResourceList", "ResourceRequirements", "Taint", "Toleration",
     "TopologySpreadConstraint", "WorkloadReference",
 ]
@@ -208,6 +209,19 @@ class PodSchedulingGate(K8sModel):
     name: str
 
 
+class PodResourceClaim(K8sModel):
+    """spec.resourceClaims[]: a DRA claim by name, or one made from a ResourceClaimTemplate (cluster_models.dra)."""
+    name: str = Field(min_length=1)
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PodResourceClaim:
+        if (self.resource_claim_name is None) == (self.resource_claim_template_name is None):
+            raise ValueError("exactly one of `resourceClaimName`, `resourceClaimTemplateName` is required")
+        return self
+
+
 class PodSpec(K8sModel):
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] = Field(default_factory=list)
@@ -225,7 +239,7 @@ class PodSpec(K8sModel):
     node_name: str = ""
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     volumes: list[dict] = Field(default_factory=list)
-    resource_claims: list[dict] = Field(default_factory=list)
+    resource_claims: list[PodResourceClaim] = Field(default_factory=list)   # DRA (cluster_models.dra)
     scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
     host_network: bool = False
 

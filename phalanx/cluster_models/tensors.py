@@ -415,6 +415,33 @@ def _write_row(tensors: ClusterTensors, i: int, node: Node, row) -> None:
     table.taints[i, taint_ids] = np.arange(len(taint_ids), dtype=np.int16)
 
 
+def restrict(tensors: ClusterTensors, node_ids: np.ndarray, live: list[tuple[Pod, int]] | None = None) -> ClusterTensors:
+    """A copy of the cluster seen through the nodes `node_ids` (ascending) only: their rows, renumbered 0..k-1,
+    and the pods bound to them, in binding order; vocabularies are shared (grow them on `tensors` first: the copy
+    must not add columns). What a scheduling framework sees under a placement's node list (KEP-5732
+    AssumePlacement); placing pods on the copy leaves `tensors` untouched. `live`: tensors.live_bound(), when the
+    caller restricts to several node sets in a row."""
+    node_ids = np.asarray(node_ids, np.int64)
+    t = tensors.nodes
+    table = NodeTable([t.names[i] for i in node_ids.tolist()], t.allocatable[node_ids], t.requested[node_ids],
+                      t.nonzero_requested[node_ids], t.pod_count[node_ids], t.allowed_pods[node_ids],
+                      t.unschedulable[node_ids], t.labels[node_ids], t.taints[node_ids], t.host_ports[node_ids])
+    sub = ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=tensors.resources,
+                         node_labels=tensors.node_labels, taints=tensors.taints, ports=tensors.ports,
+                         namespaces=tensors.namespaces, pod_labels=tensors.pod_labels,
+                         node_index={name: i for i, name in enumerate(table.names)})
+    renumber = np.full(t.size, -1, np.int64)
+    renumber[node_ids] = np.arange(len(node_ids))
+    pods, nodes = [], []
+    for pod, n in tensors.live_bound() if live is None else live:
+        if renumber[n] >= 0:
+            pods.append(pod)
+            nodes.append(renumber[n])
+    if pods:
+        sub.record_bound(pods, np.array(nodes, np.int32))
+    return sub
+
+
 def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
     """Account a pod that the input already shows bound (spec.nodeName)."""
     request = tensors.request_vector(pod_requests(pod))

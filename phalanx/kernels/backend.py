@@ -1,22 +1,104 @@
 """The few array operations whose spelling differs between numpy, JAX and CuPy.
 
-Every kernel takes the array namespace `xp` explicitly; nothing here switches a global backend.
+Every kernel takes the array namespace `xp` explicitly; nothing here switches a global backend. Optional
+backends are imported only when asked for (`import phalanx` needs numpy alone).
+
+JAX computes in 32 bits unless 64-bit types are enabled; phalanx never flips that process-wide. Every JAX
+entry point runs inside `precision(xp)`, which is `jax.enable_x64(True)` as a context manager (scoped to the
+thread and the `with` block; the jit cache keys on it, so a function traced under it is never reused without).
 """
 from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import math
+
+import numpy as np
+
+BACKENDS = ("numpy", "jax", "cupy")
+CHOICES = (*BACKENDS, "auto")
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend's package (or the device it needs) is not there; the message is one line."""
 
 
 def namespace(name: str):
     """The array module for a backend name; optional backends are imported only when asked for."""
     if name == "numpy":
-        import numpy
-        return numpy
+        return np
     if name == "jax":
-        import jax.numpy
+        try:
+            import jax.numpy
+        except ImportError as exc:
+            raise BackendUnavailable(f"backend 'jax' needs the jax package ({exc}); pip install 'phalanx[jax]'")
         return jax.numpy
     if name == "cupy":
-        import cupy
+        try:
+            import cupy
+            cupy.cuda.runtime.getDeviceCount()
+        except ImportError as exc:
+            raise BackendUnavailable(f"backend 'cupy' needs the cupy package ({exc})")
+        except Exception as exc:   # cupy installed, no usable CUDA device or driver
+            raise BackendUnavailable(f"backend 'cupy' found no CUDA device ({type(exc).__name__}: {exc})")
         return cupy
-    raise ValueError(f"unknown backend {name!r} (numpy, jax, cupy)")
+    raise ValueError(f"unknown backend {name!r} ({', '.join(CHOICES)})")
+
+
+def gpu_available(name: str) -> bool:
+    """Whether backend `name` has a GPU to run on here (imports the package only if it is installed)."""
+    if importlib.util.find_spec(name) is None:
+        return False
+    try:
+        if name == "cupy":
+            import cupy
+            return cupy.cuda.runtime.getDeviceCount() > 0
+        if name == "jax":
+            import jax
+            return any(d.platform == "gpu" for d in jax.devices())
+    except Exception:
+        return False
+    return False
+
+
+def resolve(name: str) -> str:
+    """`auto`: CuPy when it has a GPU, else JAX when it has a GPU, else numpy. Other names are checked."""
+    if name == "auto":
+        for candidate in ("cupy", "jax"):
+            if gpu_available(candidate):
+                return candidate
+        return "numpy"
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r} ({', '.join(CHOICES)})")
+    namespace(name)     # raises BackendUnavailable with a one-line reason
+    return name
+
+
+def is_jax(xp) -> bool:
+    return xp.__name__.startswith("jax")
+
+
+def is_numpy(xp) -> bool:
+    return xp is np
+
+
+def precision(xp):
+    """Context in which a backend computes with int64/float64: jax.enable_x64 for JAX, nothing otherwise."""
+    if is_jax(xp):
+        import jax
+        scope = getattr(jax, "enable_x64", None)         # jax >= 0.6: jax.enable_x64(True) is a context manager
+        if scope is None:
+            from jax.experimental import enable_x64 as scope  # older jax
+        return scope(True)
+    return contextlib.nullcontext()
+
+
+def to_host(a) -> np.ndarray:
+    """A numpy copy of a backend array (CuPy needs .get(); numpy and JAX convert through __array__)."""
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)
 
 
 def trunc_div(xp, a, b):
@@ -35,6 +117,99 @@ def bincount(xp, index, weights, length: int):
     keep = index >= 0
     safe = xp.where(keep, index, 0)
     w = xp.where(keep, weights, 0).astype(xp.int64)
-    if xp.__name__.startswith("jax"):
+    if is_jax(xp):
         return xp.zeros((length,), dtype=xp.int64).at[safe].add(w)
     return xp.bincount(safe, weights=w, minlength=length)[:length].astype(xp.int64)
+
+
+def set_at(xp, a, index, values):
+    """A copy of `a` with a[index] = values (index: integer array or mask; duplicates must carry equal
+    values). Inputs are never modified."""
+    if is_jax(xp):
+        return a.at[index].set(values)
+    out = a.copy()
+    out[index] = values
+    return out
+
+
+def add_at(xp, a, index, values):
+    """A copy of `a` with values added at integer `index` (duplicates accumulate)."""
+    if is_jax(xp):
+        return a.at[index].add(values)
+    out = a.copy()
+    xp.add.at(out, index, values)
+    return out
+
+
+def min_at(xp, a, index, values):
+    """A copy of `a` with a[i] = min(a[i], values) at integer `index` (duplicates: the smallest wins)."""
+    if is_jax(xp):
+        return a.at[index].min(values)
+    out = a.copy()
+    xp.minimum.at(out, index, values)
+    return out
+
+
+def cummin(xp, a, axis: int):
+    if is_jax(xp):
+        import jax.lax
+        return jax.lax.cummin(a, axis=axis)
+    return xp.minimum.accumulate(a, axis=axis)
+
+
+def smallest(xp, keys, count: int):
+    """Indices of the `count` smallest keys, in increasing key order (keys among the first `count` must be
+    distinct from each other and from the rest for the answer to be unique; phalanx's keys include a rank).
+    numpy/CuPy partition first; JAX sorts (argsort is stable, so equal keys keep index order)."""
+    size = keys.shape[0]
+    count = min(count, size)
+    if count == 0:
+        return xp.zeros((0,), dtype=xp.int64)
+    if count < size and hasattr(xp, "argpartition") and not is_jax(xp):
+        part = xp.argpartition(keys, count - 1)[:count]
+        return part[xp.argsort(keys[part])]
+    if is_numpy(xp):
+        return xp.argsort(keys, kind="stable")[:count]
+    return xp.argsort(keys)[:count]     # JAX: stable by default; CuPy: a stable radix/merge sort
+
+
+def argmax_first(xp, a):
+    """Index of the first maximum (numpy, JAX and CuPy all return the first; spelled out for clarity)."""
+    return xp.argmax(a)
+
+
+def pin_rounding(xp, x, zero):
+    """x unchanged, with its rounding fixed. XLA contracts a*b + c into one fused multiply-add (one rounding
+    instead of numpy's two; jax 0.10.2 on CPU does it for a plain `a * b + c`, and no compile option turns it
+    off). Passing a float64 product through its int64 bits OR'ed with `zero` (an int64 array that is 0 at run
+    time but that the compiler cannot prove 0, e.g. minimum(counts, 0) of a non-negative input) keeps the
+    product rounded on its own. The two float kernels (BalancedAllocation's std-dev, PodTopologySpread's score)
+    also put a `where` between product and sum, which today stops the contraction on CPU by itself; the pin
+    makes that independent of the compiler's choices (GPU code generation included). numpy and CuPy evaluate
+    one operation at a time and never contract."""
+    if not is_jax(xp):
+        return x
+    from jax import lax
+    bits = lax.bitcast_convert_type(x, xp.int64) | zero
+    return lax.bitcast_convert_type(bits, xp.float64)
+
+
+@functools.lru_cache(maxsize=16)
+def log_table(size: int) -> np.ndarray:
+    """(size,) float64 with math.log(i) (libm, as Go's math.Log and the reference use) at i >= 1, 0 at 0.
+    Backends' vectorised logs differ from libm (and from each other) in the last bit for a few integers;
+    gathering from one table computed on the host makes every backend read the same bits."""
+    return np.array([0.0] + [math.log(i) for i in range(1, size)], dtype=np.float64)
+
+
+def sequential_sum(xp, x):
+    """Sum over the last axis strictly left to right ((x0 + x1) + x2) + ..., as a Go `for` loop adds float64s.
+
+    numpy's sum() adds pairwise, so float results can differ in the last bit; add.accumulate is sequential by
+    definition. Other backends unroll the (static, short) axis."""
+    if xp.__name__ == "numpy":
+        return xp.add.accumulate(x, axis=-1)[..., -1]
+    acc = x[..., 0]
+    for i in range(1, x.shape[-1]):
+        acc = acc + x[..., i]
+    return acc

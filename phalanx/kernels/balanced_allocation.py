@@ -3,6 +3,7 @@ Upstream: plugins/noderesources/balanced_allocation.go. Floating point as upstre
 order); the final conversion truncates."""
 from __future__ import annotations
 
+from .backend import pin_rounding
 from .status import MAX_NODE_SCORE
 
 
@@ -22,8 +23,10 @@ def _std(xp, requested, safe, valid):
         total = total + f                  # invalid entries add 0.0, which changes nothing
     mean = total / xp.maximum(count, 1)
     sq = 0.0
-    for f, v in zip(frac, valid):
-        sq = sq + xp.where(v, (f - mean) * (f - mean), 0.0)
+    for f, v, req in zip(frac, valid, requested):
+        # Each square rounds on its own before it is summed, as in Go (no fused multiply-add).
+        d2 = pin_rounding(xp, (f - mean) * (f - mean), xp.minimum(req, 0))
+        sq = sq + xp.where(v, d2, 0.0)
     many = xp.sqrt(sq / xp.maximum(count, 1))
     # Exactly two valid among more configured resources: the first two valid fractions, in order.
     first = second = None

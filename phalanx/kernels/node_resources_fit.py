@@ -13,18 +13,19 @@ MAX_RESOURCE_COLUMNS = 62      # reasons are one int64 bitmask per node
 MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shape scores are 0..10, scaled to 0..100
 
 
-def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request):
+def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None):
     """Per-node (code, reasons) for a pod requesting `request` (R,) on nodes with free = allocatable - requested.
 
     allocatable, requested: (N, R) int64; pod_count, allowed_pods: (N,) int64; request: (R,) int64 host array
     (static per pod shape: only the resources the pod asks for are looked at). A resource the pod does not
-    request is never insufficient, even on an overcommitted node.
+    request is never insufficient, even on an overcommitted node. columns: the requested columns, when
+    `request` is a device array (its values then stay run-time inputs); default: read from `request`.
     """
     too_many = pod_count + 1 > allowed_pods
     reasons = xp.where(too_many, 1 << TOO_MANY_PODS_BIT, 0).astype(xp.int64)
     failed, unresolvable = too_many, xp.zeros_like(too_many)
-    for r in _wanted(request):
-        want = int(request[r])
+    for r in _wanted(request) if columns is None else columns:
+        want = request[r]
         short = want > allocatable[:, r] - requested[:, r]
         reasons = reasons | xp.where(short, 1 << (r + 1), 0)
         failed = failed | short
@@ -34,17 +35,22 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request):
     return code.astype(xp.int8), reasons
 
 
+def wanted_columns(request) -> tuple[int, ...]:
+    """The resource columns a (host) request vector asks for."""
+    return tuple(_wanted(request))
+
+
 def _wanted(request) -> list[int]:
     if len(request) > MAX_RESOURCE_COLUMNS:
         raise ValueError(f"at most {MAX_RESOURCE_COLUMNS} resource columns are supported")
     return [r for r in range(len(request)) if request[r] > 0]
 
 
-def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request):
+def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None):
     """How many more copies of the pod each node can take before fit_filter fails: (N,) int64."""
     cap = xp.maximum(allowed_pods - pod_count, 0)
-    for r in _wanted(request):
-        cap = xp.minimum(cap, xp.maximum(allocatable[:, r] - requested[:, r], 0) // int(request[r]))
+    for r in _wanted(request) if columns is None else columns:
+        cap = xp.minimum(cap, xp.maximum(allocatable[:, r] - requested[:, r], 0) // request[r])
     return cap
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import bincount
+from .backend import bincount, log_table, pin_rounding
 from .node_affinity import label_test, term_matches
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -69,8 +69,9 @@ def pre_filter(pod, node_vocab, pod_vocab, namespaces, own_labels) -> SpreadStat
 
 def matching_pods_per_node(xp, bound, n_nodes: int, namespace: int, selector):
     """(N,) int64: bound, non-terminating pods of the namespace that the selector matches, per node.
-    An empty selector counts nothing (upstream countPodsMatchSelector), though it matches the pod itself."""
-    if not selector or namespace < 0 or bound.count == 0:
+    An empty selector counts nothing (upstream countPodsMatchSelector), though it matches the pod itself.
+    namespace -1 (no bound pod shares the pod's namespace) matches no row; it may be a 0-d array."""
+    if not selector or bound.count == 0:
         return xp.zeros((n_nodes,), dtype=xp.int64)
     match = (bound.namespace == namespace) & ~bound.terminating & term_matches(xp, bound.labels, selector)
     return bincount(xp, bound.node, match, n_nodes)
@@ -130,11 +131,18 @@ def _go_round(xp, x):
 
 def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok):
     """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (feasible nodes missing a topology key)."""
+    score, scored, ignored = float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok)
+    return xp.where(scored, _go_round(xp, score), 0), ignored
+
+
+def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok):
+    """The float64 sum before rounding, the scored nodes and the ignored ones."""
     n = labels.shape[0]
     all_keys = has_all_keys(xp, labels, constraints, n)
     ignored = feasible & ~all_keys
     scored = feasible & all_keys
     score = xp.zeros((n,), dtype=xp.float64)
+    logs = xp.asarray(log_table(n + 3))     # log(size + 2) for size in [0, n], the same bits on every backend
     for c, count in zip(constraints, counts):
         dom = _domains(xp, labels, c, n)
         has_key = dom >= 0
@@ -149,9 +157,11 @@ def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasibl
             counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
             dom_count = bincount(xp, xp.where(counted, dom, -1), count, nv)
             cnt = xp.where(has_key, dom_count[xp.where(has_key, dom, 0)], 0) if nv else xp.zeros((n,), xp.int64)
-        weight = xp.log((size + 2).astype(xp.float64))
-        score = score + xp.where(has_key, cnt.astype(xp.float64) * weight + float(c.max_skew - 1), 0.0)
-    return xp.where(scored, _go_round(xp, score), 0), ignored
+        weight = logs[size + 2]
+        # cnt * weight rounds on its own before max_skew - 1 is added, as in Go (no fused multiply-add).
+        term = pin_rounding(xp, cnt.astype(xp.float64) * weight, xp.minimum(cnt, 0))
+        score = score + xp.where(has_key, term + float(c.max_skew - 1), 0.0)
+    return score, scored, ignored
 
 
 def pod_topology_spread_normalize(xp, raw, feasible, ignored):

@@ -5,6 +5,8 @@ Upstream breaks ties by heap order over a non-deterministic node order; phalanx 
 """
 from __future__ import annotations
 
+from .backend import set_at
+
 NONE = -1
 
 
@@ -25,19 +27,21 @@ def num_feasible_nodes_to_find(percentage: int, n_nodes: int) -> int:
     return max(n_nodes * percentage // 100, 100)
 
 
-def sample_feasible(xp, feasible, start: int, wanted: int):
+def sample_feasible(xp, feasible, start, wanted, n=None):
     """The first `wanted` feasible nodes visiting nodes from `start` round the ring, and how many nodes were
-    visited (upstream checks nodes in parallel; phalanx visits them in ring order, deterministically)."""
-    n = feasible.shape[0]
-    order = (xp.arange(n) + start) % n
-    in_order = feasible[order]
-    seen = xp.cumsum(in_order)
+    visited (upstream checks nodes in parallel; phalanx visits them in ring order, deterministically).
+
+    feasible: (N,) bool, possibly padded: only the first `n` entries are real nodes (n defaults to N; padded
+    entries must be False). start, wanted, n may be Python ints or 0-d arrays; `visited` is a 0-d int64 array."""
+    size = feasible.shape[0]
+    n = size if n is None else n
+    j = xp.arange(size)
+    real = j < n
+    order = xp.where(real, (j + start) % xp.maximum(n, 1), j)
+    in_order = feasible[order] & real
+    seen = xp.cumsum(in_order.astype(xp.int64))
     taken_in_order = in_order & (seen <= wanted)
-    found = int(seen[-1]) if n else 0
-    visited = n if found < wanted else int(xp.argmax(seen >= wanted)) + 1
-    sampled = xp.zeros_like(feasible)
-    if xp.__name__.startswith("jax"):
-        sampled = sampled.at[order].set(taken_in_order)
-    else:
-        sampled[order] = taken_in_order
-    return sampled, visited
+    found = seen[-1] if size else 0
+    reached = xp.argmax(seen >= wanted) + 1 if size else 0
+    visited = xp.asarray(xp.where(found < wanted, n, reached), dtype=xp.int64)
+    return set_at(xp, xp.zeros_like(feasible), order, taken_in_order), visited

@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PriorityClass, Workload,
-                              effective_priority, expand_jobs, load_paths)
+from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, PriorityClass,
+                              Workload, effective_priority, expand_jobs, load_paths)
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
+from .claims import ClaimBook
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -22,6 +23,7 @@ class Cluster:
     pod_groups: list[PodGroup] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
+    claims: ClaimBook | None = None                    # DRA devices and claims (sched/claims.py); empty if None
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
@@ -48,8 +50,19 @@ class Cluster:
                 warnings.append(f"Pod {pod.key}: spec.nodeName: node {node!r} not found; its load is ignored")
                 continue
             bind_existing(tensors, pod, node_id)
+        claims = ClaimBook.from_objects(objects, tensors.node_index)
+        if any(pod.spec.resource_claims for pod, _ in bound):      # bound pods use (and hold) their claims
+            index = PodGroupIndex(objects)
+            for pod, node in bound:
+                if node in tensors.node_index:
+                    problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group)
+                    warnings.extend([problem] if problem else [])
         return cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                   list(objects.workloads), list(objects.jobs))
+                   list(objects.workloads), list(objects.jobs), claims)
+
+    def __post_init__(self):
+        if self.claims is None:
+            self.claims = ClaimBook.empty(self.tensors.node_index)
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

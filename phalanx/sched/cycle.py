@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models.tensors import ClusterTensors
-from ..kernels import (balanced_allocation, node_affinity, node_ports, node_resources_fit, node_unschedulable,
-                       pod_topology_spread, taint_toleration)
+from ..kernels import (balanced_allocation, dynamic_resources, node_affinity, node_ports, node_resources_fit,
+                       node_unschedulable, pod_topology_spread, taint_toleration)
+from ..kernels.backend import set_at
 from ..kernels.normalize import default_normalize
 from ..kernels.resource_allocation import ResourceInputs, node_load, resource_inputs
 from ..kernels.status import SUCCESS
@@ -23,6 +24,7 @@ class Prepared:
     shape: PodShape
     request: np.ndarray                       # (R,) int64 what the pod consumes once bound
     fit_request: np.ndarray                   # (R,) int64 what NodeResourcesFit checks (ignoredResources zeroed)
+    fit_columns: tuple[int, ...]              # the columns fit_request asks for (> 0)
     tolerates_unschedulable: bool
     taints: taint_toleration.TaintState
     affinity: node_affinity.AffinityState
@@ -32,6 +34,7 @@ class Prepared:
     balanced_inputs: ResourceInputs
     filters: tuple[str, ...]                  # filter plugins that run (PreFilter did not skip them)
     scores: tuple[tuple[str, int], ...]       # score plugins that run, with weights
+    dra: object = None                        # claims.DraInputs of a pod with DRA claims (ClaimBook.with_claims)
 
 
 def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepared:
@@ -58,8 +61,10 @@ def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepa
         "NodeResourcesBalancedAllocation": any(balanced_inputs.pod_request),
     }
     scores = tuple((p, w) for p, w in profile.scores if scoring.get(p, True))
+    fit_request = _fit_request(request, tensors, profile)
     return Prepared(
-        shape=shape, request=request, fit_request=_fit_request(request, tensors, profile),
+        shape=shape, request=request, fit_request=fit_request,
+        fit_columns=node_resources_fit.wanted_columns(fit_request),
         tolerates_unschedulable=node_unschedulable.pre_filter(pod),
         taints=taint_toleration.pre_filter(pod, tensors.taints),
         affinity=affinity,
@@ -100,6 +105,7 @@ class Evaluation:
     raw: dict[str, np.ndarray] = field(default_factory=dict)         # plugin -> (N,) int64
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
+    dra_assign: np.ndarray | None = None      # (N, S) int64 DynamicResources: request index per device slot
 
 
 def _spread_inputs(xp, p: Prepared, tensors: ClusterTensors, constraints):
@@ -126,7 +132,9 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
             code, payload = node_ports.node_ports_filter(xp, nodes.host_ports, p.port_conflicts)
         elif plugin == "NodeResourcesFit":
             code, payload = node_resources_fit.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count,
-                                                          nodes.allowed_pods, p.fit_request)
+                                                          nodes.allowed_pods, p.fit_request, p.fit_columns)
+        elif plugin == "DynamicResources":   # only for pods with claims (sched/claims.py prepares the inputs)
+            code, payload, dra_assign = dynamic_resources.dynamic_resources_filter(xp, *p.dra.kernel_args(xp))
         else:  # PodTopologySpread
             inclusion = inclusion_masks(xp, p, tensors)
             affinity_ok, taints_ok = inclusion
@@ -140,8 +148,13 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
     ev = Evaluation(p.filters, codes, payloads, feasible)
     if "PodTopologySpread" in codes:
         ev.inclusion = inclusion
+    if "DynamicResources" in codes:
+        ev.dra_assign = dra_assign
     if "NodeAffinity" in p.filters and p.affinity.conflict:
         ev.prefilter_message = node_affinity.CONFLICT
+        ev.feasible = xp.zeros((nodes.size,), dtype=bool)
+    elif p.dra is not None and p.dra.message:      # DynamicResources PreFilter: a claim or class is missing
+        ev.prefilter_message = p.dra.message
         ev.feasible = xp.zeros((nodes.size,), dtype=bool)
     elif "NodeAffinity" in p.filters and p.affinity.candidates is not None:
         ev.outside = ~xp.asarray(p.affinity.candidates)
@@ -216,7 +229,8 @@ class BalanceCache:
             values, seen = hit
             if seen < len(chunks):
                 rows = np.unique(np.concatenate(chunks[seen:]))
-                values[rows] = balanced_allocation.node_balance(xp, [x[rows] for x in load], [a[rows] for a in alloc])
+                values = set_at(xp, values, rows, balanced_allocation.node_balance(
+                    xp, [x[rows] for x in load], [a[rows] for a in alloc]))
         self.entries[key] = (values, len(chunks))
         return values
 

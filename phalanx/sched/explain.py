@@ -14,6 +14,7 @@ from ..kernels.status import CODE_NAMES, SUCCESS
 from .messages import first_failures, reasons
 from .podgroups import QUORUM_MESSAGE
 from .scheduler import Scheduler
+from .topology import topology_attempt
 
 
 def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
@@ -94,16 +95,19 @@ def explain_group(scheduler: Scheduler, key: str) -> dict:
         return report
     rng_state, next_start = scheduler.rng.bit_generator.state, scheduler.placer.next_start
     mark = scheduler.cluster.tensors.log_mark()
-    attempt = scheduler.try_group(gs)
+    attempt = topology_attempt(scheduler, gs) if gs.group.spec.topology_keys else scheduler.try_group(gs)
     scheduler.placer.undo(attempt.placed, mark)
     scheduler.rng.bit_generator.state, scheduler.placer.next_start = rng_state, next_start
-    placeable = len(gs.bound) + attempt.placed_count
+    placed = attempt.placed_count + attempt.placed_elsewhere
+    placeable = len(gs.bound) + placed
     report.update(placeable=placeable, infeasible=attempt.infeasible,
                   failed=[{"pods": [p.key for p in pods], "message": message} for pods, message in attempt.failed])
     count = f"{placeable}/{members} pods placeable" + (f" (minCount {gs.min_count})" if gs.min_count != members else "")
     parts = [f"{len(pods)} pods: {message}" for pods, message in attempt.failed]
-    tried = attempt.placed_count + sum(len(pods) for pods, _ in attempt.failed)
+    tried = placed + sum(len(pods) for pods, _ in attempt.failed)
     if attempt.infeasible and tried < len(gs.pending):
         parts.append(f"{len(gs.pending) - tried} pods not tried: {attempt.infeasible}")
+    if attempt.group_message:        # a topology constraint no placement satisfies (the first one's pods above)
+        parts.append(attempt.group_message)
     report["message"] = head + "; ".join([count, *parts])
     return report

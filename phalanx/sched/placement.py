@@ -36,6 +36,7 @@ class Placement:
     nonzero: np.ndarray              # (2,) int64
     ports: list[int]                 # host-port columns
     ports_before: np.ndarray | None  # (k, len(ports)) bool host-port cells before
+    claims: object = None            # claims.ClaimUndo: the DRA claims this (one-pod) placement used/allocated
 
 
 @dataclass
@@ -69,12 +70,17 @@ class Placer:
             if node < 0:
                 out.failed, out.message = pods[i:], self.message(ev)
                 break
-            out.placed.append(self.account(p, np.array([node]), [pod]))
+            pl = self.account(p, np.array([node]), [pod])
+            if p.dra is not None:    # DynamicResources: the pod's claims, allocated on its node (undone with pl)
+                pl.claims = self.cluster.claims.allocate(p.dra, node, ev.dra_assign)
+            out.placed.append(pl)
         return out
 
     def _batchable(self, shape: PodShape) -> bool:
         n = self.cluster.tensors.nodes.size
-        return not shape.has_spread and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n
+        # Pods with DRA claims are their own shapes (shapes.signature) and never batched: claims are per pod.
+        return (not shape.has_spread and not shape.has_claims
+                and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n)
 
     # -- per-pod path ----------------------------------------------------------------------------
     def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
@@ -82,13 +88,15 @@ class Placer:
         advance=False leaves nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
         xp, tensors = self.xp, self.cluster.tensors
         p = prepare(shape, tensors, self.profile)
+        if shape.has_claims:        # DynamicResources: this pod's claim state (sched/claims.py)
+            p = self.cluster.claims.with_claims(p, shape.pod)
         ev = run_filters(xp, p, tensors)
         n = tensors.nodes.size
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
         if wanted < n:
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
             if advance:
-                self.next_start = (self.next_start + visited) % n
+                self.next_start = (self.next_start + int(visited)) % n
             ev.feasible = sampled
         if not bool(xp.any(ev.feasible)) or self._prescore_error(p, ev):
             return p, ev, -1
@@ -135,6 +143,8 @@ class Placer:
                 raise ValueError("cannot split a placement with host ports")
             before = pl.ports_before[cut:] if pl.ports_before is not None else None
             tensors.unaccount(pl.node_ids[cut:], pl.request, pl.nonzero, pl.ports, before)
+            if pl.claims is not None:      # one-pod placements only: claim shapes are never batched
+                self.cluster.claims.undo(pl.claims)
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------
@@ -156,10 +166,12 @@ class Placer:
             sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
             copies = int(min(cap[sub].max(), k))
             totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
-            cand, copy = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
+            cand, copy, count = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
+            count = int(count)
+            cand, copy = cand[:count], copy[:count]
             fill_t = np.full(len(cand_nodes), NEVER, np.int64)
             fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
-            take = min(len(cand), normalization_epoch_end(np, fill_t, holders) + 1)
+            take = min(count, int(normalization_epoch_end(np, fill_t, holders)) + 1)
             out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
             remaining = remaining[take:]
 

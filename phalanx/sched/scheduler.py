@@ -21,7 +21,7 @@ import numpy as np
 
 from ..cluster_models import ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, job_objects, owned_by
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
-from ..kernels.backend import namespace
+from .backends import SCHEDULER_BACKENDS, make_placer
 from .cluster import Cluster
 from .config import DEFAULT_PROFILE, Profile
 from .cycle import BalanceCache, Evaluation, Prepared
@@ -30,14 +30,12 @@ from .podgroups import PERMIT_PLUGIN, QUORUM_MESSAGE, GroupState, go_duration, i
 from .queue import PodRun, SchedulingQueue, backoff_s, cut_runs
 from .records import (BOUND, DELETED, PERMIT_REJECTED, POD_GROUP_SCHEDULED, UNSCHEDULABLE, WAITING, Record)
 from .shapes import PodShape, ShapeTable
+from .topology import topology_attempt
 
 __all__ = ["GANG_MODES", "GATED_MESSAGE", "NO_NODES_MESSAGE", "ScheduleResult", "Scheduler", "GroupAttempt"]
 
 TIE_BREAKS = ("first", "random")
 GANG_MODES = ("podgroup", "permit")
-# The kernels take the array namespace as an argument; wiring JAX (jit, x64 scope, device state) and CuPy
-# through the scheduler is the backends issue's work, so only numpy is accepted here for now.
-SCHEDULER_BACKENDS = ("numpy",)
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"   # PreEnqueue (SchedulingGates)
 DEFAULT_PERMIT_TIMEOUT_S = 300.0
 
@@ -63,6 +61,8 @@ class GroupAttempt:
     placed: list[Placement] = field(default_factory=list)
     failed: list[tuple[list[Pod], str]] = field(default_factory=list)   # (pods, FitError) per run
     infeasible: str | None = None      # PlacementFeasible's message when the group cannot reach minCount
+    group_message: str | None = None   # topology groups: why no placement could take the group (its condition)
+    placed_elsewhere: int = 0          # topology groups that failed: members the first placement's copy took
 
     @property
     def placed_count(self) -> int:
@@ -78,7 +78,7 @@ class Scheduler:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
-            raise ValueError(f"backend {backend!r} is not available yet; use one of {SCHEDULER_BACKENDS}")
+            raise ValueError(f"unknown backend {backend!r}; use one of {SCHEDULER_BACKENDS}")
         if gang_mode not in GANG_MODES:
             raise ValueError(f"gang_mode must be one of {GANG_MODES}, got {gang_mode!r}")
         if not permit_timeout_s > 0:
@@ -90,7 +90,8 @@ class Scheduler:
         self.rng = np.random.default_rng(seed)
         self.gang_mode = gang_mode
         self.permit_timeout_s = float(permit_timeout_s)
-        self.placer = Placer(cluster, profile, namespace(backend), batching)
+        self.placer = make_placer(backend, cluster, profile, batching)   # backends.py; raises BackendUnavailable
+        self.backend = self.placer.backend                                 # "auto" resolved
         self.shapes = ShapeTable(profile.system_default_spreading)
         self.now = 0.0
         self.queue = SchedulingQueue()
@@ -182,6 +183,8 @@ class Scheduler:
                 self._fail([pod], GATED_MESSAGE)
                 continue
             gs, reason = self._resolve(pod)
+            if reason is None:    # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
+                self.cluster.claims.register(pod, gs.group if gs is not None else None)
             if reason is not None:
                 self._dangling[pod.key] = (pod, seq)
                 self._fail([pod], reason)
@@ -210,6 +213,7 @@ class Scheduler:
             gs, reason = self._resolve(pod)
             if reason is None:
                 del self._dangling[pod.key]
+                self.cluster.claims.register(pod, gs.group)      # DRA claims, now that the group is known
                 self._join(gs, pod, seq)
                 touched.append(gs)
         for gs in dict.fromkeys(touched):
@@ -279,6 +283,7 @@ class Scheduler:
         self._progress += 1
         gs = self._group_of.pop(key, None)
         freed = self.cluster.tensors.unbind(key) >= 0
+        self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
         # Only plain pods (and, in permit mode, members let into the pod queue) sit in the queue's runs.
         in_runs = gs is None or (self.gang_mode == "permit" and (not gs.gang or key in gs.enqueued))
         if gs is not None:
@@ -307,6 +312,7 @@ class Scheduler:
             raise InputError(f"Node {sorted(clash)[0]}: metadata.name: already exists")
         self._progress += 1
         add_nodes(self.cluster.tensors, nodes)
+        self.cluster.claims.relink(self.cluster.tensors.node_index)    # DRA devices of the new nodes
         self.cluster.nodes.extend(nodes)
         self.placer.balance_cache = BalanceCache()
         self._cluster_changed()
@@ -342,6 +348,7 @@ class Scheduler:
         for pod, n in survivors:
             bind_existing(rebuilt, pod, rebuilt.node_index[tensors.nodes.names[n]])
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
+        self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
         self.placer.balance_cache = BalanceCache()
         self.placer.next_start = self.placer.next_start % max(1, len(keep))
         self._cluster_changed()
@@ -627,6 +634,7 @@ class Scheduler:
                       f"{PERMIT_PLUGIN}"
             for pod in pods:
                 self.cluster.tensors.unbind(pod.key)
+                self.cluster.claims.release(pod.key)     # DRA: claims left without users are deallocated
             gs.waiting.clear()
             gs.permit_deadline = None
             gs.rejected_at = self._progress
@@ -637,17 +645,19 @@ class Scheduler:
             self._set_condition(gs, "False", "Unschedulable", message)
             self._cluster_changed(exclude=gs)
 
-    def try_group(self, gs: GroupState) -> GroupAttempt:
+    def try_group(self, gs: GroupState, placer: Placer | None = None, rank: np.ndarray | None = None) -> GroupAttempt:
         """Place the group's pending members from the current state (members by priority, then arrival; runs
         of identical members batched), stopping as soon as minCount is out of reach. The placements stay in
-        the node table; the caller commits or undoes them."""
+        the node table; the caller commits or undoes them. `placer`/`rank`: a topology placement's restricted
+        copy of the cluster (topology.py) instead of the whole one."""
+        placer = self.placer if placer is None else placer
         members = sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))
         pods = [p for p, _ in members]
         shapes = [self.shapes.intern(p) for p in pods]
         attempt = GroupAttempt(members=len(pods))
         scheduled, remaining = len(gs.bound), len(pods)
         for run in cut_runs(pods, shapes, [0] * len(pods), [s for _, s in members]):
-            out = self.placer.place_run(run.shape, run.pods, self._rank())
+            out = placer.place_run(run.shape, run.pods, self._rank() if rank is None else rank)
             self._stats.pod_cycles += out.pod_cycles
             self._stats.batch_rounds += out.batch_rounds
             attempt.placed.extend(out.placed)
@@ -664,11 +674,13 @@ class Scheduler:
         """The one shape of a gang that needs all its pending pods, has none placed yet and no host ports (so
         consecutive such gangs can be placed in one batch); None otherwise. Random tie-breaks draw one
         permutation per cycle, so they are not coalesced."""
-        if self.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending):
+        if (self.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending)
+                or gs.group.spec.scheduling_constraints):
             return None
         shapes = {id(shape): shape for shape in (self.shapes.intern(p) for p, _ in gs.pending.values())}
         shape = next(iter(shapes.values())) if len(shapes) == 1 else None
-        return shape if shape is not None and not shape.host_ports else None
+        # Pods with DRA claims never ride a train: their claims are per-pod state (sched/claims.py).
+        return shape if shape is not None and not shape.host_ports and not shape.has_claims else None
 
     def _gang_train(self, first: GroupState, shape: PodShape) -> None:
         """Consecutive all-or-nothing gangs of one shape, placed as one run of pods. The greedy places pod after
@@ -724,15 +736,15 @@ class Scheduler:
     def _group_cycle(self, gs: GroupState) -> None:
         self._stats.group_attempts += 1
         mark = self.cluster.tensors.log_mark()
-        attempt = self.try_group(gs)
+        attempt = topology_attempt(self, gs) if gs.group.spec.topology_keys else self.try_group(gs)
         failed_keys = {p.key for pods, _ in attempt.failed for p in pods}
         for pods, message in attempt.failed:
             self._fail(pods, message)
-        if attempt.infeasible is not None:
+        if attempt.infeasible is not None or attempt.group_message is not None:
             self.placer.undo(attempt.placed, mark)
             rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
-            self._fail(rest, attempt.infeasible)
-            self._set_condition(gs, "False", "Unschedulable", attempt.infeasible)
+            self._fail(rest, attempt.infeasible or attempt.group_message)
+            self._set_condition(gs, "False", "Unschedulable", attempt.group_message or attempt.infeasible)
         else:
             for pl in attempt.placed:
                 self._bound(pl.pods, pl.node_ids)

@@ -29,6 +29,10 @@ def signature(pod: Pod) -> str:
     """The spec as JSON in field order (pydantic's serializer, the cheapest exact form). Equal specs give equal
     signatures; specs equal up to the order of map keys may not, which only costs a batching opportunity."""
     spec = pod.spec.model_dump_json(by_alias=True, exclude=_UNSIGNED_FIELDS, exclude_defaults=True)
+    if pod.spec.resource_claims:
+        # DRA claims are per pod (which claims, allocated or not: sched/claims.py), so a pod with claims is a
+        # shape of its own, never batched (upstream's DynamicResources makes such pods unsignable too).
+        return json.dumps({"spec": spec, "pod": pod.key}, separators=(",", ":"))
     if pod.spec.topology_spread_constraints:
         return json.dumps({"spec": spec, "labels": pod.metadata.labels, "namespace": pod.metadata.namespace},
                           sort_keys=True, separators=(",", ":"))
@@ -49,6 +53,11 @@ class PodShape:
     def has_spread(self) -> bool:
         return bool(self.pod.spec.topology_spread_constraints)
 
+    @property
+    def has_claims(self) -> bool:
+        """DRA resourceClaims: evaluated per pod by DynamicResources (sched/claims.py); one pod per shape."""
+        return bool(self.pod.spec.resource_claims)
+
     def request_vector(self, tensors: ClusterTensors) -> np.ndarray:
         return tensors.request_vector(self.requests)
 
@@ -63,8 +72,6 @@ def unmodelled_constraints(pod: Pod, system_default_spreading: bool) -> tuple[st
     if volumes:
         found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k != "name"}))
                      + " (volume plugins are not modelled yet; ignored)")
-    if pod.spec.resource_claims:
-        found.append("resourceClaims (DynamicResources is not modelled yet; ignored)")
     if (system_default_spreading and not pod.spec.topology_spread_constraints
             and any(o.kind in _SPREAD_OWNERS and o.controller for o in pod.metadata.owner_references)):
         found.append("system default topology spreading for controller-owned pods (needs the owner's selector; "
@@ -84,7 +91,8 @@ class ShapeTable:
         self.system_default_spreading = system_default_spreading
 
     def intern(self, pod: Pod) -> PodShape:
-        if not pod.spec.topology_spread_constraints:
+        per_spec = not pod.spec.topology_spread_constraints and not pod.spec.resource_claims
+        if per_spec:
             hit = self.by_spec.get(id(pod.spec))
             if hit is not None and hit[0] is pod.spec:
                 return hit[1]
@@ -97,6 +105,6 @@ class ShapeTable:
                              pod_host_ports(pod), unmodelled_constraints(pod, self.system_default_spreading))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
-        if not pod.spec.topology_spread_constraints:
+        if per_spec:
             self.by_spec[id(pod.spec)] = (pod.spec, shape)
         return shape

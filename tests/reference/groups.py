@@ -75,9 +75,9 @@ def group_priority(group, members, classes) -> int:
     return best
 
 
-def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, bindings, unschedulable):
-    """One scheduling cycle of a PodGroup.  members: [(arrival index, pod)] pending, non-gated members.
-    Binds into `bindings` / `pods_by_node` only if the cycle succeeds."""
+def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile):
+    """One PodGroup cycle on `nodes`; its placements stay in `pods_by_node` (the caller keeps or undoes them).
+    Returns (ordered members, placed [(pod, node)], fit_errors {key: FitError}, the minCount message or None)."""
     min_count = group_min_count(group)
     ordered = sorted(members, key=lambda t: (-effective_priority(t[1], classes), t[0]))
 
@@ -112,21 +112,110 @@ def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
             scheduled += 1
         remaining -= len(run)
         if scheduled + remaining < min_count:
-            for pod, node in placed:  # undo this cycle (by identity: the very object appended above)
-                on_node = pods_by_node[node]
-                for i in range(len(on_node) - 1, -1, -1):
-                    if on_node[i] is pod:
-                        del on_node[i]
-                        break
-            message = min_count_message(min_count, scheduled, remaining)
-            for _idx, pod in ordered:
-                key = P.pod_key(pod)
-                unschedulable[key] = fit_errors.get(key, message)
-            return
+            return ordered, placed, fit_errors, min_count_message(min_count, scheduled, remaining)
+    return ordered, placed, fit_errors, None
+
+
+def _undo(placed, pods_by_node) -> None:
+    for pod, node in placed:  # by identity: the very object appended by the cycle
+        on_node = pods_by_node[node]
+        for i in range(len(on_node) - 1, -1, -1):
+            if on_node[i] is pod:
+                del on_node[i]
+                break
+
+
+def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, bindings, unschedulable):
+    """One scheduling cycle of a PodGroup.  members: [(arrival index, pod)] pending, non-gated members.
+    Binds into `bindings` / `pods_by_node` only if the cycle succeeds."""
+    ordered, placed, fit_errors, message = _try_group_cycle(group, members, bound_count, nodes, pods_by_node,
+                                                            classes, profile)
+    if message is not None:
+        _undo(placed, pods_by_node)
+        for _idx, pod in ordered:
+            key = P.pod_key(pod)
+            unschedulable[key] = fit_errors.get(key, message)
+        return
     for pod, node in placed:
         bindings[P.pod_key(pod)] = node
     for key, message in fit_errors.items():
         unschedulable[key] = message
+
+
+def placement_fit_score(domain_nodes, placed_pods, pods_by_node, profile) -> int:
+    """NodeResourcesFit ScorePlacement: MostAllocated over the placement's nodes, per configured resource:
+    (allocated on nodes with allocatable > 0 + the placed pods' requests, non-zero defaulted) / allocatable."""
+    total = weights = 0
+    for name, weight in profile.fit_resources:
+        group_request = sum(P.score_pod_request(pod, name, False) for pod in placed_pods)
+        if group_request == 0 and P.is_scalar_resource(name):
+            continue
+        alloc = used = 0
+        for node in domain_nodes:
+            node_alloc = P.node_allocatable(node).get(name, 0)
+            if node_alloc == 0:
+                continue
+            state = P.node_state(node, pods_by_node[P.node_name(node)])
+            alloc += node_alloc
+            used += {P.CPU: state.nonzero_cpu, P.MEMORY: state.nonzero_mem}.get(name, state.requested.get(name, 0))
+        if alloc == 0:
+            continue
+        total += P.most_requested_score(used + group_request, alloc) * weight
+        weights += weight
+    return total // weights if weights else 0
+
+
+def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classes, profile, bindings,
+                        unschedulable):
+    """KEP-5732: one placement per value of the constraint's node label (in order of the value's first node);
+    the cycle is tried on each placement's nodes alone; the feasible placement with the best NodeResourcesFit
+    placement score + PodGroupPodsCount (normalized to the best) wins, ties to the first."""
+    key = group.spec.scheduling_constraints.topology[0].key
+    keys = [P.pod_key(pod) for _idx, pod in members]
+    domains: dict = {}
+    for node in nodes:
+        value = P.node_labels(node).get(key)
+        if value is not None:
+            domains.setdefault(value, []).append(node)
+    if bound_nodes:
+        held = {P.node_labels(n).get(key) for n in nodes if P.node_name(n) in bound_nodes}
+        if None in held or len(held) > 1:
+            message = f"cannot determine domain for already scheduled pods: they are on nodes {sorted(set(bound_nodes))}"
+            for k in keys:
+                unschedulable[k] = message
+            return
+        domains = {v: domains[v] for v in held}
+    if not domains:
+        for k in keys:
+            unschedulable[k] = "no feasible placements found"
+        return
+    min_count = group_min_count(group)
+    trials = []
+    for domain_nodes in domains.values():
+        ordered, placed, fit_errors, message = _try_group_cycle(group, members, len(bound_nodes), domain_nodes,
+                                                                pods_by_node, classes, profile)
+        _undo(placed, pods_by_node)
+        trials.append((domain_nodes, placed, fit_errors, message))
+    feasible = [t for t in trials if t[3] is None and len(t[1]) >= 1 and len(t[1]) + len(bound_nodes) >= min_count]
+    if not feasible:
+        _domain_nodes, _placed, fit_errors, message = trials[0]
+        fallback = message or f"0/{len(trials)} placements are available, first placement status: pod group is unschedulable"
+        for k in keys:
+            unschedulable[k] = fit_errors.get(k, fallback)
+        return
+    best_count = max(len(placed) + len(bound_nodes) for _n, placed, _f, _m in feasible)
+    scores = []
+    for domain_nodes, placed, _fit_errors, _message in feasible:
+        fit = placement_fit_score(domain_nodes, [pod for pod, _node in placed], pods_by_node, profile)
+        count = (len(placed) + len(bound_nodes)) * 100 // best_count
+        scores.append(fit + count)
+    chosen = feasible[scores.index(max(scores))] if len(feasible) > 1 else feasible[0]
+    _domain_nodes, placed, fit_errors, _message = chosen
+    for pod, node in placed:
+        pods_by_node[node].append(pod)
+        bindings[P.pod_key(pod)] = node
+    for k, message in fit_errors.items():
+        unschedulable[k] = message
 
 
 def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
@@ -139,14 +228,16 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
     bindings: dict = {}
     unschedulable: dict = {}
 
-    # bound members per group (by PodGroup key)
+    # bound members per group (by PodGroup key), and their nodes
     bound_members: dict = {}
+    bound_nodes: dict = {}
     for pod in pods:
         if _is_terminal(pod) or not pod.spec.node_name:
             continue
         group = index.resolve(pod).group
         if group is not None:
             bound_members[group.key] = bound_members.get(group.key, 0) + 1
+            bound_nodes.setdefault(group.key, []).append(pod.spec.node_name)
 
     # pending pods: gates, dangling references, then plain pods and group members
     plain = []  # [(arrival index, pod)]
@@ -191,6 +282,9 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
             else:
                 bindings[P.pod_key(pod)] = res.node
                 pods_by_node[res.node].append(pod)
+        elif groups[payload].spec.scheduling_constraints and groups[payload].spec.scheduling_constraints.topology:
+            _run_topology_cycle(groups[payload], members[payload], bound_nodes.get(payload, []), nodes, pods_by_node,
+                                classes, profile, bindings, unschedulable)
         else:
             _run_group_cycle(groups[payload], members[payload], bound_members.get(payload, 0), nodes, pods_by_node,
                              classes, profile, bindings, unschedulable)

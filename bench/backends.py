@@ -1,0 +1,54 @@
+"""Scenario x backend table for bench/RESULTS.md: every scheduler_perf-named scenario on numpy and on JAX (on
+jax's default device: CPU unless a GPU is there), in one process.
+
+Run: .venv/bin/python bench/backends.py [--skip-large] [NAME ...]
+
+JAX rows show the first run (compiles included, compile time reported apart) and a second run of a fresh
+cluster in the same process (the compiled programs are reused: compile count 0). Decisions are checked equal
+to numpy's.
+"""
+from __future__ import annotations
+
+import platform
+import sys
+import time
+
+from phalanx.scenarios import SCENARIOS
+from phalanx.sched import Cluster, Scheduler
+
+
+def run(name: str, backend: str):
+    cluster = Cluster.from_objects(SCENARIOS[name].build())
+    scheduler = Scheduler(cluster, backend=backend)
+    t0 = time.perf_counter()
+    result = scheduler.schedule()
+    seconds = time.perf_counter() - t0
+    stats = getattr(scheduler.placer, "stats", None)
+    return result, seconds, stats
+
+
+def main(argv: list[str]) -> None:
+    skip_large = "--skip-large" in argv
+    names = [a for a in argv if not a.startswith("--")] or [n for n in SCENARIOS if not n.startswith("SchedulingBasic_500N")]
+    import jax
+    print(f"python {platform.python_version()}, jax {jax.__version__} on {jax.default_backend()}")
+    print("| Scenario | Backend | Pods | Time (s) | pods/s | Compiles | Compile (s) | Run (s) | run pods/s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        sc = SCENARIOS[name]
+        if skip_large and sc.nodes >= 100_000:
+            continue
+        want, seconds, _ = run(name, "numpy")
+        pods = len(want.bindings) + len(want.unschedulable)
+        print(f"| {name} | numpy | {pods:,} | {seconds:.3f} | {pods / seconds:,.0f} | - | - | {seconds:.3f} | "
+              f"{pods / seconds:,.0f} |", flush=True)
+        for label in ("jax (1st run)", "jax (2nd run)"):
+            got, seconds, stats = run(name, "jax")
+            assert got.bindings == want.bindings and got.unschedulable == want.unschedulable, name
+            run_s = seconds - stats.compile_s
+            print(f"| {name} | {label} | {pods:,} | {seconds:.3f} | {pods / seconds:,.0f} | {stats.compiles} | "
+                  f"{stats.compile_s:.3f} | {run_s:.3f} | {pods / run_s:,.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,173 @@
+"""Fragmentation Gradient Descent (FGD; Weng et al., "Beware of Fragmentation", USENIX ATC'23).
+
+Definitions from the paper's simulator (pkg/utils/frag.go NodeGpuShareFragAmount, pkg/simulator/plugin/
+fgd_score.go), re-derived here as array code:
+
+For a node and one typical pod t (share freq_t of the workload, CPU c_t, milli-GPU m_t per GPU, k_t GPUs, allowed
+models), the node's idle milli-GPU counts as fragment unless the pod fits:
+  - a CPU-only typical pod (m_t = 0): all idle GPU milli is fragment (class XL if the CPU fits, XR if not);
+  - the node's model is not allowed: all of it (NA);
+  - at least k_t devices have m_t free and the CPU fits (Q3): only the devices with less than m_t free are
+    fragment (counted under Q2);
+  - otherwise all of it (Q1: neither fits, Q2: GPUs short, Q4: CPU short).
+Each amount is weighted by freq_t; the node's fragmentation F is the sum over every class but Q3. A pod's FGD score
+on a node is int64(100 * sigmoid((F_before - F_after) / 1000)); a fractional pod tries each device with room and
+keeps the best (the first device on ties). F is float64 as in the simulator: the per-class sums are added in
+typical-pod order and the classes in the order Q1, Q2, Q4, XL, XR, NA (kernels.backend.sequential_sum), so the
+scores, and the ties between nodes, are bit for bit the simulator's.
+
+A node's state enters through per-typical-pod counts that are exact integers: fitting devices cnt[t] and the free
+milli of the devices that do not fit frag[t]; a placement changes only the devices it takes, so the state after a
+placement is the state before plus the change on those devices (exact), and F is computed from the counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .backend import sequential_sum
+from .gpu_fit import select_devices
+from .gpu_scores import MAX_NODE_SCORE
+
+
+@dataclass(frozen=True)
+class TypicalPods:
+    """The workload's typical pod shapes (static config): tuples of length T, in the simulator's order."""
+
+    cpu: tuple      # milli-CPU (non-zero request)
+    milli: tuple    # milli-GPU per GPU (0: CPU-only)
+    count: tuple    # GPUs
+    spec: tuple     # allowed models as the trace writes them ("" any)
+    freq: tuple     # float64 shares, summing to 1
+
+    @property
+    def size(self) -> int:
+        return len(self.cpu)
+
+
+def access_matrix(xp, node_model_names, typ: TypicalPods):
+    """(N, T) bool host-side: typical pod t may use node n's model (IsNodeAccessibleToPodByType)."""
+    rows = []
+    for name in node_model_names:
+        row = []
+        for spec in typ.spec:
+            allowed = [m for m in spec.split("|") if m]
+            row.append(not allowed or (bool(name) and name in allowed))
+        rows.append(row)
+    return xp.asarray(rows, dtype=bool).reshape(len(rows), typ.size)
+
+
+def device_terms(xp, v, typ: TypicalPods):
+    """For device free values v (...,): (fits (..., T) bool: v >= m_t, nofit_milli (..., T) int64: v where not)."""
+    m = xp.asarray(typ.milli, dtype=xp.int64)
+    fits = v[..., None] >= m
+    return fits, xp.where(fits, 0, v[..., None])
+
+
+def node_counts(xp, free, typ: TypicalPods):
+    """(cnt (n, T) int64, frag (n, T) int64, total (n,) int64) of nodes with device rows free (n, D)."""
+    fits, nofit = device_terms(xp, free, typ)          # (n, D, T)
+    return xp.sum(fits, axis=1).astype(xp.int64), xp.sum(nofit, axis=1), xp.sum(free, axis=1)
+
+
+# Fragment classes in the order their sums are added (FragAmountSumExceptQ3 skips Q3, index 2 upstream).
+Q1, Q2, Q4, XL, XR, NA = range(6)
+CLASSES = 6
+
+
+def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
+    """F (...,) float64 from cnt, frag (..., T), total, cpu_left (...,) and access (..., T)."""
+    cpu_t = xp.asarray(typ.cpu, dtype=xp.int64)
+    milli_t = xp.asarray(typ.milli, dtype=xp.int64)
+    count_t = xp.asarray(typ.count, dtype=xp.int64)
+    freq_t = xp.asarray(typ.freq, dtype=xp.float64)
+    cpu_ok = cpu_left[..., None] >= cpu_t
+    gpu_ok = cnt >= count_t
+    gpu_pod = milli_t > 0
+    q3 = gpu_pod & access & gpu_ok & cpu_ok
+    # The class each typical pod's amount goes to (a Q3 pod's fragment part goes to Q2).
+    gpu_cls = xp.where(gpu_ok, xp.where(cpu_ok, Q2, Q4), xp.where(cpu_ok, Q2, Q1))
+    cls = xp.where(gpu_pod, xp.where(access, gpu_cls, NA), xp.where(cpu_ok, XL, XR))
+    # freq * float64(gpuMilliLeftTotal), or freq * float64(gpuFragMilli) for Q3.
+    amount = freq_t * xp.where(q3, frag, total[..., None]).astype(xp.float64)
+    classes = xp.arange(CLASSES, dtype=cls.dtype)
+    terms = xp.where(cls[..., None, :] == classes[:, None], amount[..., None, :], 0.0)   # (..., 6, T)
+    per_class = sequential_sum(xp, terms)                                               # typical-pod order
+    return sequential_sum(xp, per_class)                                                # Q1 + Q2 + Q4 + ...
+
+
+def node_frag(xp, free, cpu_left, access, typ: TypicalPods):
+    """F (n,) float64 of nodes: free (n, D), cpu_left (n,), access (n, T)."""
+    cnt, frag, total = node_counts(xp, free, typ)
+    return frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ)
+
+
+def _score(xp, f_before, f_after):
+    """int64(sigmoid((before - after) / 1000) * 100)."""
+    x = (f_before - f_after) / 1000.0
+    return xp.trunc((1.0 / (1.0 + xp.exp(-x))) * float(MAX_NODE_SCORE)).astype(xp.int64)
+
+
+def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_req: int, count: int, milli: int,
+              counts=None):
+    """FGD score (n,) int64, the device chosen (n,) int64 for a fractional pod (-1 otherwise, and on nodes with
+    no candidate) and F after that placement (n,) float64, over nodes with device rows free (n, D), cpu_left (n,), access (n, T), current F f_before (n,).
+    cand (n, D) bool: devices the pod may use (gpu_fit.device_fits). cpu_req: the pod's non-zero CPU request.
+    counts: node_counts(free) when the caller keeps them (they change only with the node)."""
+    cnt, frag, total = node_counts(xp, free, typ) if counts is None else counts
+    fits_old, nofit_old = device_terms(xp, free, typ)                # (n, D, T)
+    after = free - milli
+    fits_new, nofit_new = device_terms(xp, after, typ)
+    d_cnt = fits_new.astype(xp.int64) - fits_old.astype(xp.int64)
+    d_frag = nofit_new - nofit_old
+    cpu_after = cpu_left - cpu_req
+    if count == 1 and milli < 1000:
+        # One candidate state per device: only that device loses `milli`.
+        f_after = frag_from_counts(xp, cnt[:, None, :] + d_cnt, frag[:, None, :] + d_frag,
+                                   (total - milli)[:, None], cpu_after[:, None], access[:, None, :], typ)
+        s = xp.where(cand, _score(xp, f_before[:, None], f_after), -1)
+        best = xp.max(s, axis=1)
+        device = xp.argmax(s, axis=1).astype(xp.int64)
+        f_new = xp.take_along_axis(f_after, device[:, None], axis=1)[:, 0]
+        return best, xp.where(best >= 0, device, -1), f_new
+    # Whole GPUs (or none): the packing order's devices (NodeResource.Sub: least free first).
+    used = select_devices(xp, free, cand, count, "best") if count > 0 else xp.zeros(free.shape, dtype=bool)
+    w = used.astype(xp.int64)[..., None]
+    f_after = frag_from_counts(xp, cnt + xp.sum(w * d_cnt, axis=1), frag + xp.sum(w * d_frag, axis=1),
+                               total - count * milli, cpu_after, access, typ)
+    return _score(xp, f_before, f_after), xp.full(free.shape[:1], -1, dtype=xp.int64), f_after
+
+
+def first_of_value(xp, free, cand):
+    """(n, D) bool: candidate devices whose free value no lower-index candidate of the node has. Devices with equal
+    free milli leave the node in the same state, so only the first of them needs scoring."""
+    d = free.shape[1]
+    same = (free[:, :, None] == free[:, None, :]) & cand[:, None, :]          # [n, d, e]: e has d's value
+    earlier = xp.arange(d)[None, :] < xp.arange(d)[:, None]                     # [d, e]: e < d
+    return cand & ~xp.any(same & earlier[None], axis=2)
+
+
+def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ: TypicalPods, cpu_req: int,
+                    milli: int):
+    """FGD of a fractional pod on candidate (node, device) pairs, K of them: the node's counts cnt, frag (K, T),
+    total, cpu_left, f_before (K,), access (K, T) and the device's free milli value (K,). Returns (score (K,) int64,
+    F after (K,) float64): the same numbers fgd_score gives for that device."""
+    fits_old, nofit_old = device_terms(xp, value, typ)
+    fits_new, nofit_new = device_terms(xp, value - milli, typ)
+    f_after = frag_from_counts(xp, cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64),
+                               frag + nofit_new - nofit_old, total - milli, cpu_left - cpu_req, access, typ)
+    return _score(xp, f_before, f_after), f_after
+
+
+def best_pair(xp, score, node, device, n: int):
+    """Per node (n,): the pair with the highest score, the lowest device index on ties; -1 where a node has none.
+    Pairs must be grouped by node (any order inside). Returns (pair index, score) per node."""
+    order = xp.lexsort((device, -score, node))
+    head = xp.concatenate([xp.ones(order.shape[:1], dtype=bool)[:1], node[order][1:] != node[order][:-1]])
+    pick = order[head]
+    out = xp.full((n,), -1, dtype=xp.int64)
+    best = xp.full((n,), -1, dtype=xp.int64)
+    if xp.__name__.startswith("jax"):
+        return out.at[node[pick]].set(pick), best.at[node[pick]].set(score[pick])
+    out[node[pick]] = pick
+    best[node[pick]] = score[pick]
+    return out, best

@@ -1,0 +1,40 @@
+"""Which Placer a Scheduler gets for a backend name. Optional packages are imported only here, on demand.
+
+- numpy: the reference path (kernels on host arrays, exact batch path).
+- jax: `JaxPlacer` (jax_placer.py): each run of identical pods is one compiled XLA program (CPU or GPU,
+  wherever jax's default device is), int64 under a scoped jax.enable_x64.
+- cupy: every kernel runs under CuPy (tests/test_backend_parity.py, on a GPU), but the scheduler does not
+  keep a CuPy copy of the cluster yet, so Scheduler(backend="cupy") raises BackendUnavailable instead of
+  silently running on the host.
+- auto: jax when jax sees a GPU, else numpy (CuPy is skipped until its scheduler path exists).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.backend import CHOICES, BackendUnavailable, gpu_available, resolve
+from .placement import Placer
+
+SCHEDULER_BACKENDS = CHOICES     # accepted names; cupy is refused with a reason when the Scheduler is built
+
+
+def scheduler_backend(name: str) -> str:
+    """The backend a Scheduler runs for `name` (auto resolved); raises ValueError / BackendUnavailable."""
+    if name == "auto":
+        return "jax" if gpu_available("jax") else "numpy"
+    name = resolve(name)
+    if name == "cupy":
+        raise BackendUnavailable("backend 'cupy': the kernels run under CuPy, but the Scheduler has no CuPy "
+                                 "device state yet; use --backend jax (GPU or CPU) or numpy")
+    return name
+
+
+def make_placer(name: str, cluster, profile, batching: bool) -> Placer:
+    name = scheduler_backend(name)
+    if name == "jax":
+        from .jax_placer import JaxPlacer
+        placer = JaxPlacer(cluster, profile, batching)
+    else:
+        placer = Placer(cluster, profile, np, batching)
+    placer.backend = name
+    return placer

@@ -1,0 +1,351 @@
+"""The JAX backend of the Placer: a run of identical pods placed pod by pod inside one jitted call.
+
+What runs where (backend="jax"):
+
+- on device, in one compiled XLA program per run chunk: every Filter, PreScore/Score, NormalizeScore,
+  node sampling (percentageOfNodesToScore), the tie-broken selectHost and the state update after each pod,
+  for up to CHUNK pods, as a `lax.while_loop` that stops at the run's first pod that fits nowhere. The kernels
+  are the same functions numpy runs (phalanx.kernels via sched.cycle.run_filters / run_scores), traced with
+  xp=jax.numpy under jax.enable_x64. State buffers (requested, non-zero requested, pod counts, host ports and,
+  for PodTopologySpread, the bound-pod rows the run appends) are donated to the call.
+- on the host: PreFilter (`cycle.prepare`: vocabularies, toleration and label masks, which become compile-time
+  constants), copying the node table in (padded to a bucket), accounting the chosen nodes into the numpy node
+  table (the source of truth for queue, PodGroups, rollback and explain), and formatting the failure message
+  from the codes and reasons the compiled call returns for the failing pod.
+- `evaluate` (explain, what-if) runs the same kernels eagerly on JAX arrays (op by op, no jit).
+
+The batch path (kernels.batch, opportunistic batching) is jit-able and parity-tested kernel by kernel, but the
+JAX placer does not use it: the compiled pod-by-pod loop makes the same decisions (tests/test_batching.py
+proves batch == pod by pod), so `batching` only changes what numpy does.
+
+Static shapes: nodes, resources, label keys/values, taints, ports, bound pods and the chunk length are padded
+to buckets (padded nodes are never feasible), so clusters whose sizes fall in one bucket share one compiled
+program per pod shape. `stats` counts compilations and splits compile time from run time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import pickle
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cluster_models import Pod
+from ..cluster_models.tensors import BoundPods
+from ..kernels import node_affinity
+from ..kernels.backend import namespace, precision, to_host
+from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
+from .cluster import Cluster
+from .config import Profile
+from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
+from .placement import Placer, RunOutcome
+from .shapes import PodShape
+
+CHUNK = 1024          # most pods placed by one compiled call; longer runs take several calls
+# Compiled programs by (static configuration, argument shapes), shared by every JaxPlacer of the process: a
+# second cluster in the same buckets with the same pod shape reuses the first one's program.
+_PROGRAMS: dict[tuple, object] = {}
+
+
+@dataclass
+class BackendStats:
+    compiles: int = 0          # XLA programs compiled (one per pod shape and bucket)
+    compile_s: float = 0.0     # time spent tracing and compiling them
+    calls: int = 0             # compiled calls made
+    run_s: float = 0.0         # time in compiled calls, including copying the node table in and results out
+
+
+def bucket(x: int, lo: int = 8) -> int:
+    """Padded size for x: at least lo, then four steps per doubling (at most 25% padding)."""
+    if x <= lo:
+        return lo
+    step = 1 << max(0, math.ceil(math.log2(x)) - 3)
+    return -(-x // step) * step
+
+
+def pow2(x: int, lo: int = 8) -> int:
+    return max(lo, 1 << max(0, math.ceil(math.log2(max(x, 1)))))
+
+
+class _Nodes:
+    """NodeTable's array fields, padded, as the cycle code reads them."""
+
+    def __init__(self, size, allocatable, requested, nonzero_requested, pod_count, allowed_pods, unschedulable,
+                 labels, taints, host_ports):
+        self.size = size
+        self.allocatable, self.requested, self.nonzero_requested = allocatable, requested, nonzero_requested
+        self.pod_count, self.allowed_pods, self.unschedulable = pod_count, allowed_pods, unschedulable
+        self.labels, self.taints, self.host_ports = labels, taints, host_ports
+
+
+class _Values:
+    def __init__(self, keys: int, size: int):
+        self.values = [range(size)] * keys
+
+
+class _Tensors:
+    """The slice of ClusterTensors that run_filters / run_scores read, over traced arrays."""
+
+    def __init__(self, nodes: _Nodes, node_labels: _Values, bound: BoundPods | None):
+        self.nodes, self.node_labels, self._bound = nodes, node_labels, bound
+
+    def bound_pods(self) -> BoundPods:
+        return self._bound
+
+
+def _pad(a: np.ndarray, shape: tuple, fill) -> np.ndarray:
+    out = np.full(shape, fill, dtype=a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+def _pad_term(term, n_pad: int):
+    return tuple(node_affinity.NameTest(_pad(t.allowed, (n_pad,), False)) if isinstance(t, node_affinity.NameTest)
+                 else t for t in term)
+
+
+def _padded_prepared(p: Prepared, n_pad: int, r_pad: int, t_pad: int, p_pad: int) -> Prepared:
+    """p with its node-indexed and vocabulary-indexed masks padded, and without the pod (not needed on device)."""
+    aff = p.affinity
+    aff = dataclasses.replace(
+        aff,
+        required=None if aff.required is None else tuple(_pad_term(t, n_pad) for t in aff.required),
+        preferred=tuple((w, _pad_term(t, n_pad)) for w, t in aff.preferred),
+        candidates=None if aff.candidates is None else _pad(aff.candidates, (n_pad,), False))
+    taints = dataclasses.replace(p.taints, untolerated_hard=_pad(p.taints.untolerated_hard, (t_pad,), False),
+                                 untolerated_prefer=_pad(p.taints.untolerated_prefer, (t_pad,), False))
+    return dataclasses.replace(p, shape=None, request=_pad(p.request, (r_pad,), 0),
+                               fit_request=_pad(p.fit_request, (r_pad,), 0), taints=taints, affinity=aff,
+                               port_conflicts=_pad(p.port_conflicts, (p_pad,), False))
+
+
+def _no_amounts(inputs):
+    return dataclasses.replace(inputs, pod_request=(0,) * len(inputs.columns), pod_load=(0,) * len(inputs.columns))
+
+
+class JaxPlacer(Placer):
+    """Placer whose runs are placed by one compiled JAX program per chunk (see the module docstring)."""
+
+    def __init__(self, cluster: Cluster, profile: Profile, batching: bool):
+        super().__init__(cluster, profile, namespace("jax"), batching)
+        import jax
+        self.jax = jax
+        self.stats = BackendStats()
+
+    # -- explain / what-if: the same kernels, eagerly on JAX arrays --------------------------------
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
+        with precision(self.xp):
+            p, ev, node = super().evaluate(shape, rank, advance)
+        for name in ("codes", "payloads", "raw", "normalized"):
+            setattr(ev, name, {k: to_host(v) for k, v in getattr(ev, name).items()})
+        for name in ("feasible", "outside", "total"):
+            if getattr(ev, name) is not None:
+                setattr(ev, name, to_host(getattr(ev, name)))
+        if ev.inclusion is not None:
+            ev.inclusion = tuple(to_host(m) for m in ev.inclusion)
+        return p, ev, node
+
+    # -- runs ----------------------------------------------------------------------------------------
+    def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
+        if shape.has_claims:    # DRA claims are per-pod host state (sched/claims.py): the per-pod path, eagerly
+            return Placer.place_run(self, shape, pods, rank)
+        out = RunOutcome()
+        done = 0
+        while done < len(pods):
+            chunk = pods[done:done + CHUNK]
+            placed, failed, message = self._place_chunk(shape, chunk, rank, out)
+            done += placed
+            if failed:
+                out.failed, out.message = pods[done:], message
+                break
+        return out
+
+    def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome):
+        tensors, profile = self.cluster.tensors, self.profile
+        own_ports = [tensors.port_column(port) for port in shape.host_ports]   # as account() would add them
+        p = prepare(shape, tensors, profile)
+        nodes = tensors.nodes
+        n, r, k_lab = nodes.size, nodes.allocatable.shape[1], nodes.labels.shape[1]
+        n_pad, r_pad, kl_pad = bucket(n), pow2(r), pow2(k_lab)
+        t_pad, p_pad = pow2(nodes.taints.shape[1]), pow2(nodes.host_ports.shape[1])
+        v_pad = pow2(max([len(v) for v in tensors.node_labels.values] or [1]))
+        k_pad = pow2(len(pods))
+        pp = _padded_prepared(p, n_pad, r_pad, t_pad, p_pad)
+        wanted = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
+        sampling = wanted < n
+        spread = bool(p.spread.hard or p.spread.soft)
+
+        arrays = {
+            "allocatable": _pad(nodes.allocatable, (n_pad, r_pad), 0),
+            "allowed_pods": _pad(nodes.allowed_pods, (n_pad,), 0),
+            "unschedulable": _pad(nodes.unschedulable, (n_pad,), False),
+            "labels": _pad(nodes.labels, (n_pad, kl_pad), -1),
+            "taints": _pad(nodes.taints, (n_pad, t_pad), -1),
+            "rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)]),
+            "scalars": np.array([n, wanted, self.next_start, len(pods)], np.int64),
+        }
+        state = {
+            "requested": _pad(nodes.requested, (n_pad, r_pad), 0),
+            "nonzero_requested": _pad(nodes.nonzero_requested, (n_pad, 2), 0),
+            "pod_count": _pad(nodes.pod_count, (n_pad,), 0),
+            "host_ports": _pad(nodes.host_ports, (n_pad, p_pad), False),
+        }
+        kp_pad = 0
+        if spread:
+            bound = tensors.bound_pods()
+            ns = p.spread.namespace if p.spread.namespace >= 0 else len(tensors.namespaces)
+            own = tensors.pod_label_row(shape.pod.metadata.labels)
+            kp_pad = pow2(max(bound.labels.shape[1], len(own)))
+            m_pad = pow2(bound.count + k_pad)
+            # Rows count.. count + k are the run's own pods, filled in as they are placed (node -1 until then).
+            state["bound_node"] = _pad(bound.node.astype(np.int32), (m_pad,), -1)
+            state["bound_namespace"] = _pad(bound.namespace.astype(np.int32), (m_pad,), -2)
+            state["bound_labels"] = _pad(bound.labels, (m_pad, kp_pad), -1)
+            state["bound_terminating"] = _pad(bound.terminating, (m_pad,), False)
+            arrays["own"] = np.concatenate([_pad(own, (kp_pad,), -1).astype(np.int64),
+                                            np.array([ns, bound.count], np.int64)])
+        if spread:      # the namespace id is a run-time input (it may be new to the vocabulary)
+            pp = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=0))
+        # Request amounts are run-time inputs too (only which columns are asked for is compiled in), so pods
+        # that differ only in their requests share one program.
+        arrays["request"] = np.stack([pp.request, pp.fit_request, _pad(shape.nonzero, (r_pad,), 0)])
+        arrays["score_amounts"] = np.array([*p.fit_inputs.pod_request, *p.fit_inputs.pod_load,
+                                            *p.balanced_inputs.pod_request, *p.balanced_inputs.pod_load], np.int64)
+        pp = dataclasses.replace(pp, request=None, fit_request=None,
+                                 fit_inputs=_no_amounts(pp.fit_inputs), balanced_inputs=_no_amounts(pp.balanced_inputs))
+        static = (pp, profile, sampling, tuple(own_ports), kl_pad, v_pad,
+                  p.affinity.preferred_error is not None and "NodeAffinity" in dict(profile.scores), spread, k_pad)
+        key = pickle.dumps(static)
+        program = self._program(key, static, arrays, state)
+        t0 = time.perf_counter()
+        with precision(self.xp):
+            res = program(arrays, state)
+            node_ids, placed, failed, prescore, next_start, codes, payloads = (to_host(x) for x in res[:7])
+        self.stats.calls += 1
+        self.stats.run_s += time.perf_counter() - t0
+
+        placed, failed = int(placed), bool(failed)
+        if sampling:
+            self.next_start = int(next_start)
+        out.pod_cycles += placed + int(failed)
+        node_ids = node_ids[:placed].astype(np.int64)
+        if placed:
+            if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
+                out.placed.extend(self.account(p, node_ids[i:i + 1], pods[i:i + 1]) for i in range(placed))
+            else:
+                out.placed.append(self.account(p, node_ids, pods[:placed]))
+        message = ""
+        if failed:
+            ev = Evaluation(p.filters, {f: codes[i, :n] for i, f in enumerate(p.filters)},
+                            {f: payloads[i, :n] for i, f in enumerate(p.filters)}, np.zeros(n, bool))
+            if "NodeAffinity" in p.filters and p.affinity.conflict:
+                ev.prefilter_message = node_affinity.CONFLICT
+            elif "NodeAffinity" in p.filters and p.affinity.candidates is not None:
+                ev.outside = ~p.affinity.candidates
+            if bool(prescore):
+                ev.prescore_error = f'running PreScore plugin "NodeAffinity": {p.affinity.preferred_error}'
+            message = self.message(ev)
+        return placed, failed, message
+
+    def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
+        sig = (key, tuple((k, v.shape, v.dtype.str) for d in (arrays, state) for k, v in sorted(d.items())))
+        program = _PROGRAMS.get(sig)
+        if program is None:
+            jax = self.jax
+            t0 = time.perf_counter()
+            with precision(self.xp):
+                fn = jax.jit(lambda a, s: _run(self.xp, static, a, s), donate_argnums=(1,))
+                program = fn.lower(arrays, state).compile()
+            self.stats.compiles += 1
+            self.stats.compile_s += time.perf_counter() - t0
+            _PROGRAMS[sig] = program
+        return program
+
+
+def _run(xp, static, a, s):
+    """Traced: place up to k pods of one prepared shape, pod by pod, stopping at the first that fits nowhere."""
+    from jax import lax
+    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad = static
+    n_pad = a["allocatable"].shape[0]
+    request, fit_request, nonzero = a["request"][0], a["request"][1], a["request"][2, :2]
+    amounts = [a["score_amounts"][i] for i in range(a["score_amounts"].shape[0])]
+    kf, kb = len(pp.fit_inputs.columns), len(pp.balanced_inputs.columns)
+    pp = dataclasses.replace(
+        pp, request=request, fit_request=fit_request,
+        fit_inputs=dataclasses.replace(pp.fit_inputs, pod_request=tuple(amounts[:kf]),
+                                       pod_load=tuple(amounts[kf:2 * kf])),
+        balanced_inputs=dataclasses.replace(pp.balanced_inputs, pod_request=tuple(amounts[2 * kf:2 * kf + kb]),
+                                            pod_load=tuple(amounts[2 * kf + kb:])))
+    n, wanted, start0, k = (a["scalars"][i] for i in range(4))
+    valid = xp.arange(n_pad) < n
+    n_filters = len(pp.filters)
+    port_cols = xp.asarray(np.array(own_ports, np.int64))
+    if spread:
+        kp_pad = s["bound_labels"].shape[1]
+        own_labels = a["own"][:kp_pad].astype(xp.int32)
+        own_ns = a["own"][kp_pad].astype(xp.int32)
+        row0 = a["own"][kp_pad + 1]
+
+    def evaluate(st, start):
+        bound = None
+        if spread:
+            bound = BoundPods(st["bound_node"], st["bound_namespace"], st["bound_labels"], st["bound_terminating"],
+                              st["bound_node"].shape[0])
+        nodes = _Nodes(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
+                       a["allowed_pods"], a["unschedulable"], a["labels"], a["taints"], st["host_ports"])
+        tensors = _Tensors(nodes, _Values(kl_pad, v_pad), bound)
+        p = pp
+        if spread:
+            p = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=own_ns))
+        ev = run_filters(xp, p, tensors)
+        feasible = ev.feasible & valid
+        visited = xp.asarray(0, dtype=xp.int64)
+        if sampling:
+            feasible, visited = sample_feasible(xp, feasible, start, wanted, n)
+        ev.feasible = feasible
+        count = xp.sum(feasible)
+        prescore = (count >= 2) if prescore_possible else xp.asarray(False)
+        run_scores(xp, p, tensors, ev, profile, None)
+        node = select_best(xp, ev.total, feasible, a["rank"])
+        node = xp.where(prescore, -1, node)
+        codes = xp.stack([ev.codes[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int8)
+        payloads = xp.stack([ev.payloads[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int64)
+        return node, prescore, visited, codes, payloads
+
+    def place(st, node, i):
+        out = dict(st)
+        out["requested"] = st["requested"].at[node].add(request)
+        out["nonzero_requested"] = st["nonzero_requested"].at[node].add(nonzero)
+        out["pod_count"] = st["pod_count"].at[node].add(1)
+        if own_ports:
+            out["host_ports"] = st["host_ports"].at[node, port_cols].set(True)
+        if spread:
+            row = row0 + i
+            out["bound_node"] = st["bound_node"].at[row].set(node.astype(xp.int32))
+            out["bound_namespace"] = st["bound_namespace"].at[row].set(own_ns)
+            out["bound_labels"] = st["bound_labels"].at[row].set(own_labels)
+        return out
+
+    def cond(carry):
+        i, failed = carry[0], carry[1]
+        return (i < k) & ~failed
+
+    def body(carry):
+        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st = carry
+        node, prescore, visited, codes, payloads = evaluate(st, start)
+        if sampling:
+            start = (start + visited) % n
+        ok = node >= 0
+        st = lax.cond(ok, lambda st: place(st, node, i), lambda st: dict(st), st)
+        nodes_out = nodes_out.at[i].set(node.astype(xp.int32))
+        fail_codes = xp.where(ok, fail_codes, codes)
+        fail_payloads = xp.where(ok, fail_payloads, payloads)
+        return (xp.where(ok, i + 1, i), ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st)
+
+    carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
+             xp.full((k_pad,), -1, dtype=xp.int32), xp.zeros((n_filters, n_pad), xp.int8),
+             xp.zeros((n_filters, n_pad), xp.int64), s)
+    i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st = lax.while_loop(cond, body, carry)
+    return nodes_out, i, failed, prescore_failed, start, fail_codes, fail_payloads, st

@@ -1,0 +1,313 @@
+"""Every kernel gives bit-identical results on numpy and on the other backends here: JAX (jit, int64/float64 under
+the scoped x64 setting; on the GPU when jax has one) whenever jax is installed, CuPy only with a CUDA GPU.
+
+Inputs are random: realistic static configuration from random clusters (tests/strategies.py, prepared by
+phalanx.sched.cycle.prepare) and plain random arrays for the numeric kernels. Every array input is a jit
+argument (never a constant XLA could fold at compile time); static configuration is closed over.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phalanx.cluster_models import ClusterObjects
+from phalanx.cluster_models.tensors import BoundPods
+from phalanx.kernels import (balanced_allocation, batch, node_affinity, node_ports, node_resources_fit,
+                             node_unschedulable, pod_topology_spread, select, taint_toleration)
+from phalanx.kernels.backend import gpu_available, precision, to_host
+from phalanx.kernels.normalize import default_normalize
+from phalanx.sched import Cluster
+from phalanx.sched.cycle import inclusion_masks, prepare, resource_loads, resource_score
+from phalanx.sched.shapes import ShapeTable
+from strategies import clusters, profiles
+
+HAVE_JAX = importlib.util.find_spec("jax") is not None
+BACKENDS = [
+    pytest.param("jax", marks=pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed")),
+    pytest.param("cupy", marks=pytest.mark.skipif(not gpu_available("cupy"),
+                                                  reason="cupy is not installed or no CUDA GPU is present")),
+]
+FEW = settings(max_examples=10)
+
+
+def run(backend: str, fn, arrays: dict, static: dict | None = None):
+    """fn(xp, **arrays, **static) on `backend`, results as numpy (nested tuples/lists/dicts kept)."""
+    static = static or {}
+    if backend == "numpy":
+        return fn(np, **arrays, **static)
+    if backend == "jax":
+        import jax
+        import jax.numpy as jnp
+        with precision(jnp):
+            dev = jax.tree_util.tree_map(jnp.asarray, arrays)
+            out = jax.jit(lambda **a: fn(jnp, **a, **static))(**dev)
+            return jax.tree_util.tree_map(to_host, out)
+    import cupy
+    dev = {k: _tree(v, cupy.asarray) for k, v in arrays.items()}
+    return _tree(fn(cupy, **dev, **static), to_host)
+
+
+def _tree(x, f):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tree(v, f) for v in x)
+    if isinstance(x, dict):
+        return {k: _tree(v, f) for k, v in x.items()}
+    return f(x)
+
+
+def same(a, b, path="out"):
+    """Bit-for-bit equality, dtype included (floats compared by their bits)."""
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{i}]")
+        return
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            same(a[k], b[k], f"{path}[{k}]")
+        return
+    x, y = np.asarray(a), np.asarray(b)
+    assert x.shape == y.shape, (path, x.shape, y.shape)
+    if x.dtype.kind in "iub" and y.dtype.kind in "iub":
+        # numpy promotes a Python int and an int8 array differently from JAX in a few places; compare values
+        # and require both to be integers of a width holding them (every kernel output is int8/int64/bool).
+        assert x.dtype == y.dtype or x.dtype.kind == y.dtype.kind, (path, x.dtype, y.dtype)
+        assert np.array_equal(x.astype(np.int64), y.astype(np.int64)), (path, x, y)
+    else:
+        assert x.dtype == y.dtype == np.float64, (path, x.dtype, y.dtype)
+        assert np.array_equal(x.view(np.int64), y.view(np.int64)), (path, x, y)
+
+
+def check(backend, fn, arrays, static=None):
+    want = run("numpy", fn, arrays, static)
+    got = run(backend, fn, arrays, static)
+    same(want, got, getattr(fn, "__name__", "fn"))
+    return want
+
+
+# -- kernels over random clusters -----------------------------------------------------------------------------
+
+def _prepared(cluster, profile, limit=3):
+    nodes, pods, classes = cluster
+    bound = [p for p in pods if p.spec.node_name]
+    pending = [p for p in pods if not p.spec.node_name]
+    state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
+    table = ShapeTable(profile.system_default_spreading)
+    return state.tensors, [prepare(table.intern(pod), state.tensors, profile) for pod in pending[:limit]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@FEW
+@given(cluster=clusters(), profile=profiles())
+def test_filters(backend, cluster, profile):
+    """Codes and reason payloads of every filter, and the node capacity for further copies."""
+    tensors, prepared = _prepared(cluster, profile)
+    nodes = tensors.nodes
+    for p in prepared:
+        check(backend, node_unschedulable.node_unschedulable_filter, {"unschedulable": nodes.unschedulable},
+              {"pod_tolerates": p.tolerates_unschedulable})
+        check(backend, taint_toleration.taint_toleration_filter, {"taints": nodes.taints},
+              {"untolerated_hard": p.taints.untolerated_hard})
+        if p.affinity.required is not None:
+            check(backend, node_affinity.node_affinity_filter, {"labels": nodes.labels},
+                  {"required": p.affinity.required})
+        check(backend, node_ports.node_ports_filter, {"host_ports": nodes.host_ports, "conflict": p.port_conflicts})
+        fit_arrays = {"allocatable": nodes.allocatable, "requested": nodes.requested, "pod_count": nodes.pod_count,
+                      "allowed_pods": nodes.allowed_pods}
+        check(backend, node_resources_fit.fit_filter, fit_arrays, {"request": p.fit_request})
+        check(backend, node_resources_fit.fit_capacity, fit_arrays, {"request": p.fit_request})
+
+
+def _spread_arrays(tensors, p, constraints):
+    bound = tensors.bound_pods()
+    return {"labels": tensors.nodes.labels, "bound_node": bound.node, "bound_namespace": bound.namespace,
+            "bound_labels": bound.labels, "bound_terminating": bound.terminating,
+            "namespace": np.asarray(p.spread.namespace, np.int64)}, bound.count
+
+
+def _spread_filter(xp, labels, bound_node, bound_namespace, bound_labels, bound_terminating, namespace, *,
+                   count, constraints, n_values, affinity_ok, taints_ok):
+    bound = BoundPods(bound_node, bound_namespace, bound_labels, bound_terminating, count)
+    counts = [pod_topology_spread.matching_pods_per_node(xp, bound, labels.shape[0], namespace, c.selector)
+              for c in constraints]
+    return counts, pod_topology_spread.pod_topology_spread_filter(
+        xp, labels, n_values, counts, constraints, xp.asarray(affinity_ok), xp.asarray(taints_ok))
+
+
+def _spread_score(xp, labels, bound_node, bound_namespace, bound_labels, bound_terminating, namespace, feasible, *,
+                  count, constraints, n_values, affinity_ok, taints_ok):
+    bound = BoundPods(bound_node, bound_namespace, bound_labels, bound_terminating, count)
+    counts = [pod_topology_spread.matching_pods_per_node(xp, bound, labels.shape[0], namespace, c.selector)
+              for c in constraints]
+    raw, ignored = pod_topology_spread.pod_topology_spread_score(
+        xp, labels, n_values, counts, constraints, feasible, xp.asarray(affinity_ok), xp.asarray(taints_ok))
+    return raw, ignored, pod_topology_spread.pod_topology_spread_normalize(xp, raw, feasible, ignored)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@FEW
+@given(cluster=clusters(), profile=profiles(), data=st.data())
+def test_scores_and_spread(backend, cluster, profile, data):
+    """Raw scores of every plugin, DefaultNormalizeScore, the PodTopologySpread filter/score/normalize and
+    matching-pod counts, the resource scores per pod and for a block of further copies (the batch path)."""
+    tensors, prepared = _prepared(cluster, profile)
+    nodes = tensors.nodes
+    n = nodes.size
+    n_values = [len(v) for v in tensors.node_labels.values]
+    for p in prepared:
+        feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+        prefer = check(backend, taint_toleration.taint_toleration_score, {"taints": nodes.taints},
+                       {"untolerated_prefer": p.taints.untolerated_prefer})
+        check(backend, default_normalize, {"raw": prefer, "feasible": feasible}, {"reverse": True})
+        aff = check(backend, node_affinity.node_affinity_score, {"labels": nodes.labels},
+                    {"preferred": p.affinity.preferred})
+        check(backend, default_normalize, {"raw": aff, "feasible": feasible}, {"reverse": False})
+        affinity_ok, taints_ok = (np.asarray(m) for m in inclusion_masks(np, p, tensors))
+        for constraints, fn, extra in ((p.spread.hard, _spread_filter, {}),
+                                       (p.spread.soft, _spread_score, {"feasible": feasible})):
+            if constraints:
+                arrays, count = _spread_arrays(tensors, p, constraints)
+                check(backend, fn, {**arrays, **extra},
+                      {"count": count, "constraints": constraints, "n_values": n_values,
+                       "affinity_ok": affinity_ok, "taints_ok": taints_ok})
+        for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+            alloc, before = resource_loads(np, p, tensors, plugin)
+
+            def score(xp, alloc, before, _plugin=plugin):
+                return resource_score(xp, _plugin, p, profile, alloc, before, 1)
+
+            check(backend, score, {"alloc": alloc, "before": before})
+            copies = np.arange(1, 5)[None, :]
+
+            def block(xp, alloc, before, copies, _plugin=plugin):
+                return resource_score(xp, _plugin, p, profile, [a[:, None] for a in alloc],
+                                      [b[:, None] for b in before], copies)
+
+            check(backend, block, {"alloc": alloc, "before": before, "copies": copies})
+            if plugin == "NodeResourcesBalancedAllocation":
+                check(backend, balanced_allocation.node_balance, {"load": before, "allocatable": alloc})
+
+
+# -- numeric kernels over random arrays -----------------------------------------------------------------------
+
+def _ints(lo, hi, size):
+    return st.lists(st.integers(lo, hi), min_size=size, max_size=size).map(lambda v: np.array(v, np.int64))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25)
+@given(data=st.data(), k=st.integers(2, 5), n=st.integers(1, 9),
+       strategy=st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]),
+       compat=st.sampled_from(["1.35", "1.36"]))
+def test_resource_scores_many_resources(backend, data, k, n, strategy, compat):
+    """The resource scores with 2..5 resources (BalancedAllocation's std-dev branch), zero allocatables,
+    requests above capacity and large quantities (bytes)."""
+    alloc = [data.draw(_ints(0, 1 << 40, n)) for _ in range(k)]
+    before = [data.draw(_ints(0, 1 << 40, n)) for _ in range(k)]
+    after = [b + data.draw(_ints(0, 1 << 38, n)) for b in before]
+    weights = tuple(data.draw(st.integers(1, 5)) for _ in range(k))
+    shape = ((0, 0), (30, 7), (100, 10))
+    check(backend, node_resources_fit.fit_score, {"requested": after, "allocatable": alloc},
+          {"strategy": strategy, "weights": weights, "shape": shape})
+    check(backend, balanced_allocation.balanced_allocation_score,
+          {"after": after, "allocatable": alloc, "before": before}, {"compat": compat})
+
+    def std(xp, after, alloc):     # the float64 std-dev itself, before the score truncates it
+        return balanced_allocation._std(xp, after, [xp.maximum(a, 1) for a in alloc], [a != 0 for a in alloc])
+
+    check(backend, std, {"after": after, "alloc": alloc})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25)
+@given(data=st.data(), n=st.integers(1, 40), skews=st.lists(st.integers(1, 6), min_size=1, max_size=3))
+def test_spread_score_floats(backend, data, n, skews):
+    """PodTopologySpread's float score with large counts: log(size + 2) from one table and cnt * weight rounded
+    before max_skew - 1 is added (a fused multiply-add would differ in the last bit)."""
+    keys = len(skews)
+    labels = np.stack([data.draw(_ints(-1, 5, n)) for _ in range(keys)], axis=1).astype(np.int32)
+    counts = [data.draw(_ints(0, 1 << 20, n)) for _ in range(keys)]
+    feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    constraints = tuple(pod_topology_spread.Constraint(key=i, is_hostname=(i == 0), max_skew=s, min_domains=1,
+                                                       selector=(), self_match=1, honor_affinity=True,
+                                                       honor_taints=False) for i, s in enumerate(skews))
+
+    def score(xp, labels, counts, feasible, ok):
+        raw, ignored = pod_topology_spread.pod_topology_spread_score(xp, labels, [6] * keys, counts, constraints,
+                                                                     feasible, ok, ok)
+        floats = pod_topology_spread.float_score(xp, labels, [6] * keys, counts, constraints, feasible, ok, ok)
+        return raw, ignored, pod_topology_spread.pod_topology_spread_normalize(xp, raw, feasible, ignored), floats
+
+    check(backend, score, {"labels": labels, "counts": counts, "feasible": feasible, "ok": np.ones(n, bool)})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25)
+@given(data=st.data(), n=st.integers(1, 30))
+def test_select_and_sample(backend, data, n):
+    total = data.draw(_ints(0, 500, n))
+    feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    rank = np.array(data.draw(st.permutations(range(n))), np.int64)
+    check(backend, select.select_best, {"total": total, "feasible": feasible, "rank": rank})
+    start, wanted = data.draw(st.integers(0, n - 1)), data.draw(st.integers(1, n + 2))
+    # Python-int start/wanted (static) and array start/wanted (what a jitted loop passes).
+    check(backend, select.sample_feasible, {"feasible": feasible}, {"start": start, "wanted": wanted})
+    pad = data.draw(st.integers(0, 5))
+    padded = np.concatenate([feasible, np.zeros(pad, bool)])
+    check(backend, select.sample_feasible, {"feasible": padded, "start": np.int64(start), "wanted": np.int64(wanted),
+                                            "n": np.int64(n)})
+    # The padded ring visits the same nodes as the unpadded one.
+    sampled, visited = select.sample_feasible(np, feasible, start, wanted)
+    psampled, pvisited = select.sample_feasible(np, padded, np.int64(start), np.int64(wanted), np.int64(n))
+    assert psampled[:n].tolist() == sampled.tolist() and not psampled[n:].any() and int(pvisited) == int(visited)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25)
+@given(data=st.data(), c=st.integers(1, 8), j=st.integers(1, 5), k=st.integers(1, 30))
+def test_batch_kernels(backend, data, c, j, k):
+    """pick_order (its first `count` picks), contenders, fill_times, normalization_epoch_end."""
+    totals = np.stack([data.draw(_ints(0, 300, j)) for _ in range(c)])
+    cap = data.draw(_ints(0, j + 1, c))
+    rank = np.array(data.draw(st.permutations(range(c))), np.int64)
+    holders = [np.array(data.draw(st.lists(st.booleans(), min_size=c, max_size=c)), bool) for _ in range(2)]
+
+    def flow(xp, totals, cap, rank, holders):
+        cand, copy, count = batch.pick_order(xp, totals, cap, rank, k)
+        fill = batch.fill_times(xp, cand, copy, cap, c, count)
+        return cand, copy, count, fill, batch.normalization_epoch_end(xp, fill, holders)
+
+    want = run("numpy", flow, {"totals": totals, "cap": cap, "rank": rank, "holders": holders})
+    got = run(backend, flow, {"totals": totals, "cap": cap, "rank": rank, "holders": holders})
+    count = int(want[2])
+    assert count == min(k, int(np.minimum(cap, j).sum()))
+    same(want[0][:count], got[0][:count], "cand")
+    same(want[1][:count], got[1][:count], "copy")
+    same(want[2:], got[2:], "count, fill_times, epoch_end")
+    first = totals[:, 0]
+    check(backend, batch.contenders, {"first": first, "rank": rank}, {"k": min(k, 6)})
+
+
+@pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed")
+def test_pin_rounding_stops_fused_multiply_add():
+    """XLA turns a*b + c into a fused multiply-add (one rounding); pin_rounding keeps numpy's two roundings."""
+    import jax
+    import jax.numpy as jnp
+
+    from phalanx.kernels.backend import pin_rounding
+    rng = np.random.default_rng(0)
+    a, b, c = rng.random(4096) * 100, rng.random(4096) * 10, rng.integers(0, 5, 4096).astype(np.float64)
+    cnt = rng.integers(0, 1000, 4096)
+    want = a * b + c
+    with precision(jnp):
+        fused = np.asarray(jax.jit(lambda a, b, c: a * b + c)(a, b, c))
+        pinned = np.asarray(jax.jit(lambda a, b, c, cnt: pin_rounding(jnp, a * b, jnp.minimum(cnt, 0)) + c)(
+            a, b, c, cnt))
+    assert np.array_equal(pinned.view(np.int64), want.view(np.int64))
+    if jax.default_backend() == "cpu":
+        assert not np.array_equal(fused.view(np.int64), want.view(np.int64))   # the hazard is real here

@@ -1,0 +1,504 @@
+"""DRA: ResourceClaims and ResourceClaimTemplates on pods and PodGroups (KEP-5729), node-local devices.
+
+Toy clusters (worked out by hand in the comments): nodes are 4 cpu / 8Gi; each GPU node has ResourceSlice
+devices gpu0, gpu1, ... of driver gpu.example.com with attribute `model`. Between equally good nodes the
+first one (input order) wins; with LeastAllocated, an emptier node scores higher.
+
+Then: the DynamicResources kernel against the per-node, per-device reference (tests/reference/dra.py) on
+random device tables, and random add/delete sequences checking that claims are allocated once and released
+exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference.dra import dra_filter
+from strategies import make_node, make_pod
+
+from phalanx.cluster_models import InputError, load_text, parse_objects
+from phalanx.cluster_models.dra import DeviceTable, ResourceSlice, parse_cel
+from phalanx.kernels.dynamic_resources import dynamic_resources_filter, selector_match
+from phalanx.sched import Cluster, Scheduler, explain_pod
+from phalanx.sched.records import BOUND
+
+DRIVER = "gpu.example.com"
+CLASSES = f"""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu}}
+spec:
+  selectors: [{{cel: {{expression: 'device.driver == "{DRIVER}"'}}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu-a100}}
+spec:
+  selectors:
+  - cel: {{expression: 'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "A100"'}}
+"""
+
+
+def slice_doc(node: str, models: list[str]) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": DRIVER, "pool": {"name": node, "resourceSliceCount": 1}, "nodeName": node,
+                     "devices": [{"name": f"gpu{i}", "attributes": {"model": {"string": m}}}
+                                 for i, m in enumerate(models)]}}
+
+
+def template_doc(name: str, count: int = 1, cls: str = "gpu") -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": cls,
+                                                                                   "count": count}}]}}}}
+
+
+def claim_doc(name: str, count: int = 1, cls: str = "gpu") -> dict:
+    doc = template_doc(name, count, cls)
+    return {**doc, "kind": "ResourceClaim", "spec": doc["spec"]["spec"]}
+
+
+def group_doc(name: str, min_count: int | None, claims: list[dict]) -> dict:
+    policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulingPolicy": policy, "resourceClaims": claims}}
+
+
+def with_claims(pod, claims: list[dict]):
+    """The pod with spec.resourceClaims (camelCase entries)."""
+    doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+    doc["spec"]["resourceClaims"] = claims
+    return type(pod).model_validate(doc)
+
+
+def pod(name, claims=(), cpu="1", group=None):
+    return with_claims(make_pod(name, cpu=cpu, memory="1Gi", pod_group=group), list(claims))
+
+
+def cluster(gpu_nodes: dict[str, list[str]], extra=(), nodes=None) -> Cluster:
+    docs = list(yaml.safe_load_all(CLASSES)) + [slice_doc(n, m) for n, m in gpu_nodes.items() if m] + list(extra)
+    objects = parse_objects(docs)
+    objects.nodes = nodes if nodes is not None else [make_node(n) for n in gpu_nodes]
+    return Cluster.from_objects(objects)
+
+
+def bindings(records) -> dict[str, str]:
+    return {r.object: r.node for r in records if r.kind == BOUND}
+
+
+def devices_of(sched: Scheduler, claim: str) -> list[str] | None:
+    c = sched.cluster.claims.claims[claim]
+    if c.devices is None:
+        return None
+    table = sched.cluster.claims.devices
+    return [f"{table.node_names[d]}/{table.keys[d][2]}" for d in c.devices.tolist()]
+
+
+def node_state(sched: Scheduler) -> tuple:
+    n = sched.cluster.tensors.nodes
+    return n.requested.copy(), n.nonzero_requested.copy(), n.pod_count.copy(), n.host_ports.copy()
+
+
+def same(a, b) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+GROUP_CLAIM = {"name": "gpus", "resourceClaimTemplateName": "two-gpus"}
+
+
+# -- group claims -----------------------------------------------------------------------------------------------
+def test_group_claim_allocated_once_and_pins_later_members():
+    # n0 and n1 each have 2 GPUs; the group claim asks for 2. Member 0 (1 cpu) ties on empty nodes -> n0 and
+    # allocates gpu0+gpu1 of n0. Member 1 alone would prefer the emptier n1 (LeastAllocated), but the claim's
+    # devices are on n0: n1 fails "resourceclaim not available on the node", so it goes to n0 too.
+    c = cluster({"n0": ["A100", "A100"], "n1": ["A100", "A100"]},
+                [template_doc("two-gpus", 2), group_doc("g", 2, [GROUP_CLAIM])])
+    s = Scheduler(c)
+    got = bindings(s.add_pods([pod(f"m{i}", [GROUP_CLAIM], group="g") for i in range(2)]) + s.run_until_idle())
+    assert got == {"default/m0": "n0", "default/m1": "n0"}
+    assert devices_of(s, "default/g-gpus") == ["n0/gpu0", "n0/gpu1"]
+    assert c.claims.devices.allocated.tolist() == [True, True, False, False]     # allocated once: 2 devices
+    assert sorted(c.claims.claims["default/g-gpus"].users) == ["default/m0", "default/m1"]
+    # Without the claim the second member would have gone to n1 (the check that the claim did the pinning).
+    c2 = cluster({"n0": [], "n1": []}, [group_doc("g", 2, [])])
+    s2 = Scheduler(c2)
+    assert bindings(s2.add_pods([pod(f"m{i}", group="g") for i in range(2)]) + s2.run_until_idle()) == \
+        {"default/m0": "n0", "default/m1": "n1"}
+
+
+def test_group_claim_released_when_the_last_member_leaves():
+    c = cluster({"n0": ["A100", "A100"], "n1": ["A100", "A100"]},
+                [template_doc("two-gpus", 2), group_doc("g", 2, [GROUP_CLAIM])])
+    s = Scheduler(c)
+    before = c.claims.snapshot()
+    s.add_pods([pod(f"m{i}", [GROUP_CLAIM], group="g") for i in range(2)])
+    s.run_until_idle()
+    s.delete_pod("default/m0")
+    assert devices_of(s, "default/g-gpus") == ["n0/gpu0", "n0/gpu1"]            # m1 still uses it
+    assert c.claims.claims["default/g-gpus"].users == {"default/m1"}
+    s.delete_pod("default/m1")
+    assert devices_of(s, "default/g-gpus") is None                              # released, devices free again
+    after = c.claims.snapshot()
+    assert np.array_equal(before[0], after[0])
+    assert after[1]["default/g-gpus"] == (None, [])                            # the group's claim object stays
+
+
+def test_failed_gang_cycle_restores_devices_bit_for_bit():
+    # Members ask 3 cpu each; the group claim (2 GPUs) lands on n0 with member 0. Member 1 must use n0 but
+    # n0 has 1 cpu left: n0 fails NodeResourcesFit, n1 fails DynamicResources. minCount 2 is out of reach,
+    # the cycle is undone: node table and device state exactly as before.
+    c = cluster({"n0": ["A100", "A100"], "n1": ["A100", "A100"]},
+                [template_doc("two-gpus", 2), group_doc("g", 2, [GROUP_CLAIM])])
+    s = Scheduler(c)
+    devices0, nodes0 = c.claims.snapshot(), node_state(s)
+    recs = s.add_pods([pod(f"m{i}", [GROUP_CLAIM], cpu="3", group="g") for i in range(2)]) + s.run_until_idle()
+    assert not bindings(recs)
+    assert s._last_message["default/m1"] == \
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the node."
+    assert s._last_message["default/m0"] == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    devices1 = c.claims.snapshot()
+    assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
+    assert devices1[1]["default/g-gpus"] == (None, [])
+
+
+def test_failed_gang_with_per_pod_claims_restores_devices():
+    # Three gang members, each with its own 1-GPU claim; only 2 GPUs exist: the third fails with
+    # "cannot allocate all claims" on both nodes and the two tentative allocations are undone.
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+    c = cluster({"n0": ["A100"], "n1": ["A100"]}, [template_doc("one-gpu", 1), group_doc("g", 3, [])])
+    s = Scheduler(c)
+    devices0, nodes0 = c.claims.snapshot(), node_state(s)
+    recs = s.add_pods([pod(f"m{i}", [entry], group="g") for i in range(3)]) + s.run_until_idle()
+    assert not bindings(recs)
+    assert s._last_message["default/m2"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    devices1 = c.claims.snapshot()
+    assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
+    assert all(v == (None, []) for v in devices1[1].values())
+    # the generated claims are per pod
+    assert sorted(devices1[1]) == ["default/m0-gpu", "default/m1-gpu", "default/m2-gpu"]
+
+
+def test_entry_that_differs_from_the_group_entry_is_per_pod():
+    # Same entry name, other template: not the group's claim; each member gets its own 1-GPU claim.
+    other = {"name": "gpus", "resourceClaimTemplateName": "one-gpu"}
+    c = cluster({"n0": ["A100"], "n1": ["A100"]},
+                [template_doc("two-gpus", 2), template_doc("one-gpu", 1), group_doc("g", 2, [GROUP_CLAIM])])
+    s = Scheduler(c)
+    got = bindings(s.add_pods([pod(f"m{i}", [other], group="g") for i in range(2)]) + s.run_until_idle())
+    assert got == {"default/m0": "n0", "default/m1": "n1"}
+    assert devices_of(s, "default/m0-gpus") == ["n0/gpu0"] and devices_of(s, "default/m1-gpus") == ["n1/gpu0"]
+    assert "default/g-gpus" not in c.claims.claims
+
+
+# -- per-pod claims -----------------------------------------------------------------------------------------------
+def test_per_pod_template_claims_allocate_per_pod_and_go_with_the_pod():
+    # n0 has 2 GPUs, n1 none: a and b each allocate one of n0's GPUs (first fit: gpu0, then gpu1); c finds no
+    # free GPU: n0 and n1 both "cannot allocate all claims".
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+    c = cluster({"n0": ["A100", "A100"], "n1": []}, [template_doc("one-gpu", 1)])
+    s = Scheduler(c)
+    pods = [pod(x, [entry]) for x in "abc"]
+    c_pod = pods[2]
+    recs = s.add_pods(pods) + s.run_until_idle()
+    assert bindings(recs) == {"default/a": "n0", "default/b": "n0"}
+    assert devices_of(s, "default/a-gpu") == ["n0/gpu0"] and devices_of(s, "default/b-gpu") == ["n0/gpu1"]
+    assert s._last_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    report = explain_pod(s, c_pod)
+    assert [n["filters"]["DynamicResources"]["reasons"] for n in report["nodes"]] == \
+        [["cannot allocate all claims"]] * 2
+    s.delete_pod("default/a")          # a's claim goes with it; c gets gpu0
+    assert "default/a-gpu" not in c.claims.claims
+    assert bindings(s.run_until_idle()) == {"default/c": "n0"}
+    assert devices_of(s, "default/c-gpu") == ["n0/gpu0"]
+
+
+def test_claim_by_name_is_shared_by_two_plain_pods():
+    # One ResourceClaim `shared` (1 GPU) named by a and b: a allocates n0/gpu0; b must follow it to n0 although
+    # n1 is emptier. The claim stays allocated while either uses it.
+    entry = {"name": "gpu", "resourceClaimName": "shared"}
+    c = cluster({"n0": ["A100"], "n1": ["A100"]}, [claim_doc("shared", 1)])
+    s = Scheduler(c)
+    assert bindings(s.add_pods([pod("a", [entry]), pod("b", [entry])]) + s.run_until_idle()) == \
+        {"default/a": "n0", "default/b": "n0"}
+    assert c.claims.devices.allocated.tolist() == [True, False]
+    s.delete_pod("default/a")
+    assert devices_of(s, "default/shared") == ["n0/gpu0"]
+    s.delete_pod("default/b")
+    assert devices_of(s, "default/shared") is None and c.claims.devices.allocated.tolist() == [False, False]
+
+
+def test_device_class_selects_the_model():
+    # gpu-a100 matches only n1's A100 (n0 has T4s): n0 cannot allocate, the pod goes to n1 and gets n1/gpu1.
+    c = cluster({"n0": ["T4", "T4"], "n1": ["T4", "A100"]}, [template_doc("a100", 1, "gpu-a100")])
+    s = Scheduler(c)
+    entry = {"name": "gpu", "resourceClaimTemplateName": "a100"}
+    assert bindings(s.add_pods([pod("p", [entry])]) + s.run_until_idle()) == {"default/p": "n1"}
+    assert devices_of(s, "default/p-gpu") == ["n1/gpu1"]
+
+
+def test_pod_with_claims_and_no_devices_anywhere():
+    c = cluster({"n0": [], "n1": []}, [template_doc("one-gpu", 1)])
+    s = Scheduler(c)
+    s.add_pods([pod("p", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])])
+    s.run_until_idle()
+    assert s._last_message["default/p"] == "0/2 nodes are available: 2 cannot allocate all claims."
+
+
+@pytest.mark.parametrize("entry,extra,message", [
+    ({"name": "gpu", "resourceClaimName": "nope"}, [], 'resourceclaim.resource.k8s.io "nope" not found'),
+    ({"name": "gpu", "resourceClaimTemplateName": "nope"}, [], 'pod "default/p": ResourceClaim not created yet'),
+    ({"name": "gpu", "resourceClaimTemplateName": "t"}, [template_doc("t", 1, "tpu")],
+     "request g: device class tpu does not exist"),
+])
+def test_prefilter_messages(entry, extra, message):
+    c = cluster({"n0": ["A100"]}, extra)
+    s = Scheduler(c)
+    s.add_pods([pod("p", [entry])])
+    s.run_until_idle()
+    assert s._last_message["default/p"] == f"0/1 nodes are available: {message}."
+
+
+def test_bound_pod_in_the_input_holds_its_claim():
+    # a is bound to n0 in the input and names claim `shared`: phalanx allocates it there; b follows.
+    entry = {"name": "gpu", "resourceClaimName": "shared"}
+    a = with_claims(make_pod("a", cpu="1", memory="1Gi", node_name="n0"), [entry])
+    docs = list(yaml.safe_load_all(CLASSES)) + [slice_doc("n0", ["A100"]), slice_doc("n1", ["A100"]),
+                                                claim_doc("shared", 1)]
+    objects = parse_objects(docs)
+    objects.nodes, objects.pods = [make_node("n1"), make_node("n0")], [a]
+    c = Cluster.from_objects(objects)
+    s = Scheduler(c)
+    assert devices_of(s, "default/shared") == ["n0/gpu0"]
+    assert bindings(s.add_pods([pod("b", [entry])]) + s.run_until_idle()) == {"default/b": "n0"}
+
+
+def test_nodes_added_and_removed_keep_device_rows():
+    # A slice for a node not yet in the cluster: its devices join when the node does.
+    c = cluster({"n0": [], "n1": ["A100"]}, [template_doc("one-gpu", 1)], nodes=[make_node("n0")])
+    s = Scheduler(c)
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+    s.add_pods([pod("p", [entry])])
+    assert not bindings(s.run_until_idle())
+    assert bindings(s.add_nodes([make_node("n1")]) + s.run_until_idle()) == {"default/p": "n1"}
+    s.remove_node("n0")                # n1 is now node 0; p's claim keeps pointing at n1's device
+    assert devices_of(s, "default/p-gpu") == ["n1/gpu0"] and c.claims.devices.node.tolist() == [0]
+
+
+def test_permit_mode_rejection_releases_group_claim():
+    # gang of 3, only 2 members exist in permit mode... use 2 members of a 3-gang: quorum blocks. Instead: 3
+    # members, third cannot fit (needs 5 cpu): the two placed wait at Permit holding the claim, the timeout
+    # rejects them and the claim is released.
+    c = cluster({"n0": ["A100", "A100"], "n1": ["A100", "A100"]},
+                [template_doc("two-gpus", 2), group_doc("g", 3, [GROUP_CLAIM])])
+    s = Scheduler(c, gang_mode="permit")
+    s.add_pods([pod("m0", [GROUP_CLAIM], group="g"), pod("m1", [GROUP_CLAIM], group="g"),
+                pod("m2", [GROUP_CLAIM], cpu="5", group="g")])
+    s.step(1.0)
+    assert devices_of(s, "default/g-gpus") == ["n0/gpu0", "n0/gpu1"]
+    s.step(400.0)
+    assert devices_of(s, "default/g-gpus") is None and not c.claims.devices.allocated.any()
+
+
+# -- input errors -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("doc,message", [
+    ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"},
+      "spec": {"selectors": [{"cel": {"expression": 'device.capacity["m"].memory > 1'}}]}},
+     'DeviceClass x: spec.selectors[0].cel.expression: unsupported expression "device.capacity["m"].memory > 1" '
+     '(phalanx reads device.driver == "..." and device.attributes["<domain>"].<name> == "..." joined by &&)'),
+    ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "nodeName": None, "allNodes": True}},
+     "ResourceSlice n0-gpus: spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
+     "perDeviceNodeSelection are not modelled)"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable: prioritized lists are not modelled "
+     "(phalanx reads exactly)"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+                                                                                      "count": 0}}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.count: input should be greater than or equal to 1 "
+     "(got 0)"),
+])
+def test_input_errors(doc, message):
+    with pytest.raises(InputError) as err:
+        parse_objects([doc])
+    assert str(err.value) == message
+
+
+def test_pod_claim_needs_exactly_one_source():
+    with pytest.raises(InputError, match=r"spec.resourceClaims\[0\]: exactly one of"):
+        load_text("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {resourceClaims: [{name: x}]}")
+
+
+def test_allocation_of_an_unknown_device_is_an_input_error():
+    doc = {**claim_doc("c"), "status": {"allocation": {"devices": {"results": [
+        {"request": "g", "driver": DRIVER, "pool": "n0", "device": "gpu9"}]}}}}
+    objects = parse_objects([slice_doc("n0", ["A"]), doc])
+    objects.nodes = [make_node("n0")]
+    with pytest.raises(InputError, match=r"^ResourceClaim default/c: status.allocation.devices.results\[0\].device: "
+                                         r"no device 'gpu9' in pool 'n0' of driver 'gpu.example.com'$"):
+        Cluster.from_objects(objects)
+
+
+def test_cel_subset():
+    assert [(c.attribute, c.value) for c in parse_cel(
+        '(device.driver == "d") && device.attributes["d.io"].model == \'A\' && device.attributes["x"].n == 3')] == \
+        [("driver", ("string", "d")), ("d.io/model", ("string", "A")), ("x/n", ("int", 3))]
+    with pytest.raises(ValueError):
+        parse_cel('device.driver == "a" || device.driver == "b"')
+
+
+# -- the kernel against the reference -----------------------------------------------------------------------------
+DRIVERS, MODELS = ("d1.io", "d2.io"), ("A", "B", "C")
+
+
+@st.composite
+def device_cases(draw):
+    n = draw(st.integers(1, 5))
+    nodes = [f"n{i}" for i in range(n)] + (["gone"] if draw(st.booleans()) else [])
+    slices = []
+    for node in nodes:
+        for driver in DRIVERS:
+            k = draw(st.integers(0, 3))
+            if k:
+                devices = []
+                for j in range(k):
+                    attrs = {}
+                    model = draw(st.sampled_from(MODELS + (None,)))
+                    if model is not None:
+                        attrs["model"] = {"string": model}
+                    devices.append({"name": f"dev{j}", "attributes": attrs})
+                slices.append({"metadata": {"name": f"{node}-{driver}"}, "spec": {
+                    "driver": driver, "pool": {"name": node}, "nodeName": node, "devices": devices}})
+    requests = []
+    for _ in range(draw(st.integers(0, 3))):
+        driver = draw(st.sampled_from(DRIVERS + (None,)))
+        model = draw(st.sampled_from(MODELS + ("Z", None)))
+        requests.append((driver, model, draw(st.integers(1, 3)), draw(st.integers(0, 4)) == 0))
+    return n, slices, requests, draw(st.data())
+
+
+@settings(max_examples=150)
+@given(device_cases())
+def test_kernel_matches_reference(case):
+    n, slice_docs, requests, data = case
+    slices = [ResourceSlice.model_validate(s) for s in slice_docs]
+    table = DeviceTable.build(slices, {f"n{i}": i for i in range(n)})
+    d = table.size
+    allocated = np.array(data.draw(st.lists(st.booleans(), min_size=d, max_size=d)), bool).reshape(d)
+    pinned = data.draw(st.lists(st.integers(-1, n - 1), max_size=2))
+    matches, ref_requests = [], []
+    raw = [(s.spec.driver, dev.attributes.get("model")) for s in slices for dev in s.spec.devices]
+    for driver, model, count, all_mode in requests:
+        expr = " && ".join(([f'device.driver == "{driver}"'] if driver else [])
+                           + ([f'device.attributes["{driver or DRIVERS[0]}"].model == "{model}"'] if model else []))
+        conds = parse_cel(expr) if expr else ()
+        cols, vals = table.condition_arrays(conds)
+        matches.append(np.asarray(selector_match(np, table.values, cols, vals)))
+        ref_matches = {i for i, (drv, attr) in enumerate(raw)
+                       if (driver is None or drv == driver)
+                       and (model is None or (drv == (driver or DRIVERS[0]) and attr is not None
+                                              and attr.string == model))}
+        ref_requests.append({"matches": ref_matches, "count": count, "all": all_mode})
+    q = len(requests)
+    padded = np.zeros((q, d + 1), bool)
+    if q:
+        padded[:, :d] = np.stack(matches)
+    code, payload, assign = dynamic_resources_filter(
+        np, table.slots, np.append(allocated, True), padded,
+        np.array([r[2] for r in requests], np.int64).reshape(q), np.array([r[3] for r in requests], bool).reshape(q),
+        np.array(pinned, np.int64).reshape(len(pinned)))
+    node_devices = [[dv for dv in table.slots[i].tolist() if dv >= 0] for i in range(n)]
+    expected = dra_filter(node_devices, allocated.tolist(), ref_requests, pinned)
+    for i, (ref_code, ref_payload, taken) in enumerate(expected):
+        assert (int(code[i]), int(payload[i])) == (ref_code, ref_payload)
+        got = {int(table.slots[i, s]): int(assign[i, s]) for s in range(table.slots.shape[1]) if assign[i, s] >= 0}
+        assert got == (taken if ref_code == 0 else got)
+
+
+# -- random sequences: allocated once, released exactly ----------------------------------------------------------
+@settings(max_examples=100)
+@given(st.data())
+def test_claims_allocated_once_and_released_exactly(data):
+    gpus = {f"n{i}": ["A100"] * data.draw(st.integers(0, 3)) for i in range(data.draw(st.integers(1, 4)))}
+    groups = [group_doc(f"g{i}", data.draw(st.sampled_from([None, 1, 2, 3])),
+                        [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]) for i in range(2)]
+    c = cluster(gpus, [template_doc("one-gpu", 1), template_doc("two-gpus", 2), claim_doc("shared", 1), *groups])
+    s = Scheduler(c, gang_mode=data.draw(st.sampled_from(["podgroup", "permit"])))
+    initial = c.claims.devices.allocated.copy()
+    entries = [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"},      # group claim for members
+               {"name": "gpu", "resourceClaimTemplateName": "one-gpu"},        # per pod
+               {"name": "s", "resourceClaimName": "shared"}]                   # shared by name
+    live: list[str] = []
+    for step in range(data.draw(st.integers(1, 12))):
+        if live and data.draw(st.integers(0, 3)) == 0:
+            s.delete_pod(live.pop(data.draw(st.integers(0, len(live) - 1))))
+        else:
+            group = data.draw(st.sampled_from([None, "g0", "g1"]))
+            new = []
+            for j in range(data.draw(st.integers(1, 3))):
+                mine = data.draw(st.lists(st.sampled_from(entries), max_size=2, unique_by=lambda e: e["name"]))
+                new.append(pod(f"p{step}-{j}", mine, cpu=data.draw(st.sampled_from(["1", "3"])), group=group))
+            s.add_pods(new)
+            live.extend(p.key for p in new)
+        s.step(s.now + data.draw(st.sampled_from([0.0, 5.0, 400.0])))
+        check_claims(s)
+    for key in live:
+        s.delete_pod(key)
+    check_claims(s)
+    assert np.array_equal(c.claims.devices.allocated, initial)
+    assert all(cl.devices is None and not cl.users for cl in c.claims.claims.values())
+
+
+def check_claims(s: Scheduler) -> None:
+    book, tensors = s.cluster.claims, s.cluster.tensors
+    owned = np.zeros(book.devices.size, bool)
+    for claim in book.claims.values():
+        if claim.devices is None:
+            assert not claim.users, claim.key
+            continue
+        assert not owned[claim.devices].any(), f"{claim.key}: a device allocated twice"
+        owned[claim.devices] = True
+        nodes = set(book.devices.node[claim.devices].tolist())
+        assert len(nodes) <= 1
+        for user in claim.users:            # every user sits on the claim's node
+            assert tensors.node_of(user) in nodes, (claim.key, user)
+        assert claim.users, f"{claim.key}: allocated without users"
+    assert np.array_equal(owned, book.devices.allocated)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_backends_place_claims_alike(backend):
+    # The JAX placer hands pods with claims to the per-pod path (eager kernels): same decisions as numpy.
+    if backend == "jax":
+        pytest.importorskip("jax")
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+    c = cluster({"n0": ["A100", "A100"], "n1": ["A100", "A100"]},
+                [template_doc("one-gpu", 1), template_doc("two-gpus", 2), group_doc("g", 2, [GROUP_CLAIM])])
+    s = Scheduler(c, backend=backend)
+    recs = s.add_pods([pod("m0", [GROUP_CLAIM], group="g"), pod("m1", [GROUP_CLAIM], group="g"),
+                       pod("a", [entry]), pod("b", [entry]), pod("c", [entry])]) + s.run_until_idle()
+    # a, b, c arrive after the group's members (queue order by arrival): m0, m1 take n0 and both its GPUs;
+    # a -> n1 (n0 has no free GPU), b -> n1, c: no free GPU anywhere.
+    assert bindings(recs) == {"default/m0": "n0", "default/m1": "n0", "default/a": "n1", "default/b": "n1"}
+    assert s._last_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+
+
+def test_topology_group_claim_tries_each_placement_on_its_own_copy():
+    # Racks a (n0, n1) and b (n2, n3); only n2 has GPUs. The gang's claim (2 GPUs) cannot be allocated in rack
+    # a; in rack b member 0 allocates n2's GPUs and member 1 must follow it to n2. The try on rack a leaves no
+    # trace; the chosen placement's allocation is replayed on the real claim state.
+    group = group_doc("g", 2, [GROUP_CLAIM])
+    group["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
+    nodes = [make_node(n, labels={"rack": r}) for n, r in (("n0", "a"), ("n1", "a"), ("n2", "b"), ("n3", "b"))]
+    c = cluster({"n0": [], "n1": [], "n2": ["A100", "A100"], "n3": []}, [template_doc("two-gpus", 2), group],
+                nodes=nodes)
+    s = Scheduler(c)
+    got = bindings(s.add_pods([pod(f"m{i}", [GROUP_CLAIM], group="g") for i in range(2)]) + s.run_until_idle())
+    assert got == {"default/m0": "n2", "default/m1": "n2"}
+    assert devices_of(s, "default/g-gpus") == ["n2/gpu0", "n2/gpu1"]
+    assert c.claims.devices.allocated.tolist() == [True, True]
+    check_claims(s)
+    s.delete_pod("default/m0")
+    s.delete_pod("default/m1")
+    assert not c.claims.devices.allocated.any()
