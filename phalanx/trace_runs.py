@@ -90,7 +90,7 @@ def write_plot(results: list[ReplayResult], path: Path) -> str | None:
     return None
 
 
-def table(nodes, pods, trace: str, policies, seeds, tie_break: str = "name") -> tuple[list[dict], str]:
+def table(nodes, pods, trace: str, policies, seeds, tie_break: str = "perm") -> tuple[list[dict], str]:
     """Unallocated GPU % at 100% arrived demand per policy over seeds, as rows and a markdown table."""
     rows = []
     for policy in policies:

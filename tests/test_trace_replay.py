@@ -117,3 +117,27 @@ def test_node_list_errors(tmp_path):
     p.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1,2,A\nn0,1000,1,2,A\n")
     with pytest.raises(InputError, match=r"line 3 \(n0\): sn: duplicate node name"):
         load_nodes(p)
+
+
+def test_tie_break_perm_is_one_random_node_order_per_run(tmp_path):
+    """Four identical 1-GPU nodes and only CPU pods: GpuPacking scores CPU pods 0 everywhere, so every pod is a
+    tie. With --tie-break name every pod of every seed lands on a0 (the smallest name); with perm (the
+    simulator's renamed nodes) each run sends all its pods to the one node its permutation puts first, and that
+    node differs between seeds."""
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n" +
+                                        "".join(f"{n},64000,65536,1,A\n" for n in ("c0", "a0", "d0", "b0")))
+    (tmp_path / "pods.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+        "scheduled_time\n" + "".join(f"p{i},1000,1024,0,0,,BE,Running,0,1,0\n" for i in range(3)) +
+        "g0,1000,1024,1,1000,,LS,Running,0,1,0\n")
+    nodes, pods = load_nodes(tmp_path / "nodes.csv"), load_pods(tmp_path / "pods.csv")
+    first_nodes = {"name": set(), "perm": set()}
+    for tie_break in first_nodes:
+        for seed in range(8):
+            r = replay(nodes, pods, "gpupacking", seed, tie_break=tie_break)
+            cpu_rows = [k for k, i in enumerate(r.pod_rows) if pods.num_gpu[i] == 0 and r.node_of[k] >= 0]
+            cpu_nodes = {r.node_names[r.node_of[k]] for k in cpu_rows}
+            assert len(cpu_nodes) == 1                 # one order per run: the same first node every time
+            first_nodes[tie_break] |= cpu_nodes
+    assert first_nodes["name"] == {"a0"}
+    assert len(first_nodes["perm"]) > 1

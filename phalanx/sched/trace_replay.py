@@ -8,8 +8,10 @@ scripts/generate_config_and_run.py and pkg/simulator/{core,simulator,analysis}.g
      the pod list are appended until the next clone would pass the target (the check adds the clone's per-GPU
      milli, as the simulator's tuneUpPods does); a list above the target loses uniformly drawn pods instead.
   5. One pod at a time, no departures; a pod that fits nowhere is dropped. Filters: CPU, memory, pod count
-     (1001 per node) and the GPU device filter; one score policy; the best node wins, ties uniformly at random
-     (kube-scheduler's selectHost), then the policy's GPU selection picks the devices.
+     (1001 per node) and the GPU device filter; one score policy; the best node wins, ties to the first node of
+     one seeded random order of the nodes (tie_break="perm": the simulator renames every node "%04d-<name>"
+     with rand.Perm before the run, and its scheduler fork keeps the smallest name), then the policy's GPU
+     selection picks the devices.
   6. After every pod: arrived GPU demand and allocated milli-GPU (the simulator's [Alloc] line).
 
 The random streams (shuffle, clones, ties, the Random policy) come from numpy's PCG64 seeded with `seed`, not from
@@ -32,7 +34,9 @@ from ..cluster_models.gpus import MILLI, GpuTable
 from ..kernels import fgd, gpu_fit, gpu_scores
 
 POLICIES = ("random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd")
-TIE_BREAKS = ("name", "random")   # name: the smallest node name (the simulator's scheduler fork); random: seeded
+# perm: first node of one seeded node permutation drawn after the arrival order (what the simulator's renaming
+# + smallest-name rule amounts to); name: the smallest real node name; random: a seeded draw at every tie.
+TIE_BREAKS = ("perm", "name", "random")
 POD_LIMIT = 1001                 # allocatable pods of the trace's nodes (the simulator's node YAML)
 DEFAULT_CPU_MILLI = 100          # schedutil.GetNonzeroRequests: a pod without a CPU request counts 100m
 TUNE_RATIO = 1.3
@@ -280,7 +284,7 @@ def _take_nodes(nodes: TraceNodes, rows: np.ndarray) -> TraceNodes:
 
 
 def replay(nodes: TraceNodes, pods: TracePods, policy: str = "fgd", seed: int = 42, trace: str = "",
-           tie_break: str = "name", ratio: float = TUNE_RATIO) -> ReplayResult:
+           tie_break: str = "perm", ratio: float = TUNE_RATIO) -> ReplayResult:
     """Run the experiment once. Raises InputError for an unknown policy or tie-break."""
     if policy not in POLICIES:
         raise InputError(f"--policy: unknown policy {policy!r} (use one of {', '.join(POLICIES)})")
@@ -289,17 +293,26 @@ def replay(nodes: TraceNodes, pods: TracePods, policy: str = "fgd", seed: int = 
     rng = np.random.default_rng(seed)
     capacity = int(nodes.gpus.size) * MILLI
     order = arrival_order(pods, capacity, rng, ratio)
-    return replay_order(nodes, pods, order, policy, rng, trace=trace, tie_break=tie_break, seed=seed)
+    by_name = _by_name(nodes)
+    # The simulator's syncClusterResourceList: nodes sorted by name, then node i renamed "%04d-" % perm[i].
+    node_order = by_name[np.argsort(rng.permutation(nodes.size), kind="stable")] if tie_break == "perm" else by_name
+    return replay_order(nodes, pods, order, policy, rng, trace=trace, tie_break=tie_break, seed=seed,
+                        node_order=node_order)
+
+
+def _by_name(nodes: TraceNodes) -> np.ndarray:
+    return np.asarray(sorted(range(nodes.size), key=lambda n: nodes.names[n]), dtype=np.int64)
 
 
 def replay_order(nodes: TraceNodes, pods: TracePods, order: np.ndarray, policy: str, rng: np.random.Generator,
                  typ: fgd.TypicalPods | None = None, trace: str = "", tie_break: str = "name",
-                 seed: int = 0) -> ReplayResult:
+                 seed: int = 0, node_order: np.ndarray | None = None) -> ReplayResult:
     """Place the pod list rows `order` one at a time (step 5 of the procedure). typ: typical pods (default: from
-    the whole pod list)."""
+    the whole pod list); node_order: node rows in tie-break order (default: by name), ties go to the first
+    unless tie_break is "random"."""
     capacity = int(nodes.gpus.size) * MILLI
     typ = typical_pods(pods) if typ is None else typ
-    by_name = np.asarray(sorted(range(nodes.size), key=lambda n: nodes.names[n]), dtype=np.int64)
+    by_name = _by_name(nodes) if node_order is None else np.asarray(node_order, dtype=np.int64)
     ordered = _take_nodes(nodes, by_name)
     t0 = time.perf_counter()
     state = _Replay(ordered, pods, policy, typ, rng, tie_break)
