@@ -41,7 +41,7 @@ def min_max_normalize(xp, scores, feasible):
     every node 0 when all scores are equal. Infeasible nodes get 0."""
     big = xp.iinfo(xp.int64).max
     lo = xp.min(xp.where(feasible, scores, big))
-    hi = xp.max(xp.where(feasible, scores, -big))
+    hi = xp.max(xp.where(feasible, scores, lo))      # no feasible node: hi = lo, span 0 (no int64 overflow)
     span = hi - lo
     out = xp.where(span == 0, 0, ((scores - lo) * MAX_NODE_SCORE) // xp.maximum(span, 1))
     return xp.where(feasible, out, 0)
