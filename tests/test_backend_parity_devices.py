@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_backend_parity import BACKENDS, FEW, run, same
 from test_gpus import allowed, arrays, nodes_st, pod_st, typical_st
@@ -124,3 +124,49 @@ def test_dynamic_resources_filter(backend, data):
     cols = np.array(sorted(set(data.draw(st.lists(st.integers(0, 2), max_size=2)))), np.int64)
     vals = np.array([data.draw(st.integers(0, 2)) for _ in cols], np.int64)
     both(backend, dynamic_resources.selector_match, {"values": values}, {"cols": cols, "vals": vals})
+
+
+def _fractional(pod):
+    """The pod as one fractional GPU (count 1, milli < 1000): the path trace_replay._fgd_share takes."""
+    return dict(pod, count=1, milli=pod["milli"] % 1000 or 500)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@FEW
+@given(nodes=nodes_st(), pod=pod_st().map(_fractional), typical=typical_st())
+def test_fgd_fractional_pairs(backend, nodes, pod, typical):
+    """The fractional-pod FGD path as the replay runs it: the counts it keeps (node_counts, frag_from_counts),
+    first_of_value, fgd_share_pairs on the (node, device) pairs (picked on the host with np.nonzero, as the caller
+    does; the kernels themselves are jit-compiled on them), best_pair, and fgd_score given the kept counts."""
+    _, typ = typical
+    _, free, model, cpu, _, _ = arrays(nodes)
+    access = fgd.access_matrix(np, [n["models"][0] if n["models"] else "" for n in nodes], typ)
+    both(backend, fgd.node_counts, {"free": free}, {"typ": typ})
+    cnt, frag, total = fgd.node_counts(np, free, typ)
+    both(backend, fgd.frag_from_counts, {"cnt": cnt, "frag": frag, "total": total, "cpu_left": cpu, "access": access},
+         {"typ": typ})
+    f_before = fgd.frag_from_counts(np, cnt, frag, total, cpu, access, typ)
+    cand = gpu_fit.device_fits(np, free, model, pod["milli"], allowed(pod))
+    both(backend, fgd.first_of_value, {"free": free, "cand": cand})
+    k_node, k_dev = np.nonzero(fgd.first_of_value(np, free, cand))
+    pairs = {"cnt": cnt[k_node], "frag": frag[k_node], "total": total[k_node], "cpu_left": cpu[k_node],
+             "access": access[k_node], "f_before": f_before[k_node], "value": free[k_node, k_dev]}
+    shape = {"typ": typ, "cpu_req": pod["cpu"], "milli": pod["milli"]}
+    both(backend, fgd.fgd_share_pairs, pairs, shape)
+    score, _ = fgd.fgd_share_pairs(np, **pairs, **shape)
+    both(backend, fgd.best_pair, {"score": score, "node": k_node, "device": k_dev}, {"n": len(nodes)})
+    both(backend, fgd.fgd_score, {"free": free, "cpu_left": cpu, "access": access, "f_before": f_before, "cand": cand,
+                                  "counts": (cnt, frag, total)},
+         dict(shape, count=1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_best_pair_ties(backend, data):
+    """best_pair on 12 pairs over 5 nodes (fixed shapes: one compile), pairs grouped by node in any order inside,
+    scores from three values (many ties: the lowest device index wins), some nodes without pairs."""
+    node = np.sort(np.array(data.draw(st.lists(st.integers(0, 4), min_size=12, max_size=12)), np.int64))
+    device = np.array(data.draw(st.permutations(range(12))), np.int64)
+    score = np.array(data.draw(st.lists(st.integers(0, 2), min_size=12, max_size=12)), np.int64)
+    both(backend, fgd.best_pair, {"score": score, "node": node, "device": device}, {"n": 5})

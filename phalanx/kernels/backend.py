@@ -124,7 +124,7 @@ def bincount(xp, index, weights, length: int):
 
 def set_at(xp, a, index, values):
     """A copy of `a` with a[index] = values (index: integer array or mask; duplicates must carry equal
-    values). Inputs are never modified."""
+    values, or land in an entry the caller drops). Inputs are never modified."""
     if is_jax(xp):
         return a.at[index].set(values)
     out = a.copy()

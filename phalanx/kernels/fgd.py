@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backend import sequential_sum
+from .backend import sequential_sum, set_at
 from .gpu_fit import select_devices
 from .gpu_scores import MAX_NODE_SCORE
 
@@ -163,11 +163,10 @@ def best_pair(xp, score, node, device, n: int):
     Pairs must be grouped by node (any order inside). Returns (pair index, score) per node."""
     order = xp.lexsort((device, -score, node))
     head = xp.concatenate([xp.ones(order.shape[:1], dtype=bool)[:1], node[order][1:] != node[order][:-1]])
-    pick = order[head]
-    out = xp.full((n,), -1, dtype=xp.int64)
-    best = xp.full((n,), -1, dtype=xp.int64)
-    if xp.__name__.startswith("jax"):
-        return out.at[node[pick]].set(pick), best.at[node[pick]].set(score[pick])
-    out[node[pick]] = pick
-    best[node[pick]] = score[pick]
+    # Each node's first pair in that order is written to its row; the other pairs go to a spare row n that is
+    # dropped (fixed shapes, jit-able: no boolean indexing).
+    row = xp.where(head, node[order], n)
+    empty = xp.full((n + 1,), -1, dtype=xp.int64)
+    out = set_at(xp, empty, row, order.astype(xp.int64))[:n]
+    best = set_at(xp, empty, row, score[order].astype(xp.int64))[:n]
     return out, best
