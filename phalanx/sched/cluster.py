@@ -9,6 +9,7 @@ from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGro
                               Workload, effective_priority, expand_jobs, load_paths)
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
 from .claims import ClaimBook
+from .gpushare import GpuBook, device_request
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -24,6 +25,7 @@ class Cluster:
     workloads: list[Workload] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     claims: ClaimBook | None = None                    # DRA devices and claims (sched/claims.py); empty if None
+    gpus: GpuBook | None = None                        # GPU devices and shares (sched/gpushare.py); from nodes if None
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
@@ -37,6 +39,7 @@ class Cluster:
         bound: list[tuple[Pod, str]] = []
         for pod in objects.pods:
             effective_priority(pod, classes)          # validates priorityClassName before anything is built
+            device_request(pod)                       # validates the GPU-share annotations (sched/gpushare.py)
             if pod.status.phase in _DONE_PHASES:
                 continue
             if pod.spec.node_name:
@@ -57,12 +60,22 @@ class Cluster:
                 if node in tensors.node_index:
                     problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group)
                     warnings.extend([problem] if problem else [])
+        gpus = GpuBook.from_nodes(objects.nodes)
+        for pod, node in bound:      # bound GPU-share pods hold their share: best fit on their node, input order
+            req = device_request(pod)
+            if req is not None and node in tensors.node_index:
+                problem = gpus.add_bound(pod, tensors.node_index[node], req)
+                warnings.extend([problem] if problem else [])
         return cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                   list(objects.workloads), list(objects.jobs), claims)
+                   list(objects.workloads), list(objects.jobs), claims, gpus)
 
     def __post_init__(self):
         if self.claims is None:
             self.claims = ClaimBook.empty(self.tensors.node_index)
+        if self.gpus is None:        # GPU devices from the Node objects (none when they are not given)
+            names = list(self.tensors.nodes.names)
+            same = [n.metadata.name for n in self.nodes] == names
+            self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

@@ -35,6 +35,7 @@ class Prepared:
     filters: tuple[str, ...]                  # filter plugins that run (PreFilter did not skip them)
     scores: tuple[tuple[str, int], ...]       # score plugins that run, with weights
     dra: object = None                        # claims.DraInputs of a pod with DRA claims (ClaimBook.with_claims)
+    gpu: object = None                        # gpushare.GpuInputs of a GPU-share pod (GpuBook.with_gpus)
 
 
 def prepare(shape: PodShape, tensors: ClusterTensors, profile: Profile) -> Prepared:
@@ -135,6 +136,8 @@ def run_filters(xp, p: Prepared, tensors: ClusterTensors) -> Evaluation:
                                                           nodes.allowed_pods, p.fit_request, p.fit_columns)
         elif plugin == "DynamicResources":   # only for pods with claims (sched/claims.py prepares the inputs)
             code, payload, dra_assign = dynamic_resources.dynamic_resources_filter(xp, *p.dra.kernel_args(xp))
+        elif plugin == "GpuShare":   # only for GPU-share pods (sched/gpushare.py prepares the inputs)
+            code, payload = p.gpu.filter(xp)
         else:  # PodTopologySpread
             inclusion = inclusion_masks(xp, p, tensors)
             affinity_ok, taints_ok = inclusion

@@ -149,7 +149,8 @@ class JaxPlacer(Placer):
 
     # -- runs ----------------------------------------------------------------------------------------
     def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
-        if shape.has_claims:    # DRA claims are per-pod host state (sched/claims.py): the per-pod path, eagerly
+        # DRA claims and GPU shares are per-pod host state (sched/claims.py, gpushare.py): the per-pod path, eagerly
+        if shape.has_claims or shape.gpu is not None:
             return Placer.place_run(self, shape, pods, rank)
         out = RunOutcome()
         done = 0

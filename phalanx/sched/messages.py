@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models.tensors import ClusterTensors
-from ..kernels import (dynamic_resources, node_affinity, node_ports, node_resources_fit, node_unschedulable,
-                       pod_topology_spread)
+from ..kernels import (dynamic_resources, gpu_share, node_affinity, node_ports, node_resources_fit,
+                       node_unschedulable, pod_topology_spread)
 from ..kernels.status import SUCCESS
 
 TAINT_REASON = "node(s) had untolerated taint(s)"
@@ -22,6 +22,8 @@ def reasons(plugin: str, payload: int, tensors: ClusterTensors) -> list[str]:
         return [TAINT_REASON]
     if plugin == "DynamicResources":
         return [dynamic_resources.REASONS[payload]]
+    if plugin == "GpuShare":      # sched/gpushare.py
+        return [gpu_share.REASONS[payload]]
     if plugin == "PodTopologySpread":
         bit = pod_topology_spread.MISSING_LABEL_BIT
         return [pod_topology_spread.REASONS[0] if payload == bit else pod_topology_spread.REASONS[1]]

@@ -37,6 +37,7 @@ class Placement:
     ports: list[int]                 # host-port columns
     ports_before: np.ndarray | None  # (k, len(ports)) bool host-port cells before
     claims: object = None            # claims.ClaimUndo: the DRA claims this (one-pod) placement used/allocated
+    gpus: object = None              # gpushare.GpuUndo: the GPU share this (one-pod) placement took
 
 
 @dataclass
@@ -73,13 +74,16 @@ class Placer:
             pl = self.account(p, np.array([node]), [pod])
             if p.dra is not None:    # DynamicResources: the pod's claims, allocated on its node (undone with pl)
                 pl.claims = self.cluster.claims.allocate(p.dra, node, ev.dra_assign)
+            if p.gpu is not None:    # GpuShare: the pod's devices on its node, best fit (undone with pl)
+                pl.gpus = self.cluster.gpus.allocate(p.gpu, node, pod.key)
             out.placed.append(pl)
         return out
 
     def _batchable(self, shape: PodShape) -> bool:
         n = self.cluster.tensors.nodes.size
         # Pods with DRA claims are their own shapes (shapes.signature) and never batched: claims are per pod.
-        return (not shape.has_spread and not shape.has_claims
+        # GPU-share pods are placed per pod too: devices are chosen per pod (sched/gpushare.py).
+        return (not shape.has_spread and not shape.has_claims and shape.gpu is None
                 and num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) == n)
 
     # -- per-pod path ----------------------------------------------------------------------------
@@ -90,6 +94,8 @@ class Placer:
         p = prepare(shape, tensors, self.profile)
         if shape.has_claims:        # DynamicResources: this pod's claim state (sched/claims.py)
             p = self.cluster.claims.with_claims(p, shape.pod)
+        if shape.gpu is not None:   # GpuShare: the device table's current free milli (sched/gpushare.py)
+            p = self.cluster.gpus.with_gpus(p, shape)
         ev = run_filters(xp, p, tensors)
         n = tensors.nodes.size
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
@@ -145,6 +151,8 @@ class Placer:
             tensors.unaccount(pl.node_ids[cut:], pl.request, pl.nonzero, pl.ports, before)
             if pl.claims is not None:      # one-pod placements only: claim shapes are never batched
                 self.cluster.claims.undo(pl.claims)
+            if pl.gpus is not None:        # one-pod placements only, like claims
+                self.cluster.gpus.undo(pl.gpus)
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from .backends import SCHEDULER_BACKENDS, make_placer
 from .cluster import Cluster
 from .config import DEFAULT_PROFILE, Profile
 from .cycle import BalanceCache, Evaluation, Prepared
+from .gpushare import device_request
 from .placement import NO_NODES_MESSAGE, Placement, Placer
 from .podgroups import PERMIT_PLUGIN, QUORUM_MESSAGE, GroupState, go_duration, infeasible_message
 from .queue import PodRun, SchedulingQueue, backoff_s, cut_runs
@@ -168,6 +169,7 @@ class Scheduler:
             if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
                 raise InputError(f"Pod {key}: metadata.name: already exists")
             self.cluster.priority(pod)
+            device_request(pod)          # GPU-share annotations are valid (sched/gpushare.py)
         if len(seen) < len(keys):
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
@@ -284,6 +286,7 @@ class Scheduler:
         gs = self._group_of.pop(key, None)
         freed = self.cluster.tensors.unbind(key) >= 0
         self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
+        self.cluster.gpus.release(key)           # GpuShare: the GPU share it held
         # Only plain pods (and, in permit mode, members let into the pod queue) sit in the queue's runs.
         in_runs = gs is None or (self.gang_mode == "permit" and (not gs.gang or key in gs.enqueued))
         if gs is not None:
@@ -314,6 +317,7 @@ class Scheduler:
         add_nodes(self.cluster.tensors, nodes)
         self.cluster.claims.relink(self.cluster.tensors.node_index)    # DRA devices of the new nodes
         self.cluster.nodes.extend(nodes)
+        self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: devices of the new nodes
         self.placer.balance_cache = BalanceCache()
         self._cluster_changed()
         return self._records(start)
@@ -327,6 +331,7 @@ class Scheduler:
         self._progress += 1
         update_node(self.cluster.tensors, node)
         self.cluster.nodes[i] = node
+        self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: its devices may have changed
         self.placer.balance_cache = BalanceCache()
         self._cluster_changed()
         return self._records(start)
@@ -349,6 +354,7 @@ class Scheduler:
             bind_existing(rebuilt, pod, rebuilt.node_index[tensors.nodes.names[n]])
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
         self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
+        self.cluster.gpus.rebuild(keep)                                # GpuShare rows follow node ids
         self.placer.balance_cache = BalanceCache()
         self.placer.next_start = self.placer.next_start % max(1, len(keep))
         self._cluster_changed()
@@ -635,6 +641,7 @@ class Scheduler:
             for pod in pods:
                 self.cluster.tensors.unbind(pod.key)
                 self.cluster.claims.release(pod.key)     # DRA: claims left without users are deallocated
+                self.cluster.gpus.release(pod.key)       # GpuShare: its GPU share
             gs.waiting.clear()
             gs.permit_deadline = None
             gs.rejected_at = self._progress
@@ -679,8 +686,9 @@ class Scheduler:
             return None
         shapes = {id(shape): shape for shape in (self.shapes.intern(p) for p, _ in gs.pending.values())}
         shape = next(iter(shapes.values())) if len(shapes) == 1 else None
-        # Pods with DRA claims never ride a train: their claims are per-pod state (sched/claims.py).
-        return shape if shape is not None and not shape.host_ports and not shape.has_claims else None
+        # Pods with DRA claims or GPU shares never ride a train: per-pod state (sched/claims.py, gpushare.py).
+        ok = shape is not None and not shape.host_ports and not shape.has_claims and shape.gpu is None
+        return shape if ok else None
 
     def _gang_train(self, first: GroupState, shape: PodShape) -> None:
         """Consecutive all-or-nothing gangs of one shape, placed as one run of pods. The greedy places pod after

@@ -15,6 +15,7 @@ import numpy as np
 from ..cluster_models import Pod, pod_nonzero_requests, pod_requests
 from ..cluster_models.requests import pod_scoring_requests
 from ..cluster_models.tensors import ClusterTensors, pod_host_ports
+from .gpushare import device_request
 
 # Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
 # how pods are cycled, not where one pod fits).
@@ -29,6 +30,9 @@ def signature(pod: Pod) -> str:
     """The spec as JSON in field order (pydantic's serializer, the cheapest exact form). Equal specs give equal
     signatures; specs equal up to the order of map keys may not, which only costs a batching opportunity."""
     spec = pod.spec.model_dump_json(by_alias=True, exclude=_UNSIGNED_FIELDS, exclude_defaults=True)
+    gpu = device_request(pod)
+    if gpu is not None:      # GPU share (sched/gpushare.py): the request lives in annotations, so it joins the key
+        spec = json.dumps({"spec": spec, "gpu": [gpu.count, gpu.milli, list(gpu.models)]}, separators=(",", ":"))
     if pod.spec.resource_claims:
         # DRA claims are per pod (which claims, allocated or not: sched/claims.py), so a pod with claims is a
         # shape of its own, never batched (upstream's DynamicResources makes such pods unsignable too).
@@ -48,6 +52,7 @@ class PodShape:
     scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads the incoming pod
     host_ports: list[tuple[str, str, int]]
     unmodelled: tuple[str, ...]      # constraints phalanx does not evaluate yet (reported as warnings)
+    gpu: object = None               # gpus.GpuRequest of a GPU-share pod (sched/gpushare.py): per-pod path only
 
     @property
     def has_spread(self) -> bool:
@@ -91,7 +96,10 @@ class ShapeTable:
         self.system_default_spreading = system_default_spreading
 
     def intern(self, pod: Pod) -> PodShape:
-        per_spec = not pod.spec.topology_spread_constraints and not pod.spec.resource_claims
+        # Annotations are not in the spec: pods with GPU-share annotations skip the per-spec cache.
+        ann = pod.metadata.annotations
+        per_spec = (not pod.spec.topology_spread_constraints and not pod.spec.resource_claims
+                    and not (ann and device_request(pod) is not None))
         if per_spec:
             hit = self.by_spec.get(id(pod.spec))
             if hit is not None and hit[0] is pod.spec:
@@ -102,7 +110,8 @@ class ShapeTable:
             scoring = pod_scoring_requests(pod)
             shape = PodShape(len(self.shapes), pod, pod_requests(pod), np.array(pod_nonzero_requests(pod), np.int64),
                              np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
-                             pod_host_ports(pod), unmodelled_constraints(pod, self.system_default_spreading))
+                             pod_host_ports(pod), unmodelled_constraints(pod, self.system_default_spreading),
+                             device_request(pod))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
         if per_spec:

@@ -53,7 +53,8 @@ def topology_attempt(sched, gs):
         sub = restrict(tensors, nodes, live)
         # DRA claim state is copied too (sched/claims.py): each try allocates on its own copy.
         claims = sched.cluster.claims.restricted(sub.node_index)
-        placer = make_placer(sched.backend, dataclasses.replace(sched.cluster, tensors=sub, claims=claims),
+        gpus = sched.cluster.gpus.restricted(nodes, sub.nodes.names)     # GpuShare state too (sched/gpushare.py)
+        placer = make_placer(sched.backend, dataclasses.replace(sched.cluster, tensors=sub, claims=claims, gpus=gpus),
                              sched.profile, sched.placer.batching)
         rank = np.arange(len(nodes)) if sched.tie_break == "first" else sched.rng.permutation(len(nodes))
         tried.append((nodes, sched.try_group(gs, placer, rank)))
@@ -141,4 +142,5 @@ def _apply(sched, pl: Placement, nodes: np.ndarray) -> Placement:
     before = tensors.account(node_ids, pl.request, pl.nonzero, pl.ports)
     tensors.record_bound(pl.pods, node_ids)
     claims = sched.cluster.claims.replay(pl.claims) if pl.claims is not None else None   # DRA allocations
-    return Placement(pl.pods, node_ids, pl.request, pl.nonzero, pl.ports, before, claims)
+    gpus = sched.cluster.gpus.replay(pl.gpus) if pl.gpus is not None else None           # GPU shares
+    return Placement(pl.pods, node_ids, pl.request, pl.nonzero, pl.ports, before, claims, gpus)

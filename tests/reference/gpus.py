@@ -258,3 +258,11 @@ def replay(nodes, pods, order, policy, typical, pod_limit=1001):
             s["tags"][tag] = s["tags"].get(tag, 0) + 1
         out.append((s["name"], devs))
     return out
+
+
+def take(node, pod) -> list[int]:
+    """A pod placed on `node` takes its devices (best fit, pick_devices) and their milli; returns the devices."""
+    chosen = pick_devices(node, pod, "best")
+    for d in chosen:
+        node["free"][d] -= pod["milli"]
+    return chosen

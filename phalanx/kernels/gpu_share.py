@@ -1,0 +1,29 @@
+"""GPU-share Filter (the device-level GPU check of the main Scheduler, sched/gpushare.py): status codes and
+reasons over all nodes at once, built on kernels/gpu_fit.py (device_fits is the per-device test).
+
+Inputs are the dense (N, D) views of the GpuTable (GpuTable.dense_free / dense_model): free milli-GPU per device
+slot (padding and unhealthy devices 0) and model id per slot (-1 padding). A node passes when at least `count`
+of its devices of an allowed model have `milli` free (gpu_fit.gpu_fit_filter).
+"""
+from __future__ import annotations
+
+from .gpu_fit import device_fits
+from .status import SUCCESS, UNSCHEDULABLE
+
+NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
+INSUFFICIENT_BIT = 2         # payload: it has some, but fewer than `count` with `milli` free
+REASONS = {NO_ALLOWED_MODEL_BIT: "node(s) had no GPU of an allowed model", INSUFFICIENT_BIT: "Insufficient GPU share"}
+
+
+def gpu_share_filter(xp, free, dev_model, n_devices, count: int, milli: int, allowed):
+    """(code (N,) int8, payload (N,) int64). n_devices: (N,) int64 devices per node (slots beyond are padding;
+    a device of unknown model has model id -1 like padding). `allowed`: tuple of model ids, or None for any.
+    A node with no device slot of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as
+    present: they report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT."""
+    fitting = xp.sum(device_fits(xp, free, dev_model, milli, allowed), axis=1)
+    valid = xp.arange(free.shape[1], dtype=xp.int64)[None, :] < n_devices[:, None]
+    present = xp.any(device_fits(xp, free, dev_model, 0, allowed) & valid, axis=1)
+    ok = fitting >= count
+    payload = xp.where(ok, 0, xp.where(present, INSUFFICIENT_BIT, NO_ALLOWED_MODEL_BIT)).astype(xp.int64)
+    code = xp.where(ok, SUCCESS, UNSCHEDULABLE).astype(xp.int8)
+    return code, payload
