@@ -17,6 +17,7 @@ from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.records import BOUND
 
 PRODUCT = "nvidia.com/gpu.product"
+GPU = "nvidia.com/gpu"
 
 
 def gnode(name, gpus=1, model="A100", cpu="8"):
@@ -41,7 +42,19 @@ def bindings(records) -> dict[str, str]:
 
 
 def used(s: Scheduler) -> list[int]:
+    """Milli the shares use, per device."""
     return s.cluster.gpus.table.milli_used.tolist()
+
+
+def devices(s: Scheduler) -> list[int]:
+    """Milli in use per device, devices held by whole-GPU (nvidia.com/gpu) pods included."""
+    return s.cluster.gpus.device_used().tolist()
+
+
+def gpu_requested(s: Scheduler) -> list[int]:
+    """Requested nvidia.com/gpu per node in the node table (whole-GPU pods + devices used by shares)."""
+    t = s.cluster.tensors
+    return t.nodes.requested[:, t.resources.get(GPU)].tolist()
 
 
 def node_state(s: Scheduler) -> tuple:
@@ -175,11 +188,140 @@ def test_bound_input_pods_account_their_share_in_input_order():
 
 
 def test_whole_nvidia_gpu_pods_keep_node_level_fit():
-    # nvidia.com/gpu in resources: NodeResourcesFit's count, no device tracking (upstream semantics).
+    # nvidia.com/gpu in resources: NodeResourcesFit's count (upstream semantics); without shares nothing else
+    # changes: the node table is upstream's, the share table untouched, the devices shown held.
     s = Scheduler(cluster([gnode("n0", 2)]))
     recs = s.add_pods([make_pod("w", cpu="1", gpu=2), make_pod("x", cpu="1", gpu=1)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w": "n0"} and used(s) == [0, 0]
     assert s._last_message["default/x"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert devices(s) == [1000, 1000] and gpu_requested(s) == [2] and s.cluster.gpus.extra.tolist() == [0]
+
+
+def test_whole_gpu_pod_does_not_take_a_device_a_share_uses():
+    # 2 devices; a 500m share on gpu0. A pod asking nvidia.com/gpu: 2 used to pass NodeResourcesFit (0 of 2
+    # requested) and double-book gpu0; gpu0 now counts as one requested nvidia.com/gpu, so only 1 is free.
+    s = Scheduler(cluster([gnode("n0", 2)]))
+    s.add_pods([gpod("a", 500)])
+    s.run_until_idle()
+    assert devices(s) == [500, 0] and gpu_requested(s) == [1]          # 0 whole + 1 device used by shares
+    recs = s.add_pods([make_pod("w2", cpu="1", gpu=2)]) + s.run_until_idle()
+    assert not bindings(recs)
+    assert s._last_message["default/w2"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    recs = s.add_pods([make_pod("w1", cpu="1", gpu=1)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/w1": "n0"}
+    assert devices(s) == [500, 1000] and gpu_requested(s) == [2]       # w1 holds gpu1 (the one no share uses)
+    # A second share fits gpu0 (500 free), not gpu1 (held whole): best fit among devices w1 does not hold.
+    recs = s.add_pods([gpod("b", 500), gpod("c", 100)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/b": "n0"} and devices(s) == [1000, 1000]
+    assert s._last_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    # a and b leave: gpu0 is free of shares, so w1 is shown on it (the lowest-index device no share uses) and
+    # the waiting c takes gpu1; w2 still waits (1 device free), and once c and w1 leave it takes both.
+    s.delete_pod("default/a")
+    recs = s.delete_pod("default/b") + s.run_until_idle()
+    assert bindings(recs) == {"default/c": "n0"} and devices(s) == [1000, 100] and gpu_requested(s) == [2]
+    recs = s.delete_pod("default/c") + s.run_until_idle()
+    assert not bindings(recs) and devices(s) == [1000, 0] and gpu_requested(s) == [1]
+    recs = s.delete_pod("default/w1") + s.run_until_idle()
+    assert bindings(recs) == {"default/w2": "n0"} and devices(s) == [1000, 1000] and gpu_requested(s) == [2]
+    assert s.cluster.gpus.extra.tolist() == [0] and used(s) == [0, 0]
+
+
+def test_share_does_not_take_a_device_a_whole_gpu_pod_holds():
+    # n0: 2 devices, both requested by whole-GPU pods; n1: 1 device. The share used to see n0's devices idle.
+    s = Scheduler(cluster([gnode("n0", 2, cpu="64"), gnode("n1", 1)]))
+    recs = s.add_pods([make_pod("w", cpu="1", gpu=2)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/w": "n0"} and devices(s) == [1000, 1000, 0]
+    recs = s.add_pods([gpod("a", 300), gpod("b", 800)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/a": "n1"} and devices(s) == [1000, 1000, 300]
+    assert s._last_message["default/b"] == "0/2 nodes are available: 2 Insufficient GPU share."
+    assert gpu_requested(s) == [2, 1]
+    recs = s.delete_pod("default/w") + s.run_until_idle()                # both devices free again
+    assert bindings(recs) == {"default/b": "n0"} and devices(s) == [800, 0, 300] and gpu_requested(s) == [1, 1]
+
+
+def test_bound_input_whole_gpu_pods_hold_their_devices_before_shares():
+    # Input: on n0 (2 devices) a 400m share, a whole-GPU pod, then a 700m share. Whole-GPU pods are counted
+    # first (node level), so the shares see one device: a -> gpu1 (gpu0 held whole), c (700) no longer fits.
+    pods = [gpod("a", 400, node_name="n0"), make_pod("w", cpu="1", gpu=1, node_name="n0"),
+            gpod("c", 700, node_name="n0")]
+    c = cluster([gnode("n0", 2)], pods)
+    assert c.gpus.device_used().tolist() == [1000, 400] and c.gpus.held["default/a"][1].tolist() == [1]
+    assert c.warnings == ["Pod default/c: metadata.annotations: its GPU request does not fit the free GPUs of node "
+                          "n0; not accounted"]
+    assert c.tensors.nodes.requested[:, c.tensors.resources.get(GPU)].tolist() == [2]
+
+
+def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_for_bit():
+    # n0: 3 devices, x (100m) bound on gpu0. Gang of 4 (minCount 4): two whole-GPU members (one run: batched),
+    # then two 950m shares. w0, w1 hold gpu1, gpu2 (the devices no share uses) -> nvidia.com/gpu 2 + 1 = 3 of 3;
+    # s0 fits nowhere (gpu0 has 900 free, the others held whole) -> the cycle is undone.
+    s = Scheduler(cluster([gnode("n0", 3)], pods=[gpod("x", 100, node_name="n0")],
+                          groups=[make_pod_group("g", min_count=4)]))
+    before, nodes0 = s.cluster.gpus.snapshot(), node_state(s)
+    changes0 = len(s.cluster.tensors.changes)
+    recs = s.add_pods([make_pod(f"w{i}", cpu="1", gpu=1, pod_group="g") for i in range(2)]
+                      + [gpod(f"s{i}", 950, group="g") for i in range(2)]) + s.run_until_idle()
+    assert not bindings(recs) and s._stats.batch_rounds >= 1              # the whole-GPU run went batched
+    assert s._last_message["default/s0"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert len(s.cluster.tensors.changes) > changes0
+    after = s.cluster.gpus.snapshot()
+    for x, y in zip(before, after):
+        assert (np.array_equal(x, y) and x.dtype == y.dtype) if isinstance(x, np.ndarray) else x == y
+    assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s)))
+    assert devices(s) == [100, 0, 0] and gpu_requested(s) == [1]
+    # The other way round: shares placed first in the gang, then a whole-GPU member that no longer fits.
+    s2 = Scheduler(cluster([gnode("n0", 2)], groups=[make_pod_group("h", min_count=3)]))
+    before, nodes0 = s2.cluster.gpus.snapshot(), node_state(s2)
+    recs = s2.add_pods([gpod("a", 600, group="h"), gpod("b", 600, group="h"),
+                        make_pod("w", cpu="1", gpu=1, pod_group="h")]) + s2.run_until_idle()
+    assert not bindings(recs)
+    assert s2._last_message["default/w"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    after = s2.cluster.gpus.snapshot()
+    assert all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(before, after))
+    assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s2)))
+
+
+def test_mixed_gang_that_fits_binds_and_permit_rejection_releases():
+    s = Scheduler(cluster([gnode("n0", 2)], groups=[make_pod_group("g", min_count=3)]), gang_mode="permit")
+    s.add_pods([gpod("a", 500, group="g"), make_pod("w", cpu="1", gpu=1, pod_group="g"),
+                make_pod("big", cpu="100", pod_group="g")])
+    s.step(1.0)                                    # a and w wait at Permit; big fits nowhere
+    assert devices(s) == [500, 1000] and gpu_requested(s) == [2]
+    s.step(400.0)                                  # rejected at Permit: both released
+    assert devices(s) == [0, 0] and gpu_requested(s) == [0] and s.cluster.gpus.held == {}
+
+
+def test_node_events_keep_the_whole_gpu_correction():
+    s = Scheduler(cluster([gnode("n0", 2), gnode("n1", 1)]))
+    s.add_pods([gpod("a", 300), gpod("b", 300, models=("A100",)), make_pod("w", cpu="1", gpu=1)])
+    s.run_until_idle()
+    assert devices(s) == [600, 1000, 0] and gpu_requested(s) == [2, 0]   # a, b share gpu0 of n0; w: gpu1
+    s.update_node(gnode("n0", 2))                  # the correction is not applied twice
+    assert devices(s) == [600, 1000, 0] and gpu_requested(s) == [2, 0]
+    s.add_nodes([gnode("n2", 2)])
+    assert gpu_requested(s) == [2, 0, 0]
+    s.remove_node("n1")                            # a new node table: the correction is put in again
+    assert devices(s) == [600, 1000, 0, 0] and gpu_requested(s) == [2, 0]
+    recs = s.add_pods([make_pod("w2", cpu="1", gpu=2)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/w2": "n2"}
+    s.update_node(gnode("n0", 1))                  # n0 shrinks to gpu0 (the shares' device): w holds nothing
+    assert devices(s) == [600, 1000, 1000] and gpu_requested(s) == [2, 2]   # over-committed, as upstream
+
+
+def test_topology_group_mixing_whole_gpus_and_shares():
+    rack = "example.com/rack"
+    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", gpu=2, labels={PRODUCT: "A100", rack: f"r{i // 2}"})
+             for i in range(4)]
+    # r0: n0 has a 900m share on gpu0, n1 is idle; r1 is idle. The group: 2 whole GPUs, then 3 x 500m shares.
+    # In r0 the whole-GPU member fits only n1 (n0 has 1 device no share uses), which leaves n0's gpu1 for two of
+    # the shares and nothing for the third: r0 is infeasible. r1: w -> n2, the shares on n3 (2 + 1).
+    s = Scheduler(cluster(nodes, pods=[gpod("x", 900, node_name="n0")],
+                          groups=[make_pod_group("g", min_count=4, topology=rack)]))
+    recs = s.add_pods([make_pod("w", cpu="1", gpu=2, pod_group="g")]
+                      + [gpod(f"m{i}", 500, group="g") for i in range(3)]) + s.run_until_idle()
+    assert bindings(recs) == {"default/w": "n2", "default/m0": "n3", "default/m1": "n3", "default/m2": "n3"}
+    assert devices(s) == [900, 0, 0, 0, 1000, 1000, 1000, 500]
+    assert gpu_requested(s) == [1, 0, 2, 2]
 
 
 def test_node_events_keep_what_pods_hold():
@@ -235,6 +377,24 @@ def test_jax_backend_makes_the_same_decisions():
     assert run("jax") == run("numpy")
 
 
+def test_jax_backend_whole_gpu_runs_next_to_shares():
+    # Runs of identical whole-GPU pods go the compiled (batched) path on JAX and the batch path on numpy; both
+    # read requested nvidia.com/gpu with the devices shares use, including after shares change between runs.
+    pytest.importorskip("jax")
+    def run(backend):
+        s = Scheduler(cluster([gnode("n0", 4, cpu="64"), gnode("n1", 2, cpu="64"), gnode("n2", 3, cpu="64")]),
+                      backend=backend)
+        recs = s.add_pods([gpod("a", 300), gpod("b", 800), gpod("c", 900)]) + s.run_until_idle()
+        recs += s.add_pods([make_pod(f"w{i}", cpu="1", gpu=1) for i in range(5)]) + s.run_until_idle()
+        recs += s.delete_pod("default/b") + s.delete_pod("default/c") + s.run_until_idle()
+        recs += s.add_pods([make_pod(f"v{i}", cpu="1", gpu=2) for i in range(3)] + [gpod("d", 600)])
+        recs += s.run_until_idle()
+        return bindings(recs), devices(s), gpu_requested(s), dict(s._last_message)
+    numpy_run = run("numpy")
+    assert run("jax") == numpy_run
+    assert sum(numpy_run[2]) <= 9 and max(numpy_run[1]) <= 1000
+
+
 # -- random clusters vs the per-device reference --------------------------------------------------------------
 MODELS = ("A100", "T4", "V100")
 
@@ -244,34 +404,45 @@ def share_cases(draw):
     n = draw(st.integers(1, 4))
     nodes = [(draw(st.integers(0, 4)), draw(st.sampled_from(MODELS))) for _ in range(n)]
     events = []
-    for i in range(draw(st.integers(1, 14))):
+    for i in range(draw(st.integers(1, 16))):
         if events and draw(st.integers(0, 4)) == 0:
             events.append(("delete", draw(st.integers(0, len(events) - 1))))
+            continue
+        if draw(st.integers(0, 2)) == 0:          # a whole-GPU pod: nvidia.com/gpu in its resources
+            events.append(("add", ("nvidia", draw(st.integers(1, 3)), 1000, ())))
             continue
         whole = draw(st.booleans()) and draw(st.booleans())
         count = draw(st.integers(1, 3)) if whole else 1
         milli = 1000 if whole else draw(st.sampled_from([100, 250, 300, 500, 600, 700, 1000]))
         models = tuple(draw(st.lists(st.sampled_from(MODELS), max_size=2, unique=True)))
-        events.append(("add", (count, milli, models)))
+        events.append(("add", ("share", count, milli, models)))
     return nodes, events
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(share_cases())
 def test_random_share_sequences_match_the_per_device_reference(case):
+    """Share pods (annotations) and whole-GPU pods (nvidia.com/gpu) added and deleted in random order: every
+    decision and the device table match the per-device reference, and no device is ever promised twice."""
     nodes, events = case
     s = Scheduler(cluster([gnode(f"n{i}", c, m) for i, (c, m) in enumerate(nodes)]))
-    state = [{"free": [1000] * c, "models": [m] * c} for c, m in nodes]
+    state = [{"free": [1000] * c, "models": [m] * c, "whole": 0} for c, m in nodes]
     held: dict[str, tuple[int, list[int], int]] = {}
+    whole: dict[str, tuple[int, int]] = {}
 
     def account(recs):
         """Pods bound now (the new one, or waiting ones retried after a delete), in binding order."""
         for key, node_name in bindings(recs).items():
-            c, m, ms = events[int(key.split("/p")[1])][1]
-            p = {"count": c, "milli": m, "models": list(ms)}
+            kind, c, m, ms = events[int(key.split("/p")[1])][1]
             node = int(node_name[1:])
-            assert ref.fits(state[node], p), (key, node_name, state)
-            devs = ref.take(state[node], p)
+            if kind == "nvidia":
+                assert ref.whole_fits(state[node], c), (key, node_name, state)
+                state[node]["whole"] += c
+                whole[key] = (node, c)
+                continue
+            p = {"count": c, "milli": m, "models": list(ms)}
+            assert ref.share_fits(state[node], p), (key, node_name, state)
+            devs = ref.take_share(state[node], p)
             assert s.cluster.gpus.held[key][1].tolist() == devs
             held[key] = (node, devs, m)
         return bindings(recs)
@@ -283,13 +454,32 @@ def test_random_share_sequences_match_the_per_device_reference(case):
                 node, devs, milli = held.pop(key)
                 for d in devs:
                     state[node]["free"][d] += milli
+            if key in whole:
+                node, c = whole.pop(key)
+                state[node]["whole"] -= c
             recs = s.delete_pod(key) if s._known(key) else []
             account(recs + s.run_until_idle())
         else:
-            count, milli, models = arg
-            pod = {"count": count, "milli": milli, "models": list(models)}
-            got = account(s.add_pods([gpod(f"p{i}", milli, count, models)]) + s.run_until_idle())
-            if f"default/p{i}" not in got:
-                assert not any(ref.fits(st_, pod) for st_ in state)
+            pkind, count, milli, models = arg
+            if pkind == "nvidia":
+                pod = make_pod(f"p{i}", cpu="100m", memory="100Mi", gpu=count)
+                got = account(s.add_pods([pod]) + s.run_until_idle())
+                if f"default/p{i}" not in got:
+                    assert not any(ref.whole_fits(st_, count) for st_ in state)
+            else:
+                pod = {"count": count, "milli": milli, "models": list(models)}
+                got = account(s.add_pods([gpod(f"p{i}", milli, count, models)]) + s.run_until_idle())
+                if f"default/p{i}" not in got:
+                    assert not any(ref.share_fits(st_, pod) for st_ in state)
         free = np.array([f for st_ in state for f in st_["free"]], np.int64)
         assert np.array_equal(1000 - free, s.cluster.gpus.table.milli_used)
+        effective = np.array([f for st_ in state for f in ref.effective_free(st_)], np.int64)
+        assert np.array_equal(1000 - effective, s.cluster.gpus.device_used())
+        # No device promised twice: per node, devices held whole + devices shares use <= its devices, and the
+        # node table's requested nvidia.com/gpu (whole + shared devices) within allocatable.
+        gpu_req = gpu_requested(s)
+        for n, st_ in enumerate(state):
+            shared = sum(1 for f in st_["free"] if f < 1000)
+            assert min(st_["free"]) >= 0 if st_["free"] else True
+            assert st_["whole"] + shared <= len(st_["free"])
+            assert gpu_req[n] == st_["whole"] + shared

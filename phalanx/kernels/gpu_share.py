@@ -3,7 +3,8 @@ reasons over all nodes at once, built on kernels/gpu_fit.py (device_fits is the 
 
 Inputs are the dense (N, D) views of the GpuTable (GpuTable.dense_free / dense_model): free milli-GPU per device
 slot (padding and unhealthy devices 0) and model id per slot (-1 padding). A node passes when at least `count`
-of its devices of an allowed model have `milli` free (gpu_fit.gpu_fit_filter).
+of its devices of an allowed model have `milli` free (gpu_fit.gpu_fit_filter). Devices that whole-GPU pods
+hold are shown with 0 free (without_whole_devices).
 """
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from .status import SUCCESS, UNSCHEDULABLE
 NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
 INSUFFICIENT_BIT = 2         # payload: it has some, but fewer than `count` with `milli` free
 REASONS = {NO_ALLOWED_MODEL_BIT: "node(s) had no GPU of an allowed model", INSUFFICIENT_BIT: "Insufficient GPU share"}
+IDLE = 1000                  # free milli of an idle device (cluster_models.gpus.MILLI)
+
+
+def without_whole_devices(xp, free, whole):
+    """(N, D) free milli with, on each node n, its whole[n] lowest-index idle devices (free == IDLE) set to 0: the
+    devices whole-GPU (nvidia.com/gpu) pods hold (sched/gpushare.py). whole: (N,) int64; a node with fewer
+    idle devices than whole[n] (an over-committed input) has all of them held."""
+    idle = free == IDLE
+    rank = xp.cumsum(idle.astype(xp.int64), axis=1)
+    return xp.where(idle & (rank <= whole[:, None]), 0, free)
 
 
 def gpu_share_filter(xp, free, dev_model, n_devices, count: int, milli: int, allowed):

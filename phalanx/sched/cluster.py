@@ -61,13 +61,14 @@ class Cluster:
                     problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group)
                     warnings.extend([problem] if problem else [])
         gpus = GpuBook.from_nodes(objects.nodes)
+        cluster = cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
+                      list(objects.workloads), list(objects.jobs), claims, gpus)
         for pod, node in bound:      # bound GPU-share pods hold their share: best fit on their node, input order
-            req = device_request(pod)
+            req = device_request(pod)    # (after every bound whole-GPU pod's devices: sched/gpushare.py)
             if req is not None and node in tensors.node_index:
                 problem = gpus.add_bound(pod, tensors.node_index[node], req)
                 warnings.extend([problem] if problem else [])
-        return cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                   list(objects.workloads), list(objects.jobs), claims, gpus)
+        return cluster
 
     def __post_init__(self):
         if self.claims is None:
@@ -76,6 +77,8 @@ class Cluster:
             names = list(self.tensors.nodes.names)
             same = [n.metadata.name for n in self.nodes] == names
             self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
+        if self.gpus.owner is None:  # its whole-GPU / share correction lives in this cluster's node table
+            self.gpus.attach(self)
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

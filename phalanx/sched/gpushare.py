@@ -1,19 +1,36 @@
-"""GPU devices in the main Scheduler (issue 5): the GPU-share filter, device allocation, undo and release.
+"""GPU devices in the main Scheduler (issue 5): the GPU-share filter, device allocation, undo and release, and the
+devices whole-GPU (`nvidia.com/gpu`) pods take.
 
 Which pods: a pod whose GPU request is written in the trace's annotation form (`alibabacloud.com/gpu-count`
 and/or `alibabacloud.com/gpu-milli`, optionally `alibabacloud.com/gpu-card-model` = `|`-separated allowed models;
 read by cluster_models.gpus.gpu_request_from_pod) with a count > 0: a fraction of one GPU, whole GPUs of a model,
 or whole GPUs in that form (no node-level resource counts them). Pods asking `nvidia.com/gpu` in their resources
-keep the node-level NodeResourcesFit check (upstream semantics) and are not tracked here (docs/semantics.md).
+keep the node-level NodeResourcesFit check (upstream semantics, the batch and JAX paths unchanged); the two kinds
+see each other through one rule per node, below.
 
-State (`GpuBook`): the cluster's GpuTable (one row per device, rows grouped by node in node-id order) and, per pod
-holding devices (bound, waiting at Permit or tentatively placed), its (node name, device indices, milli). A pod
-is a shape of its own request (shapes.signature adds it), is never batched and never rides a gang train; the
-per-pod path prepares `GpuInputs` (the dense free / model views), `run_filters` runs GpuShare last
-(kernels/gpu_share.py over kernels/gpu_fit.py), and after the pod is placed `allocate` picks its devices on the
-chosen node, best fit (least free milli that still fits, ties lowest device index: gpu_fit.select_devices), and
-returns a `GpuUndo` kept on the Placement. `undo` reverses it exactly; `release` (deletion, Permit rejection)
-frees what the pod holds. Node events rebuild the table from the Node objects and re-apply what pods hold.
+State (`GpuBook`): the cluster's GpuTable (one row per device, rows grouped by node in node-id order) with the
+milli the shares use, and, per pod holding a share (bound, waiting at Permit or tentatively placed), its (node
+name, device indices, milli). A pod is a shape of its own request (shapes.signature adds it), is never batched
+and never rides a gang train; the per-pod path prepares `GpuInputs` (the dense free / model views), `run_filters`
+runs GpuShare last (kernels/gpu_share.py over kernels/gpu_fit.py), and after the pod is placed `allocate` picks
+its devices on the chosen node, best fit (least free milli that still fits, ties lowest device index:
+gpu_fit.select_devices), and returns a `GpuUndo` kept on the Placement. `undo` reverses it exactly; `release`
+(deletion, Permit rejection) frees what the pod holds. Node events rebuild the table from the Node objects and
+re-apply what pods hold.
+
+Whole `nvidia.com/gpu` pods and shares on one node (a node whose devices come from allocatable nvidia.com/gpu):
+  - whole GPUs held by shares: every device a share uses (milli_used > 0) counts as one requested nvidia.com/gpu
+    of its node. `extra` (per node) is added to the node table's requested nvidia.com/gpu whenever shares change
+    (take, undo, release, rebuild), so NodeResourcesFit -- per pod, batched, on JAX, in topology copies -- checks
+    a whole-GPU request against the devices no share uses. Without shares `extra` is 0 and the node table is the
+    one upstream has.
+  - devices held by whole-GPU pods: the node's requested nvidia.com/gpu less `extra` (`whole_counts`) is the
+    number of devices its whole-GPU pods hold; they are modelled on its lowest-index devices that no share uses
+    (`device_used`), and the GpuShare filter and device choice see those devices as full. Which physical devices
+    they have is the device plugin's choice (made at kubelet admission, not by the scheduler); the rule (a node's
+    devices are all of one model) only decides which indices shares get. Being a function of the share table and
+    the node table, this needs no bookkeeping on the placement paths, and undo / release of either kind of pod
+    restores it exactly (docs/semantics.md, "Whole GPUs and shares on one node").
 """
 from __future__ import annotations
 
@@ -22,10 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.gpus import (ALI_GPU_COUNT, ALI_GPU_MILLI, MILLI, GpuRequest, GpuTable, gpu_request_from_pod,
-                                   node_gpus)
+from ..cluster_models.gpus import (ALI_GPU_COUNT, ALI_GPU_MILLI, MILLI, NVIDIA_GPU, GpuRequest, GpuTable,
+                                   gpu_request_from_pod, node_gpus)
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import gpu_share_filter
+from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
 PLUGIN = "GpuShare"
 
@@ -47,7 +64,8 @@ class GpuInputs:
     count: int
     milli: int
     allowed: tuple | None             # model ids (gpu_fit.allowed_ids), None: any model
-    free: np.ndarray                  # (N, D) int64 free milli per device slot (padding, unhealthy: 0)
+    free: np.ndarray                  # (N, D) int64 free milli per device slot (padding, unhealthy, held by
+                                      # whole-GPU pods: 0)
     model: np.ndarray                 # (N, D) int64 model id per slot (-1: padding or unknown model)
     n_devices: np.ndarray             # (N,) int64
 
@@ -78,6 +96,9 @@ class GpuBook:
         self.names = list(names)                                  # node names, node-id order (= table nodes)
         self.index = {n: i for i, n in enumerate(self.names)}
         self.held: dict[str, tuple[str, np.ndarray, int]] = {}    # pod -> (node, device indices, milli)
+        self.owner = None                 # the Cluster whose .tensors (node table) this book corrects (attach)
+        self.extra = np.zeros(len(self.names), np.int64)          # per node: devices shares use, counted in the
+        self._extra_on = None             # requested nvidia.com/gpu of this ClusterTensors (the one they are in)
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -87,49 +108,121 @@ class GpuBook:
     def empty(cls, names) -> GpuBook:
         return cls(GpuTable.build([[] for _ in names]), names)
 
-    # -- PreFilter / Filter inputs --------------------------------------------------------------------
-    def prepare(self, pod_key: str, req: GpuRequest) -> GpuInputs:
+    def attach(self, owner) -> None:
+        """Read the node table from `owner.tensors` (a Cluster; node ids = this book's nodes). `extra` as it is
+        now is taken to be in that table already (0 for a new book; a restricted copy's rows copy it)."""
+        self.owner = owner
+        self._extra_on = owner.tensors
+
+    # -- whole-GPU pods and shares on one node ------------------------------------------------------------
+    def _tensors(self):
+        return None if self.owner is None else self.owner.tensors
+
+    def _gpu_column(self, t) -> int:
+        col = -1 if t is None else t.resources.get(NVIDIA_GPU)
+        return col if 0 <= col < t.nodes.requested.shape[1] else -1
+
+    def whole_counts(self, own: int = 0) -> np.ndarray:
+        """(N,) int64 devices held by whole-GPU pods: requested nvidia.com/gpu less `extra`, plus `own` (a pod's
+        own request, not placed yet), on nodes whose devices come from allocatable nvidia.com/gpu (elsewhere 0)."""
+        t = self._tensors()
+        col = self._gpu_column(t)
+        if col < 0 or not self.names:
+            return np.zeros(len(self.names), np.int64)
+        nodes = t.nodes
+        applied = self.extra if self._extra_on is t else 0
+        return np.where(nodes.allocatable[:, col] > 0, np.maximum(nodes.requested[:, col] - applied, 0) + own, 0)
+
+    def device_used(self) -> np.ndarray:
+        """(G,) int64 milli in use per device, devices held by whole-GPU pods included (at 1000)."""
         t = self.table
-        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(t.models, req.models), t.dense_free(),
+        free = without_whole_devices(np, t.dense_free(), self.whole_counts())
+        held = (free[t.node, t.index] == 0) & t.healthy & (t.milli_used == 0)
+        return t.milli_used + np.where(held, MILLI, 0)
+
+    def _refresh(self, nodes=None) -> None:
+        """Bring `extra` (devices used by shares) of `nodes` (default all) up to date in the node table."""
+        t = self._tensors()
+        if t is None:
+            return
+        if self._extra_on is not t:           # a new node table (remove_node compiles one): nothing in it yet
+            self.extra[:] = 0
+            self._extra_on = t
+        col = self._gpu_column(t)
+        if col < 0:                           # no node advertises nvidia.com/gpu: nothing to correct
+            return
+        tab = self.table
+        if nodes is None:
+            busy = np.bincount(tab.node[tab.milli_used > 0], minlength=len(self.names)).astype(np.int64)
+            ids = np.arange(len(self.names))
+        else:
+            ids = np.asarray(nodes, np.int64)
+            busy = np.array([int(np.count_nonzero(tab.milli_used[tab.offsets[n]:tab.offsets[n + 1]]))
+                             for n in ids.tolist()], np.int64)
+        busy = np.where(t.nodes.allocatable[ids, col] > 0, busy, 0)
+        delta = busy - self.extra[ids]
+        moved = ids[delta != 0]
+        if len(moved):
+            t.nodes.requested[moved, col] += delta[delta != 0]
+            self.extra[moved] = busy[delta != 0]
+            t.changes.append(moved)           # a load change: caches and device-resident copies re-read these
+
+    # -- PreFilter / Filter inputs --------------------------------------------------------------------
+    def prepare(self, pod_key: str, req: GpuRequest, own_whole: int = 0) -> GpuInputs:
+        """own_whole: the pod's own nvidia.com/gpu request (whole devices it would hold besides its share)."""
+        t = self.table
+        free = without_whole_devices(np, t.dense_free(), self.whole_counts(own_whole))
+        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(t.models, req.models), free,
                          t.dense_model(), t.per_node_count())
 
     def with_gpus(self, p, shape):
         """A Prepared (sched.cycle) with the GpuShare filter added after every other filter."""
-        return dataclasses.replace(p, gpu=self.prepare(shape.pod.key, shape.gpu), filters=p.filters + (PLUGIN,))
+        own = int(shape.requests.get(NVIDIA_GPU, 0))
+        return dataclasses.replace(p, gpu=self.prepare(shape.pod.key, shape.gpu, own),
+                                   filters=p.filters + (PLUGIN,))
 
     # -- placements ---------------------------------------------------------------------------------------
     def allocate(self, g: GpuInputs, node: int, pod_key: str) -> GpuUndo:
-        """The pod placed on `node` takes `count` devices there: best fit among its devices that fit."""
+        """The pod placed on `node` (its own load already in the node table) takes `count` devices there: best
+        fit among its devices that fit and that whole-GPU pods do not hold."""
         t = self.table
         lo, hi = int(t.offsets[node]), int(t.offsets[node + 1])
         free = np.where(t.healthy[lo:hi], MILLI - t.milli_used[lo:hi], 0)[None, :]
+        free = without_whole_devices(np, free, self.whole_counts()[node:node + 1])
         fits = device_fits(np, free, t.model[lo:hi][None, :], g.milli, g.allowed)
         index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
         if len(index) != g.count:
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
         return self._take(pod_key, self.names[node], index, g.milli)
 
-    def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int) -> GpuUndo:
-        rows = self.table.offsets[self.index[node_name]] + index
+    def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
+        node = self.index[node_name]
+        rows = self.table.offsets[node] + index
         self.table.milli_used[rows] += milli
         self.held[pod_key] = (node_name, index, milli)
+        if refresh:
+            self._refresh([node])
         return GpuUndo(pod_key, rows, milli, node_name, index)
 
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self.table.milli_used[rec.rows] -= rec.milli
         self.held.pop(rec.pod, None)
+        self._refresh([self.index[rec.node]])
 
     def release(self, pod_key: str) -> None:
         """The pod no longer holds its devices (deleted, completed, rejected at Permit)."""
         held = self.held.pop(pod_key, None)
         if held is not None:
             node_name, index, milli = held
-            self.table.milli_used[self.table.offsets[self.index[node_name]] + index] -= milli
+            node = self.index[node_name]
+            self.table.milli_used[self.table.offsets[node] + index] -= milli
+            self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:
-        """A pod already on `node` in the input takes its share there (best fit, input order). Returns a warning
-        when its node has no fitting devices (the pod stays, holding nothing)."""
+        """A pod already on `node` in the input takes its share there (best fit, input order; the devices of the
+        input's whole-GPU pods are held first). Returns a warning when its node has no fitting devices (the pod
+        stays, holding nothing)."""
         g = self.prepare(pod.key, req)
         code, _ = g.filter(np)
         if code[node] != 0:
@@ -142,8 +235,16 @@ class GpuBook:
     def rebuild(self, nodes) -> None:
         """Nodes were added, updated or removed: the table is rebuilt from the Node objects (node-id order) and
         what pods hold is taken again on the devices that still exist (a device index beyond a node's new
-        count is dropped from the pod's holding)."""
-        held = self.held
+        count is dropped from the pod's holding); `extra` is taken out of the node table and put in again (a
+        table compiled anew, as remove_node makes, has none)."""
+        t = self._tensors()
+        col = self._gpu_column(t)
+        if t is not None and self._extra_on is t and col >= 0:
+            had = np.flatnonzero(self.extra)          # node ids before the event (add/update keep them)
+            if len(had):
+                t.nodes.requested[had, col] -= self.extra[had]
+                t.changes.append(had)
+        held, owner = self.held, self.owner
         self.__init__(_table(nodes), [n.metadata.name for n in nodes])
         counts = self.table.per_node_count()
         for pod_key, (node_name, index, milli) in held.items():
@@ -152,10 +253,14 @@ class GpuBook:
                 continue
             kept = index[index < counts[node]]
             if len(kept):
-                self._take(pod_key, node_name, kept, milli)
+                self._take(pod_key, node_name, kept, milli, refresh=False)
+        if owner is not None:
+            self.attach(owner)
+            self._refresh()
 
     def restricted(self, node_ids: np.ndarray, names) -> GpuBook:
-        """A copy for a restricted copy of the cluster (topology.py): the devices of `node_ids`, renumbered."""
+        """A copy for a restricted copy of the cluster (topology.py): the devices of `node_ids`, renumbered.
+        Attach it to the copy's Cluster (its node table rows carry `extra` as the whole one's do)."""
         t = self.table
         counts = t.per_node_count()[node_ids]
         rows = (np.concatenate([np.arange(t.offsets[n], t.offsets[n + 1]) for n in node_ids])
@@ -167,6 +272,7 @@ class GpuBook:
                        names=tuple(t.names[r] for r in rows.tolist()))
         book = GpuBook(sub, names)
         book.held = dict(self.held)
+        book.extra = self.extra[np.asarray(node_ids, np.int64)].copy()
         return book
 
     def replay(self, rec: GpuUndo) -> GpuUndo:
@@ -174,6 +280,8 @@ class GpuBook:
         return self._take(rec.pod, rec.node, rec.index, rec.milli)
 
     def snapshot(self) -> tuple:
-        """Everything allocation changes, for exactness tests."""
+        """Everything allocation changes, for exactness tests: share milli per device, who holds what, milli per
+        device with whole-GPU pods' devices, and `extra`."""
         return (self.table.milli_used.copy(),
-                {k: (n, i.tolist(), m) for k, (n, i, m) in sorted(self.held.items())})
+                {k: (n, i.tolist(), m) for k, (n, i, m) in sorted(self.held.items())},
+                self.device_used(), self.extra.copy())

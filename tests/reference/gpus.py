@@ -266,3 +266,34 @@ def take(node, pod) -> list[int]:
     for d in chosen:
         node["free"][d] -= pod["milli"]
     return chosen
+
+
+# -- whole nvidia.com/gpu pods next to GPU shares (sched/gpushare.py) --------------------------------------------
+# A node also carries "whole": the devices its whole-GPU (nvidia.com/gpu) pods hold. They are its lowest-index
+# devices that no share uses ("free" counts shares only), so shares see them as full, and a whole-GPU pod fits
+# when enough devices are neither used by a share nor held.
+
+def effective_free(node) -> list[int]:
+    """Free milli per device with the devices held by whole-GPU pods at 0."""
+    out, left = list(node["free"]), node.get("whole", 0)
+    for d, f in enumerate(out):
+        if left and f == MILLI:
+            out[d], left = 0, left - 1
+    return out
+
+
+def share_fits(node, pod) -> bool:
+    return fits({"free": effective_free(node), "models": node["models"]}, pod)
+
+
+def take_share(node, pod) -> list[int]:
+    """A share pod takes its devices (best fit among those not held by whole-GPU pods)."""
+    chosen = pick_devices({"free": effective_free(node), "models": node["models"]}, pod, "best")
+    for d in chosen:
+        node["free"][d] -= pod["milli"]
+    return chosen
+
+
+def whole_fits(node, count: int) -> bool:
+    """count whole devices that no share uses and no whole-GPU pod holds."""
+    return sum(1 for f in effective_free(node) if f == MILLI) >= count
