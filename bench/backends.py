@@ -1,7 +1,7 @@
 """Scenario x backend table for bench/RESULTS.md: every scheduler_perf-named scenario on numpy and on JAX (on
 jax's default device: CPU unless a GPU is there), in one process.
 
-Run: .venv/bin/python bench/backends.py [--skip-large] [NAME ...]
+Run: .venv/bin/python bench/backends.py [--skip-large] [--pod-by-pod] [NAME ...]
 
 JAX rows show the first run (compiles included, compile time reported apart) and a second run of a fresh
 cluster in the same process (the compiled programs are reused: compile count 0). Decisions are checked equal
@@ -17,9 +17,9 @@ from phalanx.scenarios import SCENARIOS
 from phalanx.sched import Cluster, Scheduler
 
 
-def run(name: str, backend: str):
+def run(name: str, backend: str, batching: bool = True):
     cluster = Cluster.from_objects(SCENARIOS[name].build())
-    scheduler = Scheduler(cluster, backend=backend)
+    scheduler = Scheduler(cluster, backend=backend, batching=batching)
     t0 = time.perf_counter()
     result = scheduler.schedule()
     seconds = time.perf_counter() - t0
@@ -29,6 +29,7 @@ def run(name: str, backend: str):
 
 def main(argv: list[str]) -> None:
     skip_large = "--skip-large" in argv
+    pod_by_pod = "--pod-by-pod" in argv     # also the compiled pod-by-pod loop (batching off), for comparison
     names = [a for a in argv if not a.startswith("--")] or [n for n in SCENARIOS if not n.startswith("SchedulingBasic_500N")]
     import jax
     print(f"python {platform.python_version()}, jax {jax.__version__} on {jax.default_backend()}")
@@ -42,8 +43,11 @@ def main(argv: list[str]) -> None:
         pods = len(want.bindings) + len(want.unschedulable)
         print(f"| {name} | numpy | {pods:,} | {seconds:.3f} | {pods / seconds:,.0f} | - | - | {seconds:.3f} | "
               f"{pods / seconds:,.0f} |", flush=True)
-        for label in ("jax (1st run)", "jax (2nd run)"):
-            got, seconds, stats = run(name, "jax")
+        runs = [("jax (1st run)", True), ("jax (2nd run)", True)]
+        if pod_by_pod and sc.nodes < 100_000:     # pod by pod at 100,000 nodes: tens of minutes on a CPU
+            runs.append(("jax pod by pod", False))
+        for label, batching in runs:
+            got, seconds, stats = run(name, "jax", batching)
             assert got.bindings == want.bindings and got.unschedulable == want.unschedulable, name
             run_s = seconds - stats.compile_s
             print(f"| {name} | {label} | {pods:,} | {seconds:.3f} | {pods / seconds:,.0f} | {stats.compiles} | "

@@ -6,7 +6,9 @@ import importlib.util
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import clusters, clusters_with_groups, make_profile, profiles
+from test_batching import batch_cases
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import basic_pods, generate_nodes
@@ -47,6 +49,73 @@ def test_jax_groups_match_numpy(cluster, profile):
     assert got.bindings == want.bindings
     assert got.unschedulable == want.unschedulable
     assert got.pod_groups == want.pod_groups
+
+
+@settings(max_examples=12)
+@given(case=batch_cases(), copies=st.sampled_from([2, 32]))
+def test_jax_batch_rounds_match_numpy(case, copies):
+    """The batch rounds inside the compiled loop (contenders, copies scored ahead, the normalization and
+    copies-seen cut-offs) give numpy's decisions; BATCH_COPIES = 2 makes the copies-seen cut-off bite, and
+    there runs longer than 16 pods take several compiled calls (BATCH_CHUNK)."""
+    from phalanx.sched import jax_placer
+    nodes, pods, profile = case
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jax_placer, "BATCH_COPIES", copies)
+        if copies == 2:
+            mp.setattr(jax_placer, "BATCH_CHUNK", 16)
+        mp.setattr(jax_placer, "_PROGRAMS", {})
+        (np_sched, want), (jax_sched, got) = _both(
+            lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), profile)
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert (jax_sched.cluster.tensors.nodes.requested == np_sched.cluster.tensors.nodes.requested).all()
+    assert got.batch_rounds + got.pod_cycles <= len(pods)
+    if want.batch_rounds:
+        assert got.batch_rounds > 0
+
+
+def test_node_events_reach_the_device_table():
+    """The JAX placer keeps the padded node table on the device between calls; a node rewritten in place
+    (cordoned, resized) must be copied again before the next pods are placed."""
+    from strategies import make_node, make_pod
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
+    scheduler = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[])),
+                          backend="jax")
+    scheduler.add_pods([make_pod(f"a{i}", cpu="1", memory="1Gi") for i in range(3)])
+    scheduler.run_until_idle()
+    assert scheduler.placer.stats.uploads == 1
+    scheduler.update_node(make_node("n0", cpu="4", memory="8Gi", unschedulable=True))
+    scheduler.update_node(make_node("n1", cpu="1", memory="8Gi"))
+    scheduler.add_pods([make_pod(f"b{i}", cpu="1", memory="1Gi") for i in range(4)])
+    scheduler.run_until_idle()
+    bound = {r.object: r.node for r in scheduler.records if r.kind == "Bound"}
+    assert {bound[f"default/b{i}"] for i in range(3)} == {"n2"}
+    assert not any(r.object == "default/b3" and r.kind == "Bound" for r in scheduler.records)
+    assert scheduler.placer.stats.uploads == 2
+
+
+def test_no_implicit_transfers_while_scheduling():
+    """Every host<->device copy of the JAX placer is explicit (device_put / device_get): whole schedules of
+    identical, heterogeneous and failing pods run under jax.transfer_guard("disallow"), which raises on any
+    implicit one. The node table is copied to the device once."""
+    import jax
+    from phalanx.cluster_models.generate import heterogeneous_pods
+    from strategies import make_pod
+
+    def objects():
+        mixed = [p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": f"h-{i}"})})
+                 for i, p in enumerate(heterogeneous_pods(12, seed=5))]
+        pods = basic_pods(30) + mixed + [make_pod(f"big{i}", cpu="64") for i in range(2)]
+        return ClusterObjects(nodes=generate_nodes(20, seed=2), pods=pods, priority_classes=[], warnings=[])
+
+    want = Scheduler(Cluster.from_objects(objects())).schedule()
+    Scheduler(Cluster.from_objects(objects()), backend="jax").schedule()        # compiles outside the guard
+    scheduler = Scheduler(Cluster.from_objects(objects()), backend="jax")
+    with jax.transfer_guard("disallow"):
+        got = scheduler.schedule()
+    assert got.bindings == want.bindings and got.unschedulable == want.unschedulable
+    assert len(want.unschedulable) == 2 and scheduler.placer.stats.compiles == 0
+    assert scheduler.placer.stats.uploads == 1
 
 
 def test_sampling_and_long_runs_match_numpy():

@@ -35,15 +35,20 @@ def pick_order(xp, totals, cap, rank, k: int):
     return flat // j_count, flat % j_count, count
 
 
-def contenders(xp, first, rank, k: int):
+def contenders(xp, first, rank, k: int, eligible=None):
     """Indices of the candidates that can receive any of the next k picks: those whose first copy is among the
     k best by (-score, rank), in increasing index order. Every copy of any other node comes after k first
-    copies of better nodes."""
+    copies of better nodes. eligible: (C,) bool, the candidates that may be chosen at all (default all; the
+    fixed-shape form used under jit); with fewer than k eligible the rest of the k are ineligible ones."""
     c = first.shape[0]
     if c <= k:
         return xp.arange(c)
     span = xp.max(rank) + 1
-    order_key = (xp.max(first) - first) * span + rank
+    if eligible is None:
+        order_key = (xp.max(first) - first) * span + rank
+    else:
+        top = xp.max(xp.where(eligible, first, xp.min(first)))
+        order_key = xp.where(eligible, (top - first) * span + rank, NEVER + rank)
     return xp.sort(smallest(xp, order_key, k))
 
 
@@ -62,9 +67,9 @@ def normalization_epoch_end(xp, fill_t, holder_sets):
     """Picks up to and including the returned index keep the normalization; NEVER when it never changes.
     A 0-d int64 array.
 
-    holder_sets: for each normalized plugin whose feasible max is positive, (C,) bool of candidates holding that
-    max. The max (and so every normalized score) changes once all holders are full."""
+    holder_sets: for each normalized plugin, (C,) bool of candidates holding its feasible max; empty when that
+    max is 0 (nothing to lose). The max (and so every normalized score) changes once all holders are full."""
     end = xp.asarray(NEVER, dtype=xp.int64)
     for holders in holder_sets:
-        end = xp.minimum(end, xp.max(xp.where(holders, fill_t, -1)))
+        end = xp.minimum(end, xp.where(xp.any(holders), xp.max(xp.where(holders, fill_t, -1)), NEVER))
     return end

@@ -1,26 +1,32 @@
-"""The JAX backend of the Placer: a run of identical pods placed pod by pod inside one jitted call.
+"""The JAX backend of the Placer: a run of identical pods placed inside one jitted call.
 
 What runs where (backend="jax"):
 
-- on device, in one compiled XLA program per run chunk: every Filter, PreScore/Score, NormalizeScore,
-  node sampling (percentageOfNodesToScore), the tie-broken selectHost and the state update after each pod,
-  for up to CHUNK pods, as a `lax.while_loop` that stops at the run's first pod that fits nowhere. The kernels
-  are the same functions numpy runs (phalanx.kernels via sched.cycle.run_filters / run_scores), traced with
-  xp=jax.numpy under jax.enable_x64. State buffers (requested, non-zero requested, pod counts, host ports and,
-  for PodTopologySpread, the bound-pod rows the run appends) are donated to the call.
+- on device, in one compiled XLA program per run chunk, as a `lax.while_loop` that stops at the run's first
+  pod that fits nowhere:
+  - pod by pod (CHUNK pods per call): every Filter, PreScore/Score, NormalizeScore, node sampling
+    (percentageOfNodesToScore), the tie-broken selectHost and the state update after each pod;
+  - in batch rounds (BATCH_CHUNK pods per call) when the numpy Placer would batch the run (no
+    PodTopologySpread, no sampling): each round filters once, scores the next BATCH_COPIES copies of the best
+    first copies (kernels.batch.contenders), orders the picks as the pod-by-pod loop would (pick_order) and
+    takes them up to the first that may not follow that order: a normalization maximum lost
+    (normalization_epoch_end) or a contender's scored copies used up. The numpy batch path's rule with fixed
+    shapes, so decisions equal pod by pod (tests/test_batching.py, tests/test_backend_scheduler.py).
+  The kernels are the same functions numpy runs (phalanx.kernels via sched.cycle), traced with xp=jax.numpy
+  under jax.enable_x64.
+- resident on the device between calls: the padded node table (fixed columns and the load state). The load
+  buffers are donated to each call and replaced by its result; the table is copied in again only when the host
+  table changed behind it (node events, vocabulary growth, or load moved by undo, deletion, Permit rejection or
+  the eager per-pod paths: `tensors.changes` grew).
 - on the host: PreFilter (`cycle.prepare`: vocabularies, toleration and label masks, which become compile-time
-  constants), copying the node table in (padded to a bucket), accounting the chosen nodes into the numpy node
-  table (the source of truth for queue, PodGroups, rollback and explain), and formatting the failure message
-  from the codes and reasons the compiled call returns for the failing pod.
+  constants), accounting the chosen nodes into the numpy node table (the source of truth for queue, PodGroups,
+  rollback and explain), and the failure message from the codes and reasons the compiled call returns for the
+  failing pod (fetched only when a pod failed).
 - `evaluate` (explain, what-if) runs the same kernels eagerly on JAX arrays (op by op, no jit).
-
-The batch path (kernels.batch, opportunistic batching) is jit-able and parity-tested kernel by kernel, but the
-JAX placer does not use it: the compiled pod-by-pod loop makes the same decisions (tests/test_batching.py
-proves batch == pod by pod), so `batching` only changes what numpy does.
 
 Static shapes: nodes, resources, label keys/values, taints, ports, bound pods and the chunk length are padded
 to buckets (padded nodes are never feasible), so clusters whose sizes fall in one bucket share one compiled
-program per pod shape. `stats` counts compilations and splits compile time from run time.
+program per pod shape. `stats` counts compilations, uploads and splits compile time from run time.
 """
 from __future__ import annotations
 
@@ -34,16 +40,21 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.tensors import BoundPods
-from ..kernels import node_affinity
-from ..kernels.backend import namespace, precision, to_host
+from ..kernels import node_affinity, node_resources_fit
+from ..kernels.backend import bincount, namespace, precision, to_host
+from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
+from ..kernels.normalize import default_normalize
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
 from .config import Profile
-from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
+from .cycle import (NORMALIZED_REVERSED, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
+                    resource_score, run_filters, run_scores, static_raw_scores)
 from .placement import Placer, RunOutcome
 from .shapes import PodShape
 
-CHUNK = 1024          # most pods placed by one compiled call; longer runs take several calls
+CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
+BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
+BATCH_COPIES = 32     # further copies scored per contender in one batch round (a static shape)
 # Compiled programs by (static configuration, argument shapes), shared by every JaxPlacer of the process: a
 # second cluster in the same buckets with the same pod shape reuses the first one's program.
 _PROGRAMS: dict[tuple, object] = {}
@@ -54,7 +65,8 @@ class BackendStats:
     compiles: int = 0          # XLA programs compiled (one per pod shape and bucket)
     compile_s: float = 0.0     # time spent tracing and compiling them
     calls: int = 0             # compiled calls made
-    run_s: float = 0.0         # time in compiled calls, including copying the node table in and results out
+    run_s: float = 0.0         # time in compiled calls, including copying results out
+    uploads: int = 0           # node-table copies to the device (the table stays there between calls)
 
 
 def bucket(x: int, lo: int = 8) -> int:
@@ -67,6 +79,16 @@ def bucket(x: int, lo: int = 8) -> int:
 
 def pow2(x: int, lo: int = 8) -> int:
     return max(lo, 1 << max(0, math.ceil(math.log2(max(x, 1)))))
+
+
+@dataclass
+class _Resident:
+    """The node table padded on the device: fixed columns, and the load state the compiled calls update."""
+    owners: tuple        # the host objects it was copied from (held, so their ids cannot be reused)
+    pads: tuple          # (n_pad, r_pad, kl_pad, t_pad, p_pad)
+    fixed: dict          # allocatable, allowed_pods, unschedulable, labels, taints
+    state: dict = None   # requested, nonzero_requested, pod_count, host_ports (donated to each call)
+    mark: int = 0        # len(tensors.changes) when state last equalled the host table
 
 
 class _Nodes:
@@ -133,6 +155,7 @@ class JaxPlacer(Placer):
         import jax
         self.jax = jax
         self.stats = BackendStats()
+        self._resident: _Resident | None = None
 
     # -- explain / what-if: the same kernels, eagerly on JAX arrays --------------------------------
     def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
@@ -154,14 +177,18 @@ class JaxPlacer(Placer):
             return Placer.place_run(self, shape, pods, rank)
         out = RunOutcome()
         done = 0
+        size = BATCH_CHUNK if self._batch_run(shape, pods) else CHUNK
         while done < len(pods):
-            chunk = pods[done:done + CHUNK]
+            chunk = pods[done:done + size]
             placed, failed, message = self._place_chunk(shape, chunk, rank, out)
             done += placed
             if failed:
                 out.failed, out.message = pods[done:], message
                 break
         return out
+
+    def _batch_run(self, shape: PodShape, pods: list[Pod]) -> bool:
+        return self.batching and len(pods) > 1 and self._batchable(shape)
 
     def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome):
         tensors, profile = self.cluster.tensors, self.profile
@@ -178,21 +205,11 @@ class JaxPlacer(Placer):
         sampling = wanted < n
         spread = bool(p.spread.hard or p.spread.soft)
 
-        arrays = {
-            "allocatable": _pad(nodes.allocatable, (n_pad, r_pad), 0),
-            "allowed_pods": _pad(nodes.allowed_pods, (n_pad,), 0),
-            "unschedulable": _pad(nodes.unschedulable, (n_pad,), False),
-            "labels": _pad(nodes.labels, (n_pad, kl_pad), -1),
-            "taints": _pad(nodes.taints, (n_pad, t_pad), -1),
-            "rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)]),
-            "scalars": np.array([n, wanted, self.next_start, len(pods)], np.int64),
-        }
-        state = {
-            "requested": _pad(nodes.requested, (n_pad, r_pad), 0),
-            "nonzero_requested": _pad(nodes.nonzero_requested, (n_pad, 2), 0),
-            "pod_count": _pad(nodes.pod_count, (n_pad,), 0),
-            "host_ports": _pad(nodes.host_ports, (n_pad, p_pad), False),
-        }
+        resident = self._resident_nodes(n_pad, r_pad, kl_pad, t_pad, p_pad)
+        arrays = dict(resident.fixed)
+        arrays["rank"] = np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)])
+        arrays["scalars"] = np.array([n, wanted, self.next_start, len(pods)], np.int64)
+        state = dict(resident.state)
         kp_pad = 0
         if spread:
             bound = tensors.bound_pods()
@@ -216,27 +233,38 @@ class JaxPlacer(Placer):
                                             *p.balanced_inputs.pod_request, *p.balanced_inputs.pod_load], np.int64)
         pp = dataclasses.replace(pp, request=None, fit_request=None,
                                  fit_inputs=_no_amounts(pp.fit_inputs), balanced_inputs=_no_amounts(pp.balanced_inputs))
+        batch = self._batch_run(shape, pods)
         static = (pp, profile, sampling, tuple(own_ports), kl_pad, v_pad,
-                  p.affinity.preferred_error is not None and "NodeAffinity" in dict(profile.scores), spread, k_pad)
+                  p.affinity.preferred_error is not None and "NodeAffinity" in dict(profile.scores), spread, k_pad,
+                  batch)
         key = pickle.dumps(static)
         program = self._program(key, static, arrays, state)
         t0 = time.perf_counter()
         with precision(self.xp):
-            res = program(arrays, state)
-            node_ids, placed, failed, prescore, next_start, codes, payloads = (to_host(x) for x in res[:7])
+            # Explicit copies of the per-call inputs (the resident table is already there): nothing moves
+            # implicitly (tests/test_backend_scheduler.py runs whole schedules under jax.transfer_guard).
+            res = program(*self.jax.device_put((arrays, state)))
+            resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
+            node_ids, placed, failed, prescore, next_start, rounds = self.jax.device_get(
+                (res[0], res[1], res[2], res[3], res[4], res[7]))
+            placed, failed = int(placed), bool(failed)
+            codes, payloads = self.jax.device_get((res[5], res[6])) if failed else (None, None)
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
 
-        placed, failed = int(placed), bool(failed)
         if sampling:
             self.next_start = int(next_start)
-        out.pod_cycles += placed + int(failed)
+        if batch:
+            out.batch_rounds += int(rounds)
+        else:
+            out.pod_cycles += int(rounds)
         node_ids = node_ids[:placed].astype(np.int64)
         if placed:
             if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
                 out.placed.extend(self.account(p, node_ids[i:i + 1], pods[i:i + 1]) for i in range(placed))
             else:
                 out.placed.append(self.account(p, node_ids, pods[:placed]))
+        resident.mark = len(tensors.changes)      # the host table took exactly what the device state took
         message = ""
         if failed:
             ev = Evaluation(p.filters, {f: codes[i, :n] for i, f in enumerate(p.filters)},
@@ -249,6 +277,41 @@ class JaxPlacer(Placer):
                 ev.prescore_error = f'running PreScore plugin "NodeAffinity": {p.affinity.preferred_error}'
             message = self.message(ev)
         return placed, failed, message
+
+    def nodes_changed(self) -> None:
+        super().nodes_changed()
+        self._resident = None
+
+    def _resident_nodes(self, n_pad: int, r_pad: int, kl_pad: int, t_pad: int, p_pad: int) -> "_Resident":
+        """The padded node table on the device, uploaded again only when the host table changed other than by
+        this placer's own calls: node events (nodes_changed), vocabulary growth (a new array object), or a load
+        change recorded in tensors.changes since the last call (undo, Permit rejection, deletion, eager paths)."""
+        tensors = self.cluster.tensors
+        nodes = tensors.nodes
+        owners = (tensors, nodes, nodes.allocatable, nodes.requested, nodes.nonzero_requested, nodes.pod_count,
+                  nodes.labels, nodes.taints, nodes.host_ports)
+        pads = (n_pad, r_pad, kl_pad, t_pad, p_pad)
+        r = self._resident
+        fresh = r is None or r.pads != pads or len(r.owners) != len(owners) or any(
+            a is not b for a, b in zip(r.owners, owners))
+        if not fresh and r.mark == len(tensors.changes):
+            return r
+        put = self.jax.device_put
+        with precision(self.xp):
+            if fresh:
+                fixed = put({"allocatable": _pad(nodes.allocatable, (n_pad, r_pad), 0),
+                             "allowed_pods": _pad(nodes.allowed_pods, (n_pad,), 0),
+                             "unschedulable": _pad(nodes.unschedulable, (n_pad,), False),
+                             "labels": _pad(nodes.labels, (n_pad, kl_pad), -1),
+                             "taints": _pad(nodes.taints, (n_pad, t_pad), -1)})
+                r = self._resident = _Resident(owners, pads, fixed)
+            r.state = put({"requested": _pad(nodes.requested, (n_pad, r_pad), 0),
+                           "nonzero_requested": _pad(nodes.nonzero_requested, (n_pad, 2), 0),
+                           "pod_count": _pad(nodes.pod_count, (n_pad,), 0),
+                           "host_ports": _pad(nodes.host_ports, (n_pad, p_pad), False)})
+        self.stats.uploads += 1
+        r.mark = len(tensors.changes)
+        return r
 
     def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
         sig = (key, tuple((k, v.shape, v.dtype.str) for d in (arrays, state) for k, v in sorted(d.items())))
@@ -266,9 +329,10 @@ class JaxPlacer(Placer):
 
 
 def _run(xp, static, a, s):
-    """Traced: place up to k pods of one prepared shape, pod by pod, stopping at the first that fits nowhere."""
+    """Traced: place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod,
+    or in batch rounds when the shape is batchable."""
     from jax import lax
-    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad = static
+    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch = static
     n_pad = a["allocatable"].shape[0]
     request, fit_request, nonzero = a["request"][0], a["request"][1], a["request"][2, :2]
     amounts = [a["score_amounts"][i] for i in range(a["score_amounts"].shape[0])]
@@ -288,32 +352,38 @@ def _run(xp, static, a, s):
         own_labels = a["own"][:kp_pad].astype(xp.int32)
         own_ns = a["own"][kp_pad].astype(xp.int32)
         row0 = a["own"][kp_pad + 1]
+        pp = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=own_ns))
 
-    def evaluate(st, start):
+    def tensors_of(st):
         bound = None
         if spread:
             bound = BoundPods(st["bound_node"], st["bound_namespace"], st["bound_labels"], st["bound_terminating"],
                               st["bound_node"].shape[0])
         nodes = _Nodes(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
                        a["allowed_pods"], a["unschedulable"], a["labels"], a["taints"], st["host_ports"])
-        tensors = _Tensors(nodes, _Values(kl_pad, v_pad), bound)
-        p = pp
-        if spread:
-            p = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=own_ns))
-        ev = run_filters(xp, p, tensors)
+        return _Tensors(nodes, _Values(kl_pad, v_pad), bound)
+
+    def filter_codes(ev):
+        codes = xp.stack([ev.codes[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int8)
+        payloads = xp.stack([ev.payloads[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int64)
+        return codes, payloads
+
+    def prescore_fails(feasible):
+        return (xp.sum(feasible) >= 2) if prescore_possible else xp.asarray(False)
+
+    def evaluate(st, start):
+        tensors = tensors_of(st)
+        ev = run_filters(xp, pp, tensors)
         feasible = ev.feasible & valid
         visited = xp.asarray(0, dtype=xp.int64)
         if sampling:
             feasible, visited = sample_feasible(xp, feasible, start, wanted, n)
         ev.feasible = feasible
-        count = xp.sum(feasible)
-        prescore = (count >= 2) if prescore_possible else xp.asarray(False)
-        run_scores(xp, p, tensors, ev, profile, None)
+        prescore = prescore_fails(feasible)
+        run_scores(xp, pp, tensors, ev, profile, None)
         node = select_best(xp, ev.total, feasible, a["rank"])
         node = xp.where(prescore, -1, node)
-        codes = xp.stack([ev.codes[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int8)
-        payloads = xp.stack([ev.payloads[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int64)
-        return node, prescore, visited, codes, payloads
+        return (node, prescore, visited, *filter_codes(ev))
 
     def place(st, node, i):
         out = dict(st)
@@ -334,7 +404,7 @@ def _run(xp, static, a, s):
         return (i < k) & ~failed
 
     def body(carry):
-        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st = carry
+        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
         node, prescore, visited, codes, payloads = evaluate(st, start)
         if sampling:
             start = (start + visited) % n
@@ -343,10 +413,77 @@ def _run(xp, static, a, s):
         nodes_out = nodes_out.at[i].set(node.astype(xp.int32))
         fail_codes = xp.where(ok, fail_codes, codes)
         fail_payloads = xp.where(ok, fail_payloads, payloads)
-        return (xp.where(ok, i + 1, i), ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st)
+        return (xp.where(ok, i + 1, i), ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st,
+                rounds + 1)
 
+    # Batch rounds (the numpy Placer's batch path, sched/placement.py, with fixed shapes): the contenders are the
+    # c_pad best first copies, each scored for its next BATCH_COPIES copies; a round takes the picks up to the
+    # first that may not follow the computed order (a normalization maximum lost, a contender's copies used up).
+    c_pad = min(k_pad, n_pad)
+    picks = min(k_pad, c_pad * BATCH_COPIES)
+    copies = xp.arange(1, BATCH_COPIES + 1)[None, :]
+    weights = dict(pp.scores)
+
+    def batch_body(carry):
+        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
+        tensors = tensors_of(st)
+        ev = run_filters(xp, pp, tensors)
+        feasible = ev.feasible & valid
+        prescore = prescore_fails(feasible)
+        ok = xp.any(feasible) & ~prescore
+        cap = xp.full((n_pad,), k_pad, dtype=xp.int64)
+        if "NodeResourcesFit" in pp.filters:
+            cap = node_resources_fit.fit_capacity(xp, a["allocatable"], st["requested"], st["pod_count"],
+                                                  a["allowed_pods"], fit_request, pp.fit_columns)
+        if "NodePorts" in pp.filters:
+            cap = xp.minimum(cap, 1)
+        cap = xp.where(feasible, cap, 0)
+        static_total = xp.zeros((n_pad,), dtype=xp.int64)
+        holders = []
+        for plugin, raw in static_raw_scores(xp, pp, tensors).items():
+            static_total = static_total + weights[plugin] * default_normalize(xp, raw, feasible,
+                                                                              NORMALIZED_REVERSED[plugin])
+            top = xp.max(xp.where(feasible, raw, 0))
+            holders.append(feasible & (raw == top) & (top > 0))
+
+        def totals(rows, j):
+            out = static_total[rows][:, None] + xp.zeros(j.shape, dtype=xp.int64)
+            for plugin, weight in pp.scores:
+                if plugin in RESOURCE_SCORES:
+                    alloc, before = resource_loads(xp, pp, tensors, plugin)
+                    out = out + weight * resource_score(xp, plugin, pp, profile, [x[rows][:, None] for x in alloc],
+                                                        [x[rows][:, None] for x in before], j)
+            return out
+
+        everyone = xp.arange(n_pad)
+        sub = contenders(xp, totals(everyone, copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
+        cap_sub = cap[sub]
+        cap_seen = xp.minimum(cap_sub, BATCH_COPIES)
+        cand, copy, count = pick_order(xp, totals(sub, copies), cap_seen, a["rank"][sub], picks)
+        seen_end = fill_times(xp, cand, copy, cap_seen, c_pad, count)
+        fill_t = xp.full((n_pad,), NEVER, dtype=xp.int64).at[sub].set(seen_end)
+        end = xp.minimum(normalization_epoch_end(xp, fill_t, holders),
+                         xp.min(xp.where(cap_sub > BATCH_COPIES, seen_end, NEVER)))
+        take = xp.where(ok, xp.minimum(xp.minimum(count, k - i), end + 1), 0)
+        chosen = xp.where(xp.arange(picks) < take, sub[cand], -1)
+        per_node = bincount(xp, chosen, xp.ones((picks,), dtype=xp.int64), n_pad)
+        st = dict(st)
+        st["requested"] = st["requested"] + per_node[:, None] * request[None, :]
+        st["nonzero_requested"] = st["nonzero_requested"] + per_node[:, None] * nonzero[None, :]
+        st["pod_count"] = st["pod_count"] + per_node
+        if own_ports:
+            st["host_ports"] = st["host_ports"].at[:, port_cols].set(st["host_ports"][:, port_cols]
+                                                                      | (per_node > 0)[:, None])
+        nodes_out = lax.dynamic_update_slice(nodes_out, chosen.astype(xp.int32), (i,))
+        codes, payloads = filter_codes(ev)
+        fail_codes = xp.where(ok, fail_codes, codes)
+        fail_payloads = xp.where(ok, fail_payloads, payloads)
+        return (i + take, ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st, rounds + 1)
+
+    # nodes_out has room for a whole round written at any i < k (dynamic_update_slice never clamps).
     carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
-             xp.full((k_pad,), -1, dtype=xp.int32), xp.zeros((n_filters, n_pad), xp.int8),
-             xp.zeros((n_filters, n_pad), xp.int64), s)
-    i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st = lax.while_loop(cond, body, carry)
-    return nodes_out, i, failed, prescore_failed, start, fail_codes, fail_payloads, st
+             xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32), xp.zeros((n_filters, n_pad), xp.int8),
+             xp.zeros((n_filters, n_pad), xp.int64), s, xp.asarray(0, dtype=xp.int64))
+    i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = lax.while_loop(
+        cond, batch_body if batch else body, carry)
+    return nodes_out, i, failed, prescore_failed, start, fail_codes, fail_payloads, rounds, st

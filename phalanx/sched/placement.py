@@ -79,6 +79,10 @@ class Placer:
             out.placed.append(pl)
         return out
 
+    def nodes_changed(self) -> None:
+        """Node rows were added, rewritten or removed: drop what was derived from them."""
+        self.balance_cache = BalanceCache()
+
     def _batchable(self, shape: PodShape) -> bool:
         n = self.cluster.tensors.nodes.size
         # Pods with DRA claims are their own shapes (shapes.signature) and never batched: claims are per pod.

@@ -318,7 +318,7 @@ class Scheduler:
         self.cluster.claims.relink(self.cluster.tensors.node_index)    # DRA devices of the new nodes
         self.cluster.nodes.extend(nodes)
         self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: devices of the new nodes
-        self.placer.balance_cache = BalanceCache()
+        self.placer.nodes_changed()
         self._cluster_changed()
         return self._records(start)
 
@@ -332,7 +332,7 @@ class Scheduler:
         update_node(self.cluster.tensors, node)
         self.cluster.nodes[i] = node
         self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: its devices may have changed
-        self.placer.balance_cache = BalanceCache()
+        self.placer.nodes_changed()
         self._cluster_changed()
         return self._records(start)
 
@@ -355,7 +355,7 @@ class Scheduler:
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
         self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
         self.cluster.gpus.rebuild(keep)                                # GpuShare rows follow node ids
-        self.placer.balance_cache = BalanceCache()
+        self.placer.nodes_changed()
         self.placer.next_start = self.placer.next_start % max(1, len(keep))
         self._cluster_changed()
         return self._records(start)
