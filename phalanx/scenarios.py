@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .cluster_models import ClusterObjects
-from .cluster_models.generate import basic_pods, gang_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods
+from .cluster_models.generate import (basic_pods, gang_pods, generate_nodes, gpu_mix_pods, gpu_mix_workloads,
+                                      heterogeneous_pods)
 from .sched import Cluster, Scheduler
 
 
@@ -31,6 +32,16 @@ def _scenario(name, n_nodes, n_pods, make_nodes, make_pods, description) -> Scen
     return Scenario(name, n_nodes, n_pods, lambda: _objects(make_nodes(n_nodes), make_pods(n_pods)), description)
 
 
+def _gpu_nodes(n: int):
+    return generate_nodes(n, seed=1, gpu_fraction=0.25, taint_fraction=0.05, unschedulable_fraction=0.01,
+                          node_type="cpu-large")
+
+
+def _gpu_gangs(n_nodes: int, n_pods: int) -> ClusterObjects:
+    groups, pods = gpu_mix_workloads(n_pods, seed=1, gang_training=True)
+    return ClusterObjects(nodes=_gpu_nodes(n_nodes), pods=pods, pod_groups=groups)
+
+
 def _gang_scenario(name, n_nodes, gangs, size, description) -> Scenario:
     def build() -> ClusterObjects:
         groups, pods = gang_pods(gangs, size)
@@ -47,11 +58,12 @@ SCENARIOS = {s.name: s for s in [
               "as SchedulingBasic, but every pod has its own cpu/memory request (no batching possible)"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
-    _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000,
-              lambda n: generate_nodes(n, seed=1, gpu_fraction=0.25, taint_fraction=0.05,
-                                       unschedulable_fraction=0.01, node_type="cpu-large"),
-              lambda n: gpu_mix_pods(n, seed=1),
+    _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, _gpu_nodes, lambda n: gpu_mix_pods(n, seed=1),
               "25% 8-GPU nodes (tainted), 64-cpu nodes, soft taints, cordoned nodes; CPU, 1/2/8-GPU pods"),
+    Scenario("GpuMixGangs_100000Nodes_1000000Pods", 100_000, 1_000_000,
+             lambda: _gpu_gangs(100_000, 1_000_000),
+             "the backends issue's goal: GpuMix's nodes and arrivals at 1M pods, 2- and 8-GPU training jobs as gang "
+             "PodGroups (minCount = replicas); GPU demand exceeds supply, so many gangs fail and roll back"),
     _gang_scenario("GangScheduling_5000Nodes_1000Gangs_3Pods", 5000, 1000, 3,
                    "1,000 gang PodGroups (minCount 3) of identical SchedulingBasic pods (scheduler_perf gang scheduling)"),
     _gang_scenario("GangScheduling_5000Nodes_10Gangs_5000Pods", 5000, 10, 500,

@@ -87,16 +87,22 @@ def basic_pods(n: int) -> list[Pod]:
     return copies(pod_template("100m", "500Mi"), n, "pod")
 
 
+def gang(template: Pod, size: int, name: str) -> tuple[PodGroup, list[Pod]]:
+    """A gang PodGroup `name` (minCount = size) and its `size` pods, copies of `template` (left unchanged)."""
+    group = PodGroup.model_validate({"metadata": {"name": name, "namespace": template.metadata.namespace},
+                                     "spec": {"schedulingPolicy": {"gang": {"minCount": size}}}})
+    member = template.model_copy(update={"spec": template.spec.model_copy(
+        update={"scheduling_group": PodSchedulingGroup(pod_group_name=name)})})
+    return group, copies(member, size, name)
+
+
 def gang_pods(gangs: int, size: int, cpu: str = "100m", memory: str = "500Mi") -> tuple[list[PodGroup], list[Pod]]:
     """`gangs` gang PodGroups (minCount = size) of `size` identical pods each (scheduler_perf gang scheduling)."""
     groups, pods = [], []
     for g in range(gangs):
-        name = f"gang-{g}"
-        groups.append(PodGroup.model_validate({"metadata": {"name": name, "namespace": "default"},
-                                               "spec": {"schedulingPolicy": {"gang": {"minCount": size}}}}))
-        template = pod_template(cpu, memory)
-        template.spec.scheduling_group = PodSchedulingGroup(pod_group_name=name)
-        pods.extend(copies(template, size, name))
+        group, members = gang(pod_template(cpu, memory), size, f"gang-{g}")
+        groups.append(group)
+        pods.extend(members)
     return groups, pods
 
 
@@ -115,6 +121,12 @@ def heterogeneous_pods(n: int, seed: int = 0) -> list[Pod]:
 def gpu_mix_pods(n: int, seed: int = 0) -> list[Pod]:
     """A GPU cluster's arrivals: workloads (a controller's identical replicas, arriving together) of CPU services,
     1-GPU inference and 1/2/8-GPU training, in shuffled order, until n pods."""
+    return gpu_mix_workloads(n, seed)[1]
+
+
+def gpu_mix_workloads(n: int, seed: int = 0, gang_training: bool = False) -> tuple[list[PodGroup], list[Pod]]:
+    """gpu_mix_pods' arrivals; with gang_training the 2- and 8-GPU training workloads are gang PodGroups
+    (minCount = replicas: all of a job's workers or none). The same draws either way."""
     rng = np.random.default_rng(seed)
     kinds = [  # (template, replicas low, high, weight)
         (pod_template("500m", "1Gi"), 10, 200, 0.35),
@@ -124,14 +136,22 @@ def gpu_mix_pods(n: int, seed: int = 0) -> list[Pod]:
         (pod_template("90", "900Gi", gpus=8), 8, 64, 0.1),
     ]
     weights = np.array([k[3] for k in kinds])
+    training = {3, 4}           # the 2- and 8-GPU kinds
+    groups: list[PodGroup] = []
     pods: list[Pod] = []
     w = 0
     while len(pods) < n:
-        template, low, high, _ = kinds[rng.choice(len(kinds), p=weights / weights.sum())]
+        kind = rng.choice(len(kinds), p=weights / weights.sum())
+        template, low, high, _ = kinds[kind]
         replicas = min(int(rng.integers(low, high + 1)), n - len(pods))
-        pods.extend(copies(template, replicas, f"w{w}", 0))
+        if gang_training and kind in training:
+            group, members = gang(template, replicas, f"w{w}")
+            groups.append(group)
+            pods.extend(members)
+        else:
+            pods.extend(copies(template, replicas, f"w{w}", 0))
         w += 1
-    return pods
+    return groups, pods
 
 
 def toy_cluster() -> tuple[list[Node], list[Pod]]:

@@ -233,22 +233,29 @@ class JaxPlacer(Placer):
                                             *p.balanced_inputs.pod_request, *p.balanced_inputs.pod_load], np.int64)
         pp = dataclasses.replace(pp, request=None, fit_request=None,
                                  fit_inputs=_no_amounts(pp.fit_inputs), balanced_inputs=_no_amounts(pp.balanced_inputs))
+        # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
+        per_call = {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)}
+        layout = tuple((k, v.shape) for k, v in per_call.items())
+        arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
         batch = self._batch_run(shape, pods)
         static = (pp, profile, sampling, tuple(own_ports), kl_pad, v_pad,
                   p.affinity.preferred_error is not None and "NodeAffinity" in dict(profile.scores), spread, k_pad,
-                  batch)
+                  batch, layout)
         key = pickle.dumps(static)
         program = self._program(key, static, arrays, state)
         t0 = time.perf_counter()
         with precision(self.xp):
             # Explicit copies of the per-call inputs (the resident table is already there): nothing moves
             # implicitly (tests/test_backend_scheduler.py runs whole schedules under jax.transfer_guard).
-            res = program(*self.jax.device_put((arrays, state)))
+            arrays["packed"] = self.jax.device_put(arrays["packed"])
+            if spread:      # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
+                state.update(self.jax.device_put({k: v for k, v in state.items() if isinstance(v, np.ndarray)}))
+            res = program(arrays, state)
             resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
-            node_ids, placed, failed, prescore, next_start, rounds = self.jax.device_get(
-                (res[0], res[1], res[2], res[3], res[4], res[7]))
-            placed, failed = int(placed), bool(failed)
-            codes, payloads = self.jax.device_get((res[5], res[6])) if failed else (None, None)
+            summary = self.jax.device_get(res[0])        # one copy back: counters, then the chosen nodes
+            placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
+            node_ids = summary[5:]
+            codes, payloads = self.jax.device_get((res[1], res[2])) if failed else (None, None)
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
 
@@ -332,7 +339,13 @@ def _run(xp, static, a, s):
     """Traced: place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod,
     or in batch rounds when the shape is batchable."""
     from jax import lax
-    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch = static
+    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, layout = static
+    a, offset = dict(a), 0
+    packed = a.pop("packed")
+    for name, shape in layout:
+        size = math.prod(shape)
+        a[name] = packed[offset:offset + size].reshape(shape)
+        offset += size
     n_pad = a["allocatable"].shape[0]
     request, fit_request, nonzero = a["request"][0], a["request"][1], a["request"][2, :2]
     amounts = [a["score_amounts"][i] for i in range(a["score_amounts"].shape[0])]
@@ -486,4 +499,6 @@ def _run(xp, static, a, s):
              xp.zeros((n_filters, n_pad), xp.int64), s, xp.asarray(0, dtype=xp.int64))
     i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = lax.while_loop(
         cond, batch_body if batch else body, carry)
-    return nodes_out, i, failed, prescore_failed, start, fail_codes, fail_payloads, rounds, st
+    summary = xp.concatenate([xp.stack([i, failed.astype(xp.int64), prescore_failed.astype(xp.int64),
+                                        xp.asarray(start, dtype=xp.int64), rounds]), nodes_out.astype(xp.int64)])
+    return summary, fail_codes, fail_payloads, st
