@@ -293,11 +293,11 @@ def test_batch_kernels(backend, data, c, j, k):
     check(backend, batch.contenders, {"first": first, "rank": rank}, {"k": min(k, 6)})
     # The fixed-shape form: the eligible ones among the k best are those the plain form picks among eligible.
     eligible = holders[0]
-    got = check(backend, batch.contenders, {"first": first, "rank": rank, "eligible": eligible}, {"k": min(k, 6)})
+    chosen = check(backend, batch.contenders, {"first": first, "rank": rank, "eligible": eligible}, {"k": min(k, 6)})
     idx = np.flatnonzero(eligible)
-    if len(idx) and len(got) < c:
+    if len(idx) and len(chosen) < c:
         plain = idx[batch.contenders(np, first[idx], rank[idx], min(k, 6))]
-        assert sorted(int(i) for i in got if eligible[i]) == sorted(plain.tolist())
+        assert sorted(int(i) for i in chosen if eligible[i]) == sorted(plain.tolist())
 
 
 @pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed")

@@ -69,7 +69,6 @@ def test_jax_batch_rounds_match_numpy(case, copies):
     assert list(got.bindings.items()) == list(want.bindings.items())
     assert got.unschedulable == want.unschedulable
     assert (jax_sched.cluster.tensors.nodes.requested == np_sched.cluster.tensors.nodes.requested).all()
-    assert got.batch_rounds + got.pod_cycles <= len(pods)
     if want.batch_rounds:
         assert got.batch_rounds > 0
 

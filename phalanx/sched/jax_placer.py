@@ -40,16 +40,14 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.tensors import BoundPods
-from ..kernels import node_affinity, node_resources_fit
+from ..kernels import node_affinity
 from ..kernels.backend import bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
-from ..kernels.normalize import default_normalize
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
 from .config import Profile
-from .cycle import (NORMALIZED_REVERSED, RESOURCE_SCORES, Evaluation, Prepared, prepare, resource_loads,
-                    resource_score, run_filters, run_scores, static_raw_scores)
-from .placement import Placer, RunOutcome
+from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
+from .placement import Placer, RunOutcome, copy_capacity, copy_totals, fixed_scores
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
@@ -65,7 +63,7 @@ class BackendStats:
     compiles: int = 0          # XLA programs compiled (one per pod shape and bucket)
     compile_s: float = 0.0     # time spent tracing and compiling them
     calls: int = 0             # compiled calls made
-    run_s: float = 0.0         # time in compiled calls, including copying results out
+    run_s: float = 0.0         # time in compiled calls, copying inputs in and results out (not table uploads)
     uploads: int = 0           # node-table copies to the device (the table stays there between calls)
 
 
@@ -206,9 +204,9 @@ class JaxPlacer(Placer):
         spread = bool(p.spread.hard or p.spread.soft)
 
         resident = self._resident_nodes(n_pad, r_pad, kl_pad, t_pad, p_pad)
-        arrays = dict(resident.fixed)
-        arrays["rank"] = np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)])
-        arrays["scalars"] = np.array([n, wanted, self.next_start, len(pods)], np.int64)
+        per_call = {}       # int64 host inputs of this call, sent packed into one array
+        per_call["rank"] = np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)])
+        per_call["scalars"] = np.array([n, wanted, self.next_start, len(pods)], np.int64)
         state = dict(resident.state)
         kp_pad = 0
         if spread:
@@ -222,19 +220,18 @@ class JaxPlacer(Placer):
             state["bound_namespace"] = _pad(bound.namespace.astype(np.int32), (m_pad,), -2)
             state["bound_labels"] = _pad(bound.labels, (m_pad, kp_pad), -1)
             state["bound_terminating"] = _pad(bound.terminating, (m_pad,), False)
-            arrays["own"] = np.concatenate([_pad(own, (kp_pad,), -1).astype(np.int64),
+            per_call["own"] = np.concatenate([_pad(own, (kp_pad,), -1).astype(np.int64),
                                             np.array([ns, bound.count], np.int64)])
         if spread:      # the namespace id is a run-time input (it may be new to the vocabulary)
             pp = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=0))
         # Request amounts are run-time inputs too (only which columns are asked for is compiled in), so pods
         # that differ only in their requests share one program.
-        arrays["request"] = np.stack([pp.request, pp.fit_request, _pad(shape.nonzero, (r_pad,), 0)])
-        arrays["score_amounts"] = np.array([*p.fit_inputs.pod_request, *p.fit_inputs.pod_load,
+        per_call["request"] = np.stack([pp.request, pp.fit_request, _pad(shape.nonzero, (r_pad,), 0)])
+        per_call["score_amounts"] = np.array([*p.fit_inputs.pod_request, *p.fit_inputs.pod_load,
                                             *p.balanced_inputs.pod_request, *p.balanced_inputs.pod_load], np.int64)
         pp = dataclasses.replace(pp, request=None, fit_request=None,
                                  fit_inputs=_no_amounts(pp.fit_inputs), balanced_inputs=_no_amounts(pp.balanced_inputs))
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
-        per_call = {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)}
         layout = tuple((k, v.shape) for k, v in per_call.items())
         arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
         batch = self._batch_run(shape, pods)
@@ -245,8 +242,9 @@ class JaxPlacer(Placer):
         program = self._program(key, static, arrays, state)
         t0 = time.perf_counter()
         with precision(self.xp):
-            # Explicit copies of the per-call inputs (the resident table is already there): nothing moves
-            # implicitly (tests/test_backend_scheduler.py runs whole schedules under jax.transfer_guard).
+            # Explicit copies of the per-call inputs (the resident table is already there): nothing a compiled
+            # run moves is implicit (tests/test_backend_scheduler.py runs such schedules under
+            # jax.transfer_guard). The eager per-pod paths (claims, GPU shares, explain) still convert host arrays.
             arrays["packed"] = self.jax.device_put(arrays["packed"])
             if spread:      # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
                 state.update(self.jax.device_put({k: v for k, v in state.items() if isinstance(v, np.ndarray)}))
@@ -296,10 +294,10 @@ class JaxPlacer(Placer):
         tensors = self.cluster.tensors
         nodes = tensors.nodes
         owners = (tensors, nodes, nodes.allocatable, nodes.requested, nodes.nonzero_requested, nodes.pod_count,
-                  nodes.labels, nodes.taints, nodes.host_ports)
+                  nodes.allowed_pods, nodes.unschedulable, nodes.labels, nodes.taints, nodes.host_ports)
         pads = (n_pad, r_pad, kl_pad, t_pad, p_pad)
         r = self._resident
-        fresh = r is None or r.pads != pads or len(r.owners) != len(owners) or any(
+        fresh = r is None or r.pads != pads or any(
             a is not b for a, b in zip(r.owners, owners))
         if not fresh and r.mark == len(tensors.changes):
             return r
@@ -435,7 +433,6 @@ def _run(xp, static, a, s):
     c_pad = min(k_pad, n_pad)
     picks = min(k_pad, c_pad * BATCH_COPIES)
     copies = xp.arange(1, BATCH_COPIES + 1)[None, :]
-    weights = dict(pp.scores)
 
     def batch_body(carry):
         i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
@@ -444,32 +441,13 @@ def _run(xp, static, a, s):
         feasible = ev.feasible & valid
         prescore = prescore_fails(feasible)
         ok = xp.any(feasible) & ~prescore
-        cap = xp.full((n_pad,), k_pad, dtype=xp.int64)
-        if "NodeResourcesFit" in pp.filters:
-            cap = node_resources_fit.fit_capacity(xp, a["allocatable"], st["requested"], st["pod_count"],
-                                                  a["allowed_pods"], fit_request, pp.fit_columns)
-        if "NodePorts" in pp.filters:
-            cap = xp.minimum(cap, 1)
-        cap = xp.where(feasible, cap, 0)
-        static_total = xp.zeros((n_pad,), dtype=xp.int64)
-        holders = []
-        for plugin, raw in static_raw_scores(xp, pp, tensors).items():
-            static_total = static_total + weights[plugin] * default_normalize(xp, raw, feasible,
-                                                                              NORMALIZED_REVERSED[plugin])
-            top = xp.max(xp.where(feasible, raw, 0))
-            holders.append(feasible & (raw == top) & (top > 0))
+        cap = xp.where(feasible, copy_capacity(xp, pp, tensors.nodes, fit_request, k_pad), 0)
+        static_total, holders = fixed_scores(xp, pp, tensors, feasible)
 
         def totals(rows, j):
-            out = static_total[rows][:, None] + xp.zeros(j.shape, dtype=xp.int64)
-            for plugin, weight in pp.scores:
-                if plugin in RESOURCE_SCORES:
-                    alloc, before = resource_loads(xp, pp, tensors, plugin)
-                    out = out + weight * resource_score(xp, plugin, pp, profile, [x[rows][:, None] for x in alloc],
-                                                        [x[rows][:, None] for x in before], j)
-            return out
+            return copy_totals(xp, pp, profile, tensors, rows, static_total[rows], j)
 
-        everyone = xp.arange(n_pad)
-        sub = contenders(xp, totals(everyone, copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
+        sub = contenders(xp, totals(xp.arange(n_pad), copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
         cap_sub = cap[sub]
         cap_seen = xp.minimum(cap_sub, BATCH_COPIES)
         cand, copy, count = pick_order(xp, totals(sub, copies), cap_seen, a["rank"][sub], picks)
@@ -493,7 +471,7 @@ def _run(xp, static, a, s):
         fail_payloads = xp.where(ok, fail_payloads, payloads)
         return (i + take, ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st, rounds + 1)
 
-    # nodes_out has room for a whole round written at any i < k (dynamic_update_slice never clamps).
+    # nodes_out has room for a whole round written at any i < k, so dynamic_update_slice never has to clamp.
     carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
              xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32), xp.zeros((n_filters, n_pad), xp.int8),
              xp.zeros((n_filters, n_pad), xp.int64), s, xp.asarray(0, dtype=xp.int64))

@@ -172,8 +172,9 @@ class Placer:
                 out.failed, out.message = remaining, self.message(ev)
                 return
             k = len(remaining)
-            cap = self._capacity(p, cand_nodes, k)
-            static_total, holders = self._static_part(p, ev.feasible, cand_nodes)
+            cap = copy_capacity(np, p, tensors.nodes, p.fit_request, k)[cand_nodes]
+            static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
+            static_total, holders = static_total[cand_nodes], [h[cand_nodes] for h in holders]
             # Only nodes whose first copy ranks among the k best can take any of the k pods.
             sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
             copies = int(min(cap[sub].max(), k))
@@ -187,47 +188,49 @@ class Placer:
             out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
             remaining = remaining[take:]
 
-    def _capacity(self, p: Prepared, cand_nodes: np.ndarray, wanted: int) -> np.ndarray:
-        """(C,) copies of the pod each feasible node takes before a filter rejects it (the filters that can
-        change with placements of this very shape: resources, pod count, host ports)."""
-        nodes = self.cluster.tensors.nodes
-        cap = np.full(len(cand_nodes), wanted, np.int64)
-        if "NodeResourcesFit" in p.filters:
-            cap = node_resources_fit.fit_capacity(np, nodes.allocatable, nodes.requested, nodes.pod_count,
-                                                  nodes.allowed_pods, p.fit_request)[cand_nodes]
-        if "NodePorts" in p.filters:
-            cap = np.minimum(cap, 1)     # a second copy would clash with the first one's host ports
-        return cap
-
-    def _static_part(self, p: Prepared, feasible, cand_nodes: np.ndarray):
-        """Weighted normalized scores that stay fixed while the feasible set keeps its maxima, per candidate,
-        and for each such plugin with a positive maximum the candidates holding it."""
-        xp, weights = self.xp, dict(p.scores)
-        raw = static_raw_scores(xp, p, self.cluster.tensors)
-        static_total = np.zeros(len(cand_nodes), np.int64)
-        holders = []
-        for plugin, reverse in NORMALIZED_REVERSED.items():
-            if plugin not in raw:
-                continue
-            mine = np.asarray(raw[plugin])[cand_nodes]
-            static_total += weights[plugin] * np.asarray(default_normalize(xp, raw[plugin], feasible, reverse))[cand_nodes]
-            top = mine.max()
-            if top > 0:
-                holders.append(mine == top)
-        return static_total, holders
-
     def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
-        """(C, copies) int64 total score of the j-th further copy on each candidate."""
-        xp, tensors = self.xp, self.cluster.tensors
-        totals = np.repeat(static_total[:, None], copies, axis=1)
+        """(C, copies) int64 total score of the j-th further copy on each candidate, in blocks of copies."""
         step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes)))
-        for plugin, weight in p.scores:
-            if plugin not in RESOURCE_SCORES:
-                continue
+        return np.concatenate([
+            copy_totals(np, p, self.profile, self.cluster.tensors, cand_nodes, static_total,
+                        np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :])
+            for j0 in range(0, copies, step)], axis=1)
+
+
+# -- the batch path's per-round quantities, over all nodes; the numpy Placer and the compiled JAX rounds
+# (sched/jax_placer.py) share them -------------------------------------------------------------------------
+def copy_capacity(xp, p: Prepared, nodes, fit_request, default: int):
+    """(N,) int64 copies of the pod each node takes before a filter rejects it (the filters that can change with
+    placements of this very shape: resources, pod count, host ports); `default` where none of them runs."""
+    cap = xp.full((nodes.allocatable.shape[0],), default, dtype=xp.int64)
+    if "NodeResourcesFit" in p.filters:
+        cap = node_resources_fit.fit_capacity(xp, nodes.allocatable, nodes.requested, nodes.pod_count,
+                                              nodes.allowed_pods, fit_request, p.fit_columns)
+    if "NodePorts" in p.filters:
+        cap = xp.minimum(cap, 1)     # a second copy would clash with the first one's host ports
+    return cap
+
+
+def fixed_scores(xp, p: Prepared, tensors, feasible):
+    """The weighted normalized scores that stay fixed while the feasible set keeps its maxima ((N,) int64), and
+    per such plugin the feasible nodes holding its maximum ((N,) bool; none when the maximum is 0)."""
+    weights = dict(p.scores)
+    total = xp.zeros((feasible.shape[0],), dtype=xp.int64)
+    holders = []
+    for plugin, raw in static_raw_scores(xp, p, tensors).items():
+        total = total + weights[plugin] * default_normalize(xp, raw, feasible, NORMALIZED_REVERSED[plugin])
+        top = xp.max(xp.where(feasible, raw, 0))          # raw scores are never negative
+        holders.append(feasible & (raw == top) & (top > 0))
+    return total, holders
+
+
+def copy_totals(xp, p: Prepared, profile: Profile, tensors, rows, static_total, copies):
+    """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
+    fixed_scores' total at those rows."""
+    out = static_total[:, None] + xp.zeros(copies.shape, dtype=xp.int64)
+    for plugin, weight in p.scores:
+        if plugin in RESOURCE_SCORES:
             alloc, before = resource_loads(xp, p, tensors, plugin)
-            alloc = [a[cand_nodes, None] for a in alloc]
-            before = [b[cand_nodes, None] for b in before]
-            for j0 in range(0, copies, step):
-                j = np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :]
-                totals[:, j0:j0 + j.shape[1]] += weight * resource_score(np, plugin, p, self.profile, alloc, before, j)
-        return totals
+            out = out + weight * resource_score(xp, plugin, p, profile, [a[rows][:, None] for a in alloc],
+                                                [b[rows][:, None] for b in before], copies)
+    return out
