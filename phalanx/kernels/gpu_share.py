@@ -8,20 +8,20 @@ hold are shown with 0 free (without_whole_devices).
 """
 from __future__ import annotations
 
+from ..cluster_models.gpus import MILLI
 from .gpu_fit import device_fits
 from .status import SUCCESS, UNSCHEDULABLE
 
 NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
 INSUFFICIENT_BIT = 2         # payload: it has some, but fewer than `count` with `milli` free
 REASONS = {NO_ALLOWED_MODEL_BIT: "node(s) had no GPU of an allowed model", INSUFFICIENT_BIT: "Insufficient GPU share"}
-IDLE = 1000                  # free milli of an idle device (cluster_models.gpus.MILLI)
 
 
 def without_whole_devices(xp, free, whole):
-    """(N, D) free milli with, on each node n, its whole[n] lowest-index idle devices (free == IDLE) set to 0: the
+    """(N, D) free milli with, on each node n, its whole[n] lowest-index idle devices (free == MILLI) set to 0: the
     devices whole-GPU (nvidia.com/gpu) pods hold (sched/gpushare.py). whole: (N,) int64; a node with fewer
     idle devices than whole[n] (an over-committed input) has all of them held."""
-    idle = free == IDLE
+    idle = free == MILLI
     rank = xp.cumsum(idle.astype(xp.int64), axis=1)
     return xp.where(idle & (rank <= whole[:, None]), 0, free)
 
