@@ -308,15 +308,21 @@ def test_node_events_keep_the_whole_gpu_correction():
     assert devices(s) == [600, 1000, 1000] and gpu_requested(s) == [2, 2]   # over-committed, as upstream
 
 
-def test_topology_group_mixing_whole_gpus_and_shares():
+def rack_scheduler(gpus: int, min_count: int) -> Scheduler:
+    """Four A100 nodes with `gpus` devices each in racks r0 (n0, n1) and r1 (n2, n3); a 900m share bound on n0's
+    gpu0; PodGroup g (minCount `min_count`) constrained to one rack."""
     rack = "example.com/rack"
-    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", gpu=2, labels={PRODUCT: "A100", rack: f"r{i // 2}"})
+    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", gpu=gpus, labels={PRODUCT: "A100", rack: f"r{i // 2}"})
              for i in range(4)]
+    return Scheduler(cluster(nodes, pods=[gpod("x", 900, node_name="n0")],
+                             groups=[make_pod_group("g", min_count=min_count, topology=rack)]))
+
+
+def test_topology_group_mixing_whole_gpus_and_shares():
     # r0: n0 has a 900m share on gpu0, n1 is idle; r1 is idle. The group: 2 whole GPUs, then 3 x 500m shares.
     # In r0 the whole-GPU member fits only n1 (n0 has 1 device no share uses), which leaves n0's gpu1 for two of
     # the shares and nothing for the third: r0 is infeasible. r1: w -> n2, the shares on n3 (2 + 1).
-    s = Scheduler(cluster(nodes, pods=[gpod("x", 900, node_name="n0")],
-                          groups=[make_pod_group("g", min_count=4, topology=rack)]))
+    s = rack_scheduler(gpus=2, min_count=4)
     recs = s.add_pods([make_pod("w", cpu="1", gpu=2, pod_group="g")]
                       + [gpod(f"m{i}", 500, group="g") for i in range(3)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w": "n2", "default/m0": "n3", "default/m1": "n3", "default/m2": "n3"}
@@ -340,11 +346,7 @@ def test_node_events_keep_what_pods_hold():
 
 
 def test_topology_group_with_shares():
-    rack = "example.com/rack"
-    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", gpu=1, labels={PRODUCT: "A100", rack: f"r{i // 2}"})
-             for i in range(4)]
-    s = Scheduler(cluster(nodes, pods=[gpod("x", 900, node_name="n0")],
-                          groups=[make_pod_group("g", min_count=3, topology=rack)]))
+    s = rack_scheduler(gpus=1, min_count=3)
     recs = s.add_pods([gpod(f"m{i}", 500, group="g") for i in range(3)]) + s.run_until_idle()
     # rack r0 (n0: 100 free, n1: 1000) takes only 2 of the 500m pods; r1 takes all three.
     assert set(bindings(recs).values()) <= {"n2", "n3"} and len(bindings(recs)) == 3

@@ -258,11 +258,11 @@ class JaxPlacer(Placer):
         self.stats.run_s += time.perf_counter() - t0
 
         if sampling:
-            self.next_start = int(next_start)
+            self.next_start = next_start
         if batch:
-            out.batch_rounds += int(rounds)
+            out.batch_rounds += rounds
         else:
-            out.pod_cycles += int(rounds)
+            out.pod_cycles += rounds
         node_ids = node_ids[:placed].astype(np.int64)
         if placed:
             if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
