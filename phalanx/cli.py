@@ -10,8 +10,10 @@ from typing import Optional
 import typer
 
 from .cluster_models import InputError, load_paths
-from .sched import DEFAULT_PROFILE, Cluster, Scheduler, load_profile
-from .sched.config import COMPAT_VERSIONS, with_compat
+from .sched import Cluster, Scheduler
+from .sched.config import COMPAT_VERSIONS, default_config, load_config, parse_gates
+from .sched.config import feature_gates as check_gates
+from .sched.scheduler import TIE_BREAKS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics).")
@@ -24,29 +26,38 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _profile(config: Optional[Path], compat: str):
+def _config(config: Optional[Path], compat: str, feature_gates: str):
+    """The KubeSchedulerConfiguration of --config (every profile) or the default one, with --feature-gates."""
     if compat not in COMPAT_VERSIONS:
         _fail(f"--compat: unsupported version {compat!r} (use one of {', '.join(COMPAT_VERSIONS)})")
-    return load_profile(config, compat=compat) if config else with_compat(DEFAULT_PROFILE, compat)
+    gates = parse_gates(feature_gates)
+    check_gates(gates, "--feature-gates")          # a flag error names the flag, not the config file
+    return load_config(config, compat, gates) if config else default_config(compat, gates)
 
 
-def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True) -> Scheduler:
+def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="") -> Scheduler:
     if backend not in BACKENDS:
         _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
+    if tie_break not in TIE_BREAKS:
+        _fail(f"--tie-break: unknown tie-break {tie_break!r} (use one of {', '.join(TIE_BREAKS)})")
+    scheduler_config = _config(config, compat, feature_gates)     # its errors name the config file
     try:
-        return Scheduler(cluster, _profile(config, compat), backend=backend, tie_break=tie_break, seed=seed,
+        return Scheduler(cluster, scheduler_config, backend=backend, tie_break=tie_break, seed=seed,
                          batching=batching)
-    except ValueError as exc:
-        _fail(f"--backend/--tie-break: {exc}")
     except BackendUnavailable as exc:
         _fail(f"--backend: {exc}")
+
+
+GATES_HELP = "feature gates, e.g. TaintTolerationComparisonOperators=true (as kube-scheduler's --feature-gates)"
 
 
 @app.command()
 def schedule(
     cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PriorityClass manifests"),
     pods: Optional[Path] = typer.Option(None, "--pods", help="more pending pods (file or directory)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (profiles[0] is used)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (every profile: a pod "
+                                                                 "goes to the one its spec.schedulerName names)"),
+    feature_gates: str = typer.Option("", "--feature-gates", help=GATES_HELP),
     compat: str = typer.Option("1.36", "--compat", help="Kubernetes version whose formulas to use: 1.36 or 1.35"),
     backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto (a GPU backend if present)"),
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
@@ -61,7 +72,8 @@ def schedule(
         objects = load_paths([cluster, *([pods] if pods else [])])
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
-        result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching).schedule()
+        result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
+                            feature_gates).schedule()
     except InputError as exc:
         _fail(str(exc))
     timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}
@@ -69,9 +81,10 @@ def schedule(
         typer.echo(f"warning: {w}", err=True)
     if as_json:
         typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
+                               "unserved": result.unserved,
                                "pod_groups": {k: dict(zip(("status", "reason", "message"), v))
                                               for k, v in result.pod_groups.items()},
-                               "timing": timing}))
+                               "warnings": result.warnings, "timing": timing}))
         return
     _summary(state, result, load_s, verbose)
 
@@ -116,7 +129,9 @@ def explain(
     cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PodGroup manifests"),
     pod: Optional[Path] = typer.Option(None, "--pod", help="manifest of the pod to explain"),
     group: Optional[str] = typer.Option(None, "--group", help="namespace/name of a PodGroup in --cluster to explain"),
-    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration"),
+    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (the pod's profile by "
+                                                                 "its spec.schedulerName)"),
+    feature_gates: str = typer.Option("", "--feature-gates", help=GATES_HELP),
     compat: str = typer.Option("1.36", "--compat"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ):
@@ -129,7 +144,7 @@ def explain(
     try:
         state = Cluster.from_objects(load_paths([cluster]))
         if group is not None:
-            scheduler = _scheduler(state, config, compat, "numpy", "first", 0)
+            scheduler = _scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates)
             scheduler.schedule()
             try:
                 report = explain_group(scheduler, group)
@@ -140,7 +155,8 @@ def explain(
         pods = load_paths([pod]).pods
         if len(pods) != 1:
             _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
-        report = explain_pod(_scheduler(state, config, compat, "numpy", "first", 0), pods[0])
+        report = explain_pod(_scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates),
+                             pods[0])
     except InputError as exc:
         _fail(str(exc))
     typer.echo(json.dumps(report) if as_json else render_text(report))

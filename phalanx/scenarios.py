@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .cluster_models import ClusterObjects
-from .cluster_models.generate import (basic_pods, gang_pods, generate_nodes, gpu_mix_pods, gpu_mix_workloads,
-                                      heterogeneous_pods)
+from .cluster_models.generate import (anti_affinity_pods, basic_pods, gang_pods, generate_nodes, gpu_mix_pods,
+                                      gpu_mix_workloads, heterogeneous_pods, preferred_affinity_pods)
 from .sched import Cluster, Scheduler
 
 
@@ -56,6 +56,13 @@ SCENARIOS = {s.name: s for s in [
               "4 cpu / 32Gi / 110-pod nodes, identical 100m / 500Mi pods (scheduler_perf SchedulingBasic)"),
     _scenario("Heterogeneous_5000Nodes_10000Pods", 5000, 10_000, generate_nodes, heterogeneous_pods,
               "as SchedulingBasic, but every pod has its own cpu/memory request (no batching possible)"),
+    _scenario("SchedulingPodAntiAffinity_5000Nodes_5000Pods", 5000, 5000, generate_nodes, anti_affinity_pods,
+              "pods with required anti-affinity on kubernetes.io/hostname among themselves: one per node "
+              "(scheduler_perf SchedulingPodAntiAffinity)"),
+    _scenario("SchedulingPreferredPodAffinity_5000Nodes_5000Pods", 5000, 5000, generate_nodes,
+              preferred_affinity_pods,
+              "pods preferring (weight 1) nodes that hold pods like them, on kubernetes.io/hostname "
+              "(scheduler_perf SchedulingPreferredPodAffinity)"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
     _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, _gpu_nodes, lambda n: gpu_mix_pods(n, seed=1),

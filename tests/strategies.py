@@ -28,49 +28,11 @@ GEN = "gen"  # numeric label for Gt/Lt
 SCORE = "score"  # numeric label (may be negative / non-numeric) for Gt/Lt
 GPU = "nvidia.com/gpu"
 
-DEFAULT_FILTERS = (
-    "NodeUnschedulable",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "PodTopologySpread",
-)
-DEFAULT_SCORES = (
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodeResourcesFit", 1),
-    ("PodTopologySpread", 2),
-    ("NodeResourcesBalancedAllocation", 1),
-)
-
-
 # --------------------------------------------------------------------------------------
 # profiles
 # --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RefProfile:
-    """Stand-in with the attributes of phalanx.sched.config.Profile (see /tmp/spec/config.md)."""
-
-    filters: tuple = DEFAULT_FILTERS
-    scores: tuple = DEFAULT_SCORES
-    fit_strategy: str = "LeastAllocated"
-    fit_resources: tuple = (("cpu", 1), ("memory", 1))
-    rtcr_shape: tuple = ((0, 10), (100, 0))
-    balanced_resources: tuple = (("cpu", 1), ("memory", 1))
-    percentage_of_nodes_to_score: int = 100
-    compat: str = "1.36"
-    pts_default_constraints: str = "system"
-
-
-def make_profile(**kw):
-    """phalanx.sched.config.Profile(**kw) when phalanx.sched imports, else the RefProfile stand-in.
-    (A Profile that rejects these arguments is an error, not a reason to fall back.)"""
-    try:
-        from phalanx.sched.config import Profile  # type: ignore
-    except ImportError:
-        return RefProfile(**kw)
-    return Profile(**kw)
+from reference.profile import (DEFAULT_FILTERS, DEFAULT_SCORES, RefProfile, config_doc, make_profile,  # noqa: E402,F401
+                               ref_profile)
 
 
 _RTCR_SHAPES = (
@@ -116,6 +78,8 @@ def profiles(draw):
         rtcr_shape=tuple(rtcr_shape),
         balanced_resources=tuple(balanced),
         compat=draw(st.sampled_from(["1.36", "1.35"])),
+        hard_pod_affinity_weight=draw(st.sampled_from([1, 1, 0, 7, 100])),
+        ignore_preferred_terms_of_existing_pods=draw(st.integers(0, 4)) == 0,
     )
 
 
@@ -201,6 +165,7 @@ def make_pod(
     scheduling_gates=(),
     scheduler_name=None,
     phase=None,
+    pod_affinity=None,
 ):
     """Build a Pod from plain data.
 
@@ -213,6 +178,7 @@ def make_pod(
     containers: list of request dicts (overrides cpu/memory/...); init_containers: list of
     (request dict, is_sidecar).
     pod_group: spec.schedulingGroup.podGroupName; scheduling_gates: gate names; phase: status.phase.
+    pod_affinity: {"pod_affinity": ..., "pod_anti_affinity": ...} (snake_case model shape) for spec.affinity.
     """
     if containers is None:
         containers = [_requests(cpu, memory, ephemeral, gpu)]
@@ -261,6 +227,8 @@ def make_pod(
         ]
     if na:
         spec["affinity"] = {"node_affinity": na}
+    if pod_affinity:
+        spec.setdefault("affinity", {}).update(pod_affinity)
     obj = {"metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})}, "spec": spec}
     if phase is not None:
         obj["status"] = {"phase": phase}
@@ -416,6 +384,51 @@ def _spread_constraints(draw, app):
 
 
 @st.composite
+def _pod_affinity_term(draw, app):
+    """One PodAffinityTerm: selectors that pick some pods, every pod, or none (nil); namespaces listed, selected
+    by label ({} = all) or the owner's; matchLabelKeys / mismatchLabelKeys merged at validation."""
+    t = {"topology_key": draw(st.sampled_from([HOSTNAME, HOSTNAME, ZONE, ZONE, RACK, DISK]))}
+    sel = draw(st.integers(0, 8))
+    if sel <= 4:
+        t["label_selector"] = {"match_labels": {"app": draw(st.sampled_from([app, app, "a", "b"]))}}
+    elif sel == 5:
+        t["label_selector"] = {"match_expressions": [
+            {"key": "tier", "operator": draw(st.sampled_from(["Exists", "DoesNotExist"]))}]}
+    elif sel == 6:
+        t["label_selector"] = {"match_expressions": [{"key": "app", "operator": "NotIn", "values": [app]}]}
+    elif sel == 7:
+        t["label_selector"] = {}
+    # sel == 8: no labelSelector (selects nothing)
+    ns = draw(st.integers(0, 6))
+    if ns == 0:
+        t["namespaces"] = ["other"]
+    elif ns == 1:
+        t["namespaces"] = ["default", "other"]
+    elif ns == 2:
+        t["namespace_selector"] = {}
+    elif ns == 3:
+        t["namespace_selector"] = {"match_labels": {"kubernetes.io/metadata.name": "other"}}
+    if "label_selector" in t and draw(st.integers(0, 3)) == 0:
+        t[draw(st.sampled_from(["match_label_keys", "mismatch_label_keys"]))] = ["pod-template-hash"]
+    return t
+
+
+@st.composite
+def pod_affinities(draw, app):
+    """spec.affinity's podAffinity / podAntiAffinity (None for most pods)."""
+    out = {}
+    for kind in ("pod_affinity", "pod_anti_affinity"):
+        if draw(st.integers(0, 3)) != 0:
+            continue
+        required = [draw(_pod_affinity_term(app)) for _ in range(draw(st.sampled_from([0, 1, 1, 2])))]
+        preferred = [{"weight": draw(st.integers(1, 100)), "pod_affinity_term": draw(_pod_affinity_term(app))}
+                     for _ in range(draw(st.sampled_from([0, 0, 1, 2])))]
+        out[kind] = {"required_during_scheduling_ignored_during_execution": required,
+                     "preferred_during_scheduling_ignored_during_execution": preferred}
+    return out or None
+
+
+@st.composite
 def pod_templates(draw, nnodes: int, class_names):
     """A pod 'shape': everything but the name (and nodeName)."""
     app = draw(st.sampled_from(["a", "b", "c"]))
@@ -475,6 +488,7 @@ def pod_templates(draw, nnodes: int, class_names):
         spread=draw(_spread_constraints(app)),
         priority=priority,
         priority_class_name=pcn,
+        pod_affinity=draw(pod_affinities(app)),
     )
 
 
@@ -591,3 +605,15 @@ def clusters_with_groups(draw, max_nodes: int = 12, max_pods: int = 30, max_grou
         pending.append(pod_of(f"p{i}", template(), scheduling_gates=gates))
     pending = list(draw(st.permutations(pending)))
     return nodes, bound + pending, classes, groups
+
+
+def first_attempts(scheduler, pods) -> tuple[dict, dict]:
+    """Queue `pods` on a phalanx Scheduler and run its first pass (everything at time 0): bindings and each pod's
+    last failure message at time 0 (a gang member may wait at PreEnqueue as it arrives, then fail its group's
+    cycle). The one-pass references (tests/reference) model no retries; phalanx, as kube-scheduler, retries a pod
+    woken by a later binding (PodTopologySpread, InterPodAffinity hints) or a failed PodGroup after their backoff
+    (>= 1 s), so those come after time 0."""
+    records = scheduler.add_pods(pods) + scheduler.step(0.0)
+    bindings = {r.object: r.node for r in records if r.kind == "Bound"}
+    failures = {r.object: r.message for r in records if r.kind == "Unschedulable" and r.object not in bindings}
+    return bindings, failures

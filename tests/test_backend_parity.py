@@ -16,12 +16,15 @@ from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.tensors import BoundPods
-from phalanx.kernels import (balanced_allocation, batch, node_affinity, node_ports, node_resources_fit,
-                             node_unschedulable, pod_topology_spread, select, taint_toleration)
+from phalanx.kernels import balanced_allocation, batch, node_resources_fit, pod_topology_spread, select
 from phalanx.kernels.backend import gpu_available, precision, to_host
 from phalanx.kernels.normalize import default_normalize
+from phalanx.kernels.resource_allocation import node_load
+from phalanx.plugins.framework import NODE_LOCAL
 from phalanx.sched import Cluster
-from phalanx.sched.cycle import inclusion_masks, prepare, resource_loads, resource_score
+from phalanx.sched.cycle import prepare
+from phalanx.sched.framework import Framework
+from phalanx.sched.jax_placer import NodeArrays, TensorsView
 from phalanx.sched.shapes import ShapeTable
 from strategies import clusters, profiles
 
@@ -90,107 +93,66 @@ def check(backend, fn, arrays, static=None):
     return want
 
 
-# -- kernels over random clusters -----------------------------------------------------------------------------
+# -- every plugin over random clusters ------------------------------------------------------------------------
 
 def _prepared(cluster, profile, limit=3):
     nodes, pods, classes = cluster
     bound = [p for p in pods if p.spec.node_name]
     pending = [p for p in pods if not p.spec.node_name]
     state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
-    table = ShapeTable(profile.system_default_spreading)
-    return state.tensors, [prepare(table.intern(pod), state.tensors, profile) for pod in pending[:limit]]
+    framework = Framework(profile)
+    table = ShapeTable(framework)
+    return state, [prepare(table.intern(pod), state, framework) for pod in pending[:limit]]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@FEW
-@given(cluster=clusters(), profile=profiles())
-def test_filters(backend, cluster, profile):
-    """Codes and reason payloads of every filter, and the node capacity for further copies."""
-    tensors, prepared = _prepared(cluster, profile)
-    nodes = tensors.nodes
-    for p in prepared:
-        check(backend, node_unschedulable.node_unschedulable_filter, {"unschedulable": nodes.unschedulable},
-              {"pod_tolerates": p.tolerates_unschedulable})
-        check(backend, taint_toleration.taint_toleration_filter, {"taints": nodes.taints},
-              {"untolerated_hard": p.taints.untolerated_hard})
-        if p.affinity.required is not None:
-            check(backend, node_affinity.node_affinity_filter, {"labels": nodes.labels},
-                  {"required": p.affinity.required})
-        check(backend, node_ports.node_ports_filter, {"host_ports": nodes.host_ports, "conflict": p.port_conflicts})
-        fit_arrays = {"allocatable": nodes.allocatable, "requested": nodes.requested, "pod_count": nodes.pod_count,
-                      "allowed_pods": nodes.allowed_pods}
-        check(backend, node_resources_fit.fit_filter, fit_arrays, {"request": p.fit_request})
-        check(backend, node_resources_fit.fit_capacity, fit_arrays, {"request": p.fit_request})
+_NODE_FIELDS = ("allocatable", "requested", "nonzero_requested", "pod_count", "allowed_pods", "unschedulable",
+                "labels", "taints", "host_ports")
 
 
-def _spread_arrays(tensors, p, constraints):
-    bound = tensors.bound_pods()
-    return {"labels": tensors.nodes.labels, "bound_node": bound.node, "bound_namespace": bound.namespace,
-            "bound_labels": bound.labels, "bound_terminating": bound.terminating,
-            "namespace": np.asarray(p.spread.namespace, np.int64)}, bound.count
+def _arrays(state):
+    nodes = state.tensors.nodes
+    bound = state.tensors.bound_pods()
+    return {**{f: getattr(nodes, f) for f in _NODE_FIELDS}, "bound_node": bound.node,
+            "bound_namespace": bound.namespace, "bound_labels": bound.labels, "bound_terminating": bound.terminating}
 
 
-def _spread_filter(xp, labels, bound_node, bound_namespace, bound_labels, bound_terminating, namespace, *,
-                   count, constraints, n_values, affinity_ok, taints_ok):
-    bound = BoundPods(bound_node, bound_namespace, bound_labels, bound_terminating, count)
-    counts = [pod_topology_spread.matching_pods_per_node(xp, bound, labels.shape[0], namespace, c.selector)
-              for c in constraints]
-    return counts, pod_topology_spread.pod_topology_spread_filter(
-        xp, labels, n_values, counts, constraints, xp.asarray(affinity_ok), xp.asarray(taints_ok))
-
-
-def _spread_score(xp, labels, bound_node, bound_namespace, bound_labels, bound_terminating, namespace, feasible, *,
-                  count, constraints, n_values, affinity_ok, taints_ok):
-    bound = BoundPods(bound_node, bound_namespace, bound_labels, bound_terminating, count)
-    counts = [pod_topology_spread.matching_pods_per_node(xp, bound, labels.shape[0], namespace, c.selector)
-              for c in constraints]
-    raw, ignored = pod_topology_spread.pod_topology_spread_score(
-        xp, labels, n_values, counts, constraints, feasible, xp.asarray(affinity_ok), xp.asarray(taints_ok))
-    return raw, ignored, pod_topology_spread.pod_topology_spread_normalize(xp, raw, feasible, ignored)
+def _plugin_outputs(xp, feasible, *, p, node_labels, count, **a):
+    """Every plugin that runs for the prepared pod: Filter codes and payloads, copy capacity, raw and normalized
+    scores, the scores of further copies (batch path), on tensors made of the jit arguments."""
+    nodes = NodeArrays(a["allocatable"].shape[0], *(a[f] for f in _NODE_FIELDS))
+    tensors = TensorsView(nodes, node_labels, BoundPods(a["bound_node"], a["bound_namespace"], a["bound_labels"],
+                                                        a["bound_terminating"], count))
+    out = {}
+    for plugin, state in p.filters:
+        out[f"filter {plugin.name}"] = plugin.filter(xp, state, tensors)[:2]
+        if plugin.filter_behaviour(state) == NODE_LOCAL:
+            out[f"capacity {plugin.name}"] = plugin.copy_capacity(xp, state, tensors)
+    for plugin, state, _ in p.scores:
+        raw = plugin.score(xp, state, tensors, feasible)
+        out[f"score {plugin.name}"] = (raw, plugin.normalize(xp, raw, feasible, state, tensors))
+        if plugin.score_behaviour(state) == NODE_LOCAL:
+            out[f"copies {plugin.name}"] = plugin.copy_scores(xp, state, tensors, xp.arange(nodes.size),
+                                                                xp.arange(1, 5)[None, :])
+    return out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @FEW
 @given(cluster=clusters(), profile=profiles(), data=st.data())
-def test_scores_and_spread(backend, cluster, profile, data):
-    """Raw scores of every plugin, DefaultNormalizeScore, the PodTopologySpread filter/score/normalize and
-    matching-pod counts, the resource scores per pod and for a block of further copies (the batch path)."""
-    tensors, prepared = _prepared(cluster, profile)
-    nodes = tensors.nodes
-    n = nodes.size
-    n_values = [len(v) for v in tensors.node_labels.values]
+def test_plugins(backend, cluster, profile, data):
+    """Every plugin's Filter, Score and NormalizeScore, and its batch-path quantities, bit for bit."""
+    state, prepared = _prepared(cluster, profile)
+    n = state.tensors.nodes.size
     for p in prepared:
         feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
-        prefer = check(backend, taint_toleration.taint_toleration_score, {"taints": nodes.taints},
-                       {"untolerated_prefer": p.taints.untolerated_prefer})
-        check(backend, default_normalize, {"raw": prefer, "feasible": feasible}, {"reverse": True})
-        aff = check(backend, node_affinity.node_affinity_score, {"labels": nodes.labels},
-                    {"preferred": p.affinity.preferred})
-        check(backend, default_normalize, {"raw": aff, "feasible": feasible}, {"reverse": False})
-        affinity_ok, taints_ok = (np.asarray(m) for m in inclusion_masks(np, p, tensors))
-        for constraints, fn, extra in ((p.spread.hard, _spread_filter, {}),
-                                       (p.spread.soft, _spread_score, {"feasible": feasible})):
-            if constraints:
-                arrays, count = _spread_arrays(tensors, p, constraints)
-                check(backend, fn, {**arrays, **extra},
-                      {"count": count, "constraints": constraints, "n_values": n_values,
-                       "affinity_ok": affinity_ok, "taints_ok": taints_ok})
-        for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
-            alloc, before = resource_loads(np, p, tensors, plugin)
-
-            def score(xp, alloc, before, _plugin=plugin):
-                return resource_score(xp, _plugin, p, profile, alloc, before, 1)
-
-            check(backend, score, {"alloc": alloc, "before": before})
-            copies = np.arange(1, 5)[None, :]
-
-            def block(xp, alloc, before, copies, _plugin=plugin):
-                return resource_score(xp, _plugin, p, profile, [a[:, None] for a in alloc],
-                                      [b[:, None] for b in before], copies)
-
-            check(backend, block, {"alloc": alloc, "before": before, "copies": copies})
-            if plugin == "NodeResourcesBalancedAllocation":
-                check(backend, balanced_allocation.node_balance, {"load": before, "allocatable": alloc})
+        count = state.tensors.bound_pods().count
+        check(backend, _plugin_outputs, {"feasible": feasible, **_arrays(state)},
+              {"p": p, "node_labels": state.tensors.node_labels, "count": count})
+        for plugin, state_, _ in p.scores:
+            if plugin.name == "NodeResourcesBalancedAllocation":
+                alloc, load = node_load(np, state.tensors.nodes.allocatable, state.tensors.nodes.requested,
+                                        state.tensors.nodes.nonzero_requested, state_)
+                check(backend, balanced_allocation.node_balance, {"load": load, "allocatable": alloc})
 
 
 # -- numeric kernels over random arrays -----------------------------------------------------------------------

@@ -35,7 +35,10 @@ def test_jax_schedule_matches_numpy(cluster, profile):
     assert got.bindings == want.bindings
     assert got.unschedulable == want.unschedulable
     assert jax_sched.backend == "jax"
-    assert jax_sched.placer.stats.calls > 0 or not (want.bindings or want.unschedulable)
+    # Runs where InterPodAffinity takes part go eagerly (its states are made on the host); others are compiled.
+    inter_pod = any(p.spec.affinity is not None and (p.spec.affinity.pod_affinity or p.spec.affinity.pod_anti_affinity)
+                    for p in pods)
+    assert jax_sched.placer.stats.calls > 0 or not (want.bindings or want.unschedulable) or inter_pod
 
 
 @settings(max_examples=6)

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
-from phalanx.sched import Cluster, Profile, Scheduler
-from strategies import make_node, make_pod
+from phalanx.sched import Cluster, Scheduler
+from strategies import make_node, make_pod, make_profile
 
 SHAPES = (((0, 10), (100, 0)), ((0, 0), (100, 10)), ((0, 0), (50, 10), (100, 0)), ((0, 7), (30, 0), (100, 10)))
 
@@ -48,7 +48,7 @@ def batch_cases(draw):
     # Interleave templates a little so runs break and re-form.
     order = np.argsort(np.arange(len(pods)) + rng.integers(0, 8, len(pods)), kind="stable")
     pods = [pods[i] for i in order]
-    profile = Profile(fit_strategy=draw(st.sampled_from(["LeastAllocated", "MostAllocated",
+    profile = make_profile(fit_strategy=draw(st.sampled_from(["LeastAllocated", "MostAllocated",
                                                          "RequestedToCapacityRatio"])),
                       rtcr_shape=draw(st.sampled_from(SHAPES)), compat=draw(st.sampled_from(["1.36", "1.35"])))
     return nodes, pods, profile

@@ -26,7 +26,7 @@ def test_generate_then_schedule(tmp_path):
     res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert set(report) == {"bindings", "unschedulable", "pod_groups", "timing"}
+    assert set(report) == {"bindings", "unschedulable", "unserved", "pod_groups", "warnings", "timing"}
     assert len(report["bindings"]) + len(report["unschedulable"]) == 120
     assert set(report["timing"]) == {"load_s", "schedule_s"}
 
@@ -103,3 +103,67 @@ def test_unknown_scenario_and_backend(tmp_path):
     assert runner.invoke(app, ["bench", "NoSuchScenario"]).exit_code == 2
     res = runner.invoke(app, ["schedule", "--cluster", str(_toy_dir(tmp_path)), "--backend", "tpu"])
     assert res.exit_code == 2 and "unknown backend" in res.stderr
+
+
+_NODES = """apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1, zone: a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2, zone: b}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0, labels: {app: web}}
+spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
+"""
+_WEB_1 = """apiVersion: v1
+kind: Pod
+metadata: {name: web-1, labels: {app: web}}
+spec:
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 10
+        podAffinityTerm: {labelSelector: {matchLabels: {app: web}}, topologyKey: kubernetes.io/hostname}
+  containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+"""
+_SCORE_ONLY = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    filter: {disabled: [{name: "*"}]}
+    preScore: {disabled: [{name: "*"}], enabled: [{name: InterPodAffinity}]}
+    score: {disabled: [{name: "*"}], enabled: [{name: InterPodAffinity}]}
+"""
+
+
+def test_explain_a_plugin_enabled_alone_at_prescore_and_score(tmp_path):
+    """How upstream's plugin unit tests are shaped: one plugin's raw and normalized scores. web-0 on n1 is selected
+    by web-1's preferred term (weight 10, hostname): raw n1 10, n2 0 -> normalized 100 and 0."""
+    (tmp_path / "c.yaml").write_text(_NODES)
+    (tmp_path / "p.yaml").write_text(_WEB_1)
+    (tmp_path / "cfg.yaml").write_text(_SCORE_ONLY)
+    out = runner.invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--pod", str(tmp_path / "p.yaml"),
+                              "--config", str(tmp_path / "cfg.yaml"), "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert {n["name"]: n["scores"] for n in report["nodes"]} == {
+        "n1": {"InterPodAffinity": {"raw": 10, "normalized": 100}},
+        "n2": {"InterPodAffinity": {"raw": 0, "normalized": 0}}}
+    assert report["selected"] == "n1"
+
+
+def test_config_errors_name_the_file_not_the_flags(tmp_path):
+    (tmp_path / "c.yaml").write_text(_NODES)
+    (tmp_path / "bad.yaml").write_text("kind: KubeSchedulerConfiguration\nprofiles: [{plugins: {score: "
+                                       "{enabled: [{name: NoSuch}]}}}]\n")
+    out = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--config", str(tmp_path / "bad.yaml")])
+    assert out.exit_code == 2
+    assert out.output.strip() == (f'error: {tmp_path / "bad.yaml"}: profiles[0].plugins.score.enabled[0].name: '
+                                  f'unknown plugin "NoSuch"')
+    out = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--feature-gates", "Nope=true"])
+    assert out.exit_code == 2 and out.output.startswith("error: --feature-gates: Nope: unknown feature gate")

@@ -1,98 +1,152 @@
-"""KubeSchedulerConfiguration -> Profile."""
+"""KubeSchedulerConfiguration -> SchedulerConfig, read as kube-scheduler v1.36 reads it (expected values are
+upstream's getDefaultPlugins order, mergePluginSet / expandMultiPointPlugins rules and validation texts)."""
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
-from phalanx.cluster_models import InputError
-from phalanx.sched.config import DEFAULT_PROFILE, Profile, profile_from_config
+from phalanx.cluster_models import ClusterObjects, InputError
+from phalanx.sched import Cluster, Scheduler
+from phalanx.sched.config import DEFAULT_PROFILE, config_from_doc, load_config, parse_gates, profile_from_config
+from strategies import make_node, make_pod
+
+UPSTREAM_FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                    "PodTopologySpread", "InterPodAffinity", "DynamicResources")
 
 
-def _doc(profile: dict, **top) -> dict:
+def _doc(*profiles, **top) -> dict:
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [profile], **top}
+            "profiles": list(profiles), **top}
 
 
-def test_defaults_when_empty():
-    assert profile_from_config(_doc({})) == DEFAULT_PROFILE
+def test_defaults_are_v136_default_plugins_in_order():
+    prof = profile_from_config(_doc({}))
+    # A file that does not set percentageOfNodesToScore gets upstream's adaptive default (0); phalanx's built-in
+    # profile scores every node.
+    assert prof == dataclasses.replace(DEFAULT_PROFILE, percentage_of_nodes_to_score=0)
+    assert prof.enabled("filter")[:len(UPSTREAM_FILTERS)] == UPSTREAM_FILTERS
+    assert prof.enabled("preScore")[:6] == ("TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                                             "PodTopologySpread", "InterPodAffinity",
+                                             "NodeResourcesBalancedAllocation")
+    assert {n: prof.weight(n) for n in prof.enabled("score")} == {
+        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1}
+    assert prof.enabled("placementScore") == ("NodeResourcesFit", "PodGroupPodsCount")
+    assert prof.enabled("placementGenerate") == ("TopologyPlacementGenerator",)
 
 
-def test_enable_disable_weights_and_args():
-    prof = profile_from_config(_doc({
-        "plugins": {"filter": {"disabled": [{"name": "NodePorts"}]},
-                    "score": {"disabled": [{"name": "*"}],
-                              "enabled": [{"name": "NodeResourcesFit", "weight": 5},
-                                          {"name": "TaintToleration"}]}},
-        "percentageOfNodesToScore": 30,
-        "pluginConfig": [
-            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-                "type": "RequestedToCapacityRatio",
-                "resources": [{"name": "cpu", "weight": 2}, {"name": "nvidia.com/gpu", "weight": 5}],
-                "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0},
-                                                       {"utilization": 100, "score": 10}]}}}},
-            {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}]}},
-        ]}), compat="1.35")
-    assert "NodePorts" not in prof.filters and prof.filters[0] == "NodeUnschedulable"
-    # A weight left unset at the score point itself is 1 (getScoreWeights), not the multiPoint default.
-    assert prof.scores == (("NodeResourcesFit", 5), ("TaintToleration", 1))
-    assert prof.fit_strategy == "RequestedToCapacityRatio"
-    assert prof.fit_resources == (("cpu", 2), ("nvidia.com/gpu", 5))
-    assert prof.rtcr_shape == ((0, 0), (100, 10))
-    assert prof.balanced_resources == (("cpu", 1),)
-    assert prof.percentage_of_nodes_to_score == 30 and prof.compat == "1.35"
+def test_a_plugin_at_score_only_is_legal():
+    """The issue's config: TaintToleration scores while no filter runs."""
+    prof = profile_from_config(_doc({"plugins": {"filter": {"disabled": [{"name": "*"}]},
+                                                 "score": {"disabled": [{"name": "*"}],
+                                                           "enabled": [{"name": "TaintToleration"}]}}}))
+    assert prof.enabled("filter") == ()
+    assert prof.enabled("score") == ("TaintToleration",) and prof.weight("TaintToleration") == 1
+    assert "TaintToleration" in prof.enabled("preScore")
 
 
-def test_multipoint_and_reordering():
+def test_prescore_disabled_everywhere():
+    prof = profile_from_config(_doc({"plugins": {"preScore": {"disabled": [{"name": "*"}]}}}))
+    assert prof.enabled("preScore") == ()
+    assert "InterPodAffinity" in prof.enabled("score")
+
+
+def test_multipoint_expansion_and_reordering():
     prof = profile_from_config(_doc({"plugins": {
         "multiPoint": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}],
                        "enabled": [{"name": "TaintToleration", "weight": 7}]},
         "filter": {"enabled": [{"name": "NodeResourcesFit"}]}}}))
-    # A default plugin configured at the filter point itself moves to the front (expandMultiPointPlugins).
-    assert prof.filters == ("NodeResourcesFit", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-                            "PodTopologySpread")
-    assert dict(prof.scores) == {"TaintToleration": 7, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                 "PodTopologySpread": 2}
+    # A default plugin configured at the point itself comes first (expandMultiPointPlugins); TaintToleration,
+    # re-enabled in multiPoint, keeps its default position with the custom weight.
+    assert prof.enabled("filter")[:7] == ("NodeResourcesFit", "NodeUnschedulable", "TaintToleration",
+                                          "NodeAffinity", "NodePorts", "PodTopologySpread", "InterPodAffinity")
+    assert "NodeResourcesBalancedAllocation" not in prof.enabled("score")
+    assert prof.weight("TaintToleration") == 7
 
 
-def test_resource_weight_zero_means_one_and_ignored_resources():
-    prof = profile_from_config(_doc({"pluginConfig": [{"name": "NodeResourcesFit", "args": {
-        "ignoredResources": ["example.com/foo"], "ignoredResourceGroups": ["vendor.io"],
-        "scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 0}, {"name": "memory"}]}}}]}))
-    assert prof.fit_resources == (("cpu", 1), ("memory", 1))
-    assert prof.fit_ignored_resources == ("example.com/foo",) and prof.fit_ignored_groups == ("vendor.io",)
+def test_score_weight_given_at_score_wins_and_zero_means_one():
+    prof = profile_from_config(_doc({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5},
+                                                                       {"name": "InterPodAffinity", "weight": 0}]}}}))
+    assert prof.weight("NodeAffinity") == 5 and prof.weight("InterPodAffinity") == 1
 
 
-def test_unmodelled_plugins_are_recorded_not_fatal():
-    prof = profile_from_config(_doc({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}}))
-    assert prof.ignored_plugins == ("ImageLocality",)
+def test_plugin_args_defaulted_and_validated():
+    prof = profile_from_config(_doc({"pluginConfig": [
+        {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 0,
+                                              "ignorePreferredTermsOfExistingPods": True}},
+        {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}]}}]}))
+    ipa = prof.arg("InterPodAffinity")
+    assert ipa.hard_pod_affinity_weight == 0 and ipa.ignore_preferred_terms_of_existing_pods
+    assert profile_from_config(_doc({})).arg("InterPodAffinity").hard_pod_affinity_weight == 1
+
+
+def test_every_profile_and_unserved_pods():
+    doc = _doc({"schedulerName": "default-scheduler"},
+               {"schedulerName": "packer", "plugins": {"score": {"disabled": [{"name": "*"}]}}})
+    config = config_from_doc(doc)
+    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler", "packer"]
+    assert config.profile("packer").enabled("score") == ()
+    nodes = [make_node("n0", cpu="4", memory="8Gi")]
+    pods = [make_pod("a", cpu="1"), make_pod("b", cpu="1", scheduler_name="packer"),
+            make_pod("c", cpu="1", scheduler_name="nobody")]
+    s = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods)), config)
+    result = s.schedule()
+    assert result.bindings == {"default/a": "n0", "default/b": "n0"}
+    assert result.unserved == ["default/c"]
+
+
+def test_unmodelled_plugins_are_warned_about():
+    config = config_from_doc(_doc({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}}), "cfg.yaml")
+    assert config.profiles[0].ignored_plugins == ("ImageLocality (score)",)
+    assert config.warnings == ("cfg.yaml: profiles[0] (default-scheduler): configured but not modelled by phalanx, "
+                               "no effect on decisions: ImageLocality (score)",)
+
+
+def test_feature_gates_from_the_file_and_the_flag():
+    doc = _doc({}, featureGates={"TaintTolerationComparisonOperators": True})
+    assert dict(config_from_doc(doc).profiles[0].feature_gates)["TaintTolerationComparisonOperators"]
+    flag = parse_gates("TaintTolerationComparisonOperators=false")
+    assert not dict(config_from_doc(doc, gates=flag).profiles[0].feature_gates)["TaintTolerationComparisonOperators"]
 
 
 @pytest.mark.parametrize("profile,message", [
-    ({"plugins": {"filter": {"enabled": [{"name": "Bogus"}]}}}, "unknown plugin 'Bogus'"),
-    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": -1}]}}}, "range [0, 100]"),
-    ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 101}]}}}, "range [0, 100]"),
-    ({"plugins": {"preFilter": {"disabled": [{"name": "NodeAffinity"}]}}}, "not supported"),
-    ({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}]},
-     "addedAffinity: not supported"),
-    ({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Spread"}}}]},
-     "unknown strategy"),
-    ({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-        "type": "RequestedToCapacityRatio",
-        "requestedToCapacityRatio": {"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]}}}}]},
-     "strictly increasing"),
+    ({"plugins": {"filter": {"enabled": [{"name": "Bogus"}]}}},
+     'profiles[0].plugins.filter.enabled[0].name: unknown plugin "Bogus"'),
+    ({"plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]}}},
+     'profiles[0].plugins.filter.enabled[0].name: plugin "ImageLocality" does not extend filter'),
+    ({"plugins": {"preFilter": {"enabled": [{"name": "TaintToleration"}]}}},
+     'plugin "TaintToleration" does not extend preFilter'),
+    ({"plugins": {"sideways": {}}}, "profiles[0].plugins.sideways: unknown field (strict decoding error)"),
+    ({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}, "only one queue sort plugin required"),
+    ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]},
+     "profiles[0].pluginConfig[0].args: hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
+    ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": -1}}]},
+     "hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"),
+    ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWieght": 3}}]},
+     "profiles[0].pluginConfig[0].args"),
+    ({"pluginConfig": [{"name": "InterPodAffinity"}, {"name": "InterPodAffinity"}]},
+     'profiles[0].pluginConfig[1]: Duplicate value: "InterPodAffinity"'),
+    ({"percentageOfNodesToScore": 101}, "profiles[0].percentageOfNodesToScore: Invalid value: 101"),
 ])
-def test_bad_configs_are_one_line_errors(profile, message):
-    with pytest.raises(InputError, match=None) as err:
-        profile_from_config(_doc(profile))
-    assert message in str(err.value) and "\n" not in str(err.value)
+def test_errors_name_the_file_and_field(profile, message):
+    with pytest.raises(InputError) as err:
+        config_from_doc(_doc(profile), "sched.yaml")
+    assert str(err.value).startswith("sched.yaml: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
 
 
-def test_wrong_kind():
-    with pytest.raises(InputError, match="expected KubeSchedulerConfiguration"):
-        profile_from_config({"kind": "Pod"})
+def test_top_level_errors():
+    with pytest.raises(InputError, match="sched.yaml: featureGates: Bogus: unknown feature gate"):
+        config_from_doc(_doc({}, featureGates={"Bogus": True}), "sched.yaml")
+    with pytest.raises(InputError, match="podMaxBackoffSeconds"):
+        config_from_doc(_doc({}, podInitialBackoffSeconds=5, podMaxBackoffSeconds=2), "sched.yaml")
+    with pytest.raises(InputError, match=r'profiles\[1\].schedulerName: Duplicate value: "a"'):
+        config_from_doc(_doc({"schedulerName": "a"}, {"schedulerName": "a"}), "sched.yaml")
 
 
-def test_profile_validates_its_own_fields():
-    with pytest.raises(InputError, match="compat"):
-        Profile(compat="1.20")
-    with pytest.raises(InputError, match="percentageOfNodesToScore"):
-        Profile(percentage_of_nodes_to_score=101)
+def test_load_config_names_the_path(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("kind: KubeSchedulerConfiguration\nprofiles: [{plugins: {score: {enabled: [{name: Nope}]}}}]\n")
+    with pytest.raises(InputError, match=f"^{path}: profiles"):
+        load_config(path)

@@ -156,9 +156,9 @@ def test_failed_gang_cycle_restores_devices_bit_for_bit():
     devices0, nodes0 = c.claims.snapshot(), node_state(s)
     recs = s.add_pods([pod(f"m{i}", [GROUP_CLAIM], cpu="3", group="g") for i in range(2)]) + s.run_until_idle()
     assert not bindings(recs)
-    assert s._last_message["default/m1"] == \
+    assert s.pending_message["default/m1"] == \
         "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the node."
-    assert s._last_message["default/m0"] == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    assert s.pending_message["default/m0"] == "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
     devices1 = c.claims.snapshot()
     assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
     assert devices1[1]["default/g-gpus"] == (None, [])
@@ -173,7 +173,7 @@ def test_failed_gang_with_per_pod_claims_restores_devices():
     devices0, nodes0 = c.claims.snapshot(), node_state(s)
     recs = s.add_pods([pod(f"m{i}", [entry], group="g") for i in range(3)]) + s.run_until_idle()
     assert not bindings(recs)
-    assert s._last_message["default/m2"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/m2"] == "0/2 nodes are available: 2 cannot allocate all claims."
     devices1 = c.claims.snapshot()
     assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
     assert all(v == (None, []) for v in devices1[1].values())
@@ -205,7 +205,7 @@ def test_per_pod_template_claims_allocate_per_pod_and_go_with_the_pod():
     recs = s.add_pods(pods) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n0", "default/b": "n0"}
     assert devices_of(s, "default/a-gpu") == ["n0/gpu0"] and devices_of(s, "default/b-gpu") == ["n0/gpu1"]
-    assert s._last_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
     report = explain_pod(s, c_pod)
     assert [n["filters"]["DynamicResources"]["reasons"] for n in report["nodes"]] == \
         [["cannot allocate all claims"]] * 2
@@ -244,7 +244,7 @@ def test_pod_with_claims_and_no_devices_anywhere():
     s = Scheduler(c)
     s.add_pods([pod("p", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])])
     s.run_until_idle()
-    assert s._last_message["default/p"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/p"] == "0/2 nodes are available: 2 cannot allocate all claims."
 
 
 @pytest.mark.parametrize("entry,extra,message", [
@@ -258,7 +258,7 @@ def test_prefilter_messages(entry, extra, message):
     s = Scheduler(c)
     s.add_pods([pod("p", [entry])])
     s.run_until_idle()
-    assert s._last_message["default/p"] == f"0/1 nodes are available: {message}."
+    assert s.pending_message["default/p"] == f"0/1 nodes are available: {message}."
 
 
 def test_bound_pod_in_the_input_holds_its_claim():
@@ -481,7 +481,7 @@ def test_backends_place_claims_alike(backend):
     # a, b, c arrive after the group's members (queue order by arrival): m0, m1 take n0 and both its GPUs;
     # a -> n1 (n0 has no free GPU), b -> n1, c: no free GPU anywhere.
     assert bindings(recs) == {"default/m0": "n0", "default/m1": "n0", "default/a": "n1", "default/b": "n1"}
-    assert s._last_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
 
 
 def test_topology_group_claim_tries_each_placement_on_its_own_copy():

@@ -68,7 +68,7 @@ def test_two_half_gpu_pods_share_one_device_and_a_third_does_not_fit():
     recs = s.add_pods([gpod("a", 500), gpod("b", 500), gpod("c", 500)]) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n0", "default/b": "n0"}
     assert used(s) == [1000]                        # 500 + 500 on gpu0
-    assert s._last_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
 
 
 def test_600m_does_not_fit_a_device_with_500m_free():
@@ -79,7 +79,7 @@ def test_600m_does_not_fit_a_device_with_500m_free():
     assert not bindings(recs) and used(s) == [500]
     # n0: 1000 - 500 = 500 free < 600; cpu-only has no GPU (any model allowed: "Insufficient" wording is
     # reserved for nodes with GPUs, a node without any GPU has none of an allowed model)
-    assert s._last_message["default/b"] == \
+    assert s.pending_message["default/b"] == \
         "0/2 nodes are available: 1 Insufficient GPU share, 1 node(s) had no GPU of an allowed model."
 
 
@@ -89,7 +89,7 @@ def test_model_restriction():
                        gpod("either", 1000, count=2, models=("A100", "T4"))]) + s.run_until_idle()
     assert bindings(recs) == {"default/want-a100": "a100", "default/either": "t4"}
     assert used(s) == [1000, 1000, 300]           # rows: t4/gpu0, t4/gpu1, a100/gpu0
-    assert s._last_message["default/want-v100"] == \
+    assert s.pending_message["default/want-v100"] == \
         "0/2 nodes are available: 2 node(s) had no GPU of an allowed model."
 
 
@@ -114,7 +114,7 @@ def test_identical_share_pods_in_one_run_are_placed_one_by_one():
     s = Scheduler(cluster([gnode("n0", 2)]))
     recs = s.add_pods([gpod(f"p{i}", 400) for i in range(5)]) + s.run_until_idle()
     assert len(bindings(recs)) == 4 and used(s) == [800, 800]
-    assert s._last_message["default/p4"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/p4"] == "0/1 nodes are available: 1 Insufficient GPU share."
 
 
 def test_delete_releases_exactly():
@@ -136,7 +136,7 @@ def test_waiting_pod_is_retried_when_a_share_is_released():
     s.run_until_idle()
     s.add_pods([gpod("b", 500)])
     s.run_until_idle()
-    assert "default/b" in s._last_message
+    assert "default/b" in s.pending_message
     recs = s.delete_pod("default/a") + s.run_until_idle()
     assert bindings(recs) == {"default/b": "n0"} and used(s) == [500]
 
@@ -151,7 +151,7 @@ def test_failed_gang_cycle_restores_the_gpu_table_bit_for_bit():
     after = s.cluster.gpus.snapshot()
     assert before[0].dtype == after[0].dtype and np.array_equal(before[0], after[0]) and before[1] == after[1]
     assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s)))
-    assert s._last_message["default/m2"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/m2"] == "0/1 nodes are available: 1 Insufficient GPU share."
 
 
 def test_gangs_of_share_pods_do_not_ride_trains_but_schedule():
@@ -193,7 +193,7 @@ def test_whole_nvidia_gpu_pods_keep_node_level_fit():
     s = Scheduler(cluster([gnode("n0", 2)]))
     recs = s.add_pods([make_pod("w", cpu="1", gpu=2), make_pod("x", cpu="1", gpu=1)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w": "n0"} and used(s) == [0, 0]
-    assert s._last_message["default/x"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s.pending_message["default/x"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     assert devices(s) == [1000, 1000] and gpu_requested(s) == [2] and s.cluster.gpus.extra.tolist() == [0]
 
 
@@ -206,14 +206,14 @@ def test_whole_gpu_pod_does_not_take_a_device_a_share_uses():
     assert devices(s) == [500, 0] and gpu_requested(s) == [1]          # 0 whole + 1 device used by shares
     recs = s.add_pods([make_pod("w2", cpu="1", gpu=2)]) + s.run_until_idle()
     assert not bindings(recs)
-    assert s._last_message["default/w2"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s.pending_message["default/w2"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     recs = s.add_pods([make_pod("w1", cpu="1", gpu=1)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w1": "n0"}
     assert devices(s) == [500, 1000] and gpu_requested(s) == [2]       # w1 holds gpu1 (the one no share uses)
     # A second share fits gpu0 (500 free), not gpu1 (held whole): best fit among devices w1 does not hold.
     recs = s.add_pods([gpod("b", 500), gpod("c", 100)]) + s.run_until_idle()
     assert bindings(recs) == {"default/b": "n0"} and devices(s) == [1000, 1000]
-    assert s._last_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
     # a and b leave: gpu0 is free of shares, so w1 is shown on it (the lowest-index device no share uses) and
     # the waiting c takes gpu1; w2 still waits (1 device free), and once c and w1 leave it takes both.
     s.delete_pod("default/a")
@@ -233,7 +233,7 @@ def test_share_does_not_take_a_device_a_whole_gpu_pod_holds():
     assert bindings(recs) == {"default/w": "n0"} and devices(s) == [1000, 1000, 0]
     recs = s.add_pods([gpod("a", 300), gpod("b", 800)]) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n1"} and devices(s) == [1000, 1000, 300]
-    assert s._last_message["default/b"] == "0/2 nodes are available: 2 Insufficient GPU share."
+    assert s.pending_message["default/b"] == "0/2 nodes are available: 2 Insufficient GPU share."
     assert gpu_requested(s) == [2, 1]
     recs = s.delete_pod("default/w") + s.run_until_idle()                # both devices free again
     assert bindings(recs) == {"default/b": "n0"} and devices(s) == [800, 0, 300] and gpu_requested(s) == [1, 1]
@@ -261,8 +261,8 @@ def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_f
     changes0 = len(s.cluster.tensors.changes)
     recs = s.add_pods([make_pod(f"w{i}", cpu="1", gpu=1, pod_group="g") for i in range(2)]
                       + [gpod(f"s{i}", 950, group="g") for i in range(2)]) + s.run_until_idle()
-    assert not bindings(recs) and s._stats.batch_rounds >= 1              # the whole-GPU run went batched
-    assert s._last_message["default/s0"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert not bindings(recs) and s.stats.batch_rounds >= 1              # the whole-GPU run went batched
+    assert s.pending_message["default/s0"] == "0/1 nodes are available: 1 Insufficient GPU share."
     assert len(s.cluster.tensors.changes) > changes0
     after = s.cluster.gpus.snapshot()
     for x, y in zip(before, after):
@@ -275,7 +275,7 @@ def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_f
     recs = s2.add_pods([gpod("a", 600, group="h"), gpod("b", 600, group="h"),
                         make_pod("w", cpu="1", gpu=1, pod_group="h")]) + s2.run_until_idle()
     assert not bindings(recs)
-    assert s2._last_message["default/w"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s2.pending_message["default/w"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     after = s2.cluster.gpus.snapshot()
     assert all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(before, after))
     assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s2)))
@@ -375,7 +375,7 @@ def test_jax_backend_makes_the_same_decisions():
         recs = s.add_pods([gpod("a", 300), gpod("b", 800, models=("T4",)), gpod("c", 900), make_pod("plain", cpu="1"),
                            gpod("d", 700), gpod("e", 1000, count=2), gpod("f", 300, models=("T4",))])
         recs += s.run_until_idle()
-        return bindings(recs), used(s), dict(s._last_message)
+        return bindings(recs), used(s), dict(s.pending_message)
     assert run("jax") == run("numpy")
 
 
@@ -391,7 +391,7 @@ def test_jax_backend_whole_gpu_runs_next_to_shares():
         recs += s.delete_pod("default/b") + s.delete_pod("default/c") + s.run_until_idle()
         recs += s.add_pods([make_pod(f"v{i}", cpu="1", gpu=2) for i in range(3)] + [gpod("d", 600)])
         recs += s.run_until_idle()
-        return bindings(recs), devices(s), gpu_requested(s), dict(s._last_message)
+        return bindings(recs), devices(s), gpu_requested(s), dict(s.pending_message)
     numpy_run = run("numpy")
     assert run("jax") == numpy_run
     assert sum(numpy_run[2]) <= 9 and max(numpy_run[1]) <= 1000

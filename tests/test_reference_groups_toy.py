@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 try:
     from tests.reference.groups import (
         GATED_MESSAGE,
+        MEMBER_UNSCHEDULABLE,
         QUORUM_MESSAGE,
         group_min_count,
         ref_schedule_groups,
@@ -30,6 +31,7 @@ try:
 except ImportError:  # rootdir not on sys.path: tests/ itself is (pytest prepend import mode)
     from reference.groups import (
         GATED_MESSAGE,
+        MEMBER_UNSCHEDULABLE,
         QUORUM_MESSAGE,
         group_min_count,
         ref_schedule_groups,
@@ -65,14 +67,14 @@ def run(nodes, pods, groups, classes=()):
 def test_gang_larger_than_cluster_binds_nothing():
     # g: gang minCount 3; a0, a1, a2 identical -> one run.
     # a0 -> n1 (tie, first node); a1 -> n2 (n1's GPU is taken); a2: both GPUs taken -> FitError, run ends.
-    # after the run: scheduled 2, remaining 3 - 3 = 0, 2 + 0 < 3 -> the cycle fails, a0/a1 are undone.
+    # every member tried: 2 placed < minCount 3 -> the cycle fails (Permit waits), a0/a1 are undone.
     nodes = gpu_nodes(2)
     pods = [gpu_pod(f"a{i}", "g") for i in range(3)]
     bindings, unsched = run(nodes, pods, [make_pod_group("g", min_count=3)])
     assert bindings == {}
     assert unsched == {
-        "default/a0": "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
-        "default/a1": "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+        "default/a0": MEMBER_UNSCHEDULABLE,
+        "default/a1": MEMBER_UNSCHEDULABLE,
         "default/a2": NO_GPU_2,
     }
 
@@ -104,23 +106,24 @@ def test_quorum_and_bound_members():
     assert unsched == {"default/a0": QUORUM_MESSAGE, "default/a1": QUORUM_MESSAGE}
     # A bound member on n1 (holding n1's GPU) completes the quorum: 2 pending + 1 bound = 3.
     # cycle: scheduled starts at 1; a0 -> n2 (n1 full), scheduled 2; a1: no GPU left -> FitError.
-    # after the run: 2 scheduled + 0 remaining < 3 -> fail, a0 undone.
+    # 1 bound + 1 placed < 3 -> fail, a0 undone.
     bound = gpu_pod("b", "g", node_name="n1")
     bindings, unsched = run(nodes, [bound, *pods], [make_pod_group("g", min_count=3)])
     assert bindings == {}
     assert unsched == {
-        "default/a0": "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+        "default/a0": MEMBER_UNSCHEDULABLE,
         "default/a1": NO_GPU_2,
     }
-    # minCount 2 instead: 2 + 0 >= 2 -> a0 bound to n2.
+    # minCount 2 instead: 1 bound + 1 placed >= 2 -> a0 bound to n2.
     bindings, unsched = run(nodes, [bound, *pods], [make_pod_group("g", min_count=2)])
     assert bindings == {"default/a0": "n2"}
     assert unsched == {"default/a1": NO_GPU_2}
 
 
 def test_missing_group_and_gated_member():
-    # "nope" does not exist -> the GangScheduling PreEnqueue wording.  The gated member of g is not counted:
-    # g (minCount 2) has one pending member left -> quorum.  p is a plain pod and binds to n1.
+    # "nope" does not exist -> the GangScheduling PreEnqueue wording.  The gated member of g counts toward the
+    # quorum (v1.36): g (minCount 2) has a0 (gated) + a1 -> a1 is tried alone; 1 placed < 2 -> the cycle fails
+    # and a1's placement is undone.  p is a plain pod and binds to n1.
     nodes = gpu_nodes(2)
     pods = [
         gpu_pod("x", "nope"),
@@ -131,17 +134,18 @@ def test_missing_group_and_gated_member():
     bindings, unsched = run(nodes, pods, [make_pod_group("g", min_count=2)])
     assert bindings == {"default/p": "n1"}
     assert unsched == {
-        "default/x": 'waiting for pod\'s pod group "nope" to appear in scheduling queue',
+        "default/x": 'waiting for pods\'s pod group "nope" to appear in scheduling queue',   # v1.36's typo
         "default/a0": GATED_MESSAGE,
-        "default/a1": QUORUM_MESSAGE,
+        "default/a1": MEMBER_UNSCHEDULABLE,
     }
 
 
-def test_failed_run_stops_the_cycle_before_later_runs():
+def test_every_run_is_tried_before_the_gang_is_decided():
     # gang minCount 4: members big0, big1 (2 GPUs each, arrive first) then c0, c1 (no GPU).
     # runs: [big0, big1], [c0, c1].  big0 fits nowhere (1 GPU per node) -> FitError
     # "0/2 nodes are available: 2 Insufficient nvidia.com/gpu." for big0 and, unevaluated, big1.
-    # after run 1: scheduled 0, remaining 4 - 2 = 2, 0 + 2 < 4 -> fail; c0, c1 were never evaluated.
+    # v1.36 has no early stop: run 2 is tried too, c0 -> n1, c1 -> n2 (as worked out below); 2 placed < 4 ->
+    # the cycle fails, c0/c1 are undone and read the Permit status.
     nodes = gpu_nodes(2)
     pods = [gpu_pod("big0", "g", gpu=2), gpu_pod("big1", "g", gpu=2), gpu_pod("c0", "g", gpu=None),
             gpu_pod("c1", "g", gpu=None)]
@@ -150,8 +154,8 @@ def test_failed_run_stops_the_cycle_before_later_runs():
     assert unsched == {
         "default/big0": NO_GPU_2,
         "default/big1": NO_GPU_2,
-        "default/c0": "minCount (4) cannot be satisfied: 0 scheduled, 2 remaining",
-        "default/c1": "minCount (4) cannot be satisfied: 0 scheduled, 2 remaining",
+        "default/c0": MEMBER_UNSCHEDULABLE,
+        "default/c1": MEMBER_UNSCHEDULABLE,
     }
     # minCount 2: 0 + 2 >= 2 after run 1 -> go on; c0 -> n1 (tie); c1 (100m, 128Mi) on n1 (holding c0) vs n2:
     #   LeastAllocated n1: cpu (4000-200)*100/4000 = 95, mem (8192-256)*100/8192 = 96.9 -> 96, (95+96)/2 = 95
@@ -159,7 +163,7 @@ def test_failed_run_stops_the_cycle_before_later_runs():
     #   Balanced (1.36) n1: std without .0047 -> 99, with .0094 -> 99: 50 + (50+99-99)/2 = 75
     #                   n2: without 0 -> 100, with 99: 50 + (50+99-100)/2 = 50 + 24 = 74
     #   TaintToleration 100*3 on both -> n1 300+95+75 = 470 < n2 300+97+74 = 471 -> n2.
-    # after run 2: 2 scheduled + 0 remaining >= 2 -> bound; big0/big1 keep their FitError.
+    # 2 placed >= 2 -> bound; big0/big1 keep their FitError.
     bindings, unsched = run(nodes, pods, [make_pod_group("g", min_count=2)])
     assert bindings == {"default/c0": "n1", "default/c1": "n2"}
     assert unsched == {"default/big0": NO_GPU_2, "default/big1": NO_GPU_2}
@@ -168,9 +172,7 @@ def test_failed_run_stops_the_cycle_before_later_runs():
 def test_run_is_one_signature_whatever_the_priorities():
     # gang minCount 2: hi (priority 10) and lo (priority 5) differ only in priority -> one signature, one run
     # [hi, lo].  hi (2 GPUs) fits nowhere -> FitError; lo gets the same FitError without being evaluated.
-    # after the run: 0 scheduled + 0 remaining < 2 -> the cycle fails, but every member already has a FitError.
-    # (Runs cut by priority as well would have failed after [hi] with 0 + 1 < 2 and given lo
-    # "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining" instead.)
+    # 0 placed < 2 -> the cycle fails, but every member already has a FitError.
     nodes = gpu_nodes(2)
     pods = [gpu_pod("lo", "g", gpu=2, priority=5), gpu_pod("hi", "g", gpu=2, priority=10)]
     bindings, unsched = run(nodes, pods, [make_pod_group("g", min_count=2)])

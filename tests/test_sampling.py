@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from phalanx.cluster_models import ClusterObjects
-from phalanx.sched import Cluster, Profile, Scheduler
-from strategies import make_node, make_pod
+from phalanx.sched import Cluster, Scheduler
+from strategies import make_node, make_pod, make_profile
 
 
 def test_ring_sampling_by_hand():
@@ -14,7 +14,7 @@ def test_ring_sampling_by_hand():
     nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(200)]
     pods = [make_pod(f"p{i}", cpu="1", memory="1Gi") for i in range(3)]
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
-    scheduler = Scheduler(cluster, Profile(percentage_of_nodes_to_score=50))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
     result = scheduler.schedule()
     assert result.bindings == {"default/p0": "n0", "default/p1": "n100", "default/p2": "n1"}
     assert scheduler.next_start == 100
@@ -26,5 +26,5 @@ def test_small_clusters_score_every_node():
     nodes = [make_node(f"n{i}") for i in range(50)]
     pods = [make_pod(f"p{i}", cpu="1") for i in range(10)]
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
-    result = Scheduler(cluster, Profile(percentage_of_nodes_to_score=10)).schedule()
+    result = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=10)).schedule()
     assert len(result.bindings) == 10 and result.batch_rounds >= 1

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import toy_cluster
-from phalanx.sched import DEFAULT_PROFILE as DEFAULT, Cluster, Profile, Scheduler
+from phalanx.sched import DEFAULT_PROFILE as DEFAULT, Cluster, Scheduler
+from phalanx.sched.config import with_compat
 from phalanx.sched.explain import explain_pod
 
 
@@ -48,7 +49,7 @@ def test_toy_explain_numbers():
 def test_toy_v135_balanced():
     # v1.35 scores the balance with the pod only: node-a 93, node-b 68.
     nodes, pods = toy_cluster()
-    report = explain_pod(_toy(Profile(compat="1.35")), pods[1])
+    report = explain_pod(_toy(with_compat(DEFAULT, "1.35")), pods[1])
     by_name = {n["name"]: n for n in report["nodes"]}
     assert by_name["node-a"]["scores"]["NodeResourcesBalancedAllocation"]["raw"] == 93
     assert by_name["node-b"]["scores"]["NodeResourcesBalancedAllocation"]["raw"] == 68

@@ -461,7 +461,7 @@ def test_pod_group_of_resolves_scheduling_group_in_the_pods_namespace():
     assert pod_group_reason(in_group, objects) is None
     assert pod_group_of(other, objects) is None
     assert pod_group_reason(other, objects) == \
-        'waiting for pod\'s pod group "training-worker-0" to appear in scheduling queue'
+        'waiting for pods\'s pod group "training-worker-0" to appear in scheduling queue'
     for p in (none, empty):
         assert resolve_pod_group(p, objects).group is None and resolve_pod_group(p, objects).reason is None
 

@@ -87,6 +87,32 @@ def basic_pods(n: int) -> list[Pod]:
     return copies(pod_template("100m", "500Mi"), n, "pod")
 
 
+def _with_pod_affinity(template: Pod, affinity: dict) -> Pod:
+    """The template with spec.affinity set from a manifest fragment (validated as a pod would be)."""
+    doc = template.model_dump(by_alias=True, exclude_defaults=True)
+    doc["spec"]["affinity"] = affinity
+    return Pod.model_validate(doc)
+
+
+def anti_affinity_pods(n: int) -> list[Pod]:
+    """scheduler_perf SchedulingPodAntiAffinity (pod-with-pod-anti-affinity.yaml): pods labelled color=green that
+    must not share a node (required anti-affinity on kubernetes.io/hostname) with any color=green pod."""
+    template = pod_template("100m", "500Mi", labels={"color": "green", "name": "test"})
+    term = {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname"}
+    return copies(_with_pod_affinity(template, {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [term]}}), n, "anti-affinity-pod")
+
+
+def preferred_affinity_pods(n: int) -> list[Pod]:
+    """scheduler_perf SchedulingPreferredPodAffinity (pod-with-preferred-pod-affinity.yaml): pods labelled foo=""
+    preferring (weight 1) nodes that already hold foo pods (kubernetes.io/hostname)."""
+    template = pod_template("100m", "500Mi", labels={"foo": ""})
+    term = {"labelSelector": {"matchLabels": {"foo": ""}}, "topologyKey": "kubernetes.io/hostname"}
+    return copies(_with_pod_affinity(template, {"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}}), n,
+        "preferred-affinity-pod")
+
+
 def gang(template: Pod, size: int, name: str) -> tuple[PodGroup, list[Pod]]:
     """A gang PodGroup `name` (minCount = size) and its `size` pods, copies of `template` (left unchanged)."""
     group = PodGroup.model_validate({"metadata": {"name": name, "namespace": template.metadata.namespace},

@@ -227,3 +227,13 @@ def gpu_request_from_pod(pod) -> GpuRequest:
     for c in pod.spec.containers:
         count += int(c.resources.requests.get(NVIDIA_GPU, c.resources.limits.get(NVIDIA_GPU, 0)))
     return GpuRequest(count, MILLI if count else 0, ())
+
+
+def device_request(pod) -> GpuRequest | None:
+    """The pod's device-level GPU request, or None (no annotation form, or count 0). Raises InputError for
+    malformed annotations (gpus.check_gpu_request)."""
+    ann = pod.metadata.annotations
+    if not ann or (ALI_GPU_COUNT not in ann and ALI_GPU_MILLI not in ann):
+        return None
+    req = gpu_request_from_pod(pod)
+    return req if req.count > 0 else None

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 from .dra import RESOURCE_V1, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from .errors import InputError, validation_problem
 from .jobs import BATCH_V1, Job
-from .objects import Node, Pod, PriorityClass
+from .objects import Namespace, Node, Pod, PriorityClass
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -50,6 +50,7 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "Pod": ("", Pod),
     "Node": ("", Node),
+    "Namespace": ("", Namespace),
     "PriorityClass": ("scheduling.k8s.io", PriorityClass),
     "Workload": ("scheduling.k8s.io", Workload),
     "PodGroup": ("scheduling.k8s.io", PodGroup),
@@ -87,6 +88,7 @@ class ClusterObjects:
     resource_slices: list[ResourceSlice] = field(default_factory=list)
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)   # their labels feed pod affinity namespaceSelectors
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -256,7 +258,8 @@ class _Collector:
             bucket = self.objects.device_classes if isinstance(obj, DeviceClass) else self.objects.resource_slices
         else:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
-            bucket = self.objects.nodes if isinstance(obj, Node) else self.objects.priority_classes
+            bucket = {Node: self.objects.nodes, Namespace: self.objects.namespaces,
+                      PriorityClass: self.objects.priority_classes}[type(obj)]
         kind = type(obj).__name__
         if (kind, identity) in self._names:
             raise InputError(f"duplicate {kind} {shown}")

@@ -19,6 +19,8 @@ Toleration operator "" is stored as "Equal", which is what upstream matching tre
 """
 from __future__ import annotations
 
+import re
+
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
@@ -31,10 +33,10 @@ from .requests import default_pod_resources
 __all__ = [
     "Affinity", "Container", "ContainerPort", "LabelSelector", "LabelSelectorRequirement", "Node",
     "NodeAffinity", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus",
-    "ObjectMeta", "OwnerReference", "Pod", "PodResourceClaim", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec",
+    "Namespace", "ObjectMeta", "OwnerReference", "Pod", "PodAffinity", "PodAffinityTerm", "PodResourceClaim", "PodSchedulingGate", "PodSchedulingGroup", "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm", "PriorityClass", "ResourceList", "ResourceRequirements", "Taint", "Toleration",
-    "TopologySpreadConstraint", "WorkloadReference",
+    "TopologySpreadConstraint", "WeightedPodAffinityTerm", "WorkloadReference", "merge_label_keys",
 ]
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -131,12 +133,6 @@ class NodeAffinity(K8sModel):
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = Field(default_factory=list)
 
 
-class Affinity(K8sModel):
-    node_affinity: NodeAffinity | None = None
-    pod_affinity: dict | None = None
-    pod_anti_affinity: dict | None = None
-
-
 class LabelSelectorRequirement(K8sModel):
     key: str
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
@@ -146,6 +142,55 @@ class LabelSelectorRequirement(K8sModel):
 class LabelSelector(K8sModel):
     match_labels: dict[str, str] = Field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+class PodAffinityTerm(K8sModel):
+    """labelSelector / namespaces / namespaceSelector pick pods; topologyKey names the node label whose values
+    are the domains. matchLabelKeys / mismatchLabelKeys are merged into labelSelector when the pod is validated
+    (Pod._apply_api_defaults), as the API server does when it creates the pod."""
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = Field(default_factory=list)
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+    mismatch_label_keys: list[str] = Field(default_factory=list)
+
+
+class WeightedPodAffinityTerm(K8sModel):
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+
+    @field_validator("weight")
+    @classmethod
+    def _weight_range(cls, weight: int) -> int:
+        if not 1 <= weight <= 100:
+            raise ValueError(f"Invalid value: {weight}: must be in the range 1-100")
+        return weight
+
+
+class PodAffinity(K8sModel):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = Field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = Field(default_factory=list)
+
+
+class Affinity(K8sModel):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None      # same shape as podAffinity (PodAntiAffinity upstream)
+
+    def pod_terms(self) -> list[tuple[str, PodAffinityTerm]]:
+        """(field path, term) of every pod (anti-)affinity term, required and preferred."""
+        out = []
+        for name, part in (("podAffinity", self.pod_affinity), ("podAntiAffinity", self.pod_anti_affinity)):
+            if part is None:
+                continue
+            required = "requiredDuringSchedulingIgnoredDuringExecution"
+            preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+            out += [(f"{name}.{required}[{i}]", t)
+                    for i, t in enumerate(part.required_during_scheduling_ignored_during_execution)]
+            out += [(f"{name}.{preferred}[{i}].podAffinityTerm", w.pod_affinity_term)
+                    for i, w in enumerate(part.preferred_during_scheduling_ignored_during_execution)]
+        return out
 
 
 class TopologySpreadConstraint(K8sModel):
@@ -273,6 +318,11 @@ class Pod(K8sModel):
         if not self.metadata.namespace:
             self.metadata.namespace = "default"
         default_pod_resources(self)
+        if self.spec.affinity is not None:
+            merge_label_keys(self.spec.affinity, self.metadata.labels)
+            problems = pod_affinity_problems(self.spec.affinity)
+            if problems:
+                raise ValueError(problems[0])
         if self.spec.host_network:
             for container in [*self.spec.containers, *self.spec.init_containers]:
                 for port in container.ports:
@@ -326,6 +376,101 @@ class Node(K8sModel):
     @property
     def name(self) -> str:
         return self.metadata.name
+
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+class Namespace(K8sModel):
+    """core/v1 Namespace: its labels feed pod (anti-)affinity namespaceSelectors. The API server labels every
+    namespace with kubernetes.io/metadata.name=<name> (NamespaceDefaultLabelName); validation does the same."""
+    kind: str = "Namespace"
+    metadata: ObjectMeta
+
+    @model_validator(mode="after")
+    def _apply_api_defaults(self) -> Namespace:
+        self.metadata.labels[NAMESPACE_NAME_LABEL] = self.metadata.name
+        return self
+
+    @classmethod
+    def implicit(cls, name: str) -> Namespace:
+        """A namespace pods live in but the input does not list: it exists (the API server creates no pod in a
+        missing namespace) and carries only the default label."""
+        return cls(metadata=ObjectMeta(name=name))
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why `value` is not an RFC 1123 label (at most 63 of a-z, 0-9, '-', alphanumeric at both ends), or None."""
+    if len(value) > 63:
+        return f'must be a DNS label of at most 63 characters (got {len(value)}: "{value}")'
+    if not _DNS_LABEL.fullmatch(value):
+        return (f"must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or "
+                f'digit (got "{value}")')
+    return None
+
+
+def merge_label_keys(affinity: Affinity, labels: dict[str, str]) -> None:
+    """matchLabelKeys / mismatchLabelKeys of every pod (anti-)affinity term become `key In (value)` /
+    `key NotIn (value)` requirements of its labelSelector for each key the pod has a label for (the API server
+    does this when the pod is created; a term without a labelSelector is left alone, it matches nothing).
+    A requirement already there is not added again, so a pod read back from its stored form (which carries both
+    the keys and the merged requirements) is unchanged."""
+    for _, term in affinity.pod_terms():
+        if term.label_selector is None:
+            continue
+        for keys, op in ((term.match_label_keys, "In"), (term.mismatch_label_keys, "NotIn")):
+            for k in keys:
+                if k not in labels:
+                    continue
+                req = LabelSelectorRequirement(key=k, operator=op, values=[labels[k]])
+                if req not in term.label_selector.match_expressions:
+                    term.label_selector.match_expressions.append(req)
+
+
+def _selector_problems(selector: LabelSelector | None, path: str) -> list[str]:
+    """ValidateLabelSelector's requirement checks."""
+    out = []
+    for i, r in enumerate(selector.match_expressions if selector is not None else []):
+        at = f"{path}.matchExpressions[{i}].values"
+        if r.operator in ("In", "NotIn") and not r.values:
+            out.append(f"{at}: Required value: must be specified when `operator` is 'In' or 'NotIn'")
+        if r.operator in ("Exists", "DoesNotExist") and r.values:
+            out.append(f"{at}: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+    return out
+
+
+def pod_affinity_problems(affinity: Affinity) -> list[str]:
+    """What the API server's validatePodAffinityTerm rejects in the (merged) pod (anti-)affinity terms."""
+    out = []
+    for path, term in affinity.pod_terms():
+        at = f"spec.affinity.{path}"
+        out += _selector_problems(term.label_selector, f"{at}.labelSelector")
+        out += _selector_problems(term.namespace_selector, f"{at}.namespaceSelector")
+        for name in term.namespaces:
+            problem = dns_label_problem(name)
+            if problem:
+                out.append(f'{at}.namespace: Invalid value: "{name}": {problem}')
+        if not term.topology_key:
+            out.append(f"{at}.topologyKey: Required value: can not be empty")
+        for field, keys in (("matchLabelKeys", term.match_label_keys), ("mismatchLabelKeys", term.mismatch_label_keys)):
+            if keys and term.label_selector is None:
+                out.append(f"{at}.{field}: Forbidden: must not be specified when labelSelector is not set")
+        if term.label_selector is not None:
+            # A matchLabelKeys key met twice in the merged selector: it was in the selector already.
+            seen = set(term.label_selector.match_labels)
+            for r in term.label_selector.match_expressions:
+                if r.key in term.match_label_keys and r.key in seen:
+                    i = term.match_label_keys.index(r.key)
+                    out.append(f'{at}[{i}]: Invalid value: "{r.key}": exists in both matchLabelKeys and labelSelector')
+                seen.add(r.key)
+        for i, k in enumerate(term.match_label_keys):
+            if k in term.mismatch_label_keys:
+                out.append(f'{at}.matchLabelKeys[{i}]: Invalid value: "{k}": exists in both matchLabelKeys and '
+                           f"mismatchLabelKeys")
+    return out
 
 
 class PriorityClass(K8sModel):

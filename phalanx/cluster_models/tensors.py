@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .objects import Node, Pod
+from .objects import Node, Pod, PodAffinityTerm
 from .requests import pod_nonzero_requests, pod_requests
 
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
@@ -121,17 +121,89 @@ class BoundPods:
     node: np.ndarray                # (M,) int32  node id
     namespace: np.ndarray           # (M,) int32  namespace vocabulary id
     labels: np.ndarray              # (M, Kp) int32 value id per pod label key, -1 absent
-    terminating: np.ndarray         # (M,) bool   metadata.deletionTimestamp set
+    terminating: np.ndarray         # (M,) bool   metadata.deletionTimestamp set, or removed (not counted by
+                                    #             PodTopologySpread)
     count: int = 0                  # rows in use; arrays are over-allocated to amortise appends
+    removed: np.ndarray | None = None   # (M,) bool unbound since (deleted, rejected at Permit); InterPodAffinity
+                                        # counts terminating pods but not removed ones. None: no row removed
 
     @classmethod
     def empty(cls, capacity: int = 64) -> "BoundPods":
         return cls(np.zeros(capacity, np.int32), np.zeros(capacity, np.int32), np.full((capacity, 0), -1, np.int32),
-                   np.zeros(capacity, bool))
+                   np.zeros(capacity, bool), 0, np.zeros(capacity, bool))
 
     def view(self) -> "BoundPods":
         m = self.count
-        return BoundPods(self.node[:m], self.namespace[:m], self.labels[:m], self.terminating[:m], m)
+        removed = None if self.removed is None else self.removed[:m]
+        return BoundPods(self.node[:m], self.namespace[:m], self.labels[:m], self.terminating[:m], m, removed)
+
+    def live(self) -> np.ndarray:
+        """(M,) bool rows of pods still on their node (terminating ones included)."""
+        if self.removed is None:
+            return np.ones(self.count, bool)
+        return ~self.removed[: self.count]
+
+
+# Kinds of pod (anti-)affinity terms a bound pod holds.
+REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class TermClass:
+    """Pod (anti-)affinity terms equal in everything InterPodAffinity reads of them (bound pods built from one
+    template share one class)."""
+    kind: int                       # REQUIRED_AFFINITY ... PREFERRED_ANTI_AFFINITY
+    weight: int                     # preferred terms' weight (0 for required ones)
+    term: PodAffinityTerm
+    namespace: str                  # the owner's namespace (a term without namespaces and namespaceSelector means it)
+
+
+@dataclass
+class AffinityTerms:
+    """The pod (anti-)affinity terms of the bound pods: one row per (pod, term), the term as a class id."""
+    pod: np.ndarray                 # (T,) int32 BoundPods row of the pod holding the term
+    cls: np.ndarray                 # (T,) int32 TermClass id
+    count: int = 0                  # rows in use
+    classes: list[TermClass] = field(default_factory=list)
+    index: dict = field(default_factory=dict)      # class key -> id
+    pods_seen: int = 0              # binding-log positions scanned so far
+    # (namespace, labels) of a pod -> (C,) bool the classes selecting it (InterPodAffinity's memo; classes are only
+    # ever appended, so an entry is extended, never invalidated)
+    selecting: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls) -> "AffinityTerms":
+        return cls(np.zeros(16, np.int32), np.zeros(16, np.int32))
+
+    def add(self, row: int, pod: Pod) -> None:
+        affinity = pod.spec.affinity
+        for kind, part, preferred in ((REQUIRED_AFFINITY, affinity.pod_affinity, False),
+                                      (REQUIRED_ANTI_AFFINITY, affinity.pod_anti_affinity, False),
+                                      (PREFERRED_AFFINITY, affinity.pod_affinity, True),
+                                      (PREFERRED_ANTI_AFFINITY, affinity.pod_anti_affinity, True)):
+            if part is None:
+                continue
+            if preferred:
+                terms = [(w.weight, w.pod_affinity_term)
+                         for w in part.preferred_during_scheduling_ignored_during_execution]
+            else:
+                terms = [(0, t) for t in part.required_during_scheduling_ignored_during_execution]
+            for weight, term in terms:
+                key = (kind, weight, pod.metadata.namespace, term.model_dump_json())
+                c = self.index.get(key)
+                if c is None:
+                    c = self.index[key] = len(self.classes)
+                    self.classes.append(TermClass(kind, weight, term, pod.metadata.namespace))
+                if self.count == len(self.pod):
+                    self.pod = np.resize(self.pod, 2 * self.count)
+                    self.cls = np.resize(self.cls, 2 * self.count)
+                self.pod[self.count], self.cls[self.count] = row, c
+                self.count += 1
+
+    def truncate(self, rows: int) -> None:
+        """Forget the terms of BoundPods rows >= rows."""
+        self.count = int(np.searchsorted(self.pod[: self.count], rows))
+        self.pods_seen = min(self.pods_seen, rows)
 
 
 @dataclass
@@ -153,6 +225,7 @@ class ClusterTensors:
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
+    _terms: AffinityTerms = field(default_factory=AffinityTerms.empty)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -244,6 +317,7 @@ class ClusterTensors:
         self._bound_nodes[:] = [flat[:mark]] if mark else []
         del self._bound_pods[mark:]
         self.bound.count = min(self.bound.count, mark)
+        self._terms.truncate(mark)
 
     def live_bound(self) -> list[tuple[Pod, int]]:
         """(pod, node id) of every pod on a node now, in binding order."""
@@ -260,6 +334,12 @@ class ClusterTensors:
         if i < 0 or i in self._removed:
             return -1
         return int(self._flat_nodes()[i])
+
+    def pod_of(self, key: str) -> Pod | None:
+        """The live bound pod with this key, None if there is none."""
+        if self.node_of(key) < 0:
+            return None
+        return self._bound_pods[self._position[key]]
 
     def _flat_nodes(self) -> np.ndarray:
         if len(self._bound_nodes) > 1:
@@ -279,6 +359,7 @@ class ClusterTensors:
                        np.array(pod_nonzero_requests(pod), np.int64), -1)
         if i < self.bound.count:
             self.bound.terminating[i] = True
+            self.bound.removed[i] = True
         if pod_host_ports(pod):
             self._recompute_ports(node)
         return node
@@ -304,6 +385,7 @@ class ClusterTensors:
                 b.node = np.resize(b.node, cap)
                 b.namespace = np.resize(b.namespace, cap)
                 b.terminating = np.resize(b.terminating, cap)
+                b.removed = np.resize(b.removed, cap)
             width = len(self.pod_labels.keys)
             labels = np.full((len(b.node), width), -1, np.int32)
             labels[: b.count, : b.labels.shape[1]] = b.labels[: b.count]
@@ -313,10 +395,32 @@ class ClusterTensors:
             sl = slice(b.count, need)
             b.node[sl] = node_ids
             b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p in new]
-            b.terminating[sl] = [p.metadata.deletion_timestamp is not None or b.count + j in self._removed
-                                 for j, p in enumerate(new)]
+            b.removed[sl] = [b.count + j in self._removed for j in range(len(new))]
+            b.terminating[sl] = [p.metadata.deletion_timestamp is not None for p in new] | b.removed[sl]
             b.count = need
         return b.view()
+
+
+    def affinity_terms(self) -> AffinityTerms:
+        """The pod (anti-)affinity terms of the bound pods (rows are binding-log positions, which are BoundPods
+        rows), up to date."""
+        terms = self._terms
+        log = self._bound_pods
+        if terms.pods_seen < len(log):
+            spec = None       # pods of one template share their spec object: test each spec once
+            for row in range(terms.pods_seen, len(log)):
+                pod = log[row]
+                if pod.spec is spec:
+                    continue
+                affinity = pod.spec.affinity
+                if affinity is not None and (affinity.pod_affinity is not None
+                                             or affinity.pod_anti_affinity is not None):
+                    terms.add(row, pod)
+                    spec = None
+                else:
+                    spec = pod.spec
+            terms.pods_seen = len(log)
+        return terms
 
 
 def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:

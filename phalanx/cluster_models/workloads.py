@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
-from .objects import INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp
+from .objects import INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp, dns_label_problem
 
 if TYPE_CHECKING:
     from .load import ClusterObjects
@@ -103,19 +103,8 @@ DisruptionMode = Literal["Pod", "PodGroup"]
 
 # ---- name formats (k8s.io/apimachinery/pkg/util/validation) ----
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
-def dns_label_problem(value: str) -> str | None:
-    """Why `value` is not an RFC 1123 label (at most 63 of a-z, 0-9, '-', alphanumeric at both ends), or None."""
-    if len(value) > 63:
-        return f'must be a DNS label of at most 63 characters (got {len(value)}: "{value}")'
-    if not _DNS_LABEL.fullmatch(value):
-        return (f"must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or "
-                f'digit (got "{value}")')
-    return None
 
 
 def dns_subdomain_problem(value: str) -> str | None:
@@ -579,7 +568,7 @@ class PodGroupIndex:
                 # The wording of kube-scheduler's GangScheduling PreEnqueue rejection
                 # (UnschedulableAndUnresolvable) for a PodGroup it has not seen.
                 return PodGroupResolution(
-                    reason=f"waiting for pod's pod group {_go_quote(sg.pod_group_name)} to appear in scheduling queue")
+                    reason=f"waiting for pods's pod group {_go_quote(sg.pod_group_name)} to appear in scheduling queue")
             return PodGroupResolution(group=group)
         ref_key = _workload_ref_key(pod)
         if ref_key is None:

@@ -194,6 +194,17 @@ def pin_rounding(xp, x, zero):
     return lax.bitcast_convert_type(bits, xp.float64)
 
 
+def divide(xp, a, b):
+    """a / b in float64, correctly rounded on every backend. XLA rewrites a division by a broadcast operand
+    (`x / alloc[:, None]`, as the batch path's copy scores divide) into a multiplication by the reciprocal, which
+    rounds twice; hiding the divisor behind an optimization barrier, at the full shape, keeps the division."""
+    if not is_jax(xp):
+        return a / b
+    from jax import lax
+    shape = xp.broadcast_shapes(xp.shape(a), xp.shape(b))
+    return a / lax.optimization_barrier(xp.broadcast_to(b, shape).astype(xp.float64))
+
+
 @functools.lru_cache(maxsize=16)
 def log_table(size: int) -> np.ndarray:
     """(size,) float64 with math.log(i) (libm, as Go's math.Log and the reference use) at i >= 1, 0 at 0.

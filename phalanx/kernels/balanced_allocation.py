@@ -3,7 +3,7 @@ Upstream: plugins/noderesources/balanced_allocation.go. Floating point as upstre
 order); the final conversion truncates."""
 from __future__ import annotations
 
-from .backend import pin_rounding
+from .backend import divide, pin_rounding
 from .status import MAX_NODE_SCORE
 
 
@@ -14,9 +14,9 @@ def _std(xp, requested, safe, valid):
     Upstream keeps only the valid fractions, in order; two of them give |f0 - f1| / 2, more the population
     std (summed sequentially), fewer 0."""
     if len(requested) == 2:     # the common case; invalid fractions are masked by the final where
-        f0, f1 = (xp.minimum(req / a, 1.0) for req, a in zip(requested, safe))
+        f0, f1 = (xp.minimum(divide(xp, req, a), 1.0) for req, a in zip(requested, safe))
         return xp.where(valid[0] & valid[1], xp.abs((f0 - f1) / 2), 0.0)
-    frac = [xp.where(v, xp.minimum(req / a, 1.0), 0.0) for req, a, v in zip(requested, safe, valid)]
+    frac = [xp.where(v, xp.minimum(divide(xp, req, a), 1.0), 0.0) for req, a, v in zip(requested, safe, valid)]
     count = sum(v.astype(xp.int64) for v in valid)
     total = 0.0
     for f in frac:

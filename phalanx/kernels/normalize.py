@@ -16,3 +16,10 @@ def default_normalize(xp, raw, feasible, reverse: bool):
     else:
         out = xp.where(m == 0, raw, scaled)
     return xp.where(feasible, out, 0)
+
+
+def max_holders(xp, raw, feasible):
+    """(N,) bool feasible nodes holding the feasible maximum of raw (>= 0), none when that maximum is 0: the nodes
+    whose leaving the feasible set could change default_normalize's result."""
+    top = xp.max(xp.where(feasible, raw, 0))
+    return feasible & (raw == top) & (top > 0)

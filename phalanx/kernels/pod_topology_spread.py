@@ -11,11 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend import bincount, log_table, pin_rounding
-from .node_affinity import label_test, term_matches
+from .node_affinity import term_matches
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
-REASONS = ("node(s) didn't match pod topology spread constraints (missing required label)",
-           "node(s) didn't match pod topology spread constraints")
 MISSING_LABEL_BIT, SKEW_BIT = 1, 2
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -30,41 +28,6 @@ class Constraint:
     self_match: int               # 1 when the incoming pod matches its own selector
     honor_affinity: bool          # nodeAffinityPolicy Honor (default)
     honor_taints: bool            # nodeTaintsPolicy Honor (default Ignore)
-
-
-@dataclass(frozen=True)
-class SpreadState:
-    namespace: int                # namespace id of the pod, -1 when no bound pod shares it
-    hard: tuple[Constraint, ...]  # DoNotSchedule
-    soft: tuple[Constraint, ...]  # ScheduleAnyway
-
-
-def _selector(selector, extra: dict[str, str], vocab) -> tuple | None:
-    if selector is None:
-        return None
-    # matchLabelKeys add requirements; they never replace a matchLabels entry on the same key (both must hold).
-    pairs = [*selector.match_labels.items(), *extra.items()]
-    tests = [label_test(vocab, k, "In", [v]) for k, v in pairs]
-    tests += [label_test(vocab, r.key, r.operator, r.values) for r in selector.match_expressions]
-    return None if any(t is None for t in tests) else tuple(tests)
-
-
-def pre_filter(pod, node_vocab, pod_vocab, namespaces, own_labels) -> SpreadState:
-    """own_labels: (Kp,) the pod's label row in pod_vocab (so its own values are in the vocabulary)."""
-    hard, soft = [], []
-    labels = pod.metadata.labels
-    for c in pod.spec.topology_spread_constraints:
-        # matchLabelKeys: the pod's own value for each listed key joins the selector (absent keys are ignored).
-        extra = {k: labels[k] for k in c.match_label_keys if k in labels}
-        selector = _selector(c.label_selector, extra, pod_vocab)
-        built = Constraint(
-            key=node_vocab.keys.get(c.topology_key), is_hostname=c.topology_key == HOSTNAME,
-            max_skew=c.max_skew, min_domains=c.min_domains or 1, selector=selector,
-            self_match=int(selector is not None and bool(term_matches(np, own_labels[None, :], selector)[0])),
-            honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
-            honor_taints=(c.node_taints_policy or "Ignore") == "Honor")
-        (hard if c.when_unsatisfiable == "DoNotSchedule" else soft).append(built)
-    return SpreadState(namespaces.get(pod.metadata.namespace or "default"), tuple(hard), tuple(soft))
 
 
 def matching_pods_per_node(xp, bound, n_nodes: int, namespace: int, selector):

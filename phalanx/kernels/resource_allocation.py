@@ -7,6 +7,7 @@ requested sums otherwise (BalancedAllocation); an extended resource the pod does
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..cluster_models.tensors import BASE_RESOURCES, CPU, MEMORY
@@ -55,3 +56,26 @@ def node_load(xp, allocatable, requested, nonzero_requested, inputs: ResourceInp
         alloc.append(allocatable[:, col])
         load.append(nonzero_requested[:, which] if which >= 0 else requested[:, col])
     return alloc, load
+
+
+def copy_loads(load_before, inputs: ResourceInputs, copies):
+    """(before, after): per resource, the load before and after the `copies`-th further copy of the pod (1 = the
+    pod itself) on top of load_before (arrays broadcastable with copies)."""
+    if isinstance(copies, int) and copies == 1:     # the per-pod path: the load is already "before"
+        before = load_before
+    else:
+        before = [load + (copies - 1) * added for load, added in zip(load_before, inputs.pod_load)]
+    return before, [b + req for b, req in zip(before, inputs.pod_request)]
+
+
+def amounts(inputs: ResourceInputs):
+    """The run-time part of the inputs (the pod's amounts) as an int64 list, and the inputs without them."""
+    k = len(inputs.columns)
+    return ([*inputs.pod_request, *inputs.pod_load],
+            dataclasses.replace(inputs, pod_request=(0,) * k, pod_load=(0,) * k))
+
+
+def with_amounts(inputs: ResourceInputs, values) -> ResourceInputs:
+    """Inverse of `amounts` (values may be traced scalars)."""
+    k = len(inputs.columns)
+    return dataclasses.replace(inputs, pod_request=tuple(values[:k]), pod_load=tuple(values[k:2 * k]))

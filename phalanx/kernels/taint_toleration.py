@@ -2,33 +2,11 @@
 Upstream: plugins/tainttoleration/taint_toleration.go."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
-from .tolerations import tolerated_mask
 
-HARD_EFFECTS = ("NoSchedule", "NoExecute")
 NO_TAINT = -1
-
-
-@dataclass(frozen=True)
-class TaintState:
-    untolerated_hard: np.ndarray     # (T,) bool  NoSchedule/NoExecute taint not tolerated by the pod
-    untolerated_prefer: np.ndarray   # (T,) bool  PreferNoSchedule taint not tolerated (score counts these)
-
-
-def pre_filter(pod, taints) -> TaintState:
-    """Toleration masks over the taint vocabulary ((key, value, effect) tuples)."""
-    effects = np.array([t[2] for t in taints.items], dtype=object)
-    tolerated = tolerated_mask(pod.spec.tolerations, taints)
-    # Score considers only tolerations whose effect is empty or PreferNoSchedule.
-    soft = [t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
-    tolerated_soft = tolerated_mask(soft, taints)
-    hard = np.isin(effects, HARD_EFFECTS) if len(effects) else np.zeros(0, bool)
-    prefer = effects == "PreferNoSchedule" if len(effects) else np.zeros(0, bool)
-    return TaintState(hard & ~tolerated, prefer & ~tolerated_soft)
 
 
 def taint_toleration_filter(xp, taints, untolerated_hard):

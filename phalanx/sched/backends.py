@@ -29,12 +29,13 @@ def scheduler_backend(name: str) -> str:
     return name
 
 
-def make_placer(name: str, cluster, profile, batching: bool) -> Placer:
+def make_placer(name: str, cluster, framework, batching: bool) -> Placer:
+    """A Placer for one profile's Framework on `cluster`."""
     name = scheduler_backend(name)
     if name == "jax":
         from .jax_placer import JaxPlacer
-        placer = JaxPlacer(cluster, profile, batching)
+        placer = JaxPlacer(cluster, framework, batching)
     else:
-        placer = Placer(cluster, profile, np, batching)
+        placer = Placer(cluster, framework, np, batching)
     placer.backend = name
     return placer

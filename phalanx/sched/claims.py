@@ -31,9 +31,6 @@ from ..cluster_models import InputError, Pod, PodGroup
 from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
 from ..kernels.dynamic_resources import dynamic_resources_filter, selector_match
 
-PLUGIN = "DynamicResources"
-
-
 @dataclass
 class Claim:
     key: str                                  # "namespace/name"
@@ -189,11 +186,6 @@ class ClaimBook:
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
                          np.array(pinned, np.int64).reshape(len(pinned)), pending, problem)
-
-    def with_claims(self, p, pod: Pod):
-        """A Prepared (sched.cycle) with the DynamicResources filter added, evaluated last as upstream orders
-        it (inserted before DefaultPreemption, after every other default filter)."""
-        return dataclasses.replace(p, dra=self.prepare(pod), filters=p.filters + (PLUGIN,))
 
     def _matches(self, cls: DeviceClass, conditions) -> np.ndarray:
         key = (cls.metadata.name, conditions)

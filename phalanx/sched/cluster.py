@@ -5,11 +5,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import dataclasses
+
+import numpy as np
+
 from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, PriorityClass,
                               Workload, effective_priority, expand_jobs, load_paths)
-from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes
+from ..cluster_models.gpus import device_request
+from ..cluster_models.objects import Namespace
+from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
 from .claims import ClaimBook
-from .gpushare import GpuBook, device_request
+from .gpushare import GpuBook
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -26,6 +32,8 @@ class Cluster:
     jobs: list[Job] = field(default_factory=list)
     claims: ClaimBook | None = None                    # DRA devices and claims (sched/claims.py); empty if None
     gpus: GpuBook | None = None                        # GPU devices and shares (sched/gpushare.py); from nodes if None
+    namespaces: dict[str, Namespace] = field(default_factory=dict)  # name -> Namespace (inputs, and implicit ones
+                                                                    # for namespaces pods live in)
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
 
     @classmethod
@@ -61,8 +69,11 @@ class Cluster:
                     problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group)
                     warnings.extend([problem] if problem else [])
         gpus = GpuBook.from_nodes(objects.nodes)
+        namespaces = {ns.metadata.name: ns for ns in objects.namespaces}
         cluster = cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                      list(objects.workloads), list(objects.jobs), claims, gpus)
+                      list(objects.workloads), list(objects.jobs), claims, gpus, namespaces)
+        for pod in objects.pods:
+            cluster.namespace(pod.metadata.namespace)
         for pod, node in bound:      # bound GPU-share pods hold their share: best fit on their node, input order
             req = device_request(pod)    # (after every bound whole-GPU pod's devices: sched/gpushare.py)
             if req is not None and node in tensors.node_index:
@@ -79,6 +90,22 @@ class Cluster:
             self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
         if self.gpus.owner is None:  # its whole-GPU / share correction lives in this cluster's node table
             self.gpus.attach(self)
+
+    def namespace(self, name: str) -> Namespace:
+        """The Namespace object of `name`; one pods live in but the input does not list exists implicitly, with
+        only its default label (the API server creates no pod in a missing namespace)."""
+        ns = self.namespaces.get(name)
+        if ns is None:
+            ns = self.namespaces[name] = Namespace.implicit(name)
+        return ns
+
+    def restricted(self, node_ids: np.ndarray, live=None) -> "Cluster":
+        """A copy seen through some nodes only (a topology placement, KEP-5732 AssumePlacement): restricted node
+        table, DRA claim and GPU-share state; placing pods on it leaves this cluster untouched. Grow the
+        vocabularies the pods need on this cluster first (the copy shares them)."""
+        sub = restrict(self.tensors, node_ids, live)
+        return dataclasses.replace(self, tensors=sub, claims=self.claims.restricted(sub.node_index),
+                                   gpus=self.gpus.restricted(node_ids, sub.nodes.names))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

@@ -1,193 +1,458 @@
-"""Scheduler profile: which plugins run, in which order, with which weights and arguments.
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) read as kube-scheduler v1.36 reads it: the
+default plugin set, mergePluginSet, multiPoint expansion per extension point, weights, every profile, pluginConfig
+args (strictly decoded, defaulted and validated), podInitialBackoffSeconds / podMaxBackoffSeconds.
 
-Mirrors the parts of KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) that change decisions;
-`load_profile` reads profiles[0] of such a file.
+Upstream: pkg/scheduler/apis/config/v1/{default_plugins,defaults}.go (getDefaultPlugins, applyFeatureGates,
+mergePlugins), pkg/scheduler/framework/runtime/framework.go (NewFramework, expandMultiPointPlugins,
+getValidScoreWeights), pkg/scheduler/apis/config/validation/validation{,_pluginargs}.go. Errors are one line that
+names the config file and the field.
+
+Feature gates are not part of an upstream configuration (kube-scheduler reads them from --feature-gates); phalanx
+takes them from `--feature-gates` and also, as a documented extension, from a top-level `featureGates:` map of the
+config file.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
-from ..cluster_models.errors import InputError
+from ..cluster_models.errors import InputError, validation_problem
+from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
+from ..plugins.framework import PluginArgs
 
-# v1.36 default profile, filter plugins in upstream order (volume, DRA and inter-pod plugins are not modelled yet;
-# see docs/semantics.md).
-DEFAULT_FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit", "PodTopologySpread")
-DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                  ("PodTopologySpread", 2), ("NodeResourcesBalancedAllocation", 1))
-FIT_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
 COMPAT_VERSIONS = ("1.36", "1.35")
-# Plugins of the default profile phalanx accepts in a configuration but does not model; enabling one is
-# not an error, it is reported as a warning by the scheduler.
-UNMODELLED_PLUGINS = ("NodeName", "ImageLocality", "InterPodAffinity", "VolumeRestrictions", "NodeVolumeLimits",
-                      "VolumeBinding", "VolumeZone", "DynamicResources", "SchedulingGates", "PrioritySort",
-                      "DefaultBinder", "DefaultPreemption", "GangScheduling", "TopologyAware")
+
+# getDefaultPlugins (v1.36): MultiPoint.Enabled in order, with weights (None: no weight given).
+_BASE_PLUGINS: tuple[tuple[str, int | None], ...] = (
+    ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
+)
+
+# Feature gates that change decisions, with phalanx's defaults: v1.36's, except the workload-aware scheduling gates,
+# which phalanx models on (docs/semantics.md).
+FEATURE_GATES: dict[str, bool] = {
+    "DynamicResourceAllocation": True,
+    "NodeDeclaredFeatures": True,
+    "GenericWorkload": True,
+    "GangScheduling": True,
+    "TopologyAwareWorkloadScheduling": True,
+    "WorkloadAwarePreemption": True,
+    "DRAWorkloadResourceClaims": True,
+    "WorkloadWithJob": True,
+    "TaintTolerationComparisonOperators": False,
+}
+# Gates that are locked in v1.36 (cannot be changed).
+_LOCKED_GATES = {"DynamicResourceAllocation": True}
+_GATE_DEPENDENCIES = {"GangScheduling": ("GenericWorkload",), "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
+                      "WorkloadAwarePreemption": ("GangScheduling",),
+                      "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload")}
+
+# phalanx's own plugins, appended to the default set (after every upstream plugin).
+_PHALANX_PLUGINS: tuple[tuple[str, int | None], ...] = (("GpuShare", None),)
+
+_TOP_FIELDS = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+               "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+               "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive", "featureGates"}
+_PROFILE_FIELDS = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
+_SET_POINTS = ("multiPoint", *EXTENSION_POINTS)
+
+
+def default_plugins(gates: dict[str, bool]) -> list[tuple[str, int | None]]:
+    """getDefaultPlugins + applyFeatureGates for the given gates, then phalanx's own plugins."""
+    out = list(_BASE_PLUGINS)
+    if gates["NodeDeclaredFeatures"]:
+        out.append(("NodeDeclaredFeatures", None))
+    if gates["DynamicResourceAllocation"]:
+        at = [n for n, _ in out].index("DefaultPreemption")
+        out.insert(at, ("DynamicResources", 2))
+    if gates["GangScheduling"]:
+        out.append(("GangScheduling", None))
+    if gates["TopologyAwareWorkloadScheduling"]:
+        out += [("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)]
+    return out + list(_PHALANX_PLUGINS)
 
 
 @dataclass(frozen=True)
 class Profile:
-    filters: tuple[str, ...] = DEFAULT_FILTERS
-    scores: tuple[tuple[str, int], ...] = DEFAULT_SCORES            # (plugin, weight)
-    fit_strategy: str = "LeastAllocated"
-    fit_resources: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
-    rtcr_shape: tuple[tuple[int, int], ...] = ((0, 10), (100, 0))    # (utilization %, score 0..10)
-    balanced_resources: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
-    percentage_of_nodes_to_score: int = 100                          # 0: upstream adaptive formula
+    """One scheduling profile: the plugins enabled per extension point (in order), score weights, plugin args."""
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()     # extension point -> modelled plugins, in order
+    weights: tuple[tuple[str, int], ...] = ()                 # score plugin -> weight
+    placement_weights: tuple[tuple[str, int], ...] = ()       # placementScore plugin -> weight
+    args: tuple[tuple[str, PluginArgs], ...] = ()             # plugin -> its args (defaulted)
+    percentage_of_nodes_to_score: int = 100                   # 0: upstream's adaptive formula
     compat: str = "1.36"
-    system_default_spreading: bool = True                            # PodTopologySpread defaultingType System
-    fit_ignored_resources: tuple[str, ...] = ()                      # NodeResourcesFit ignoredResources
-    fit_ignored_groups: tuple[str, ...] = ()                         # NodeResourcesFit ignoredResourceGroups
-    scheduler_name: str = "default-scheduler"                        # pods naming another scheduler are left
-    ignored_plugins: tuple[str, ...] = field(default=())              # enabled in config but not modelled
+    feature_gates: tuple[tuple[str, bool], ...] = tuple(FEATURE_GATES.items())
+    ignored_plugins: tuple[str, ...] = ()                     # enabled but not modelled by phalanx
 
     def __post_init__(self):
-        if self.fit_strategy not in FIT_STRATEGIES:
-            raise InputError(f"profile: scoringStrategy.type: unknown strategy {self.fit_strategy!r}")
         if self.compat not in COMPAT_VERSIONS:
             raise InputError(f"profile: compat: unsupported version {self.compat!r} (use one of "
                              f"{', '.join(COMPAT_VERSIONS)})")
         if not 0 <= self.percentage_of_nodes_to_score <= 100:
-            raise InputError("profile: percentageOfNodesToScore: must be between 0 and 100")
+            raise InputError(f"profile: percentageOfNodesToScore: Invalid value: {self.percentage_of_nodes_to_score}: "
+                             f"not in valid range [0-100]")
+
+    def enabled(self, point: str) -> tuple[str, ...]:
+        return dict(self.plugins).get(point, ())
 
     def weight(self, plugin: str) -> int:
-        return dict(self.scores).get(plugin, 0)
+        return dict(self.weights).get(plugin, 0)
+
+    def arg(self, plugin: str):
+        return dict(self.args).get(plugin)
 
 
-DEFAULT_PROFILE = Profile()
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """A whole configuration: its profiles (a pod goes to the one its spec.schedulerName names) and the queue's
+    backoff."""
+    profiles: tuple[Profile, ...]
+    pod_initial_backoff_s: float = 1.0
+    pod_max_backoff_s: float = 10.0
+    warnings: tuple[str, ...] = ()                            # configured but not modelled
 
-_ALL_FILTERS = set(DEFAULT_FILTERS)
-_ALL_SCORES = {name for name, _ in DEFAULT_SCORES}
-
-
-def _entries(section: dict, where: str) -> tuple[list[tuple[str, int | None]], list[str]]:
-    """(enabled (name, weight or None), disabled names) of one extension point's plugin set."""
-    enabled = []
-    for i, p in enumerate(section.get("enabled") or []):
-        name, weight = p.get("name"), p.get("weight")
-        if not isinstance(name, str):
-            raise InputError(f"KubeSchedulerConfiguration: {where}.enabled[{i}].name: required")
-        if weight is not None and (not isinstance(weight, int) or not 0 <= weight <= 100):
-            raise InputError(f"KubeSchedulerConfiguration: {where}.enabled[{i}].weight: must be an integer in "
-                             f"the range [0, 100]")
-        enabled.append((name, weight))
-    return enabled, [p.get("name") for p in section.get("disabled") or []]
+    def profile(self, scheduler_name: str) -> Profile | None:
+        return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
 
 
-def _merge_defaults(defaults, section: dict, where: str):
-    """mergePluginSet: disabled defaults go, re-configured defaults change in place, new plugins append."""
-    enabled, disabled = _entries(section, where)
-    custom = dict(enabled)
-    merged = [] if "*" in disabled else [(n, custom.get(n, w) if n in custom else w)
-                                         for n, w in defaults if n not in disabled]
-    names = {n for n, _ in merged}
-    return merged + [(n, w) for n, w in enabled if n not in names and n not in dict(defaults)]
+class _Reader:
+    """Parses one document; every error names the source and the field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, problem: str):
+        raise InputError(f"{self.source}: {where}: {problem}" if where else f"{self.source}: {problem}")
+
+    def mapping(self, value, where: str) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(where, f"expected an object, got {type(value).__name__}")
+        return value
+
+    def known(self, doc: dict, fields: set[str], where: str) -> None:
+        for key in doc:
+            if key not in fields:
+                self.fail(f"{where}.{key}" if where else str(key), "unknown field (strict decoding error)")
+
+    def integer(self, value, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(where, f"expected an integer, got {value!r}")
+        return value
 
 
-def _expand(plugins: dict, point: str, defaults, known: set[str], ignored: list[str]):
-    """The plugins of one extension point, in upstream's order (expandMultiPointPlugins): those configured at
-    the point itself that are also in multiPoint first, in their listed order; then the remaining multiPoint
-    plugins; then the point's other plugins. A weight of 0 or none at the point itself means 1."""
-    multipoint = _merge_defaults(defaults, plugins.get("multiPoint") or {}, "profiles[0].plugins.multiPoint")
-    enabled, disabled = _entries(plugins.get(point) or {}, f"profiles[0].plugins.{point}")
-    if "*" in disabled:
-        multipoint = []
-    multipoint = [(n, w) for n, w in multipoint if n not in disabled]
-    in_multipoint = {n for n, _ in multipoint}
-    at_point = {n for n, _ in enabled}
-    ordered = ([(n, w or 1) for n, w in enabled if n in in_multipoint]
-               + [(n, w or 1) for n, w in multipoint if n not in at_point]
-               + [(n, w or 1) for n, w in enabled if n not in in_multipoint])
-    out = []
-    for name, weight in ordered:
-        if name in known:
-            out.append((name, weight))
-        elif name in UNMODELLED_PLUGINS:
-            ignored.append(name)
-        else:
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.{point}: unknown plugin {name!r}")
+def parse_gates(text: str, source: str = "--feature-gates") -> dict[str, bool]:
+    """`A=true,B=false` (the --feature-gates flag's form)."""
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, _, value = item.partition("=")
+        if value.lower() not in ("true", "false"):
+            raise InputError(f"{source}: {name}: invalid value {value!r} (use true or false)")
+        out[name] = value.lower() == "true"
     return out
 
 
-def profile_from_config(doc: dict, compat: str = "1.36") -> Profile:
-    """profiles[0] of a KubeSchedulerConfiguration document, applied on top of the v1.36 defaults."""
-    kind = doc.get("kind")
-    if kind != "KubeSchedulerConfiguration":
-        raise InputError(f"scheduler config: kind: expected KubeSchedulerConfiguration, got {kind!r}")
-    profiles = doc.get("profiles") or [{}]
-    prof = profiles[0] or {}
-    plugins = prof.get("plugins") or {}
-    for point in ("preFilter", "preScore"):
-        # phalanx ties each plugin's PreFilter to its Filter and PreScore to its Score.
-        enabled, disabled = _entries(plugins.get(point) or {}, f"profiles[0].plugins.{point}")
-        touched = [n for n in [*dict(enabled), *disabled] if n in _ALL_FILTERS | _ALL_SCORES]
-        if touched:
-            raise InputError(f"KubeSchedulerConfiguration: profiles[0].plugins.{point}: configuring {touched[0]} "
-                             f"separately from its Filter/Score is not supported")
-    ignored: list[str] = []
-    filters = [n for n, _ in _expand(plugins, "filter", [(f, 0) for f in DEFAULT_FILTERS], _ALL_FILTERS, ignored)]
-    scores = _expand(plugins, "score", list(DEFAULT_SCORES), _ALL_SCORES, ignored)
+def feature_gates(overrides: dict[str, bool], source: str = "--feature-gates") -> dict[str, bool]:
+    gates = dict(FEATURE_GATES)
+    for name, value in overrides.items():
+        if name not in FEATURE_GATES:
+            raise InputError(f"{source}: {name}: unknown feature gate (known: {', '.join(sorted(FEATURE_GATES))})")
+        if name in _LOCKED_GATES and value != _LOCKED_GATES[name]:
+            raise InputError(f"{source}: {name}: cannot set feature gate {name} to {str(value).lower()}, "
+                             f"feature is locked to {str(_LOCKED_GATES[name]).lower()}")
+        gates[name] = value
+    for name, needs in _GATE_DEPENDENCIES.items():
+        for dep in needs:
+            if gates[name] and not gates[dep]:
+                raise InputError(f"{source}: {name}: feature gate {name} depends on {dep}, which is disabled")
+    return gates
 
-    kwargs: dict = {"filters": tuple(filters), "scores": tuple(scores), "ignored_plugins": tuple(dict.fromkeys(ignored)),
-                    "compat": compat, "scheduler_name": prof.get("schedulerName") or "default-scheduler"}
-    pct = prof.get("percentageOfNodesToScore", doc.get("percentageOfNodesToScore"))
+
+def _entries(r: _Reader, section, where: str) -> tuple[list[tuple[str, int | None, str]], list[str]]:
+    """(enabled (name, weight or None, field path), disabled names) of one plugin set."""
+    section = r.mapping(section, where)
+    r.known(section, {"enabled", "disabled"}, where)
+    enabled, disabled = [], []
+    for kind, out in (("enabled", enabled), ("disabled", disabled)):
+        items = section.get(kind) or []
+        if not isinstance(items, list):
+            r.fail(f"{where}.{kind}", "expected a list")
+        for i, p in enumerate(items):
+            at = f"{where}.{kind}[{i}]"
+            p = r.mapping(p, at)
+            r.known(p, {"name", "weight"}, at)
+            name = p.get("name")
+            if not isinstance(name, str) or not name:
+                r.fail(f"{at}.name", "Required value")
+            weight = p.get("weight")
+            if weight is not None:
+                weight = r.integer(weight, f"{at}.weight")
+            out.append((name, weight, at) if kind == "enabled" else name)
+    return enabled, disabled
+
+
+def _merge(defaults, enabled, disabled):
+    """mergePluginSet: disabled defaults go (all with "*"), re-configured defaults change in place (taking the
+    custom weight, even none), the other custom plugins are appended in order."""
+    custom = {name: (i, w) for i, (name, w, _) in enumerate(enabled)}      # the last duplicate wins
+    used, out = set(), []
+    if "*" not in disabled:
+        for name, weight in defaults:
+            if name in disabled:
+                continue
+            if name in custom:
+                used.add(custom[name][0])
+                out.append((name, custom[name][1]))
+            else:
+                out.append((name, weight))
+    out += [(name, w) for i, (name, w, _) in enumerate(enabled) if i not in used]
+    return out
+
+
+def _implements(name: str, point: str) -> bool:
+    """Whether the upstream plugin implements the extension point (modelled by phalanx or not)."""
+    if name in REGISTRY:
+        return point in REGISTRY[name].points() or point in REGISTRY[name].unmodelled_points
+    return point in UNMODELLED.get(name, ())
+
+
+def _modelled(name: str, point: str) -> bool:
+    return name in REGISTRY and point in REGISTRY[name].points()
+
+
+def _expand(r: _Reader, multipoint, sets: dict, point: str, where: str) -> list[tuple[str, int | None]]:
+    """expandMultiPointPlugins for one extension point: plugins also configured at the point itself first (in the
+    point's order), then the remaining multiPoint plugins, then the point's other plugins."""
+    enabled, disabled = sets[point]
+    for name, _, at in enabled:
+        if name not in REGISTRY and name not in UNMODELLED:
+            r.fail(f"{at}.name", f'unknown plugin "{name}"')
+        if not _implements(name, point):
+            r.fail(f"{at}.name", f'plugin "{name}" does not extend {point}')
+    names = [n for n, _, _ in enabled]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            r.fail(f"{where}.{point}.enabled[{i}].name", f'plugin "{n}" already registered at {point}')
+    if "*" in disabled:
+        return [(n, w) for n, w, _ in enabled]
+    at_point = set(names)
+    from_multipoint, seen = [], set()
+    for name, weight in multipoint:
+        if not _implements(name, point) or name in disabled or name in at_point:
+            continue
+        if name in seen:
+            r.fail(f"{where}.multiPoint.enabled", f'plugin "{name}" already registered at {point}')
+        seen.add(name)
+        from_multipoint.append((name, weight))
+    multi_names = {n for n, _ in multipoint}
+    return ([(n, w) for n, w, _ in enabled if n in multi_names] + from_multipoint
+            + [(n, w) for n, w, _ in enabled if n not in multi_names])
+
+
+def _weights(points: dict, multipoint, point: str) -> dict[str, int]:
+    """getScoreWeights for one extension point (score or placementScore, weighted separately): the first weight
+    given (at the point, then multiPoint) wins; none or 0 means 1."""
+    out: dict[str, int] = {}
+    for name, weight in points.get(point, []):
+        out.setdefault(name, weight or 1)
+    for name, weight in multipoint:
+        if _implements(name, point):
+            out.setdefault(name, weight or 1)
+    return out
+
+
+def _args(r: _Reader, entries, where: str, context) -> dict[str, PluginArgs]:
+    """pluginConfig: each entry's args strictly decoded into its plugin's args type, defaulted and validated (even
+    for plugins not enabled, which then ignore them); args of plugins without an args type are kept unread."""
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        r.fail(where, "expected a list")
+    out, seen = {}, set()
+    for j, entry in enumerate(entries):
+        at = f"{where}[{j}]"
+        entry = r.mapping(entry, at)
+        r.known(entry, {"name", "args"}, at)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            r.fail(f"{at}.name", "Required value")
+        if name in seen:
+            r.fail(at, f'Duplicate value: "{name}"')
+        seen.add(name)
+        cls = REGISTRY.get(name)
+        if cls is None:
+            if name not in UNMODELLED:
+                r.fail(f"{at}.name", f'unknown plugin "{name}"')
+            continue
+        if cls.Args is None:
+            continue
+        raw = dict(r.mapping(entry.get("args"), f"{at}.args"))
+        kind = raw.pop("kind", None)
+        api = raw.pop("apiVersion", None)
+        if kind is not None and kind != f"{name}Args":
+            r.fail(f"{at}.args", f"args for plugin {name} were not of type {name}Args, got {kind}")
+        if api is not None and api != API_VERSION:
+            r.fail(f"{at}.args.apiVersion", f"unsupported version {api!r} (use {API_VERSION})")
+        try:
+            out[name] = cls.Args.model_validate(raw, context={"gates": context})
+        except ValidationError as exc:
+            r.fail(f"{at}.args", validation_problem(exc))
+    return out
+
+
+def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], compat: str,
+             warnings: list[str]) -> Profile:
+    where = f"profiles[{i}]"
+    prof = r.mapping(prof, where)
+    r.known(prof, _PROFILE_FIELDS, where)
+    name = prof.get("schedulerName")
+    if not isinstance(name, str) or not name:
+        r.fail(f"{where}.schedulerName", "Required value")
+    plugins = r.mapping(prof.get("plugins"), f"{where}.plugins")
+    r.known(plugins, set(_SET_POINTS), f"{where}.plugins")
+    sets = {point: _entries(r, plugins.get(point), f"{where}.plugins.{point}") for point in _SET_POINTS}
+    m_enabled, m_disabled = sets.pop("multiPoint")
+    for name_, _, at in m_enabled:
+        if name_ not in REGISTRY and name_ not in UNMODELLED:
+            r.fail(f"{at}.name", f'unknown plugin "{name_}"')
+    multipoint = _merge(default_plugins(gates), m_enabled, m_disabled)
+    points = {point: _expand(r, multipoint, sets, point, f"{where}.plugins") for point in EXTENSION_POINTS}
+    queue_sort = points["queueSort"]
+    if len(queue_sort) != 1:
+        r.fail(f"{where}.plugins.queueSort", f"only one queue sort plugin required for profile with scheduler "
+                                             f"name {name!r}, but got {len(queue_sort)}")
+    if not points["bind"]:
+        r.fail(f"{where}.plugins.bind", f"at least one bind plugin is needed for profile with scheduler name {name!r}")
+    if len(points["placementGenerate"]) > 1:
+        r.fail(f"{where}.plugins.placementGenerate", f"at most one placement generate plugin is allowed for profile "
+                                                     f"with scheduler name {name!r}")
+    weights = _weights(points, multipoint, "score")
+    placement_weights = _weights(points, multipoint, "placementScore")
+    args = _args(r, prof.get("pluginConfig"), f"{where}.pluginConfig", gates)
+    # What the configuration itself names (not the defaults) and phalanx does not model is reported.
+    named = [(n, point) for point, (enabled, _) in [("multiPoint", (m_enabled, m_disabled)), *sets.items()]
+             for n, _, _ in enabled]
+    ignored = list(dict.fromkeys(f"{n} ({point})" for n, point in named
+                                 if not (_modelled(n, point) or point == "multiPoint" and n in REGISTRY)))
+    ignored += [f"{n} (pluginConfig)" for n in _named_config(prof.get("pluginConfig")) if n in UNMODELLED]
+    if ignored:
+        warnings.append(f"{r.source}: {where} ({name}): configured but not modelled by phalanx, no effect on "
+                        f"decisions: {', '.join(ignored)}")
+    pct = prof.get("percentageOfNodesToScore", top_pct)
     if pct is not None:
-        kwargs["percentage_of_nodes_to_score"] = int(pct)
-    for arg in prof.get("pluginConfig") or []:
-        name, args = arg.get("name"), arg.get("args") or {}
-        if name == "NodeResourcesFit":
-            strategy = args.get("scoringStrategy") or {}
-            if "type" in strategy:
-                kwargs["fit_strategy"] = strategy["type"]
-            if strategy.get("resources"):
-                kwargs["fit_resources"] = _resource_weights(strategy["resources"])
-            kwargs["fit_ignored_resources"] = tuple(args.get("ignoredResources") or ())
-            kwargs["fit_ignored_groups"] = tuple(args.get("ignoredResourceGroups") or ())
-            shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape")
-            if shape:
-                kwargs["rtcr_shape"] = tuple((int(p["utilization"]), int(p["score"])) for p in shape)
-        elif name == "NodeResourcesBalancedAllocation":
-            if args.get("resources"):
-                kwargs["balanced_resources"] = _resource_weights(args["resources"])
-        elif name == "PodTopologySpread":
-            kind = args.get("defaultingType", "System")
-            if kind == "List" and args.get("defaultConstraints"):
-                raise InputError("KubeSchedulerConfiguration: PodTopologySpread.defaultConstraints: "
-                                 "custom default constraints are not supported yet")
-            kwargs["system_default_spreading"] = kind == "System"
-        elif name == "NodeAffinity" and args.get("addedAffinity"):
-            raise InputError("KubeSchedulerConfiguration: NodeAffinity.addedAffinity: not supported yet")
-    _validate_shape(kwargs.get("rtcr_shape", Profile.rtcr_shape))
-    return Profile(**kwargs)
+        pct = r.integer(pct, f"{where}.percentageOfNodesToScore")
+        if not 0 <= pct <= 100:
+            r.fail(f"{where}.percentageOfNodesToScore", f"Invalid value: {pct}: not in valid range [0-100]")
+    modelled = tuple((point, tuple(n for n, _ in ns if _modelled(n, point))) for point, ns in points.items())
+    used = list(dict.fromkeys(n for _, ns in modelled for n in ns))
+    # Plugins without a pluginConfig entry get their defaulted args (SetDefaults_KubeSchedulerConfiguration).
+    args = {n: args.get(n) or REGISTRY[n].Args() for n in used if REGISTRY[n].Args is not None}
+    return Profile(scheduler_name=name, plugins=modelled,
+                   weights=tuple((n, w) for n, w in weights.items() if n in used),
+                   placement_weights=tuple((n, w) for n, w in placement_weights.items() if n in used),
+                   args=tuple((n, a) for n, a in args.items() if n in used),
+                   percentage_of_nodes_to_score=0 if pct is None else pct, compat=compat,
+                   feature_gates=tuple(gates.items()), ignored_plugins=tuple(ignored))
 
 
-def _resource_weights(resources) -> tuple[tuple[str, int], ...]:
-    """SetDefaults_NodeResourcesFitArgs / ...BalancedAllocationArgs: a weight of 0 (or none) means 1."""
-    return tuple((r["name"], int(r.get("weight") or 1)) for r in resources)
+def _named_config(entries) -> list[str]:
+    return [e.get("name") for e in entries or [] if isinstance(e, dict)]
 
 
-def _validate_shape(shape) -> None:
-    prev = -1
-    for u, s in shape:
-        if not 0 <= u <= 100 or u <= prev:
-            raise InputError("KubeSchedulerConfiguration: requestedToCapacityRatio.shape: utilization values "
-                             "must be strictly increasing within [0, 100]")
-        if not 0 <= s <= 10:
-            raise InputError("KubeSchedulerConfiguration: requestedToCapacityRatio.shape: score must be in [0, 10]")
-        prev = u
+def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
+                    gates: dict[str, bool] | None = None) -> SchedulerConfig:
+    """A KubeSchedulerConfiguration document (a mapping) -> SchedulerConfig. `gates`: --feature-gates overrides."""
+    r = _Reader(source)
+    doc = r.mapping(doc, "")
+    if doc.get("kind") != "KubeSchedulerConfiguration":
+        r.fail("kind", f"expected KubeSchedulerConfiguration, got {doc.get('kind')!r}")
+    if doc.get("apiVersion", API_VERSION) != API_VERSION:
+        r.fail("apiVersion", f"no kind \"KubeSchedulerConfiguration\" is registered for version "
+                             f"{doc.get('apiVersion')!r} (use {API_VERSION})")
+    r.known(doc, _TOP_FIELDS, "")
+    overrides = {}
+    file_gates = r.mapping(doc.get("featureGates"), "featureGates")
+    for name, value in file_gates.items():
+        if not isinstance(value, bool):
+            r.fail(f"featureGates.{name}", f"expected true or false, got {value!r}")
+        overrides[name] = value
+    overrides.update(gates or {})
+    try:
+        resolved = feature_gates(overrides, f"{source}: featureGates")
+    except InputError as exc:
+        raise exc from None
+    top_pct = doc.get("percentageOfNodesToScore")
+    if top_pct is not None:
+        top_pct = r.integer(top_pct, "percentageOfNodesToScore")
+        if not 0 <= top_pct <= 100:
+            r.fail("percentageOfNodesToScore", f"Invalid value: {top_pct}: not in valid range [0-100]")
+    initial = doc.get("podInitialBackoffSeconds", 1)
+    maximum = doc.get("podMaxBackoffSeconds", 10)
+    initial = r.integer(initial, "podInitialBackoffSeconds")
+    maximum = r.integer(maximum, "podMaxBackoffSeconds")
+    if initial <= 0:
+        r.fail("podInitialBackoffSeconds", f"Invalid value: {initial}: must be greater than 0")
+    if maximum < initial:
+        r.fail("podMaxBackoffSeconds", f"Invalid value: {maximum}: must be greater than or equal to "
+                                       f"PodInitialBackoffSeconds")
+    profiles = doc.get("profiles")
+    if profiles is None or profiles == []:
+        profiles = [{}]
+    if not isinstance(profiles, list):
+        r.fail("profiles", "expected a list")
+    if len(profiles) == 1:
+        profiles = [dict(r.mapping(profiles[0], "profiles[0]"))]
+        profiles[0].setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+    warnings: list[str] = []
+    out = [_profile(r, prof, i, top_pct, resolved, compat, warnings) for i, prof in enumerate(profiles)]
+    names = [p.scheduler_name for p in out]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            r.fail(f"profiles[{i}].schedulerName", f'Duplicate value: "{n}"')
+    first_sort = out[0].enabled("queueSort")
+    for i, p in enumerate(out[1:], 1):
+        if p.enabled("queueSort") != first_sort:
+            r.fail(f"profiles[{i}].plugins.queueSort", "must be the same for all profiles")
+    return SchedulerConfig(tuple(out), float(initial), float(maximum), tuple(warnings))
 
 
-def load_profile(path: str | Path, compat: str = "1.36") -> Profile:
+def load_config(path: str | Path, compat: str = "1.36", gates: dict[str, bool] | None = None) -> SchedulerConfig:
     try:
         doc = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise InputError(f"{path}: cannot read scheduler config: {str(exc).splitlines()[0]}") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: scheduler config must be a mapping")
-    return profile_from_config(doc, compat=compat)
+    return config_from_doc(doc, str(path), compat, gates)
+
+
+def default_config(compat: str = "1.36", gates: dict[str, bool] | None = None,
+                   percentage_of_nodes_to_score: int = 100) -> SchedulerConfig:
+    """The v1.36 default profile (phalanx scores every node by default: percentageOfNodesToScore 100)."""
+    doc = {"kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": percentage_of_nodes_to_score}
+    return config_from_doc(doc, "default configuration", compat, gates)
+
+
+def load_profile(path: str | Path, compat: str = "1.36") -> Profile:
+    """profiles[0] of a configuration file."""
+    return load_config(path, compat).profiles[0]
+
+
+def profile_from_config(doc: dict, compat: str = "1.36") -> Profile:
+    return config_from_doc(doc, compat=compat).profiles[0]
 
 
 def with_compat(profile: Profile, compat: str) -> Profile:
     return replace(profile, compat=compat)
+
+
+DEFAULT_CONFIG = default_config()
+DEFAULT_PROFILE = DEFAULT_CONFIG.profiles[0]

@@ -9,20 +9,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models import Pod
-from ..kernels import node_affinity
 from ..kernels.status import CODE_NAMES, SUCCESS
-from .messages import first_failures, reasons
+from .messages import first_failures, outside_reason
 from .podgroups import QUORUM_MESSAGE
 from .scheduler import Scheduler
-from .topology import topology_attempt
 
 
 def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     """{"nodes": [{"name", "filters", "scores", "total", "first_failure"}], "selected", "message"} for `pod`
     against the scheduler's current cluster state (nothing is bound)."""
     tensors = scheduler.cluster.tensors
-    shape = scheduler.shapes.intern(pod)
-    p, ev, chosen = scheduler.evaluate(shape, advance=False)
+    placer = scheduler.placer_for(pod)
+    framework = placer.framework
+    shape = scheduler.shape_of(pod)
+    p, ev, chosen = placer.evaluate(shape, advance=False)
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
     payloads = {k: np.asarray(v) for k, v in ev.payloads.items()}
     feasible = np.asarray(ev.feasible)
@@ -36,24 +36,25 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
         filters = {}
         for plugin in ev.filters:
             code = int(codes[plugin][i])
-            filters[plugin] = {"status": CODE_NAMES[code],
-                               "reasons": [] if code == SUCCESS else reasons(plugin, int(payloads[plugin][i]), tensors)}
-            if plugin == "TaintToleration" and code != SUCCESS:
-                key, value, effect = tensors.taints.items[int(payloads[plugin][i])]
-                filters[plugin]["taint"] = f"{key}={value}:{effect}"     # the first one upstream would log
+            filters[plugin] = {"status": CODE_NAMES[code], "reasons": []}
+            if code != SUCCESS:
+                payload = int(payloads[plugin][i])
+                filters[plugin]["reasons"] = framework.plugin(plugin).reasons(payload, tensors)
+                filters[plugin].update(framework.plugin(plugin).explain_detail(payload, tensors))
         if outside[i]:
-            filters = {"NodeAffinity": {"status": "UnschedulableAndUnresolvable",
-                                        "reasons": [node_affinity.NOT_IN_PREFILTER_RESULT]}}
+            filters = {ev.narrowing[0]: {"status": "UnschedulableAndUnresolvable",
+                                         "reasons": [outside_reason(ev.narrowing)]}}
         entry = {"name": name, "filters": filters, "scores": {}, "total": None,
-                 "first_failure": "NodeAffinity" if outside[i] else (ev.filters[first[i]] if first[i] >= 0 else None)}
+                 "first_failure": ev.narrowing[0] if outside[i] else (ev.filters[first[i]] if first[i] >= 0 else None)}
         if feasible[i] and total is not None:
-            entry["scores"] = {plugin: {"raw": int(raw[plugin][i]), "normalized": int(normalized[plugin][i])}
-                               for plugin, _ in p.scores}
+            entry["scores"] = {plugin.name: {"raw": int(raw[plugin.name][i]), "normalized": int(normalized[plugin.name][i])}
+                               for plugin, _, _ in p.scores}
             entry["total"] = int(total[i])
         nodes.append(entry)
-    return {"pod": pod.key, "nodes": nodes, "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
-            "message": scheduler.message(ev) if chosen < 0 else None,
-            "weights": dict(p.scores), "warnings": list(shape.unmodelled)}
+    return {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,
+            "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
+            "message": placer.message(ev) if chosen < 0 else None,
+            "weights": p.weights, "warnings": list(shape.unmodelled)}
 
 
 def render_text(report: dict) -> str:
@@ -78,7 +79,7 @@ def explain_group(scheduler: Scheduler, key: str) -> dict:
     """Why a PodGroup waits (or where it would go): quorum, or a what-if PodGroup cycle against the current
     state, undone afterwards. {"podgroup", "members", "bound", "min_count", "placeable", "failed": [{"pods",
     "message"}], "infeasible", "message"}."""
-    gs = scheduler.groups.get(key)
+    gs = scheduler.groups.states.get(key)
     if gs is None:
         raise KeyError(f"PodGroup {key}: no pods of this group are known to the scheduler")
     members = gs.present
@@ -87,27 +88,30 @@ def explain_group(scheduler: Scheduler, key: str) -> dict:
               "condition": gs.condition}
     head = f"PodGroup {key}: "
     if not gs.pending:
-        report["message"] = head + f"{len(gs.bound)}/{members} pods bound, none pending"
+        held = f", {len(gs.held)} held at PreEnqueue" if gs.held else ""
+        report["message"] = head + f"{len(gs.bound)}/{members} pods bound, none pending{held}"
         return report
     if not gs.quorum():
         report["message"] = head + (f"waiting for minCount pods: {members} of {gs.min_count} present "
                                     f"({QUORUM_MESSAGE})")
         return report
-    rng_state, next_start = scheduler.rng.bit_generator.state, scheduler.placer.next_start
+    placer = scheduler.placer_for_group(gs)
+    rng_state, next_start = scheduler.rng.bit_generator.state, placer.next_start
     mark = scheduler.cluster.tensors.log_mark()
-    attempt = topology_attempt(scheduler, gs) if gs.group.spec.topology_keys else scheduler.try_group(gs)
-    scheduler.placer.undo(attempt.placed, mark)
-    scheduler.rng.bit_generator.state, scheduler.placer.next_start = rng_state, next_start
+    attempt = scheduler.group_cycle.group_attempt(gs)
+    placer.undo(attempt.placed, mark)
+    scheduler.rng.bit_generator.state, placer.next_start = rng_state, next_start
     placed = attempt.placed_count + attempt.placed_elsewhere
     placeable = len(gs.bound) + placed
     report.update(placeable=placeable, infeasible=attempt.infeasible,
-                  failed=[{"pods": [p.key for p in pods], "message": message} for pods, message in attempt.failed])
+                  failed=[{"pods": [p.key for p in pods], "message": message} for pods, message, _ in attempt.failed])
     count = f"{placeable}/{members} pods placeable" + (f" (minCount {gs.min_count})" if gs.min_count != members else "")
-    parts = [f"{len(pods)} pods: {message}" for pods, message in attempt.failed]
-    tried = placed + sum(len(pods) for pods, _ in attempt.failed)
-    if attempt.infeasible and tried < len(gs.pending):
-        parts.append(f"{len(gs.pending) - tried} pods not tried: {attempt.infeasible}")
+    parts = [f"{len(pods)} pods: {message}" for pods, message, _ in attempt.failed]
+    if attempt.infeasible:
+        parts.append(attempt.infeasible)
     if attempt.group_message:        # a topology constraint no placement satisfies (the first one's pods above)
         parts.append(attempt.group_message)
+    if attempt.error:
+        parts.append(attempt.error)
     report["message"] = head + "; ".join([count, *parts])
     return report

@@ -39,23 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.gpus import (ALI_GPU_COUNT, ALI_GPU_MILLI, MILLI, NVIDIA_GPU, GpuRequest, GpuTable,
-                                   gpu_request_from_pod, node_gpus)
+from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
-
-PLUGIN = "GpuShare"
-
-
-def device_request(pod) -> GpuRequest | None:
-    """The pod's device-level GPU request, or None (no annotation form, or count 0). Raises InputError for
-    malformed annotations (gpus.check_gpu_request)."""
-    ann = pod.metadata.annotations
-    if not ann or (ALI_GPU_COUNT not in ann and ALI_GPU_MILLI not in ann):
-        return None
-    req = gpu_request_from_pod(pod)
-    return req if req.count > 0 else None
-
 
 @dataclass
 class GpuInputs:
@@ -174,12 +160,6 @@ class GpuBook:
         free = without_whole_devices(np, t.dense_free(), self.whole_counts(own_whole))
         return GpuInputs(pod_key, req.count, req.milli, allowed_ids(t.models, req.models), free,
                          t.dense_model(), t.per_node_count())
-
-    def with_gpus(self, p, shape):
-        """A Prepared (sched.cycle) with the GpuShare filter added after every other filter."""
-        own = int(shape.requests.get(NVIDIA_GPU, 0))
-        return dataclasses.replace(p, gpu=self.prepare(shape.pod.key, shape.gpu, own),
-                                   filters=p.filters + (PLUGIN,))
 
     # -- placements ---------------------------------------------------------------------------------------
     def allocate(self, g: GpuInputs, node: int, pod_key: str) -> GpuUndo:

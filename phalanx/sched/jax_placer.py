@@ -40,14 +40,14 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.tensors import BoundPods
-from ..kernels import node_affinity
 from ..kernels.backend import bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
+from ..plugins.framework import PER_POD, Pads, pad1
 from .cluster import Cluster
-from .config import Profile
 from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
-from .placement import Placer, RunOutcome, copy_capacity, copy_totals, fixed_scores
+from .framework import Framework
+from .placement import Placer, RunOutcome, batchable, copy_capacity, copy_totals, fixed_scores, rejectors
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
@@ -89,8 +89,8 @@ class _Resident:
     mark: int = 0        # len(tensors.changes) when state last equalled the host table
 
 
-class _Nodes:
-    """NodeTable's array fields, padded, as the cycle code reads them."""
+class NodeArrays:
+    """NodeTable's array fields (padded, on the device), as the plugins read them."""
 
     def __init__(self, size, allocatable, requested, nonzero_requested, pod_count, allowed_pods, unschedulable,
                  labels, taints, host_ports):
@@ -100,15 +100,15 @@ class _Nodes:
         self.labels, self.taints, self.host_ports = labels, taints, host_ports
 
 
-class _Values:
+class LabelValues:
     def __init__(self, keys: int, size: int):
         self.values = [range(size)] * keys
 
 
-class _Tensors:
-    """The slice of ClusterTensors that run_filters / run_scores read, over traced arrays."""
+class TensorsView:
+    """The slice of ClusterTensors that plugins' Filter / Score read, over (traced) arrays."""
 
-    def __init__(self, nodes: _Nodes, node_labels: _Values, bound: BoundPods | None):
+    def __init__(self, nodes: NodeArrays, node_labels: LabelValues, bound: BoundPods | None):
         self.nodes, self.node_labels, self._bound = nodes, node_labels, bound
 
     def bound_pods(self) -> BoundPods:
@@ -121,35 +121,45 @@ def _pad(a: np.ndarray, shape: tuple, fill) -> np.ndarray:
     return out
 
 
-def _pad_term(term, n_pad: int):
-    return tuple(node_affinity.NameTest(_pad(t.allowed, (n_pad,), False)) if isinstance(t, node_affinity.NameTest)
-                 else t for t in term)
+def _static_prepared(p: Prepared, pads: Pads) -> tuple[Prepared, dict[str, np.ndarray]]:
+    """p for the compiled program: every plugin state padded and stripped of its run-time amounts (returned
+    apart, one int64 vector per plugin: "f<i>" for the i-th filter, "s<j>" for the j-th score), without the pod."""
+    runtime = {}
+    filters, scores = [], []
+    for i, (plugin, state) in enumerate(p.filters):
+        state, runtime[f"f{i}"] = plugin.runtime_filter_inputs(plugin.pad_filter_state(state, pads))
+        filters.append((plugin, state))
+    for j, (plugin, state, weight) in enumerate(p.scores):
+        state, runtime[f"s{j}"] = plugin.runtime_score_inputs(plugin.pad_score_state(state, pads))
+        scores.append((plugin, state, weight))
+    allowed = None if p.allowed is None else pad1(p.allowed, pads.nodes, False)
+    return dataclasses.replace(p, pod=None, filters=tuple(filters), scores=tuple(scores), allowed=allowed), runtime
 
 
-def _padded_prepared(p: Prepared, n_pad: int, r_pad: int, t_pad: int, p_pad: int) -> Prepared:
-    """p with its node-indexed and vocabulary-indexed masks padded, and without the pod (not needed on device)."""
-    aff = p.affinity
-    aff = dataclasses.replace(
-        aff,
-        required=None if aff.required is None else tuple(_pad_term(t, n_pad) for t in aff.required),
-        preferred=tuple((w, _pad_term(t, n_pad)) for w, t in aff.preferred),
-        candidates=None if aff.candidates is None else _pad(aff.candidates, (n_pad,), False))
-    taints = dataclasses.replace(p.taints, untolerated_hard=_pad(p.taints.untolerated_hard, (t_pad,), False),
-                                 untolerated_prefer=_pad(p.taints.untolerated_prefer, (t_pad,), False))
-    return dataclasses.replace(p, shape=None, request=_pad(p.request, (r_pad,), 0),
-                               fit_request=_pad(p.fit_request, (r_pad,), 0), taints=taints, affinity=aff,
-                               port_conflicts=_pad(p.port_conflicts, (p_pad,), False))
+def _with_runtime(pp: Prepared, a: dict) -> Prepared:
+    """Inverse of _static_prepared's split, with the traced run-time amounts."""
+    filters = tuple((plugin, plugin.with_runtime_filter(state, a[f"f{i}"])) for i, (plugin, state) in enumerate(pp.filters))
+    scores = tuple((plugin, plugin.with_runtime_score(state, a[f"s{j}"]), weight)
+                   for j, (plugin, state, weight) in enumerate(pp.scores))
+    return dataclasses.replace(pp, filters=filters, scores=scores)
 
 
-def _no_amounts(inputs):
-    return dataclasses.replace(inputs, pod_request=(0,) * len(inputs.columns), pod_load=(0,) * len(inputs.columns))
+def _reads_bound_pods(p: Prepared) -> bool:
+    return any(plugin.reads_bound_pods() for plugin, *_ in (*p.filters, *p.scores))
+
+
+def _compilable(p: Prepared) -> bool:
+    """Runs whose plugins keep per-pod host state (Reserve), or that a PreFilter already failed, go eagerly."""
+    return (p.rejection is None and p.error is None
+            and not any(plugin.host_only() for plugin, *_ in (*p.filters, *p.scores))
+            and not any(plugin.host_only() and plugin.skip_behaviour(p.pod) == PER_POD for plugin in p.skipped))
 
 
 class JaxPlacer(Placer):
     """Placer whose runs are placed by one compiled JAX program per chunk (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster, profile: Profile, batching: bool):
-        super().__init__(cluster, profile, namespace("jax"), batching)
+    def __init__(self, cluster: Cluster, framework: Framework, batching: bool):
+        super().__init__(cluster, framework, namespace("jax"), batching)
         import jax
         self.jax = jax
         self.stats = BackendStats()
@@ -164,44 +174,41 @@ class JaxPlacer(Placer):
         for name in ("feasible", "outside", "total"):
             if getattr(ev, name) is not None:
                 setattr(ev, name, to_host(getattr(ev, name)))
-        if ev.inclusion is not None:
-            ev.inclusion = tuple(to_host(m) for m in ev.inclusion)
         return p, ev, node
 
     # -- runs ----------------------------------------------------------------------------------------
-    def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
-        # DRA claims and GPU shares are per-pod host state (sched/claims.py, gpushare.py): the per-pod path, eagerly
-        if shape.has_claims or shape.gpu is not None:
-            return Placer.place_run(self, shape, pods, rank)
-        out = RunOutcome()
+    def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+        if not _compilable(prepare(shape, self.cluster, self.framework)):
+            # Per-pod host state (DRA claims, GPU shares, inter-pod terms): the per-pod path, eagerly on JAX arrays.
+            with precision(self.xp):
+                Placer.place_part(self, shape, pods, rank, out)
+                return
         done = 0
-        size = BATCH_CHUNK if self._batch_run(shape, pods) else CHUNK
+        batch = (self.batching and len(pods) > 1 and not self.sampling()
+                 and batchable(prepare(shape, self.cluster, self.framework)))
+        size = BATCH_CHUNK if batch else CHUNK
         while done < len(pods):
             chunk = pods[done:done + size]
-            placed, failed, message = self._place_chunk(shape, chunk, rank, out)
+            placed, failure = self._place_chunk(shape, chunk, rank, out, batch)
             done += placed
-            if failed:
-                out.failed, out.message = pods[done:], message
+            if failure is not None:
+                out.fail(pods[done:], *failure)
                 break
-        return out
 
-    def _batch_run(self, shape: PodShape, pods: list[Pod]) -> bool:
-        return self.batching and len(pods) > 1 and self._batchable(shape)
-
-    def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome):
+    def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome, batch: bool):
         tensors, profile = self.cluster.tensors, self.profile
         own_ports = [tensors.port_column(port) for port in shape.host_ports]   # as account() would add them
-        p = prepare(shape, tensors, profile)
+        p = prepare(shape, self.cluster, self.framework)
         nodes = tensors.nodes
         n, r, k_lab = nodes.size, nodes.allocatable.shape[1], nodes.labels.shape[1]
         n_pad, r_pad, kl_pad = bucket(n), pow2(r), pow2(k_lab)
         t_pad, p_pad = pow2(nodes.taints.shape[1]), pow2(nodes.host_ports.shape[1])
         v_pad = pow2(max([len(v) for v in tensors.node_labels.values] or [1]))
         k_pad = pow2(len(pods))
-        pp = _padded_prepared(p, n_pad, r_pad, t_pad, p_pad)
+        pp, runtime = _static_prepared(p, Pads(n_pad, r_pad, t_pad, p_pad, v_pad))
         wanted = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
         sampling = wanted < n
-        spread = bool(p.spread.hard or p.spread.soft)
+        spread = _reads_bound_pods(p)
 
         resident = self._resident_nodes(n_pad, r_pad, kl_pad, t_pad, p_pad)
         per_call = {}       # int64 host inputs of this call, sent packed into one array
@@ -211,7 +218,7 @@ class JaxPlacer(Placer):
         kp_pad = 0
         if spread:
             bound = tensors.bound_pods()
-            ns = p.spread.namespace if p.spread.namespace >= 0 else len(tensors.namespaces)
+            ns = tensors.namespaces.add(shape.pod.metadata.namespace or "default")
             own = tensors.pod_label_row(shape.pod.metadata.labels)
             kp_pad = pow2(max(bound.labels.shape[1], len(own)))
             m_pad = pow2(bound.count + k_pad)
@@ -222,22 +229,15 @@ class JaxPlacer(Placer):
             state["bound_terminating"] = _pad(bound.terminating, (m_pad,), False)
             per_call["own"] = np.concatenate([_pad(own, (kp_pad,), -1).astype(np.int64),
                                             np.array([ns, bound.count], np.int64)])
-        if spread:      # the namespace id is a run-time input (it may be new to the vocabulary)
-            pp = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=0))
-        # Request amounts are run-time inputs too (only which columns are asked for is compiled in), so pods
-        # that differ only in their requests share one program.
-        per_call["request"] = np.stack([pp.request, pp.fit_request, _pad(shape.nonzero, (r_pad,), 0)])
-        per_call["score_amounts"] = np.array([*p.fit_inputs.pod_request, *p.fit_inputs.pod_load,
-                                            *p.balanced_inputs.pod_request, *p.balanced_inputs.pod_load], np.int64)
-        pp = dataclasses.replace(pp, request=None, fit_request=None,
-                                 fit_inputs=_no_amounts(pp.fit_inputs), balanced_inputs=_no_amounts(pp.balanced_inputs))
+        # Amounts are run-time inputs (only which columns are asked for is compiled in), so pods that differ only
+        # in their requests share one program.
+        per_call["request"] = np.stack([_pad(p.request, (r_pad,), 0), _pad(shape.nonzero, (r_pad,), 0)])
+        per_call.update(runtime)
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
         layout = tuple((k, v.shape) for k, v in per_call.items())
         arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
-        batch = self._batch_run(shape, pods)
-        static = (pp, profile, sampling, tuple(own_ports), kl_pad, v_pad,
-                  p.affinity.preferred_error is not None and "NodeAffinity" in dict(profile.scores), spread, k_pad,
-                  batch, layout)
+        static = (pp, sampling, tuple(own_ports), kl_pad, v_pad, p.score_error is not None, spread, k_pad, batch,
+                  layout)
         key = pickle.dumps(static)
         program = self._program(key, static, arrays, state)
         t0 = time.perf_counter()
@@ -270,18 +270,18 @@ class JaxPlacer(Placer):
             else:
                 out.placed.append(self.account(p, node_ids, pods[:placed]))
         resident.mark = len(tensors.changes)      # the host table took exactly what the device state took
-        message = ""
+        failure = None
         if failed:
-            ev = Evaluation(p.filters, {f: codes[i, :n] for i, f in enumerate(p.filters)},
-                            {f: payloads[i, :n] for i, f in enumerate(p.filters)}, np.zeros(n, bool))
-            if "NodeAffinity" in p.filters and p.affinity.conflict:
-                ev.prefilter_message = node_affinity.CONFLICT
-            elif "NodeAffinity" in p.filters and p.affinity.candidates is not None:
-                ev.outside = ~p.affinity.candidates
+            names = p.filter_names
+            ev = Evaluation(names, {f: codes[i, :n] for i, f in enumerate(names)},
+                            {f: payloads[i, :n] for i, f in enumerate(names)}, np.zeros(n, bool),
+                            narrowing=p.narrowing)
+            if p.allowed is not None:
+                ev.outside = ~p.allowed
             if bool(prescore):
-                ev.prescore_error = f'running PreScore plugin "NodeAffinity": {p.affinity.preferred_error}'
-            message = self.message(ev)
-        return placed, failed, message
+                ev.error = p.score_error
+            failure = (self.message(ev), rejectors(ev))
+        return placed, failure
 
     def nodes_changed(self) -> None:
         super().nodes_changed()
@@ -337,7 +337,7 @@ def _run(xp, static, a, s):
     """Traced: place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod,
     or in batch rounds when the shape is batchable."""
     from jax import lax
-    pp, profile, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, layout = static
+    pp, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, layout = static
     a, offset = dict(a), 0
     packed = a.pop("packed")
     for name, shape in layout:
@@ -345,38 +345,32 @@ def _run(xp, static, a, s):
         a[name] = packed[offset:offset + size].reshape(shape)
         offset += size
     n_pad = a["allocatable"].shape[0]
-    request, fit_request, nonzero = a["request"][0], a["request"][1], a["request"][2, :2]
-    amounts = [a["score_amounts"][i] for i in range(a["score_amounts"].shape[0])]
-    kf, kb = len(pp.fit_inputs.columns), len(pp.balanced_inputs.columns)
-    pp = dataclasses.replace(
-        pp, request=request, fit_request=fit_request,
-        fit_inputs=dataclasses.replace(pp.fit_inputs, pod_request=tuple(amounts[:kf]),
-                                       pod_load=tuple(amounts[kf:2 * kf])),
-        balanced_inputs=dataclasses.replace(pp.balanced_inputs, pod_request=tuple(amounts[2 * kf:2 * kf + kb]),
-                                            pod_load=tuple(amounts[2 * kf + kb:])))
+    request, nonzero = a["request"][0], a["request"][1, :2]
+    pp = _with_runtime(pp, a)
     n, wanted, start0, k = (a["scalars"][i] for i in range(4))
     valid = xp.arange(n_pad) < n
     n_filters = len(pp.filters)
+    filter_names = pp.filter_names
     port_cols = xp.asarray(np.array(own_ports, np.int64))
     if spread:
         kp_pad = s["bound_labels"].shape[1]
         own_labels = a["own"][:kp_pad].astype(xp.int32)
         own_ns = a["own"][kp_pad].astype(xp.int32)
         row0 = a["own"][kp_pad + 1]
-        pp = dataclasses.replace(pp, spread=dataclasses.replace(pp.spread, namespace=own_ns))
 
     def tensors_of(st):
         bound = None
         if spread:
             bound = BoundPods(st["bound_node"], st["bound_namespace"], st["bound_labels"], st["bound_terminating"],
                               st["bound_node"].shape[0])
-        nodes = _Nodes(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
+        nodes = NodeArrays(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
                        a["allowed_pods"], a["unschedulable"], a["labels"], a["taints"], st["host_ports"])
-        return _Tensors(nodes, _Values(kl_pad, v_pad), bound)
+        return TensorsView(nodes, LabelValues(kl_pad, v_pad), bound)
 
     def filter_codes(ev):
-        codes = xp.stack([ev.codes[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int8)
-        payloads = xp.stack([ev.payloads[f] for f in pp.filters]) if n_filters else xp.zeros((0, n_pad), xp.int64)
+        codes = xp.stack([ev.codes[f] for f in filter_names]) if n_filters else xp.zeros((0, n_pad), xp.int8)
+        payloads = (xp.stack([ev.payloads[f] for f in filter_names]) if n_filters
+                    else xp.zeros((0, n_pad), xp.int64))
         return codes, payloads
 
     def prescore_fails(feasible):
@@ -391,7 +385,7 @@ def _run(xp, static, a, s):
             feasible, visited = sample_feasible(xp, feasible, start, wanted, n)
         ev.feasible = feasible
         prescore = prescore_fails(feasible)
-        run_scores(xp, pp, tensors, ev, profile, None)
+        run_scores(xp, pp, tensors, ev, None)
         node = select_best(xp, ev.total, feasible, a["rank"])
         node = xp.where(prescore, -1, node)
         return (node, prescore, visited, *filter_codes(ev))
@@ -441,11 +435,11 @@ def _run(xp, static, a, s):
         feasible = ev.feasible & valid
         prescore = prescore_fails(feasible)
         ok = xp.any(feasible) & ~prescore
-        cap = xp.where(feasible, copy_capacity(xp, pp, tensors.nodes, fit_request, k_pad), 0)
+        cap = xp.where(feasible, copy_capacity(xp, pp, tensors, k_pad), 0)
         static_total, holders = fixed_scores(xp, pp, tensors, feasible)
 
         def totals(rows, j):
-            return copy_totals(xp, pp, profile, tensors, rows, static_total[rows], j)
+            return copy_totals(xp, pp, tensors, rows, static_total[rows], j)
 
         sub = contenders(xp, totals(xp.arange(n_pad), copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
         cap_sub = cap[sub]

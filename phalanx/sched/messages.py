@@ -1,34 +1,15 @@
-"""Reason strings and the kube-scheduler FitError message, formatted late from per-node payloads."""
+"""Reason strings and the kube-scheduler FitError message, formatted late from per-node payloads by the plugins
+that produced them."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..cluster_models.tensors import ClusterTensors
-from ..kernels import (dynamic_resources, gpu_share, node_affinity, node_ports, node_resources_fit,
-                       node_unschedulable, pod_topology_spread)
 from ..kernels.status import SUCCESS
 
-TAINT_REASON = "node(s) had untolerated taint(s)"
-TOO_MANY_PODS = "Too many pods"
 
-
-def reasons(plugin: str, payload: int, tensors: ClusterTensors) -> list[str]:
-    """Upstream reason strings of one failing node, from its plugin's payload."""
-    if plugin == "NodeResourcesFit":
-        out = [TOO_MANY_PODS] if payload & (1 << node_resources_fit.TOO_MANY_PODS_BIT) else []
-        out += [f"Insufficient {name}" for r, name in enumerate(tensors.resources.items) if payload & (1 << (r + 1))]
-        return out
-    if plugin == "TaintToleration":
-        return [TAINT_REASON]
-    if plugin == "DynamicResources":
-        return [dynamic_resources.REASONS[payload]]
-    if plugin == "GpuShare":      # sched/gpushare.py
-        return [gpu_share.REASONS[payload]]
-    if plugin == "PodTopologySpread":
-        bit = pod_topology_spread.MISSING_LABEL_BIT
-        return [pod_topology_spread.REASONS[0] if payload == bit else pod_topology_spread.REASONS[1]]
-    return list({"NodeUnschedulable": node_unschedulable.REASONS, "NodeAffinity": node_affinity.REASONS,
-                 "NodePorts": node_ports.REASONS}[plugin])
+def outside_reason(narrowing: tuple[str, ...]) -> str:
+    """What nodes left out by PreFilterResults report (upstream: "node(s) didn't satisfy plugin(s) [A B]")."""
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
 
 
 def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: int) -> np.ndarray:
@@ -39,23 +20,24 @@ def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: in
     return first
 
 
-def reason_histogram(filters, codes, payloads, tensors: ClusterTensors, outside=None) -> dict[str, int]:
+def reason_histogram(framework, ev, tensors) -> dict[str, int]:
     """Reason string -> number of nodes reporting it (each node reports its first failing plugin's reasons;
     nodes outside a PreFilterResult report that instead)."""
-    first = first_failures(filters, codes, tensors.nodes.size)
+    first = first_failures(ev.filters, ev.codes, tensors.nodes.size)
     hist: dict[str, int] = {}
-    if outside is not None:
-        outside = np.asarray(outside)
+    if ev.outside is not None:
+        outside = np.asarray(ev.outside)
         if outside.any():
-            hist[node_affinity.NOT_IN_PREFILTER_RESULT] = int(outside.sum())
+            hist[outside_reason(ev.narrowing)] = int(outside.sum())
         first = np.where(outside, -1, first)
-    for i, plugin in enumerate(filters):
+    for i, name in enumerate(ev.filters):
         rows = first == i
         if not rows.any():
             continue
-        values, counts = np.unique(np.asarray(payloads[plugin])[rows], return_counts=True)
+        plugin = framework.plugin(name)
+        values, counts = np.unique(np.asarray(ev.payloads[name])[rows], return_counts=True)
         for value, count in zip(values.tolist(), counts.tolist()):
-            for reason in reasons(plugin, value, tensors):
+            for reason in plugin.reasons(value, tensors):
                 hist[reason] = hist.get(reason, 0) + count
     return hist
 

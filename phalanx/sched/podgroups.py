@@ -1,20 +1,20 @@
 """Runtime state of PodGroups in the scheduler: members by phase, quorum (GangScheduling PreEnqueue), the
-feasibility check of the PodGroup cycle (PlacementFeasible), the PodGroupScheduled condition."""
+PodGroupScheduled condition, and the registry resolving a pod to its group."""
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
 
-from ..cluster_models import Pod, PodGroup
+from ..cluster_models import ClusterObjects, InputError, Pod, PodGroup, PodGroupIndex
+from ..plugins.gang_scheduling import PERMIT_TIMEOUT_S, QUORUM_MESSAGE, WAIT_MESSAGE
 
-# kube-scheduler GangScheduling plugin wordings.
-QUORUM_MESSAGE = "waiting for minCount pods from a gang to appear in scheduling queue"
-PERMIT_PLUGIN = "GangScheduling"
+__all__ = ["GROUP_UNSCHEDULABLE", "GroupState", "Groups", "MEMBER_UNSCHEDULABLE", "PERMIT_TIMEOUT_S",
+           "QUORUM_MESSAGE", "WAIT_MESSAGE", "go_duration"]
 
-
-def infeasible_message(min_count: int, scheduled: int, remaining: int) -> str:
-    """GangScheduling PlacementFeasible: the group can no longer reach minCount in this cycle."""
-    return f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+# The status of a PodGroup cycle that placed too few members (v1.36 errPodGroupUnschedulable): the PodGroup's
+# condition message, and, with GangScheduling's Permit status appended, the message of its placeable members.
+GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+MEMBER_UNSCHEDULABLE = f"{GROUP_UNSCHEDULABLE}, {WAIT_MESSAGE}"
 
 
 def go_duration(seconds: float) -> str:
@@ -30,8 +30,9 @@ def go_duration(seconds: float) -> str:
 @dataclass(eq=False)
 class GroupState:
     group: PodGroup
-    first_seq: int = sys.maxsize                     # arrival of its first pending pod: its place in the queue
     pending: dict[str, tuple[Pod, int]] = field(default_factory=dict)    # key -> (pod, seq), not yet placed
+    held: dict[str, tuple[Pod, int, object]] = field(default_factory=dict)   # members PreEnqueue holds back: key ->
+                                                                             # (pod, seq, the plugin holding it)
     bound: set[str] = field(default_factory=set)
     waiting: dict[str, tuple[Pod, int]] = field(default_factory=dict)   # at Permit (v1.35 mode), holding nodes
     enqueued: set[str] = field(default_factory=set)                     # permit mode: members in the pod queue
@@ -40,11 +41,17 @@ class GroupState:
     state: str = "idle"                              # idle | active | backoff | unschedulable (queue position)
     attempts: int = 0
     failed_at: float = 0.0
+    failed_progress: int | None = None               # the scheduler's progress count at the last failed cycle
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
 
     @property
     def key(self) -> str:
         return self.group.key
+
+    @property
+    def first_seq(self) -> int:
+        """Arrival of its first pending member (held members are not in the queue): its place in the queue."""
+        return min((seq for _, seq in self.pending.values()), default=sys.maxsize)
 
     @property
     def gang(self) -> bool:
@@ -57,12 +64,66 @@ class GroupState:
 
     @property
     def present(self) -> int:
-        return len(self.pending) + len(self.bound) + len(self.waiting)
+        """Every member the scheduler knows (v1.36 AllPodsCount): pending, held at PreEnqueue (gated ones too),
+        waiting at Permit, bound."""
+        return len(self.pending) + len(self.held) + len(self.bound) + len(self.waiting)
 
     def quorum(self) -> bool:
-        """PreEnqueue: a gang is not tried before minCount of its pods exist (bound ones included)."""
+        """PreEnqueue: a gang is not tried before minCount of its pods exist."""
         return not self.gang or self.present >= self.min_count
 
     @property
     def scheduled(self) -> bool:
         return self.condition is not None and self.condition[0] == "True"
+
+
+class Groups:
+    """The PodGroups the scheduler knows, and which group each pod belongs to (the handle GangScheduling reads)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.states: dict[str, GroupState] = {}
+        self.of_pod: dict[str, GroupState] = {}              # pod key -> its group, for grouped pods
+        self.reindex()
+
+    def reindex(self) -> None:
+        self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
+                                                   workloads=self.cluster.workloads))
+
+    def resolve(self, pod: Pod) -> tuple[GroupState | None, str | None]:
+        """(its group's state or None, why it waits when its group does not exist)."""
+        res = self._index.resolve(pod)
+        if res.group is None:
+            return None, res.reason
+        gs = self.states.get(res.group.key)
+        if gs is None:
+            gs = self.states[res.group.key] = GroupState(res.group)
+        return gs, None
+
+    def group_of(self, pod: Pod) -> tuple[GroupState | None, str | None]:
+        gs = self.of_pod.get(pod.key)
+        return (gs, None) if gs is not None else self.resolve(pod)
+
+    def join(self, gs: GroupState, pod: Pod, seq: int) -> None:
+        gs.pending[pod.key] = (pod, seq)
+        self.of_pod[pod.key] = gs
+
+    def priority(self, gs: GroupState) -> int:
+        """PodGroup spec.priority, else its priorityClassName's value, else its highest pending member's."""
+        spec = gs.group.spec
+        if spec.priority is not None:
+            return spec.priority
+        if spec.priority_class_name:
+            cls = self.cluster.priority_classes.get(spec.priority_class_name)
+            if cls is None:
+                raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
+                                 f"\"{spec.priority_class_name}\" not found")
+            return cls.value
+        return max((self.cluster.priority(p) for p, _ in gs.pending.values()), default=0)
+
+    def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
+        """Pending members by (priority desc, arrival)."""
+        return sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))
+
+    def values(self):
+        return self.states.values()

@@ -1,16 +1,25 @@
-"""The scheduling queue: activeQ (PrioritySort), backoffQ and the unschedulable pool, on an explicit clock.
+"""The scheduling queue: activeQ (QueueSort order), backoffQ, the unschedulable pool and the pods PreEnqueue
+holds back, on an explicit clock.
 
-Entries are runs of plain pods (consecutive in queue order, one shape, one priority) or PodGroups. Every
-entry is keyed by (-priority, arrival sequence); a run's key is its first pod's. An entry pushed later (a
-PodGroup reaching quorum, a pod back from backoff) may fall between the pods of a queued run, so a popped run
-gives back the pods that come after the next entry.
+Entries are runs of plain pods (consecutive in queue order, one shape, one priority) or PodGroups. Every entry is
+keyed by the profile's QueueSort key (PrioritySort: -priority, then the queue timestamp); a run's key is its first
+pod's. An entry pushed later (a PodGroup reaching quorum, a pod back from backoff) may fall between the pods of a
+queued run, so a popped run gives back the pods that come after the next entry.
+
+Pods are known by their arrival (a sequence number given when they are added), never by name alone: a pod deleted
+while queued is marked by its arrival, so a pod re-created under the same name is a new pod.
+
+A rejected plain pod waits in the unschedulable pool with the plugins that rejected it; a cluster event moves it
+to the activeQ (or the backoffQ while its backoff runs) only when one of those plugins registered the event and
+its queueing hint says the event may help (upstream's QueueingHint). A pod rejected for no plugin's reason (an
+error) is moved by any event.
 """
 from __future__ import annotations
 
 import bisect
 import heapq
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..cluster_models import Pod
 from .shapes import PodShape
@@ -20,10 +29,10 @@ INITIAL_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 10.0
 
 
-def backoff_s(attempts: int) -> float:
-    """Backoff after `attempts` failed attempts: 1 s, doubling, at most 10 s."""
+def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float = MAX_BACKOFF_S) -> float:
+    """Backoff after `attempts` failed attempts: `initial`, doubling, at most `maximum`."""
     doublings = min(max(attempts - 1, 0), 64)      # the cap is reached long before; keeps the power finite
-    return min(INITIAL_BACKOFF_S * 2.0 ** doublings, MAX_BACKOFF_S)
+    return min(initial * 2.0 ** doublings, maximum)
 
 
 @dataclass(eq=False)
@@ -34,12 +43,40 @@ class PodRun:
     priority: int
 
 
+@dataclass
+class Parked:
+    """A pod in the unschedulable pool."""
+    pod: Pod
+    shape: PodShape
+    seq: int
+    priority: int
+    plugins: tuple                    # the plugins that rejected it (empty: an error; any event may help)
+    events: frozenset                 # the events those plugins registered
+
+
+@dataclass
+class Attempts:
+    count: int = 0                   # failed attempts
+    failed_at: float = 0.0           # clock time of the last failure
+
+
 class SchedulingQueue:
-    def __init__(self):
+    def __init__(self, initial_backoff_s: float = INITIAL_BACKOFF_S, max_backoff_s: float = MAX_BACKOFF_S):
+        self.initial_backoff_s = initial_backoff_s
+        self.max_backoff_s = max_backoff_s
         self._active: list = []          # heap of (-priority, seq, tiebreak, entry)
         self._backoff: list = []         # heap of (ready_at, seq, tiebreak, entry)
         self._tiebreak = itertools.count()
+        self.unschedulable: dict[str, Parked] = {}     # the pool, by pod key
+        self.attempts: dict[str, Attempts] = {}        # failed attempts per pending pod
+        self.held: dict[str, tuple[Pod, int]] = {}     # PreEnqueue said wait (gated, PodGroup missing): key -> (pod, seq)
+        self.deleted: set[int] = set()                 # arrivals of queued pods deleted before their turn
+        self._listening: dict[str, set[str]] = {}      # event -> keys of pooled pods whose rejectors registered it
 
+    def backoff(self, attempts: int) -> float:
+        return backoff_s(attempts, self.initial_backoff_s, self.max_backoff_s)
+
+    # -- the activeQ and backoffQ ------------------------------------------------------------------
     def push_active(self, entry, priority: int, seq: int) -> None:
         heapq.heappush(self._active, (-priority, seq, next(self._tiebreak), entry))
 
@@ -68,7 +105,7 @@ class SchedulingQueue:
         return self._backoff[0][0] if self._backoff else None
 
     def pop_expired(self, now: float) -> list:
-        """Entries whose backoff is over, with their (priority, seq) for the activeQ."""
+        """Entries whose backoff is over."""
         out = []
         while self._backoff and self._backoff[0][0] <= now:
             out.append(heapq.heappop(self._backoff)[3])
@@ -80,6 +117,78 @@ class SchedulingQueue:
 
     def __len__(self) -> int:
         return len(self._active) + len(self._backoff)
+
+    # -- deletion by arrival -----------------------------------------------------------------------
+    def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
+        """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go)."""
+        pods, seqs, prios = [], [], []
+        for run in runs:
+            for pod, seq in zip(run.pods, run.seqs):
+                if seq in self.deleted:
+                    self.deleted.discard(seq)
+                else:
+                    pods.append(pod), seqs.append(seq), prios.append(run.priority)
+        return pods, seqs, prios
+
+    def queued_pods(self) -> list[Pod]:
+        """Plain pods still in the activeQ or backoffQ."""
+        return [p for entry in self.entries() if isinstance(entry, PodRun)
+                for p, seq in zip(entry.pods, entry.seqs) if seq not in self.deleted]
+
+    # -- failures and the unschedulable pool ---------------------------------------------------------
+    def failed(self, key: str, now: float) -> Attempts:
+        att = self.attempts.setdefault(key, Attempts())
+        att.count += 1
+        att.failed_at = now
+        return att
+
+    def park(self, parked: Parked, now: float) -> None:
+        """A pod that fit nowhere waits in the unschedulable pool for an event its rejectors registered."""
+        key = parked.pod.key
+        self.failed(key, now)
+        self._drop(key)
+        self.unschedulable[key] = parked
+        for event in parked.events:
+            self._listening.setdefault(event, set()).add(key)
+
+    def _drop(self, key: str) -> Parked | None:
+        parked = self.unschedulable.pop(key, None)
+        if parked is not None:
+            for event in parked.events:
+                self._listening[event].discard(key)
+        return parked
+
+    def listening(self, event: str) -> bool:
+        """Whether any pooled pod waits for `event`."""
+        return bool(self._listening.get(event))
+
+    def ready_at(self, key: str, now: float) -> float:
+        att = self.attempts.get(key)
+        return now if att is None else att.failed_at + self.backoff(att.count)
+
+    def wake(self, event: str | None, helps, now: float, skip=None) -> list[Parked]:
+        """Move the pool's pods waiting for `event` (None: every pod) for which `helps(parked)` is true: those whose
+        backoff is over are returned (for the activeQ), the others go to the backoffQ. `skip(key)`: pods to leave
+        in the pool."""
+        ready = []
+        keys = list(self.unschedulable) if event is None else sorted(self._listening.get(event, ()),
+                                                                      key=lambda k: self.unschedulable[k].seq)
+        for key in keys:
+            parked = self.unschedulable[key]
+            if (skip is not None and skip(key)) or not helps(parked):
+                continue
+            self._drop(key)
+            at = self.ready_at(key, now)
+            if at <= now:
+                ready.append(parked)
+            else:
+                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq)
+        return ready
+
+    def forget(self, key: str) -> bool:
+        """Drop a pod from the pools (deleted); whether it was in one."""
+        self.attempts.pop(key, None)
+        return (self._drop(key) is not None) | (self.held.pop(key, None) is not None)
 
 
 def cut_runs(pods: list[Pod], shapes: list[PodShape], priorities: list[int], seqs: list[int]) -> list[PodRun]:

@@ -1,7 +1,13 @@
-"""What a simulation step reports: decisions and condition changes, in the order they happened."""
+"""What a simulation step reports: decisions and condition changes, in the order they happened.
+
+The scheduler appends typed entries to a DecisionLog (one entry per decision, holding all the pods it concerns,
+so a batch of 10,000 pods is one entry); `Record`s, one per pod, are made only when asked for.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 BOUND = "Bound"                        # a pod was bound to `node`
 UNSCHEDULABLE = "Unschedulable"        # an attempt left the pod pending; `message` says why
@@ -20,3 +26,76 @@ class Record:
     message: str = ""
     status: str | None = None          # condition status ("True" / "False") for POD_GROUP_SCHEDULED
     reason: str | None = None          # condition reason ("Unschedulable") for POD_GROUP_SCHEDULED
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Pods bound (BOUND) or waiting at Permit (WAITING) on nodes."""
+    kind: str
+    time: float
+    pods: list
+    node_ids: np.ndarray               # (k,) int64
+    nodes: list[str]
+
+    def records(self) -> list[Record]:
+        return [Record(self.time, self.kind, p.key, node) for p, node in zip(self.pods, self.nodes)]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Pods left pending (UNSCHEDULABLE) or rejected at Permit (PERMIT_REJECTED), with why."""
+    kind: str
+    time: float
+    pods: list
+    message: str
+
+    def records(self) -> list[Record]:
+        return [Record(self.time, self.kind, p.key, message=self.message) for p in self.pods]
+
+
+@dataclass(frozen=True)
+class Deleted:
+    time: float
+    key: str
+    reason: str
+
+    def records(self) -> list[Record]:
+        return [Record(self.time, DELETED, self.key, message=self.reason)]
+
+
+@dataclass(frozen=True)
+class GroupCondition:
+    """A PodGroup's PodGroupScheduled condition changed."""
+    time: float
+    key: str
+    status: str
+    reason: str
+    message: str
+
+    def records(self) -> list[Record]:
+        return [Record(self.time, POD_GROUP_SCHEDULED, self.key, message=self.message, status=self.status,
+                       reason=self.reason)]
+
+
+class DecisionLog:
+    """Every decision, in order."""
+
+    def __init__(self):
+        self.entries: list = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def append(self, entry) -> None:
+        self.entries.append(entry)
+
+    def records(self, start: int = 0) -> list[Record]:
+        return [r for entry in self.entries[start:] for r in entry.records()]
+
+    def bindings(self, start: int = 0) -> dict[str, str]:
+        """pod key -> node of every BOUND decision since `start`."""
+        out: dict[str, str] = {}
+        for entry in self.entries[start:]:
+            if isinstance(entry, Placed) and entry.kind == BOUND:
+                out.update(zip((p.key for p in entry.pods), entry.nodes))
+        return out

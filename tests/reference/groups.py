@@ -5,24 +5,25 @@ Semantics (the contract the real scheduler is compared against):
 
 * Pods in a terminal phase are ignored; pods with spec.nodeName are bound load; pods for another scheduler
   are ignored.  Pending pods keep their input index (arrival order).
-* A pending pod with scheduling gates is unschedulable with the SchedulingGates message and takes no further
-  part (it is not counted in any group).  The gates are checked before the group reference (SchedulingGates
+* A pending pod with scheduling gates is unschedulable with the SchedulingGates message and is never placed;
+  it counts toward its gang's quorum (v1.36 AllPodsCount counts every pod the scheduler knows of the group).  The gates are checked before the group reference (SchedulingGates
   is the first PreEnqueue plugin upstream).  A pending pod whose group reference dangles is unschedulable
   with PodGroupIndex's reason.
 * Entities: each plain pending pod; each PodGroup with at least one pending (non-gated) member.
   minCount = gang.minCount, or 1 for basic.  Bound members = non-terminal pods with spec.nodeName that
   resolve to the group.
-* Quorum (GangScheduling PreEnqueue): pending + bound members < minCount -> every pending member waits
+* Quorum (GangScheduling PreEnqueue): pending (gated too) + bound members < minCount -> every pending member waits
   with QUORUM_MESSAGE; the group is not attempted.
 * Entity priority: the PodGroup's spec.priority, else its spec.priorityClassName's value, else the max
   effective priority of its pending members; a plain pod's effective priority.  Entities run in order of
   (-priority, smallest arrival index of their pending members), each against all earlier bindings.
 * A group cycle walks its pending members by (-effective priority, arrival index), cut into runs of
   consecutive members with one `phalanx.sched.shapes.signature` (homogeneous sub-groups).  Inside a run,
-  the first pod that does not fit ends the run: it and the rest of the run get its FitError.  After each
-  run, scheduled (bound + placed) + remaining (members of later runs) < minCount fails the cycle: the
-  cycle's placements are undone and every member without a FitError gets
-  "minCount (M) cannot be satisfied: S scheduled, R remaining".  Otherwise the placements are bound.
+  the first pod that does not fit ends the run: it and the rest of the run get its FitError.  Every run is
+  tried (v1.36 has no early stop).  Then bound + placed < minCount fails the cycle (GangScheduling's Permit
+  keeps waiting): the cycle's placements are undone and every member without a FitError gets
+  "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled".  Otherwise the
+  placements are bound.
 
 This module imports phalanx.sched.shapes.signature (the definition of "homogeneous") and the input layer's
 PodGroupIndex; everything else is the plain per-node reference of tests/reference/scheduler.py.
@@ -35,6 +36,7 @@ from phalanx.cluster_models.workloads import PodGroupIndex
 from phalanx.sched.shapes import signature
 
 from . import plugins as P
+from .profile import ref_profile
 from .scheduler import (
     _check_profile,
     _is_terminal,
@@ -49,8 +51,8 @@ GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 QUORUM_MESSAGE = "waiting for minCount pods from a gang to appear in scheduling queue"
 
 
-def min_count_message(min_count: int, scheduled: int, remaining: int) -> str:
-    return f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+# errPodGroupUnschedulable, then GangScheduling's Permit status (v1.36 submitPodGroupAlgorithmResult).
+MEMBER_UNSCHEDULABLE = "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
 
 
 def group_min_count(group) -> int:
@@ -77,7 +79,8 @@ def group_priority(group, members, classes) -> int:
 
 def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile):
     """One PodGroup cycle on `nodes`; its placements stay in `pods_by_node` (the caller keeps or undoes them).
-    Returns (ordered members, placed [(pod, node)], fit_errors {key: FitError}, the minCount message or None)."""
+    Returns (ordered members, placed [(pod, node)], fit_errors {key: FitError}, the placeable members' message
+    when minCount is not reached, else None)."""
     min_count = group_min_count(group)
     ordered = sorted(members, key=lambda t: (-effective_priority(t[1], classes), t[0]))
 
@@ -92,8 +95,6 @@ def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
             runs.append([pod])
         last_sig = sig
 
-    scheduled = bound_count
-    remaining = len(ordered)
     placed = []  # (pod, node) tentative placements of this cycle, in order
     fit_errors = {}  # pod key -> FitError message
     for run in runs:
@@ -109,10 +110,8 @@ def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
                 continue
             pods_by_node[res.node].append(pod)  # tentative: later pods of this cycle see it
             placed.append((pod, res.node))
-            scheduled += 1
-        remaining -= len(run)
-        if scheduled + remaining < min_count:
-            return ordered, placed, fit_errors, min_count_message(min_count, scheduled, remaining)
+    if bound_count + len(placed) < min_count:
+        return ordered, placed, fit_errors, MEMBER_UNSCHEDULABLE
     return ordered, placed, fit_errors, None
 
 
@@ -146,7 +145,7 @@ def placement_fit_score(domain_nodes, placed_pods, pods_by_node, profile) -> int
     """NodeResourcesFit ScorePlacement: MostAllocated over the placement's nodes, per configured resource:
     (allocated on nodes with allocatable > 0 + the placed pods' requests, non-zero defaulted) / allocatable."""
     total = weights = 0
-    for name, weight in profile.fit_resources:
+    for name, weight in ref_profile(profile).fit_resources:
         group_request = sum(P.score_pod_request(pod, name, False) for pod in placed_pods)
         if group_request == 0 and P.is_scalar_resource(name):
             continue
@@ -178,13 +177,24 @@ def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classe
         if value is not None:
             domains.setdefault(value, []).append(node)
     if bound_nodes:
-        held = {P.node_labels(n).get(key) for n in nodes if P.node_name(n) in bound_nodes}
-        if None in held or len(held) > 1:
-            message = f"cannot determine domain for already scheduled pods: they are on nodes {sorted(set(bound_nodes))}"
+        # v1.36 topologyaware: the bound members' domains, in pod key order; an Error status on the first member
+        # on a node without the label, or on the first second domain.
+        label_of = {P.node_name(n): P.node_labels(n).get(key) for n in nodes}
+        held, message = [], None
+        for pod_key, node in sorted(bound_nodes):
+            value = label_of.get(node)
+            if value is None:
+                message = f"no topology domain found for pod {pod_key}"
+                break
+            if held and value != held[0]:
+                message = f"more than 1 domain found for pod group: {held[0]}, {value}"
+                break
+            held.append(value)
+        if message is not None:
             for k in keys:
-                unschedulable[k] = message
+                unschedulable[k] = f"cannot determine domain for already scheduled pods: {message}"
             return
-        domains = {v: domains[v] for v in held}
+        domains = {held[0]: domains[held[0]]}
     if not domains:
         for k in keys:
             unschedulable[k] = "no feasible placements found"
@@ -237,16 +247,20 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
         group = index.resolve(pod).group
         if group is not None:
             bound_members[group.key] = bound_members.get(group.key, 0) + 1
-            bound_nodes.setdefault(group.key, []).append(pod.spec.node_name)
+            bound_nodes.setdefault(group.key, []).append((P.pod_key(pod), pod.spec.node_name))
 
     # pending pods: gates, dangling references, then plain pods and group members
     plain = []  # [(arrival index, pod)]
     members: dict = {}  # PodGroup key -> [(arrival index, pod)]
     groups: dict = {}  # PodGroup key -> PodGroup
+    gated_members: dict = {}  # PodGroup key -> gated pending members (they count toward the quorum, v1.36)
     for idx, pod in pending_pods(pods):
         key = P.pod_key(pod)
         if pod.spec.scheduling_gates:
             unschedulable[key] = GATED_MESSAGE
+            group = index.resolve(pod).group
+            if group is not None:
+                gated_members[group.key] = gated_members.get(group.key, 0) + 1
             continue
         resolution = index.resolve(pod)
         if resolution.reason is not None:
@@ -265,7 +279,7 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
         entities.append((-effective_priority(pod, classes), idx, "pod", pod))
     for gkey, group in groups.items():
         mine = members[gkey]
-        if len(mine) + bound_members.get(gkey, 0) < group_min_count(group):
+        if len(mine) + bound_members.get(gkey, 0) + gated_members.get(gkey, 0) < group_min_count(group):
             for _idx, pod in mine:
                 unschedulable[P.pod_key(pod)] = QUORUM_MESSAGE
             continue

@@ -11,23 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import interpod_affinity as IPA
 from . import plugins as P
+from .profile import DEFAULT_FILTERS, DEFAULT_SCORES, ref_profile
 
-FILTER_PLUGINS = (
-    "NodeUnschedulable",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "PodTopologySpread",
-)
-SCORE_PLUGINS = (
-    "TaintToleration",
-    "NodeAffinity",
-    "NodeResourcesFit",
-    "PodTopologySpread",
-    "NodeResourcesBalancedAllocation",
-)
+# What the reference implements: the default profile's filters and scores (tests/reference/profile.py).
+FILTER_PLUGINS = DEFAULT_FILTERS
+SCORE_PLUGINS = tuple(name for name, _weight in DEFAULT_SCORES)
 NO_NODES_MESSAGE = "no nodes available to schedule pods"  # schedule_one.go ErrNoNodesAvailable
 
 
@@ -38,13 +28,15 @@ class RefResult:
     message: str | None = None  # FitError text when node is None
 
 
-def _check_profile(profile) -> None:
+def _check_profile(profile):
+    profile = ref_profile(profile)
     for name in profile.filters:
         if name not in FILTER_PLUGINS:
             raise ValueError(f"reference does not implement filter plugin {name!r}")
     for name, _w in profile.scores:
         if name not in SCORE_PLUGINS:
             raise ValueError(f"reference does not implement score plugin {name!r}")
+    return profile
 
 
 def _prefilter_rejection(pod, profile):
@@ -80,7 +72,7 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple
       is not filtered at all; its status is ("NodeAffinity", UnschedulableAndUnresolvable,
       ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]).
     """
-    _check_profile(profile)
+    profile = _check_profile(profile)
     rej = _prefilter_rejection(pod, profile)
     if rej is not None:
         return [(rej[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [rej[1]])]
@@ -102,6 +94,9 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple
             res = P.filter_node_resources_fit(pod, node, node_pods)
         elif name == "PodTopologySpread":
             res = P.filter_pod_topology_spread(pod, node, nodes, pods_by_node)
+        elif name == "InterPodAffinity":
+            state = IPA.prefilter(pod, nodes, pods_by_node, namespaces_of(pod, pods_by_node), profile)
+            res = None if state is None else IPA.filter(state, pod, node)
         else:  # pragma: no cover - rejected by _check_profile
             raise ValueError(name)
         if res is None:
@@ -120,7 +115,7 @@ def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
     Skipped plugins (absent from the result; they contribute 0 to every node):
     NodeAffinity without preferred terms, NodeResourcesBalancedAllocation for a pod requesting
     0 of every balanced resource, PodTopologySpread without ScheduleAnyway constraints."""
-    _check_profile(profile)
+    profile = _check_profile(profile)
     out: dict = {}
     names = [P.node_name(n) for n in feasible_nodes]
 
@@ -144,6 +139,12 @@ def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
                 continue
             raw = {P.node_name(n): P.score_balanced(pod, n, npods(n), profile) for n in feasible_nodes}
             norm = dict(raw)
+        elif plugin == "InterPodAffinity":
+            ipa = IPA.scores(pod, feasible_nodes, nodes, pods_by_node, namespaces_of(pod, pods_by_node), profile)
+            if ipa is None:
+                continue
+            raw = {n: v[0] for n, v in ipa.items()}
+            norm = {n: v[1] for n, v in ipa.items()}
         elif plugin == "PodTopologySpread":
             state = P.pts_prescore(pod, feasible_nodes, nodes, pods_by_node)
             if state is None:
@@ -157,6 +158,22 @@ def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
                 raise AssertionError(f"{plugin} normalized score {norm[n]} out of range for {n}")
         out[plugin] = {n: (raw[n], norm[n]) for n in names}
     return out
+
+
+# Namespace objects given with the cluster (tests set it); a namespace a pod lives in exists in any case, with only
+# its default label, as phalanx assumes (the API server creates no pod in a missing namespace).
+NAMESPACES: list = []
+
+
+def namespaces_of(pod, pods_by_node) -> list:
+    from phalanx.cluster_models.objects import Namespace
+
+    known = {ns.metadata.name: ns for ns in NAMESPACES}
+    for p in [pod, *(q for ps in pods_by_node.values() for q in ps)]:
+        name = P.pod_namespace(p)
+        if name not in known:
+            known[name] = Namespace.implicit(name)
+    return list(known.values())
 
 
 def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | None = None) -> str:
@@ -176,7 +193,7 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
 
 
 def ref_schedule_one(pod, nodes, pods_by_node, profile) -> RefResult:
-    _check_profile(profile)
+    profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
     rej = _prefilter_rejection(pod, profile)
@@ -267,7 +284,7 @@ def ref_schedule(nodes, pods, priority_classes, profile):
     ignored entirely (the scheduler's informer excludes them); pods for another scheduler are
     ignored; pods with scheduling gates are reported unschedulable with upstream's
     SchedulingGated message.  There is no retry of failed pods (no queueing hints)."""
-    _check_profile(profile)
+    profile = _check_profile(profile)
     classes = priority_class_map(priority_classes)
     pods_by_node = bound_pods_by_node(nodes, pods)
     pending = [(-effective_priority(pod, classes), idx, pod) for idx, pod in pending_pods(pods)]

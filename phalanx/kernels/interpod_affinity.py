@@ -1,0 +1,100 @@
+"""InterPodAffinity: required pod affinity / anti-affinity (Filter) and preferred terms (Score).
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/{filtering,scoring}.go.
+
+Upstream keeps maps (topologyKey, value) -> count. Here a count per topology domain is a segment sum of per-node
+counts over the node's value of the term's key (`domain_totals`), read back at every node; a node without the key
+has no domain.
+"""
+from __future__ import annotations
+
+from .backend import bincount, divide
+from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+
+AFFINITY_BIT, ANTI_AFFINITY_BIT, EXISTING_ANTI_AFFINITY_BIT = 1, 2, 3
+
+
+def matching_pods_per_node(xp, bound_node, match, n_nodes: int):
+    """(N,) int64: bound pods selected by `match` ((M,) bool or int64 weights), summed per node."""
+    return bincount(xp, bound_node, match, n_nodes)
+
+
+def domain_totals(xp, labels, key: int, n_values: int, per_node):
+    """((N,) int64 the sum of per_node over the node's domain of key, (N,) bool the node has the key).
+    Nodes without the key contribute nothing and read 0."""
+    n = labels.shape[0]
+    if key < 0 or n_values == 0:
+        return xp.zeros((n,), dtype=xp.int64), xp.zeros((n,), dtype=bool)
+    dom = labels[:, key]
+    has = dom >= 0
+    totals = bincount(xp, dom, per_node, n_values)
+    return xp.where(has, totals[xp.where(has, dom, 0)], 0), has
+
+
+def interpod_affinity_filter(xp, labels, n_values, affinity, self_affine: bool, anti, existing):
+    """labels: (N, K) node label value ids; n_values: values per key.
+    affinity: (key, (N,) pods matching ALL required affinity terms per node) per required affinity term;
+    self_affine: the pod matches all its own required affinity terms (first pod of a group);
+    anti: (key, (N,) pods matching the term per node) per required anti-affinity term;
+    existing: (key, (N,) existing pods whose required anti-affinity terms of that key match the pod, per node).
+    Returns (code (N,) int8, payload (N,) int64): the first failing check in upstream's order."""
+    n = labels.shape[0]
+    code = xp.zeros((n,), dtype=xp.int8)
+    payload = xp.zeros((n,), dtype=xp.int64)
+    # Applied last-check-first, so that the first failing check in upstream's order decides.
+    for terms, bit in ((existing, EXISTING_ANTI_AFFINITY_BIT), (anti, ANTI_AFFINITY_BIT)):
+        if terms:
+            fail = _occupied(xp, labels, n_values, terms)
+            code = xp.where(fail, UNSCHEDULABLE, code)
+            payload = xp.where(fail, bit, payload)
+    if affinity:
+        missing = xp.zeros((n,), dtype=bool)
+        pods_exist = xp.ones((n,), dtype=bool)
+        anywhere = xp.zeros((), dtype=xp.int64)      # matching pods on nodes with a term's key (upstream: the map)
+        for key, per_node in affinity:
+            total, has = domain_totals(xp, labels, key, n_values[key] if key >= 0 else 0, per_node)
+            missing = missing | ~has
+            pods_exist = pods_exist & (total > 0)
+            anywhere = anywhere + xp.sum(xp.where(has, per_node, 0))
+        # The first pod of a group whose terms select itself may go where no matching pod is yet.
+        first_pod = (anywhere == 0) & self_affine
+        fail = missing | (~pods_exist & ~first_pod)
+        code = xp.where(fail, UNSCHEDULABLE_AND_UNRESOLVABLE, code)
+        payload = xp.where(fail, AFFINITY_BIT, payload)
+    return code.astype(xp.int8), payload.astype(xp.int64)
+
+
+def _occupied(xp, labels, n_values, terms):
+    """(N,) bool nodes whose domain of some term's key holds a counted pod."""
+    fail = xp.zeros((labels.shape[0],), dtype=bool)
+    for key, per_node in terms:
+        total, has = domain_totals(xp, labels, key, n_values[key] if key >= 0 else 0, per_node)
+        fail = fail | (has & (total > 0))
+    return fail
+
+
+def interpod_affinity_score(xp, labels, n_values, by_key):
+    """(N,) int64 raw scores (may be negative): for each (key, (N,) signed weights of the matching pods per node),
+    the node's domain total. Nodes without a key get nothing from it."""
+    n = labels.shape[0]
+    score = xp.zeros((n,), dtype=xp.int64)
+    for key, per_node in by_key:
+        total, _ = domain_totals(xp, labels, key, n_values[key] if key >= 0 else 0, per_node)
+        score = score + total
+    return score
+
+
+def interpod_affinity_normalize(xp, raw, feasible):
+    """int64(100 * ((s - min) / (max - min))) over the feasible nodes; 0 everywhere when all are equal. The
+    division comes first, then the multiplication, then truncation, as in Go's float64 arithmetic."""
+    big = 1 << 62
+    hi = xp.max(xp.where(feasible, raw, -big))
+    lo = xp.min(xp.where(feasible, raw, big))
+    diff = xp.maximum(hi - lo, 0)                  # no feasible node: nothing is read
+    frac = divide(xp, xp.where(feasible, raw - lo, 0).astype(xp.float64), xp.maximum(diff, 1).astype(xp.float64))
+    out = xp.where(diff > 0, (float(MAX_NODE_SCORE) * frac).astype(xp.int64), 0)
+    return xp.where(feasible, out, 0)
+
+
+__all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals",
+           "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_score",
+           "matching_pods_per_node"]

@@ -1,0 +1,42 @@
+"""kube-scheduler's plugins, one module each (see framework.py for what a plugin is), and the registry that maps
+the names a KubeSchedulerConfiguration uses to them."""
+from __future__ import annotations
+
+from .balanced_allocation import NodeResourcesBalancedAllocation
+from .default_binder import DefaultBinder
+from .dynamic_resources import DynamicResources
+from .framework import EXTENSION_POINTS, Plugin, PluginArgs, ProfileContext
+from .gang_scheduling import GangScheduling
+from .gpu_share import GpuShare
+from .interpod_affinity import InterPodAffinity
+from .node_affinity import NodeAffinity
+from .node_ports import NodePorts
+from .node_resources_fit import NodeResourcesFit
+from .node_unschedulable import NodeUnschedulable
+from .pod_group_pods_count import PodGroupPodsCount
+from .pod_topology_spread import PodTopologySpread
+from .queue_sort import PrioritySort
+from .scheduling_gates import SchedulingGates
+from .taint_toleration import TaintToleration
+from .topology_placement import TopologyPlacementGenerator
+
+REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
+    SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
+    PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, DefaultBinder,
+    GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount,
+)}
+
+# Upstream plugins phalanx does not model, with the extension points they implement: a configuration may name
+# them (they are reported as ignored), but they take no part in decisions.
+UNMODELLED: dict[str, tuple[str, ...]] = {
+    "NodeDeclaredFeatures": ("preFilter", "filter"),
+    "NodeName": ("filter",),
+    "ImageLocality": ("score",),
+    "VolumeRestrictions": ("preFilter", "filter"),
+    "NodeVolumeLimits": ("preFilter", "filter"),
+    "VolumeBinding": ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
+    "VolumeZone": ("preFilter", "filter", "preScore", "score"),
+    "DefaultPreemption": ("preEnqueue", "postFilter"),
+}
+
+__all__ = ["EXTENSION_POINTS", "REGISTRY", "UNMODELLED", "Plugin", "PluginArgs", "ProfileContext"]

@@ -1,0 +1,78 @@
+"""NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay close to each other; v1.36
+scores the change of balance the pod causes, v1.35 (compat) the balance with the pod.
+Upstream: pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go."""
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from ..kernels.backend import set_at
+from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
+from ..kernels.resource_allocation import ResourceInputs, amounts, copy_loads, node_load, resource_inputs, with_amounts
+from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
+from .node_resources_fit import ResourceSpec, resource_weights
+
+
+class NodeResourcesBalancedAllocationArgs(PluginArgs):
+    resources: list[ResourceSpec] = Field(default_factory=lambda: [ResourceSpec(name="cpu", weight=1),
+                                                                   ResourceSpec(name="memory", weight=1)])
+
+
+class NodeResourcesBalancedAllocation(Plugin):
+    name = "NodeResourcesBalancedAllocation"
+    Args = NodeResourcesBalancedAllocationArgs
+    events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+
+    def _inputs(self, pod, cluster) -> ResourceInputs:
+        return resource_inputs(resource_weights(self.args.resources), cluster.tensors.resources, pod.request)
+
+    def pre_score(self, pod, cluster):
+        inputs = self._inputs(pod, cluster)
+        # A pod requesting none of the balanced resources is skipped (kubernetes PR 129138).
+        return inputs if any(inputs.pod_request) else SKIP
+
+    def score_state(self, pod, cluster, pre):
+        return self._inputs(pod, cluster) if pre is NOT_RUN else pre
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        nodes = tensors.nodes
+        alloc, load = node_load(xp, nodes.allocatable, nodes.requested, nodes.nonzero_requested, state)
+        before = None
+        if cache is not None and self.context.compat != "1.35":
+            before = _cached_balance(xp, cache, tensors, state, alloc, load)
+        _, after = copy_loads(load, state, 1)
+        return balanced_allocation_score(xp, after, alloc, load, self.context.compat, before)
+
+    def score_behaviour(self, state):
+        return NODE_LOCAL
+
+    def copy_scores(self, xp, state, tensors, rows, copies):
+        nodes = tensors.nodes
+        alloc, load = node_load(xp, nodes.allocatable, nodes.requested, nodes.nonzero_requested, state)
+        alloc, load = [a[rows][:, None] for a in alloc], [b[rows][:, None] for b in load]
+        before, after = copy_loads(load, state, copies)
+        return balanced_allocation_score(xp, after, alloc, before, self.context.compat)
+
+    def runtime_score_inputs(self, state):
+        values, rest = amounts(state)
+        return rest, np.array(values, np.int64)
+
+    def with_runtime_score(self, state, values):
+        return with_amounts(state, [values[i] for i in range(values.shape[0])])
+
+
+def _cached_balance(xp, cache: dict, tensors, inputs: ResourceInputs, alloc, load):
+    """The v1.36 "without the pod" balance per node. It depends on the node alone, so it is kept across pods and
+    recomputed only for nodes whose load changed since it was last read (tensors.changes)."""
+    key = (inputs.columns, inputs.nonzero)
+    chunks = tensors.changes
+    hit = cache.get(key)
+    if hit is None:
+        values = node_balance(xp, load, alloc)
+    else:
+        values, seen = hit
+        if seen < len(chunks):
+            rows = np.unique(np.concatenate(chunks[seen:]))
+            values = set_at(xp, values, rows, node_balance(xp, [x[rows] for x in load], [a[rows] for a in alloc]))
+    cache[key] = (values, len(chunks))
+    return values

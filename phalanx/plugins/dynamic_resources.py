@@ -1,0 +1,59 @@
+"""DynamicResources (DRA): pods with resourceClaims get node-local devices; a PodGroup's claims are shared by its
+members (KEP-5729). Upstream: pkg/scheduler/framework/plugins/dynamicresources/.
+
+The claim state (which claims exist, which devices they hold, who uses them) is the cluster's ClaimBook
+(sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter
+resolves the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks
+every node at once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated
+first fit), Reserve allocates what the Filter assigned on the chosen node, Unreserve undoes it exactly.
+"""
+from __future__ import annotations
+
+from ..kernels.dynamic_resources import REASONS, dynamic_resources_filter
+from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, Rejection
+
+
+class DynamicResources(Plugin):
+    name = "DynamicResources"
+    # Its PreEnqueue, PostFilter (deallocation), Score (prioritized lists) and PreBind are not modelled.
+    unmodelled_points = ("preEnqueue", "postFilter", "score", "preBind")
+    events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+
+    def signature(self, pod):
+        # Claims are per pod (which claims, allocated or not), so a pod with claims is a shape of its own, never
+        # batched (upstream's DynamicResources makes such pods unsignable too).
+        return pod.key if pod.spec.resource_claims else None
+
+    def pre_filter(self, pod, cluster):
+        if not pod.pod.spec.resource_claims:
+            return SKIP
+        inputs = cluster.claims.prepare(pod.pod)
+        return Rejection(inputs.message) if inputs.message else inputs
+
+    def filter(self, xp, state, tensors):
+        code, payload, assign = dynamic_resources_filter(xp, *state.kernel_args(xp))
+        return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
+
+    def reasons(self, payload, tensors):
+        return [REASONS[payload]]
+
+    def filter_behaviour(self, state):
+        return PER_POD
+
+    def host_only(self) -> bool:
+        return True
+
+    def reserves_for(self, pod) -> bool:
+        return bool(pod.spec.resource_claims)
+
+    def reserve(self, state, node, pod, cluster, assignment):
+        return cluster.claims.allocate(state, node, assignment)
+
+    def unreserve(self, record, cluster):
+        cluster.claims.undo(record)
+
+    def release(self, pod_key, cluster):
+        cluster.claims.release(pod_key)
+
+    def replay(self, record, cluster):
+        return cluster.claims.replay(record)

@@ -1,0 +1,366 @@
+"""The plugin framework: what a plugin is, which extension points it can implement, and the records the cycles
+pass between plugins. kube-scheduler's framework (pkg/scheduler/framework/interface.go) with array-valued
+Filter and Score: a Filter returns a status code and a reason payload for every node at once, a Score a raw
+score for every node.
+
+A plugin is one module under phalanx/plugins/ holding one `Plugin` subclass: its name, its args (a pydantic
+model validated as upstream validates them), the extension points it implements (the methods it overrides),
+its failure reasons, the cluster events that can make a pod it rejected schedulable, and how its Filter and
+Score behave while copies of one pod are placed (which decides whether a run of identical pods can be batched).
+Array arithmetic lives in phalanx.kernels; a plugin prepares the kernel's inputs on the host (PreFilter,
+PreScore), calls the kernel, and turns payloads into reason strings.
+
+Layering: sched -> plugins -> kernels -> cluster_models. A plugin reads cluster state through the `cluster`
+handle it is given (sched.cluster.Cluster: tensors, claims, GPU shares, namespaces, groups); it never imports
+sched.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+# Extension points as a KubeSchedulerConfiguration names them, in cycle order, with the method implementing each.
+EXTENSION_POINTS: dict[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+    "placementGenerate": "generate_placements",
+    "placementScore": "score_placement",
+}
+
+# Cluster events a rejected pod can wait for (upstream fwk.ClusterEvent, coarsened to what phalanx emits).
+POD_DELETED = "PodDeleted"            # a bound pod left (deleted, completed, rejected at Permit, node removed)
+POD_BOUND = "PodBound"                # a pod was bound (it now counts for inter-pod plugins)
+NODE_ADDED = "NodeAdded"
+NODE_UPDATED = "NodeUpdated"          # labels, taints, allocatable or cordon changed
+GROUP_MEMBER_ADDED = "PodGroupMemberAdded"
+ALL_EVENTS = frozenset({POD_DELETED, POD_BOUND, NODE_ADDED, NODE_UPDATED, GROUP_MEMBER_ADDED})
+
+# How a plugin's Filter and Score move while copies of one pod are placed one after another (batching).
+FIXED = "fixed"            # they do not move: a function of the state before the run
+NODE_LOCAL = "node-local"  # they move only on the node that took a copy: Filter bounds the copies per node
+                           # (copy_capacity), Score is a per-node sequence (copy_scores) with no normalization
+PER_POD = "per-pod"        # anything else (other nodes' pods, per-pod state at Reserve): the run goes pod by pod
+
+
+class _Sentinel:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (_sentinel, (self.name,))
+
+
+def _sentinel(name: str) -> _Sentinel:
+    return {"SKIP": SKIP, "NOT_RUN": NOT_RUN}[name]
+
+
+SKIP = _Sentinel("SKIP")          # PreFilter / PreScore result: the plugin's Filter (Score) does not run for the pod
+NOT_RUN = _Sentinel("NOT_RUN")    # the profile does not enable the plugin's PreFilter (PreScore)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A PreFilter that rejects the pod on every node (UnschedulableAndUnresolvable): the cycle fails with
+    `0/N nodes are available: <message>.`"""
+    message: str
+
+
+@dataclass(frozen=True)
+class CycleError:
+    """A plugin error (upstream's Error status): the cycle fails with this message as it stands."""
+    message: str
+
+
+@dataclass(frozen=True)
+class NodeSubset:
+    """A PreFilter result that names the only nodes the pod can go to (upstream PreFilterResult.NodeNames);
+    `state` is the plugin's PreFilter state for its Filter."""
+    allowed: np.ndarray        # (N,) bool
+    state: object
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """What PreFilter and PreScore read about the pod being scheduled."""
+    shape: object              # sched.shapes.PodShape: the pod (shape.pod), requests, non-zero requests, host ports
+    request: np.ndarray        # (R,) int64 the pod's requests over the cluster's current resource columns
+
+    @property
+    def pod(self):
+        return self.shape.pod
+
+
+class PluginArgs(BaseModel):
+    """Base of every plugin's args: camelCase names as in a KubeSchedulerConfiguration, unknown fields rejected
+    (kube-scheduler decodes its configuration strictly), frozen (a profile is a value)."""
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, alias_generator=to_camel)
+
+
+@dataclass(frozen=True)
+class ProfileContext:
+    """What every plugin of a profile may read: formula version and feature gates."""
+    compat: str = "1.36"
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+
+    def enabled(self, gate: str, default: bool) -> bool:
+        return dict(self.feature_gates).get(gate, default)
+
+
+class Plugin:
+    """Base class. A subclass overrides the methods of the extension points it implements; `points()` lists them.
+    Instances are immutable values (they are part of compiled-program cache keys on the JAX backend)."""
+
+    name: ClassVar[str] = ""
+    Args: ClassVar[type[PluginArgs] | None] = None
+    # Extension points the upstream plugin implements that phalanx does not model: a configuration may enable the
+    # plugin there (as upstream accepts), and nothing runs.
+    unmodelled_points: ClassVar[tuple[str, ...]] = ()
+    # Cluster events that can make a pod this plugin rejected schedulable (its queueing hints' registrations).
+    events: ClassVar[frozenset[str]] = ALL_EVENTS
+    # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
+    # the status codes its Filter returns.
+
+    def __init__(self, args: PluginArgs | None = None, context: ProfileContext = ProfileContext()):
+        self.args = args if args is not None or self.Args is None else self.Args()
+        self.context = context
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.args!r})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.args == other.args and self.context == other.context
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.context))
+
+    def __reduce__(self):
+        return (type(self), (self.args, self.context))
+
+    def signature(self, pod):
+        """What this plugin reads of the pod beyond its spec, for the pod's shape signature (KEP-5598 SignPod):
+        pods whose signatures are equal are interchangeable for the plugin. None: nothing beyond the spec."""
+        return None
+
+    def run_key(self, pod, cluster):
+        """For pods whose signatures are equal: what this plugin, given the cluster now, still reads differently
+        of them (e.g. which bound pods' terms select their labels). Consecutive pods of one run with different
+        keys are placed as separate runs. None: nothing."""
+        return None
+
+    def hint(self, event: str, pod, objects) -> bool:
+        """Queueing hint: whether `event` (one of `events`) may make `pod`, which this plugin rejected,
+        schedulable. `objects`: the pods the event concerns (bound or deleted), the node for node events, or None.
+        Default: it may."""
+        return True
+
+    def warnings(self, pod) -> list[str]:
+        """What of the pod this plugin would read upstream but phalanx cannot (reported, never silently dropped)."""
+        return []
+
+    @classmethod
+    def points(cls) -> tuple[str, ...]:
+        """The extension points (configuration names) this plugin implements."""
+        return tuple(point for point, method in EXTENSION_POINTS.items()
+                     if getattr(cls, method) is not getattr(Plugin, method))
+
+    # -- PreEnqueue ---------------------------------------------------------------------------------
+    def pre_enqueue(self, pod, cluster) -> str | None:
+        """None lets the pod into the activeQ; a message keeps it waiting (it is reported as its reason)."""
+        return None
+
+    # -- QueueSort ----------------------------------------------------------------------------------
+    def less(self, a, b) -> bool:
+        raise NotImplementedError
+
+    # -- PreFilter / Filter -------------------------------------------------------------------------
+    def pre_filter(self, pod: PodInfo, cluster):
+        """The PreFilter extension point (only plugins that have one upstream override it): its state, SKIP, a
+        NodeSubset, or a Rejection."""
+        raise NotImplementedError
+
+    def filter_state(self, pod: PodInfo, cluster, pre):
+        """What Filter reads, from PreFilter's result `pre` (NOT_RUN when the profile does not enable this
+        plugin's PreFilter). Plugins without an upstream PreFilter prepare their per-pod inputs here. Upstream
+        plugins whose PreFilter is disabled either fall back to computing the state or fail reading it: the
+        default is the failure (a CycleError)."""
+        if pre is NOT_RUN:
+            return CycleError(f'error reading "PreFilter{self.name}" from cycleState: not found')
+        return pre
+
+    def filter(self, xp, state, tensors):
+        """(code (N,) int8, payload (N,) int64) for every node. `tensors` has .nodes (NodeTable fields),
+        .node_labels, .bound_pods() (numpy on the host, or padded device arrays on the JAX backend)."""
+        raise NotImplementedError
+
+    def reasons(self, payload: int, tensors) -> list[str]:
+        """Upstream reason strings of one failing node from its payload."""
+        raise NotImplementedError
+
+    def explain_detail(self, payload: int, tensors) -> dict:
+        """Extra facts about one failing node for `explain` (e.g. which taint)."""
+        return {}
+
+    # -- PostFilter ---------------------------------------------------------------------------------
+    def post_filter(self, *args):
+        raise NotImplementedError
+
+    # -- PreScore / Score / NormalizeScore ----------------------------------------------------------
+    def pre_score(self, pod: PodInfo, cluster):
+        """The PreScore extension point: its state, SKIP, or a CycleError (reported only when PreScore runs:
+        with at least two feasible nodes)."""
+        raise NotImplementedError
+
+    def score_state(self, pod: PodInfo, cluster, pre):
+        """What Score reads, from PreScore's result `pre` (NOT_RUN when the profile does not enable this plugin's
+        PreScore); see filter_state."""
+        if pre is NOT_RUN:
+            return CycleError(f'reading "PreScore{self.name}" from cycleState: not found')
+        return pre
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        """(N,) int64 raw scores; only feasible nodes are read. `cache`: a dict the caller keeps for this plugin
+        across cycles on one cluster (None on compiled paths), for per-node terms that only change where load
+        changed (tensors.changes)."""
+        raise NotImplementedError
+
+    def normalize(self, xp, raw, feasible, state, tensors):
+        """NormalizeScore over the feasible nodes; identity for plugins without ScoreExtensions."""
+        return raw
+
+    def normalization_holders(self, xp, raw, feasible, state) -> list:
+        """Feasible nodes whose leaving the feasible set would change the normalized scores ((N,) bool masks;
+        the normalization stays while any node of every mask is still feasible). Only FIXED scores are asked."""
+        return []
+
+    # -- batching: behaviour while copies of the pod are placed ---------------------------------------
+    def filter_behaviour(self, state) -> str:
+        """How this pod's Filter moves as copies of it are placed: FIXED, NODE_LOCAL or PER_POD."""
+        return FIXED
+
+    def score_behaviour(self, state) -> str:
+        """How this pod's Score moves as copies of it are placed: FIXED (normalized over the feasible set, see
+        normalization_holders), NODE_LOCAL (copy_scores; not normalized) or PER_POD."""
+        return FIXED
+
+    def skip_behaviour(self, pod: PodInfo) -> str:
+        """For a pod this plugin's PreFilter or PreScore skipped: FIXED when copies of the pod placed one after
+        another keep it skipped, PER_POD when a copy may make it run for the next one."""
+        return FIXED
+
+    def reads_bound_pods(self) -> bool:
+        """Whether Filter/Score read tensors.bound_pods() (then a compiled pod-by-pod loop appends the run's own
+        pods to that table as it places them)."""
+        return False
+
+    def host_only(self) -> bool:
+        """Whether the plugin keeps per-pod host state (Reserve): runs where it takes part are never compiled."""
+        return False
+
+    def reserves_for(self, pod) -> bool:
+        """Whether Reserve keeps per-pod state for this pod (then its runs are never batched or coalesced)."""
+        return False
+
+    def copy_capacity(self, xp, state, tensors):
+        """NODE_LOCAL filters: (N,) int64 copies each node takes before the Filter rejects it."""
+        raise NotImplementedError
+
+    def copy_scores(self, xp, state, tensors, rows, copies):
+        """NODE_LOCAL scores: (len(rows), J) raw score of copy copies[0, j] (1 = the next pod) on rows."""
+        raise NotImplementedError
+
+    # -- Reserve / Unreserve ------------------------------------------------------------------------
+    def reserve(self, state, node: int, pod, cluster, extra):
+        """Per-pod state taken on the chosen node (DRA claims, GPU devices); returns what unreserve needs.
+        `extra`: what this plugin's Filter returned besides code and payload (None if nothing)."""
+        return None
+
+    def unreserve(self, record, cluster) -> None:
+        """Exactly undo reserve (placements are undone newest first)."""
+
+    def release(self, pod_key: str, cluster) -> None:
+        """A placed pod left (deleted, completed, rejected at Permit): drop what it held."""
+
+    def replay(self, record, cluster):
+        """A reserve made on a restricted copy of the cluster (a topology placement), made again on `cluster`;
+        returns its record there."""
+        raise NotImplementedError
+
+    # -- Permit -------------------------------------------------------------------------------------
+    def permit(self, pod, cluster):
+        raise NotImplementedError
+
+    # -- PreBind / Bind / PostBind ------------------------------------------------------------------
+    def pre_bind(self, *args):
+        raise NotImplementedError
+
+    def bind(self, *args):
+        raise NotImplementedError
+
+    def post_bind(self, *args):
+        raise NotImplementedError
+
+    # -- PodGroup placements (KEP-5732) -------------------------------------------------------------
+    def generate_placements(self, *args):
+        raise NotImplementedError
+
+    def score_placement(self, *args):
+        raise NotImplementedError
+
+    # -- JAX backend: padding, and what of the states is a run-time input ----------------------------
+    def pad_filter_state(self, state, pads: "Pads"):
+        """The Filter state with node- and vocabulary-indexed masks padded to the compiled program's buckets."""
+        return state
+
+    def pad_score_state(self, state, pads: "Pads"):
+        """The Score state, padded likewise."""
+        return state
+
+    def runtime_filter_inputs(self, state) -> tuple[object, np.ndarray]:
+        """(the Filter state without its run-time amounts, those amounts as an int64 vector): amounts stay inputs
+        of the compiled program, so pods differing only in them share one program."""
+        return state, np.zeros(0, np.int64)
+
+    def with_runtime_filter(self, state, values):
+        """Inverse of runtime_filter_inputs, with traced `values`."""
+        return state
+
+    def runtime_score_inputs(self, state) -> tuple[object, np.ndarray]:
+        """As runtime_filter_inputs, for the Score state."""
+        return state, np.zeros(0, np.int64)
+
+    def with_runtime_score(self, state, values):
+        return state
+
+
+@dataclass(frozen=True)
+class Pads:
+    """Padded sizes of the compiled program's arrays (JAX backend)."""
+    nodes: int
+    resources: int
+    taints: int
+    ports: int
+    label_values: int
+
+
+def pad1(a: np.ndarray, size: int, fill) -> np.ndarray:
+    """a (n,) padded to (size,) with `fill`."""
+    out = np.full((size,), fill, dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out

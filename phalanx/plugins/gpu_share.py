@@ -1,0 +1,57 @@
+"""GpuShare (phalanx's own, not an upstream plugin): pods whose annotations ask for a share of a GPU
+(alibabacloud.com/gpu-milli, gpu-count, gpu-card-model, as the Alibaba traces' simulator reads them) are placed
+per device, best fit. docs/semantics.md, "GPU shares in the Scheduler".
+
+The device table and who holds which share is the cluster's GpuBook (sched/gpushare.py, reached through the
+cluster handle). PreFilter reads the free milli per device, Filter checks every node at once
+(kernels/gpu_share.py), Reserve takes the best-fitting devices on the chosen node, Unreserve gives them back.
+"""
+from __future__ import annotations
+
+from ..cluster_models.gpus import NVIDIA_GPU, device_request
+from ..kernels.gpu_share import REASONS
+from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin
+
+
+class GpuShare(Plugin):
+    name = "GpuShare"
+    events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+
+    def signature(self, pod):
+        # The request lives in annotations (not in the spec), so it joins the shape's signature.
+        req = device_request(pod)
+        return None if req is None else (req.count, req.milli, list(req.models))
+
+    def pre_filter(self, pod, cluster):
+        req = device_request(pod.pod)
+        if req is None:
+            return SKIP
+        own = int(pod.shape.requests.get(NVIDIA_GPU, 0))   # whole devices it asks for besides its share
+        return cluster.gpus.prepare(pod.pod.key, req, own)
+
+    def filter(self, xp, state, tensors):
+        return state.filter(xp)
+
+    def reasons(self, payload, tensors):
+        return [REASONS[payload]]
+
+    def filter_behaviour(self, state):
+        return PER_POD
+
+    def host_only(self) -> bool:
+        return True
+
+    def reserves_for(self, pod) -> bool:
+        return device_request(pod) is not None
+
+    def reserve(self, state, node, pod, cluster, assignment):
+        return cluster.gpus.allocate(state, node, pod.key)
+
+    def unreserve(self, record, cluster):
+        cluster.gpus.undo(record)
+
+    def release(self, pod_key, cluster):
+        cluster.gpus.release(pod_key)
+
+    def replay(self, record, cluster):
+        return cluster.gpus.replay(record)

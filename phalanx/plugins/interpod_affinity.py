@@ -1,0 +1,400 @@
+"""InterPodAffinity: the pod's required pod affinity / anti-affinity and existing pods' required anti-affinity
+(Filter); preferred terms both ways and existing pods' required affinity (Score).
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/{plugin,filtering,scoring}.go (v1.36.0).
+
+Host side, once per pod: which bound pods each of the pod's terms selects (a vectorised label test over the
+BoundPods table) and which term classes of the bound pods select the pod (one test per distinct term, cached
+per pod labels and namespace). Kernels (kernels/interpod_affinity.py) turn per-node counts into per-domain counts
+(segment sums over a node label) and read them back at every node; no loop over nodes.
+
+Upstream's semantics kept on purpose (docs/semantics.md): terminating pods count; a nil labelSelector selects no
+pod; an empty namespaceSelector selects every namespace; the incoming pod's namespaceSelectors are resolved to the
+namespaces that exist; the first pod of a self-affine group may go where no matching pod is yet, if no pod
+anywhere matches its terms; a node without an affinity term's topology key is UnschedulableAndUnresolvable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import field_validator
+
+from ..cluster_models.tensors import (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY,
+                                      REQUIRED_ANTI_AFFINITY, TermClass)
+from ..kernels import interpod_affinity as kernel
+from ..kernels.node_affinity import term_matches
+from .framework import (FIXED, NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_BOUND, POD_DELETED, SKIP, Plugin,
+                        PluginArgs)
+from .labels import selector_matches, selector_tests
+
+REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+_REASONS = {kernel.AFFINITY_BIT: REASON_AFFINITY, kernel.ANTI_AFFINITY_BIT: REASON_ANTI_AFFINITY,
+            kernel.EXISTING_ANTI_AFFINITY_BIT: REASON_EXISTING_ANTI_AFFINITY}
+# More copies than any node can hold: the capacity of a node this plugin does not limit.
+_UNLIMITED = 1 << 40
+
+
+class InterPodAffinityArgs(PluginArgs):
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+    @field_validator("hard_pod_affinity_weight")
+    @classmethod
+    def _weight_range(cls, weight: int) -> int:
+        # validateHardPodAffinityWeight: 0 is valid (it turns the existing pods' required-affinity score off).
+        if not 0 <= weight <= 100:
+            raise ValueError(f"Invalid value: {weight}: not in valid range [0, 100]")
+        return weight
+
+
+@dataclass(frozen=True)
+class Term:
+    """One of the incoming pod's terms, its namespaceSelector resolved (mergeAffinityTermNamespacesIfNotEmpty)."""
+    key: int                      # node label key id of topologyKey (-1: no node has it)
+    topology_key: str
+    selector: object              # metav1.LabelSelector or None
+    namespaces: frozenset | None  # namespace names the term selects; None: every namespace ({} selector)
+    weight: int = 0
+
+    def matches(self, pod) -> bool:
+        ns_ok = self.namespaces is None or pod.metadata.namespace in self.namespaces
+        return ns_ok and selector_matches(self.selector, pod.metadata.labels)
+
+    def bound_match(self, tensors, bound) -> np.ndarray:
+        """(M,) bool the bound pods this term selects (live or not; the caller masks)."""
+        tests = selector_tests(self.selector, tensors.pod_labels)
+        if tests is None or bound.count == 0:
+            return np.zeros(bound.count, bool)
+        if self.namespaces is None:
+            ns_ok = np.ones(bound.count, bool)
+        else:
+            ids = [tensors.namespaces.get(n) for n in self.namespaces]
+            ns_ok = np.isin(bound.namespace, [i for i in ids if i >= 0])
+        return ns_ok & np.asarray(term_matches(np, bound.labels, tests))
+
+
+@dataclass(frozen=True)
+class FilterState:
+    affinity: tuple               # (key, (N,) pods matching all required affinity terms) per required term
+    self_affine: bool             # the pod matches all its own required affinity terms
+    anti: tuple                   # (key, (N,) pods the term selects) per required anti-affinity term
+    existing: tuple               # (key, (N,) existing pods whose required anti-affinity of that key selects the pod)
+    copies_per_node: bool         # copies of the pod block each other only on their own node (see filter_behaviour)
+    self_blocking: tuple = ()     # node label key ids of the pod's anti-affinity terms that select the pod itself
+
+
+@dataclass(frozen=True)
+class ScoreState:
+    by_key: tuple                 # (key, (N,) signed weights of matching pods per node) per topology key
+    interacts: bool               # copies of the pod change these scores (it has preferred terms or hard affinity)
+
+
+def _has_pod_affinity(pod) -> bool:
+    a = pod.spec.affinity
+    return a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None)
+
+
+def _required(pod, anti: bool) -> list:
+    a = pod.spec.affinity
+    part = None if a is None else (a.pod_anti_affinity if anti else a.pod_affinity)
+    return [] if part is None else list(part.required_during_scheduling_ignored_during_execution)
+
+
+def _preferred(pod, anti: bool) -> list:
+    a = pod.spec.affinity
+    part = None if a is None else (a.pod_anti_affinity if anti else a.pod_affinity)
+    return [] if part is None else list(part.preferred_during_scheduling_ignored_during_execution)
+
+
+def _term_namespaces(term, owner_namespace: str) -> tuple[frozenset, object]:
+    """(listed namespaces, namespaceSelector) of a term as upstream reads it (getNamespacesFromPodAffinityTerm):
+    no namespaces and no namespaceSelector means the owner's namespace."""
+    if not term.namespaces and term.namespace_selector is None:
+        return frozenset({owner_namespace}), None
+    return frozenset(term.namespaces), term.namespace_selector
+
+
+def _selects_namespace(term, owner_namespace: str, namespace: str, namespace_labels: dict) -> bool:
+    listed, selector = _term_namespaces(term, owner_namespace)
+    return namespace in listed or selector_matches(selector, namespace_labels)
+
+
+def _existing_term_selects(tc, pod, namespace_labels: dict) -> bool:
+    """AffinityTerm.Matches of a bound pod's term against the incoming pod."""
+    return (_selects_namespace(tc.term, tc.namespace, pod.metadata.namespace, namespace_labels)
+            and selector_matches(tc.term.label_selector, pod.metadata.labels))
+
+
+def _merged(term, owner_namespace: str, cluster, weight: int = 0) -> Term:
+    """The incoming pod's term with its namespaceSelector replaced by the names of the namespaces it selects."""
+    listed, selector = _term_namespaces(term, owner_namespace)
+    if selector is not None and not selector.match_labels and not selector.match_expressions:
+        namespaces = None                                      # {}: every namespace
+    elif selector is not None:
+        namespaces = listed | {name for name, ns in _namespaces(cluster).items()
+                               if selector_matches(selector, ns.metadata.labels)}
+    else:
+        namespaces = listed
+    key = cluster.tensors.node_labels.keys.get(term.topology_key)
+    return Term(key, term.topology_key, term.label_selector, namespaces, weight)
+
+
+def _namespaces(cluster) -> dict:
+    """The namespaces that exist: the input's Namespace objects and every namespace a bound pod lives in."""
+    for name in cluster.tensors.namespaces.items:
+        cluster.namespace(name)
+    return cluster.namespaces
+
+
+class InterPodAffinity(Plugin):
+    name = "InterPodAffinity"
+    Args = InterPodAffinityArgs
+    events = frozenset({POD_BOUND, POD_DELETED, NODE_ADDED, NODE_UPDATED})
+
+    def signature(self, pod):
+        # The pod's own labels and namespace feed its terms (self-affinity, the first-pod rule, copies); pods
+        # without terms whose labels existing terms tell apart are split by run_key.
+        if not _has_pod_affinity(pod):
+            return None
+        return {"labels": pod.metadata.labels, "namespace": pod.metadata.namespace}
+
+    def run_key(self, pod, cluster):
+        """Which existing term classes select this pod (pods without terms of their own; None: no term exists or
+        the pod has terms, then its labels are in its signature)."""
+        if _has_pod_affinity(pod):
+            return None
+        terms = cluster.tensors.affinity_terms()
+        if not terms.classes:
+            return None
+        return tuple(np.flatnonzero(self._selecting_classes(pod, cluster, terms)).tolist())
+
+    def _selecting_classes(self, pod, cluster, terms) -> np.ndarray:
+        """(C,) bool: the bound pods' term classes that select `pod` (cached per namespace and labels)."""
+        key = (pod.metadata.namespace, tuple(sorted(pod.metadata.labels.items())))
+        hit = terms.selecting.get(key)
+        if hit is None or len(hit) < len(terms.classes):
+            ns_labels = cluster.namespace(pod.metadata.namespace).metadata.labels
+            done = np.zeros(0, bool) if hit is None else hit
+            more = [_existing_term_selects(tc, pod, ns_labels) for tc in terms.classes[len(done):]]
+            hit = terms.selecting[key] = np.concatenate([done, np.array(more, bool)])
+        return hit
+
+    # -- hints ------------------------------------------------------------------------------------
+    def hint(self, event, pod, objects) -> bool:
+        """isSchedulableAfterPodChange / isSchedulableAfterNodeChange (v1.36). Events that do not say which
+        objects changed (a node removed with its pods, a Permit rejection) may help."""
+        if objects is None:
+            return True
+        affinity = [_merged_plain(t, pod) for t in _required(pod, anti=False)]
+        anti = [_merged_plain(t, pod) for t in _required(pod, anti=True)]
+        if event == POD_BOUND:
+            return any(_matches_all(affinity, p) for p in objects)
+        if event == POD_DELETED:
+            for p in objects:
+                if _matches_all(anti, p):
+                    return True
+                if _matches_all([_merged_plain(t, p) for t in _required(p, anti=True)], pod):
+                    return True
+            return False
+        if event == NODE_ADDED:
+            nodes = objects if isinstance(objects, (list, tuple)) else [objects]
+            return any((anti or any(t.topology_key in n.metadata.labels for t in affinity)) for n in nodes)
+        if event == NODE_UPDATED:
+            old, new = objects
+            before, after = old.metadata.labels, new.metadata.labels
+            for t in affinity:
+                k = t.topology_key
+                if k in after and (k not in before or before[k] != after[k]):
+                    return True
+            for t in anti:
+                k = t.topology_key
+                if k in before and (k not in after or before[k] != after[k]):
+                    return True
+            return False
+        return True
+
+    # -- PreFilter / Filter -----------------------------------------------------------------------
+    def pre_filter(self, pod, cluster):
+        pod = pod.pod
+        tensors = cluster.tensors
+        bound, terms = tensors.bound_pods(), tensors.affinity_terms()
+        n = tensors.nodes.size
+        live = bound.live()
+        ns = pod.metadata.namespace
+        affinity = [_merged(t, ns, cluster) for t in _required(pod, anti=False)]
+        anti = [_merged(t, ns, cluster) for t in _required(pod, anti=True)]
+
+        existing = []
+        if terms.count:
+            selecting = self._selecting_classes(pod, cluster, terms)
+            rows = slice(0, terms.count)
+            cls, owner = terms.cls[rows], terms.pod[rows]
+            for key_name in sorted({terms.classes[c].term.topology_key for c in np.flatnonzero(selecting)
+                                    if terms.classes[c].kind == REQUIRED_ANTI_AFFINITY}):
+                wanted = np.array([tc.kind == REQUIRED_ANTI_AFFINITY and tc.term.topology_key == key_name
+                                   for tc in terms.classes]) & selecting
+                take = wanted[cls] & live[owner]
+                if take.any():
+                    per_node = kernel.matching_pods_per_node(np, bound.node[owner], take, n)
+                    existing.append((tensors.node_labels.keys.get(key_name), per_node))
+        key_present = [k for k, per_node in existing if k >= 0 and _any_on_keyed(tensors, k, per_node)]
+        if not key_present and not affinity and not anti:
+            return SKIP
+        existing = tuple((k, c) for k, c in existing if k >= 0)
+
+        all_match = live.copy()
+        for t in affinity:
+            all_match &= t.bound_match(tensors, bound)
+        per_node_all = kernel.matching_pods_per_node(np, bound.node, all_match, n) if affinity else None
+        anti_counts = tuple((t.key, kernel.matching_pods_per_node(np, bound.node, live & t.bound_match(tensors, bound),
+                                                                  n)) for t in anti)
+        # A copy blocks the next one where the pod's anti-affinity selects the copy, or the copy's (as an existing
+        # pod's term) selects the pod.
+        ns_labels = cluster.namespace(ns).metadata.labels
+        self_blocking = tuple(sorted({t.key for t, raw in zip(anti, _required(pod, anti=True))
+                                      if t.key >= 0 and (t.matches(pod) or _existing_term_selects(
+                                          TermClass(REQUIRED_ANTI_AFFINITY, 0, raw, ns), pod, ns_labels))}))
+        per_node_keys = all(_per_node_key(tensors, k) for k in self_blocking)
+        return FilterState(
+            affinity=tuple((t.key, per_node_all) for t in affinity),
+            self_affine=bool(affinity) and all(t.matches(pod) for t in affinity),
+            anti=anti_counts, existing=existing,
+            copies_per_node=not affinity and per_node_keys, self_blocking=self_blocking)
+
+    def filter(self, xp, state, tensors):
+        return kernel.interpod_affinity_filter(xp, tensors.nodes.labels, _n_values(tensors), state.affinity,
+                                               state.self_affine, state.anti, state.existing)
+
+    def reasons(self, payload, tensors):
+        return [_REASONS[int(payload)]]
+
+    def filter_behaviour(self, state):
+        # Copies of a pod without terms change nothing this Filter reads. With only anti-affinity whose topology
+        # keys are per node (hostname), a copy blocks only its own node (copy_capacity); otherwise pod by pod.
+        if not state.affinity and not state.anti:
+            return FIXED
+        return NODE_LOCAL if state.copies_per_node else PER_POD
+
+    def copy_capacity(self, xp, state, tensors):
+        labels = tensors.nodes.labels
+        blocked = xp.zeros((labels.shape[0],), dtype=bool)
+        for key in state.self_blocking:
+            blocked = blocked | (labels[:, key] >= 0)
+        return xp.where(blocked, 1, _UNLIMITED).astype(xp.int64)
+
+    # -- PreScore / Score -------------------------------------------------------------------------
+    def pre_score(self, pod, cluster):
+        pod = pod.pod
+        has_constraints = bool(_preferred(pod, anti=False) or _preferred(pod, anti=True))
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return SKIP
+        tensors = cluster.tensors
+        bound, terms = tensors.bound_pods(), tensors.affinity_terms()
+        n = tensors.nodes.size
+        live = bound.live()
+        ns = pod.metadata.namespace
+        weights: dict[int, np.ndarray] = {}       # node label key id -> (M,) signed weight per bound pod
+        contributed = False
+
+        def add(key: int, rows: np.ndarray, w: np.ndarray) -> None:
+            nonlocal contributed
+            if key < 0 or not rows.size:
+                return
+            keyed = tensors.nodes.labels[bound.node[rows], key] >= 0
+            if keyed.any():
+                contributed = True
+                acc = weights.setdefault(key, np.zeros(bound.count, np.int64))
+                np.add.at(acc, rows[keyed], w[keyed])
+
+        for anti, sign in ((False, 1), (True, -1)):
+            for wt in _preferred(pod, anti):
+                t = _merged(wt.pod_affinity_term, ns, cluster, wt.weight)
+                rows = np.flatnonzero(live & t.bound_match(tensors, bound))
+                add(t.key, rows, np.full(rows.size, sign * wt.weight, np.int64))
+        hard = self.args.hard_pod_affinity_weight
+        if terms.count:
+            selecting = self._selecting_classes(pod, cluster, terms)
+            cls, owner = terms.cls[: terms.count], terms.pod[: terms.count]
+            value = np.array([_class_weight(tc, hard) for tc in terms.classes], np.int64)
+            keys = np.array([tensors.node_labels.keys.get(tc.term.topology_key) for tc in terms.classes], np.int64)
+            take = selecting[cls] & live[owner] & (value[cls] != 0)
+            for key in np.unique(keys[cls[take]]).tolist():
+                sel = np.flatnonzero(take & (keys[cls] == key))
+                add(key, owner[sel], value[cls[sel]])
+        if not contributed:
+            return SKIP
+        by_key = tuple((k, kernel.matching_pods_per_node(np, bound.node, w, n)) for k, w in sorted(weights.items()))
+        # Copies hold the pod's terms once bound: preferred ones, and required affinity (hardPodAffinityWeight).
+        interacts = has_constraints or (hard > 0 and bool(_required(pod, anti=False)))
+        return ScoreState(by_key, interacts)
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        return kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key)
+
+    def normalize(self, xp, raw, feasible, state, tensors):
+        return kernel.interpod_affinity_normalize(xp, raw, feasible)
+
+    def normalization_holders(self, xp, raw, feasible, state):
+        big = 1 << 62
+        hi = xp.max(xp.where(feasible, raw, -big))
+        lo = xp.min(xp.where(feasible, raw, big))
+        return [feasible & (raw == hi), feasible & (raw == lo)]
+
+    def score_behaviour(self, state):
+        # Copies of a pod with preferred terms or required affinity add to the scores of their own domain.
+        return PER_POD if state.interacts else FIXED
+
+    def skip_behaviour(self, pod):
+        # Skipped now, but once bound a copy holds the pod's preferred terms (or its required affinity, scored
+        # with hardPodAffinityWeight), which may select the next copy: PreScore would no longer skip.
+        pod = pod.pod
+        has_preferred = bool(_preferred(pod, anti=False) or _preferred(pod, anti=True))
+        hard = self.args.hard_pod_affinity_weight > 0 and bool(_required(pod, anti=False))
+        return PER_POD if has_preferred or hard else FIXED
+
+    def reads_bound_pods(self) -> bool:
+        return True
+
+    def host_only(self) -> bool:
+        # Per-pod states hold per-node counts made on the host; runs where the plugin takes part are not compiled.
+        return True
+
+
+def _class_weight(tc, hard: int) -> int:
+    """What a bound pod's term adds to the incoming pod's score when it selects it."""
+    if tc.kind == REQUIRED_AFFINITY:
+        return hard
+    if tc.kind == PREFERRED_AFFINITY:
+        return tc.weight
+    if tc.kind == PREFERRED_ANTI_AFFINITY:
+        return -tc.weight
+    return 0                                            # required anti-affinity is not scored
+
+
+def _merged_plain(term, owner) -> Term:
+    """A term as the queueing hints read it: not namespace-merged, its namespaceSelector tested against an empty
+    label set (so only a selector without requirements selects)."""
+    listed, selector = _term_namespaces(term, owner.metadata.namespace)
+    everything = selector is not None and selector_matches(selector, {})
+    return Term(-1, term.topology_key, term.label_selector, None if everything else listed)
+
+
+def _matches_all(terms: list[Term], pod) -> bool:
+    return bool(terms) and all(t.matches(pod) for t in terms)
+
+
+def _n_values(tensors) -> list[int]:
+    return [len(v) for v in tensors.node_labels.values]
+
+
+def _any_on_keyed(tensors, key: int, per_node: np.ndarray) -> bool:
+    return bool((per_node[tensors.nodes.labels[:, key] >= 0] > 0).any())
+
+
+def _per_node_key(tensors, key: int) -> bool:
+    """Whether every node carrying label key has a value no other node has (e.g. kubernetes.io/hostname)."""
+    values = tensors.nodes.labels[:, key]
+    values = values[values >= 0]
+    return len(np.unique(values)) == len(values)

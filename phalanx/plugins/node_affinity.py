@@ -1,0 +1,190 @@
+"""NodeAffinity: Filter on spec.nodeSelector plus required node affinity (and the profile's addedAffinity),
+Score on preferred terms, normalized. Upstream: plugins/nodeaffinity/node_affinity.go,
+component-helpers/scheduling/corev1/nodeaffinity.
+
+PreFilter narrows the nodes when every required term names nodes (matchFields metadata.name In: upstream's
+PreFilterResult) and rejects the pod outright when those names intersect to nothing ("pod affinity terms
+conflict"). A preferred term that does not parse fails PreScore (only run with two or more feasible nodes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cluster_models.objects import NodeAffinity as NodeAffinitySpec
+from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
+from ..kernels.normalize import default_normalize, max_holders
+from .framework import (NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
+                        PluginArgs, Rejection, pad1)
+from .labels import label_test
+
+REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+CONFLICT = "pod affinity terms conflict"
+NAME_FIELD = "metadata.name"
+
+
+class NodeAffinityArgs(PluginArgs):
+    added_affinity: NodeAffinitySpec | None = None
+
+
+@dataclass(frozen=True)
+class FilterState:
+    required: tuple | None      # the pod's nodeSelector AND each required term (terms ORed); None: no constraint
+    enforced: tuple | None      # addedAffinity's required terms; None: none
+
+
+def _term(term, vocab, node_index, n_nodes) -> tuple | None:
+    """A NodeSelectorTerm as tests; None when it can never match (empty, or a requirement fails to parse)."""
+    if not term.match_expressions and not term.match_fields:
+        return None
+    tests = [label_test(vocab, r.key, r.operator, r.values) for r in term.match_expressions]
+    for r in term.match_fields:
+        tests.append(_name_test(node_index, n_nodes, r.operator, r.values) if r.key == NAME_FIELD else None)
+    return None if any(t is None for t in tests) else tuple(tests)
+
+
+def _name_test(node_index: dict[str, int], n_nodes: int, op: str, values: list[str]) -> NameTest | None:
+    if op not in ("In", "NotIn"):
+        return None
+    allowed = np.zeros(n_nodes, bool)
+    allowed[[node_index[v] for v in values if v in node_index]] = True
+    return NameTest(~allowed if op == "NotIn" else allowed)
+
+
+def _required_terms(selector, tensors, prefix=()) -> tuple:
+    return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size)
+                                      for term in selector.node_selector_terms) if t is not None)
+
+
+def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray | None, bool]:
+    """PreFilterResult: when every required term names nodes (matchFields metadata.name In), only the union of the
+    per-term intersections can match. (mask, or None when some term does not narrow the nodes; whether the named
+    sets are all empty: upstream's "pod affinity terms conflict")."""
+    if not terms:
+        return None, False
+    named: set[str] = set()
+    for term in terms:
+        names = None
+        for r in term.match_fields:
+            if r.key == NAME_FIELD and r.operator == "In":
+                names = set(r.values) if names is None else names & set(r.values)
+        if names is None:
+            return None, False
+        named |= names
+    union = np.zeros(n_nodes, bool)
+    union[[node_index[v] for v in named if v in node_index]] = True
+    return union, not named
+
+
+def _preferred(preferred, tensors, where: str) -> tuple[tuple, str | None]:
+    """(weight, term) of the preferred terms that parse, and the first error (NewPreferredSchedulingTerms)."""
+    out, error = [], None
+    for i, p in enumerate(preferred):
+        if not p.weight or not (p.preference.match_expressions or p.preference.match_fields):
+            continue                     # skipped without being parsed, as upstream does
+        term = _term(p.preference, tensors.node_labels, tensors.node_index, tensors.nodes.size)
+        if term is None:
+            error = error or f"{where}[{i}].preference: invalid requirement"
+        else:
+            out.append((p.weight, term))
+    return tuple(out), error
+
+
+def _pad_term(term, n_pad: int) -> tuple:
+    return tuple(NameTest(pad1(t.allowed, n_pad, False)) if isinstance(t, NameTest) else t for t in term)
+
+
+def pad_terms(terms: tuple | None, n_pad: int) -> tuple | None:
+    """Required terms with their node-name masks padded (JAX backend)."""
+    return None if terms is None else tuple(_pad_term(t, n_pad) for t in terms)
+
+
+def required_node_affinity(pod, tensors) -> tuple | None:
+    """The pod's nodeSelector AND each required node affinity term, as tests (terms ORed); None when the pod has
+    neither (GetRequiredNodeAffinity: also what PodTopologySpread's nodeAffinityPolicy reads)."""
+    spec = pod.spec
+    na = spec.affinity.node_affinity if spec.affinity else None
+    selector = tuple(label_test(tensors.node_labels, k, "In", [v]) for k, v in spec.node_selector.items())
+    if na is not None and na.required_during_scheduling_ignored_during_execution is not None:
+        return _required_terms(na.required_during_scheduling_ignored_during_execution, tensors, selector)
+    return (selector,) if selector else None
+
+
+class NodeAffinity(Plugin):
+    name = "NodeAffinity"
+    Args = NodeAffinityArgs
+    events = frozenset({NODE_ADDED, NODE_UPDATED})
+
+    def _enforced(self, tensors) -> tuple | None:
+        added = self.args.added_affinity
+        if added is None or added.required_during_scheduling_ignored_during_execution is None:
+            return None
+        return _required_terms(added.required_during_scheduling_ignored_during_execution, tensors)
+
+    def pre_filter(self, pod, cluster):
+        tensors = cluster.tensors
+        spec = pod.pod.spec
+        na = spec.affinity.node_affinity if spec.affinity else None
+        required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+        state = FilterState(required_node_affinity(pod.pod, tensors), self._enforced(tensors))
+        if state.required is None and state.enforced is None:
+            return SKIP
+        if required is None:
+            return state
+        named, conflict = _named_nodes(required.node_selector_terms, tensors.node_index, tensors.nodes.size)
+        if conflict:
+            return Rejection(CONFLICT)
+        return state if named is None else NodeSubset(named, state)
+
+    def filter_state(self, pod, cluster, pre):
+        if pre is NOT_RUN:      # upstream computes the required affinity in Filter when PreFilter is disabled
+            return FilterState(required_node_affinity(pod.pod, cluster.tensors), self._enforced(cluster.tensors))
+        return pre
+
+    def filter(self, xp, state, tensors):
+        return node_affinity_filter(xp, tensors.nodes.labels, state.required, state.enforced)
+
+    def reasons(self, payload, tensors):
+        return [REASON_ENFORCED if payload == ENFORCED_MISMATCH_BIT else REASON_POD]
+
+    def _score_terms(self, pod, tensors):
+        spec = pod.spec
+        na = spec.affinity.node_affinity if spec.affinity else None
+        own, error = (_preferred(na.preferred_during_scheduling_ignored_during_execution, tensors,
+                                 "preferredDuringSchedulingIgnoredDuringExecution") if na is not None else ((), None))
+        added = self.args.added_affinity
+        extra = (_preferred(added.preferred_during_scheduling_ignored_during_execution, tensors,
+                            "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution")[0]
+                 if added is not None else ())
+        return own, extra, error, na is not None and bool(na.preferred_during_scheduling_ignored_during_execution)
+
+    def pre_score(self, pod, cluster):
+        own, extra, error, has_own = self._score_terms(pod.pod, cluster.tensors)
+        if error is not None:
+            return CycleError(error)
+        if not has_own and not extra:
+            return SKIP
+        return extra + own
+
+    def score_state(self, pod, cluster, pre):
+        if pre is NOT_RUN:      # upstream parses the preferred terms in Score when PreScore is disabled
+            own, extra, error, _ = self._score_terms(pod.pod, cluster.tensors)
+            return CycleError(error) if error else extra + own
+        return pre
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        return node_affinity_score(xp, tensors.nodes.labels, state)
+
+    def normalize(self, xp, raw, feasible, state, tensors):
+        return default_normalize(xp, raw, feasible, reverse=False)
+
+    def normalization_holders(self, xp, raw, feasible, state):
+        return [max_holders(xp, raw, feasible)]
+
+    def pad_filter_state(self, state, pads: Pads):
+        return FilterState(pad_terms(state.required, pads.nodes), pad_terms(state.enforced, pads.nodes))
+
+    def pad_score_state(self, state, pads: Pads):
+        return tuple((w, _pad_term(t, pads.nodes)) for w, t in state)

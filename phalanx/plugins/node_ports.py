@@ -1,0 +1,49 @@
+"""NodePorts: a pod's host ports must not collide with host ports already used on the node.
+Upstream: plugins/nodeports/node_ports.go and framework HostPortInfo.CheckConflict."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.node_ports import node_ports_filter
+from .framework import NODE_ADDED, NODE_LOCAL, POD_DELETED, SKIP, Pads, Plugin, pad1
+
+REASON = "node(s) didn't have free ports for the requested pod ports"
+ANY_IP = "0.0.0.0"
+
+
+def conflicts(wanted: list[tuple[str, str, int]], ports) -> np.ndarray:
+    """(P,) bool over the port vocabulary: entries that clash with any wanted (hostIP, protocol, port).
+    0.0.0.0 clashes with every address on the same protocol and port."""
+    out = np.zeros(len(ports), bool)
+    for p, (ip, proto, port) in enumerate(ports.items):
+        for wip, wproto, wport in wanted:
+            if proto == wproto and port == wport and (ip == wip or ANY_IP in (ip, wip)):
+                out[p] = True
+    return out
+
+
+class NodePorts(Plugin):
+    name = "NodePorts"
+    events = frozenset({POD_DELETED, NODE_ADDED})
+
+    def pre_filter(self, pod, cluster):
+        """(P,) bool over the port vocabulary: used ports that clash with the pod's host ports; SKIP without any."""
+        if not pod.shape.host_ports:
+            return SKIP
+        return conflicts(pod.shape.host_ports, cluster.tensors.ports)
+
+    def filter(self, xp, state, tensors):
+        return node_ports_filter(xp, tensors.nodes.host_ports, state)
+
+    def reasons(self, payload, tensors):
+        return [REASON]
+
+    def filter_behaviour(self, state):
+        return NODE_LOCAL
+
+    def copy_capacity(self, xp, state, tensors):
+        # A second copy would clash with the first one's host ports.
+        return xp.ones((tensors.nodes.allocatable.shape[0],), dtype=xp.int64)
+
+    def pad_filter_state(self, state, pads: Pads):
+        return pad1(state, pads.ports, False)

@@ -1,0 +1,203 @@
+"""NodeResourcesFit: the resource Filter (pods, cpu, memory, ephemeral-storage, extended resources) and the
+LeastAllocated / MostAllocated / RequestedToCapacityRatio scores; the PodGroup placement score (KEP-5732).
+Upstream: pkg/scheduler/framework/plugins/noderesources/{fit,least_allocated,most_allocated,
+requested_to_capacity_ratio,resource_allocation}.go; args and their validation:
+pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validation_pluginargs.go}."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from ..cluster_models.tensors import BASE_RESOURCES
+from ..kernels import node_resources_fit as kernel
+from ..kernels import topology_placement
+from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
+                                           with_amounts)
+from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, Pads, Plugin, PluginArgs, pad1
+
+TOO_MANY_PODS = "Too many pods"
+
+
+def is_extended_resource(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a domain-prefixed name outside kubernetes.io/ (hugepages are native)."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+class ResourceSpec(PluginArgs):
+    name: str
+    weight: int = 0          # 0 (or unset) means 1 (SetDefaults_NodeResources*Args)
+
+
+class UtilizationShapePoint(PluginArgs):
+    utilization: int
+    score: int
+
+
+class RequestedToCapacityRatioParam(PluginArgs):
+    shape: list[UtilizationShapePoint] = Field(default_factory=list)
+
+
+class ScoringStrategy(PluginArgs):
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    resources: list[ResourceSpec] = Field(default_factory=lambda: [ResourceSpec(name="cpu", weight=1),
+                                                                   ResourceSpec(name="memory", weight=1)])
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+
+class NodeResourcesFitArgs(PluginArgs):
+    ignored_resources: list[str] = Field(default_factory=list)
+    ignored_resource_groups: list[str] = Field(default_factory=list)
+    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy)
+
+    @model_validator(mode="after")
+    def _shape(self):
+        strategy = self.scoring_strategy
+        if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
+            raise ValueError("scoringStrategy.requestedToCapacityRatio: required for type RequestedToCapacityRatio")
+        shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
+        prev = -1
+        for p in shape:
+            if not 0 <= p.utilization <= 100 or p.utilization <= prev:
+                raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: utilization values must be "
+                                 "strictly increasing within [0, 100]")
+            if not 0 <= p.score <= 10:
+                raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: score must be in [0, 10]")
+            prev = p.utilization
+        return self
+
+    @property
+    def strategy(self) -> str:
+        return self.scoring_strategy.type
+
+    @property
+    def resources(self) -> tuple[tuple[str, int], ...]:
+        return resource_weights(self.scoring_strategy.resources)
+
+    @property
+    def shape(self) -> tuple[tuple[int, int], ...]:
+        ratio = self.scoring_strategy.requested_to_capacity_ratio
+        return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
+
+
+def resource_weights(resources) -> tuple[tuple[str, int], ...]:
+    """(name, weight) with a weight of 0 meaning 1."""
+    return tuple((r.name, r.weight or 1) for r in resources)
+
+
+@dataclass(frozen=True)
+class FilterState:
+    request: np.ndarray              # (R,) int64 what the filter checks (ignoredResources zeroed)
+    columns: tuple[int, ...]         # the columns `request` asks for (> 0)
+
+
+class NodeResourcesFit(Plugin):
+    name = "NodeResourcesFit"
+    Args = NodeResourcesFitArgs
+    events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+
+    def pre_filter(self, pod, cluster):
+        request = pod.request
+        args = self.args
+        if args.ignored_resources or args.ignored_resource_groups:
+            request = request.copy()
+            for col, name in enumerate(cluster.tensors.resources.items[: len(request)]):
+                if is_extended_resource(name) and (name in args.ignored_resources
+                                                   or name.split("/")[0] in args.ignored_resource_groups):
+                    request[col] = 0
+        return FilterState(request, kernel.wanted_columns(request))
+
+    def filter(self, xp, state, tensors):
+        nodes = tensors.nodes
+        return kernel.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
+                                 state.request, state.columns)
+
+    def reasons(self, payload, tensors):
+        out = [TOO_MANY_PODS] if payload & (1 << kernel.TOO_MANY_PODS_BIT) else []
+        return out + [f"Insufficient {name}" for r, name in enumerate(tensors.resources.items)
+                      if payload & (1 << (r + 1))]
+
+    def _inputs(self, pod, cluster) -> ResourceInputs:
+        return resource_inputs(self.args.resources, cluster.tensors.resources, pod.request, pod.shape.scoring,
+                               pod.shape.nonzero)
+
+    def pre_score(self, pod, cluster):
+        return self._inputs(pod, cluster)
+
+    def score_state(self, pod, cluster, pre):
+        # Upstream computes the pod's requests in Score when PreScore is disabled.
+        return self._inputs(pod, cluster) if pre is NOT_RUN else pre
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        return self.copy_scores(xp, state, tensors, None, 1)
+
+    def filter_behaviour(self, state):
+        return NODE_LOCAL
+
+    def score_behaviour(self, state):
+        return NODE_LOCAL
+
+    def copy_capacity(self, xp, state, tensors):
+        nodes = tensors.nodes
+        return kernel.fit_capacity(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
+                                   state.request, state.columns)
+
+    def copy_scores(self, xp, state, tensors, rows, copies):
+        nodes = tensors.nodes
+        alloc, load = node_load(xp, nodes.allocatable, nodes.requested, nodes.nonzero_requested, state)
+        if rows is not None:
+            alloc, load = [a[rows][:, None] for a in alloc], [b[rows][:, None] for b in load]
+        _, after = copy_loads(load, state, copies)
+        return kernel.fit_score(xp, self.args.strategy, after, alloc, state.weights, self.args.shape)
+
+    def pad_filter_state(self, state, pads: Pads):
+        return FilterState(pad1(state.request, pads.resources, 0), state.columns)
+
+    def runtime_filter_inputs(self, state):
+        return FilterState(None, state.columns), state.request
+
+    def with_runtime_filter(self, state, values):
+        return FilterState(values, state.columns)
+
+    def runtime_score_inputs(self, state):
+        values, rest = amounts(state)
+        return rest, np.array(values, np.int64)
+
+    def with_runtime_score(self, state, values):
+        return with_amounts(state, [values[i] for i in range(values.shape[0])])
+
+    # -- PlacementScore (KEP-5732) ---------------------------------------------------------------------
+    def score_placement(self, tries, cluster, scheduled: int) -> np.ndarray:
+        """MostAllocated of (the placement's nodes' allocated amounts + the pods placed there, cpu/memory
+        non-zero defaulted) over the placement's allocatable, per configured resource, weighted integer mean.
+        tries: (node ids, placements made there) per feasible placement. (D,) int64."""
+        tensors = cluster.tensors
+        n_res = len(tensors.resources)
+        request = np.zeros((len(tries), n_res), np.int64)         # the group's placed pods, per placement
+        scoring = np.zeros((len(tries), 2), np.int64)             # the same, cpu/memory non-zero defaulted
+        for d, (_, placed) in enumerate(tries):
+            for pl in placed:
+                request[d, : len(pl.request)] += len(pl.pods) * pl.request
+                scoring[d] += len(pl.pods) * pl.scoring
+        # Resources any placement's pods request decide the configured columns; a placement whose pods skip an
+        # extended resource scores it with allocatable 0 (left out with its weight), as its own cycle would.
+        inputs = resource_inputs(self.args.resources, tensors.resources, request.sum(axis=0), scoring.sum(axis=0),
+                                 np.zeros(2, np.int64))
+        nodes = tensors.nodes
+        alloc, load = node_load(np, nodes.allocatable, nodes.requested, nodes.nonzero_requested, inputs)
+        placement_of = np.full(nodes.size, -1, np.int64)
+        for d, (node_ids, _) in enumerate(tries):
+            placement_of[node_ids] = d
+        domain_alloc, domain_load = topology_placement.placement_allocation(np, alloc, load, placement_of, len(tries))
+        group = []
+        for r, ((name, _), col, which) in enumerate(zip(self.args.resources, inputs.columns, inputs.nonzero)):
+            if col < 0:
+                group.append(np.zeros(len(tries), np.int64))
+                continue
+            group.append(scoring[:, which] if which >= 0 else request[:, col])
+            if name not in BASE_RESOURCES:
+                domain_alloc[r] = np.where(request[:, col] > 0, domain_alloc[r], 0)
+        return np.asarray(topology_placement.placement_fit_score(np, group, domain_alloc, domain_load, inputs.weights))
+

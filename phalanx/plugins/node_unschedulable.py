@@ -1,0 +1,25 @@
+"""NodeUnschedulable: cordoned nodes (spec.unschedulable) take only pods that tolerate
+node.kubernetes.io/unschedulable:NoSchedule. Upstream: plugins/nodeunschedulable/node_unschedulable.go."""
+from __future__ import annotations
+
+from ..kernels.node_unschedulable import node_unschedulable_filter
+from ..kernels.tolerations import tolerates
+from .framework import NODE_ADDED, NODE_UPDATED, Plugin
+
+REASON = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable(Plugin):
+    name = "NodeUnschedulable"
+    events = frozenset({NODE_ADDED, NODE_UPDATED})
+
+    def filter_state(self, pod, cluster, pre):
+        """Whether the pod tolerates the unschedulable taint (then cordoned nodes are fine)."""
+        return any(tolerates(t, *UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations)
+
+    def filter(self, xp, state, tensors):
+        return node_unschedulable_filter(xp, tensors.nodes.unschedulable, state)
+
+    def reasons(self, payload, tensors):
+        return [REASON]

@@ -1,0 +1,66 @@
+"""TaintToleration: Filter on NoSchedule/NoExecute taints, Score on PreferNoSchedule taints (normalized
+reversed). Upstream: plugins/tainttoleration/taint_toleration.go.
+
+Tolerations are matched once per pod against the taint vocabulary (key, value, effect), never per node; the
+kernels then read the node table's taint positions."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.normalize import default_normalize, max_holders
+from ..kernels.taint_toleration import taint_toleration_filter, taint_toleration_score
+from ..kernels.tolerations import tolerated_mask
+from .framework import NODE_ADDED, NODE_UPDATED, Pads, Plugin, pad1
+
+REASON = "node(s) had untolerated taint(s)"          # v1.35+ (no {key: value} any more)
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def _effects(taints) -> np.ndarray:
+    return np.array([t[2] for t in taints.items], dtype=object) if len(taints) else np.zeros(0, object)
+
+
+def untolerated_hard(pod, taints) -> np.ndarray:
+    """(T,) bool: NoSchedule/NoExecute taints of the vocabulary the pod does not tolerate (also what
+    PodTopologySpread's nodeTaintsPolicy reads)."""
+    return np.isin(_effects(taints), HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints)
+
+
+class TaintToleration(Plugin):
+    name = "TaintToleration"
+    events = frozenset({NODE_ADDED, NODE_UPDATED})
+
+    def filter_state(self, pod, cluster, pre):
+        return untolerated_hard(pod.pod, cluster.tensors.taints)
+
+    def filter(self, xp, state, tensors):
+        return taint_toleration_filter(xp, tensors.nodes.taints, state)
+
+    def reasons(self, payload, tensors):
+        return [REASON]
+
+    def explain_detail(self, payload, tensors):
+        key, value, effect = tensors.taints.items[payload]
+        return {"taint": f"{key}={value}:{effect}"}     # the node's first untolerated taint, as upstream logs it
+
+    def pre_score(self, pod, cluster):
+        """(T,) bool: PreferNoSchedule taints not tolerated by the tolerations with an empty or PreferNoSchedule
+        effect (the only ones Score considers)."""
+        taints = cluster.tensors.taints
+        soft = [t for t in pod.pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
+        return (_effects(taints) == "PreferNoSchedule") & ~tolerated_mask(soft, taints)
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        return taint_toleration_score(xp, tensors.nodes.taints, state)
+
+    def normalize(self, xp, raw, feasible, state, tensors):
+        return default_normalize(xp, raw, feasible, reverse=True)
+
+    def normalization_holders(self, xp, raw, feasible, state):
+        return [max_holders(xp, raw, feasible)]
+
+    def pad_filter_state(self, state, pads: Pads):
+        return pad1(state, pads.taints, False)
+
+    def pad_score_state(self, state, pads: Pads):
+        return pad1(state, pads.taints, False)

@@ -1,0 +1,62 @@
+"""A profile's plugins, instantiated once, listed per extension point in the profile's order (upstream:
+pkg/scheduler/framework/runtime). The cycles ask the Framework for the plugins of an extension point and call
+them; nothing outside a plugin's module knows what a plugin does."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..plugins import REGISTRY, Plugin, ProfileContext
+
+
+class Framework:
+    def __init__(self, profile):
+        self.profile = profile
+        context = ProfileContext(profile.compat, profile.feature_gates)
+        args = dict(profile.args)
+        names = dict.fromkeys(n for _, enabled in profile.plugins for n in enabled)
+        self.plugins: dict[str, Plugin] = {n: REGISTRY[n](args.get(n), context) for n in names}
+        self._points = {point: tuple(self.plugins[n] for n in enabled) for point, enabled in profile.plugins}
+        self.weights: dict[str, int] = dict(profile.weights)
+        self.placement_weights: dict[str, int] = dict(profile.placement_weights)
+        self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
+        self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
+
+    def at(self, point: str) -> tuple[Plugin, ...]:
+        """The plugins enabled at an extension point (its configuration name, e.g. "filter"), in order."""
+        return self._points.get(point, ())
+
+    def plugin(self, name: str) -> Plugin:
+        return self.plugins[name]
+
+    def signature(self, pod) -> dict:
+        """What the profile's plugins read of the pod beyond its spec (see Plugin.signature)."""
+        out = {}
+        for plugin in self._signers:
+            part = plugin.signature(pod)
+            if part is not None:
+                out[plugin.name] = part
+        return out
+
+    def split_run(self, shape, pods: list, cluster) -> list[tuple[object, list]]:
+        """Consecutive parts of a run of one shape that the plugins still tell apart now (Plugin.run_key), each
+        with a shape whose representative pod is the part's first pod when it differs from the shape's."""
+        if not self._run_keyers:
+            return [(shape, pods)]
+        keys = [self._run_key(pod, cluster) for pod in pods]
+        if all(k is None for k in keys):
+            return [(shape, pods)]
+        own = self._run_key(shape.pod, cluster)
+        parts: list[tuple[object, list]] = []
+        for pod, key in zip(pods, keys):
+            if parts and parts[-1][0] == key:
+                parts[-1][1].append(pod)
+            else:
+                parts.append((key, [pod]))
+        return [(shape if key == own else dataclasses.replace(shape, pod=part[0]), part) for key, part in parts]
+
+    def _run_key(self, pod, cluster):
+        keys = tuple(plugin.run_key(pod, cluster) for plugin in self._run_keyers)
+        return None if all(k is None for k in keys) else keys
+
+    def __reduce__(self):
+        return (Framework, (self.profile,))

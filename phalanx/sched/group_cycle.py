@@ -1,0 +1,187 @@
+"""The PodGroup cycle: a group's pending members placed from one snapshot, bound together when minCount is
+reached, every tentative placement undone exactly otherwise (KEP-4671 "Workload Scheduling Cycle"); consecutive
+all-or-nothing gangs of one shape placed as one run (gang trains); topology-constrained groups placed in their
+best domain (topology.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cluster_models import Pod
+from .placement import Placement, Placer
+from .podgroups import GROUP_UNSCHEDULABLE, MEMBER_UNSCHEDULABLE, GroupState
+from .queue import cut_runs
+from .shapes import PodShape
+from .topology import placements, topology_attempt
+
+
+@dataclass
+class GroupAttempt:
+    """One PodGroup cycle: what was placed, what fit nowhere and why, and whether minCount was reached."""
+    members: int
+    placed: list[Placement] = field(default_factory=list)
+    failed: list[tuple[list[Pod], str, frozenset]] = field(default_factory=list)   # (pods, FitError, rejectors)
+    infeasible: str | None = None      # too few members placed for minCount: the placeable members' message
+    group_message: str | None = None   # topology groups: why no placement could take the group (its condition)
+    error: str | None = None           # the cycle failed with an error (SchedulerError)
+    placed_elsewhere: int = 0          # topology groups that failed: members the first placement's copy took
+
+    @property
+    def placed_count(self) -> int:
+        return sum(len(pl.pods) for pl in self.placed)
+
+
+class GroupCycle:
+    def __init__(self, sched):
+        self.sched = sched
+
+    def attempt(self, gs: GroupState) -> None:
+        if gs.state == "active" and not gs.pending:
+            gs.state = "idle"
+        elif gs.state == "active":
+            shape = self._train_shape(gs)
+            if shape is None:
+                self._cycle(gs)
+            else:
+                self._train(gs, shape)
+
+    def try_group(self, gs: GroupState, placer: Placer | None = None, rank: np.ndarray | None = None) -> GroupAttempt:
+        """Place the group's pending members from the current state (members by priority, then arrival; runs
+        of identical members batched). Every member is tried (v1.36 has no early stop); the cycle succeeds when
+        the members placed and those already bound reach minCount (GangScheduling's Permit; basic groups: one).
+        The placements stay in the node table; the caller commits or undoes them. `placer`/`rank`: a topology
+        placement's restricted copy of the cluster (topology.py) instead of the whole one."""
+        sched = self.sched
+        placer = sched.placer_for_group(gs) if placer is None else placer
+        members = sched.groups.members_in_order(gs)
+        pods = [p for p, _ in members]
+        shapes = [sched.shape_of(p) for p in pods]
+        attempt = GroupAttempt(members=len(pods))
+        for run in cut_runs(pods, shapes, [0] * len(pods), [s for _, s in members]):
+            out = placer.place_run(run.shape, run.pods, sched.rank() if rank is None else rank)
+            sched.stats.pod_cycles += out.pod_cycles
+            sched.stats.batch_rounds += out.batch_rounds
+            attempt.placed.extend(out.placed)
+            attempt.failed += [(f.pods, f.message, f.rejectors) for f in out.failures]
+        if len(gs.bound) + attempt.placed_count < gs.min_count:
+            attempt.infeasible = MEMBER_UNSCHEDULABLE
+        return attempt
+
+    def group_attempt(self, gs: GroupState) -> GroupAttempt:
+        """The cycle's placements (topology placements when the group is constrained)."""
+        sched = self.sched
+        candidates = placements(sched.framework_for_group(gs), gs, sched.cluster.tensors)
+        if candidates is None:
+            return self.try_group(gs)
+        return topology_attempt(self, gs, candidates)
+
+    def _train_shape(self, gs: GroupState) -> PodShape | None:
+        """The one shape of a gang that needs all its pending pods, has none placed yet and no host ports (so
+        consecutive such gangs can be placed in one batch); None otherwise. Random tie-breaks draw one
+        permutation per cycle, so they are not coalesced."""
+        sched = self.sched
+        if (sched.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending)
+                or gs.group.spec.scheduling_constraints):
+            return None
+        shapes = {id(shape): shape for shape in (sched.shape_of(p) for p, _ in gs.pending.values())}
+        shape = next(iter(shapes.values())) if len(shapes) == 1 else None
+        # Pods whose plugins keep per-pod state (DRA claims, GPU shares) never ride a train.
+        ok = shape is not None and not shape.host_ports and not sched.reserves(shape)
+        return shape if ok else None
+
+    def _train(self, first: GroupState, shape: PodShape) -> None:
+        """Consecutive all-or-nothing gangs of one shape, placed as one run of pods. The greedy places pod after
+        pod either way, so every gang fully placed in the run gets exactly the nodes its own cycle would give
+        it; the first gang cut short fails as its own cycle would (same state, same order), its placements
+        are undone, and the gangs after it go back to the activeQ to be tried against the state without it."""
+        sched = self.sched
+        train = [first]
+        while True:
+            nxt = sched.queue.peek_active()
+            if not (isinstance(nxt, GroupState) and nxt.state == "active" and self._train_shape(nxt) is shape):
+                break
+            train.append(sched.queue.pop_active())
+        if len(train) == 1:
+            self._cycle(first)
+            return
+        members = [[p for p, _ in sched.groups.members_in_order(gs)] for gs in train]
+        pods = [p for m in members for p in m]
+        placer = sched.placer_for_group(first)
+        if len(placer.framework.split_run(shape, pods, sched.cluster)) > 1:
+            for gs in train:          # plugins tell the members apart: each gang its own cycle, in queue order
+                self._cycle(gs)
+            return
+        mark = sched.cluster.tensors.log_mark()
+        out = placer.place_run(shape, pods, sched.rank())
+        sched.stats.pod_cycles += out.pod_cycles
+        sched.stats.batch_rounds += out.batch_rounds
+        placed = len(pods) - len(out.failed)
+        nodes = np.concatenate([pl.node_ids for pl in out.placed]) if out.placed else np.zeros(0, np.int64)
+        offset = 0
+        for i, (gs, m) in enumerate(zip(train, members)):
+            if offset + len(m) > placed:
+                break
+            sched.stats.group_attempts += 1
+            sched.bound(m, nodes[offset:offset + len(m)])
+            for pod in m:
+                del gs.pending[pod.key]
+                gs.bound.add(pod.key)
+            gs.state = "idle"
+            sched.set_condition(gs, "True", "Scheduled", "")
+            offset += len(m)
+        else:
+            return
+        placer.undo(out.placed, mark, keep=offset)
+        short, m = train[i], members[i]
+        sched.stats.group_attempts += 1
+        got = placed - offset
+        sched.fail(m[got:], out.failures[0].message)
+        sched.fail(m[:got], MEMBER_UNSCHEDULABLE)
+        sched.set_condition(short, "False", "Unschedulable", GROUP_UNSCHEDULABLE)
+        self._failed(short)
+        for gs in train[i + 1:]:
+            sched.queue.push_active(gs, sched.groups.priority(gs), gs.first_seq)
+
+    def _cycle(self, gs: GroupState) -> None:
+        sched = self.sched
+        sched.stats.group_attempts += 1
+        mark = sched.cluster.tensors.log_mark()
+        attempt = self.group_attempt(gs)
+        failed_keys = {p.key for pods, _, _ in attempt.failed for p in pods}
+        for pods, message, _ in attempt.failed:
+            sched.fail(pods, message)
+        if attempt.error is not None:
+            sched.fail([p for p, _ in gs.pending.values() if p.key not in failed_keys], attempt.error)
+            sched.set_condition(gs, "False", "SchedulerError", attempt.error)
+        elif attempt.infeasible is not None or attempt.group_message is not None:
+            sched.placer_for_group(gs).undo(attempt.placed, mark)
+            rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
+            sched.fail(rest, attempt.infeasible or attempt.group_message)
+            sched.set_condition(gs, "False", "Unschedulable", attempt.group_message or GROUP_UNSCHEDULABLE)
+        else:
+            for pl in attempt.placed:
+                sched.bound(pl.pods, pl.node_ids)
+                for pod in pl.pods:
+                    del gs.pending[pod.key]
+                    gs.bound.add(pod.key)
+            sched.set_condition(gs, "True", "Scheduled", "")
+        if gs.pending:
+            self._failed(gs)
+        else:
+            gs.state = "idle"
+
+    def _failed(self, gs: GroupState) -> None:
+        sched = self.sched
+        gs.attempts += 1
+        gs.failed_at = sched.now
+        gs.failed_progress = sched.progress
+        gs.state = "unschedulable"
+        if not gs.quorum():
+            # Members deleted while the gang was queued: v1.36 checks nothing before the cycle, but the failed
+            # members are requeued through PreEnqueue, which now holds them back until members arrive.
+            framework = sched.framework_for_group(gs)
+            for pod, seq in sorted(gs.pending.values(), key=lambda v: v[1]):
+                sched.pre_enqueue(pod, seq, framework, gs)
+            if not gs.pending:
+                gs.state = "idle"

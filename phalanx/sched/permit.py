@@ -1,0 +1,79 @@
+"""Permit: placed pods that a Permit plugin holds (waiting pods), their deadlines, allowing and rejecting them.
+
+In gang_mode="permit" (the v1.35 GangScheduling gate) gang members go through the pod queue one by one; a placed
+member waits at Permit, holding its node, until the profile's Permit plugins allow it (GangScheduling: minCount
+members placed), or until the timeout rejects every waiting member of its group.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plugins.framework import POD_DELETED
+from ..plugins.gang_scheduling import ALLOW
+from .podgroups import GroupState, go_duration
+from .records import PERMIT_REJECTED, WAITING, Placed
+
+PLUGIN = "GangScheduling"
+
+
+class Permit:
+    def __init__(self, sched):
+        self.sched = sched
+
+    def run(self, gs: GroupState, pod, node: int, framework) -> bool:
+        """Permit for a gang member just placed on `node`: True when it may be bound now; otherwise it waits (its
+        group's waiting members are all allowed once a plugin says so)."""
+        sched = self.sched
+        plugins = framework.at("permit")
+        if not plugins:
+            return True
+        gs.waiting[pod.key] = gs.pending.pop(pod.key)
+        sched.log.append(Placed(WAITING, sched.now, [pod], np.array([node]), [sched.cluster.tensors.nodes.names[node]]))
+        sched.pending_message.pop(pod.key, None)
+        if gs.permit_deadline is None:
+            gs.permit_deadline = sched.now + sched.permit_timeout_s
+        scheduled = len(gs.waiting) + len(gs.bound)
+        if all(plugin.permit(gs, scheduled)[0] == ALLOW for plugin in plugins):
+            self.allow(gs)
+        return False
+
+    def allow(self, gs: GroupState) -> None:
+        sched = self.sched
+        tensors = sched.cluster.tensors
+        pods = [p for p, _ in gs.waiting.values()]
+        sched.bound(pods, np.array([tensors.node_of(p.key) for p in pods], np.int64))
+        gs.bound.update(gs.waiting)
+        gs.waiting.clear()
+        gs.permit_deadline = None
+        sched.set_condition(gs, "True", "Scheduled", "")
+
+    def next_deadline(self) -> float | None:
+        deadlines = [gs.permit_deadline for gs in self.sched.groups.values() if gs.permit_deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire(self) -> None:
+        """Reject every waiting member of the groups whose deadline has come; their nodes are released."""
+        sched = self.sched
+        for gs in sched.groups.values():
+            if gs.permit_deadline is None or gs.permit_deadline > sched.now:
+                continue
+            waiting = list(gs.waiting.values())
+            pods = [p for p, _ in waiting]
+            message = f"rejected due to timeout after waiting {go_duration(sched.permit_timeout_s)} at plugin {PLUGIN}"
+            for pod in pods:
+                sched.release(pod.key)
+            gs.waiting.clear()
+            gs.permit_deadline = None
+            gs.rejected_at = sched.progress
+            sched.fail(pods, message, PERMIT_REJECTED)
+            for pod, seq in waiting:
+                gs.pending[pod.key] = (pod, seq)
+                sched.park(pod, seq, frozenset())
+            sched.set_condition(gs, "False", "Unschedulable", message)
+            sched.cluster_event(POD_DELETED, None, exclude=gs)
+
+    def livelock(self, deadline: float) -> bool:
+        """A gang timing out at `deadline` was already rejected at Permit with nothing bound and no outside event
+        since: the timeouts only hand the same nodes from gang to gang."""
+        return any(gs.permit_deadline == deadline and gs.rejected_at == self.sched.progress
+                   for gs in self.sched.groups.values())
