@@ -189,7 +189,7 @@ class Phalanx:
             if r["total"] is None:
                 continue
             score = r["scores"].get("InterPodAffinity")
-            if score is None:
+            if score is None or score.get("skipped"):
                 return None                     # PreScore skipped
             out[r["name"]] = (score["raw"], score["normalized"])
         return out

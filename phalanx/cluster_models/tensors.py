@@ -7,6 +7,7 @@ key, taint, host port or bound pod appears, so ids already handed out stay valid
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
@@ -174,6 +175,10 @@ class AffinityTerms:
     @classmethod
     def empty(cls) -> "AffinityTerms":
         return cls(np.zeros(16, np.int32), np.zeros(16, np.int32))
+
+    def kinds(self) -> set[int]:
+        """The kinds of term the bound pods hold (pods that left included)."""
+        return {c.kind for c in self.classes}
 
     def add(self, row: int, pod: Pod) -> None:
         affinity = pod.spec.affinity
@@ -407,18 +412,16 @@ class ClusterTensors:
         terms = self._terms
         log = self._bound_pods
         if terms.pods_seen < len(log):
-            spec = None       # pods of one template share their spec object: test each spec once
-            for row in range(terms.pods_seen, len(log)):
-                pod = log[row]
-                if pod.spec is spec:
-                    continue
-                affinity = pod.spec.affinity
-                if affinity is not None and (affinity.pod_affinity is not None
-                                             or affinity.pod_anti_affinity is not None):
-                    terms.add(row, pod)
-                    spec = None
-                else:
-                    spec = pod.spec
+            new = log[terms.pods_seen:]
+            specs = list(map(attrgetter("spec"), new))
+            # Pods of one template share their spec object: each distinct spec is tested once (C-level loops).
+            distinct = dict(zip(map(id, specs), specs))
+            with_terms = {i for i, spec in distinct.items() if spec.affinity is not None
+                          and (spec.affinity.pod_affinity is not None or spec.affinity.pod_anti_affinity is not None)}
+            if with_terms:
+                for row, (pod, spec) in enumerate(zip(new, specs), terms.pods_seen):
+                    if id(spec) in with_terms:
+                        terms.add(row, pod)
             terms.pods_seen = len(log)
         return terms
 

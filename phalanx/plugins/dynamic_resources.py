@@ -19,6 +19,9 @@ class DynamicResources(Plugin):
     unmodelled_points = ("preEnqueue", "postFilter", "score", "preBind")
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
+    def signs(self, spec) -> bool:
+        return bool(spec.resource_claims)
+
     def signature(self, pod):
         # Claims are per pod (which claims, allocated or not), so a pod with claims is a shape of its own, never
         # batched (upstream's DynamicResources makes such pods unsignable too).

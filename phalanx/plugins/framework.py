@@ -158,6 +158,15 @@ class Plugin:
         pods whose signatures are equal are interchangeable for the plugin. None: nothing beyond the spec."""
         return None
 
+    def splits_runs(self, cluster) -> bool:
+        """Whether run_key may tell pods of equal signatures apart on this cluster now."""
+        return False
+
+    def signs(self, spec) -> bool:
+        """Whether `signature` may return something for pods with this PodSpec (a cheap test of the spec alone;
+        the framework remembers it per spec object, so pods of one template ask `signature` only if it can)."""
+        return True
+
     def run_key(self, pod, cluster):
         """For pods whose signatures are equal: what this plugin, given the cluster now, still reads differently
         of them (e.g. which bound pods' terms select their labels). Consecutive pods of one run with different

@@ -20,6 +20,8 @@ class GangScheduling(Plugin):
     events = frozenset({GROUP_MEMBER_ADDED})     # {Pod, Add} of a member, {PodGroup, Add}
 
     def pre_enqueue(self, pod, groups) -> str | None:
+        if pod.spec.scheduling_group is None and pod.spec.workload_ref is None:
+            return None                          # not a PodGroup member
         group, reason = groups.group_of(pod)
         if reason is not None:
             return reason                        # its PodGroup does not exist (yet)

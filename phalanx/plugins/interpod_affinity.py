@@ -133,7 +133,7 @@ def _merged(term, owner_namespace: str, cluster, weight: int = 0) -> Term:
     if selector is not None and not selector.match_labels and not selector.match_expressions:
         namespaces = None                                      # {}: every namespace
     elif selector is not None:
-        namespaces = listed | {name for name, ns in _namespaces(cluster).items()
+        namespaces = listed | {name for name, ns in _namespaces(cluster, owner_namespace).items()
                                if selector_matches(selector, ns.metadata.labels)}
     else:
         namespaces = listed
@@ -141,8 +141,10 @@ def _merged(term, owner_namespace: str, cluster, weight: int = 0) -> Term:
     return Term(key, term.topology_key, term.label_selector, namespaces, weight)
 
 
-def _namespaces(cluster) -> dict:
-    """The namespaces that exist: the input's Namespace objects and every namespace a bound pod lives in."""
+def _namespaces(cluster, own: str) -> dict:
+    """The namespaces that exist: the input's Namespace objects, the incoming pod's and every namespace a bound
+    pod lives in."""
+    cluster.namespace(own)
     for name in cluster.tensors.namespaces.items:
         cluster.namespace(name)
     return cluster.namespaces
@@ -153,12 +155,19 @@ class InterPodAffinity(Plugin):
     Args = InterPodAffinityArgs
     events = frozenset({POD_BOUND, POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
+    def signs(self, spec) -> bool:
+        return spec.affinity is not None and (spec.affinity.pod_affinity is not None
+                                              or spec.affinity.pod_anti_affinity is not None)
+
     def signature(self, pod):
         # The pod's own labels and namespace feed its terms (self-affinity, the first-pod rule, copies); pods
         # without terms whose labels existing terms tell apart are split by run_key.
         if not _has_pod_affinity(pod):
             return None
         return {"labels": pod.metadata.labels, "namespace": pod.metadata.namespace}
+
+    def splits_runs(self, cluster) -> bool:
+        return bool(cluster.tensors.affinity_terms().classes)
 
     def run_key(self, pod, cluster):
         """Which existing term classes select this pod (pods without terms of their own; None: no term exists or
@@ -219,7 +228,11 @@ class InterPodAffinity(Plugin):
     def pre_filter(self, pod, cluster):
         pod = pod.pod
         tensors = cluster.tensors
-        bound, terms = tensors.bound_pods(), tensors.affinity_terms()
+        terms = tensors.affinity_terms()
+        if not _required(pod, anti=False) and not _required(pod, anti=True) \
+                and REQUIRED_ANTI_AFFINITY not in terms.kinds():
+            return SKIP
+        bound = tensors.bound_pods()
         n = tensors.nodes.size
         live = bound.live()
         ns = pod.metadata.namespace
@@ -291,7 +304,10 @@ class InterPodAffinity(Plugin):
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
         tensors = cluster.tensors
-        bound, terms = tensors.bound_pods(), tensors.affinity_terms()
+        terms = tensors.affinity_terms()
+        if not has_constraints and not terms.kinds() - {REQUIRED_ANTI_AFFINITY}:
+            return SKIP                      # nothing could contribute
+        bound = tensors.bound_pods()
         n = tensors.nodes.size
         live = bound.live()
         ns = pod.metadata.namespace

@@ -97,6 +97,9 @@ class PodTopologySpread(Plugin):
                     return True
         return False
 
+    def signs(self, spec) -> bool:
+        return bool(spec.topology_spread_constraints)
+
     def signature(self, pod):
         # The pod's own labels and namespace feed its constraints (selectors, matchLabelKeys, self-match).
         if not pod.spec.topology_spread_constraints:

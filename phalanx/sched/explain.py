@@ -31,6 +31,9 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     raw = {k: np.asarray(v) for k, v in ev.raw.items()}
     normalized = {k: np.asarray(v) for k, v in ev.normalized.items()}
     total = np.asarray(ev.total) if ev.total is not None else None
+    scoring = {plugin.name for plugin in framework.at("score")}
+    skipped_scores = list(dict.fromkeys(plugin.name for plugin in p.skipped if plugin.name in scoring
+                                        and plugin.name not in {q.name for q, _, _ in p.scores}))
     nodes = []
     for i, name in enumerate(tensors.nodes.names):
         filters = {}
@@ -49,6 +52,8 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
         if feasible[i] and total is not None:
             entry["scores"] = {plugin.name: {"raw": int(raw[plugin.name][i]), "normalized": int(normalized[plugin.name][i])}
                                for plugin, _, _ in p.scores}
+            # Score plugins whose PreScore skipped the pod add nothing (0), as upstream.
+            entry["scores"].update({name: {"raw": 0, "normalized": 0, "skipped": True} for name in skipped_scores})
             entry["total"] = int(total[i])
         nodes.append(entry)
     return {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,

@@ -19,6 +19,7 @@ class Framework:
         self.weights: dict[str, int] = dict(profile.weights)
         self.placement_weights: dict[str, int] = dict(profile.placement_weights)
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
+        self._signers_of: dict[int, tuple] = {}        # id(PodSpec) -> (the spec, the signers that apply to it)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
 
     def at(self, point: str) -> tuple[Plugin, ...]:
@@ -30,8 +31,12 @@ class Framework:
 
     def signature(self, pod) -> dict:
         """What the profile's plugins read of the pod beyond its spec (see Plugin.signature)."""
+        spec = pod.spec
+        hit = self._signers_of.get(id(spec))
+        if hit is None or hit[0] is not spec:
+            hit = self._signers_of[id(spec)] = (spec, tuple(p for p in self._signers if p.signs(spec)))
         out = {}
-        for plugin in self._signers:
+        for plugin in hit[1]:
             part = plugin.signature(pod)
             if part is not None:
                 out[plugin.name] = part
@@ -40,12 +45,13 @@ class Framework:
     def split_run(self, shape, pods: list, cluster) -> list[tuple[object, list]]:
         """Consecutive parts of a run of one shape that the plugins still tell apart now (Plugin.run_key), each
         with a shape whose representative pod is the part's first pod when it differs from the shape's."""
-        if not self._run_keyers:
+        keyers = [plugin for plugin in self._run_keyers if plugin.splits_runs(cluster)]
+        if not keyers:
             return [(shape, pods)]
-        keys = [self._run_key(pod, cluster) for pod in pods]
+        keys = [self._run_key(pod, cluster, keyers) for pod in pods]
         if all(k is None for k in keys):
             return [(shape, pods)]
-        own = self._run_key(shape.pod, cluster)
+        own = self._run_key(shape.pod, cluster, keyers)
         parts: list[tuple[object, list]] = []
         for pod, key in zip(pods, keys):
             if parts and parts[-1][0] == key:
@@ -54,8 +60,9 @@ class Framework:
                 parts.append((key, [pod]))
         return [(shape if key == own else dataclasses.replace(shape, pod=part[0]), part) for key, part in parts]
 
-    def _run_key(self, pod, cluster):
-        keys = tuple(plugin.run_key(pod, cluster) for plugin in self._run_keyers)
+    @staticmethod
+    def _run_key(pod, cluster, keyers):
+        keys = tuple(plugin.run_key(pod, cluster) for plugin in keyers)
         return None if all(k is None for k in keys) else keys
 
     def __reduce__(self):

@@ -92,6 +92,8 @@ class Groups:
 
     def resolve(self, pod: Pod) -> tuple[GroupState | None, str | None]:
         """(its group's state or None, why it waits when its group does not exist)."""
+        if pod.spec.scheduling_group is None and pod.spec.workload_ref is None:
+            return None, None                    # most pods: no group (the common case, kept cheap)
         res = self._index.resolve(pod)
         if res.group is None:
             return None, res.reason

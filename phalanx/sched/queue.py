@@ -121,6 +121,9 @@ class SchedulingQueue:
     # -- deletion by arrival -----------------------------------------------------------------------
     def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
         """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go)."""
+        if not self.deleted:
+            return ([p for run in runs for p in run.pods], [q for run in runs for q in run.seqs],
+                    [run.priority for run in runs for _ in run.pods])
         pods, seqs, prios = [], [], []
         for run in runs:
             for pod, seq in zip(run.pods, run.seqs):

@@ -95,6 +95,7 @@ class Scheduler:
         self.group_cycle = GroupCycle(self)
         self.permit = Permit(self)
         self.log = DecisionLog()
+        self._reserves: dict[int, bool] = {}                 # id(PodShape) -> whether a Reserve plugin keeps state
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
         self.arrival: dict[str, int] = {}                    # queued (pending) pod -> its arrival seq
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
@@ -128,24 +129,29 @@ class Scheduler:
         return self.frameworks[self.profile.scheduler_name]
 
     def placer_for(self, pod: Pod) -> Placer:
-        return self.placers.get(pod.spec.scheduler_name, self.placer)
+        placer = self.placers.get(pod.spec.scheduler_name)
+        return self.placer if placer is None else placer
 
     def shape_of(self, pod: Pod) -> PodShape:
-        return self.shapes_by_profile.get(pod.spec.scheduler_name, self.shapes).intern(pod)
+        table = self.shapes_by_profile.get(pod.spec.scheduler_name)
+        return (self.shapes if table is None else table).intern(pod)
 
     def framework_for_group(self, gs: GroupState) -> Framework:
         """A group's pods are scheduled by one profile: its first pending member's (upstream requires them to
         name the same scheduler)."""
         first = next(iter(gs.pending.values()), None)
-        return self.frameworks.get(first[0].spec.scheduler_name, self.framework) if first else self.framework
+        return (self.frameworks.get(first[0].spec.scheduler_name) or self.framework) if first else self.framework
 
     def placer_for_group(self, gs: GroupState) -> Placer:
         return self.placers[self.framework_for_group(gs).profile.scheduler_name]
 
     def reserves(self, shape: PodShape) -> bool:
         """Whether a plugin keeps per-pod state for this shape's pods (Reserve: DRA claims, GPU shares)."""
-        fw = self.frameworks.get(shape.pod.spec.scheduler_name, self.framework)
-        return any(plugin.reserves_for(shape.pod) for plugin in fw.at("reserve"))
+        hit = self._reserves.get(id(shape))      # shapes live as long as their ShapeTable: ids are stable
+        if hit is None:
+            fw = self.frameworks.get(shape.pod.spec.scheduler_name) or self.framework
+            hit = self._reserves[id(shape)] = any(plugin.reserves_for(shape.pod) for plugin in fw.at("reserve"))
+        return hit
 
     # -- compatibility with the one-pass API -------------------------------------------------------
     @property
@@ -203,17 +209,17 @@ class Scheduler:
         plain: list[tuple[Pod, int]] = []
         touched: list[GroupState] = []
         arrived = []
-        for pod in pods:
+        arrival, frameworks = self.arrival, self.frameworks
+        for pod, key in zip(pods, keys):
             seq, self._seq = self._seq, self._seq + 1
-            self.cluster.namespace(pod.metadata.namespace)
-            framework = self.frameworks.get(pod.spec.scheduler_name)
+            framework = frameworks.get(pod.spec.scheduler_name)
             if framework is None:
-                self.unserved[pod.key] = pod
+                self.unserved[key] = pod
                 if warnings is not None:
-                    warnings.append(f"Pod {pod.key}: spec.schedulerName {pod.spec.scheduler_name!r} is served by no "
-                                    f"profile ({', '.join(self.frameworks)}); left pending")
+                    warnings.append(f"Pod {key}: spec.schedulerName {pod.spec.scheduler_name!r} is served by no "
+                                    f"profile ({', '.join(frameworks)}); left pending")
                 continue
-            self.arrival[pod.key] = seq
+            arrival[key] = seq
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
@@ -221,8 +227,9 @@ class Scheduler:
                 touched.append(gs)
             arrived.append((pod, seq, framework, gs, member))
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all).
+        pre_enqueue = self.pre_enqueue
         for pod, seq, framework, gs, member in arrived:
-            if self.pre_enqueue(pod, seq, framework, gs if member else None):
+            if pre_enqueue(pod, seq, framework, gs if member else None):
                 # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
                 self.cluster.claims.register(pod, gs.group if gs is not None else None)
                 if not member:
@@ -462,11 +469,12 @@ class Scheduler:
         self.progress += 1
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
-        if self.pending_message:
-            for pod in pods:
-                self.pending_message.pop(pod.key, None)
+        pending, arrival = self.pending_message, self.arrival
         for pod in pods:
-            self.arrival.pop(pod.key, None)
+            key = pod.key
+            arrival.pop(key, None)
+            if pending:
+                pending.pop(key, None)
         if self.queue.listening(POD_BOUND):
             self.cluster_event(POD_BOUND, pods)
 
@@ -485,7 +493,7 @@ class Scheduler:
     # -- the unschedulable pool and queueing hints -------------------------------------------------------
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
-        framework = self.frameworks.get(pod.spec.scheduler_name, self.framework)
+        framework = self.frameworks.get(pod.spec.scheduler_name) or self.framework
         plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
         events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
         self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), plugins, events), self.now)

@@ -67,17 +67,19 @@ class ShapeTable:
     def __init__(self, framework):
         self.framework = framework
         self.by_signature: dict[str, PodShape] = {}
-        # Pods built from one template share their PodSpec object; remembering the object (not just its id,
-        # which could be reused after it is freed) skips re-serializing the spec.
-        self.by_spec: dict[int, tuple[object, PodShape]] = {}
+        # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
+        # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond the spec
+        # skips both the plugins' signatures and re-serializing the spec.
+        self.by_template: dict[tuple[int, int, int], tuple[object, object, object, PodShape]] = {}
         self.shapes: list[PodShape] = []
 
     def intern(self, pod: Pod) -> PodShape:
+        meta = pod.metadata
+        template = (id(pod.spec), id(meta.labels), id(meta.annotations))
+        hit = self.by_template.get(template)
+        if hit is not None and hit[0] is pod.spec and hit[1] is meta.labels and hit[2] is meta.annotations:
+            return hit[3]
         extra = self.framework.signature(pod)
-        if not extra:
-            hit = self.by_spec.get(id(pod.spec))
-            if hit is not None and hit[0] is pod.spec:
-                return hit[1]
         sig = signature(pod, extra)
         shape = self.by_signature.get(sig)
         if shape is None:
@@ -88,5 +90,5 @@ class ShapeTable:
             self.by_signature[sig] = shape
             self.shapes.append(shape)
         if not extra:
-            self.by_spec[id(pod.spec)] = (pod.spec, shape)
+            self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
         return shape
