@@ -134,6 +134,9 @@ class Plugin:
     unmodelled_points: ClassVar[tuple[str, ...]] = ()
     # Cluster events that can make a pod this plugin rejected schedulable (its queueing hints' registrations).
     events: ClassVar[frozenset[str]] = ALL_EVENTS
+    # PreEnqueue answers the same for every member of a PodGroup (it reads the group, not the pod), so members
+    # arriving together share one answer.
+    group_pre_enqueue: ClassVar[bool] = False
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 

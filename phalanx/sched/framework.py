@@ -19,7 +19,7 @@ class Framework:
         self.weights: dict[str, int] = dict(profile.weights)
         self.placement_weights: dict[str, int] = dict(profile.placement_weights)
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
-        self._signers_of: dict[int, tuple] = {}        # id(PodSpec) -> (the spec, the signers that apply to it)
+        self.warners = tuple(p for p in self.plugins.values() if type(p).warnings is not Plugin.warnings)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
 
     def at(self, point: str) -> tuple[Plugin, ...]:
@@ -32,11 +32,10 @@ class Framework:
     def signature(self, pod) -> dict:
         """What the profile's plugins read of the pod beyond its spec (see Plugin.signature)."""
         spec = pod.spec
-        hit = self._signers_of.get(id(spec))
-        if hit is None or hit[0] is not spec:
-            hit = self._signers_of[id(spec)] = (spec, tuple(p for p in self._signers if p.signs(spec)))
         out = {}
-        for plugin in hit[1]:
+        for plugin in self._signers:
+            if not plugin.signs(spec):
+                continue
             part = plugin.signature(pod)
             if part is not None:
                 out[plugin.name] = part

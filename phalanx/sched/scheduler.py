@@ -227,9 +227,9 @@ class Scheduler:
                 touched.append(gs)
             arrived.append((pod, seq, framework, gs, member))
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all).
-        pre_enqueue = self.pre_enqueue
+        pre_enqueue, by_group = self.pre_enqueue, {}
         for pod, seq, framework, gs, member in arrived:
-            if pre_enqueue(pod, seq, framework, gs if member else None):
+            if pre_enqueue(pod, seq, framework, gs if member else None, by_group):
                 # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
                 self.cluster.claims.register(pod, gs.group if gs is not None else None)
                 if not member:
@@ -239,12 +239,20 @@ class Scheduler:
             self._group_changed(gs, warnings)
         return self.log.records(start)
 
-    def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None) -> bool:
+    def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None,
+                    by_group: dict | None = None) -> bool:
         """The profile's PreEnqueue plugins in order: True when the pod may enter the queue (a group member: its
         group's cycle); otherwise the first plugin that holds it back says why, and the pod waits (in the queue's
-        held pool, or its group's) for an event that plugin registered."""
+        held pool, or its group's) for an event that plugin registered. `by_group`: answers of plugins whose
+        answer for a member depends on its group alone, shared by the members of one arrival."""
         for plugin in framework.at("preEnqueue"):
-            message = plugin.pre_enqueue(pod, self.groups)
+            if by_group is not None and gs is not None and plugin.group_pre_enqueue:
+                key = (plugin.name, id(gs))
+                if key not in by_group:
+                    by_group[key] = plugin.pre_enqueue(pod, self.groups)
+                message = by_group[key]
+            else:
+                message = plugin.pre_enqueue(pod, self.groups)
             if message is None:
                 continue
             if gs is None:

@@ -56,7 +56,7 @@ def unmodelled_constraints(pod: Pod, framework) -> tuple[str, ...]:
     if volumes:
         found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k != "name"}))
                      + " (volume plugins are not modelled yet; ignored)")
-    for plugin in framework.plugins.values():
+    for plugin in framework.warners:
         found += plugin.warnings(pod)
     return tuple(found)
 
