@@ -16,14 +16,15 @@ REASON = "node(s) had untolerated taint(s)"          # v1.35+ (no {key: value} a
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-def _effects(taints) -> np.ndarray:
-    return np.array([t[2] for t in taints.items], dtype=object) if len(taints) else np.zeros(0, object)
+def _with_effect(taints, effects) -> np.ndarray:
+    """(T,) bool: taints of the vocabulary whose effect is one of `effects`."""
+    return np.array([t[2] in effects for t in taints.items], dtype=bool)
 
 
 def untolerated_hard(pod, taints) -> np.ndarray:
     """(T,) bool: NoSchedule/NoExecute taints of the vocabulary the pod does not tolerate (also what
     PodTopologySpread's nodeTaintsPolicy reads)."""
-    return np.isin(_effects(taints), HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints)
+    return _with_effect(taints, HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints)
 
 
 class TaintToleration(Plugin):
@@ -48,7 +49,7 @@ class TaintToleration(Plugin):
         effect (the only ones Score considers)."""
         taints = cluster.tensors.taints
         soft = [t for t in pod.pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
-        return (_effects(taints) == "PreferNoSchedule") & ~tolerated_mask(soft, taints)
+        return _with_effect(taints, ("PreferNoSchedule",)) & ~tolerated_mask(soft, taints)
 
     def score(self, xp, state, tensors, feasible, cache=None):
         return taint_toleration_score(xp, tensors.nodes.taints, state)
