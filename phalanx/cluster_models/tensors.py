@@ -171,14 +171,11 @@ class AffinityTerms:
     # (namespace, labels) of a pod -> (C,) bool the classes selecting it (InterPodAffinity's memo; classes are only
     # ever appended, so an entry is extended, never invalidated)
     selecting: dict = field(default_factory=dict)
+    kinds: set = field(default_factory=set)        # the kinds of term the classes hold
 
     @classmethod
     def empty(cls) -> "AffinityTerms":
         return cls(np.zeros(16, np.int32), np.zeros(16, np.int32))
-
-    def kinds(self) -> set[int]:
-        """The kinds of term the bound pods hold (pods that left included)."""
-        return {c.kind for c in self.classes}
 
     def add(self, row: int, pod: Pod) -> None:
         affinity = pod.spec.affinity
@@ -199,6 +196,7 @@ class AffinityTerms:
                 if c is None:
                     c = self.index[key] = len(self.classes)
                     self.classes.append(TermClass(kind, weight, term, pod.metadata.namespace))
+                    self.kinds.add(kind)
                 if self.count == len(self.pod):
                     self.pod = np.resize(self.pod, 2 * self.count)
                     self.cls = np.resize(self.cls, 2 * self.count)

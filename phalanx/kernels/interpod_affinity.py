@@ -83,18 +83,22 @@ def interpod_affinity_score(xp, labels, n_values, by_key):
     return score
 
 
+def feasible_range(xp, raw, feasible):
+    """(max, min) of raw over the feasible nodes (sentinels when none is feasible)."""
+    big = 1 << 62
+    return xp.max(xp.where(feasible, raw, -big)), xp.min(xp.where(feasible, raw, big))
+
+
 def interpod_affinity_normalize(xp, raw, feasible):
     """int64(100 * ((s - min) / (max - min))) over the feasible nodes; 0 everywhere when all are equal. The
     division comes first, then the multiplication, then truncation, as in Go's float64 arithmetic."""
-    big = 1 << 62
-    hi = xp.max(xp.where(feasible, raw, -big))
-    lo = xp.min(xp.where(feasible, raw, big))
+    hi, lo = feasible_range(xp, raw, feasible)
     diff = xp.maximum(hi - lo, 0)                  # no feasible node: nothing is read
     frac = divide(xp, xp.where(feasible, raw - lo, 0).astype(xp.float64), xp.maximum(diff, 1).astype(xp.float64))
     out = xp.where(diff > 0, (float(MAX_NODE_SCORE) * frac).astype(xp.int64), 0)
     return xp.where(feasible, out, 0)
 
 
-__all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals",
+__all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
            "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_score",
            "matching_pods_per_node"]

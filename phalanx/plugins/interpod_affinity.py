@@ -207,9 +207,8 @@ class InterPodAffinity(Plugin):
                 if _matches_all([_merged_plain(t, p) for t in _required(p, anti=True)], pod):
                     return True
             return False
-        if event == NODE_ADDED:
-            nodes = objects if isinstance(objects, (list, tuple)) else [objects]
-            return any((anti or any(t.topology_key in n.metadata.labels for t in affinity)) for n in nodes)
+        if event == NODE_ADDED:                  # objects: the node
+            return bool(anti) or any(t.topology_key in objects.metadata.labels for t in affinity)
         if event == NODE_UPDATED:
             old, new = objects
             before, after = old.metadata.labels, new.metadata.labels
@@ -230,7 +229,7 @@ class InterPodAffinity(Plugin):
         tensors = cluster.tensors
         terms = tensors.affinity_terms()
         if not _required(pod, anti=False) and not _required(pod, anti=True) \
-                and REQUIRED_ANTI_AFFINITY not in terms.kinds():
+                and REQUIRED_ANTI_AFFINITY not in terms.kinds:
             return SKIP
         bound = tensors.bound_pods()
         n = tensors.nodes.size
@@ -239,23 +238,19 @@ class InterPodAffinity(Plugin):
         affinity = [_merged(t, ns, cluster) for t in _required(pod, anti=False)]
         anti = [_merged(t, ns, cluster) for t in _required(pod, anti=True)]
 
-        existing = []
+        existing = []           # (key, per-node counts) of existing required anti-affinity selecting the pod
         if terms.count:
-            selecting = self._selecting_classes(pod, cluster, terms)
-            rows = slice(0, terms.count)
-            cls, owner = terms.cls[rows], terms.pod[rows]
-            for key_name in sorted({terms.classes[c].term.topology_key for c in np.flatnonzero(selecting)
-                                    if terms.classes[c].kind == REQUIRED_ANTI_AFFINITY}):
-                wanted = np.array([tc.kind == REQUIRED_ANTI_AFFINITY and tc.term.topology_key == key_name
-                                   for tc in terms.classes]) & selecting
-                take = wanted[cls] & live[owner]
-                if take.any():
-                    per_node = kernel.matching_pods_per_node(np, bound.node[owner], take, n)
-                    existing.append((tensors.node_labels.keys.get(key_name), per_node))
-        key_present = [k for k, per_node in existing if k >= 0 and _any_on_keyed(tensors, k, per_node)]
-        if not key_present and not affinity and not anti:
+            kinds, keys = _class_columns(terms, tensors)
+            anti_classes = self._selecting_classes(pod, cluster, terms) & (kinds == REQUIRED_ANTI_AFFINITY)
+            cls, owner = terms.cls[: terms.count], terms.pod[: terms.count]
+            for key in np.unique(keys[anti_classes & (keys >= 0)]).tolist():
+                take = (anti_classes & (keys == key))[cls] & live[owner]
+                per_node = kernel.matching_pods_per_node(np, bound.node[owner], take, n)
+                if (per_node[tensors.nodes.labels[:, key] >= 0] > 0).any():     # upstream's map has an entry
+                    existing.append((key, per_node))
+        if not existing and not affinity and not anti:
             return SKIP
-        existing = tuple((k, c) for k, c in existing if k >= 0)
+        existing = tuple(existing)
 
         all_match = live.copy()
         for t in affinity:
@@ -305,7 +300,7 @@ class InterPodAffinity(Plugin):
             return SKIP
         tensors = cluster.tensors
         terms = tensors.affinity_terms()
-        if not has_constraints and not terms.kinds() - {REQUIRED_ANTI_AFFINITY}:
+        if not has_constraints and not terms.kinds - {REQUIRED_ANTI_AFFINITY}:
             return SKIP                      # nothing could contribute
         bound = tensors.bound_pods()
         n = tensors.nodes.size
@@ -334,7 +329,7 @@ class InterPodAffinity(Plugin):
             selecting = self._selecting_classes(pod, cluster, terms)
             cls, owner = terms.cls[: terms.count], terms.pod[: terms.count]
             value = np.array([_class_weight(tc, hard) for tc in terms.classes], np.int64)
-            keys = np.array([tensors.node_labels.keys.get(tc.term.topology_key) for tc in terms.classes], np.int64)
+            _, keys = _class_columns(terms, tensors)
             take = selecting[cls] & live[owner] & (value[cls] != 0)
             for key in np.unique(keys[cls[take]]).tolist():
                 sel = np.flatnonzero(take & (keys[cls] == key))
@@ -353,9 +348,7 @@ class InterPodAffinity(Plugin):
         return kernel.interpod_affinity_normalize(xp, raw, feasible)
 
     def normalization_holders(self, xp, raw, feasible, state):
-        big = 1 << 62
-        hi = xp.max(xp.where(feasible, raw, -big))
-        lo = xp.min(xp.where(feasible, raw, big))
+        hi, lo = kernel.feasible_range(xp, raw, feasible)
         return [feasible & (raw == hi), feasible & (raw == lo)]
 
     def score_behaviour(self, state):
@@ -405,8 +398,11 @@ def _n_values(tensors) -> list[int]:
     return [len(v) for v in tensors.node_labels.values]
 
 
-def _any_on_keyed(tensors, key: int, per_node: np.ndarray) -> bool:
-    return bool((per_node[tensors.nodes.labels[:, key] >= 0] > 0).any())
+def _class_columns(terms, tensors) -> tuple[np.ndarray, np.ndarray]:
+    """((C,) kind, (C,) node label key id of the topology key, -1 when no node has it) of every term class."""
+    kinds = np.array([tc.kind for tc in terms.classes], np.int64)
+    keys = np.array([tensors.node_labels.keys.get(tc.term.topology_key) for tc in terms.classes], np.int64)
+    return kinds, keys
 
 
 def _per_node_key(tensors, key: int) -> bool:
