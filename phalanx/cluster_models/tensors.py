@@ -25,8 +25,19 @@ class Vocab:
     def __init__(self, items=()):
         self.ids: dict = {}
         self.items: list = []
+        self._derived: dict = {}        # key -> (size when made, value); see derived()
         for item in items:
             self.add(item)
+
+    def derived(self, key, make):
+        """make(self), remembered under `key` until the vocabulary grows (ids never change, so its size dates
+        whatever was computed from it)."""
+        hit = self._derived.get(key)
+        if hit is not None and hit[0] == len(self.items):
+            return hit[1]
+        value = make(self)
+        self._derived[key] = (len(self.items), value)
+        return value
 
     def add(self, item) -> int:
         i = self.ids.get(item)
@@ -251,13 +262,14 @@ class ClusterTensors:
         return row
 
     def request_vector(self, requests: dict[str, int]) -> np.ndarray:
+        ids = self.resources.ids
         for name in requests:
-            if name != "pods":
+            if name != "pods" and name not in ids:
                 self.resource_column(name)
         vec = np.zeros(len(self.resources), np.int64)
         for name, qty in requests.items():
             if name != "pods":
-                vec[self.resources.ids[name]] = qty
+                vec[ids[name]] = qty
         return vec
 
     # -- bound pods -------------------------------------------------------------------------------

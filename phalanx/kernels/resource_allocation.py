@@ -22,25 +22,42 @@ class ResourceInputs:
     pod_load: tuple[int, ...]      # k: what the pod adds to the node's load once bound
 
 
-def resource_inputs(resources: tuple[tuple[str, int], ...], vocab, request, scoring=None,
-                    nonzero=None) -> ResourceInputs:
+@dataclass(frozen=True)
+class ResourcePlan:
+    """Where a scorer reads each configured resource, for one state of the resource vocabulary."""
+    columns: tuple[int, ...]       # k resource columns; -1: absent everywhere
+    nonzero: tuple[int, ...]       # k: index into nonzero_requested (0 cpu, 1 memory) or -1 for requested
+    weights: tuple[int, ...]       # k
+    extended: tuple[bool, ...]     # k: an extended resource (left out when the pod does not request it)
+
+
+def resource_plan(vocab, resources: tuple[tuple[str, int], ...], use_nonzero: bool) -> ResourcePlan:
+    """The plan of a scorer's configured (name, weight) resources over the resource vocabulary; remembered by the
+    vocabulary until it grows, so per-pod inputs only read the pod's amounts."""
+    def make(vocab) -> ResourcePlan:
+        cols = tuple(vocab.get(name) for name, _ in resources)
+        nonzero = tuple({CPU: 0, MEMORY: 1}.get(col, -1) if use_nonzero else -1 for col in cols)
+        return ResourcePlan(cols, nonzero, tuple(w for _, w in resources),
+                            tuple(name not in BASE_RESOURCES for name, _ in resources))
+    return vocab.derived(("resource plan", resources, use_nonzero), make)
+
+
+def resource_inputs(plan: ResourcePlan, request, scoring=None, nonzero=None) -> ResourceInputs:
     """Host side: request (R,) pod requests. With `scoring` and `nonzero` ((2,) cpu/memory, as the score reads
-    the incoming pod and as a bound pod adds to NonZeroRequested) cpu and memory use the non-zero sums."""
-    use_nonzero = scoring is not None
+    the incoming pod and as a bound pod adds to NonZeroRequested) cpu and memory use the non-zero sums (the plan
+    says where)."""
     cols, nz, pod, load = [], [], [], []
-    for name, _ in resources:
-        col = vocab.get(name)
-        is_extended = name not in BASE_RESOURCES
-        req = int(request[col]) if 0 <= col < len(request) else 0
+    n = len(request)
+    for col, which, is_extended in zip(plan.columns, plan.nonzero, plan.extended):
+        req = int(request[col]) if 0 <= col < n else 0
         if col < 0 or (is_extended and req == 0):
             cols.append(-1), nz.append(-1), pod.append(0), load.append(0)
             continue
-        which = {CPU: 0, MEMORY: 1}.get(col, -1) if use_nonzero else -1
         cols.append(col)
         nz.append(which)
         pod.append(int(scoring[which]) if which >= 0 else req)
         load.append(int(nonzero[which]) if which >= 0 else req)
-    return ResourceInputs(tuple(cols), tuple(nz), tuple(w for _, w in resources), tuple(pod), tuple(load))
+    return ResourceInputs(tuple(cols), tuple(nz), plan.weights, tuple(pod), tuple(load))
 
 
 def node_load(xp, allocatable, requested, nonzero_requested, inputs: ResourceInputs):

@@ -20,4 +20,6 @@ def tolerates(toleration, key: str, value: str, effect: str) -> bool:
 
 def tolerated_mask(tolerations, taints) -> np.ndarray:
     """(T,) bool: taint vocabulary entry t = (key, value, effect) is tolerated by some toleration."""
+    if not tolerations:
+        return np.zeros(len(taints.items), bool)
     return np.array([any(tolerates(tol, *taint) for tol in tolerations) for taint in taints.items], bool)

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from ..kernels.backend import set_at
 from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
-from ..kernels.resource_allocation import ResourceInputs, amounts, copy_loads, node_load, resource_inputs, with_amounts
+from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
+                                           resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
 from .node_resources_fit import ResourceSpec, resource_weights
 
@@ -23,8 +24,12 @@ class NodeResourcesBalancedAllocation(Plugin):
     Args = NodeResourcesBalancedAllocationArgs
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._resources = resource_weights(self.args.resources)     # (name, weight), read per pod
+
     def _inputs(self, pod, cluster) -> ResourceInputs:
-        return resource_inputs(resource_weights(self.args.resources), cluster.tensors.resources, pod.request)
+        return resource_inputs(resource_plan(cluster.tensors.resources, self._resources, False), pod.request)
 
     def pre_score(self, pod, cluster):
         inputs = self._inputs(pod, cluster)

@@ -75,21 +75,26 @@ SKIP = _Sentinel("SKIP")          # PreFilter / PreScore result: the plugin's Fi
 NOT_RUN = _Sentinel("NOT_RUN")    # the profile does not enable the plugin's PreFilter (PreScore)
 
 
+class Outcome:
+    """Base of the PreFilter results that are not a plain state (one isinstance test per result in the cycle)."""
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class Rejection:
+class Rejection(Outcome):
     """A PreFilter that rejects the pod on every node (UnschedulableAndUnresolvable): the cycle fails with
     `0/N nodes are available: <message>.`"""
     message: str
 
 
 @dataclass(frozen=True)
-class CycleError:
+class CycleError(Outcome):
     """A plugin error (upstream's Error status): the cycle fails with this message as it stands."""
     message: str
 
 
 @dataclass(frozen=True)
-class NodeSubset:
+class NodeSubset(Outcome):
     """A PreFilter result that names the only nodes the pod can go to (upstream PreFilterResult.NodeNames);
     `state` is the plugin's PreFilter state for its Filter."""
     allowed: np.ndarray        # (N,) bool
@@ -101,10 +106,11 @@ class PodInfo:
     """What PreFilter and PreScore read about the pod being scheduled."""
     shape: object              # sched.shapes.PodShape: the pod (shape.pod), requests, non-zero requests, host ports
     request: np.ndarray        # (R,) int64 the pod's requests over the cluster's current resource columns
+    pod: object = None         # shape.pod (filled in: plugins read it often)
 
-    @property
-    def pod(self):
-        return self.shape.pod
+    def __post_init__(self):
+        if self.pod is None:
+            object.__setattr__(self, "pod", self.shape.pod)
 
 
 class PluginArgs(BaseModel):
@@ -143,6 +149,7 @@ class Plugin:
     def __init__(self, args: PluginArgs | None = None, context: ProfileContext = ProfileContext()):
         self.args = args if args is not None or self.Args is None else self.Args()
         self.context = context
+        self._hash = hash((type(self).__name__, context))     # plugins key the cycle's per-plugin dicts
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.args!r})"
@@ -151,7 +158,7 @@ class Plugin:
         return type(self) is type(other) and self.args == other.args and self.context == other.context
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.context))
+        return self._hash
 
     def __reduce__(self):
         return (type(self), (self.args, self.context))

@@ -15,7 +15,7 @@ from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
-                                           with_amounts)
+                                           resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, Pads, Plugin, PluginArgs, pad1
 
 TOO_MANY_PODS = "Too many pods"
@@ -98,6 +98,10 @@ class NodeResourcesFit(Plugin):
     Args = NodeResourcesFitArgs
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._resources = self.args.resources     # (name, weight), read per pod
+
     def pre_filter(self, pod, cluster):
         request = pod.request
         args = self.args
@@ -120,8 +124,8 @@ class NodeResourcesFit(Plugin):
                       if payload & (1 << (r + 1))]
 
     def _inputs(self, pod, cluster) -> ResourceInputs:
-        return resource_inputs(self.args.resources, cluster.tensors.resources, pod.request, pod.shape.scoring,
-                               pod.shape.nonzero)
+        plan = resource_plan(cluster.tensors.resources, self._resources, True)
+        return resource_inputs(plan, pod.request, pod.shape.scoring, pod.shape.nonzero)
 
     def pre_score(self, pod, cluster):
         return self._inputs(pod, cluster)
@@ -183,8 +187,8 @@ class NodeResourcesFit(Plugin):
                 scoring[d] += len(pl.pods) * pl.scoring
         # Resources any placement's pods request decide the configured columns; a placement whose pods skip an
         # extended resource scores it with allocatable 0 (left out with its weight), as its own cycle would.
-        inputs = resource_inputs(self.args.resources, tensors.resources, request.sum(axis=0), scoring.sum(axis=0),
-                                 np.zeros(2, np.int64))
+        inputs = resource_inputs(resource_plan(tensors.resources, self._resources, True), request.sum(axis=0),
+                                 scoring.sum(axis=0), np.zeros(2, np.int64))
         nodes = tensors.nodes
         alloc, load = node_load(np, nodes.allocatable, nodes.requested, nodes.nonzero_requested, inputs)
         placement_of = np.full(nodes.size, -1, np.int64)

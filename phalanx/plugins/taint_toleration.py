@@ -16,9 +16,13 @@ REASON = "node(s) had untolerated taint(s)"          # v1.35+ (no {key: value} a
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-def _with_effect(taints, effects) -> np.ndarray:
-    """(T,) bool: taints of the vocabulary whose effect is one of `effects`."""
-    return np.array([t[2] in effects for t in taints.items], dtype=bool)
+def _with_effect(taints, effects: tuple[str, ...]) -> np.ndarray:
+    """(T,) bool: taints of the vocabulary whose effect is one of `effects` (read-only; kept until new taints)."""
+    def make(taints) -> np.ndarray:
+        mask = np.array([t[2] in effects for t in taints.items], dtype=bool)
+        mask.flags.writeable = False
+        return mask
+    return taints.derived(("effect", effects), make)
 
 
 def untolerated_hard(pod, taints) -> np.ndarray:

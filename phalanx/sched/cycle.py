@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.status import SUCCESS
-from ..plugins.framework import NOT_RUN, SKIP, CycleError, NodeSubset, PodInfo, Rejection
+from ..plugins.framework import NOT_RUN, SKIP, CycleError, Outcome, PodInfo, Rejection
 from .framework import Framework
 from .shapes import PodShape
 
@@ -58,19 +58,18 @@ class Prepared:
 
 def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape)."""
-    tensors = cluster.tensors
-    pod = PodInfo(shape, shape.request_vector(tensors))
+    pod = PodInfo(shape, shape.request_vector(cluster.tensors))
     out = Prepared(pod, (), ())
     pre: dict[str, object] = {}
     for plugin in framework.at("preFilter"):
         result = plugin.pre_filter(pod, cluster)
-        if isinstance(result, Rejection):
-            out.rejection, out.rejected_by = result.message, plugin.name
-            return out
-        if isinstance(result, CycleError):
-            out.error = f'running PreFilter plugin "{plugin.name}": {result.message}'
-            return out
-        if isinstance(result, NodeSubset):
+        if isinstance(result, Outcome):
+            if isinstance(result, Rejection):
+                out.rejection, out.rejected_by = result.message, plugin.name
+                return out
+            if isinstance(result, CycleError):
+                out.error = f'running PreFilter plugin "{plugin.name}": {result.message}'
+                return out
             out.allowed = result.allowed if out.allowed is None else out.allowed & result.allowed
             out.narrowing += (plugin.name,)
             result = result.state
@@ -94,6 +93,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
             out.score_error = out.score_error or f'running PreScore plugin "{plugin.name}": {result.message}'
         pre[plugin.name] = result
     scores = []
+    weights = framework.weights
     for plugin in framework.at("score"):
         result = pre.get(plugin.name, NOT_RUN)
         if result is SKIP:
@@ -105,7 +105,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
         if isinstance(state, CycleError):
             out.score_error = out.score_error or f'running Score plugin "{plugin.name}": {state.message}'
             continue
-        scores.append((plugin, state, framework.weights.get(plugin.name, 1)))
+        scores.append((plugin, state, weights.get(plugin.name, 1)))
     out.scores = tuple(scores)
     return out
 
