@@ -423,17 +423,25 @@ class ClusterTensors:
         log = self._bound_pods
         if terms.pods_seen < len(log):
             new = log[terms.pods_seen:]
-            specs = list(map(attrgetter("spec"), new))
-            # Pods of one template share their spec object: each distinct spec is tested once (C-level loops).
-            distinct = dict(zip(map(id, specs), specs))
-            with_terms = {i for i, spec in distinct.items() if spec.affinity is not None
-                          and (spec.affinity.pod_affinity is not None or spec.affinity.pod_anti_affinity is not None)}
-            if with_terms:
-                for row, (pod, spec) in enumerate(zip(new, specs), terms.pods_seen):
-                    if id(spec) in with_terms:
-                        terms.add(row, pod)
+            if len(new) == 1:          # the per-pod path binds one pod at a time
+                if _has_pod_terms(new[0].spec):
+                    terms.add(terms.pods_seen, new[0])
+            else:
+                specs = list(map(attrgetter("spec"), new))
+                # Pods of one template share their spec object: each distinct spec is tested once (C-level loops).
+                distinct = dict(zip(map(id, specs), specs))
+                with_terms = {i for i, spec in distinct.items() if _has_pod_terms(spec)}
+                if with_terms:
+                    for row, (pod, spec) in enumerate(zip(new, specs), terms.pods_seen):
+                        if id(spec) in with_terms:
+                            terms.add(row, pod)
             terms.pods_seen = len(log)
         return terms
+
+
+def _has_pod_terms(spec) -> bool:
+    affinity = spec.affinity
+    return affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None)
 
 
 def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:

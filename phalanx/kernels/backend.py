@@ -198,7 +198,7 @@ def divide(xp, a, b):
     """a / b in float64, correctly rounded on every backend. XLA rewrites a division by a broadcast operand
     (`x / alloc[:, None]`, as the batch path's copy scores divide) into a multiplication by the reciprocal, which
     rounds twice; hiding the divisor behind an optimization barrier, at the full shape, keeps the division."""
-    if not is_jax(xp):
+    if xp is np or not is_jax(xp):
         return a / b
     from jax import lax
     shape = xp.broadcast_shapes(xp.shape(a), xp.shape(b))

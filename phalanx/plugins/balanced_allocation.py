@@ -77,7 +77,8 @@ def _cached_balance(xp, cache: dict, tensors, inputs: ResourceInputs, alloc, loa
     else:
         values, seen = hit
         if seen < len(chunks):
-            rows = np.unique(np.concatenate(chunks[seen:]))
+            # One chunk (the per-pod path) is used as it is: a node listed twice gets the same value twice.
+            rows = chunks[seen] if len(chunks) == seen + 1 else np.unique(np.concatenate(chunks[seen:]))
             values = set_at(xp, values, rows, node_balance(xp, [x[rows] for x in load], [a[rows] for a in alloc]))
     cache[key] = (values, len(chunks))
     return values

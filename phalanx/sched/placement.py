@@ -129,10 +129,10 @@ class Placer:
     def reserve(self, p: Prepared, ev: Evaluation, node: int, pod: Pod) -> list:
         """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node."""
         out = []
-        ran = dict(p.filters)
         for plugin in self.framework.at("reserve"):
-            if plugin in ran:
-                out.append((plugin, plugin.reserve(ran[plugin], node, pod, self.cluster, ev.extras.get(plugin.name))))
+            for ran, state in p.filters:
+                if ran is plugin:
+                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, ev.extras.get(plugin.name))))
         return out
 
     def nodes_changed(self) -> None:

@@ -81,6 +81,7 @@ class Scheduler:
         self.cluster = cluster
         self.tie_break = tie_break
         self.rng = np.random.default_rng(seed)
+        self._node_order = np.arange(0)      # rank() for tie_break "first"
         self.gang_mode = gang_mode
         self.permit_timeout_s = float(permit_timeout_s)
         self.frameworks = {p.scheduler_name: Framework(p) for p in config.profiles}
@@ -599,8 +600,14 @@ class Scheduler:
                 self.queue.push_active(entry, entry.priority, entry.seqs[0])
 
     def rank(self) -> np.ndarray:
+        """Node order for ties: node order (one read-only array per cluster size), or a permutation per cycle."""
         n = self.cluster.tensors.nodes.size
-        return np.arange(n) if self.tie_break == "first" else self.rng.permutation(n)
+        if self.tie_break != "first":
+            return self.rng.permutation(n)
+        if len(self._node_order) != n:
+            self._node_order = np.arange(n)
+            self._node_order.flags.writeable = False
+        return self._node_order
 
     # -- state for tests and explain ----------------------------------------------------------------
     @property
