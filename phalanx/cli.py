@@ -77,6 +77,8 @@ def schedule(
     except InputError as exc:
         _fail(str(exc))
     timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}
+    if result.compiles:       # JAX: programs compiled in this run, and the part of schedule_s that took
+        timing.update(compiles=result.compiles, compile_s=round(result.compile_s, 6))
     for w in result.warnings:
         typer.echo(f"warning: {w}", err=True)
     if as_json:
@@ -94,8 +96,10 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
     nodes = state.tensors.nodes
     total = len(result.bindings) + len(result.unschedulable)
     rate = f", {total / result.schedule_s:,.0f} pods/s" if result.schedule_s else ""
+    compiled = (f"; compiled {result.compiles} JAX programs in {result.compile_s:.2f}s, included"
+                if result.compiles else "")
     typer.echo(f"scheduled {len(result.bindings):,} of {total:,} pending pods on {nodes.size:,} nodes "
-               f"in {result.schedule_s:.3f}s{rate} (load {load_s:.2f}s)")
+               f"in {result.schedule_s:.3f}s{rate} (load {load_s:.2f}s{compiled})")
     used = nodes.requested.sum(axis=0)
     alloc = nodes.allocatable.sum(axis=0)
     for col, name in enumerate(state.tensors.resources.items):

@@ -66,7 +66,7 @@ def test_jax_batch_rounds_match_numpy(case, copies):
         mp.setattr(jax_placer, "BATCH_COPIES", copies)
         if copies == 2:
             mp.setattr(jax_placer, "BATCH_CHUNK", 16)
-        mp.setattr(jax_placer, "_PROGRAMS", {})
+        mp.setattr(jax_placer, "PROGRAMS", jax_placer.ProgramCache(jax_placer.PROGRAMS.capacity))
         (np_sched, want), (jax_sched, got) = _both(
             lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), profile)
     assert list(got.bindings.items()) == list(want.bindings.items())

@@ -51,3 +51,21 @@ def test_gang_that_loses_a_member_while_queued_goes_back_to_preenqueue():
     s.add_pods([make_pod("m3", cpu="1", pod_group="g")])
     bound = {r.object for r in s.run_until_idle() if r.kind == "Bound"}
     assert bound == {"default/m0", "default/m1", "default/m3"}
+
+
+@pytest.mark.parametrize("where", ["unschedulable pool", "gated", "gang member"])
+def test_deleting_a_pod_outside_the_pod_runs_leaves_no_deletion_marker(where):
+    """Found by the soak test (tests/test_soak.py): a deletion marker was left for every pending pod deleted
+    from the unschedulable pool, the gated pool or its PodGroup; nothing ever consumed them, so they grew with
+    the events of a long simulation."""
+    s = _one_node(pod_groups=[make_pod_group("g", min_count=3)])
+    if where == "unschedulable pool":
+        s.add_pods([make_pod("p0", cpu="64")])
+        s.run_until_idle()
+    elif where == "gated":
+        s.add_pods([make_pod("p0", cpu="100m", scheduling_gates=["wait"])])
+    else:
+        s.add_pods([make_pod("p0", cpu="100m", pod_group="g")])      # waits for quorum
+    s.delete_pod("default/p0")
+    assert s.queue.deleted == set()
+    assert s.run_until_idle() == []

@@ -330,7 +330,7 @@ class Sim:
     def _do(self, action: tuple) -> list[Record]:
         self.actions.append(action)
         s, kind = self.s, action[0]
-        start = len(s.records)
+        mark = len(s.log)        # log entries so far: the call's records are those of the entries after it
         if kind == "start":
             if action[1] and self.bounded:
                 s.add_pods(self.pending_input)
@@ -340,7 +340,7 @@ class Sim:
             else:
                 s.add_pods(self.pending_input)
             self.pods.update((p.key, p) for p in self.pending_input)
-            out = s.records[start:]
+            out = s.log.records(mark)
         elif kind == "add_pods":
             out = s.add_pods(action[1])
             self.pods.update((p.key, p) for p in action[1])
@@ -358,7 +358,7 @@ class Sim:
                     self.apply(recs)
             finally:
                 self.deleting_whole_gang = False
-            out = s.records[start:]
+            out = s.log.records(mark)
             assert len(out) == len(action[1])
             self.check()
             return out
@@ -388,7 +388,7 @@ class Sim:
             out = s.run_until_idle()
         else:
             raise AssertionError(kind)
-        assert s.records[start:] == out, "a call's records differ from what `records` shows for it"
+        assert s.log.records(mark) == out, "a call's records differ from what `records` shows for it"
         idle = kind == "idle" or (kind == "start" and action[1])
         if kind in ("add_pods", "add_group", "add_node", "update_node"):
             assert all(r.kind in (UNSCHEDULABLE, DELETED) for r in out), out   # no time passes: nothing runs

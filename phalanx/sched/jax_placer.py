@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import pickle
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,9 +55,51 @@ from .shapes import PodShape
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
 BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
 BATCH_COPIES = 32     # further copies scored per contender in one batch round (a static shape)
-# Compiled programs by (static configuration, argument shapes), shared by every JaxPlacer of the process: a
-# second cluster in the same buckets with the same pod shape reuses the first one's program.
-_PROGRAMS: dict[tuple, object] = {}
+
+
+class ProgramCache:
+    """Compiled programs by (static configuration, argument shapes), shared by every JaxPlacer of the process (a
+    second cluster in the same buckets with the same pod shape reuses the first one's program), least recently
+    used first out. Each compiled XLA:CPU program holds its own code mappings (about 170 of the process's
+    vm.max_map_count, 65,530 by default, and a few MB), released when the program is dropped; so the number kept
+    is bounded: `capacity` programs (PHALANX_JAX_PROGRAMS, default 64), whatever a long simulation or sweep
+    throws at it."""
+
+    def __init__(self, capacity: int):
+        if capacity < 1:
+            raise ValueError(f"PHALANX_JAX_PROGRAMS: must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self._programs: OrderedDict[tuple, object] = OrderedDict()
+        self.evictions = 0
+
+    def get(self, sig: tuple):
+        program = self._programs.get(sig)
+        if program is not None:
+            self._programs.move_to_end(sig)
+        return program
+
+    def put(self, sig: tuple, program) -> None:
+        self._programs[sig] = program
+        while len(self._programs) > self.capacity:
+            self._programs.popitem(last=False)
+            self.evictions += 1
+
+    def clear(self) -> None:
+        self._programs.clear()
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+
+def _capacity_from_env() -> int:
+    raw = os.environ.get("PHALANX_JAX_PROGRAMS", "64")
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"PHALANX_JAX_PROGRAMS: not an integer: {raw!r}") from None
+
+
+PROGRAMS = ProgramCache(_capacity_from_env())
 
 
 @dataclass
@@ -320,7 +364,7 @@ class JaxPlacer(Placer):
 
     def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
         sig = (key, tuple((k, v.shape, v.dtype.str) for d in (arrays, state) for k, v in sorted(d.items())))
-        program = _PROGRAMS.get(sig)
+        program = PROGRAMS.get(sig)
         if program is None:
             jax = self.jax
             t0 = time.perf_counter()
@@ -329,7 +373,7 @@ class JaxPlacer(Placer):
                 program = fn.lower(arrays, state).compile()
             self.stats.compiles += 1
             self.stats.compile_s += time.perf_counter() - t0
-            _PROGRAMS[sig] = program
+            PROGRAMS.put(sig, program)
         return program
 
 

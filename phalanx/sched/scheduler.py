@@ -58,6 +58,8 @@ class ScheduleResult:
     pod_cycles: int = 0          # per-pod evaluations over all nodes
     batch_rounds: int = 0        # batch evaluations over all nodes (each places many pods)
     group_attempts: int = 0      # PodGroup cycles
+    compiles: int = 0            # JAX: programs compiled by this call (the rest came from the process's cache)
+    compile_s: float = 0.0       # JAX: the part of schedule_s spent tracing and compiling them
     pod_groups: dict[str, tuple[str, str, str]] = field(default_factory=dict)   # key -> PodGroupScheduled
                                                                                 # (status, reason, message)
 
@@ -133,6 +135,11 @@ class Scheduler:
         placer = self.placers.get(pod.spec.scheduler_name)
         return self.placer if placer is None else placer
 
+    def compile_stats(self) -> tuple[int, float]:
+        """(programs compiled, seconds spent compiling) by this scheduler's placers so far (0 off JAX)."""
+        stats = [placer.stats for placer in self.placers.values() if hasattr(placer, "stats")]
+        return sum(s.compiles for s in stats), sum(s.compile_s for s in stats)
+
     def shape_of(self, pod: Pod) -> PodShape:
         table = self.shapes_by_profile.get(pod.spec.scheduler_name)
         return (self.shapes if table is None else table).intern(pod)
@@ -173,11 +180,13 @@ class Scheduler:
         bound, and for each pod still pending the last reason why."""
         result = ScheduleResult(warnings=list(self.cluster.warnings) + list(self.config.warnings))
         start_log, self.stats = len(self.log), result
+        compiled = self.compile_stats()
         t0 = time.perf_counter()
         self.add_pods(self.cluster.pending, result.warnings)
         result.intake_s = time.perf_counter() - t0
         self._run(math.inf)       # run_until_idle without making Records (the log is read directly below)
         result.schedule_s = time.perf_counter() - t0
+        result.compiles, result.compile_s = (now - before for now, before in zip(self.compile_stats(), compiled))
         result.bindings = self.log.bindings(start_log)
         result.unschedulable = dict(self.pending_message)
         result.unserved = list(self.unserved)
@@ -345,19 +354,23 @@ class Scheduler:
         freed = self.cluster.tensors.unbind(key) >= 0
         self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
         self.release_plugins(key)
+        in_runs = gs is None
         if gs is not None:
             gs.bound.discard(key)
             gs.waiting.pop(key, None)
             gs.pending.pop(key, None)
             gs.held.pop(key, None)
+            in_runs = key in gs.enqueued        # permit mode: members go through the pod queue
             gs.enqueued.discard(key)
             if not gs.waiting:
                 gs.permit_deadline = None
-        self.queue.forget(key)
+        pooled = self.queue.forget(key)
         self.unserved.pop(key, None)
         seq = self.arrival.pop(key, None)
-        if seq is not None and not freed:
-            self.queue.deleted.add(seq)          # still queued somewhere: its arrival marks it gone
+        if seq is not None and not freed and not pooled and in_runs:
+            # In a run in the activeQ or backoffQ (not a member waiting in its group): its arrival marks it gone,
+            # and the marker goes when the run comes up.
+            self.queue.deleted.add(seq)
         self.pending_message.pop(key, None)
         self._live.discard(key)
         self.log.append(Deleted(self.now, key, reason))
