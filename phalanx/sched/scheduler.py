@@ -100,7 +100,7 @@ class Scheduler:
         self.log = DecisionLog()
         self._reserves: dict[int, bool] = {}                 # id(PodShape) -> whether a Reserve plugin keeps state
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
-        self.arrival: dict[str, int] = {}                    # queued (pending) pod -> its arrival seq
+        self.arrival: dict[str, int] = {}                    # pod added here -> its arrival seq, until deleted
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
         self.progress = 0                                    # bindings + outside events, to spot livelocks
         self.stats = ScheduleResult()
@@ -491,12 +491,10 @@ class Scheduler:
         self.progress += 1
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
-        pending, arrival = self.pending_message, self.arrival
-        for pod in pods:
-            key = pod.key
-            arrival.pop(key, None)
-            if pending:
-                pending.pop(key, None)
+        pending = self.pending_message
+        if pending:
+            for pod in pods:
+                pending.pop(pod.key, None)
         if self.queue.listening(POD_BOUND):
             self.cluster_event(POD_BOUND, pods)
 
