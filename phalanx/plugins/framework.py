@@ -140,9 +140,9 @@ class Plugin:
     unmodelled_points: ClassVar[tuple[str, ...]] = ()
     # Cluster events that can make a pod this plugin rejected schedulable (its queueing hints' registrations).
     events: ClassVar[frozenset[str]] = ALL_EVENTS
-    # PreEnqueue answers the same for every member of a PodGroup (it reads the group, not the pod), so members
-    # arriving together share one answer.
-    group_pre_enqueue: ClassVar[bool] = False
+    # What PreEnqueue's answer depends on, so that pods arriving together share it: "pod" (anything of the pod),
+    # "spec" (its PodSpec alone), "group" (its PodSpec and its PodGroup).
+    pre_enqueue_reads: ClassVar[str] = "pod"
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 
@@ -173,8 +173,8 @@ class Plugin:
         return False
 
     def signs(self, spec) -> bool:
-        """Whether `signature` may return something for pods with this PodSpec (a cheap test of the spec alone;
-        the framework remembers it per spec object, so pods of one template ask `signature` only if it can)."""
+        """Whether `signature` may return something for pods with this PodSpec (a cheap test of the spec alone,
+        so pods whose plugins cannot sign them skip `signature`)."""
         return True
 
     def run_key(self, pod, cluster):

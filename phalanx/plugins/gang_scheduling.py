@@ -18,7 +18,7 @@ ALLOW, WAIT = "Allow", "Wait"
 class GangScheduling(Plugin):
     name = "GangScheduling"
     events = frozenset({GROUP_MEMBER_ADDED})     # {Pod, Add} of a member, {PodGroup, Add}
-    group_pre_enqueue = True                     # quorum is the group's
+    pre_enqueue_reads = "group"                  # membership is in the spec, quorum is the group's
 
     def pre_enqueue(self, pod, groups) -> str | None:
         if pod.spec.scheduling_group is None and pod.spec.workload_ref is None:

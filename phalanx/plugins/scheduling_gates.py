@@ -10,6 +10,7 @@ MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 class SchedulingGates(Plugin):
     name = "SchedulingGates"
     events = frozenset()     # only an update of the pod removing its gates (not modelled: pods are immutable here)
+    pre_enqueue_reads = "spec"
 
     def pre_enqueue(self, pod, cluster) -> str | None:
         return MESSAGE if pod.spec.scheduling_gates else None

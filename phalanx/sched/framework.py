@@ -21,6 +21,8 @@ class Framework:
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
         self.warners = tuple(p for p in self.plugins.values() if type(p).warnings is not Plugin.warnings)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
+        # Pods with one PodSpec object and one PodGroup get one PreEnqueue answer when no plugin reads more.
+        self.shared_pre_enqueue = all(p.pre_enqueue_reads != "pod" for p in self.at("preEnqueue"))
 
     def at(self, point: str) -> tuple[Plugin, ...]:
         """The plugins enabled at an extension point (its configuration name, e.g. "filter"), in order."""

@@ -237,9 +237,9 @@ class Scheduler:
                 touched.append(gs)
             arrived.append((pod, seq, framework, gs, member))
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all).
-        pre_enqueue, by_group = self.pre_enqueue, {}
+        pre_enqueue, shared = self.pre_enqueue, {}
         for pod, seq, framework, gs, member in arrived:
-            if pre_enqueue(pod, seq, framework, gs if member else None, by_group):
+            if pre_enqueue(pod, seq, framework, gs if member else None, shared):
                 # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
                 self.cluster.claims.register(pod, gs.group if gs is not None else None)
                 if not member:
@@ -250,30 +250,38 @@ class Scheduler:
         return self.log.records(start)
 
     def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None,
-                    by_group: dict | None = None) -> bool:
+                    shared: dict | None = None) -> bool:
         """The profile's PreEnqueue plugins in order: True when the pod may enter the queue (a group member: its
         group's cycle); otherwise the first plugin that holds it back says why, and the pod waits (in the queue's
-        held pool, or its group's) for an event that plugin registered. `by_group`: answers of plugins whose
-        answer for a member depends on its group alone, shared by the members of one arrival."""
+        held pool, or its group's) for an event that plugin registered. `shared`: answers shared by the pods of
+        one arrival with one PodSpec object and one PodGroup, when no plugin reads more (pre_enqueue_reads)."""
+        if shared is not None and framework.shared_pre_enqueue:
+            # The pods of the call are alive until it returns, so these ids are not reused meanwhile.
+            key = (id(framework), id(pod.spec), id(gs))
+            verdict = shared.get(key)
+            if verdict is None:
+                verdict = shared[key] = self._pre_enqueue_verdict(pod, framework)
+        else:
+            verdict = self._pre_enqueue_verdict(pod, framework)
+        plugin, message = verdict
+        if plugin is None:
+            return True
+        if gs is None:
+            self.queue.held[pod.key] = (pod, seq)
+        else:
+            gs.pending.pop(pod.key, None)
+            gs.held[pod.key] = (pod, seq, plugin)
+        if self.pending_message.get(pod.key) != message:
+            self.fail([pod], message)
+        return False
+
+    def _pre_enqueue_verdict(self, pod: Pod, framework: Framework) -> tuple:
+        """(the first PreEnqueue plugin that holds the pod back, its message), or (None, None)."""
         for plugin in framework.at("preEnqueue"):
-            if by_group is not None and gs is not None and plugin.group_pre_enqueue:
-                key = (plugin.name, id(gs))
-                if key not in by_group:
-                    by_group[key] = plugin.pre_enqueue(pod, self.groups)
-                message = by_group[key]
-            else:
-                message = plugin.pre_enqueue(pod, self.groups)
-            if message is None:
-                continue
-            if gs is None:
-                self.queue.held[pod.key] = (pod, seq)
-            else:
-                gs.pending.pop(pod.key, None)
-                gs.held[pod.key] = (pod, seq, plugin)
-            if self.pending_message.get(pod.key) != message:
-                self.fail([pod], message)
-            return False
-        return True
+            message = plugin.pre_enqueue(pod, self.groups)
+            if message is not None:
+                return plugin, message
+        return None, None
 
     def add_pod_group(self, group: PodGroup) -> list[Record]:
         """A PodGroup appears; pods that were waiting for it join it."""
