@@ -56,7 +56,7 @@ class GroupCycle:
         placer = sched.placer_for_group(gs) if placer is None else placer
         members = sched.groups.members_in_order(gs)
         pods = [p for p, _ in members]
-        shapes = [sched.shape_of(p) for p in pods]
+        shapes = [sched.member_shape(gs, p, seq) for p, seq in members]
         attempt = GroupAttempt(members=len(pods))
         for run in cut_runs(pods, shapes, [0] * len(pods), [s for _, s in members]):
             out = placer.place_run(run.shape, run.pods, sched.rank() if rank is None else rank)
@@ -84,7 +84,7 @@ class GroupCycle:
         if (sched.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending)
                 or gs.group.spec.scheduling_constraints):
             return None
-        shapes = {id(shape): shape for shape in (sched.shape_of(p) for p, _ in gs.pending.values())}
+        shapes = {id(shape): shape for shape in (sched.member_shape(gs, p, seq) for p, seq in gs.pending.values())}
         shape = next(iter(shapes.values())) if len(shapes) == 1 else None
         # Pods whose plugins keep per-pod state (DRA claims, GPU shares) never ride a train.
         ok = shape is not None and not shape.host_ports and not sched.reserves(shape)

@@ -43,6 +43,7 @@ class GroupState:
     failed_at: float = 0.0
     failed_progress: int | None = None               # the scheduler's progress count at the last failed cycle
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
+    shapes: dict = field(default_factory=dict)       # arrival seq -> PodShape of pending members (Scheduler.member_shape)
 
     @property
     def key(self) -> str:

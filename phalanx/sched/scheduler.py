@@ -140,6 +140,13 @@ class Scheduler:
         stats = [placer.stats for placer in self.placers.values() if hasattr(placer, "stats")]
         return sum(s.compiles for s in stats), sum(s.compile_s for s in stats)
 
+    def member_shape(self, gs: GroupState, pod: Pod, seq: int) -> PodShape:
+        """A pending member's shape, remembered by its arrival for the group's cycles."""
+        shape = gs.shapes.get(seq)
+        if shape is None:
+            shape = gs.shapes[seq] = self.shape_of(pod)
+        return shape
+
     def shape_of(self, pod: Pod) -> PodShape:
         table = self.shapes_by_profile.get(pod.spec.scheduler_name)
         return (self.shapes if table is None else table).intern(pod)
@@ -587,8 +594,11 @@ class Scheduler:
             gs.pending[pod.key] = (pod, seq)
             if self.pre_enqueue(pod, seq, self.framework_for_group(gs), gs):
                 self.cluster.claims.register(pod, gs.group)
-        for pod, _ in gs.pending.values():
-            self._shape(pod, warnings)
+        if len(gs.shapes) > len(gs.pending):        # members left: forget their shapes
+            gs.shapes = {seq: gs.shapes[seq] for _, seq in gs.pending.values() if seq in gs.shapes}
+        for pod, seq in gs.pending.values():
+            if seq not in gs.shapes:
+                gs.shapes[seq] = self._shape(pod, warnings)
         if self.gang_mode == "permit":
             ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
             gs.enqueued.update(p.key for p, _ in ready)
