@@ -69,17 +69,36 @@ def test_cache_keeps_the_most_recently_used():
     assert cache.get("a") == 1          # a is now the most recent
     cache.put("c", 3)                   # b goes
     assert (cache.get("b"), cache.get("a"), cache.get("c"), len(cache), cache.evictions) == (None, 1, 3, 2, 1)
-    with pytest.raises(ValueError, match="PHALANX_JAX_PROGRAMS: must be at least 1"):
+    with pytest.raises(ValueError, match="ProgramCache: capacity must be at least 1, got 0"):
         ProgramCache(0)
 
 
 def test_capacity_from_the_environment(monkeypatch):
+    from phalanx.kernels.backend import BackendUnavailable
     from phalanx.sched import jax_placer
     monkeypatch.setenv("PHALANX_JAX_PROGRAMS", "12")
     assert jax_placer._capacity_from_env() == 12
-    monkeypatch.setenv("PHALANX_JAX_PROGRAMS", "many")
-    with pytest.raises(ValueError, match="PHALANX_JAX_PROGRAMS: not an integer: 'many'"):
-        jax_placer._capacity_from_env()
+    for raw, message in (("many", "PHALANX_JAX_PROGRAMS: not an integer: 'many'"),
+                         ("0", "PHALANX_JAX_PROGRAMS: must be at least 1, got 0")):
+        monkeypatch.setenv("PHALANX_JAX_PROGRAMS", raw)
+        with pytest.raises(BackendUnavailable, match=message):
+            jax_placer._capacity_from_env()
+
+
+def test_a_bad_capacity_is_a_one_line_error(tmp_path, monkeypatch):
+    """The variable is read when the JAX backend is first imported: the CLI reports it as the backend's reason."""
+    import sys
+
+    from typer.testing import CliRunner
+
+    from phalanx.cli import app
+    (tmp_path / "n.yaml").write_text('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}, '
+                                     '"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}')
+    monkeypatch.delitem(sys.modules, "phalanx.sched.jax_placer", raising=False)
+    monkeypatch.setenv("PHALANX_JAX_PROGRAMS", "x")
+    res = CliRunner().invoke(app, ["schedule", "--cluster", str(tmp_path), "--backend", "jax"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "error: --backend: PHALANX_JAX_PROGRAMS: not an integer: 'x'"
 
 
 def test_scenarios_in_one_process_keep_at_most_capacity_programs_and_decide_as_numpy(programs):
@@ -113,8 +132,8 @@ def test_hundreds_of_scenarios_keep_maps_and_rss_flat(programs):
             warm = (i, maps_count(), rss_mb())
     gc.collect()
     end = (maps_count(), rss_mb())
+    assert warm is not None and warm[0] < 150
     print(f"\n300 scenarios, {compiled} compiles, {cache.evictions} evictions; from scenario {warm[0]}: "
           f"maps {warm[1]} -> {end[0]}, RSS {warm[2]:.0f} -> {end[1]:.0f} MB")
-    assert warm is not None and warm[0] < 150
     assert end[0] - warm[1] <= MAPS_MARGIN
     assert end[1] - warm[2] <= RSS_MARGIN_MB

@@ -178,6 +178,16 @@ def feature_gates(overrides: dict[str, bool], source: str = "--feature-gates") -
     return gates
 
 
+def _named(r: _Reader, item, at: str, fields: set[str]) -> tuple[dict, str]:
+    """A list entry with only `fields` and a non-empty string `name`: (the entry, its name)."""
+    item = r.mapping(item, at)
+    r.known(item, fields, at)
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        r.fail(f"{at}.name", "Required value")
+    return item, name
+
+
 def _entries(r: _Reader, section, where: str) -> tuple[list[tuple[str, int | None, str]], list[str]]:
     """(enabled (name, weight or None, field path), disabled names) of one plugin set."""
     section = r.mapping(section, where)
@@ -189,11 +199,7 @@ def _entries(r: _Reader, section, where: str) -> tuple[list[tuple[str, int | Non
             r.fail(f"{where}.{kind}", "expected a list")
         for i, p in enumerate(items):
             at = f"{where}.{kind}[{i}]"
-            p = r.mapping(p, at)
-            r.known(p, {"name", "weight"}, at)
-            name = p.get("name")
-            if not isinstance(name, str) or not name:
-                r.fail(f"{at}.name", "Required value")
+            p, name = _named(r, p, at, {"name", "weight"})
             weight = p.get("weight")
             if weight is not None:
                 weight = r.integer(weight, f"{at}.weight")
@@ -281,11 +287,7 @@ def _args(r: _Reader, entries, where: str, context) -> dict[str, PluginArgs]:
     out, seen = {}, set()
     for j, entry in enumerate(entries):
         at = f"{where}[{j}]"
-        entry = r.mapping(entry, at)
-        r.known(entry, {"name", "args"}, at)
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            r.fail(f"{at}.name", "Required value")
+        entry, name = _named(r, entry, at, {"name", "args"})
         if name in seen:
             r.fail(at, f'Duplicate value: "{name}"')
         seen.add(name)

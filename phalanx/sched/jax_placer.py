@@ -42,7 +42,7 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.tensors import BoundPods
-from ..kernels.backend import bincount, namespace, precision, to_host
+from ..kernels.backend import BackendUnavailable, bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from ..plugins.framework import PER_POD, Pads, pad1
@@ -67,7 +67,7 @@ class ProgramCache:
 
     def __init__(self, capacity: int):
         if capacity < 1:
-            raise ValueError(f"PHALANX_JAX_PROGRAMS: must be at least 1, got {capacity}")
+            raise ValueError(f"ProgramCache: capacity must be at least 1, got {capacity}")
         self.capacity = capacity
         self._programs: OrderedDict[tuple, object] = OrderedDict()
         self.evictions = 0
@@ -84,19 +84,20 @@ class ProgramCache:
             self._programs.popitem(last=False)
             self.evictions += 1
 
-    def clear(self) -> None:
-        self._programs.clear()
-
     def __len__(self) -> int:
         return len(self._programs)
 
 
 def _capacity_from_env() -> int:
+    """PHALANX_JAX_PROGRAMS; a bad value makes the backend unavailable, with a one-line reason."""
     raw = os.environ.get("PHALANX_JAX_PROGRAMS", "64")
     try:
-        return int(raw)
+        capacity = int(raw)
     except ValueError:
-        raise ValueError(f"PHALANX_JAX_PROGRAMS: not an integer: {raw!r}") from None
+        raise BackendUnavailable(f"PHALANX_JAX_PROGRAMS: not an integer: {raw!r}") from None
+    if capacity < 1:
+        raise BackendUnavailable(f"PHALANX_JAX_PROGRAMS: must be at least 1, got {capacity}")
+    return capacity
 
 
 PROGRAMS = ProgramCache(_capacity_from_env())

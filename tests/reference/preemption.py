@@ -125,7 +125,7 @@ def select_victims_on_node(pod, node, nodes, pods_by_node, profile, priority_of,
     potential = [p for p in node_pods if priority_of(p) < priority_of(pod)]
     if not potential:
         return None, [NO_VICTIMS]
-    remaining = [p for p in node_pods if all(p is not v for v in potential)]
+    remaining = [p for p in node_pods if priority_of(p) >= priority_of(pod)]
     fits, reasons = fits_with_nominated(pod, node, remaining, nodes, pods_by_node, profile, priority_of, nominated)
     if not fits:
         return None, reasons
