@@ -49,7 +49,9 @@ from phalanx.sched.queue import PodRun, SchedulingQueue, backoff_s
 from phalanx.sched.records import (
     BOUND,
     DELETED,
+    NOMINATED,
     PERMIT_REJECTED,
+    PREEMPTED,
     POD_GROUP_SCHEDULED,
     UNSCHEDULABLE,
     WAITING,
@@ -257,6 +259,11 @@ class Sim:
                 assert key not in self.bound and key not in self.waiting, f"unschedulable while on a node: {r}"
                 assert r.message, r
                 self.explained.add(key)
+            elif r.kind == NOMINATED:
+                assert key not in self.bound and key not in self.waiting, f"nominated while on a node: {r}"
+                assert r.node in self.nodes, r
+            elif r.kind == PREEMPTED:
+                assert key in self.bound, f"a victim that is not bound: {r}"     # its DELETED record follows
             elif r.kind == DELETED:
                 gkey = group_key_of(self.pods[key])
                 group = self.groups.get(gkey)
