@@ -22,9 +22,11 @@ from phalanx.sched.scheduler import Scheduler
 try:
     from tests.reference import preemption as R
     from tests.reference.profile import RefProfile, config_doc
+    from tests.reference.scheduler import fit_error_message, ref_filter
 except ImportError:  # tests/ itself on sys.path
     from reference import preemption as R
     from reference.profile import RefProfile, config_doc
+    from reference.scheduler import fit_error_message, ref_filter
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SIZES = {"small": ("100m", "100"), "medium": ("200m", "200"), "large": ("300m", "300"), "veryLarge": ("500m", "500")}
@@ -94,6 +96,17 @@ def reference(pod, nodes, layout, ref=FIT_ONLY, pdbs=(), percentage=10, absolute
     return r
 
 
+def reference_fit_error(pod, nodes, layout, ref) -> str:
+    """The main cycle's FitError by the reference: each node's failing filter status."""
+    reasons = {}
+    for node in nodes:
+        name = node.metadata.name
+        status = ref_filter(pod, node, layout.get(name, []), nodes, layout, ref)
+        if status and status[-1][1] != "Success":
+            reasons[name] = status[-1][2]
+    return fit_error_message(len(nodes), reasons)
+
+
 def R_START(p) -> int:
     from phalanx.cluster_models.objects import rfc3339_seconds
     return int(rfc3339_seconds(p.status.start_time)) - EPOCH
@@ -108,7 +121,7 @@ def check(pod, nodes, layout, ref=FIT_ONLY, pdbs=(), percentage=10, absolute=100
     want = reference(pod, nodes, layout, ref, pdbs, percentage, absolute)
     assert got[0] == want.node
     assert got[1] == [v.metadata.name for v in want.victims]
-    fit = got[2].split(". no new claims")[0].rstrip(".") + "."
+    fit = reference_fit_error(pod, nodes, layout, ref)
     assert got[2] == (fit if want.node else f"{fit} {want.message}")
     return got
 

@@ -28,20 +28,21 @@ class Nomination:
     pod: Pod
     node: str
     priority: int
+    request: np.ndarray        # (R',) int64 its requests over the resource columns when it was nominated
 
 
 class Nominations(dict):
     """pod key -> Nomination."""
 
-    def for_pod(self, pod: Pod, priority: int, node_index: dict) -> list[tuple[Pod, int]]:
-        """(pod, node id) of the pods nominated to a node that Filter counts for `pod`: priority >= its own, not
-        itself (addGENominatedPods)."""
+    def for_pod(self, pod: Pod, priority: int, node_index: dict) -> list[tuple[Nomination, int]]:
+        """(nomination, node id) of the pods nominated to a node that Filter counts for `pod`: priority >= its
+        own, not itself (addGENominatedPods)."""
         out = []
         for key, nom in self.items():
             if key != pod.key and nom.priority >= priority:
                 node = node_index.get(nom.node)
                 if node is not None:
-                    out.append((nom.pod, node))
+                    out.append((nom, node))
         return out
 
 

@@ -42,6 +42,7 @@ class BoundRows:
         self.priority = np.zeros(0, np.int64)
         self.start = np.zeros(0, np.float64)       # seconds on the scheduler's clock; NaN: unset (read as now)
         self.request = np.zeros((0, 0), np.int64)
+        self._requests: dict[int, tuple[object, np.ndarray]] = {}   # id(spec) -> (spec, row): templates share specs
 
     def sync(self, cluster, start_of) -> None:
         tensors = cluster.tensors
@@ -69,8 +70,10 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         for i, pod in enumerate(new, self.rows):
-            row = _request_row(tensors, pod)
-            self.request[i, : len(row)] = row
+            hit = self._requests.get(id(pod.spec))
+            if hit is None or hit[0] is not pod.spec:
+                hit = self._requests[id(pod.spec)] = (pod.spec, tensors.request_vector(pod_requests(pod)))
+            self.request[i, : len(hit[1])] = hit[1]
         self.rows = need
 
 
@@ -107,11 +110,11 @@ class _View:
         return getattr(self._tensors, name)
 
 
-def node_status(p: Prepared, ev: Evaluation, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(N,) int8 each node's status code and (N,) int64 index into p.filters of the plugin that set it (-1: none);
-    nodes a PreFilter rejected or left out are UnschedulableAndUnresolvable."""
+def node_status(ev: Evaluation, n: int) -> np.ndarray:
+    """(N,) int8 each node's status code (its first failing Filter's); nodes a PreFilter rejected or left out
+    are UnschedulableAndUnresolvable."""
     if ev.prefilter_message is not None or ev.error is not None:
-        return np.full(n, UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8), np.full(n, -1, np.int64)
+        return np.full(n, UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8)
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
     first = first_failures(ev.filters, codes, n)
     out = np.zeros(n, np.int8)
@@ -120,7 +123,7 @@ def node_status(p: Prepared, ev: Evaluation, n: int) -> tuple[np.ndarray, np.nda
         out[rows] = codes[name][rows]
     if ev.outside is not None:
         out[np.asarray(ev.outside)] = UNSCHEDULABLE_AND_UNRESOLVABLE
-    return out, first
+    return out
 
 
 def _reasons(framework, ev: Evaluation, nodes, tensors) -> list[list[str]]:
@@ -147,17 +150,16 @@ def vectorised(p: Prepared) -> bool:
                                           for plugin, state in p.filters)
 
 
-def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: list[tuple[Pod, int]]) -> Evaluation:
+def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: list[tuple[Nomination, int]]) -> Evaluation:
     """RunFilterPluginsWithNominatedPods for every node: where pods are nominated, Filter must pass with them
     (pass 0) and without them (pass 1, `ev`)."""
     tensors = cluster.tensors
     if vectorised(p):
         # Monotone node-local filters: pass 1 never fails where pass 0 passed.
-        requested, count = _with_loads(cluster, tensors.nodes.requested.copy(), tensors.nodes.pod_count.copy(),
-                                       nominees)
+        requested, count = _with_loads(tensors.nodes.requested.copy(), tensors.nodes.pod_count.copy(), nominees)
         return run_filters(np, p, _load_view(tensors, requested, count))
     for node in sorted({n for _, n in nominees}):
-        extra = [(pod, n) for pod, n in nominees if n == node]
+        extra = [(nom.pod, n) for nom, n in nominees if n == node]
         sub = _copy_without(cluster, (), extra)
         ev0 = run_filters(np, prepare(p.shape, sub, framework), sub.tensors)
         if not bool(np.asarray(ev0.feasible)[node]):
@@ -172,30 +174,11 @@ def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: li
     return ev
 
 
-_REQUEST_ROWS: dict[int, tuple[object, np.ndarray]] = {}     # id(spec) -> (spec, request row), see _request_row
-
-
-def _request_row(tensors, pod: Pod) -> np.ndarray:
-    """The pod's request vector (pods of one template share their spec object, and so this row)."""
-    hit = _REQUEST_ROWS.get(id(pod.spec))
-    if hit is None or hit[0] is not pod.spec or len(hit[1]) != len(tensors.resources):
-        if len(_REQUEST_ROWS) > 4096:
-            _REQUEST_ROWS.clear()
-        hit = _REQUEST_ROWS[id(pod.spec)] = (pod.spec, tensors.request_vector(pod_requests(pod)))
-    return hit[1]
-
-
-def _with_loads(cluster, requested, count, pods: list[tuple[Pod, int]]):
-    """requested and pod_count with the pods' loads added on their nodes."""
-    if not pods:
-        return requested, count
-    tensors = cluster.tensors
-    rows = np.stack([_request_row(tensors, pod) for pod, _ in pods])
-    if rows.shape[1] > requested.shape[1]:
-        raise ValueError("resource columns grew during a dry run")
-    nodes = np.array([n for _, n in pods], np.int64)
-    np.add.at(requested[:, : rows.shape[1]], nodes, rows)
-    np.add.at(count, nodes, 1)
+def _with_loads(requested, count, nominees: list[tuple[Nomination, int]]):
+    """requested and pod_count with the nominated pods' requests added on their nodes."""
+    for nom, node in nominees:
+        requested[node, : len(nom.request)] += nom.request
+        count[node] += 1
     return requested, count
 
 
@@ -328,7 +311,7 @@ class DryRun:
         req = self.rows.request[rows][:, : requested.shape[1]]
         np.subtract.at(requested, node_of, req)
         np.subtract.at(count, node_of, 1)
-        _with_loads(self.cluster, requested, count, self.nominees)
+        _with_loads(requested, count, self.nominees)
         ev = run_filters(np, self.p, _load_view(tensors, requested, count))
         feasible = np.asarray(ev.feasible)[nodes]
         fits = feasible & has_victims
@@ -387,7 +370,7 @@ class DryRun:
     def _fits_without(self, node: int, removed: set) -> tuple[bool, list[str]]:
         """Whether the preemptor passes every Filter on `node` with `removed` gone: with the pods nominated there
         (pass 0), and without them (pass 1) when there are any; else the failing status's reasons."""
-        extra = [(pod, n) for pod, n in self.nominees if n == node]
+        extra = [(nom.pod, n) for nom, n in self.nominees if n == node]
         for added in ([extra, []] if extra else [[]]):
             sub = _copy_without(self.cluster, tuple(removed), added)
             p = prepare(self.p.shape, sub, self.framework)
@@ -416,7 +399,7 @@ class Preemption:
             # PodGroup members: their PostFilter (per member, or workload-aware for the group) is not modelled yet
             return "", False
         tensors = cluster.tensors
-        codes, _ = node_status(p, ev, tensors.nodes.size)
+        codes = node_status(ev, tensors.nodes.size)
         self.rows.sync(cluster, sched.start_of)
         priority = cluster.priority(pod)
         nominations = cluster.nominations
@@ -446,7 +429,7 @@ class Preemption:
             for key, other in list(nominations.items()):       # lower-priority pods nominated there lose it
                 if other.node == nominate and other.priority < priority:
                     del nominations[key]
-            nominations[pod.key] = Nomination(pod, nominate, priority)
+            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
             self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
         return ", ".join(r for r in reasons if r), success is not None
@@ -460,4 +443,4 @@ class Preemption:
             entry.victims = [v for v in entry.victims if sched.cluster.tensors.node_of(v) >= 0]
             sched.log.append(entry)
             for victim in entry.victims:
-                sched.delete_pod(victim, f"preempted by pod {entry.preemptor} on node {entry.node}")
+                sched.delete_pod(victim, entry.reason)

@@ -89,10 +89,13 @@ class Preempted:
     victims: list[str]
     kind: str = "Pod"
 
+    @property
+    def reason(self) -> str:
+        return f"preempted by pod {self.preemptor} on node {self.node}"
+
     def records(self) -> list[Record]:
         return [Record(self.time, NOMINATED, self.preemptor, self.node)] + [
-            Record(self.time, PREEMPTED, v, self.node, message=f"preempted by pod {self.preemptor} on node {self.node}")
-            for v in self.victims]
+            Record(self.time, PREEMPTED, v, self.node, message=self.reason) for v in self.victims]
 
 
 class DecisionLog:

@@ -257,8 +257,9 @@ class Scheduler:
                 continue
             arrival[key] = seq
             if pod.status.nominated_node_name:
-                self.cluster.nominations[key] = Nomination(pod, pod.status.nominated_node_name,
-                                                           self.cluster.priority(pod))
+                self.cluster.nominations[key] = Nomination(
+                    pod, pod.status.nominated_node_name, self.cluster.priority(pod),
+                    self.shape_of(pod).request_vector(self.cluster.tensors))
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
