@@ -35,7 +35,8 @@ def _config(config: Optional[Path], compat: str, feature_gates: str):
     return load_config(config, compat, gates) if config else default_config(compat, gates)
 
 
-def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="") -> Scheduler:
+def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="",
+               preemption=True) -> Scheduler:
     if backend not in BACKENDS:
         _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
     if tie_break not in TIE_BREAKS:
@@ -43,7 +44,7 @@ def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True,
     scheduler_config = _config(config, compat, feature_gates)     # its errors name the config file
     try:
         return Scheduler(cluster, scheduler_config, backend=backend, tie_break=tie_break, seed=seed,
-                         batching=batching)
+                         batching=batching, preemption=preemption)
     except BackendUnavailable as exc:
         _fail(f"--backend: {exc}")
 
@@ -63,17 +64,19 @@ def schedule(
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
     seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
+    no_preemption: bool = typer.Option(False, "--no-preemption",
+                                       help="never evict pods (as profiles without DefaultPreemption)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="list every binding and every unschedulable pod"),
 ):
-    """Schedule every pending pod found and report bindings and unschedulable pods."""
+    """Schedule every pending pod found and report bindings, preemptions and unschedulable pods."""
     try:
         t0 = time.perf_counter()
         objects = load_paths([cluster, *([pods] if pods else [])])
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
         result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
-                            feature_gates).schedule()
+                            feature_gates, not no_preemption).schedule()
     except InputError as exc:
         _fail(str(exc))
     timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}
@@ -83,7 +86,7 @@ def schedule(
         typer.echo(f"warning: {w}", err=True)
     if as_json:
         typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
-                               "unserved": result.unserved,
+                               "preemptions": result.preemptions, "unserved": result.unserved,
                                "pod_groups": {k: dict(zip(("status", "reason", "message"), v))
                                               for k, v in result.pod_groups.items()},
                                "warnings": result.warnings, "timing": timing}))
@@ -107,6 +110,11 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
             typer.echo(f"  {name:<22} {100 * used[col] / alloc[col]:5.1f}% of allocatable requested")
     busy = int((nodes.pod_count > 0).sum())
     typer.echo(f"  nodes with pods         {busy:,} of {nodes.size:,}")
+    if result.preemptions:
+        evicted = sum(len(p["victims"]) for p in result.preemptions)
+        typer.echo(f"preemptions: {len(result.preemptions):,}, {evicted:,} pods evicted")
+        for p in result.preemptions if verbose else result.preemptions[:5]:
+            typer.echo(f"  {p['preemptor']} -> {p['node']}: evicted {', '.join(p['victims']) or 'nothing new'}")
     if result.unschedulable:
         typer.echo(f"unschedulable: {len(result.unschedulable):,} pods")
         counts: dict[str, int] = {}

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .cluster_models import ClusterObjects
-from .cluster_models.generate import (anti_affinity_pods, basic_pods, gang_pods, generate_nodes, gpu_mix_pods,
-                                      gpu_mix_workloads, heterogeneous_pods, preferred_affinity_pods)
+from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
+                                      gpu_mix_workloads, heterogeneous_pods, pod_template, preferred_affinity_pods)
 from .sched import Cluster, Scheduler
+from .sched.records import Preempted
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,22 @@ def _gang_scenario(name, n_nodes, gangs, size, description) -> Scenario:
     return Scenario(name, n_nodes, gangs * size, build, description)
 
 
+def _preemption(n_nodes: int, n_low: int, n_high: int) -> ClusterObjects:
+    """scheduler_perf PreemptionBasic: nodes full of low-priority pods (900m each, four per 4-cpu node, bound in
+    the input as if scheduled before the measurement), then high-priority pods asking 3 cpu, each of which must
+    evict three low pods."""
+    nodes = generate_nodes(n_nodes)
+    low = pod_template("900m", "500Mi")
+    low = low.model_copy(update={"spec": low.spec.model_copy(update={"priority": 1})})
+    bound = []
+    for i, pod in enumerate(copies(low, n_low, "low-priority")):
+        spec = pod.spec.model_copy(update={"node_name": nodes[i % n_nodes].metadata.name})
+        bound.append(pod.model_copy(update={"spec": spec}))
+    high = pod_template("3", "500Mi")
+    high = high.model_copy(update={"spec": high.spec.model_copy(update={"priority": 10})})
+    return _objects(nodes, bound + copies(high, n_high, "high-priority"))
+
+
 SCENARIOS = {s.name: s for s in [
     _scenario("SchedulingBasic_500Nodes_1000Pods", 500, 1000, generate_nodes, basic_pods,
               "small smoke version of SchedulingBasic"),
@@ -71,6 +88,11 @@ SCENARIOS = {s.name: s for s in [
              lambda: _gpu_gangs(100_000, 1_000_000),
              "the backends issue's goal: GpuMix's nodes and arrivals at 1M pods, 2- and 8-GPU training jobs as gang "
              "PodGroups (minCount = replicas); GPU demand exceeds supply, so many gangs fail and roll back"),
+    Scenario("PreemptionBasic_500Nodes", 500, 500, lambda: _preemption(500, 2000, 500),
+             "small smoke version of PreemptionBasic"),
+    Scenario("PreemptionBasic_5000Nodes", 5000, 5000, lambda: _preemption(5000, 20_000, 5000),
+             "20,000 low-priority pods fill 5,000 nodes; 5,000 high-priority pods each preempt three of them "
+             "(scheduler_perf PreemptionBasic); pods/s counts the preemptors until all are bound"),
     _gang_scenario("GangScheduling_5000Nodes_1000Gangs_3Pods", 5000, 1000, 3,
                    "1,000 gang PodGroups (minCount 3) of identical SchedulingBasic pods (scheduler_perf gang scheduling)"),
     _gang_scenario("GangScheduling_5000Nodes_10Gangs_5000Pods", 5000, 10, 500,
@@ -89,11 +111,14 @@ def run_scenario(name: str, backend: str = "numpy", batching: bool = True) -> di
     scheduler = Scheduler(cluster, backend=backend, batching=batching)
     result = scheduler.schedule()
     pods = len(result.bindings) + len(result.unschedulable)
+    preemptions = sum(1 for e in scheduler.log.entries if isinstance(e, Preempted))
     report = {"scenario": name, "nodes": scenario.nodes, "pods": pods, "seconds": round(result.schedule_s, 6),
               "pods_per_s": round(pods / result.schedule_s, 1) if result.schedule_s else None,
               "backend": scheduler.backend, "bound": len(result.bindings),
               "unschedulable": len(result.unschedulable), "load_s": round(load_s, 3),
               "intake_s": round(result.intake_s, 6)}
+    if preemptions:
+        report.update(preemptions=preemptions, pod_cycles=result.pod_cycles)
     stats = getattr(scheduler.placer, "stats", None)
     if stats is not None:
         # JAX: `seconds` includes compiling; compile_s is that part, compiles the programs built in this run

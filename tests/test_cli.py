@@ -26,7 +26,7 @@ def test_generate_then_schedule(tmp_path):
     res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert set(report) == {"bindings", "unschedulable", "unserved", "pod_groups", "warnings", "timing"}
+    assert set(report) == {"bindings", "unschedulable", "unserved", "pod_groups", "preemptions", "warnings", "timing"}
     assert len(report["bindings"]) + len(report["unschedulable"]) == 120
     assert set(report["timing"]) == {"load_s", "schedule_s"}
 

@@ -41,6 +41,12 @@ spec:
 """
 
 
+
+def post_filter(n: int) -> str:
+    """What the default profile's PostFilter adds for a pod with claims that no node fits (DynamicResources, then
+    DefaultPreemption: every node is UnschedulableAndUnresolvable)."""
+    return f" still not schedulable, preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+
 def slice_doc(node: str, models: list[str]) -> dict:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
             "spec": {"driver": DRIVER, "pool": {"name": node, "resourceSliceCount": 1}, "nodeName": node,
@@ -205,7 +211,7 @@ def test_per_pod_template_claims_allocate_per_pod_and_go_with_the_pod():
     recs = s.add_pods(pods) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n0", "default/b": "n0"}
     assert devices_of(s, "default/a-gpu") == ["n0/gpu0"] and devices_of(s, "default/b-gpu") == ["n0/gpu1"]
-    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
     report = explain_pod(s, c_pod)
     assert [n["filters"]["DynamicResources"]["reasons"] for n in report["nodes"]] == \
         [["cannot allocate all claims"]] * 2
@@ -244,7 +250,7 @@ def test_pod_with_claims_and_no_devices_anywhere():
     s = Scheduler(c)
     s.add_pods([pod("p", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])])
     s.run_until_idle()
-    assert s.pending_message["default/p"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/p"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
 
 
 @pytest.mark.parametrize("entry,extra,message", [
@@ -258,7 +264,7 @@ def test_prefilter_messages(entry, extra, message):
     s = Scheduler(c)
     s.add_pods([pod("p", [entry])])
     s.run_until_idle()
-    assert s.pending_message["default/p"] == f"0/1 nodes are available: {message}."
+    assert s.pending_message["default/p"] == f"0/1 nodes are available: {message}." + post_filter(1)
 
 
 def test_bound_pod_in_the_input_holds_its_claim():
@@ -481,7 +487,7 @@ def test_backends_place_claims_alike(backend):
     # a, b, c arrive after the group's members (queue order by arrival): m0, m1 take n0 and both its GPUs;
     # a -> n1 (n0 has no free GPU), b -> n1, c: no free GPU anywhere.
     assert bindings(recs) == {"default/m0": "n0", "default/m1": "n0", "default/a": "n1", "default/b": "n1"}
-    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/c"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
 
 
 def test_topology_group_claim_tries_each_placement_on_its_own_copy():

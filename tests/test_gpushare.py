@@ -62,13 +62,19 @@ def node_state(s: Scheduler) -> tuple:
     return n.requested.copy(), n.nonzero_requested.copy(), n.pod_count.copy()
 
 
+# A pod outside a PodGroup that fits nowhere runs PostFilter: DynamicResources, then DefaultPreemption. These pods
+# all have priority 0, so no node has a victim.
+def no_victims(n: int) -> str:
+    return f" no new claims to deallocate, preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+
+
 # -- hand-checked toys --------------------------------------------------------------------------------------------
 def test_two_half_gpu_pods_share_one_device_and_a_third_does_not_fit():
     s = Scheduler(cluster([gnode("n0", 1)]))
     recs = s.add_pods([gpod("a", 500), gpod("b", 500), gpod("c", 500)]) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n0", "default/b": "n0"}
     assert used(s) == [1000]                        # 500 + 500 on gpu0
-    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share." + no_victims(1)
 
 
 def test_600m_does_not_fit_a_device_with_500m_free():
@@ -80,7 +86,9 @@ def test_600m_does_not_fit_a_device_with_500m_free():
     # n0: 1000 - 500 = 500 free < 600; cpu-only has no GPU (any model allowed: "Insufficient" wording is
     # reserved for nodes with GPUs, a node without any GPU has none of an allowed model)
     assert s.pending_message["default/b"] == \
-        "0/2 nodes are available: 1 Insufficient GPU share, 1 node(s) had no GPU of an allowed model."
+        "0/2 nodes are available: 1 Insufficient GPU share, 1 node(s) had no GPU of an allowed model. no new claims to" \
+        " deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption" \
+        " is not helpful for scheduling."   # no GPU of an allowed model is UnschedulableAndUnresolvable
 
 
 def test_model_restriction():
@@ -90,7 +98,25 @@ def test_model_restriction():
     assert bindings(recs) == {"default/want-a100": "a100", "default/either": "t4"}
     assert used(s) == [1000, 1000, 300]           # rows: t4/gpu0, t4/gpu1, a100/gpu0
     assert s.pending_message["default/want-v100"] == \
-        "0/2 nodes are available: 2 node(s) had no GPU of an allowed model."
+        "0/2 nodes are available: 2 node(s) had no GPU of an allowed model. no new claims to deallocate, preemption:" \
+        " 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+
+
+def test_a_share_preempts_a_lower_priority_share_and_takes_its_device():
+    # n0: 1 device, "low" (priority 0) holds 700m of it. "high" (priority 100) wants 600m: 300 free < 600, so
+    # GpuShare fails Unschedulable; removing low frees the device -> low is the one victim, high binds on n0.
+    # "two" (priority 100) wants 2 whole devices: n0 has only 1 -> UnschedulableAndUnresolvable, no preemption.
+    low = gpod("low", 700, node_name="n0")
+    s = Scheduler(cluster([gnode("n0", 1)], pods=[low]))
+    high, two = gpod("high", 600), gpod("two", 1000, count=2)
+    high.spec.priority = two.spec.priority = 100
+    recs = s.add_pods([high, two]) + s.run_until_idle()
+    kinds = [(r.kind, r.object, r.node) for r in recs]
+    assert ("Preempted", "default/low", "n0") in kinds and bindings(recs) == {"default/high": "n0"}
+    assert used(s) == [600]
+    assert s.pending_message["default/two"] == (
+        "0/1 nodes are available: 1 Insufficient GPU share. no new claims to deallocate, preemption: 0/1 nodes are"
+        " available: 1 Preemption is not helpful for scheduling.")
 
 
 def test_best_fit_device_choice():
@@ -114,7 +140,7 @@ def test_identical_share_pods_in_one_run_are_placed_one_by_one():
     s = Scheduler(cluster([gnode("n0", 2)]))
     recs = s.add_pods([gpod(f"p{i}", 400) for i in range(5)]) + s.run_until_idle()
     assert len(bindings(recs)) == 4 and used(s) == [800, 800]
-    assert s.pending_message["default/p4"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/p4"] == "0/1 nodes are available: 1 Insufficient GPU share." + no_victims(1)
 
 
 def test_delete_releases_exactly():
@@ -193,7 +219,7 @@ def test_whole_nvidia_gpu_pods_keep_node_level_fit():
     s = Scheduler(cluster([gnode("n0", 2)]))
     recs = s.add_pods([make_pod("w", cpu="1", gpu=2), make_pod("x", cpu="1", gpu=1)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w": "n0"} and used(s) == [0, 0]
-    assert s.pending_message["default/x"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s.pending_message["default/x"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." + no_victims(1)
     assert devices(s) == [1000, 1000] and gpu_requested(s) == [2] and s.cluster.gpus.extra.tolist() == [0]
 
 
@@ -206,14 +232,14 @@ def test_whole_gpu_pod_does_not_take_a_device_a_share_uses():
     assert devices(s) == [500, 0] and gpu_requested(s) == [1]          # 0 whole + 1 device used by shares
     recs = s.add_pods([make_pod("w2", cpu="1", gpu=2)]) + s.run_until_idle()
     assert not bindings(recs)
-    assert s.pending_message["default/w2"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s.pending_message["default/w2"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." + no_victims(1)
     recs = s.add_pods([make_pod("w1", cpu="1", gpu=1)]) + s.run_until_idle()
     assert bindings(recs) == {"default/w1": "n0"}
     assert devices(s) == [500, 1000] and gpu_requested(s) == [2]       # w1 holds gpu1 (the one no share uses)
     # A second share fits gpu0 (500 free), not gpu1 (held whole): best fit among devices w1 does not hold.
     recs = s.add_pods([gpod("b", 500), gpod("c", 100)]) + s.run_until_idle()
     assert bindings(recs) == {"default/b": "n0"} and devices(s) == [1000, 1000]
-    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/c"] == "0/1 nodes are available: 1 Insufficient GPU share." + no_victims(1)
     # a and b leave: gpu0 is free of shares, so w1 is shown on it (the lowest-index device no share uses) and
     # the waiting c takes gpu1; w2 still waits (1 device free), and once c and w1 leave it takes both.
     s.delete_pod("default/a")
@@ -233,7 +259,7 @@ def test_share_does_not_take_a_device_a_whole_gpu_pod_holds():
     assert bindings(recs) == {"default/w": "n0"} and devices(s) == [1000, 1000, 0]
     recs = s.add_pods([gpod("a", 300), gpod("b", 800)]) + s.run_until_idle()
     assert bindings(recs) == {"default/a": "n1"} and devices(s) == [1000, 1000, 300]
-    assert s.pending_message["default/b"] == "0/2 nodes are available: 2 Insufficient GPU share."
+    assert s.pending_message["default/b"] == "0/2 nodes are available: 2 Insufficient GPU share." + no_victims(2)
     assert gpu_requested(s) == [2, 1]
     recs = s.delete_pod("default/w") + s.run_until_idle()                # both devices free again
     assert bindings(recs) == {"default/b": "n0"} and devices(s) == [800, 0, 300] and gpu_requested(s) == [1, 1]

@@ -49,7 +49,9 @@ from phalanx.sched.queue import PodRun, SchedulingQueue, backoff_s
 from phalanx.sched.records import (
     BOUND,
     DELETED,
+    NOMINATED,
     PERMIT_REJECTED,
+    PREEMPTED,
     POD_GROUP_SCHEDULED,
     UNSCHEDULABLE,
     WAITING,
@@ -60,6 +62,9 @@ DONE_PHASES = ("Succeeded", "Failed")
 QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
 TIMEOUT_5M = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
 NO_GPU = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu."
+# A pod outside a PodGroup also runs PostFilter: DynamicResources, then DefaultPreemption with no lower-priority pod.
+NO_VICTIMS = " no new claims to deallocate, preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+NO_GPU_PLAIN = NO_GPU + NO_VICTIMS
 
 # Work-arounds for the phalanx bugs pinned by the strict xfail tests at the end of this file. Once a bug is
 # fixed (its xfail test starts failing), drop the marker and flip its switch here so the properties cover it.
@@ -257,6 +262,11 @@ class Sim:
                 assert key not in self.bound and key not in self.waiting, f"unschedulable while on a node: {r}"
                 assert r.message, r
                 self.explained.add(key)
+            elif r.kind == NOMINATED:
+                assert key not in self.bound and key not in self.waiting, f"nominated while on a node: {r}"
+                assert r.node in self.nodes, r
+            elif r.kind == PREEMPTED:
+                assert key in self.bound, f"a victim that is not bound: {r}"     # its DELETED record follows
             elif r.kind == DELETED:
                 gkey = group_key_of(self.pods[key])
                 group = self.groups.get(gkey)
@@ -796,7 +806,7 @@ def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():
     assert s.cluster.tensors.nodes.requested[:, gpu].tolist() == [1, 1, 1]   # waiting pods hold their nodes
     s.step(10)
     assert s.add_pods([gpu_pod("plain")]) == []
-    assert s.step(10) == [unsched(10, "plain", NO_GPU.format(n=3))]
+    assert s.step(10) == [unsched(10, "plain", NO_GPU_PLAIN.format(n=3))]
     assert s.step(299.999) == []
     assert s.step(300) == [Record(300, PERMIT_REJECTED, f"default/m{i}", message=TIMEOUT_5M) for i in (1, 2, 3)] \
         + [condition(300, "g", "False", TIMEOUT_5M), bound(300, "plain", "n1")]
@@ -870,7 +880,7 @@ def test_deleting_a_bound_pod_frees_its_node_and_wakes_a_pending_one(delete_at, 
     unschedulable pool: at once when its 1 s backoff is over (t=3), else when it ends (delete at 0.5 -> 1.0)."""
     s = new_scheduler(gpu_nodes(1))
     s.add_pods([gpu_pod("a"), gpu_pod("b")])
-    assert s.step(0) == [bound(0, "a", "n1"), unsched(0, "b", NO_GPU.format(n=1))]
+    assert s.step(0) == [bound(0, "a", "n1"), unsched(0, "b", NO_GPU_PLAIN.format(n=1))]
     s.step(delete_at)
     assert s.delete_pod("default/a", "completed") == [Record(delete_at, DELETED, "default/a", message="completed")]
     assert s.cluster.tensors.nodes.requested[0].tolist() == [0, 0, 0, 0]
@@ -928,11 +938,11 @@ def test_remove_node_deletes_its_pods_and_reschedules_elsewhere():
     only n2 left, taken by b: it stays pending until n3 arrives."""
     s = new_scheduler(gpu_nodes(2))
     s.add_pods([gpu_pod("a"), gpu_pod("b"), gpu_pod("c")])
-    assert s.step(0) == [bound(0, "a", "n1"), bound(0, "b", "n2"), unsched(0, "c", NO_GPU.format(n=2))]
+    assert s.step(0) == [bound(0, "a", "n1"), bound(0, "b", "n2"), unsched(0, "c", NO_GPU_PLAIN.format(n=2))]
     s.step(5)
     assert s.remove_node("n1") == [Record(5, DELETED, "default/a", message="node n1 removed")]
     assert s.cluster.tensors.nodes.names == ["n2"]
-    assert s.step(6) == [unsched(5, "c", NO_GPU.format(n=1))]
+    assert s.step(6) == [unsched(5, "c", NO_GPU_PLAIN.format(n=1))]
     s.add_nodes([make_node("n3", gpu=1)])
     assert s.step(6.999) == []                    # c failed at 5, second failure: 2 s backoff
     assert s.step(8) == [bound(7, "c", "n3")]
@@ -1049,4 +1059,4 @@ def test_update_node_without_pods_allocatable_allows_no_pods():
     assert fresh.cluster.tensors.nodes.allowed_pods.tolist() == [0]
     assert s.cluster.tensors.nodes.allowed_pods.tolist() == [0]
     s.add_pods([make_pod("a", cpu="100m")])
-    assert s.run_until_idle() == [unsched(0, "a", "0/1 nodes are available: 1 Too many pods.")]
+    assert s.run_until_idle() == [unsched(0, "a", "0/1 nodes are available: 1 Too many pods." + NO_VICTIMS.format(n=1))]

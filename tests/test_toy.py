@@ -58,6 +58,7 @@ def test_toy_v135_balanced():
 def test_toy_unschedulable_message():
     # A 5-cpu pod: node-a has 4 cpu allocatable (5 > 4: unresolvable), node-b 1 cpu free, node-c tainted.
     # Histogram sorted as strings: "1 node(s) had untolerated taint(s)" < "2 Insufficient cpu".
+    # Preemption cannot help anywhere: the taint and 5 cpu > 4 allocatable are both UnschedulableAndUnresolvable.
     nodes, pods = toy_cluster()
     big = pods[1].model_copy(deep=True)
     big.metadata.name = "big"
@@ -66,4 +67,5 @@ def test_toy_unschedulable_message():
     scheduler.cluster.add_pods([big])
     result = scheduler.schedule()
     assert result.unschedulable["default/big"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.")
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate,"
+        " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")

@@ -72,7 +72,8 @@ spec:
 """
     blocked = Scheduler(Cluster.from_objects(load_text(manifests))).schedule()
     assert blocked.unschedulable["default/fpga"] == (
-        "0/1 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient vendor.io/card.")
+        "0/1 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient vendor.io/card. no new claims to"
+        " deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
     profile = profile_from_config({"kind": "KubeSchedulerConfiguration", "profiles": [{"pluginConfig": [
         {"name": "NodeResourcesFit", "args": {"ignoredResources": ["example.com/fpga"],
                                               "ignoredResourceGroups": ["vendor.io"]}}]}]})

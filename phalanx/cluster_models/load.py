@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .dra import RESOURCE_V1, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from .disruption import PodDisruptionBudget
 from .errors import InputError, validation_problem
 from .jobs import BATCH_V1, Job
 from .objects import Namespace, Node, Pod, PriorityClass
@@ -55,6 +56,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "Workload": ("scheduling.k8s.io", Workload),
     "PodGroup": ("scheduling.k8s.io", PodGroup),
     "Job": ("batch", Job),
+    "PodDisruptionBudget": ("policy", PodDisruptionBudget),
     "DeviceClass": ("resource.k8s.io", DeviceClass),            # DRA kinds: cluster_models.dra
     "ResourceSlice": ("resource.k8s.io", ResourceSlice),
     "ResourceClaim": ("resource.k8s.io", ResourceClaim),
@@ -70,7 +72,7 @@ _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
         ("DeviceClass", DeviceClass), ("ResourceSlice", ResourceSlice), ("ResourceClaim", ResourceClaim),
         ("ResourceClaimTemplate", ResourceClaimTemplate))},
 }
-_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "ResourceClaim", "ResourceClaimTemplate")
+_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate")
 
 
 @dataclass
@@ -89,6 +91,7 @@ class ClusterObjects:
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)   # their labels feed pod affinity namespaceSelectors
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)  # policy/v1 (preemption reads them)
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -248,10 +251,10 @@ class _Collector:
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):
             identity, shown, bucket = obj.key, obj.key, self.objects.pods
-        elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate)):
+        elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget)):
             identity, shown = obj.key, obj.key
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
-                      Job: self.objects.jobs, ResourceClaim: self.objects.resource_claims,
+                      Job: self.objects.jobs, PodDisruptionBudget: self.objects.pdbs, ResourceClaim: self.objects.resource_claims,
                       ResourceClaimTemplate: self.objects.resource_claim_templates}[type(obj)]
         elif isinstance(obj, (DeviceClass, ResourceSlice)):
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'

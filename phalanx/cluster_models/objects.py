@@ -303,8 +303,28 @@ class PodSpec(K8sModel):
         return lists
 
 
+def rfc3339_seconds(value: str) -> float:
+    """Seconds since the Unix epoch of an RFC 3339 time (metav1.Time); ValueError when it is not one."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("z", "Z"))
+    except (TypeError, ValueError):
+        raise ValueError(f'invalid RFC 3339 time "{value}"') from None
+    if parsed.tzinfo is None:
+        raise ValueError(f'invalid RFC 3339 time "{value}": no time zone')
+    return parsed.timestamp()
+
+
 class PodStatus(K8sModel):
     phase: str = "Pending"
+    start_time: Timestamp | None = None         # set by the kubelet when it starts the pod (preemption reads it)
+    nominated_node_name: str = ""               # set by preemption: the node the pod waits for
+
+    @field_validator("start_time")
+    @classmethod
+    def _start_time_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            rfc3339_seconds(value)
+        return value
 
 
 class Pod(K8sModel):
@@ -430,7 +450,7 @@ def merge_label_keys(affinity: Affinity, labels: dict[str, str]) -> None:
                     term.label_selector.match_expressions.append(req)
 
 
-def _selector_problems(selector: LabelSelector | None, path: str) -> list[str]:
+def selector_problems(selector: LabelSelector | None, path: str) -> list[str]:
     """ValidateLabelSelector's requirement checks."""
     out = []
     for i, r in enumerate(selector.match_expressions if selector is not None else []):
@@ -447,8 +467,8 @@ def pod_affinity_problems(affinity: Affinity) -> list[str]:
     out = []
     for path, term in affinity.pod_terms():
         at = f"spec.affinity.{path}"
-        out += _selector_problems(term.label_selector, f"{at}.labelSelector")
-        out += _selector_problems(term.namespace_selector, f"{at}.namespaceSelector")
+        out += selector_problems(term.label_selector, f"{at}.labelSelector")
+        out += selector_problems(term.namespace_selector, f"{at}.namespaceSelector")
         for name in term.namespaces:
             problem = dns_label_problem(name)
             if problem:

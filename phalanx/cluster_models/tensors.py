@@ -240,6 +240,8 @@ class ClusterTensors:
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
     _terms: AffinityTerms = field(default_factory=AffinityTerms.empty)
+    truncations: list[int] = field(default_factory=list)  # every truncate_log mark, in order (readers of log
+                                                          # positions drop rows from the smallest new one)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -328,11 +330,16 @@ class ClusterTensors:
             for p in self._bound_pods[mark:]:
                 del self._position[p.key]
         self._removed = {i for i in self._removed if i < mark}
+        self.truncations.append(mark)
         flat = self._flat_nodes()
         self._bound_nodes[:] = [flat[:mark]] if mark else []
         del self._bound_pods[mark:]
         self.bound.count = min(self.bound.count, mark)
         self._terms.truncate(mark)
+
+    def log(self) -> tuple[list[Pod], np.ndarray, set[int]]:
+        """The binding log (read-only): pods in binding order, their node ids, and the positions unbound since."""
+        return self._bound_pods, self._flat_nodes(), self._removed
 
     def live_bound(self) -> list[tuple[Pod, int]]:
         """(pod, node id) of every pod on a node now, in binding order."""
@@ -349,6 +356,12 @@ class ClusterTensors:
         if i < 0 or i in self._removed:
             return -1
         return int(self._flat_nodes()[i])
+
+    def position(self, key: str) -> int:
+        """Binding-log position of a live bound pod, -1 if it is not bound."""
+        if self.node_of(key) < 0:
+            return -1
+        return self._position[key]
 
     def pod_of(self, key: str) -> Pod | None:
         """The live bound pod with this key, None if there is none."""

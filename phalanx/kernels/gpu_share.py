@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..cluster_models.gpus import MILLI
 from .gpu_fit import device_fits
-from .status import SUCCESS, UNSCHEDULABLE
+from .status import SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
 NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
 INSUFFICIENT_BIT = 2         # payload: it has some, but fewer than `count` with `milli` free
@@ -30,11 +30,14 @@ def gpu_share_filter(xp, free, dev_model, n_devices, count: int, milli: int, all
     """(code (N,) int8, payload (N,) int64). n_devices: (N,) int64 devices per node (slots beyond are padding;
     a device of unknown model has model id -1 like padding). `allowed`: tuple of model ids, or None for any.
     A node with no device slot of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as
-    present: they report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT."""
+    present: they report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT.
+    A node with fewer than `count` devices of an allowed model fails UnschedulableAndUnresolvable, as
+    NodeResourcesFit does for a request above allocatable: removing pods (preemption) cannot make it fit."""
     fitting = xp.sum(device_fits(xp, free, dev_model, milli, allowed), axis=1)
     valid = xp.arange(free.shape[1], dtype=xp.int64)[None, :] < n_devices[:, None]
-    present = xp.any(device_fits(xp, free, dev_model, 0, allowed) & valid, axis=1)
+    present = xp.sum(device_fits(xp, free, dev_model, 0, allowed) & valid, axis=1)
     ok = fitting >= count
-    payload = xp.where(ok, 0, xp.where(present, INSUFFICIENT_BIT, NO_ALLOWED_MODEL_BIT)).astype(xp.int64)
-    code = xp.where(ok, SUCCESS, UNSCHEDULABLE).astype(xp.int8)
+    payload = xp.where(ok, 0, xp.where(present > 0, INSUFFICIENT_BIT, NO_ALLOWED_MODEL_BIT)).astype(xp.int64)
+    code = xp.where(ok, SUCCESS, xp.where(present < count, UNSCHEDULABLE_AND_UNRESOLVABLE, UNSCHEDULABLE))
+    code = code.astype(xp.int8)
     return code, payload

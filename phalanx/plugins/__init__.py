@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .balanced_allocation import NodeResourcesBalancedAllocation
 from .default_binder import DefaultBinder
+from .default_preemption import DefaultPreemption
 from .dynamic_resources import DynamicResources
 from .framework import EXTENSION_POINTS, Plugin, PluginArgs, ProfileContext
 from .gang_scheduling import GangScheduling
@@ -23,7 +24,7 @@ from .topology_placement import TopologyPlacementGenerator
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
     PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, DefaultBinder,
-    GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount,
+    GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount, DefaultPreemption,
 )}
 
 # Upstream plugins phalanx does not model, with the extension points they implement: a configuration may name
@@ -36,7 +37,6 @@ UNMODELLED: dict[str, tuple[str, ...]] = {
     "NodeVolumeLimits": ("preFilter", "filter"),
     "VolumeBinding": ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
     "VolumeZone": ("preFilter", "filter", "preScore", "score"),
-    "DefaultPreemption": ("preEnqueue", "postFilter"),
 }
 
 __all__ = ["EXTENSION_POINTS", "REGISTRY", "UNMODELLED", "Plugin", "PluginArgs", "ProfileContext"]

@@ -10,13 +10,15 @@ first fit), Reserve allocates what the Filter assigned on the chosen node, Unres
 from __future__ import annotations
 
 from ..kernels.dynamic_resources import REASONS, dynamic_resources_filter
-from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, Rejection
+from ..kernels.status import UNSCHEDULABLE
+from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
 
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
-    # Its PreEnqueue, PostFilter (deallocation), Score (prioritized lists) and PreBind are not modelled.
-    unmodelled_points = ("preEnqueue", "postFilter", "score", "preBind")
+    # Its PreEnqueue, Score (prioritized lists) and PreBind are not modelled, nor PostFilter's deallocation of a
+    # claim allocated where the pod cannot go (a pod with claims gets "still not schedulable").
+    unmodelled_points = ("preEnqueue", "score", "preBind")
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def signs(self, spec) -> bool:
@@ -39,6 +41,11 @@ class DynamicResources(Plugin):
 
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
+
+    def post_filter(self, failed, cluster):
+        # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.
+        message = "still not schedulable" if failed.pod.pod.spec.resource_claims else "no new claims to deallocate"
+        return PostFilterResult(UNSCHEDULABLE, message)
 
     def filter_behaviour(self, state):
         return PER_POD

@@ -113,6 +113,44 @@ class PodInfo:
             object.__setattr__(self, "pod", self.shape.pod)
 
 
+@dataclass(frozen=True)
+class FailedCycle:
+    """What PostFilter plugins read about a pod no node passed Filter for."""
+    pod: PodInfo
+    priority: int                 # the pod's priority (spec.priority or its PriorityClass's)
+    preemption_policy: str        # "PreemptLowerPriority" or "Never", as admission leaves it
+    codes: np.ndarray             # (N,) int8 each node's status code in this cycle (UnschedulableAndUnresolvable
+                                  # for nodes a PreFilter rejected or left out)
+    nominated: int                # node id of the pod's status.nominatedNodeName, -1 if none (or gone)
+    dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins
+    offset: int                   # where DefaultPreemption starts its scan over candidate nodes (upstream: random)
+
+
+# PostFilterResult.nominate when the plugin leaves the pod's nomination as it is (upstream ModeNoop).
+KEEP_NOMINATION = None
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """A PostFilter plugin's status (upstream fwk.Status + PostFilterResult)."""
+    code: int                     # kernels.status SUCCESS, UNSCHEDULABLE or UNSCHEDULABLE_AND_UNRESOLVABLE
+    message: str = ""
+    nominate: str | None = KEEP_NOMINATION      # node name to nominate, "" to clear, None to keep
+    victims: tuple = ()                         # pods to evict (most important first)
+
+
+def fit_error(n_nodes: int, hist: dict[str, int], prefilter_message: str | None = None) -> str:
+    """FitError.Error(): counts and reasons joined after a lexicographic sort of the "count reason" strings;
+    a PreFilter rejection replaces the histogram."""
+    msg = f"0/{n_nodes} nodes are available:"
+    if prefilter_message:
+        return f"{msg} {prefilter_message}."
+    parts = sorted(f"{count} {reason}" for reason, count in hist.items())
+    if parts:
+        msg += " " + ", ".join(parts) + "."
+    return msg
+
+
 class PluginArgs(BaseModel):
     """Base of every plugin's args: camelCase names as in a KubeSchedulerConfiguration, unknown fields rejected
     (kube-scheduler decodes its configuration strictly), frozen (a profile is a value)."""
@@ -236,8 +274,15 @@ class Plugin:
         """Extra facts about one failing node for `explain` (e.g. which taint)."""
         return {}
 
+    def removal_behaviour(self, state) -> str:
+        """How this pod's Filter moves when other pods leave nodes (preemption's dry run) or pods nominated to a
+        node count there: FIXED (it reads no pods), NODE_LOCAL (on a node it reads only that node's load columns
+        of the node table, and less load never fails it), or PER_POD (anything else)."""
+        return PER_POD
+
     # -- PostFilter ---------------------------------------------------------------------------------
-    def post_filter(self, *args):
+    def post_filter(self, failed: "FailedCycle", cluster) -> "PostFilterResult":
+        """After a cycle in which no node passed Filter (upstream PostFilter)."""
         raise NotImplementedError
 
     # -- PreScore / Score / NormalizeScore ----------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 from ..cluster_models.objects import NodeAffinity as NodeAffinitySpec
 from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
 from ..kernels.normalize import default_normalize, max_holders
-from .framework import (NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
+from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
                         PluginArgs, Rejection, pad1)
 from .labels import label_test
 
@@ -142,6 +142,9 @@ class NodeAffinity(Plugin):
         if pre is NOT_RUN:      # upstream computes the required affinity in Filter when PreFilter is disabled
             return FilterState(required_node_affinity(pod.pod, cluster.tensors), self._enforced(cluster.tensors))
         return pre
+
+    def removal_behaviour(self, state):
+        return FIXED         # reads the node, not its pods
 
     def filter(self, xp, state, tensors):
         return node_affinity_filter(xp, tensors.nodes.labels, state.required, state.enforced)

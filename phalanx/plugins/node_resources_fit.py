@@ -137,6 +137,9 @@ class NodeResourcesFit(Plugin):
     def score(self, xp, state, tensors, feasible, cache=None):
         return self.copy_scores(xp, state, tensors, None, 1)
 
+    def removal_behaviour(self, state):
+        return NODE_LOCAL
+
     def filter_behaviour(self, state):
         return NODE_LOCAL
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..kernels.node_unschedulable import node_unschedulable_filter
 from ..kernels.tolerations import tolerates
-from .framework import NODE_ADDED, NODE_UPDATED, Plugin
+from .framework import FIXED, NODE_ADDED, NODE_UPDATED, Plugin
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
@@ -17,6 +17,9 @@ class NodeUnschedulable(Plugin):
     def filter_state(self, pod, cluster, pre):
         """Whether the pod tolerates the unschedulable taint (then cordoned nodes are fine)."""
         return any(tolerates(t, *UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations)
+
+    def removal_behaviour(self, state):
+        return FIXED         # reads the node, not its pods
 
     def filter(self, xp, state, tensors):
         return node_unschedulable_filter(xp, tensors.nodes.unschedulable, state)

@@ -10,7 +10,7 @@ import numpy as np
 from ..kernels.normalize import default_normalize, max_holders
 from ..kernels.taint_toleration import taint_toleration_filter, taint_toleration_score
 from ..kernels.tolerations import tolerated_mask
-from .framework import NODE_ADDED, NODE_UPDATED, Pads, Plugin, pad1
+from .framework import FIXED, NODE_ADDED, NODE_UPDATED, Pads, Plugin, pad1
 
 REASON = "node(s) had untolerated taint(s)"          # v1.35+ (no {key: value} any more)
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
@@ -37,6 +37,9 @@ class TaintToleration(Plugin):
 
     def filter_state(self, pod, cluster, pre):
         return untolerated_hard(pod.pod, cluster.tensors.taints)
+
+    def removal_behaviour(self, state):
+        return FIXED         # reads the node, not its pods
 
     def filter(self, xp, state, tensors):
         return taint_toleration_filter(xp, tensors.nodes.taints, state)

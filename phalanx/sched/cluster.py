@@ -11,13 +11,39 @@ import numpy as np
 
 from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, PriorityClass,
                               Workload, effective_priority, expand_jobs, load_paths)
+from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
+from ..plugins.labels import selector_matches
 from ..cluster_models.objects import Namespace
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
 _DONE_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Nomination:
+    """status.nominatedNodeName of a pending pod (upstream's nominator entry)."""
+    pod: Pod
+    node: str
+    priority: int
+    request: np.ndarray        # (R',) int64 its requests over the resource columns when it was nominated
+
+
+class Nominations(dict):
+    """pod key -> Nomination."""
+
+    def for_pod(self, pod: Pod, priority: int, node_index: dict) -> list[tuple[Nomination, int]]:
+        """(nomination, node id) of the pods nominated to a node that Filter counts for `pod`: priority >= its
+        own, not itself (addGENominatedPods)."""
+        out = []
+        for key, nom in self.items():
+            if key != pod.key and nom.priority >= priority:
+                node = node_index.get(nom.node)
+                if node is not None:
+                    out.append((nom, node))
+        return out
 
 
 @dataclass
@@ -34,7 +60,10 @@ class Cluster:
     gpus: GpuBook | None = None                        # GPU devices and shares (sched/gpushare.py); from nodes if None
     namespaces: dict[str, Namespace] = field(default_factory=dict)  # name -> Namespace (inputs, and implicit ones
                                                                     # for namespaces pods live in)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)   # policy/v1, input order
+    nominations: Nominations = field(default_factory=Nominations)   # pending pods' status.nominatedNodeName
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
+    _pdb_floor: dict[str, int] = field(default_factory=dict)        # PDB key -> desiredHealthy fixed at load
 
     @classmethod
     def from_objects(cls, objects: ClusterObjects) -> "Cluster":
@@ -71,9 +100,10 @@ class Cluster:
         gpus = GpuBook.from_nodes(objects.nodes)
         namespaces = {ns.metadata.name: ns for ns in objects.namespaces}
         cluster = cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                      list(objects.workloads), list(objects.jobs), claims, gpus, namespaces)
+                      list(objects.workloads), list(objects.jobs), claims, gpus, namespaces, list(objects.pdbs))
         for pod in objects.pods:
             cluster.namespace(pod.metadata.namespace)
+        cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load
         for pod, node in bound:      # bound GPU-share pods hold their share: best fit on their node, input order
             req = device_request(pod)    # (after every bound whole-GPU pod's devices: sched/gpushare.py)
             if req is not None and node in tensors.node_index:
@@ -90,6 +120,36 @@ class Cluster:
             self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
         if self.gpus.owner is None:  # its whole-GPU / share correction lives in this cluster's node table
             self.gpus.attach(self)
+
+    def disruptions_allowed(self) -> list[tuple[PodDisruptionBudget, int]]:
+        """Each PDB with its status.disruptionsAllowed now: the controller's desiredHealthy, fixed when the
+        budget was first seen, against the bound pods its selector matches now (cluster_models.disruption)."""
+        if not self.pdbs:
+            return []
+        live = [pod for pod, _ in self.tensors.live_bound()]
+        out = []
+        for pdb in self.pdbs:
+            ns = pdb.metadata.namespace
+            healthy = sum(1 for pod in live if pod.metadata.namespace == ns
+                          and selector_matches(pdb.spec.selector, pod.metadata.labels))
+            floor = self._pdb_floor.get(pdb.key)
+            if floor is None:
+                floor = self._pdb_floor[pdb.key] = budget_floor(pdb, healthy)
+            out.append((pdb, max(0, healthy - floor)))
+        return out
+
+    def preemption_policy(self, pod: Pod) -> str:
+        """spec.preemptionPolicy as admission leaves it: the pod's own, else its PriorityClass's, else
+        PreemptLowerPriority."""
+        if pod.spec.preemption_policy is not None:
+            return pod.spec.preemption_policy
+        if pod.spec.priority is not None:          # admission already ran (it sets both)
+            return "PreemptLowerPriority"
+        pc = self.priority_classes.get(pod.spec.priority_class_name)
+        if pc is None and pod.spec.priority_class_name == "":
+            defaults = [c for c in self.priority_classes.values() if c.global_default]
+            pc = min(defaults, key=lambda c: c.value) if defaults else None
+        return (pc.preemption_policy if pc is not None else None) or "PreemptLowerPriority"
 
     def namespace(self, name: str) -> Namespace:
         """The Namespace object of `name`; one pods live in but the input does not list exists implicitly, with

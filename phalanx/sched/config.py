@@ -456,5 +456,13 @@ def with_compat(profile: Profile, compat: str) -> Profile:
     return replace(profile, compat=compat)
 
 
+def without_plugin(config: SchedulerConfig, name: str) -> SchedulerConfig:
+    """Every profile with `name` disabled at every extension point (e.g. DefaultPreemption: no preemption)."""
+    def strip(profile: Profile) -> Profile:
+        return replace(profile, plugins=tuple((point, tuple(n for n in names if n != name))
+                                              for point, names in profile.plugins))
+    return replace(config, profiles=tuple(strip(p) for p in config.profiles))
+
+
 DEFAULT_CONFIG = default_config()
 DEFAULT_PROFILE = DEFAULT_CONFIG.profiles[0]

@@ -211,9 +211,10 @@ class JaxPlacer(Placer):
         self._resident: _Resident | None = None
 
     # -- explain / what-if: the same kernels, eagerly on JAX arrays --------------------------------
-    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True,
+                 pod: Pod | None = None) -> tuple[Prepared, Evaluation, int]:
         with precision(self.xp):
-            p, ev, node = super().evaluate(shape, rank, advance)
+            p, ev, node = super().evaluate(shape, rank, advance, pod)
         for name in ("codes", "payloads", "raw", "normalized"):
             setattr(ev, name, {k: to_host(v) for k, v in getattr(ev, name).items()})
         for name in ("feasible", "outside", "total"):
@@ -223,8 +224,9 @@ class JaxPlacer(Placer):
 
     # -- runs ----------------------------------------------------------------------------------------
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
-        if not _compilable(prepare(shape, self.cluster, self.framework)):
-            # Per-pod host state (DRA claims, GPU shares, inter-pod terms): the per-pod path, eagerly on JAX arrays.
+        if self.cluster.nominations or not _compilable(prepare(shape, self.cluster, self.framework)):
+            # Per-pod host state (DRA claims, GPU shares, inter-pod terms) or pods nominated to nodes (which
+            # Filter counts): the per-pod path, eagerly on JAX arrays.
             with precision(self.xp):
                 Placer.place_part(self, shape, pods, rank, out)
                 return
@@ -236,9 +238,19 @@ class JaxPlacer(Placer):
             chunk = pods[done:done + size]
             placed, failure = self._place_chunk(shape, chunk, rank, out, batch)
             done += placed
-            if failure is not None:
-                out.fail(pods[done:], *failure)
-                break
+            if failure is None:
+                continue
+            message, rejected, p, ev = failure
+            if self.post_filter is not None and ev.error is None:
+                extra, nominated = self.post_filter(self, pods[done], p, ev)
+                if nominated:       # the rest go pod by pod: Filter counts the nominated pod from now on
+                    out.fail([pods[done]], message, rejected)
+                    with precision(self.xp):
+                        Placer.place_part(self, shape, pods[done + 1:], rank, out)
+                    return
+                message = f"{message} {extra}" if extra else message
+            out.fail(pods[done:], message, rejected)
+            break
 
     def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome, batch: bool):
         tensors, profile = self.cluster.tensors, self.profile
@@ -325,7 +337,7 @@ class JaxPlacer(Placer):
                 ev.outside = ~p.allowed
             if bool(prescore):
                 ev.error = p.score_error
-            failure = (self.message(ev), rejectors(ev))
+            failure = (self.message(ev), rejectors(ev), p, ev)
         return placed, failure
 
     def nodes_changed(self) -> None:

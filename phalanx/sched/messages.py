@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.status import SUCCESS
+from ..plugins.framework import fit_error
+
+__all__ = ["first_failures", "fit_error", "outside_reason", "reason_histogram"]
 
 
 def outside_reason(narrowing: tuple[str, ...]) -> str:
@@ -40,15 +43,3 @@ def reason_histogram(framework, ev, tensors) -> dict[str, int]:
             for reason in plugin.reasons(value, tensors):
                 hist[reason] = hist.get(reason, 0) + count
     return hist
-
-
-def fit_error(n_nodes: int, hist: dict[str, int], prefilter_message: str | None = None) -> str:
-    """FitError.Error(): counts and reasons joined after a lexicographic sort of the "count reason" strings;
-    a PreFilter rejection replaces the histogram."""
-    msg = f"0/{n_nodes} nodes are available:"
-    if prefilter_message:
-        return f"{msg} {prefilter_message}."
-    parts = sorted(f"{count} {reason}" for reason, count in hist.items())
-    if parts:
-        msg += " " + ", ".join(parts) + "."
-    return msg

@@ -21,6 +21,7 @@ from .cluster import Cluster
 from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
 from .framework import Framework
 from .messages import first_failures, fit_error, reason_histogram
+from .preemption import with_nominated
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
@@ -97,6 +98,9 @@ class Placer:
         self.batching = batching
         self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
         self.caches: dict[str, dict] = {}     # per plugin, kept across cycles (tensors.changes tells what moved)
+        # PostFilter for a pod no node fits: (placer, pod, prepared, evaluation) -> (message, nominated); None: the
+        # failure stands as Filter left it (sched/preemption.py sets it).
+        self.post_filter = None
 
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
@@ -111,20 +115,34 @@ class Placer:
         return out
 
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
-        if self.batching and len(pods) > 1 and not self.sampling():
+        if self.batching and len(pods) > 1 and not self.sampling() and not self.cluster.nominations:
             p = prepare(shape, self.cluster, self.framework)
             if batchable(p):
-                self._place_batch(shape, pods, rank, out)
-                return
+                pods = self._place_batch(shape, pods, rank, out)
+                if not pods:
+                    return
+        self.place_each(shape, pods, rank, out)
+
+    def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+        """The per-pod path: each pod's own cycle. A pod no node fits goes through PostFilter (preemption); when
+        it was nominated the run goes on, otherwise the rest of the run fails as it did."""
         for i, pod in enumerate(pods):
-            p, ev, node = self.evaluate(shape, rank)
+            p, ev, node = self.evaluate(shape, rank, pod=pod)
             out.pod_cycles += 1
-            if node < 0:
-                out.fail(pods[i:], self.message(ev), rejectors(ev))
-                break
-            pl = self.account(p, np.array([node]), [pod])
-            pl.reserved = self.reserve(p, ev, node, pod)
-            out.placed.append(pl)
+            if node >= 0:
+                pl = self.account(p, np.array([node]), [pod])
+                pl.reserved = self.reserve(p, ev, node, pod)
+                out.placed.append(pl)
+                continue
+            message = self.message(ev)
+            if self.post_filter is not None and ev.error is None and self.cluster.tensors.nodes.size:
+                extra, nominated = self.post_filter(self, pod, p, ev)
+                if nominated:
+                    out.fail([pod], message, rejectors(ev))
+                    continue
+                message = f"{message} {extra}" if extra else message
+            out.fail(pods[i:], message, rejectors(ev))
+            break
 
     def reserve(self, p: Prepared, ev: Evaluation, node: int, pod: Pod) -> list:
         """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node."""
@@ -140,13 +158,25 @@ class Placer:
         self.caches = {}
 
     # -- per-pod path ----------------------------------------------------------------------------
-    def evaluate(self, shape: PodShape, rank=None, advance: bool = True) -> tuple[Prepared, Evaluation, int]:
-        """Filter and score one pod of `shape` against the current state; returns the chosen node or -1.
-        advance=False leaves nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
-        xp, tensors = self.xp, self.cluster.tensors
-        p = prepare(shape, self.cluster, self.framework)
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True,
+                 pod: Pod | None = None) -> tuple[Prepared, Evaluation, int]:
+        """Filter and score one pod of `shape` (`pod`, default the shape's own) against the current state; returns
+        the chosen node or -1. Pods nominated to nodes count there (RunFilterPluginsWithNominatedPods); a pod with
+        a nominated node takes it without scoring when it passes there. advance=False leaves
+        nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
+        xp, tensors, cluster = self.xp, self.cluster.tensors, self.cluster
+        pod = shape.pod if pod is None else pod
+        p = prepare(shape, cluster, self.framework)
         ev = run_filters(xp, p, tensors)
         n = tensors.nodes.size
+        if cluster.nominations and p.rejection is None and p.error is None:
+            nominees = cluster.nominations.for_pod(pod, cluster.priority(pod), tensors.node_index)
+            if nominees:
+                ev = with_nominated(cluster, self.framework, p, ev, nominees)
+            own = cluster.nominations.get(pod.key)
+            node = tensors.node_index.get(own.node, -1) if own is not None else -1
+            if node >= 0 and bool(np.asarray(ev.feasible)[node]):
+                return p, ev, node
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
         if wanted < n and ev.error is None and ev.prefilter_message is None:
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
@@ -202,7 +232,9 @@ class Placer:
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------
-    def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+    def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+        """Places what it can; returns the pods left when no node fits the next one and PostFilter plugins may
+        still act on it (the per-pod path takes them), else fails them."""
         tensors = self.cluster.tensors
         remaining = members
         while remaining:
@@ -211,8 +243,10 @@ class Placer:
             out.batch_rounds += 1
             cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
             if len(cand_nodes) == 0 or self._score_error(p, ev):
+                if self.post_filter is not None and ev.error is None:
+                    return remaining
                 out.fail(remaining, self.message(ev), rejectors(ev))
-                return
+                return []
             k = len(remaining)
             cap = copy_capacity(np, p, tensors, k)[cand_nodes]
             static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
@@ -229,6 +263,7 @@ class Placer:
             take = min(count, int(normalization_epoch_end(np, fill_t, holders)) + 1)
             out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
             remaining = remaining[take:]
+        return []
 
     def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
         """(C, copies) int64 total score of the j-th further copy on each candidate, in blocks of copies."""

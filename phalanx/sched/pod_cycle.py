@@ -34,6 +34,7 @@ class PodCycle:
                 sched.fail(failure.pods, failure.message)
                 for pod in failure.pods:
                     sched.park(pod, seq_of[pod.key], failure.rejectors)
+        sched.preemption.actuate()        # victims go once their preemptors wait in the queue
 
     def _commit(self, pl, framework) -> None:
         """Bind placed plain pods; gang members in permit mode go through Permit first, holding their nodes."""

@@ -15,6 +15,8 @@ WAITING = "WaitingOnPermit"            # placed on `node`, held at Permit until 
 PERMIT_REJECTED = "PermitRejected"     # a waiting pod was rejected (timeout); its node was released
 DELETED = "Deleted"                    # a pod left the cluster (deleted, completed, or its node removed)
 POD_GROUP_SCHEDULED = "PodGroupScheduled"   # the PodGroup condition changed; `status`, `reason`, `message`
+NOMINATED = "Nominated"                # a preemptor's status.nominatedNodeName was set to `node`
+PREEMPTED = "Preempted"                # a victim got DisruptionTarget (PreemptionByScheduler) and is evicted
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,25 @@ class GroupCondition:
     def records(self) -> list[Record]:
         return [Record(self.time, POD_GROUP_SCHEDULED, self.key, message=self.message, status=self.status,
                        reason=self.reason)]
+
+
+@dataclass
+class Preempted:
+    """A preemption: the preemptor nominated to `node`, the victims evicted (victims are pod keys; an entry is
+    complete once the cycle that made it ends)."""
+    time: float
+    preemptor: str
+    node: str
+    victims: list[str]
+    kind: str = "Pod"
+
+    @property
+    def reason(self) -> str:
+        return f"preempted by pod {self.preemptor} on node {self.node}"
+
+    def records(self) -> list[Record]:
+        return [Record(self.time, NOMINATED, self.preemptor, self.node)] + [
+            Record(self.time, PREEMPTED, v, self.node, message=self.reason) for v in self.victims]
 
 
 class DecisionLog:

@@ -24,20 +24,23 @@ import numpy as np
 
 from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by
 from ..cluster_models.gpus import device_request
+from ..cluster_models.objects import rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
 from .backends import SCHEDULER_BACKENDS, make_placer
-from .cluster import Cluster
-from .config import DEFAULT_CONFIG, Profile, SchedulerConfig
+from .cluster import Cluster, Nomination
+from .config import DEFAULT_CONFIG, Profile, SchedulerConfig, without_plugin
 from .cycle import Evaluation, Prepared
 from .framework import Framework
 from .group_cycle import GroupAttempt, GroupCycle
 from .permit import Permit
 from .placement import NO_NODES_MESSAGE, Placer
 from .pod_cycle import PodCycle
+from .preemption import Preemption
 from .podgroups import PERMIT_TIMEOUT_S, GroupState, Groups
 from .queue import Parked, PodRun, SchedulingQueue, cut_runs
-from .records import BOUND, PERMIT_REJECTED, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed, Record
+from .records import (BOUND, PERMIT_REJECTED, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
+                      Preempted, Record)
 from .shapes import PodShape, ShapeTable
 
 __all__ = ["GANG_MODES", "NO_NODES_MESSAGE", "ScheduleResult", "Scheduler", "GroupAttempt"]
@@ -60,6 +63,8 @@ class ScheduleResult:
     group_attempts: int = 0      # PodGroup cycles
     compiles: int = 0            # JAX: programs compiled by this call (the rest came from the process's cache)
     compile_s: float = 0.0       # JAX: the part of schedule_s spent tracing and compiling them
+    # Preemptions in the order they happened: preemptor, kind ("Pod"), nominated node, victims ("ns/name").
+    preemptions: list[dict] = field(default_factory=list)
     pod_groups: dict[str, tuple[str, str, str]] = field(default_factory=dict)   # key -> PodGroupScheduled
                                                                                 # (status, reason, message)
 
@@ -69,7 +74,8 @@ class Scheduler:
 
     def __init__(self, cluster: Cluster, profile: Profile | SchedulerConfig = DEFAULT_CONFIG, *,
                  backend: str = "numpy", tie_break: str = "first", seed: int = 0, batching: bool = True,
-                 gang_mode: str = "podgroup", permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S):
+                 gang_mode: str = "podgroup", permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S,
+                 preemption: bool = True):
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
@@ -79,6 +85,8 @@ class Scheduler:
         if not permit_timeout_s > 0:
             raise ValueError(f"permit_timeout_s must be > 0, got {permit_timeout_s!r}")
         config = profile if isinstance(profile, SchedulerConfig) else SchedulerConfig((profile,))
+        if not preemption:          # as profiles without DefaultPreemption
+            config = without_plugin(config, "DefaultPreemption")
         self.config = config
         self.cluster = cluster
         self.tie_break = tie_break
@@ -91,6 +99,9 @@ class Scheduler:
         self.placers = {name: make_placer(backend, cluster, fw, batching) for name, fw in self.frameworks.items()}
         self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
+        self.preemption = Preemption(self)
+        for placer in self.placers.values():
+            placer.post_filter = self.preemption.post_filter
         self.now = 0.0
         self.queue = SchedulingQueue(config.pod_initial_backoff_s, config.pod_max_backoff_s)
         self.groups = Groups(cluster)
@@ -104,6 +115,12 @@ class Scheduler:
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
         self.progress = 0                                    # bindings + outside events, to spot livelocks
         self.stats = ScheduleResult()
+        # Start times: the clock's zero is the latest status.startTime of the input (the simulation begins after
+        # the snapshot); a pod bound here starts when it is bound.
+        starts = [rfc3339_seconds(p.status.start_time) for p, _ in cluster.tensors.live_bound()
+                  if p.status.start_time is not None]
+        self.clock_origin = max(starts, default=0.0)
+        self.started: dict[str, float] = {}                  # pod bound here -> its bind time
         self._seq = 0
         self._live: set[str] = set()                         # pods added and not deleted (pending or bound)
         self._warned: set[tuple[str, int]] = set()           # shapes whose unmodelled constraints were reported
@@ -195,6 +212,8 @@ class Scheduler:
         result.schedule_s = time.perf_counter() - t0
         result.compiles, result.compile_s = (now - before for now, before in zip(self.compile_stats(), compiled))
         result.bindings = self.log.bindings(start_log)
+        result.preemptions = [{"preemptor": e.preemptor, "kind": e.kind, "node": e.node, "victims": list(e.victims)}
+                              for e in self.log.entries[start_log:] if isinstance(e, Preempted)]
         result.unschedulable = dict(self.pending_message)
         result.unserved = list(self.unserved)
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}
@@ -237,6 +256,10 @@ class Scheduler:
                                     f"profile ({', '.join(frameworks)}); left pending")
                 continue
             arrival[key] = seq
+            if pod.status.nominated_node_name:
+                self.cluster.nominations[key] = Nomination(
+                    pod, pod.status.nominated_node_name, self.cluster.priority(pod),
+                    self.shape_of(pod).request_vector(self.cluster.tensors))
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
@@ -387,6 +410,8 @@ class Scheduler:
             # and the marker goes when the run comes up.
             self.queue.deleted.add(seq)
         self.pending_message.pop(key, None)
+        self.cluster.nominations.pop(key, None)
+        self.started.pop(key, None)
         self._live.discard(key)
         self.log.append(Deleted(self.now, key, reason))
         if freed:
@@ -502,8 +527,22 @@ class Scheduler:
         """Everything that happened so far."""
         return self.log.records()
 
+    def start_of(self, pod: Pod) -> float:
+        """status.startTime on the scheduler's clock; NaN when unset (preemption reads it as now)."""
+        t = self.started.get(pod.key)
+        if t is not None:
+            return t
+        if pod.status.start_time is not None:
+            return rfc3339_seconds(pod.status.start_time) - self.clock_origin
+        return math.nan
+
     def bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
         self.progress += 1
+        self.started.update(dict.fromkeys([p.key for p in pods], self.now))
+        nominations = self.cluster.nominations
+        if nominations:       # ClearingNominatedNodeNameAfterBinding
+            for pod in pods:
+                nominations.pop(pod.key, None)
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
         pending = self.pending_message

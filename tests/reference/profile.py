@@ -43,6 +43,7 @@ class RefProfile:
     compat: str = "1.36"
     hard_pod_affinity_weight: int = 1
     ignore_preferred_terms_of_existing_pods: bool = False
+    post_filters: tuple = ()          # PostFilter plugins (tests/reference/preemption.py models DefaultPreemption)
 
 
 # Filters phalanx runs for pods that need them whatever a test profile lists (as its default profile does).
@@ -71,6 +72,7 @@ def config_doc(ref: RefProfile) -> dict:
                 "preScore": {"disabled": [{"name": "*"}],
                              "enabled": [{"name": n} for n, _ in ref.scores if _implements(n, "preScore")]},
                 "score": {"disabled": [{"name": "*"}], "enabled": [{"name": n, "weight": w} for n, w in ref.scores]},
+                "postFilter": {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in ref.post_filters]},
             },
             "pluginConfig": [
                 {"name": "NodeResourcesFit", "args": fit_args},
@@ -106,7 +108,8 @@ def ref_profile(profile) -> RefProfile:
     out = RefProfile(
         filters=tuple(f for f in profile.enabled("filter") if f not in _ALWAYS_FILTERS),
         scores=tuple((n, weights[n]) for n in profile.enabled("score")),
-        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score, compat=profile.compat)
+        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score, compat=profile.compat,
+        post_filters=profile.enabled("postFilter"))
     if fit is not None:
         out = replace(out, fit_strategy=fit.strategy, fit_resources=fit.resources, rtcr_shape=fit.shape or out.rtcr_shape)
     if balanced is not None:

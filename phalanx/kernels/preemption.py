@@ -1,0 +1,97 @@
+"""DefaultPreemption's dry run as array functions over all candidate nodes at once (upstream:
+pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go SelectVictimsOnNode,
+pkg/scheduler/framework/preemption/preemption.go DryRunPreemption, filterPodsWithPDBViolation,
+pickOneNodeForPreemption).
+
+Victims are rows of a flat table (one row per potential victim: a bound pod of lower priority on a potential node);
+per-node sequences are segments of that table after `victim_order` sorts it. The reprieve loop runs over victim
+rank: rank r of every node is tried at once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_INT32 = 2**31 - 1
+
+
+def num_candidates(n: int, percentage: int, absolute: int) -> int:
+    """calculateNumCandidates: n * percentage / 100 (truncating), at least `absolute`, at most n."""
+    return min(max(n * percentage // 100, absolute), n)
+
+
+def victim_order(node, priority, start, tiebreak) -> np.ndarray:
+    """Row order grouping victims by node, most important first within a node (MoreImportantPod: higher priority,
+    then the earlier start); `tiebreak` orders equally important pods (upstream's sort is unstable)."""
+    return np.lexsort((tiebreak, start, -priority, node))
+
+
+def segment_rank(node_sorted) -> np.ndarray:
+    """(V,) position of each row within its node's segment (rows sorted by node)."""
+    v = len(node_sorted)
+    if v == 0:
+        return np.zeros(0, np.int64)
+    first = np.ones(v, bool)
+    first[1:] = node_sorted[1:] != node_sorted[:-1]
+    starts = np.flatnonzero(first)
+    seg = np.cumsum(first) - 1
+    return np.arange(v) - starts[seg]
+
+
+def pdb_violating(node_sorted, matches, allowed) -> np.ndarray:
+    """filterPodsWithPDBViolation per node: walking each node's victims in importance order, every matching PDB's
+    budget is decremented, and a victim that takes any budget below zero violates. matches: (V, B) bool (a victim
+    a PDB counts: same namespace, labelled, selected, not already in disruptedPods), rows in importance order per
+    node; allowed: (B,) status.disruptionsAllowed. Each node starts again from the full budgets."""
+    v, b = matches.shape
+    if v == 0 or b == 0:
+        return np.zeros(v, bool)
+    counts = np.cumsum(matches, axis=0, dtype=np.int64)
+    first = np.ones(v, bool)
+    first[1:] = node_sorted[1:] != node_sorted[:-1]
+    starts = np.flatnonzero(first)
+    seg = np.cumsum(first) - 1
+    before = np.zeros((len(starts), b), np.int64)
+    before[1:] = counts[starts[1:] - 1]
+    within = counts - before[seg]
+    return np.any(matches & (within > allowed[None, :]), axis=1)
+
+
+def reprieve_order(node_sorted, violating) -> np.ndarray:
+    """Permutation of victim rows (importance order per node) that puts each node's PDB-violating victims first,
+    each part keeping importance order (the order SelectVictimsOnNode tries to reprieve them in)."""
+    return np.lexsort((np.arange(len(node_sorted)), ~violating, node_sorted))
+
+
+def reprieve(node_sorted, rank, fits_with, n_nodes: int) -> np.ndarray:
+    """The reprieve loop over victim rank, all nodes at once. `fits_with(rows, kept)`: for victim rows (one per
+    node), whether the preemptor still fits on their nodes with the already reprieved rows `kept` ((V,) bool)
+    and these rows added back. Returns (V,) bool: the victim is reprieved."""
+    kept = np.zeros(len(node_sorted), bool)
+    for r in range(int(rank.max()) + 1 if len(rank) else 0):
+        rows = np.flatnonzero(rank == r)
+        kept[rows[fits_with(rows, kept)]] = True
+    return kept
+
+
+def scan_prefix(is_candidate, violating, wanted: int) -> int:
+    """How many potential nodes DryRunPreemption looks at, in scan order: it stops once it holds a candidate that
+    violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`)."""
+    fine = np.cumsum(is_candidate & ~violating)
+    bad = np.minimum(np.cumsum(is_candidate & violating), wanted)
+    done = np.flatnonzero((fine > 0) & (np.minimum(fine, wanted) + bad >= wanted))
+    return int(done[0]) + 1 if len(done) else len(is_candidate)
+
+
+def pick_one(violations, top_priority, priority_sum, count, top_start) -> int:
+    """pickOneNodeForPreemption over candidates in candidate order: fewest PDB violations, lowest highest-victim
+    priority, smallest sum of (priority + MaxInt32 + 1), fewest victims, latest earliest start among the
+    highest-priority victims; ties go to the first candidate."""
+    left = np.arange(len(violations))
+    if len(left) <= 1:
+        return 0
+    for key in (-violations, -top_priority, -priority_sum, -count, top_start):
+        key = key[left]
+        left = left[key == key.max()]
+        if len(left) == 1:
+            break
+    return int(left[0])

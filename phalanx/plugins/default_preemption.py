@@ -1,0 +1,107 @@
+"""DefaultPreemption: the pod PostFilter that evicts lower-priority pods so that a pod no node fits can fit.
+Upstream (v1.36): pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go (PostFilter,
+SelectVictimsOnNode, calculateNumCandidates, PodEligibleToPreemptOthers), pkg/scheduler/framework/preemption/
+preemption.go (Preempt, findCandidates, DryRunPreemption, SelectCandidate, pickOneNodeForPreemption); args:
+pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validation_pluginargs.go}.
+
+The victims on each node come from the dry run the scheduler hands in (sched/preemption.py: remove every
+lower-priority pod, check the preemptor fits with every Filter, reprieve the most important pods first, PDB-violating
+ones before the others); the arithmetic over nodes is kernels/preemption.py. Where upstream is random phalanx is
+deterministic (docs/semantics.md, "Preemption"): the candidate nodes are scanned in node order from `offset`, the
+scan is sequential (so the early stop is exact), and ties after the last criterion go to the first candidate.
+"""
+from __future__ import annotations
+
+import numpy as np
+from pydantic import model_validator
+
+from ..kernels import preemption as kernel
+from ..kernels.status import SUCCESS, UNSCHEDULABLE
+from .framework import FailedCycle, Plugin, PluginArgs, PostFilterResult, fit_error
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_WAP = "not eligible due to workload aware preemption enabled"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+PREFIX = "preemption: "
+
+
+class DefaultPreemptionArgs(PluginArgs):
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+    @model_validator(mode="after")
+    def _ranges(self):
+        # ValidateDefaultPreemptionArgs: the errors in upstream's order, aggregated as upstream renders them.
+        pct, absolute = self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
+        errors = []
+        if not 0 <= pct <= 100:
+            errors.append(f"minCandidateNodesPercentage: Invalid value: {pct}: not in valid range [0, 100]")
+        if absolute < 0:
+            errors.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
+        if pct == 0 and absolute == 0:
+            errors += ["minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
+                       "minCandidateNodesAbsolute",
+                       "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
+                       "minCandidateNodesPercentage"]
+        if errors:
+            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        return self
+
+
+class DefaultPreemption(Plugin):
+    name = "DefaultPreemption"
+    Args = DefaultPreemptionArgs
+    # PreEnqueue holds a preemptor while its victims are terminating (async preemption); phalanx deletes victims
+    # when the preempting cycle ends, so there is nothing to wait for.
+    unmodelled_points = ("preEnqueue",)
+
+    def post_filter(self, failed: FailedCycle, cluster) -> PostFilterResult:
+        pod = failed.pod.pod
+        if pod.spec.scheduling_group is not None and self.context.enabled("WorkloadAwarePreemption", True):
+            return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_WAP)
+        if failed.preemption_policy == "Never":
+            return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_NEVER)
+        n = len(failed.codes)
+        potential = np.flatnonzero(np.asarray(failed.codes) == UNSCHEDULABLE)
+        if len(potential) == 0:
+            return self._not_helpful(n, {})
+        wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
+                                       self.args.min_candidate_nodes_absolute)
+        order = np.roll(potential, -(failed.offset % len(potential)))
+        batches, scanned = [], 0
+        dry_run = failed.dry_run
+        while scanned < len(order):
+            batches.append(dry_run.select(order[scanned: scanned + dry_run.chunk(len(order) - scanned)]))
+            scanned += len(batches[-1].nodes)
+            fits = np.concatenate([b.fits for b in batches])
+            violating = np.concatenate([b.violations for b in batches]) > 0
+            if kernel.scan_prefix(fits, violating, wanted) < scanned:
+                break
+        result = dry_run.merge(batches)
+        prefix = kernel.scan_prefix(result.fits, result.violations > 0, wanted)
+        fits = result.fits[:prefix]
+        violating = result.violations[:prefix] > 0
+        fine = np.flatnonzero(fits & ~violating)[:wanted]
+        bad = np.flatnonzero(fits & violating)[:wanted]
+        candidates = np.concatenate([fine, bad])
+        if len(candidates) == 0:
+            return self._not_helpful(n, {int(node): reasons for node, reasons in zip(result.nodes, result.reasons)
+                                         if reasons})
+        best = candidates[kernel.pick_one(result.violations[candidates], result.top_priority[candidates],
+                                          result.priority_sum[candidates], result.count[candidates],
+                                          result.top_start[candidates])]
+        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
+                                victims=tuple(result.victims_of(int(best))))
+
+    @staticmethod
+    def _not_helpful(n: int, failed_nodes: dict[int, list[str]]) -> PostFilterResult:
+        """The FitError of a preemption that found no candidate: each node the dry run tried with its failure,
+        every other node "Preemption is not helpful for scheduling"; the pod's nomination is cleared."""
+        hist: dict[str, int] = {}
+        for reasons in failed_nodes.values():
+            for reason in reasons:
+                hist[reason] = hist.get(reason, 0) + 1
+        if n > len(failed_nodes):
+            hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + n - len(failed_nodes)
+        return PostFilterResult(UNSCHEDULABLE, PREFIX + fit_error(n, hist), nominate="")

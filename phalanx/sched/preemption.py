@@ -1,0 +1,446 @@
+"""Preemption around the plugins: the PostFilter extension point (upstream RunPostFilterPlugins), the dry run the
+DefaultPreemption plugin asks for (victims per node, upstream SelectVictimsOnNode), pods nominated to nodes and
+how Filter counts them (RunFilterPluginsWithNominatedPods), and the eviction of victims.
+
+The dry run has two exact paths:
+- vectorised, when every Filter that runs for the preemptor reads no pods (FIXED) or only its node's load columns
+  (NODE_LOCAL, monotone: Plugin.removal_behaviour): the Filters run on node-table views whose load has the
+  victims taken off (all candidate nodes at once), and the reprieve loop runs over victim rank
+  (kernels/preemption.py);
+- per node, for anything else (inter-pod affinity, topology spread, DRA claims, GPU shares, host ports): the whole
+  cycle (PreFilter and Filter) runs on a copy of the cluster without the victims, one node and one reprieve at a
+  time, as upstream does.
+Pods nominated to a node count there, for pods of lower or equal priority, in both paths and in every Filter.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cluster_models import Pod
+from ..cluster_models.requests import pod_requests
+from ..cluster_models.tensors import bind_existing
+from ..kernels import preemption as kernel
+from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
+from ..plugins.default_preemption import NO_VICTIMS
+from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
+from .cluster import Nomination, Nominations
+from .cycle import Evaluation, Prepared, prepare, run_filters
+from .messages import first_failures
+from .records import Preempted
+
+
+class BoundRows:
+    """Per binding-log position: what the dry run reads of each bound pod (priority, start time, requests), kept
+    up to date as the log grows or is cut back."""
+
+    def __init__(self):
+        self.rows = 0
+        self.truncations = 0
+        self.priority = np.zeros(0, np.int64)
+        self.start = np.zeros(0, np.float64)       # seconds on the scheduler's clock; NaN: unset (read as now)
+        self.request = np.zeros((0, 0), np.int64)
+        self._requests: dict[int, tuple[object, np.ndarray]] = {}   # id(spec) -> (spec, row): templates share specs
+
+    def sync(self, cluster, start_of) -> None:
+        tensors = cluster.tensors
+        if len(tensors.truncations) > self.truncations:
+            self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
+            self.truncations = len(tensors.truncations)
+        pods, _, _ = tensors.log()
+        r = len(tensors.resources)
+        if self.request.shape[1] < r:
+            grown = np.zeros((len(self.request), r), np.int64)
+            grown[:, : self.request.shape[1]] = self.request
+            self.request = grown
+        new = pods[self.rows:]
+        if not new:
+            return
+        need = self.rows + len(new)
+        if need > len(self.priority):
+            cap = max(need, 2 * len(self.priority), 64)
+            self.priority = np.resize(self.priority, cap)
+            self.start = np.resize(self.start, cap)
+            grown = np.zeros((cap, r), np.int64)
+            grown[: len(self.request)] = self.request
+            self.request = grown
+        sl = slice(self.rows, need)
+        self.priority[sl] = [cluster.priority(p) for p in new]
+        self.start[sl] = [start_of(p) for p in new]
+        for i, pod in enumerate(new, self.rows):
+            hit = self._requests.get(id(pod.spec))
+            if hit is None or hit[0] is not pod.spec:
+                hit = self._requests[id(pod.spec)] = (pod.spec, tensors.request_vector(pod_requests(pod)))
+            self.request[i, : len(hit[1])] = hit[1]
+        self.rows = need
+
+
+@dataclass
+class DryRunBatch:
+    """SelectVictimsOnNode for some nodes, in scan order."""
+    nodes: np.ndarray                 # (k,) node ids
+    fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
+    violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
+    top_priority: np.ndarray          # (k,) int64 highest victim priority
+    priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
+    count: np.ndarray                 # (k,) int64 victims
+    top_start: np.ndarray             # (k,) float64 earliest start among the highest-priority victims
+    reasons: list                     # (k) why the preemptor does not fit ([] for candidates)
+    victim_rows: np.ndarray           # binding-log rows of the victims, node after node, most important first
+    offsets: np.ndarray               # (k + 1,) each node's victims are victim_rows[offsets[i]:offsets[i + 1]]
+    pods: list = field(default_factory=list)   # the binding log the rows index
+
+    def victims_of(self, i: int) -> list[Pod]:
+        return [self.pods[r] for r in self.victim_rows[self.offsets[i]: self.offsets[i + 1]].tolist()]
+
+
+def _load_view(tensors, requested, pod_count):
+    """The cluster tensors with the node table's load columns replaced (what NODE_LOCAL filters read)."""
+    return _View(tensors, dataclasses.replace(tensors.nodes, requested=requested, pod_count=pod_count))
+
+
+class _View:
+    def __init__(self, tensors, nodes):
+        self._tensors = tensors
+        self.nodes = nodes
+
+    def __getattr__(self, name):
+        return getattr(self._tensors, name)
+
+
+def node_status(ev: Evaluation, n: int) -> np.ndarray:
+    """(N,) int8 each node's status code (its first failing Filter's); nodes a PreFilter rejected or left out
+    are UnschedulableAndUnresolvable."""
+    if ev.prefilter_message is not None or ev.error is not None:
+        return np.full(n, UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8)
+    codes = {k: np.asarray(v) for k, v in ev.codes.items()}
+    first = first_failures(ev.filters, codes, n)
+    out = np.zeros(n, np.int8)
+    for i, name in enumerate(ev.filters):
+        rows = first == i
+        out[rows] = codes[name][rows]
+    if ev.outside is not None:
+        out[np.asarray(ev.outside)] = UNSCHEDULABLE_AND_UNRESOLVABLE
+    return out
+
+
+def _reasons(framework, ev: Evaluation, nodes, tensors) -> list[list[str]]:
+    """The reasons of the first failing Filter on each of `nodes` ([] where none fails)."""
+    first = first_failures(ev.filters, {k: np.asarray(v) for k, v in ev.codes.items()}, tensors.nodes.size)
+    memo: dict[tuple[int, int], list[str]] = {}
+    out = []
+    for node in np.asarray(nodes).tolist():
+        i = int(first[node])
+        if i < 0:
+            out.append([])
+            continue
+        name = ev.filters[i]
+        key = (i, int(np.asarray(ev.payloads[name])[node]))
+        if key not in memo:
+            memo[key] = framework.plugin(name).reasons(key[1], tensors)
+        out.append(memo[key])
+    return out
+
+
+def vectorised(p: Prepared) -> bool:
+    """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc)."""
+    return not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
+                                          for plugin, state in p.filters)
+
+
+def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: list[tuple[Nomination, int]]) -> Evaluation:
+    """RunFilterPluginsWithNominatedPods for every node: where pods are nominated, Filter must pass with them
+    (pass 0) and without them (pass 1, `ev`)."""
+    tensors = cluster.tensors
+    if vectorised(p):
+        # Monotone node-local filters: pass 1 never fails where pass 0 passed.
+        requested, count = _with_loads(tensors.nodes.requested.copy(), tensors.nodes.pod_count.copy(), nominees)
+        return run_filters(np, p, _load_view(tensors, requested, count))
+    for node in sorted({n for _, n in nominees}):
+        extra = [(nom.pod, n) for nom, n in nominees if n == node]
+        sub = _copy_without(cluster, (), extra)
+        ev0 = run_filters(np, prepare(p.shape, sub, framework), sub.tensors)
+        if not bool(np.asarray(ev0.feasible)[node]):
+            for name in ev.codes:
+                ev.codes[name] = np.asarray(ev.codes[name]).copy()
+                ev.payloads[name] = np.asarray(ev.payloads[name]).copy()
+                if name in ev0.codes:
+                    ev.codes[name][node] = np.asarray(ev0.codes[name])[node]
+                    ev.payloads[name][node] = np.asarray(ev0.payloads[name])[node]
+            ev.feasible = np.asarray(ev.feasible).copy()
+            ev.feasible[node] = False
+    return ev
+
+
+def _with_loads(requested, count, nominees: list[tuple[Nomination, int]]):
+    """requested and pod_count with the nominated pods' requests added on their nodes."""
+    for nom, node in nominees:
+        requested[node, : len(nom.request)] += nom.request
+        count[node] += 1
+    return requested, count
+
+
+def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
+    """A copy of the cluster without the bound pods `removed` (keys; their load and what their plugins held
+    released on the copy) and with `added` (pod, node id) bound."""
+    tensors = cluster.tensors
+    sub = cluster.restricted(np.arange(tensors.nodes.size), tensors.live_bound())
+    for key in removed:
+        sub.tensors.unbind(key)
+        sub.claims.release(key)
+        sub.gpus.release(key)
+    for pod, node in added:
+        bind_existing(sub.tensors, pod, node)
+    return sub
+
+
+class DryRun:
+    """SelectVictimsOnNode for one failed cycle of one pod (handed to PostFilter plugins)."""
+
+    def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
+                 nominations: Nominations, spared: set[str] = frozenset()):
+        self.cluster = cluster
+        self.framework = framework
+        self.p = p
+        self.pod = pod
+        self.priority = priority
+        self.rows = rows
+        self.now = now
+        self.nominees = nominations.for_pod(pod, priority, cluster.tensors.node_index)
+        self.vectorised = vectorised(p)
+        pods, nodes, removed = cluster.tensors.log()
+        self.log_pods = pods
+        live = np.ones(len(pods), bool)
+        if removed:
+            live[list(removed)] = False
+        lower = rows.priority[: len(pods)] < priority
+        for key in spared:          # pods waiting at Permit are not evicted (docs/semantics.md)
+            row = cluster.tensors.position(key)
+            if row >= 0:
+                live[row] = False
+        self.candidates_rows = np.flatnonzero(live & lower)          # potential victims anywhere
+        self.candidate_nodes = nodes[self.candidates_rows].astype(np.int64)
+        self._pdbs = None
+
+    def chunk(self, left: int) -> int:
+        """How many nodes the next select() takes: all of them when vectorised, else one at a time."""
+        return left if self.vectorised else 1
+
+    def node_name(self, node: int) -> str:
+        return self.cluster.tensors.nodes.names[node]
+
+    def merge(self, batches: list[DryRunBatch]) -> DryRunBatch:
+        if len(batches) == 1:
+            return batches[0]
+        shift = np.cumsum([0] + [len(b.victim_rows) for b in batches[:-1]])
+        offsets = np.concatenate([[0]] + [b.offsets[1:] + s for b, s in zip(batches, shift)])
+        cat = lambda name: np.concatenate([getattr(b, name) for b in batches])     # noqa: E731
+        return DryRunBatch(cat("nodes"), cat("fits"), cat("violations"), cat("top_priority"), cat("priority_sum"),
+                           cat("count"), cat("top_start"), [r for b in batches for r in b.reasons],
+                           cat("victim_rows"), offsets, self.log_pods)
+
+    # -- what both paths share ----------------------------------------------------------------------
+    def _victims_by_node(self, nodes: np.ndarray):
+        """Potential victims on `nodes` in importance order, grouped by node in the order of `nodes`: (rows,
+        batch position of each row's node)."""
+        pos = np.full(self.cluster.tensors.nodes.size, -1, np.int64)
+        pos[nodes] = np.arange(len(nodes))
+        sel = pos[self.candidate_nodes] >= 0
+        rows = self.candidates_rows[sel]
+        at = pos[self.candidate_nodes[sel]]
+        start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
+        order = kernel.victim_order(at, self.rows.priority[rows], start, rows)
+        return rows[order], at[order]
+
+    def _pdb_matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(V, B) bool which PDB counts which victim, (B,) disruptionsAllowed now."""
+        if self._pdbs is None:
+            self._pdbs = self.cluster.disruptions_allowed()
+        pdbs = self._pdbs
+        matches = np.zeros((len(rows), len(pdbs)), bool)
+        if pdbs:
+            from ..plugins.labels import selector_matches
+            for i, r in enumerate(rows.tolist()):
+                pod = self.log_pods[r]
+                labels = pod.metadata.labels
+                if not labels:
+                    continue
+                for j, (pdb, _) in enumerate(pdbs):
+                    sel = pdb.spec.selector
+                    if (pdb.metadata.namespace == pod.metadata.namespace and sel is not None
+                            and (sel.match_labels or sel.match_expressions) and selector_matches(sel, labels)
+                            and pod.metadata.name not in (pdb.status.disrupted_pods if pdb.status else {})):
+                        matches[i, j] = True
+        return matches, np.array([a for _, a in pdbs], np.int64)
+
+    def _summary(self, nodes, fits, rows, at, victim, violating, reasons) -> DryRunBatch:
+        k = len(nodes)
+        keep = victim & fits[at]
+        rows, at, violating = rows[keep], at[keep], violating[keep]
+        count = np.bincount(at, minlength=k).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(count)])
+        prio = self.rows.priority[rows]
+        start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
+        top = np.full(k, np.iinfo(np.int64).min, np.int64)
+        np.maximum.at(top, at, prio)
+        total = np.zeros(k, np.int64)
+        np.add.at(total, at, prio + kernel.MAX_INT32 + 1)
+        top_start = np.full(k, np.inf)
+        is_top = prio == top[at]
+        np.minimum.at(top_start, at[is_top], start[is_top])
+        violations = np.bincount(at[violating], minlength=k).astype(np.int64)
+        return DryRunBatch(np.asarray(nodes), fits, violations, top, total, count, top_start, reasons, rows, offsets,
+                           self.log_pods)
+
+    # -- select ---------------------------------------------------------------------------------------
+    def select(self, nodes: np.ndarray) -> DryRunBatch:
+        rows, at = self._victims_by_node(nodes)
+        matches, allowed = self._pdb_matches(rows)
+        violating = kernel.pdb_violating(at, matches, allowed)
+        return (self._select_vectorised if self.vectorised else self._select_each)(nodes, rows, at, violating)
+
+    def _select_vectorised(self, nodes, rows, at, violating) -> DryRunBatch:
+        tensors = self.cluster.tensors
+        k = len(nodes)
+        has_victims = np.bincount(at, minlength=k) > 0
+        requested = tensors.nodes.requested.copy()
+        count = tensors.nodes.pod_count.copy()
+        node_of = np.asarray(nodes)[at]
+        req = self.rows.request[rows][:, : requested.shape[1]]
+        np.subtract.at(requested, node_of, req)
+        np.subtract.at(count, node_of, 1)
+        _with_loads(requested, count, self.nominees)
+        ev = run_filters(np, self.p, _load_view(tensors, requested, count))
+        feasible = np.asarray(ev.feasible)[nodes]
+        fits = feasible & has_victims
+        reasons = [[NO_VICTIMS] if not v else r
+                   for v, r in zip(has_victims.tolist(), _reasons(self.framework, ev, nodes, tensors))]
+        # Reprieve in order: each node's PDB-violating victims first, then the rest, most important first.
+        order = kernel.reprieve_order(at, violating)
+        r_rows, r_at = rows[order], at[order]
+        rank = kernel.segment_rank(r_at)
+        live = fits[r_at]
+        r_rows, r_at, rank = r_rows[live], r_at[live], rank[live]
+        r_nodes = np.asarray(nodes)[r_at]
+        r_req = self.rows.request[r_rows][:, : requested.shape[1]]
+
+        def fits_with(sel, kept):
+            trial_req, trial_count = requested.copy(), count.copy()
+            np.add.at(trial_req, r_nodes[sel], r_req[sel])
+            np.add.at(trial_count, r_nodes[sel], 1)
+            ok = np.asarray(run_filters(np, self.p, _load_view(tensors, trial_req, trial_count)).feasible)[r_nodes[sel]]
+            np.add.at(requested, r_nodes[sel][ok], r_req[sel][ok])
+            np.add.at(count, r_nodes[sel][ok], 1)
+            return ok
+
+        kept = kernel.reprieve(r_at, rank, fits_with, k)
+        victim = np.ones(len(rows), bool)
+        victim[order[live][kept]] = False
+        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
+
+    def _select_each(self, nodes, rows, at, violating) -> DryRunBatch:
+        k = len(nodes)
+        fits = np.zeros(k, bool)
+        victim = np.ones(len(rows), bool)
+        reasons = []
+        for i, node in enumerate(np.asarray(nodes).tolist()):
+            mine = np.flatnonzero(at == i)
+            if len(mine) == 0:
+                reasons.append([NO_VICTIMS])
+                continue
+            keys = [self.log_pods[r].key for r in rows[mine].tolist()]
+            ok, why = self._fits_without(node, set(keys))
+            if not ok:
+                reasons.append(why)
+                continue
+            fits[i] = True
+            reasons.append([])
+            removed = set(keys)
+            order = mine[np.lexsort((np.arange(len(mine)), ~violating[mine]))]
+            for j in order.tolist():
+                key = self.log_pods[rows[j]].key
+                trial = removed - {key}
+                if self._fits_without(node, trial)[0]:
+                    removed = trial
+                    victim[j] = False
+        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
+
+    def _fits_without(self, node: int, removed: set) -> tuple[bool, list[str]]:
+        """Whether the preemptor passes every Filter on `node` with `removed` gone: with the pods nominated there
+        (pass 0), and without them (pass 1) when there are any; else the failing status's reasons."""
+        extra = [(nom.pod, n) for nom, n in self.nominees if n == node]
+        for added in ([extra, []] if extra else [[]]):
+            sub = _copy_without(self.cluster, tuple(removed), added)
+            p = prepare(self.p.shape, sub, self.framework)
+            ev = run_filters(np, p, sub.tensors)
+            if ev.prefilter_message is not None or ev.error is not None:
+                return False, [ev.prefilter_message or ev.error]
+            if not bool(np.asarray(ev.feasible)[node]):
+                return False, _reasons(self.framework, ev, [node], sub.tensors)[0]
+        return True, []
+
+
+class Preemption:
+    """The PostFilter extension point for pods no node fits: runs the profile's PostFilter plugins in order
+    (RunPostFilterPlugins), keeps the nominations they make, and evicts the victims when the cycle ends."""
+
+    def __init__(self, sched):
+        self.sched = sched
+        self.rows = BoundRows()
+        self.pending: list[Preempted] = []
+
+    def post_filter(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> tuple[str, bool]:
+        """(the PostFilter message, "" when a plugin succeeded; whether the pod was nominated to a node)."""
+        sched, cluster = self.sched, self.sched.cluster
+        plugins = placer.framework.at("postFilter")
+        if not plugins or pod.key in sched.groups.of_pod:
+            # PodGroup members: their PostFilter (per member, or workload-aware for the group) is not modelled yet
+            return "", False
+        tensors = cluster.tensors
+        codes = node_status(ev, tensors.nodes.size)
+        self.rows.sync(cluster, sched.start_of)
+        priority = cluster.priority(pod)
+        nominations = cluster.nominations
+        nom = nominations.get(pod.key)
+        nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
+        spared = {key for gs in sched.groups.values() for key in gs.waiting} if sched.groups.of_pod else set()
+        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now - sched.clock_origin,
+                         nominations, spared)
+        offset = 0 if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
+        failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
+                             nominated, dry_run, offset)
+        reasons, nominate, success = [], None, None
+        for plugin in plugins:
+            result = plugin.post_filter(failed, cluster)
+            if result.code == SUCCESS:
+                success, nominate, reasons = result, result.nominate, []
+                break
+            if result.nominate is not None:
+                nominate = result.nominate
+            if result.code == UNSCHEDULABLE_AND_UNRESOLVABLE:
+                reasons = [result.message]
+                break
+            reasons.append(result.message)
+        if nominate == "":
+            nominations.pop(pod.key, None)
+        elif nominate is not None:
+            for key, other in list(nominations.items()):       # lower-priority pods nominated there lose it
+                if other.node == nominate and other.priority < priority:
+                    del nominations[key]
+            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
+        if success is not None:
+            self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
+        return ", ".join(r for r in reasons if r), success is not None
+
+    def actuate(self) -> None:
+        """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
+        deletions wake them); a victim an earlier preemption already evicted is not evicted again."""
+        sched = self.sched
+        pending, self.pending = self.pending, []
+        for entry in pending:
+            entry.victims = [v for v in entry.victims if sched.cluster.tensors.node_of(v) >= 0]
+            sched.log.append(entry)
+            for victim in entry.victims:
+                sched.delete_pod(victim, entry.reason)

@@ -1,0 +1,354 @@
+"""DefaultPreemption in phalanx against the plain reference (tests/reference/preemption.py): the nominated node,
+the victims in order, the PostFilter text, on hand-checked toys and on random clusters; the vectorised dry run
+against the per-node one; what happens after (victims evicted, the preemptor bound on its node, nominated pods
+counted by Filter); the args' validation; PDB manifests."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from strategies import make_node, make_pod
+
+from phalanx.cluster_models import ClusterObjects, InputError, load_text
+from phalanx.cluster_models.disruption import PodDisruptionBudget
+from phalanx.sched import preemption as sched_preemption
+from phalanx.sched.cluster import Cluster
+from phalanx.sched.config import config_from_doc
+from phalanx.sched.records import NOMINATED, PREEMPTED, Preempted
+from phalanx.sched.scheduler import Scheduler
+
+try:
+    from tests.reference import preemption as R
+    from tests.reference.profile import RefProfile, config_doc
+    from tests.reference.scheduler import fit_error_message, ref_filter
+except ImportError:  # tests/ itself on sys.path
+    from reference import preemption as R
+    from reference.profile import RefProfile, config_doc
+    from reference.scheduler import fit_error_message, ref_filter
+
+NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
+SIZES = {"small": ("100m", "100"), "medium": ("200m", "200"), "large": ("300m", "300"), "veryLarge": ("500m", "500")}
+POST = ("DynamicResources", "DefaultPreemption")
+FIT_ONLY = RefProfile(filters=("NodeResourcesFit",), scores=(("NodeResourcesFit", 1),), post_filters=POST)
+WITH_AFFINITY = RefProfile(filters=("TaintToleration", "NodeResourcesFit", "InterPodAffinity"),
+                           scores=(("NodeResourcesFit", 1),), post_filters=POST)
+EPOCH = 1_700_000_000
+
+
+def timestamp(t: int) -> str:
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(EPOCH + t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def bound_pod(name, node, prio, size="small", start=0, labels=None, anti=None):
+    cpu, mem = SIZES[size]
+    p = make_pod(name, cpu=cpu, memory=mem, priority=prio, labels=labels, node_name=node, pod_affinity=anti)
+    return p.model_copy(update={"status": p.status.model_copy(update={"start_time": timestamp(start),
+                                                                       "phase": "Running"})})
+
+
+def preemptor(prio, size="small", policy=None, anti=None):
+    cpu, mem = SIZES[size]
+    p = make_pod("preemptor", cpu=cpu, memory=mem, priority=prio, pod_affinity=anti)
+    if policy is not None:
+        p = p.model_copy(update={"spec": p.spec.model_copy(update={"preemption_policy": policy})})
+    return p
+
+
+def pdb_object(i, ref: R.RefPDB) -> PodDisruptionBudget:
+    return PodDisruptionBudget.model_validate({
+        "metadata": {"name": f"pdb{i}", "namespace": ref.namespace},
+        "spec": {"selector": None if ref.match_labels is None else {"matchLabels": ref.match_labels}},
+        "status": {"disruptionsAllowed": ref.disruptions_allowed,
+                   "disruptedPods": {n: timestamp(0) for n in ref.disrupted_pods}}})
+
+
+def profile_config(ref: RefProfile, percentage=10, absolute=100):
+    doc = config_doc(ref)
+    doc["profiles"][0]["pluginConfig"].append({"name": "DefaultPreemption", "args": {
+        "minCandidateNodesPercentage": percentage, "minCandidateNodesAbsolute": absolute}})
+    return config_from_doc(doc, "test")
+
+
+def first_attempt(pod, nodes, layout, ref=FIT_ONLY, pdbs=(), percentage=10, absolute=100):
+    """phalanx's first cycle for `pod`: (nominated node or None, victims in order, the Unschedulable message)."""
+    bound = [p for ps in layout.values() for p in ps]
+    objects = ClusterObjects(nodes=nodes, pods=bound, priority_classes=[], warnings=[])
+    objects.pdbs = [pdb_object(i, p) for i, p in enumerate(pdbs)]
+    sched = Scheduler(Cluster.from_objects(objects), profile_config(ref, percentage, absolute))
+    sched.add_pods([pod])
+    sched.step(until=0)
+    message = next((r.message for r in sched.records if r.object == pod.key and r.kind == "Unschedulable"), None)
+    if message is None:            # it fit somewhere: no PostFilter
+        return None
+    entry = next((e for e in sched.log.entries if isinstance(e, Preempted)), None)
+    if entry is None:
+        return None, [], message
+    return entry.node, [v.split("/")[1] for v in entry.victims], message
+
+
+def reference(pod, nodes, layout, ref=FIT_ONLY, pdbs=(), percentage=10, absolute=100):
+    start = {p.key: (R_START(p)) for ps in layout.values() for p in ps}
+    r = R.ref_preempt(pod, nodes, layout, ref, lambda p: p.spec.priority or 0, lambda p: start.get(p.key, math.inf),
+                      pdbs=list(pdbs), percentage=percentage, absolute=absolute)
+    return r
+
+
+def reference_fit_error(pod, nodes, layout, ref) -> str:
+    """The main cycle's FitError by the reference: each node's failing filter status."""
+    reasons = {}
+    for node in nodes:
+        name = node.metadata.name
+        status = ref_filter(pod, node, layout.get(name, []), nodes, layout, ref)
+        if status and status[-1][1] != "Success":
+            reasons[name] = status[-1][2]
+    return fit_error_message(len(nodes), reasons)
+
+
+def R_START(p) -> int:
+    from phalanx.cluster_models.objects import rfc3339_seconds
+    return int(rfc3339_seconds(p.status.start_time)) - EPOCH
+
+
+def check(pod, nodes, layout, ref=FIT_ONLY, pdbs=(), percentage=10, absolute=100, fitting=False):
+    """phalanx's first attempt equals the reference's PostFilter (`fitting`: a pod that fits is no case)."""
+    got = first_attempt(pod, nodes, layout, ref, pdbs, percentage, absolute)
+    if fitting:
+        assume(got is not None)
+    assert got is not None, "the pod fit: no PostFilter ran"
+    want = reference(pod, nodes, layout, ref, pdbs, percentage, absolute)
+    assert got[0] == want.node
+    assert got[1] == [v.metadata.name for v in want.victims]
+    fit = reference_fit_error(pod, nodes, layout, ref)
+    assert got[2] == (fit if want.node else f"{fit} {want.message}")
+    return got
+
+
+# ----------------------------------------------------------------------------- toys (upstream's vectors)
+def test_min_highest_priority_node_is_chosen():
+    nodes = [make_node(n, cpu="500m", memory="500") for n in ("node1", "node2", "node3")]
+    layout = {"node1": [bound_pod("a1", "node1", MID), bound_pod("a2", "node1", MID)],
+              "node2": [bound_pod("b1", "node2", MID), bound_pod("b2", "node2", LOW)],
+              "node3": [bound_pod("c1", "node3", LOW), bound_pod("c2", "node3", LOW)]}
+    assert check(preemptor(HIGH, "veryLarge"), nodes, layout)[:2] == ("node3", ["c1", "c2"])
+
+
+def test_no_victims_and_policy_never_messages():
+    nodes = [make_node("node1", cpu="500m", memory="500", pods=1)]
+    layout = {"node1": [bound_pod("p1", "node1", LOW)]}
+    _, _, message = check(preemptor(LOW), nodes, layout)
+    assert message == ("0/1 nodes are available: 1 Too many pods. no new claims to deallocate, preemption: 0/1 "
+                       "nodes are available: 1 No preemption victims found for incoming pod.")
+    _, _, message = check(preemptor(HIGH, policy="Never"), nodes, layout)
+    assert message.endswith("no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.")
+
+
+def test_unresolvable_nodes_are_not_helped():
+    nodes = [make_node("node1", cpu="500m", memory="500", taints=[("k", "v", "NoSchedule")]),
+             make_node("node2", cpu="500m", memory="500")]
+    layout = {"node1": [bound_pod("a", "node1", LOW, "veryLarge")], "node2": [bound_pod("b", "node2", HIGH, "large")]}
+    _, _, message = check(preemptor(MID, "large"), nodes, layout, WITH_AFFINITY)
+    assert message.endswith("preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+                            "1 Preemption is not helpful for scheduling.")
+
+
+def test_pdb_violating_victims_are_reprieved_first():
+    nodes = [make_node("node1", cpu="500m", memory="500")]
+    layout = {"node1": [bound_pod("a", "node1", MID, "large", labels={"app": "foo"}),
+                        bound_pod("b", "node1", LOW, "large")]}
+    assert check(preemptor(HIGH, "medium"), nodes, layout, pdbs=[R.RefPDB("default", {"app": "foo"}, 0)])[1] == ["b"]
+
+
+def test_looks_past_the_candidate_count_for_a_pdb_respecting_node():
+    nodes = [make_node(f"node{i}", cpu="500m", memory="500", pods=1) for i in range(1, 6)]
+    layout = {f"node{i}": [bound_pod(f"v{i}", f"node{i}", LOW, labels={"app": "foo"} if i in (1, 2) else None)]
+              for i in range(1, 6)}
+    got = check(preemptor(HIGH), nodes, layout, pdbs=[R.RefPDB("default", {"app": "foo"}, 0)], percentage=40,
+                absolute=2)
+    assert got[0] == "node3"
+
+
+def test_anti_affinity_victim_is_the_blocking_pod_only():
+    # The low pod's anti-affinity (app=p) blocks the preemptor; the mid pod stays (per-node dry run).
+    anti = {"pod_anti_affinity": {"required_during_scheduling_ignored_during_execution": [
+        {"label_selector": {"match_labels": {"app": "p"}}, "topology_key": "kubernetes.io/hostname"}]}}
+    nodes = [make_node("node1", cpu="2", memory="2000")]
+    layout = {"node1": [bound_pod("blocker", "node1", LOW, anti=anti), bound_pod("mid", "node1", MID)]}
+    pod = make_pod("preemptor", cpu="100m", memory="100", priority=HIGH, labels={"app": "p"})
+    assert check(pod, nodes, layout, WITH_AFFINITY)[:2] == ("node1", ["blocker"])
+
+
+# ----------------------------------------------------------------------------- random clusters
+@st.composite
+def preemption_cases(draw):
+    n = draw(st.integers(1, 6))
+    nodes, layout = [], {}
+    for i in range(n):
+        name = f"node{i + 1}"
+        taint = [("k", "v", "NoSchedule")] if draw(st.integers(0, 5)) == 0 else []
+        nodes.append(make_node(name, cpu=draw(st.sampled_from(["500m", "700m", "1"])), memory="1000",
+                               pods=draw(st.integers(1, 5)), taints=taint))
+        layout[name] = [bound_pod(f"{name}-p{j}", name, draw(st.sampled_from([NEG, LOW, MID, HIGH])),
+                                  draw(st.sampled_from(list(SIZES)[:3])), draw(st.integers(0, 3)),
+                                  labels=draw(st.sampled_from([None, {"app": "foo"}, {"app": "bar"}])))
+                        for j in range(draw(st.integers(0, 4)))]
+    pdbs = [R.RefPDB("default", draw(st.sampled_from([{"app": "foo"}, {"app": "bar"}, None])),
+                     draw(st.integers(0, 2))) for _ in range(draw(st.integers(0, 2)))]
+    pod = preemptor(draw(st.sampled_from([LOW, MID, HIGH, VERY_HIGH])), draw(st.sampled_from(list(SIZES))),
+                    draw(st.sampled_from([None, None, None, "Never"])))
+    pct, absolute = draw(st.sampled_from([(10, 100), (40, 1), (40, 2), (0, 1), (100, 0)]))
+    return pod, nodes, layout, pdbs, pct, absolute
+
+
+@settings(max_examples=120, deadline=None)
+@given(preemption_cases())
+def test_matches_the_reference_on_random_clusters(case):
+    pod, nodes, layout, pdbs, pct, absolute = case
+    check(pod, nodes, layout, RefProfile(filters=("TaintToleration", "NodeResourcesFit"),
+                                         scores=(("NodeResourcesFit", 1),), post_filters=POST), pdbs, pct, absolute,
+          fitting=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=preemption_cases())
+def test_per_node_dry_run_equals_the_vectorised_one(case, monkeypatch_module):
+    pod, nodes, layout, pdbs, pct, absolute = case
+    ref = RefProfile(filters=("TaintToleration", "NodeResourcesFit"), scores=(("NodeResourcesFit", 1),),
+                     post_filters=POST)
+    want = first_attempt(pod, nodes, layout, ref, pdbs, pct, absolute)
+    monkeypatch_module.setattr(sched_preemption, "vectorised", lambda p: False)
+    try:
+        assert first_attempt(pod, nodes, layout, ref, pdbs, pct, absolute) == want
+    finally:
+        monkeypatch_module.undo()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+# ----------------------------------------------------------------------------- after the PostFilter
+def test_victims_go_and_the_preemptor_binds_on_its_nominated_node():
+    nodes = [make_node("node1", cpu="1", memory="1000"), make_node("node2", cpu="1", memory="1000")]
+    pods = [bound_pod("old", "node1", LOW, "veryLarge", start=1), bound_pod("young", "node2", LOW, "veryLarge",
+                                                                             start=5)]
+    pods += [bound_pod("keep1", "node1", HIGH, "large"), bound_pod("keep2", "node2", HIGH, "large")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    sched.add_pods([preemptor(MID, "veryLarge")])
+    records = sched.run_until_idle()
+    kinds = [(r.kind, r.object, r.node) for r in records]
+    # Equal on criteria 1-4; criterion 5: the node whose top victim started latest (young, t5) -> node2.
+    assert ("Nominated", "default/preemptor", "node2") in kinds
+    assert ("Preempted", "default/young", "node2") in kinds
+    assert kinds[-1] == ("Bound", "default/preemptor", "node2")
+    assert records[-1].time == 1.0                       # retried after the initial backoff
+    assert not sched.cluster.nominations
+
+
+def test_a_nominated_pod_holds_its_node_against_lower_priority_pods():
+    nodes = [make_node("node1", cpu="500m", memory="1000")]
+    pods = [bound_pod("victim", "node1", LOW, "veryLarge")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    sched.add_pods([preemptor(HIGH, "veryLarge")])
+    sched.step(until=0.5)                                # victim gone, the preemptor backing off until t=1
+    assert sched.cluster.tensors.node_of("default/victim") < 0
+    late = make_pod("late", cpu="500m", memory="500", priority=MID)
+    records = sched.add_pods([late])
+    records += sched.step(until=0.6)
+    late_msgs = [r.message for r in records if r.object == "default/late" and r.kind == "Unschedulable"]
+    assert late_msgs and late_msgs[0].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    sched.run_until_idle()
+    assert sched.cluster.tensors.node_of("default/preemptor") == 0
+
+
+def test_no_preemption_switch():
+    nodes = [make_node("node1", cpu="500m", memory="500", pods=1)]
+    pods = [bound_pod("p1", "node1", LOW)]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])),
+                      preemption=False)
+    result = (sched.add_pods([preemptor(HIGH)]), sched.schedule())[1]
+    assert result.unschedulable["default/preemptor"] == ("0/1 nodes are available: 1 Too many pods. "
+                                                         "no new claims to deallocate")
+    assert not any(r.kind in (NOMINATED, PREEMPTED) for r in sched.records)
+
+
+# ----------------------------------------------------------------------------- args and PDB manifests
+@pytest.mark.parametrize("args, message", [
+    ({"minCandidateNodesPercentage": 101}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range "
+                                           "[0, 100]"),
+    ({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
+    ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+     "[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, "
+     "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage]"),
+])
+def test_args_are_validated_as_upstream(args, message):
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": args}]}]}
+    with pytest.raises(InputError) as err:
+        config_from_doc(doc, "cfg")
+    assert str(err.value) == f"cfg: profiles[0].pluginConfig[0].args: {message}"
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("{minAvailable: 120%}", 'spec.minAvailable: Invalid value: "120%": must not be greater than 100%'),
+    ("{minAvailable: 1, maxUnavailable: 1}", "spec: Invalid value: minAvailable and maxUnavailable cannot be both "
+                                             "set"),
+    ("{maxUnavailable: -2}", "spec.maxUnavailable: Invalid value: -2: must be greater than or equal to 0"),
+])
+def test_pdb_manifests_are_validated(spec, problem):
+    with pytest.raises(InputError) as err:
+        load_text(f"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: b}}\nspec: {spec}\n", "x")
+    assert str(err.value) == f"PodDisruptionBudget default/b: {problem}"
+
+
+@pytest.mark.parametrize("spec, allowed", [
+    ("{minAvailable: 2, selector: {matchLabels: {app: foo}}}", 1),       # 3 healthy - 2
+    ("{minAvailable: 50%, selector: {matchLabels: {app: foo}}}", 1),     # 3 - ceil(1.5)
+    ("{maxUnavailable: 1, selector: {matchLabels: {app: foo}}}", 1),     # 3 - (3 - 1)
+    ("{maxUnavailable: 34%, selector: {matchLabels: {app: foo}}}", 2),   # ceil(1.02) = 2 unavailable
+    ("{selector: {matchLabels: {app: foo}}}", 0),                        # neither set: none
+])
+def test_budget_computed_from_the_spec_without_status(spec, allowed):
+    pods = [bound_pod(f"f{i}", "node1", LOW, labels={"app": "foo"}) for i in range(3)]
+    objects = load_text(f"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: b}}\nspec: {spec}\n", "x")
+    objects.nodes, objects.pods = [make_node("node1")], pods
+    cluster = Cluster.from_objects(objects)
+    assert [a for _, a in cluster.disruptions_allowed()] == [allowed]
+
+
+def test_cli_reports_preemptions_in_json(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from phalanx.cli import app
+    manifest = tmp_path / "c.yaml"
+    manifest.write_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, resources: {requests: {cpu: 600m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high}
+spec: {priority: 100, containers: [{name: c, resources: {requests: {cpu: 600m}}}]}
+""")
+    out = json.loads(CliRunner().invoke(app, ["schedule", "--cluster", str(manifest), "--json"]).stdout)
+    assert out["preemptions"] == [{"preemptor": "default/high", "kind": "Pod", "node": "n1",
+                                   "victims": ["default/low"]}]
+    assert out["bindings"] == {"default/high": "n1"}
+    off = json.loads(CliRunner().invoke(app, ["schedule", "--cluster", str(manifest), "--json",
+                                              "--no-preemption"]).stdout)
+    assert off["preemptions"] == [] and off["unschedulable"] == {
+        "default/high": "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate"}
