@@ -68,11 +68,11 @@ class DefaultPreemption(Plugin):
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
-        order = np.roll(potential, -(failed.offset % len(potential)))
+        order = np.roll(potential, -int(np.searchsorted(potential, failed.offset % n)))
         batches, scanned = [], 0
         dry_run = failed.dry_run
         while scanned < len(order):
-            batches.append(dry_run.select(order[scanned: scanned + dry_run.chunk(len(order) - scanned)]))
+            batches.append(dry_run.select(order[scanned: scanned + dry_run.chunk(len(order) - scanned, wanted)]))
             scanned += len(batches[-1].nodes)
             fits = np.concatenate([b.fits for b in batches])
             violating = np.concatenate([b.violations for b in batches]) > 0
@@ -86,8 +86,7 @@ class DefaultPreemption(Plugin):
         bad = np.flatnonzero(fits & violating)[:wanted]
         candidates = np.concatenate([fine, bad])
         if len(candidates) == 0:
-            return self._not_helpful(n, {int(node): reasons for node, reasons in zip(result.nodes, result.reasons)
-                                         if reasons})
+            return self._not_helpful(n, result.failures)
         best = candidates[kernel.pick_one(result.violations[candidates], result.top_priority[candidates],
                                           result.priority_sum[candidates], result.count[candidates],
                                           result.top_start[candidates])]
@@ -95,13 +94,15 @@ class DefaultPreemption(Plugin):
                                 victims=tuple(result.victims_of(int(best))))
 
     @staticmethod
-    def _not_helpful(n: int, failed_nodes: dict[int, list[str]]) -> PostFilterResult:
-        """The FitError of a preemption that found no candidate: each node the dry run tried with its failure,
-        every other node "Preemption is not helpful for scheduling"; the pod's nomination is cleared."""
+    def _not_helpful(n: int, failures: dict[tuple[str, ...], int]) -> PostFilterResult:
+        """The FitError of a preemption that found no candidate: each node the dry run tried with its failure
+        (`failures`: reasons -> nodes), every other node "Preemption is not helpful for scheduling"; the pod's
+        nomination is cleared."""
         hist: dict[str, int] = {}
-        for reasons in failed_nodes.values():
+        for reasons, count in failures.items():
             for reason in reasons:
-                hist[reason] = hist.get(reason, 0) + 1
-        if n > len(failed_nodes):
-            hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + n - len(failed_nodes)
+                hist[reason] = hist.get(reason, 0) + count
+        tried = sum(failures.values())
+        if n > tried:
+            hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + n - tried
         return PostFilterResult(UNSCHEDULABLE, PREFIX + fit_error(n, hist), nominate="")

@@ -123,7 +123,7 @@ class FailedCycle:
                                   # for nodes a PreFilter rejected or left out)
     nominated: int                # node id of the pod's status.nominatedNodeName, -1 if none (or gone)
     dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins
-    offset: int                   # where DefaultPreemption starts its scan over candidate nodes (upstream: random)
+    offset: int                   # node id DefaultPreemption's scan starts at, wrapping (upstream: random)
 
 
 # PostFilterResult.nominate when the plugin leaves the pod's nomination as it is (upstream ModeNoop).

@@ -31,19 +31,112 @@ class Nomination:
     request: np.ndarray        # (R',) int64 its requests over the resource columns when it was nominated
 
 
-class Nominations(dict):
-    """pod key -> Nomination."""
+class Nominations:
+    """pod key -> Nomination, with the nominated pods' load per node kept up to date for each priority level: Filter
+    adds the load of the pods nominated at a priority >= the pod's own, so a cycle reads a few (N, R) arrays instead
+    of walking every nomination."""
+
+    def __init__(self):
+        self._by_key: dict[str, Nomination] = {}
+        self._on_node: dict[str, dict[str, None]] = {}                  # node name -> keys nominated there
+        self._levels: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # priority -> (requested (N, R), count (N,))
+        self._tensors = None        # the ClusterTensors the levels are laid out for (None: to build)
+        self._shape = (0, 0)        # its (nodes, resource columns) then
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __contains__(self, key) -> bool:
+        return key in self._by_key
+
+    def __iter__(self):
+        return iter(self._by_key)
+
+    def get(self, key: str) -> Nomination | None:
+        return self._by_key.get(key)
+
+    def items(self):
+        return self._by_key.items()
+
+    def __setitem__(self, key: str, nom: Nomination) -> None:
+        self.pop(key, None)
+        self._by_key[key] = nom
+        self._on_node.setdefault(nom.node, {})[key] = None
+        self._account(nom, 1)
+
+    def __delitem__(self, key: str) -> None:
+        if self.pop(key) is None:
+            raise KeyError(key)
+
+    def pop(self, key: str, default=None):
+        nom = self._by_key.pop(key, None)
+        if nom is None:
+            return default
+        there = self._on_node[nom.node]
+        del there[key]
+        if not there:
+            del self._on_node[nom.node]
+        self._account(nom, -1)
+        return nom
+
+    def on_node(self, node: str) -> list[tuple[str, Nomination]]:
+        """(key, nomination) of the pods nominated to `node`, in nomination order."""
+        return [(key, self._by_key[key]) for key in self._on_node.get(node, ())]
+
+    def _account(self, nom: Nomination, sign: int) -> None:
+        if self._tensors is None:
+            return
+        node = self._tensors.node_index.get(nom.node)
+        if node is None:
+            return
+        # Columns beyond the node table's are resources no node has: no Filter can pass there with them anyway.
+        request = nom.request[: self._shape[1]]
+        requested, count = self._level(nom.priority)
+        requested[node, : len(request)] += sign * request
+        count[node] += sign
+
+    def _level(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
+        level = self._levels.get(priority)
+        if level is None:
+            n, r = self._shape
+            level = self._levels[priority] = (np.zeros((n, r), np.int64), np.zeros(n, np.int64))
+        return level
 
     def for_pod(self, pod: Pod, priority: int, node_index: dict) -> list[tuple[Nomination, int]]:
         """(nomination, node id) of the pods nominated to a node that Filter counts for `pod`: priority >= its
         own, not itself (addGENominatedPods)."""
         out = []
-        for key, nom in self.items():
+        for key, nom in self._by_key.items():
             if key != pod.key and nom.priority >= priority:
                 node = node_index.get(nom.node)
                 if node is not None:
                     out.append((nom, node))
         return out
+
+    def load_for(self, pod: Pod, priority: int, tensors) -> tuple[np.ndarray, np.ndarray] | None:
+        """(requested (N, R), pod count (N,)) the pods of for_pod add to their nodes, or None when they add
+        nothing. R is the node table's resource columns."""
+        n, r = tensors.nodes.requested.shape
+        if self._tensors is not tensors or self._shape != (n, r):
+            self._rebuild(tensors)
+        requested, count = np.zeros((n, r), np.int64), np.zeros(n, np.int64)
+        for level, (req, cnt) in self._levels.items():
+            if level >= priority:
+                requested += req
+                count += cnt
+        own = self._by_key.get(pod.key)
+        if own is not None and own.priority >= priority:
+            node = tensors.node_index.get(own.node)
+            if node is not None:
+                requested[node, : len(own.request)] -= own.request
+                count[node] -= 1
+        return (requested, count) if count.any() else None
+
+    def _rebuild(self, tensors) -> None:
+        """Lay the levels out again for `tensors` (nodes added or removed, a new resource column)."""
+        self._tensors, self._shape, self._levels = tensors, tensors.nodes.requested.shape, {}
+        for nom in self._by_key.values():
+            self._account(nom, 1)
 
 
 @dataclass

@@ -170,9 +170,7 @@ class Placer:
         ev = run_filters(xp, p, tensors)
         n = tensors.nodes.size
         if cluster.nominations and p.rejection is None and p.error is None:
-            nominees = cluster.nominations.for_pod(pod, cluster.priority(pod), tensors.node_index)
-            if nominees:
-                ev = with_nominated(cluster, self.framework, p, ev, nominees)
+            ev = with_nominated(cluster, self.framework, p, ev, pod, cluster.priority(pod))
             own = cluster.nominations.get(pod.key)
             node = tensors.node_index.get(own.node, -1) if own is not None else -1
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):

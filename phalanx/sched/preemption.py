@@ -87,13 +87,23 @@ class DryRunBatch:
     priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
     count: np.ndarray                 # (k,) int64 victims
     top_start: np.ndarray             # (k,) float64 earliest start among the highest-priority victims
-    reasons: list                     # (k) why the preemptor does not fit ([] for candidates)
+    failures: dict                    # reasons (tuple) -> how many of these nodes fail with them (not candidates)
     victim_rows: np.ndarray           # binding-log rows of the victims, node after node, most important first
     offsets: np.ndarray               # (k + 1,) each node's victims are victim_rows[offsets[i]:offsets[i + 1]]
     pods: list = field(default_factory=list)   # the binding log the rows index
 
     def victims_of(self, i: int) -> list[Pod]:
         return [self.pods[r] for r in self.victim_rows[self.offsets[i]: self.offsets[i + 1]].tolist()]
+
+
+def _node_rows(table, names: np.ndarray, nodes: np.ndarray, requested: np.ndarray, pod_count: np.ndarray):
+    """The node table's rows `nodes` (in that order), with their load columns replaced. names: (N,) object array
+    of table.names."""
+    return dataclasses.replace(
+        table, names=names[nodes], allocatable=table.allocatable[nodes],
+        requested=requested, nonzero_requested=table.nonzero_requested[nodes], pod_count=pod_count,
+        allowed_pods=table.allowed_pods[nodes], unschedulable=table.unschedulable[nodes],
+        labels=table.labels[nodes], taints=table.taints[nodes], host_ports=table.host_ports[nodes])
 
 
 def _load_view(tensors, requested, pod_count):
@@ -126,21 +136,21 @@ def node_status(ev: Evaluation, n: int) -> np.ndarray:
     return out
 
 
-def _reasons(framework, ev: Evaluation, nodes, tensors) -> list[list[str]]:
-    """The reasons of the first failing Filter on each of `nodes` ([] where none fails)."""
-    first = first_failures(ev.filters, {k: np.asarray(v) for k, v in ev.codes.items()}, tensors.nodes.size)
-    memo: dict[tuple[int, int], list[str]] = {}
-    out = []
-    for node in np.asarray(nodes).tolist():
-        i = int(first[node])
-        if i < 0:
-            out.append([])
-            continue
-        name = ev.filters[i]
-        key = (i, int(np.asarray(ev.payloads[name])[node]))
-        if key not in memo:
-            memo[key] = framework.plugin(name).reasons(key[1], tensors)
-        out.append(memo[key])
+def _failures(framework, ev: Evaluation, nodes, tensors) -> dict[tuple[str, ...], int]:
+    """How many of `nodes` fail with each list of reasons (their first failing Filter's)."""
+    nodes = np.asarray(nodes, np.int64)
+    out: dict[tuple[str, ...], int] = {}
+    if len(nodes) == 0:
+        return out
+    first = first_failures(ev.filters, {k: np.asarray(v) for k, v in ev.codes.items()},
+                           len(np.asarray(ev.feasible)))[nodes]
+    for i, name in enumerate(ev.filters):
+        mine = nodes[first == i]
+        if len(mine):
+            payloads, counts = np.unique(np.asarray(ev.payloads[name])[mine], return_counts=True)
+            for bits, c in zip(payloads.tolist(), counts.tolist()):
+                reasons = tuple(framework.plugin(name).reasons(bits, tensors))
+                out[reasons] = out.get(reasons, 0) + c
     return out
 
 
@@ -150,14 +160,18 @@ def vectorised(p: Prepared) -> bool:
                                           for plugin, state in p.filters)
 
 
-def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: list[tuple[Nomination, int]]) -> Evaluation:
-    """RunFilterPluginsWithNominatedPods for every node: where pods are nominated, Filter must pass with them
-    (pass 0) and without them (pass 1, `ev`)."""
+def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, pod: Pod, priority: int) -> Evaluation:
+    """RunFilterPluginsWithNominatedPods for every node: where pods of priority >= `priority` are nominated,
+    Filter must pass with them (pass 0) and without them (pass 1, `ev`)."""
     tensors = cluster.tensors
     if vectorised(p):
         # Monotone node-local filters: pass 1 never fails where pass 0 passed.
-        requested, count = _with_loads(tensors.nodes.requested.copy(), tensors.nodes.pod_count.copy(), nominees)
+        load = cluster.nominations.load_for(pod, priority, tensors)
+        if load is None:
+            return ev
+        requested, count = tensors.nodes.requested + load[0], tensors.nodes.pod_count + load[1]
         return run_filters(np, p, _load_view(tensors, requested, count))
+    nominees = cluster.nominations.for_pod(pod, priority, tensors.node_index)
     for node in sorted({n for _, n in nominees}):
         extra = [(nom.pod, n) for nom, n in nominees if n == node]
         sub = _copy_without(cluster, (), extra)
@@ -172,14 +186,6 @@ def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, nominees: li
             ev.feasible = np.asarray(ev.feasible).copy()
             ev.feasible[node] = False
     return ev
-
-
-def _with_loads(requested, count, nominees: list[tuple[Nomination, int]]):
-    """requested and pod_count with the nominated pods' requests added on their nodes."""
-    for nom, node in nominees:
-        requested[node, : len(nom.request)] += nom.request
-        count[node] += 1
-    return requested, count
 
 
 def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
@@ -208,8 +214,11 @@ class DryRun:
         self.priority = priority
         self.rows = rows
         self.now = now
-        self.nominees = nominations.for_pod(pod, priority, cluster.tensors.node_index)
         self.vectorised = vectorised(p)
+        if self.vectorised:
+            self.nominee_load = nominations.load_for(pod, priority, cluster.tensors)
+        else:
+            self.nominees = nominations.for_pod(pod, priority, cluster.tensors.node_index)
         pods, nodes, removed = cluster.tensors.log()
         self.log_pods = pods
         live = np.ones(len(pods), bool)
@@ -222,11 +231,25 @@ class DryRun:
                 live[row] = False
         self.candidates_rows = np.flatnonzero(live & lower)          # potential victims anywhere
         self.candidate_nodes = nodes[self.candidates_rows].astype(np.int64)
+        self.scanned_to = -1             # the last node select() looked at
+        self._chunk = 0                  # nodes the last vectorised select() took
+        self._names = None
         self._pdbs = None
 
-    def chunk(self, left: int) -> int:
-        """How many nodes the next select() takes: all of them when vectorised, else one at a time."""
-        return left if self.vectorised else 1
+    def chunk(self, left: int, wanted: int) -> int:
+        """How many nodes the next select() takes: vectorised, first enough to hold `wanted` candidates if every
+        node is one (the scan usually stops there), then twice the previous chunk; else one at a time."""
+        if not self.vectorised:
+            return 1
+        self._chunk = max(wanted, 64) if self._chunk == 0 else 2 * self._chunk
+        return min(left, self._chunk)
+
+    @property
+    def names(self) -> np.ndarray:
+        """(N,) object array of the node names (what row views of the node table carry)."""
+        if self._names is None:
+            self._names = np.array(self.cluster.tensors.nodes.names, dtype=object)
+        return self._names
 
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
@@ -237,9 +260,12 @@ class DryRun:
         shift = np.cumsum([0] + [len(b.victim_rows) for b in batches[:-1]])
         offsets = np.concatenate([[0]] + [b.offsets[1:] + s for b, s in zip(batches, shift)])
         cat = lambda name: np.concatenate([getattr(b, name) for b in batches])     # noqa: E731
+        failures: dict[tuple[str, ...], int] = {}
+        for b in batches:
+            for reasons, c in b.failures.items():
+                failures[reasons] = failures.get(reasons, 0) + c
         return DryRunBatch(cat("nodes"), cat("fits"), cat("violations"), cat("top_priority"), cat("priority_sum"),
-                           cat("count"), cat("top_start"), [r for b in batches for r in b.reasons],
-                           cat("victim_rows"), offsets, self.log_pods)
+                           cat("count"), cat("top_start"), failures, cat("victim_rows"), offsets, self.log_pods)
 
     # -- what both paths share ----------------------------------------------------------------------
     def _victims_by_node(self, nodes: np.ndarray):
@@ -275,7 +301,7 @@ class DryRun:
                         matches[i, j] = True
         return matches, np.array([a for _, a in pdbs], np.int64)
 
-    def _summary(self, nodes, fits, rows, at, victim, violating, reasons) -> DryRunBatch:
+    def _summary(self, nodes, fits, rows, at, victim, violating, failures) -> DryRunBatch:
         k = len(nodes)
         keep = victim & fits[at]
         rows, at, violating = rows[keep], at[keep], violating[keep]
@@ -291,11 +317,12 @@ class DryRun:
         is_top = prio == top[at]
         np.minimum.at(top_start, at[is_top], start[is_top])
         violations = np.bincount(at[violating], minlength=k).astype(np.int64)
-        return DryRunBatch(np.asarray(nodes), fits, violations, top, total, count, top_start, reasons, rows, offsets,
+        return DryRunBatch(np.asarray(nodes), fits, violations, top, total, count, top_start, failures, rows, offsets,
                            self.log_pods)
 
     # -- select ---------------------------------------------------------------------------------------
     def select(self, nodes: np.ndarray) -> DryRunBatch:
+        self.scanned_to = int(nodes[-1])
         rows, at = self._victims_by_node(nodes)
         matches, allowed = self._pdb_matches(rows)
         violating = kernel.pdb_violating(at, matches, allowed)
@@ -303,60 +330,67 @@ class DryRun:
 
     def _select_vectorised(self, nodes, rows, at, violating) -> DryRunBatch:
         tensors = self.cluster.tensors
+        nodes = np.asarray(nodes)
         k = len(nodes)
         has_victims = np.bincount(at, minlength=k) > 0
-        requested = tensors.nodes.requested.copy()
-        count = tensors.nodes.pod_count.copy()
-        node_of = np.asarray(nodes)[at]
-        req = self.rows.request[rows][:, : requested.shape[1]]
-        np.subtract.at(requested, node_of, req)
-        np.subtract.at(count, node_of, 1)
-        _with_loads(requested, count, self.nominees)
-        ev = run_filters(np, self.p, _load_view(tensors, requested, count))
-        feasible = np.asarray(ev.feasible)[nodes]
-        fits = feasible & has_victims
-        reasons = [[NO_VICTIMS] if not v else r
-                   for v, r in zip(has_victims.tolist(), _reasons(self.framework, ev, nodes, tensors))]
+        table = tensors.nodes
+        width = table.requested.shape[1]
+        # The Filters read only node rows (FIXED / NODE_LOCAL), so they run on these k rows alone.
+        requested, count = table.requested[nodes], table.pod_count[nodes]
+        if self.nominee_load is not None:
+            requested += self.nominee_load[0][nodes]
+            count += self.nominee_load[1][nodes]
+        if len(at):            # `at` is sorted: each node's victims are one segment
+            starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
+            requested[at[starts]] -= np.add.reduceat(self.rows.request[rows][:, :width], starts, axis=0)
+            count -= np.bincount(at, minlength=k)
+        p = dataclasses.replace(self.p, allowed=None)      # potential nodes are all inside a PreFilterResult
+        ev = run_filters(np, p, _View(tensors, _node_rows(table, self.names, nodes, requested, count)))
+        fits = np.asarray(ev.feasible) & has_victims
+        failures = _failures(self.framework, ev, np.flatnonzero(has_victims & ~fits), tensors)
+        if not has_victims.all():
+            failures[(NO_VICTIMS,)] = int(np.sum(~has_victims))
         # Reprieve in order: each node's PDB-violating victims first, then the rest, most important first.
         order = kernel.reprieve_order(at, violating)
         r_rows, r_at = rows[order], at[order]
         rank = kernel.segment_rank(r_at)
         live = fits[r_at]
         r_rows, r_at, rank = r_rows[live], r_at[live], rank[live]
-        r_nodes = np.asarray(nodes)[r_at]
-        r_req = self.rows.request[r_rows][:, : requested.shape[1]]
+        r_req = self.rows.request[r_rows][:, :width]
+        # On candidate nodes the FIXED Filters passed and stay passed: a reprieve re-runs the load-reading ones.
+        local = dataclasses.replace(p, filters=tuple((plugin, state) for plugin, state in p.filters
+                                                     if plugin.removal_behaviour(state) == NODE_LOCAL))
 
         def fits_with(sel, kept):
-            trial_req, trial_count = requested.copy(), count.copy()
-            np.add.at(trial_req, r_nodes[sel], r_req[sel])
-            np.add.at(trial_count, r_nodes[sel], 1)
-            ok = np.asarray(run_filters(np, self.p, _load_view(tensors, trial_req, trial_count)).feasible)[r_nodes[sel]]
-            np.add.at(requested, r_nodes[sel][ok], r_req[sel][ok])
-            np.add.at(count, r_nodes[sel][ok], 1)
+            at_sel = r_at[sel]                   # one row per node
+            trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
+            trial = _node_rows(table, self.names, nodes[at_sel], trial_req, trial_count)
+            ok = np.asarray(run_filters(np, local, _View(tensors, trial)).feasible)
+            requested[at_sel[ok]] = trial_req[ok]
+            count[at_sel[ok]] = trial_count[ok]
             return ok
 
         kept = kernel.reprieve(r_at, rank, fits_with, k)
         victim = np.ones(len(rows), bool)
         victim[order[live][kept]] = False
-        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
+        return self._summary(nodes, fits, rows, at, victim, violating, failures)
 
     def _select_each(self, nodes, rows, at, violating) -> DryRunBatch:
         k = len(nodes)
         fits = np.zeros(k, bool)
         victim = np.ones(len(rows), bool)
-        reasons = []
+        failures: dict[tuple[str, ...], int] = {}
         for i, node in enumerate(np.asarray(nodes).tolist()):
             mine = np.flatnonzero(at == i)
-            if len(mine) == 0:
-                reasons.append([NO_VICTIMS])
-                continue
-            keys = [self.log_pods[r].key for r in rows[mine].tolist()]
-            ok, why = self._fits_without(node, set(keys))
+            ok, why = False, (NO_VICTIMS,)
+            if len(mine):
+                keys = [self.log_pods[r].key for r in rows[mine].tolist()]
+                ok, why = self._fits_without(node, set(keys))
             if not ok:
-                reasons.append(why)
+                if why:
+                    failures[why] = failures.get(why, 0) + 1
                 continue
             fits[i] = True
-            reasons.append([])
             removed = set(keys)
             order = mine[np.lexsort((np.arange(len(mine)), ~violating[mine]))]
             for j in order.tolist():
@@ -365,9 +399,9 @@ class DryRun:
                 if self._fits_without(node, trial)[0]:
                     removed = trial
                     victim[j] = False
-        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
+        return self._summary(nodes, fits, rows, at, victim, violating, failures)
 
-    def _fits_without(self, node: int, removed: set) -> tuple[bool, list[str]]:
+    def _fits_without(self, node: int, removed: set) -> tuple[bool, tuple[str, ...]]:
         """Whether the preemptor passes every Filter on `node` with `removed` gone: with the pods nominated there
         (pass 0), and without them (pass 1) when there are any; else the failing status's reasons."""
         extra = [(nom.pod, n) for nom, n in self.nominees if n == node]
@@ -376,10 +410,10 @@ class DryRun:
             p = prepare(self.p.shape, sub, self.framework)
             ev = run_filters(np, p, sub.tensors)
             if ev.prefilter_message is not None or ev.error is not None:
-                return False, [ev.prefilter_message or ev.error]
+                return False, (ev.prefilter_message or ev.error,)
             if not bool(np.asarray(ev.feasible)[node]):
-                return False, _reasons(self.framework, ev, [node], sub.tensors)[0]
-        return True, []
+                return False, next(iter(_failures(self.framework, ev, [node], sub.tensors)), ())
+        return True, ()
 
 
 class Preemption:
@@ -390,6 +424,7 @@ class Preemption:
         self.sched = sched
         self.rows = BoundRows()
         self.pending: list[Preempted] = []
+        self.next_offset = 0            # where the next candidate scan starts (tie_break "first")
 
     def post_filter(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> tuple[str, bool]:
         """(the PostFilter message, "" when a plugin succeeded; whether the pod was nominated to a node)."""
@@ -408,7 +443,7 @@ class Preemption:
         spared = {key for gs in sched.groups.values() for key in gs.waiting} if sched.groups.of_pod else set()
         dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now - sched.clock_origin,
                          nominations, spared)
-        offset = 0 if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
+        offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
         failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
                              nominated, dry_run, offset)
         reasons, nominate, success = [], None, None
@@ -423,11 +458,13 @@ class Preemption:
                 reasons = [result.message]
                 break
             reasons.append(result.message)
+        if dry_run.scanned_to >= 0:
+            self.next_offset = dry_run.scanned_to + 1
         if nominate == "":
             nominations.pop(pod.key, None)
         elif nominate is not None:
-            for key, other in list(nominations.items()):       # lower-priority pods nominated there lose it
-                if other.node == nominate and other.priority < priority:
+            for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
+                if other.priority < priority:
                     del nominations[key]
             nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
