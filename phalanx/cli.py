@@ -1,4 +1,4 @@
-"""The `phalanx` command: schedule, explain, generate, bench, demo-gang."""
+"""The `phalanx` command: schedule, explain, generate, bench, demo-gang, demo-preemption."""
 from __future__ import annotations
 
 import json
@@ -114,7 +114,8 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
         evicted = sum(len(p["victims"]) for p in result.preemptions)
         typer.echo(f"preemptions: {len(result.preemptions):,}, {evicted:,} pods evicted")
         for p in result.preemptions if verbose else result.preemptions[:5]:
-            typer.echo(f"  {p['preemptor']} -> {p['node']}: evicted {', '.join(p['victims']) or 'nothing new'}")
+            where = p["node"] if p["kind"] == "Pod" else f"{len(p['nominated'])} members nominated"
+            typer.echo(f"  {p['kind']} {p['preemptor']} -> {where}: evicted {', '.join(p['victims']) or 'nothing new'}")
     if result.unschedulable:
         typer.echo(f"unschedulable: {len(result.unschedulable):,} pods")
         counts: dict[str, int] = {}
@@ -244,6 +245,24 @@ def demo_gang(
         typer.echo(f"  {r['way']:<11} {r['train_bound']:>12} {r['finetune_bound']:>15} {r['stranded_gpus']:>14} "
                    f"{r['free_gpus_at_end']:>10}")
     typer.echo(rows[1]["train_waits_because"])
+
+
+@app.command("demo-preemption")
+def demo_preemption(as_json: bool = typer.Option(False, "--json")):
+    """A high-priority 8-worker gang on a full GPU cluster: workload-aware preemption (whole PodGroups) beside
+    pod-by-pod preemption, with the GPU-hours each wastes."""
+    from .demos import preemption_story
+    rows = preemption_story()
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    typer.echo("4 nodes x 8 GPUs, all busy at priority 100: gangs train-a (16 workers, 6 h), train-b (8, 2 h), "
+               "train-c (4, 1 h), disruptionMode PodGroup, three workers of a and b restarted minutes ago; 4 "
+               "notebooks (30 min). An 8 x 1 GPU gang at priority 1000 arrives.")
+    for r in rows:
+        typer.echo(f"  {r['way']:<15} evicts {len(r['victims'])} pods ({', '.join(r['jobs_hit'])}); jobs broken: "
+                   f"{', '.join(r['broken_jobs']) or 'none'}; GPU-hours lost: {r['gpu_hours_lost']:g}; urgent "
+                   f"workers bound: {r['urgent_bound']}")
 
 
 # --- phalanx trace alibaba: replay of the Alibaba GPU trace (FGD paper procedure) ------------------------------

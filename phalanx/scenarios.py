@@ -66,6 +66,23 @@ def _preemption(n_nodes: int, n_low: int, n_high: int) -> ClusterObjects:
     return _objects(nodes, bound + copies(high, n_high, "high-priority"))
 
 
+def _group_preemption(n_nodes: int, n_gangs: int) -> ClusterObjects:
+    """Workload-aware preemption: 4-cpu nodes full of low-priority gangs (PodGroups of 8 x 1 cpu, priority 1,
+    disruptionMode PodGroup; each fills two nodes), then high-priority gangs of 8 x 2 cpu (priority 100), each of
+    which must evict two whole low gangs."""
+    nodes = generate_nodes(n_nodes)
+    low_groups, low = gang_pods(n_nodes // 2, 8, cpu="1", name="low")
+    bound = []
+    for i, pod in enumerate(low):
+        spec = pod.spec.model_copy(update={"node_name": nodes[i // 4].metadata.name})
+        bound.append(pod.model_copy(update={"spec": spec}))
+    low_groups = [g.model_copy(update={"spec": g.spec.model_copy(update={"priority": 1, "disruption_mode": "PodGroup"})})
+                  for g in low_groups]
+    high_groups, high = gang_pods(n_gangs, 8, cpu="2", name="high")
+    high_groups = [g.model_copy(update={"spec": g.spec.model_copy(update={"priority": 100})}) for g in high_groups]
+    return ClusterObjects(nodes=nodes, pods=bound + high, pod_groups=low_groups + high_groups)
+
+
 SCENARIOS = {s.name: s for s in [
     _scenario("SchedulingBasic_500Nodes_1000Pods", 500, 1000, generate_nodes, basic_pods,
               "small smoke version of SchedulingBasic"),
@@ -93,6 +110,9 @@ SCENARIOS = {s.name: s for s in [
     Scenario("PreemptionBasic_5000Nodes", 5000, 5000, lambda: _preemption(5000, 20_000, 5000),
              "20,000 low-priority pods fill 5,000 nodes; 5,000 high-priority pods each preempt three of them "
              "(scheduler_perf PreemptionBasic); pods/s counts the preemptors until all are bound"),
+    Scenario("PreemptionPodGroup_500Nodes_10Gangs", 500, 80, lambda: _group_preemption(500, 10),
+             "workload-aware preemption: 250 low-priority gangs of 8 (disruptionMode PodGroup) fill 500 nodes; 10 "
+             "high-priority gangs of 8 each evict two whole gangs (one group re-run per potential victim unit)"),
     _gang_scenario("GangScheduling_5000Nodes_1000Gangs_3Pods", 5000, 1000, 3,
                    "1,000 gang PodGroups (minCount 3) of identical SchedulingBasic pods (scheduler_perf gang scheduling)"),
     _gang_scenario("GangScheduling_5000Nodes_10Gangs_5000Pods", 5000, 10, 500,

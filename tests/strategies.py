@@ -525,9 +525,11 @@ def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
 # --------------------------------------------------------------------------------------
 # random clusters with PodGroups
 # --------------------------------------------------------------------------------------
-def make_pod_group(name, namespace="default", min_count=None, priority=None, priority_class_name="", topology=None):
+def make_pod_group(name, namespace="default", min_count=None, priority=None, priority_class_name="", topology=None,
+                   disruption_mode=None):
     """A scheduling.k8s.io/v1alpha2 PodGroup built from its API (camelCase) form: gang with `min_count`,
-    or basic when min_count is None; `topology`: the node label key of its topology constraint."""
+    or basic when min_count is None; `topology`: the node label key of its topology constraint;
+    `disruption_mode`: "Pod" or "PodGroup"."""
     from phalanx.cluster_models.workloads import PodGroup
 
     policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
@@ -538,6 +540,8 @@ def make_pod_group(name, namespace="default", min_count=None, priority=None, pri
         spec["priority"] = priority
     if priority_class_name:
         spec["priorityClassName"] = priority_class_name
+    if disruption_mode is not None:
+        spec["disruptionMode"] = disruption_mode
     return PodGroup.model_validate({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
                                     "metadata": {"name": name, "namespace": namespace}, "spec": spec})
 

@@ -163,8 +163,11 @@ def test_failed_gang_cycle_restores_devices_bit_for_bit():
     recs = s.add_pods([pod(f"m{i}", [GROUP_CLAIM], cpu="3", group="g") for i in range(2)]) + s.run_until_idle()
     assert not bindings(recs)
     assert s.pending_message["default/m1"] == \
-        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the node."
-    assert s.pending_message["default/m0"] == "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the node. still not " \
+        "schedulable, preemption: not eligible due to workload aware preemption enabled"
+    # No pod is bound: workload-aware preemption finds no victim and says so in the group's status.
+    assert s.pending_message["default/m0"] == "pod group is unschedulable, waiting for minCount pods from a gang " \
+        "to be scheduled, No preemption victims found for incoming preemptor"
     devices1 = c.claims.snapshot()
     assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
     assert devices1[1]["default/g-gpus"] == (None, [])
@@ -179,7 +182,8 @@ def test_failed_gang_with_per_pod_claims_restores_devices():
     devices0, nodes0 = c.claims.snapshot(), node_state(s)
     recs = s.add_pods([pod(f"m{i}", [entry], group="g") for i in range(3)]) + s.run_until_idle()
     assert not bindings(recs)
-    assert s.pending_message["default/m2"] == "0/2 nodes are available: 2 cannot allocate all claims."
+    assert s.pending_message["default/m2"] == "0/2 nodes are available: 2 cannot allocate all claims. still not " \
+        "schedulable, preemption: not eligible due to workload aware preemption enabled"
     devices1 = c.claims.snapshot()
     assert np.array_equal(devices0[0], devices1[0]) and same(nodes0, node_state(s))
     assert all(v == (None, []) for v in devices1[1].values())

@@ -45,7 +45,9 @@ def test_gang_that_loses_a_member_while_queued_goes_back_to_preenqueue():
     s.delete_pod("default/m2")
     out = s.step(0.0)
     messages = [(r.object, r.message) for r in out if r.kind == "Unschedulable"]
-    assert messages == [("default/m0", MEMBER_UNSCHEDULABLE), ("default/m1", MEMBER_UNSCHEDULABLE),
+    # No pod is bound, so workload-aware preemption has no victim and says so in the group's status.
+    failed = MEMBER_UNSCHEDULABLE + ", No preemption victims found for incoming preemptor"
+    assert messages == [("default/m0", failed), ("default/m1", failed),
                         ("default/m0", QUORUM_MESSAGE), ("default/m1", QUORUM_MESSAGE)]
     assert s.step(60.0) == []                       # held: no retry without a new member
     s.add_pods([make_pod("m3", cpu="1", pod_group="g")])

@@ -68,6 +68,10 @@ def no_victims(n: int) -> str:
     return f" no new claims to deallocate, preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
 
 
+# A PodGroup member that fits nowhere: DefaultPreemption leaves group members to workload-aware preemption.
+MEMBER_POST_FILTER = " no new claims to deallocate, preemption: not eligible due to workload aware preemption enabled"
+
+
 # -- hand-checked toys --------------------------------------------------------------------------------------------
 def test_two_half_gpu_pods_share_one_device_and_a_third_does_not_fit():
     s = Scheduler(cluster([gnode("n0", 1)]))
@@ -177,7 +181,7 @@ def test_failed_gang_cycle_restores_the_gpu_table_bit_for_bit():
     after = s.cluster.gpus.snapshot()
     assert before[0].dtype == after[0].dtype and np.array_equal(before[0], after[0]) and before[1] == after[1]
     assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s)))
-    assert s.pending_message["default/m2"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/m2"] == "0/1 nodes are available: 1 Insufficient GPU share." + MEMBER_POST_FILTER
 
 
 def test_gangs_of_share_pods_do_not_ride_trains_but_schedule():
@@ -288,7 +292,7 @@ def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_f
     recs = s.add_pods([make_pod(f"w{i}", cpu="1", gpu=1, pod_group="g") for i in range(2)]
                       + [gpod(f"s{i}", 950, group="g") for i in range(2)]) + s.run_until_idle()
     assert not bindings(recs) and s.stats.batch_rounds >= 1              # the whole-GPU run went batched
-    assert s.pending_message["default/s0"] == "0/1 nodes are available: 1 Insufficient GPU share."
+    assert s.pending_message["default/s0"] == "0/1 nodes are available: 1 Insufficient GPU share." + MEMBER_POST_FILTER
     assert len(s.cluster.tensors.changes) > changes0
     after = s.cluster.gpus.snapshot()
     for x, y in zip(before, after):
@@ -301,7 +305,7 @@ def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_f
     recs = s2.add_pods([gpod("a", 600, group="h"), gpod("b", 600, group="h"),
                         make_pod("w", cpu="1", gpu=1, pod_group="h")]) + s2.run_until_idle()
     assert not bindings(recs)
-    assert s2.pending_message["default/w"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert s2.pending_message["default/w"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." + MEMBER_POST_FILTER
     after = s2.cluster.gpus.snapshot()
     assert all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(before, after))
     assert all(np.array_equal(x, y) for x, y in zip(nodes0, node_state(s2)))

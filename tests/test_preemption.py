@@ -352,3 +352,18 @@ spec: {priority: 100, containers: [{name: c, resources: {requests: {cpu: 600m}}}
                                               "--no-preemption"]).stdout)
     assert off["preemptions"] == [] and off["unschedulable"] == {
         "default/high": "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate"}
+
+
+def test_a_placed_preemptor_drops_its_nomination_before_the_next_pod_of_its_run():
+    # One 2-cpu node with four 500m low pods. Two identical 1-cpu preemptors: high1 evicts two lows; high2 sees
+    # high1 nominated there (1 cpu) beside the other two lows and evicts them too. On the retry both go in one
+    # run: high1 binds and must stop counting as a nominated pod (upstream assume), else high2 would see
+    # 1 (bound) + 1 (nominated) cpu used and find no room and no victim.
+    nodes = [make_node("node1", cpu="2", memory="2000")]
+    pods = [bound_pod(f"low{j}", "node1", LOW, "veryLarge", start=j) for j in range(4)]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    high = [make_pod(f"high{k}", cpu="1", memory="500", priority=HIGH) for k in (1, 2)]
+    records = sched.add_pods(high) + sched.run_until_idle()
+    assert sum(1 for e in sched.log.entries if isinstance(e, Preempted)) == 2
+    assert sorted(r.object for r in records if r.kind == PREEMPTED) == [f"default/low{j}" for j in range(4)]
+    assert {r.object for r in records if r.kind == "Bound"} == {"default/high1", "default/high2"}

@@ -49,6 +49,9 @@ except ImportError:  # rootdir not on sys.path: tests/ itself is (pytest prepend
     )
 
 DEFAULT = make_profile()
+# A failed gang's placeable members: the Permit wait, then workload-aware preemption's reason (these profiles
+# have no PostFilter plugin).
+FAILED = MEMBER_UNSCHEDULABLE + ", default preemption plugin is not registered, workload aware preemption is disabled"
 NO_GPU_2 = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
 
 
@@ -73,8 +76,8 @@ def test_gang_larger_than_cluster_binds_nothing():
     bindings, unsched = run(nodes, pods, [make_pod_group("g", min_count=3)])
     assert bindings == {}
     assert unsched == {
-        "default/a0": MEMBER_UNSCHEDULABLE,
-        "default/a1": MEMBER_UNSCHEDULABLE,
+        "default/a0": FAILED,
+        "default/a1": FAILED,
         "default/a2": NO_GPU_2,
     }
 
@@ -111,7 +114,7 @@ def test_quorum_and_bound_members():
     bindings, unsched = run(nodes, [bound, *pods], [make_pod_group("g", min_count=3)])
     assert bindings == {}
     assert unsched == {
-        "default/a0": MEMBER_UNSCHEDULABLE,
+        "default/a0": FAILED,
         "default/a1": NO_GPU_2,
     }
     # minCount 2 instead: 1 bound + 1 placed >= 2 -> a0 bound to n2.
@@ -136,7 +139,7 @@ def test_missing_group_and_gated_member():
     assert unsched == {
         "default/x": 'waiting for pods\'s pod group "nope" to appear in scheduling queue',   # v1.36's typo
         "default/a0": GATED_MESSAGE,
-        "default/a1": MEMBER_UNSCHEDULABLE,
+        "default/a1": FAILED,
     }
 
 
@@ -154,8 +157,8 @@ def test_every_run_is_tried_before_the_gang_is_decided():
     assert unsched == {
         "default/big0": NO_GPU_2,
         "default/big1": NO_GPU_2,
-        "default/c0": MEMBER_UNSCHEDULABLE,
-        "default/c1": MEMBER_UNSCHEDULABLE,
+        "default/c0": FAILED,
+        "default/c1": FAILED,
     }
     # minCount 2: 0 + 2 >= 2 after run 1 -> go on; c0 -> n1 (tie); c1 (100m, 128Mi) on n1 (holding c0) vs n2:
     #   LeastAllocated n1: cpu (4000-200)*100/4000 = 95, mem (8192-256)*100/8192 = 96.9 -> 96, (95+96)/2 = 95

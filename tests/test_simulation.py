@@ -65,6 +65,10 @@ NO_GPU = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu."
 # A pod outside a PodGroup also runs PostFilter: DynamicResources, then DefaultPreemption with no lower-priority pod.
 NO_VICTIMS = " no new claims to deallocate, preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
 NO_GPU_PLAIN = NO_GPU + NO_VICTIMS
+# A PodGroup member's FitError: DefaultPreemption leaves group members to workload-aware preemption.
+# A failed PodGroup cycle runs workload-aware preemption; with no lower-priority pod it appends this reason.
+NO_GROUP_VICTIMS = ", No preemption victims found for incoming preemptor"
+NO_GPU_MEMBER = NO_GPU + " no new claims to deallocate, preemption: not eligible due to workload aware preemption enabled"
 
 # Work-arounds for the phalanx bugs pinned by the strict xfail tests at the end of this file. Once a bug is
 # fixed (its xfail test starts failing), drop the marker and flip its switch here so the properties cover it.
@@ -671,6 +675,12 @@ def test_failed_group_step_restores_tensors_bit_for_bit(case, profile):
         # The members' bindings may wake pods their labels help (PodTopologySpread, InterPodAffinity hints).
         event("gang bound")
         assert len(bound) >= min_count(gang)
+    elif any(r.kind == PREEMPTED for r in out):
+        # Workload-aware preemption: the cycle failed, the victims are gone, nothing else moved.
+        event("gang preempted")
+        victims = {r.object for r in out if r.kind == PREEMPTED}
+        assert {r.object for r in out} <= keys | {gang.key} | victims, out
+        assert all(s.cluster.tensors.node_of(v) < 0 for v in victims)
     else:
         event("gang failed" if out else "gang below quorum")
         assert {r.object for r in out} <= keys | {gang.key}, out       # a failed cycle changes nothing, wakes nobody
@@ -769,8 +779,8 @@ def test_gang_backoff_doubles_to_ten_seconds_and_waits_for_an_event():
     Retries need an event, and come no sooner than 1, 2, 4, 8, 10, 10 s after each failure."""
     s = new_scheduler(gpu_nodes(1), groups=[make_pod_group("g", min_count=2)])
     assert s.add_pods([gpu_pod("m1", "g"), gpu_pod("m2", "g")]) == []
-    assert s.step(0) == [unsched(0, "m2", NO_GPU.format(n=1)), unsched(0, "m1", MEMBER_UNSCHEDULABLE),
-                         condition(0, "g", "False", GROUP_UNSCHEDULABLE)]
+    assert s.step(0) == [unsched(0, "m2", NO_GPU_MEMBER.format(n=1)), unsched(0, "m1", MEMBER_UNSCHEDULABLE + NO_GROUP_VICTIMS),
+                         condition(0, "g", "False", GROUP_UNSCHEDULABLE + NO_GROUP_VICTIMS)]
     assert s.cluster.tensors.nodes.requested[0].tolist() == [0, 0, 0, 0]     # the placement of m1 undone
     assert s.step(100) == [] and s.run_until_idle() == []      # no event: it waits in the unschedulable pool
     s = new_scheduler(gpu_nodes(1), groups=[make_pod_group("g", min_count=2)])
@@ -779,7 +789,7 @@ def test_gang_backoff_doubles_to_ten_seconds_and_waits_for_an_event():
     assert s.step(0.5) == []
     assert s.add_nodes([make_node("cpu1")]) == []              # an event at 0.5, inside the 1 s backoff
     assert s.step(0.999) == []
-    retry = [unsched(1.0, "m2", NO_GPU.format(n=2)), unsched(1.0, "m1", MEMBER_UNSCHEDULABLE)]
+    retry = [unsched(1.0, "m2", NO_GPU_MEMBER.format(n=2)), unsched(1.0, "m1", MEMBER_UNSCHEDULABLE + NO_GROUP_VICTIMS)]
     assert s.step(2) == retry                                  # at 1.0; the condition is unchanged
     # failure k at t_k -> an event half a second later -> the retry at t_k + min(2^(k-1), 10)
     for failed_at, retry_at in [(1.0, 3.0), (3.0, 7.0), (7.0, 15.0), (15.0, 25.0), (25.0, 35.0)]:
@@ -801,7 +811,7 @@ def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():
     s = new_scheduler(gpu_nodes(3), groups=[make_pod_group("g", min_count=4)], gang_mode="permit")
     assert s.add_pods([gpu_pod(f"m{i}", "g") for i in range(1, 5)]) == []
     assert s.step(0) == [Record(0, WAITING, "default/m1", "n1"), Record(0, WAITING, "default/m2", "n2"),
-                         Record(0, WAITING, "default/m3", "n3"), unsched(0, "m4", NO_GPU.format(n=3))]
+                         Record(0, WAITING, "default/m3", "n3"), unsched(0, "m4", NO_GPU_MEMBER.format(n=3))]
     gpu = s.cluster.tensors.resources.ids["nvidia.com/gpu"]
     assert s.cluster.tensors.nodes.requested[:, gpu].tolist() == [1, 1, 1]   # waiting pods hold their nodes
     s.step(10)
@@ -866,7 +876,7 @@ def test_members_added_after_the_group_is_scheduled_never_evict_bound_ones():
     assert s.step(1) == [bound(1, "m3", "n3")]
     s.step(2)
     s.add_pods([gpu_pod("m4", "g")])
-    assert s.step(2) == [unsched(2, "m4", NO_GPU.format(n=3))]
+    assert s.step(2) == [unsched(2, "m4", NO_GPU_MEMBER.format(n=3))]
     assert s.run_until_idle() == []
     tensors = s.cluster.tensors
     assert [tensors.node_of(f"default/m{i}") for i in (1, 2, 3, 4)] == [0, 1, 2, -1]
@@ -913,15 +923,15 @@ def test_pod_group_scheduled_condition_records():
     s.add_nodes([make_node("n2", gpu=1)])
     assert s.step(3) == [bound(3, "m1", "n1"), bound(3, "m2", "n2"), condition(3, "g", "True")]
     s.add_pods([gpu_pod("m3", "g")])
-    assert s.step(4) == [unsched(3, "m3", NO_GPU.format(n=3))]                  # minCount is met: no False
+    assert s.step(4) == [unsched(3, "m3", NO_GPU_MEMBER.format(n=3))]                  # minCount is met: no False
     for key in ("default/m1", "default/m2", "default/m3"):
         s.delete_pod(key, "completed")
     s.add_nodes([make_node("cpu2")])
     s.add_pods([gpu_pod("m4", "g"), make_pod("m5", cpu="100m", memory="128Mi", gpu=3, pod_group="g")])
-    assert s.run_until_idle() == [unsched(7, "m5", NO_GPU.format(n=4)), unsched(7, "m4", MEMBER_UNSCHEDULABLE)]
+    assert s.run_until_idle() == [unsched(7, "m5", NO_GPU_MEMBER.format(n=4)), unsched(7, "m4", MEMBER_UNSCHEDULABLE + NO_GROUP_VICTIMS)]
     assert s.cluster.tensors.nodes.requested.sum() == 0
     assert [r for r in s.records if r.kind == POD_GROUP_SCHEDULED] == [
-        condition(0, "g", "False", GROUP_UNSCHEDULABLE), condition(3, "g", "True")]
+        condition(0, "g", "False", GROUP_UNSCHEDULABLE + NO_GROUP_VICTIMS), condition(3, "g", "True")]
 
 
 def test_dangling_pod_joins_a_gang_and_counts_for_quorum():

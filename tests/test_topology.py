@@ -30,6 +30,9 @@ from phalanx.cluster_models.workloads import (
 )
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.podgroups import MEMBER_UNSCHEDULABLE
+
+# What workload-aware preemption appends to a failed topology-constrained group's status in v1.36.
+CONSTRAINED = ", workload aware preemption is not supported for pod groups with scheduling constraints"
 from phalanx.sched.records import BOUND, POD_GROUP_SCHEDULED, UNSCHEDULABLE
 
 RACK = "rack"
@@ -107,9 +110,9 @@ def test_no_rack_holds_the_gang():
     assert not [r for r in out if r.kind == BOUND]
     messages = {r.object.split("/")[1]: r.message for r in out if r.kind == UNSCHEDULABLE}
     assert messages == {"m2": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
-                        "m0": MEMBER_UNSCHEDULABLE, "m1": MEMBER_UNSCHEDULABLE}
+                        "m0": MEMBER_UNSCHEDULABLE + CONSTRAINED, "m1": MEMBER_UNSCHEDULABLE + CONSTRAINED}
     assert [(r.status, r.message) for r in out if r.kind == POD_GROUP_SCHEDULED] == [
-        ("False", "0/2 placements are available, first placement status: pod group is unschedulable")]
+        ("False", "0/2 placements are available, first placement status: pod group is unschedulable" + CONSTRAINED)]
     assert np.array_equal(s.cluster.tensors.nodes.requested, before)
     assert s.cluster.tensors.live_bound() == []
 
@@ -121,15 +124,15 @@ def test_nodes_without_the_label_are_in_no_placement():
     out = s.step(0)
     assert not [r for r in out if r.kind == BOUND]
     assert [r.message for r in out if r.kind == POD_GROUP_SCHEDULED] == [
-        "0/1 placements are available, first placement status: pod group is unschedulable"]
+        "0/1 placements are available, first placement status: pod group is unschedulable" + CONSTRAINED]
 
 
 def test_no_labelled_node_at_all():
     s = scheduler(rack_nodes({"": 2}), groups=[make_pod_group("g", min_count=1, topology=RACK)])
     s.add_pods([member("m0")])
     out = s.step(0)
-    assert [(r.kind, r.message) for r in out] == [(UNSCHEDULABLE, "no feasible placements found"),
-                                                  (POD_GROUP_SCHEDULED, "no feasible placements found")]
+    assert [(r.kind, r.message) for r in out] == [(UNSCHEDULABLE, "no feasible placements found" + CONSTRAINED),
+                                                  (POD_GROUP_SCHEDULED, "no feasible placements found" + CONSTRAINED)]
 
 
 def test_later_members_join_the_rack_of_the_bound_ones():

@@ -122,11 +122,13 @@ def gang(template: Pod, size: int, name: str) -> tuple[PodGroup, list[Pod]]:
     return group, copies(member, size, name)
 
 
-def gang_pods(gangs: int, size: int, cpu: str = "100m", memory: str = "500Mi") -> tuple[list[PodGroup], list[Pod]]:
-    """`gangs` gang PodGroups (minCount = size) of `size` identical pods each (scheduler_perf gang scheduling)."""
+def gang_pods(gangs: int, size: int, cpu: str = "100m", memory: str = "500Mi",
+              name: str = "gang") -> tuple[list[PodGroup], list[Pod]]:
+    """`gangs` gang PodGroups (minCount = size) of `size` identical pods each (scheduler_perf gang scheduling),
+    named `{name}-{g}`."""
     groups, pods = [], []
     for g in range(gangs):
-        group, members = gang(pod_template(cpu, memory), size, f"gang-{g}")
+        group, members = gang(pod_template(cpu, memory), size, f"{name}-{g}")
         groups.append(group)
         pods.extend(members)
     return groups, pods

@@ -95,3 +95,12 @@ def pick_one(violations, top_priority, priority_sum, count, top_start) -> int:
         if len(left) == 1:
             break
     return int(left[0])
+
+
+def unit_order(priority, is_group, size, start, tiebreak) -> np.ndarray:
+    """Victim units (workload-aware preemption) most important first, upstream moreImportantVictim: higher
+    priority; at equal priority a PodGroup before a single pod; two single pods: the earlier start; two groups: more
+    pods, then the earlier start. `tiebreak` orders equally important units (upstream's sort is unstable)."""
+    is_group = np.asarray(is_group, bool)
+    size_key = np.where(is_group, -np.asarray(size, np.int64), 0)
+    return np.lexsort((tiebreak, start, size_key, ~is_group, -np.asarray(priority, np.int64)))

@@ -17,11 +17,13 @@ from pydantic import model_validator
 
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE
-from .framework import FailedCycle, Plugin, PluginArgs, PostFilterResult, fit_error
+from ..kernels.status import UNSCHEDULABLE_AND_UNRESOLVABLE
+from .framework import FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFilterResult, fit_error
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_WAP = "not eligible due to workload aware preemption enabled"
 NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREFIX = "preemption: "
 
@@ -58,7 +60,8 @@ class DefaultPreemption(Plugin):
 
     def post_filter(self, failed: FailedCycle, cluster) -> PostFilterResult:
         pod = failed.pod.pod
-        if pod.spec.scheduling_group is not None and self.context.enabled("WorkloadAwarePreemption", True):
+        if (pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None) \
+                and self.context.workload_aware_preemption:
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_WAP)
         if failed.preemption_policy == "Never":
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_NEVER)
@@ -106,3 +109,28 @@ class DefaultPreemption(Plugin):
         if n > tried:
             hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + n - tried
         return PostFilterResult(UNSCHEDULABLE, PREFIX + fit_error(n, hist), nominate="")
+
+    def pod_group_post_filter(self, failed: FailedGroupCycle, cluster) -> PostFilterResult:
+        """Workload-aware preemption (KEP-5710, v1.36): the group is one preemptor and the whole cluster its
+        domain. Every victim unit (a PodGroup with disruptionMode PodGroup, else a pod) of lower priority is
+        removed and the group's cycle re-run; then the units are given back one at a time, PDB-violating ones
+        first, most important first, each kept where the group still schedules without it."""
+        if failed.preemption_policy == "Never":
+            return PostFilterResult(UNSCHEDULABLE, NOT_ELIGIBLE_NEVER)
+        dry_run = failed.dry_run
+        units = [u for u in dry_run.units if u.priority < failed.priority]
+        if not units:
+            return PostFilterResult(UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_VICTIMS)
+        message = dry_run.schedules_without(units)
+        if message:
+            return PostFilterResult(UNSCHEDULABLE, message)
+        order = kernel.unit_order([u.priority for u in units], [u.is_group for u in units],
+                                  [len(u.pods) for u in units], [u.start for u in units], np.arange(len(units)))
+        units = [units[i] for i in order.tolist()]
+        violating = dry_run.pdb_violating(units)
+        removed = list(units)
+        for i in [*np.flatnonzero(violating).tolist(), *np.flatnonzero(~violating).tolist()]:
+            trial = [u for u in removed if u is not units[i]]
+            if not dry_run.schedules_without(trial):
+                removed = trial
+        return PostFilterResult(SUCCESS, victims=tuple(pod for u in removed for pod in u.pods))

@@ -126,6 +126,16 @@ class FailedCycle:
     offset: int                   # node id DefaultPreemption's scan starts at, wrapping (upstream: random)
 
 
+@dataclass(frozen=True)
+class FailedGroupCycle:
+    """What a PodGroupPostFilter plugin reads about a PodGroup whose cycle failed Unschedulable (workload-aware
+    preemption: the group is one preemptor)."""
+    group: str                    # the PodGroup's key
+    priority: int                 # its priority (spec.priority, or its PriorityClass's value, else 0)
+    preemption_policy: str        # "Never" when any member says so, else "PreemptLowerPriority"
+    dry_run: object               # sched.workload_preemption.GroupDryRun: victim units, the group re-run without some
+
+
 # PostFilterResult.nominate when the plugin leaves the pod's nomination as it is (upstream ModeNoop).
 KEEP_NOMINATION = None
 
@@ -165,6 +175,11 @@ class ProfileContext:
 
     def enabled(self, gate: str, default: bool) -> bool:
         return dict(self.feature_gates).get(gate, default)
+
+    @property
+    def workload_aware_preemption(self) -> bool:
+        """KEP-5710: the WorkloadAwarePreemption gate (v1.36); 1.35 had no such thing."""
+        return self.compat != "1.35" and self.enabled("WorkloadAwarePreemption", True)
 
 
 class Plugin:
@@ -234,8 +249,7 @@ class Plugin:
     @classmethod
     def points(cls) -> tuple[str, ...]:
         """The extension points (configuration names) this plugin implements."""
-        return tuple(point for point, method in EXTENSION_POINTS.items()
-                     if getattr(cls, method) is not getattr(Plugin, method))
+        return tuple(point for point, method in EXTENSION_POINTS.items() if cls.implements(method))
 
     # -- PreEnqueue ---------------------------------------------------------------------------------
     def pre_enqueue(self, pod, cluster) -> str | None:
@@ -284,6 +298,16 @@ class Plugin:
     def post_filter(self, failed: "FailedCycle", cluster) -> "PostFilterResult":
         """After a cycle in which no node passed Filter (upstream PostFilter)."""
         raise NotImplementedError
+
+    def pod_group_post_filter(self, failed: "FailedGroupCycle", cluster) -> "PostFilterResult":
+        """After a PodGroup cycle that failed Unschedulable (upstream PodGroupPostFilter, v1.36: not a
+        configuration extension point; the postFilter plugins that implement it run it)."""
+        raise NotImplementedError
+
+    @classmethod
+    def implements(cls, method: str) -> bool:
+        """Whether this plugin overrides the base class's `method`."""
+        return getattr(cls, method) is not getattr(Plugin, method)
 
     # -- PreScore / Score / NormalizeScore ----------------------------------------------------------
     def pre_score(self, pod: PodInfo, cluster):

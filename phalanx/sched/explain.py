@@ -101,9 +101,13 @@ def explain_group(scheduler: Scheduler, key: str) -> dict:
                                     f"({QUORUM_MESSAGE})")
         return report
     placer = scheduler.placer_for_group(gs)
-    rng_state, next_start = scheduler.rng.bit_generator.state, placer.next_start
+    rng_state, next_start, post_filter = scheduler.rng.bit_generator.state, placer.next_start, placer.post_filter
     mark = scheduler.cluster.tensors.log_mark()
-    attempt = scheduler.group_cycle.group_attempt(gs)
+    placer.post_filter = None          # a what-if: no preemption (it would nominate and evict); Filter's reasons
+    try:
+        attempt = scheduler.group_cycle.group_attempt(gs)
+    finally:
+        placer.post_filter = post_filter
     placer.undo(attempt.placed, mark)
     scheduler.rng.bit_generator.state, placer.next_start = rng_state, next_start
     placed = attempt.placed_count + attempt.placed_elsewhere

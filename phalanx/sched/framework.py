@@ -11,7 +11,7 @@ from ..plugins import REGISTRY, Plugin, ProfileContext
 class Framework:
     def __init__(self, profile):
         self.profile = profile
-        context = ProfileContext(profile.compat, profile.feature_gates)
+        self.context = context = ProfileContext(profile.compat, profile.feature_gates)
         args = dict(profile.args)
         names = dict.fromkeys(n for _, enabled in profile.plugins for n in enabled)
         self.plugins: dict[str, Plugin] = {n: REGISTRY[n](args.get(n), context) for n in names}

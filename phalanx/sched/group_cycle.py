@@ -45,6 +45,7 @@ class GroupCycle:
                 self._cycle(gs)
             else:
                 self._train(gs, shape)
+            self.sched.preemption.actuate()     # victims go once their preemptors wait in the queue
 
     def try_group(self, gs: GroupState, placer: Placer | None = None, rank: np.ndarray | None = None) -> GroupAttempt:
         """Place the group's pending members from the current state (members by priority, then arrival; runs
@@ -137,8 +138,9 @@ class GroupCycle:
         sched.stats.group_attempts += 1
         got = placed - offset
         sched.fail(m[got:], out.failures[0].message)
-        sched.fail(m[:got], MEMBER_UNSCHEDULABLE)
-        sched.set_condition(short, "False", "Unschedulable", GROUP_UNSCHEDULABLE)
+        extra = sched.workload_preemption.run(short, list(zip(m[:got], nodes[offset:offset + got].tolist())))
+        sched.fail(m[:got], _with(MEMBER_UNSCHEDULABLE, extra))
+        sched.set_condition(short, "False", "Unschedulable", _with(GROUP_UNSCHEDULABLE, extra))
         self._failed(short)
         for gs in train[i + 1:]:
             sched.queue.push_active(gs, sched.groups.priority(gs), gs.first_seq)
@@ -155,10 +157,13 @@ class GroupCycle:
             sched.fail([p for p, _ in gs.pending.values() if p.key not in failed_keys], attempt.error)
             sched.set_condition(gs, "False", "SchedulerError", attempt.error)
         elif attempt.infeasible is not None or attempt.group_message is not None:
+            placed = [(pod, node) for pl in attempt.placed for pod, node in zip(pl.pods, pl.node_ids.tolist())]
             sched.placer_for_group(gs).undo(attempt.placed, mark)
+            extra = sched.workload_preemption.run(gs, placed)      # on the state without this cycle's placements
             rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
-            sched.fail(rest, attempt.infeasible or attempt.group_message)
-            sched.set_condition(gs, "False", "Unschedulable", attempt.group_message or GROUP_UNSCHEDULABLE)
+            sched.fail(rest, _with(attempt.infeasible or attempt.group_message, extra))
+            sched.set_condition(gs, "False", "Unschedulable",
+                                _with(attempt.group_message or GROUP_UNSCHEDULABLE, extra))
         else:
             for pl in attempt.placed:
                 sched.bound(pl.pods, pl.node_ids)
@@ -185,3 +190,8 @@ class GroupCycle:
                 sched.pre_enqueue(pod, seq, framework, gs)
             if not gs.pending:
                 gs.state = "idle"
+
+
+def _with(message: str, reason: str) -> str:
+    """A group status with the reason workload-aware preemption gave appended (upstream Status.AppendReason)."""
+    return f"{message}, {reason}" if reason else message

@@ -40,6 +40,8 @@ class Placement:
     ports_before: np.ndarray | None  # (k, len(ports)) bool host-port cells before
     scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads one pod
     reserved: list = field(default_factory=list)   # (plugin, record) of each Reserve (one-pod placements only)
+    nomination: object = None        # the pod's Nomination, dropped when it was placed (upstream assume); undo
+                                     # puts it back (one-pod placements only)
 
 
 @dataclass
@@ -132,6 +134,8 @@ class Placer:
             if node >= 0:
                 pl = self.account(p, np.array([node]), [pod])
                 pl.reserved = self.reserve(p, ev, node, pod)
+                if self.cluster.nominations:
+                    pl.nomination = self.cluster.nominations.pop(pod.key, None)
                 out.placed.append(pl)
                 continue
             message = self.message(ev)
@@ -227,6 +231,8 @@ class Placer:
             tensors.unaccount(pl.node_ids[cut:], pl.request, pl.nonzero, pl.ports, before)
             for plugin, record in reversed(pl.reserved):     # one-pod placements only: never batched
                 plugin.unreserve(record, self.cluster)
+            if pl.nomination is not None:
+                self.cluster.nominations[pl.pods[0].key] = pl.nomination
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------

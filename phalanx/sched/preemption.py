@@ -15,6 +15,7 @@ Pods nominated to a node count there, for pods of lower or equal priority, in bo
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 from ..plugins.default_preemption import NO_VICTIMS
 from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
+from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, Prepared, prepare, run_filters
 from .messages import first_failures
@@ -154,6 +156,25 @@ def _failures(framework, ev: Evaluation, nodes, tensors) -> dict[tuple[str, ...]
     return out
 
 
+def pdb_matches(pdbs: list, pods: list[Pod]) -> tuple[np.ndarray, np.ndarray]:
+    """((V, B) bool which PDB counts which pod, (B,) disruptionsAllowed now). pdbs: Cluster.disruptions_allowed().
+    A PDB counts a pod of its namespace with labels its (non-empty) selector matches, not already in its
+    disruptedPods."""
+    matches = np.zeros((len(pods), len(pdbs)), bool)
+    if pdbs:
+        for i, pod in enumerate(pods):
+            labels = pod.metadata.labels
+            if not labels:
+                continue
+            for j, (pdb, _) in enumerate(pdbs):
+                sel = pdb.spec.selector
+                if (pdb.metadata.namespace == pod.metadata.namespace and sel is not None
+                        and (sel.match_labels or sel.match_expressions) and selector_matches(sel, labels)
+                        and pod.metadata.name not in (pdb.status.disrupted_pods if pdb.status else {})):
+                    matches[i, j] = True
+    return matches, np.array([a for _, a in pdbs], np.int64)
+
+
 def vectorised(p: Prepared) -> bool:
     """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc)."""
     return not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
@@ -203,7 +224,8 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
 
 
 class DryRun:
-    """SelectVictimsOnNode for one failed cycle of one pod (handed to PostFilter plugins)."""
+    """SelectVictimsOnNode for one failed cycle of one pod (handed to PostFilter plugins). Nothing is computed
+    until a plugin asks for a node."""
 
     def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
                  nominations: Nominations, spared: set[str] = frozenset()):
@@ -214,26 +236,12 @@ class DryRun:
         self.priority = priority
         self.rows = rows
         self.now = now
+        self.nominations = nominations
+        self.spared = spared
         self.vectorised = vectorised(p)
-        if self.vectorised:
-            self.nominee_load = nominations.load_for(pod, priority, cluster.tensors)
-        else:
-            self.nominees = nominations.for_pod(pod, priority, cluster.tensors.node_index)
-        pods, nodes, removed = cluster.tensors.log()
-        self.log_pods = pods
-        live = np.ones(len(pods), bool)
-        if removed:
-            live[list(removed)] = False
-        lower = rows.priority[: len(pods)] < priority
-        for key in spared:          # pods waiting at Permit are not evicted (docs/semantics.md)
-            row = cluster.tensors.position(key)
-            if row >= 0:
-                live[row] = False
-        self.candidates_rows = np.flatnonzero(live & lower)          # potential victims anywhere
-        self.candidate_nodes = nodes[self.candidates_rows].astype(np.int64)
+        self.log_pods = cluster.tensors.log()[0]
         self.scanned_to = -1             # the last node select() looked at
         self._chunk = 0                  # nodes the last vectorised select() took
-        self._names = None
         self._pdbs = None
 
     def chunk(self, left: int, wanted: int) -> int:
@@ -244,12 +252,64 @@ class DryRun:
         self._chunk = max(wanted, 64) if self._chunk == 0 else 2 * self._chunk
         return min(left, self._chunk)
 
-    @property
+    @functools.cached_property
+    def nominee_load(self):
+        """Vectorised path: the load of the pods nominated to nodes that count for the preemptor."""
+        return self.nominations.load_for(self.pod, self.priority, self.cluster.tensors)
+
+    @functools.cached_property
+    def nominees(self) -> list[tuple[Nomination, int]]:
+        """Per-node path: (nomination, node id) of those pods."""
+        return self.nominations.for_pod(self.pod, self.priority, self.cluster.tensors.node_index)
+
+    @functools.cached_property
+    def potential(self) -> tuple[np.ndarray, np.ndarray]:
+        """(binding-log rows, their nodes) of the potential victims anywhere: live, lower priority, not spared."""
+        tensors = self.cluster.tensors
+        _, nodes, removed = tensors.log()
+        live = np.ones(len(self.log_pods), bool)
+        if removed:
+            live[list(removed)] = False
+        lower = self.rows.priority[: len(self.log_pods)] < self.priority
+        for key in self.spared:          # pods waiting at Permit are not evicted (docs/semantics.md)
+            row = tensors.position(key)
+            if row >= 0:
+                live[row] = False
+        rows = np.flatnonzero(live & lower)
+        return rows, nodes[rows].astype(np.int64)
+
+    @functools.cached_property
+    def _load_filters(self) -> Prepared:
+        """The cycle with only its NODE_LOCAL Filters (they read the load of their own node row alone)."""
+        return dataclasses.replace(self.p, allowed=None, filters=tuple(
+            (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
+
+    @functools.cached_property
+    def _fixed_codes(self) -> Evaluation:
+        """The FIXED Filters over every node, once: removing pods does not move them (their state may hold
+        per-node arrays, so they are not re-run on row subsets)."""
+        p = dataclasses.replace(self.p, allowed=None, filters=tuple(
+            (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == FIXED))
+        return run_filters(np, p, self.cluster.tensors)
+
+    def _evaluate_rows(self, nodes: np.ndarray, requested: np.ndarray, count: np.ndarray) -> Evaluation:
+        """Every Filter on the node rows `nodes` with their load replaced (potential nodes are all inside any
+        PreFilterResult, so it is not applied)."""
+        rows = _node_rows(self.cluster.tensors.nodes, self.names, nodes, requested, count)
+        local = run_filters(np, self._load_filters, _View(self.cluster.tensors, rows))
+        fixed = self._fixed_codes
+        codes, payloads, feasible = {}, {}, np.ones(len(nodes), bool)
+        for plugin, _ in self.p.filters:
+            source, at = (local, slice(None)) if plugin.name in local.codes else (fixed, nodes)
+            codes[plugin.name] = np.asarray(source.codes[plugin.name])[at]
+            payloads[plugin.name] = np.asarray(source.payloads[plugin.name])[at]
+            feasible &= codes[plugin.name] == SUCCESS
+        return Evaluation(self.p.filter_names, codes, payloads, feasible, {})
+
+    @functools.cached_property
     def names(self) -> np.ndarray:
         """(N,) object array of the node names (what row views of the node table carry)."""
-        if self._names is None:
-            self._names = np.array(self.cluster.tensors.nodes.names, dtype=object)
-        return self._names
+        return np.array(self.cluster.tensors.nodes.names, dtype=object)
 
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
@@ -273,33 +333,20 @@ class DryRun:
         batch position of each row's node)."""
         pos = np.full(self.cluster.tensors.nodes.size, -1, np.int64)
         pos[nodes] = np.arange(len(nodes))
-        sel = pos[self.candidate_nodes] >= 0
-        rows = self.candidates_rows[sel]
-        at = pos[self.candidate_nodes[sel]]
+        candidate_rows, candidate_nodes = self.potential
+        sel = pos[candidate_nodes] >= 0
+        rows = candidate_rows[sel]
+        at = pos[candidate_nodes[sel]]
         start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
         order = kernel.victim_order(at, self.rows.priority[rows], start, rows)
         return rows[order], at[order]
 
     def _pdb_matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(V, B) bool which PDB counts which victim, (B,) disruptionsAllowed now."""
         if self._pdbs is None:
             self._pdbs = self.cluster.disruptions_allowed()
-        pdbs = self._pdbs
-        matches = np.zeros((len(rows), len(pdbs)), bool)
-        if pdbs:
-            from ..plugins.labels import selector_matches
-            for i, r in enumerate(rows.tolist()):
-                pod = self.log_pods[r]
-                labels = pod.metadata.labels
-                if not labels:
-                    continue
-                for j, (pdb, _) in enumerate(pdbs):
-                    sel = pdb.spec.selector
-                    if (pdb.metadata.namespace == pod.metadata.namespace and sel is not None
-                            and (sel.match_labels or sel.match_expressions) and selector_matches(sel, labels)
-                            and pod.metadata.name not in (pdb.status.disrupted_pods if pdb.status else {})):
-                        matches[i, j] = True
-        return matches, np.array([a for _, a in pdbs], np.int64)
+        if not self._pdbs:
+            return np.zeros((len(rows), 0), bool), np.zeros(0, np.int64)
+        return pdb_matches(self._pdbs, [self.log_pods[r] for r in rows.tolist()])
 
     def _summary(self, nodes, fits, rows, at, victim, violating, failures) -> DryRunBatch:
         k = len(nodes)
@@ -335,7 +382,7 @@ class DryRun:
         has_victims = np.bincount(at, minlength=k) > 0
         table = tensors.nodes
         width = table.requested.shape[1]
-        # The Filters read only node rows (FIXED / NODE_LOCAL), so they run on these k rows alone.
+        # The load-reading Filters read only their node's row, so they run on these k rows alone.
         requested, count = table.requested[nodes], table.pod_count[nodes]
         if self.nominee_load is not None:
             requested += self.nominee_load[0][nodes]
@@ -344,8 +391,7 @@ class DryRun:
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
             requested[at[starts]] -= np.add.reduceat(self.rows.request[rows][:, :width], starts, axis=0)
             count -= np.bincount(at, minlength=k)
-        p = dataclasses.replace(self.p, allowed=None)      # potential nodes are all inside a PreFilterResult
-        ev = run_filters(np, p, _View(tensors, _node_rows(table, self.names, nodes, requested, count)))
+        ev = self._evaluate_rows(nodes, requested, count)
         fits = np.asarray(ev.feasible) & has_victims
         failures = _failures(self.framework, ev, np.flatnonzero(has_victims & ~fits), tensors)
         if not has_victims.all():
@@ -357,15 +403,13 @@ class DryRun:
         live = fits[r_at]
         r_rows, r_at, rank = r_rows[live], r_at[live], rank[live]
         r_req = self.rows.request[r_rows][:, :width]
-        # On candidate nodes the FIXED Filters passed and stay passed: a reprieve re-runs the load-reading ones.
-        local = dataclasses.replace(p, filters=tuple((plugin, state) for plugin, state in p.filters
-                                                     if plugin.removal_behaviour(state) == NODE_LOCAL))
 
+        # On candidate nodes the FIXED Filters passed and stay passed: a reprieve re-runs the load-reading ones.
         def fits_with(sel, kept):
             at_sel = r_at[sel]                   # one row per node
             trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
             trial = _node_rows(table, self.names, nodes[at_sel], trial_req, trial_count)
-            ok = np.asarray(run_filters(np, local, _View(tensors, trial)).feasible)
+            ok = np.asarray(run_filters(np, self._load_filters, _View(tensors, trial)).feasible)
             requested[at_sel[ok]] = trial_req[ok]
             count[at_sel[ok]] = trial_count[ok]
             return ok
@@ -430,8 +474,7 @@ class Preemption:
         """(the PostFilter message, "" when a plugin succeeded; whether the pod was nominated to a node)."""
         sched, cluster = self.sched, self.sched.cluster
         plugins = placer.framework.at("postFilter")
-        if not plugins or pod.key in sched.groups.of_pod:
-            # PodGroup members: their PostFilter (per member, or workload-aware for the group) is not modelled yet
+        if not plugins:
             return "", False
         tensors = cluster.tensors
         codes = node_status(ev, tensors.nodes.size)

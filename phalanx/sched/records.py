@@ -5,7 +5,7 @@ so a batch of 10,000 pods is one entry); `Record`s, one per pod, are made only w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -81,21 +81,33 @@ class GroupCondition:
 
 @dataclass
 class Preempted:
-    """A preemption: the preemptor nominated to `node`, the victims evicted (victims are pod keys; an entry is
-    complete once the cycle that made it ends)."""
+    """A preemption: the preemptor (a pod nominated to `node`, or a PodGroup whose placeable members are
+    `nominated`) and the victims evicted (pod keys; an entry is complete once the cycle that made it ends)."""
     time: float
     preemptor: str
-    node: str
+    node: str                          # "" for a PodGroup
     victims: list[str]
-    kind: str = "Pod"
+    kind: str = "Pod"                  # "Pod" | "PodGroup"
+    nominated: dict[str, str] = field(default_factory=dict)   # PodGroup: member key -> node
 
     @property
     def reason(self) -> str:
+        if self.kind == "PodGroup":
+            return f"preempted by podgroup {self.preemptor}"
         return f"preempted by pod {self.preemptor} on node {self.node}"
 
     def records(self) -> list[Record]:
-        return [Record(self.time, NOMINATED, self.preemptor, self.node)] + [
-            Record(self.time, PREEMPTED, v, self.node, message=self.reason) for v in self.victims]
+        nominated = [Record(self.time, NOMINATED, member, node) for member, node in self.nominated.items()] \
+            if self.kind == "PodGroup" else [Record(self.time, NOMINATED, self.preemptor, self.node)]
+        return nominated + [Record(self.time, PREEMPTED, v, self.node or None, message=self.reason)
+                            for v in self.victims]
+
+    def summary(self) -> dict:
+        """The entry as `phalanx schedule --json` reports it."""
+        out = {"preemptor": self.preemptor, "kind": self.kind}
+        out.update({"nominated": dict(self.nominated)} if self.kind == "PodGroup" else {"node": self.node})
+        out["victims"] = list(self.victims)
+        return out
 
 
 class DecisionLog:

@@ -37,6 +37,7 @@ from .permit import Permit
 from .placement import NO_NODES_MESSAGE, Placer
 from .pod_cycle import PodCycle
 from .preemption import Preemption
+from .workload_preemption import WorkloadPreemption
 from .podgroups import PERMIT_TIMEOUT_S, GroupState, Groups
 from .queue import Parked, PodRun, SchedulingQueue, cut_runs
 from .records import (BOUND, PERMIT_REJECTED, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
@@ -100,6 +101,7 @@ class Scheduler:
         self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
         self.preemption = Preemption(self)
+        self.workload_preemption = WorkloadPreemption(self)
         for placer in self.placers.values():
             placer.post_filter = self.preemption.post_filter
         self.now = 0.0
@@ -212,8 +214,7 @@ class Scheduler:
         result.schedule_s = time.perf_counter() - t0
         result.compiles, result.compile_s = (now - before for now, before in zip(self.compile_stats(), compiled))
         result.bindings = self.log.bindings(start_log)
-        result.preemptions = [{"preemptor": e.preemptor, "kind": e.kind, "node": e.node, "victims": list(e.victims)}
-                              for e in self.log.entries[start_log:] if isinstance(e, Preempted)]
+        result.preemptions = [e.summary() for e in self.log.entries[start_log:] if isinstance(e, Preempted)]
         result.unschedulable = dict(self.pending_message)
         result.unserved = list(self.unserved)
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}

@@ -22,8 +22,10 @@ Semantics (the contract the real scheduler is compared against):
   the first pod that does not fit ends the run: it and the rest of the run get its FitError.  Every run is
   tried (v1.36 has no early stop).  Then bound + placed < minCount fails the cycle (GangScheduling's Permit
   keeps waiting): the cycle's placements are undone and every member without a FitError gets
-  "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled".  Otherwise the
-  placements are bound.
+  "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled", followed by what
+  workload-aware preemption appends (profiles here have no PostFilter plugin: ", default preemption plugin is
+  not registered, workload aware preemption is disabled"; nothing in compat 1.35).  Otherwise the placements
+  are bound.
 
 This module imports phalanx.sched.shapes.signature (the definition of "homogeneous") and the input layer's
 PodGroupIndex; everything else is the plain per-node reference of tests/reference/scheduler.py.
@@ -115,6 +117,19 @@ def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
     return ordered, placed, fit_errors, None
 
 
+WAP_NOT_REGISTERED = "default preemption plugin is not registered, workload aware preemption is disabled"
+
+
+def _with_wap_reason(message: str, profile) -> str:
+    """A failed group's status with what workload-aware preemption appends (v1.36 runWorkloadAwarePreemption). The
+    profiles this reference runs have no PostFilter plugin, so it is always "not registered"; compat 1.35 had no
+    workload-aware preemption."""
+    ref = ref_profile(profile)
+    if "DefaultPreemption" in ref.post_filters:
+        raise NotImplementedError("the group reference does not model preemption")
+    return message if ref.compat == "1.35" else f"{message}, {WAP_NOT_REGISTERED}"
+
+
 def _undo(placed, pods_by_node) -> None:
     for pod, node in placed:  # by identity: the very object appended by the cycle
         on_node = pods_by_node[node]
@@ -131,6 +146,7 @@ def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
                                                             classes, profile)
     if message is not None:
         _undo(placed, pods_by_node)
+        message = _with_wap_reason(message, profile)
         for _idx, pod in ordered:
             key = P.pod_key(pod)
             unschedulable[key] = fit_errors.get(key, message)
@@ -197,7 +213,7 @@ def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classe
         domains = {held[0]: domains[held[0]]}
     if not domains:
         for k in keys:
-            unschedulable[k] = "no feasible placements found"
+            unschedulable[k] = _with_wap_reason("no feasible placements found", profile)
         return
     min_count = group_min_count(group)
     trials = []
@@ -209,7 +225,8 @@ def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classe
     feasible = [t for t in trials if t[3] is None and len(t[1]) >= 1 and len(t[1]) + len(bound_nodes) >= min_count]
     if not feasible:
         _domain_nodes, _placed, fit_errors, message = trials[0]
-        fallback = message or f"0/{len(trials)} placements are available, first placement status: pod group is unschedulable"
+        fallback = _with_wap_reason(message or f"0/{len(trials)} placements are available, first placement "
+                                    "status: pod group is unschedulable", profile)
         for k in keys:
             unschedulable[k] = fit_errors.get(k, fallback)
         return

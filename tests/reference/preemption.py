@@ -80,26 +80,34 @@ def by_importance(pods, priority_of, start_of) -> list:
     return out
 
 
+def matching_pdbs(pod, pdbs) -> list[int]:
+    """The PDBs that count the pod: same namespace, a labelled pod, a non-empty selector it matches, and not
+    already in the PDB's disruptedPods."""
+    labels = P.pod_labels(pod)
+    if not labels:
+        return []
+    return [i for i, pdb in enumerate(pdbs)
+            if pdb.namespace == P.pod_namespace(pod) and pdb.match_labels
+            and all(labels.get(k) == v for k, v in pdb.match_labels.items())
+            and pod.metadata.name not in pdb.disrupted_pods]
+
+
+def takes_budget_below_zero(pod, pdbs, allowed: list[int]) -> bool:
+    """Decrement every PDB that counts the pod (`allowed`, in place); whether one went below zero."""
+    violated = False
+    for i in matching_pdbs(pod, pdbs):
+        allowed[i] -= 1
+        violated = violated or allowed[i] < 0
+    return violated
+
+
 def pdb_split(pods, pdbs) -> tuple[list, list]:
     """filterPodsWithPDBViolation: (violating, non-violating), each in the given order; the budgets are shared
     by the pods in order and every matching PDB is decremented."""
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
     violating, fine = [], []
     for pod in pods:
-        labels = P.pod_labels(pod)
-        violated = False
-        if labels:
-            for i, pdb in enumerate(pdbs):
-                if pdb.namespace != P.pod_namespace(pod) or not pdb.match_labels:
-                    continue
-                if any(labels.get(k) != v for k, v in pdb.match_labels.items()):
-                    continue
-                if pod.metadata.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else fine).append(pod)
+        (violating if takes_budget_below_zero(pod, pdbs, allowed) else fine).append(pod)
     return violating, fine
 
 
@@ -210,3 +218,83 @@ def ref_preempt(pod, nodes, pods_by_node, profile, priority_of, start_of, pdbs=(
         return RefPreemption(None, message=f"{prefix}preemption: {fit_error_message(len(nodes), reasons)}")
     best = pick_one(candidates, priority_of, start_of)
     return RefPreemption(best.node, best.victims, "", candidates)
+
+
+# -- workload-aware preemption (KEP-5710, v1.36 PodGroupPostFilter) ------------------------------------------
+NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
+
+
+@dataclass
+class RefUnit:
+    """A victim unit: a PodGroup with disruptionMode PodGroup (all its bound pods) or one bound pod."""
+    key: str
+    pods: list
+    priority: int
+    is_group: bool           # its pod belongs to a PodGroup (whatever the mode)
+    start: float             # earliest start of its pods
+
+
+def ref_units(bound_pods, group_of, group_priority, priority_of, start_of) -> list[RefUnit]:
+    """Units in order of their first pod in `bound_pods`. group_of(pod): the PodGroup of a pod (None if none)."""
+    units: dict = {}
+    for pod in bound_pods:
+        group = group_of(pod)
+        if group is not None and group.spec.disruption_mode == "PodGroup":
+            key = f"{group.metadata.namespace}/{group.metadata.name}"
+            if key not in units:
+                units[key] = RefUnit(key, [], group_priority(group), True, start_of(pod))
+            units[key].pods.append(pod)
+            units[key].start = min(units[key].start, start_of(pod))
+        else:
+            key = f"{P.pod_namespace(pod)}/{pod.metadata.name}"
+            units[key] = RefUnit(key, [pod], priority_of(pod), pod.spec.scheduling_group is not None, start_of(pod))
+    return list(units.values())
+
+
+def more_important_unit(a: RefUnit, b: RefUnit) -> bool:
+    """moreImportantVictim: higher priority; a PodGroup before a single pod; two pods: the earlier start; two
+    groups: more pods, then the earlier start."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    if a.is_group != b.is_group:
+        return a.is_group
+    if a.is_group and len(a.pods) != len(b.pods):
+        return len(a.pods) > len(b.pods)
+    return a.start < b.start
+
+
+def unit_pdb_split(units, pdbs) -> tuple[list, list]:
+    """(violating, non-violating) units, each in the given order: a unit violates when one of its pods, counted in
+    turn against the shared budgets, takes a budget below zero."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating, fine = [], []
+    for unit in units:
+        violated = [takes_budget_below_zero(pod, pdbs, allowed) for pod in unit.pods]   # every pod counts
+        (violating if any(violated) else fine).append(unit)
+    return violating, fine
+
+
+def ref_workload_preempt(priority, policy, units, schedules_without, pdbs=()) -> tuple[bool, list, str]:
+    """selectVictimsOnDomain over the one cluster-wide domain: (success, victim pods in order, the status message
+    when it failed). schedules_without(units) -> "" when the group's cycle succeeds without them, else why not."""
+    if policy == "Never":
+        return False, [], NEVER_ELIGIBLE
+    potential = [u for u in units if u.priority < priority]
+    if not potential:
+        return False, [], NO_GROUP_VICTIMS
+    message = schedules_without(potential)
+    if message:
+        return False, [], message
+    ordered: list = []
+    for unit in potential:               # insertion sort: equally important units keep their order
+        i = 0
+        while i < len(ordered) and not more_important_unit(unit, ordered[i]):
+            i += 1
+        ordered.insert(i, unit)
+    violating, fine = unit_pdb_split(ordered, pdbs)
+    removed = list(ordered)
+    for unit in violating + fine:
+        trial = [u for u in removed if u is not unit]
+        if not schedules_without(trial):
+            removed = trial
+    return True, [p for u in removed for p in u.pods], ""

@@ -1,0 +1,252 @@
+"""Workload-aware preemption (KEP-5710, v1.36): a PodGroup whose cycle fails is one preemptor, a PodGroup with
+disruptionMode PodGroup one victim. phalanx against the plain reference (tests/reference/preemption.py
+ref_workload_preempt, with tests/reference/groups.py's group cycle as the dry run) on random clusters, and
+hand-checked toys: the victims, their order, the reasons appended to the group's status, what happens after."""
+from __future__ import annotations
+
+import math
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from strategies import make_node, make_pod, make_pod_group
+
+from phalanx.cluster_models import ClusterObjects
+from phalanx.cluster_models.disruption import PodDisruptionBudget
+from phalanx.sched import Cluster, Scheduler
+from phalanx.sched.config import config_from_doc
+from phalanx.sched.podgroups import GROUP_UNSCHEDULABLE, MEMBER_UNSCHEDULABLE
+from phalanx.sched.records import BOUND, NOMINATED, PREEMPTED, Preempted
+
+try:
+    from tests.reference import preemption as R
+    from tests.reference.groups import _try_group_cycle
+    from tests.reference.profile import RefProfile, config_doc
+except ImportError:  # tests/ itself on sys.path
+    from reference import preemption as R
+    from reference.groups import _try_group_cycle
+    from reference.profile import RefProfile, config_doc
+
+PROFILE = RefProfile(filters=("TaintToleration", "NodeResourcesFit"), scores=(("NodeResourcesFit", 1),),
+                     post_filters=("DynamicResources", "DefaultPreemption"))
+CONFIG = config_from_doc(config_doc(PROFILE), "test")
+
+
+def scheduler(nodes, pods, groups, pdbs=(), config=CONFIG, **kw) -> Scheduler:
+    objects = ClusterObjects(nodes=nodes, pods=pods, pod_groups=groups)
+    objects.pdbs = list(pdbs)
+    return Scheduler(Cluster.from_objects(objects), config, **kw)
+
+
+def preemptions(sched: Scheduler) -> list[Preempted]:
+    return [e for e in sched.log.entries if isinstance(e, Preempted)]
+
+
+def full_cluster():
+    """4 nodes of 4 cpu. job-a (priority 10, disruptionMode PodGroup) holds 2 cpu on each node, job-b (10,
+    PodGroup) 1 cpu on each, the single pod "single" (priority 5) 1 cpu on n0: n0 is full, n1-n3 have 1 cpu free."""
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi") for i in range(4)]
+    groups = [make_pod_group("job-a", min_count=4, priority=10, disruption_mode="PodGroup"),
+              make_pod_group("job-b", min_count=4, priority=10, disruption_mode="PodGroup")]
+    bound = []
+    for i in range(4):
+        bound.append(make_pod(f"a{i}", cpu="2", pod_group="job-a", node_name=f"n{i}"))
+        bound.append(make_pod(f"b{i}", cpu="1", pod_group="job-b", node_name=f"n{i}"))
+    bound.append(make_pod("single", cpu="1", priority=5, node_name="n0"))
+    return nodes, bound, groups
+
+
+# ----------------------------------------------------------------------------- toys
+def test_cheapest_units_go_whole_and_the_gang_binds_after():
+    # "big" (priority 1000) needs 4 x 2 cpu. Without every lower unit it fits. Most important first: job-a and
+    # job-b (10, groups of 4: job-a first, bound first), then single (5). Given back in that order: job-a fits
+    # back (each node 2 + 2); job-b does not (2 + 1 + 2 > 4); single does not (n0 2 + 1 + 2 > 4). So job-b
+    # goes whole and single goes; job-a stays.
+    nodes, bound, groups = full_cluster()
+    big = make_pod_group("big", min_count=4, priority=1000)
+    sched = scheduler(nodes, bound, groups + [big])
+    records = sched.add_pods([make_pod(f"w{i}", cpu="2", pod_group="big") for i in range(4)])
+    records += sched.run_until_idle()
+    (entry,) = preemptions(sched)
+    assert (entry.kind, entry.preemptor) == ("PodGroup", "default/big")
+    assert entry.victims == ["default/b0", "default/b1", "default/b2", "default/b3", "default/single"]
+    assert entry.nominated == {}              # the failed cycle placed no member
+    assert {r.object for r in records if r.kind == PREEMPTED} == set(entry.victims)
+    bound_now = {r.object: r.node for r in records if r.kind == BOUND}
+    assert bound_now == {"default/w0": "n0", "default/w1": "n1", "default/w2": "n2", "default/w3": "n3"}
+    assert all(sched.cluster.tensors.node_of(f"default/a{i}") == i for i in range(4))
+
+
+def test_the_json_entry_names_the_group_and_its_nominated_members():
+    # Two members fit without preemption (n1, n2 have 2 cpu free once "single" is on n0 only); the gang of 3
+    # needs a third node: the failed cycle placed w0 on n1 and w1 on n2, and they are nominated there.
+    nodes = [make_node(f"n{i}", cpu="2", memory="16Gi") for i in range(3)]
+    low = make_pod("low", cpu="2", priority=1, node_name="n0")
+    gang = make_pod_group("g", min_count=3, priority=100)
+    sched = scheduler(nodes, [low], [gang])
+    sched.add_pods([make_pod(f"w{i}", cpu="2", pod_group="g") for i in range(3)])
+    result = sched.schedule()
+    assert result.preemptions == [{"preemptor": "default/g", "kind": "PodGroup",
+                                   "nominated": {"default/w0": "n1", "default/w1": "n2"},
+                                   "victims": ["default/low"]}]
+    assert set(result.bindings) == {"default/w0", "default/w1", "default/w2"}
+
+
+def test_a_group_beats_a_single_pod_of_equal_priority_and_the_larger_group_the_smaller():
+    # One node of 6 cpu holding: pod "p" (priority 5, 1 cpu), group "small" (5, PodGroup, 1 pod of 1 cpu),
+    # group "large" (5, PodGroup, 2 pods of 1 cpu). Most important first: large, small, p. The preemptor gang
+    # needs 4 cpu: 2 free + 2 given back: large fits back (2 + 2 + 2 = 6), then small (7 > 6) and p do not.
+    node = make_node("n0", cpu="6", memory="16Gi")
+    groups = [make_pod_group("small", min_count=1, priority=5, disruption_mode="PodGroup"),
+              make_pod_group("large", min_count=2, priority=5, disruption_mode="PodGroup"),
+              make_pod_group("g", min_count=2, priority=100)]
+    bound = [make_pod("p", cpu="1", priority=5, node_name="n0"),
+             make_pod("s0", cpu="1", pod_group="small", node_name="n0"),
+             make_pod("l0", cpu="1", pod_group="large", node_name="n0"),
+             make_pod("l1", cpu="1", pod_group="large", node_name="n0")]
+    sched = scheduler([node], bound, groups)
+    sched.add_pods([make_pod(f"w{i}", cpu="2", pod_group="g") for i in range(2)])
+    sched.step(until=0)
+    (entry,) = preemptions(sched)
+    assert entry.victims == ["default/s0", "default/p"]
+
+
+def test_pdb_violating_units_are_given_back_first():
+    # Two single pods of priority 1 on one 2-cpu node, each 1 cpu; the gang needs 1 cpu. Importance: "old"
+    # (started first) before "young". A PDB allowing no disruption covers "young": it is given back first and
+    # stays; "old" goes. Without the PDB, "old" would be given back first and "young" would go.
+    def run(pdbs):
+        node = make_node("n0", cpu="2", memory="16Gi")
+        pods = []
+        for name, start in (("old", "2024-01-01T00:00:00Z"), ("young", "2024-01-01T01:00:00Z")):
+            p = make_pod(name, cpu="1", priority=1, node_name="n0", labels={"app": name})
+            pods.append(p.model_copy(update={"status": p.status.model_copy(update={"start_time": start,
+                                                                                   "phase": "Running"})}))
+        sched = scheduler([node], pods, [make_pod_group("g", min_count=1, priority=100)], pdbs)
+        sched.add_pods([make_pod("w0", cpu="1", pod_group="g")])
+        sched.step(until=0)
+        return preemptions(sched)[0].victims
+
+    pdb = PodDisruptionBudget.model_validate({"metadata": {"name": "keep-young", "namespace": "default"},
+                                              "spec": {"selector": {"matchLabels": {"app": "young"}},
+                                                       "maxUnavailable": 0}})
+    assert run([]) == ["default/young"]
+    assert run([pdb]) == ["default/old"]
+
+
+def test_reasons_appended_to_the_group_status():
+    nodes, bound, groups = full_cluster()
+    members = [make_pod(f"w{i}", cpu="2", pod_group="g") for i in range(4)]
+
+    def status(group, config=CONFIG, **kw):
+        sched = scheduler(nodes, bound, groups + [group], config=config, **kw)
+        sched.add_pods([m.model_copy(deep=True) for m in members])
+        sched.step(until=0)
+        assert not preemptions(sched)
+        return sched.groups.states["default/g"].condition[2], sched.pending_message["default/w0"]
+
+    # Priority 5: no unit is lower (UnschedulableAndUnresolvable upstream).
+    cond, member = status(make_pod_group("g", min_count=4, priority=5))
+    assert cond == GROUP_UNSCHEDULABLE + ", No preemption victims found for incoming preemptor"
+    assert member.endswith("no new claims to deallocate, preemption: not eligible due to workload aware "
+                           "preemption enabled")
+    # Priority 10: only "single" is lower, and without it the gang still does not fit: the re-run's status.
+    cond, _ = status(make_pod_group("g", min_count=4, priority=10))
+    assert cond == GROUP_UNSCHEDULABLE + ", " + GROUP_UNSCHEDULABLE
+    # A member asking preemptionPolicy Never makes the group not eligible.
+    never = [m.model_copy(deep=True) for m in members]
+    never[2].spec.preemption_policy = "Never"
+    sched = scheduler(nodes, bound, groups + [make_pod_group("g", min_count=4, priority=1000)])
+    sched.add_pods(never)
+    sched.step(until=0)
+    assert sched.groups.states["default/g"].condition[2] == \
+        GROUP_UNSCHEDULABLE + ", not eligible due to preemptionPolicy=Never."
+    # Topology-constrained groups are refused in v1.36.
+    cond, _ = status(make_pod_group("g", min_count=4, priority=1000, topology="topology.kubernetes.io/zone"))
+    assert cond.endswith(", workload aware preemption is not supported for pod groups with scheduling constraints")
+    # A profile without DefaultPreemption.
+    cond, member = status(make_pod_group("g", min_count=4, priority=1000), preemption=False)
+    assert cond == GROUP_UNSCHEDULABLE + ", default preemption plugin is not registered, workload aware " \
+                                         "preemption is disabled"
+    assert MEMBER_UNSCHEDULABLE in member or "Insufficient cpu" in member
+
+
+def test_records_nominated_members_and_preempted_victims():
+    nodes = [make_node(f"n{i}", cpu="2", memory="16Gi") for i in range(3)]
+    sched = scheduler(nodes, [make_pod("low", cpu="2", priority=1, node_name="n0")],
+                      [make_pod_group("g", min_count=3, priority=100)])
+    records = sched.add_pods([make_pod(f"w{i}", cpu="2", pod_group="g") for i in range(3)])
+    records += sched.step(until=0)
+    assert [(r.kind, r.object, r.node) for r in records if r.kind in (NOMINATED, PREEMPTED)] == [
+        (NOMINATED, "default/w0", "n1"), (NOMINATED, "default/w1", "n2"), (PREEMPTED, "default/low", None)]
+
+
+# ----------------------------------------------------------------------------- against the reference
+@st.composite
+def wap_cases(draw):
+    """Nodes, bound pods (singles and members of PodGroups in either disruption mode), and one pending gang."""
+    n = draw(st.integers(1, 4))
+    nodes = [make_node(f"n{i}", cpu=draw(st.sampled_from(["2", "3", "4"])), memory="16Gi") for i in range(n)]
+    groups, bound = [], []
+    for g in range(draw(st.integers(0, 4))):
+        mode = draw(st.sampled_from(["PodGroup", "PodGroup", "Pod", None]))
+        groups.append(make_pod_group(f"v{g}", min_count=1, priority=draw(st.sampled_from([1, 5, 10])),
+                                     disruption_mode=mode))
+        for j in range(draw(st.integers(1, 4))):
+            bound.append(make_pod(f"v{g}-{j}", cpu=draw(st.sampled_from(["500m", "1"])),
+                                  priority=draw(st.sampled_from([None, 1, 50])), pod_group=f"v{g}",
+                                  node_name=f"n{draw(st.integers(0, n - 1))}"))
+    for j in range(draw(st.integers(0, 5))):
+        bound.append(make_pod(f"s{j}", cpu=draw(st.sampled_from(["500m", "1"])),
+                              priority=draw(st.sampled_from([0, 1, 5, 50])),
+                              node_name=f"n{draw(st.integers(0, n - 1))}"))
+    size = draw(st.integers(1, 4))
+    gang = make_pod_group("g", min_count=draw(st.integers(1, size)), priority=draw(st.sampled_from([5, 10, 100])))
+    members = [make_pod(f"w{i}", cpu=draw(st.sampled_from(["1", "2"])), pod_group="g") for i in range(size)]
+    return nodes, bound, groups, gang, members
+
+
+def reference(nodes, bound, groups, gang, members):
+    by_key = {f"default/{g.metadata.name}": g for g in groups}
+
+    def group_of(pod):
+        sg = pod.spec.scheduling_group
+        return by_key.get(f"default/{sg.pod_group_name}") if sg is not None else None
+
+    units = R.ref_units(bound, group_of, lambda g: g.spec.priority or 0, lambda p: p.spec.priority or 0,
+                        lambda p: math.inf)
+
+    def schedules_without(removed):
+        gone = {id(p) for u in removed for p in u.pods}
+        layout = {node.metadata.name: [p for p in bound if p.spec.node_name == node.metadata.name
+                                       and id(p) not in gone] for node in nodes}
+        _, placed, fit_errors, message = _try_group_cycle(gang, list(enumerate(members)), 0, nodes, layout, {},
+                                                          PROFILE)
+        return "" if message is None and placed else (message or next(iter(fit_errors.values()), "x"))
+
+    return R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", units, schedules_without)
+
+
+@settings(max_examples=100, deadline=None)
+@given(wap_cases())
+def test_matches_the_reference_on_random_clusters(case):
+    nodes, bound, groups, gang, members = case
+    sched = scheduler(nodes, bound, groups + [gang])
+    sched.add_pods(members)
+    records = sched.step(until=0)
+    if any(r.kind == BOUND for r in records):
+        event("the gang fit")
+        return
+    ok, victims, _ = reference(nodes, bound, groups, gang, members)
+    got = preemptions(sched)
+    event(f"preempted {'group' if any(u.is_group for u in victims_units(victims, groups)) else 'pods'}"
+          if ok else "no preemption")
+    assert bool(got) == ok
+    if ok:
+        assert got[0].victims == [f"default/{p.metadata.name}" for p in victims]
+
+
+def victims_units(victims, groups) -> list:
+    """Whether some victim belongs to a PodGroup in PodGroup mode (for the statistics only)."""
+    whole = {g.metadata.name for g in groups if g.spec.disruption_mode == "PodGroup"}
+    return [R.RefUnit(p.metadata.name, [p], 0, p.spec.scheduling_group is not None
+                      and p.spec.scheduling_group.pod_group_name in whole, 0) for p in victims]
