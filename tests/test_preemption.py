@@ -367,3 +367,20 @@ def test_a_placed_preemptor_drops_its_nomination_before_the_next_pod_of_its_run(
     assert sum(1 for e in sched.log.entries if isinstance(e, Preempted)) == 2
     assert sorted(r.object for r in records if r.kind == PREEMPTED) == [f"default/low{j}" for j in range(4)]
     assert {r.object for r in records if r.kind == "Bound"} == {"default/high1", "default/high2"}
+
+
+def test_nominations_follow_nodes_added_after_they_were_counted():
+    # The per-priority loads of nominated pods are laid out per node: a pod arriving nominated to a node added
+    # after they were laid out must not index past them.
+    nodes = [make_node("node1", cpu="500m", memory="1000")]
+    pods = [bound_pod("victim", "node1", LOW, "veryLarge")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    sched.add_pods([preemptor(HIGH, "veryLarge")])
+    sched.step(until=0)                                   # nominated to node1: the loads are laid out for 1 node
+    sched.add_nodes([make_node("node2", cpu="500m", memory="1000")])
+    late = make_pod("late", cpu="500m", memory="500", priority=MID)
+    late = late.model_copy(update={"status": late.status.model_copy(update={"nominated_node_name": "node2"})})
+    sched.add_pods([late])
+    records = sched.run_until_idle()
+    assert {r.object: r.node for r in records if r.kind == "Bound"} == {"default/preemptor": "node1",
+                                                                        "default/late": "node2"}

@@ -86,6 +86,9 @@ class Nominations:
     def _account(self, nom: Nomination, sign: int) -> None:
         if self._tensors is None:
             return
+        if self._tensors.nodes.requested.shape != self._shape:
+            self._tensors = None           # nodes or resource columns were added: rebuilt on the next read
+            return
         node = self._tensors.node_index.get(nom.node)
         if node is None:
             return
