@@ -57,7 +57,6 @@ class GroupDryRun:
         self.sched = sched
         self.gs = gs
         self.spared = spared
-        self.runs = 0            # group cycles re-run (what one preemption costs)
         self._sub = None         # the cluster copy the re-runs use, without the pods in self._gone
         self._gone: dict[str, tuple[Pod, int]] = {}    # pod key -> (pod, node id) taken off self._sub
 
@@ -89,7 +88,6 @@ class GroupDryRun:
         """"" when the group's cycle succeeds (minCount reached with at least one member placed) on the cluster
         without `units`; else why it does not."""
         sched = self.sched
-        self.runs += 1
         sub = self._without({p.key: p for u in units for p in u.pods})
         placer = make_placer(sched.backend, sub, sched.framework_for_group(self.gs), sched.placer.batching)
         mark = sub.tensors.log_mark()
