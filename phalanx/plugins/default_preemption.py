@@ -128,9 +128,14 @@ class DefaultPreemption(Plugin):
                                   [len(u.pods) for u in units], [u.start for u in units], np.arange(len(units)))
         units = [units[i] for i in order.tolist()]
         violating = dry_run.pdb_violating(units)
-        removed = list(units)
+        removed, evicted = list(units), []
         for i in [*np.flatnonzero(violating).tolist(), *np.flatnonzero(~violating).tolist()]:
             trial = [u for u in removed if u is not units[i]]
-            if not dry_run.schedules_without(trial):
+            if dry_run.schedules_without(trial):
+                evicted.append(units[i])            # in reprieve order
+            else:
                 removed = trial
-        return PostFilterResult(SUCCESS, victims=tuple(pod for u in removed for pod in u.pods))
+        # Sorted by importance; equally important units keep their reprieve order (Go's insertion sort).
+        order = kernel.unit_order([u.priority for u in evicted], [u.is_group for u in evicted],
+                                  [len(u.pods) for u in evicted], [u.start for u in evicted], np.arange(len(evicted)))
+        return PostFilterResult(SUCCESS, victims=tuple(pod for i in order.tolist() for pod in evicted[i].pods))

@@ -15,7 +15,8 @@ from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
 from ..plugins.labels import selector_matches
 from ..cluster_models.objects import Namespace
-from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
+from ..cluster_models.requests import pod_requests
+from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, pod_host_ports, restrict
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
@@ -254,6 +255,17 @@ class Cluster:
         if ns is None:
             ns = self.namespaces[name] = Namespace.implicit(name)
         return ns
+
+    def grow_vocabularies(self, pods: Iterable[Pod]) -> None:
+        """Columns the pods may need (resources, host ports, label pairs, namespaces), added to this cluster's
+        tables first, so that copies (`restricted`, which share the vocabularies) never add any."""
+        tensors = self.tensors
+        for pod in pods:
+            tensors.request_vector(pod_requests(pod))
+            for port in pod_host_ports(pod):
+                tensors.port_column(port)
+            tensors.pod_label_row(pod.metadata.labels)
+            tensors.namespaces.add(pod.metadata.namespace or "default")
 
     def restricted(self, node_ids: np.ndarray, live=None) -> "Cluster":
         """A copy seen through some nodes only (a topology placement, KEP-5732 AssumePlacement): restricted node

@@ -211,7 +211,8 @@ def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, pod: Pod, pr
 
 def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     """A copy of the cluster without the bound pods `removed` (keys; their load and what their plugins held
-    released on the copy) and with `added` (pod, node id) bound."""
+    released on the copy) and with `added` (pod, node id) bound: nominated pods, whose columns the real tables
+    have had since they were nominated (the copy shares the vocabularies)."""
     tensors = cluster.tensors
     sub = cluster.restricted(np.arange(tensors.nodes.size), tensors.live_bound())
     for key in removed:
@@ -350,12 +351,18 @@ class DryRun:
 
     def _summary(self, nodes, fits, rows, at, victim, violating, failures) -> DryRunBatch:
         k = len(nodes)
+        # Upstream lists the victims in reprieve order (PDB-violating first) and then sorts them by importance;
+        # Go sorts a few elements by insertion, so equally important victims keep their reprieve order.
+        met = np.empty(len(rows), np.int64)
+        met[kernel.reprieve_order(at, violating)] = np.arange(len(rows))
         keep = victim & fits[at]
-        rows, at, violating = rows[keep], at[keep], violating[keep]
-        count = np.bincount(at, minlength=k).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(count)])
+        rows, at, violating, met = rows[keep], at[keep], violating[keep], met[keep]
         prio = self.rows.priority[rows]
         start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
+        order = kernel.victim_order(at, prio, start, met)
+        rows, at, violating, prio, start = rows[order], at[order], violating[order], prio[order], start[order]
+        count = np.bincount(at, minlength=k).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(count)])
         top = np.full(k, np.iinfo(np.int64).min, np.int64)
         np.maximum.at(top, at, prio)
         total = np.zeros(k, np.int64)

@@ -258,6 +258,7 @@ class Scheduler:
                 continue
             arrival[key] = seq
             if pod.status.nominated_node_name:
+                self.cluster.grow_vocabularies([pod])      # Filter binds it on cluster copies (preemption.py)
                 self.cluster.nominations[key] = Nomination(
                     pod, pod.status.nominated_node_name, self.cluster.priority(pod),
                     self.shape_of(pod).request_vector(self.cluster.tensors))

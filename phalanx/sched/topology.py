@@ -53,7 +53,7 @@ def topology_attempt(cycle, gs, candidates):
         attempt.group_message = NO_PLACEMENTS_MESSAGE
         return attempt
     framework = sched.framework_for_group(gs)
-    _grow_vocabularies(sched, gs)
+    cluster.grow_vocabularies(p for p, _ in gs.pending.values())
     live = cluster.tensors.live_bound()
     tried = []
     for nodes in candidates:
@@ -72,19 +72,6 @@ def topology_attempt(cycle, gs, candidates):
     nodes, chosen = feasible[best]
     chosen.placed = [_apply(sched, pl, nodes) for pl in chosen.placed]
     return chosen
-
-
-def _grow_vocabularies(sched, gs) -> None:
-    """Columns the group's pods may need, added to the real tables first, so the restricted copies (which share
-    the vocabularies) never add any."""
-    tensors = sched.cluster.tensors
-    for pod, _ in gs.pending.values():
-        shape = sched.shape_of(pod)
-        shape.request_vector(tensors)
-        for port in shape.host_ports:
-            tensors.port_column(port)
-        tensors.pod_label_row(pod.metadata.labels)
-        tensors.namespaces.add(pod.metadata.namespace or "default")
 
 
 def _best(sched, framework, gs, feasible) -> int:

@@ -153,6 +153,7 @@ class WorkloadPreemption:
         if gs.group.spec.scheduling_constraints is not None and gs.group.spec.scheduling_constraints.topology:
             return CONSTRAINED
         members = [p for p, _ in gs.pending.values()]
+        sched.cluster.grow_vocabularies(members)     # the re-runs place them on copies sharing the vocabularies
         policy = "Never" if any(sched.cluster.preemption_policy(p) == "Never" for p in members) else \
             "PreemptLowerPriority"
         spared = {key for other in sched.groups.values() for key in other.waiting}

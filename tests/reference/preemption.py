@@ -292,9 +292,17 @@ def ref_workload_preempt(priority, policy, units, schedules_without, pdbs=()) ->
             i += 1
         ordered.insert(i, unit)
     violating, fine = unit_pdb_split(ordered, pdbs)
-    removed = list(ordered)
+    removed, to_preempt = list(ordered), []
     for unit in violating + fine:
         trial = [u for u in removed if u is not unit]
-        if not schedules_without(trial):
+        if schedules_without(trial):
+            to_preempt.append(unit)
+        else:
             removed = trial
-    return True, [p for u in removed for p in u.pods], ""
+    victims: list = []                   # insertion sort: equally important units keep their reprieve order
+    for unit in to_preempt:
+        i = 0
+        while i < len(victims) and not more_important_unit(unit, victims[i]):
+            i += 1
+        victims.insert(i, unit)
+    return True, [p for u in victims for p in u.pods], ""
