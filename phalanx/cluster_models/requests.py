@@ -206,5 +206,12 @@ def effective_priority(pod: Pod, priority_classes: Mapping[str, PriorityClass]) 
         if name in SYSTEM_PRIORITY_CLASSES:
             return SYSTEM_PRIORITY_CLASSES[name]
         raise InputError(f'Pod {pod.key}: spec.priorityClassName: PriorityClass "{name}" not found')
-    defaults = [pc.value for pc in priority_classes.values() if pc.global_default]
-    return min(defaults, default=0)
+    default = global_default_class(priority_classes)
+    return default.value if default is not None else 0
+
+
+def global_default_class(priority_classes: Mapping[str, PriorityClass]) -> PriorityClass | None:
+    """The globalDefault PriorityClass a pod without priorityClassName gets: the lowest-valued one when several
+    are marked (upstream's choice), None when none is."""
+    defaults = [pc for pc in priority_classes.values() if pc.global_default]
+    return min(defaults, key=lambda pc: pc.value) if defaults else None

@@ -62,14 +62,14 @@ def reprieve_order(node_sorted, violating) -> np.ndarray:
     return np.lexsort((np.arange(len(node_sorted)), ~violating, node_sorted))
 
 
-def reprieve(node_sorted, rank, fits_with, n_nodes: int) -> np.ndarray:
-    """The reprieve loop over victim rank, all nodes at once. `fits_with(rows, kept)`: for victim rows (one per
-    node), whether the preemptor still fits on their nodes with the already reprieved rows `kept` ((V,) bool)
-    and these rows added back. Returns (V,) bool: the victim is reprieved."""
-    kept = np.zeros(len(node_sorted), bool)
+def reprieve(rank, fits_with) -> np.ndarray:
+    """The reprieve loop over victim rank, all nodes at once. `fits_with(rows)`: for victim rows (one per node),
+    whether the preemptor still fits on their nodes with these rows added back to those reprieved before (the
+    caller keeps that state). Returns (V,) bool: the victim is reprieved."""
+    kept = np.zeros(len(rank), bool)
     for r in range(int(rank.max()) + 1 if len(rank) else 0):
         rows = np.flatnonzero(rank == r)
-        kept[rows[fits_with(rows, kept)]] = True
+        kept[rows[fits_with(rows)]] = True
     return kept
 
 

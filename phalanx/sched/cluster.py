@@ -13,10 +13,10 @@ from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGro
                               Workload, effective_priority, expand_jobs, load_paths)
 from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
+from ..cluster_models.requests import global_default_class
 from ..plugins.labels import selector_matches
 from ..cluster_models.objects import Namespace
-from ..cluster_models.requests import pod_requests
-from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, pod_host_ports, restrict
+from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
@@ -242,10 +242,8 @@ class Cluster:
             return pod.spec.preemption_policy
         if pod.spec.priority is not None:          # admission already ran (it sets both)
             return "PreemptLowerPriority"
-        pc = self.priority_classes.get(pod.spec.priority_class_name)
-        if pc is None and pod.spec.priority_class_name == "":
-            defaults = [c for c in self.priority_classes.values() if c.global_default]
-            pc = min(defaults, key=lambda c: c.value) if defaults else None
+        name = pod.spec.priority_class_name
+        pc = self.priority_classes.get(name) if name else global_default_class(self.priority_classes)
         return (pc.preemption_policy if pc is not None else None) or "PreemptLowerPriority"
 
     def namespace(self, name: str) -> Namespace:
@@ -256,13 +254,13 @@ class Cluster:
             ns = self.namespaces[name] = Namespace.implicit(name)
         return ns
 
-    def grow_vocabularies(self, pods: Iterable[Pod]) -> None:
-        """Columns the pods may need (resources, host ports, label pairs, namespaces), added to this cluster's
-        tables first, so that copies (`restricted`, which share the vocabularies) never add any."""
+    def grow_vocabularies(self, pods: Iterable[tuple[Pod, "PodShape"]]) -> None:
+        """Columns the (pod, its shape) may need (resources, host ports, label pairs, namespaces), added to this
+        cluster's tables first, so that copies (`restricted`, which share the vocabularies) never add any."""
         tensors = self.tensors
-        for pod in pods:
-            tensors.request_vector(pod_requests(pod))
-            for port in pod_host_ports(pod):
+        for pod, shape in pods:
+            shape.request_vector(tensors)
+            for port in shape.host_ports:
                 tensors.port_column(port)
             tensors.pod_label_row(pod.metadata.labels)
             tensors.namespaces.add(pod.metadata.namespace or "default")

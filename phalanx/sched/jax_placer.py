@@ -241,14 +241,12 @@ class JaxPlacer(Placer):
             if failure is None:
                 continue
             message, rejected, p, ev = failure
-            if self.post_filter is not None and ev.error is None:
-                extra, nominated = self.post_filter(self, pods[done], p, ev)
-                if nominated:       # the rest go pod by pod: Filter counts the nominated pod from now on
-                    out.fail([pods[done]], message, rejected)
-                    with precision(self.xp):
-                        Placer.place_part(self, shape, pods[done + 1:], rank, out)
-                    return
-                message = f"{message} {extra}" if extra else message
+            message, nominated = self.after_failure(pods[done], p, ev, message)
+            if nominated:           # the rest go pod by pod: Filter counts the nominated pod from now on
+                out.fail([pods[done]], message, rejected)
+                with precision(self.xp):
+                    Placer.place_part(self, shape, pods[done + 1:], rank, out)
+                return
             out.fail(pods[done:], message, rejected)
             break
 

@@ -138,15 +138,20 @@ class Placer:
                     pl.nomination = self.cluster.nominations.pop(pod.key, None)
                 out.placed.append(pl)
                 continue
-            message = self.message(ev)
-            if self.post_filter is not None and ev.error is None and self.cluster.tensors.nodes.size:
-                extra, nominated = self.post_filter(self, pod, p, ev)
-                if nominated:
-                    out.fail([pod], message, rejectors(ev))
-                    continue
-                message = f"{message} {extra}" if extra else message
+            message, nominated = self.after_failure(pod, p, ev, self.message(ev))
+            if nominated:
+                out.fail([pod], message, rejectors(ev))
+                continue
             out.fail(pods[i:], message, rejectors(ev))
             break
+
+    def after_failure(self, pod: Pod, p: Prepared, ev: Evaluation, message: str) -> tuple[str, bool]:
+        """PostFilter for a pod no node fits: (its message, the PostFilter text appended; whether it was
+        nominated to a node, so the rest of its run is still tried)."""
+        if self.post_filter is None or ev.error is not None or not self.cluster.tensors.nodes.size:
+            return message, False
+        extra, nominated = self.post_filter(self, pod, p, ev)
+        return (f"{message} {extra}" if extra and not nominated else message), nominated
 
     def reserve(self, p: Prepared, ev: Evaluation, node: int, pod: Pod) -> list:
         """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node."""

@@ -124,6 +124,12 @@ class Groups:
             return cls.value
         return max((self.cluster.priority(p) for p, _ in gs.pending.values()), default=0)
 
+    def waiting_keys(self) -> set[str]:
+        """Pods waiting at Permit in any group (they hold nodes; preemption does not evict them)."""
+        if not self.of_pod:
+            return set()
+        return {key for gs in self.states.values() for key in gs.waiting}
+
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
         """Pending members by (priority desc, arrival)."""
         return sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))

@@ -53,21 +53,17 @@ class BoundRows:
             self.truncations = len(tensors.truncations)
         pods, _, _ = tensors.log()
         r = len(tensors.resources)
-        if self.request.shape[1] < r:
-            grown = np.zeros((len(self.request), r), np.int64)
-            grown[:, : self.request.shape[1]] = self.request
-            self.request = grown
         new = pods[self.rows:]
-        if not new:
-            return
         need = self.rows + len(new)
-        if need > len(self.priority):
-            cap = max(need, 2 * len(self.priority), 64)
+        if need > len(self.priority) or self.request.shape[1] < r:
+            cap = max(need, 2 * len(self.priority), 64) if need > len(self.priority) else len(self.priority)
             self.priority = np.resize(self.priority, cap)
             self.start = np.resize(self.start, cap)
             grown = np.zeros((cap, r), np.int64)
-            grown[: len(self.request)] = self.request
+            grown[: len(self.request), : self.request.shape[1]] = self.request
             self.request = grown
+        if not new:
+            return
         sl = slice(self.rows, need)
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
@@ -338,9 +334,13 @@ class DryRun:
         sel = pos[candidate_nodes] >= 0
         rows = candidate_rows[sel]
         at = pos[candidate_nodes[sel]]
-        start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
-        order = kernel.victim_order(at, self.rows.priority[rows], start, rows)
+        order = kernel.victim_order(at, self.rows.priority[rows], self._start(rows), rows)
         return rows[order], at[order]
+
+    def _start(self, rows: np.ndarray) -> np.ndarray:
+        """Start times of binding-log rows on the scheduler's clock; unset reads as now (GetPodStartTime)."""
+        start = self.rows.start[rows]
+        return np.where(np.isnan(start), self.now, start)
 
     def _pdb_matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self._pdbs is None:
@@ -357,8 +357,7 @@ class DryRun:
         met[kernel.reprieve_order(at, violating)] = np.arange(len(rows))
         keep = victim & fits[at]
         rows, at, violating, met = rows[keep], at[keep], violating[keep], met[keep]
-        prio = self.rows.priority[rows]
-        start = np.where(np.isnan(self.rows.start[rows]), self.now, self.rows.start[rows])
+        prio, start = self.rows.priority[rows], self._start(rows)
         order = kernel.victim_order(at, prio, start, met)
         rows, at, violating, prio, start = rows[order], at[order], violating[order], prio[order], start[order]
         count = np.bincount(at, minlength=k).astype(np.int64)
@@ -412,7 +411,7 @@ class DryRun:
         r_req = self.rows.request[r_rows][:, :width]
 
         # On candidate nodes the FIXED Filters passed and stay passed: a reprieve re-runs the load-reading ones.
-        def fits_with(sel, kept):
+        def fits_with(sel):
             at_sel = r_at[sel]                   # one row per node
             trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
             trial = _node_rows(table, self.names, nodes[at_sel], trial_req, trial_count)
@@ -421,7 +420,7 @@ class DryRun:
             count[at_sel[ok]] = trial_count[ok]
             return ok
 
-        kept = kernel.reprieve(r_at, rank, fits_with, k)
+        kept = kernel.reprieve(rank, fits_with)
         victim = np.ones(len(rows), bool)
         victim[order[live][kept]] = False
         return self._summary(nodes, fits, rows, at, victim, violating, failures)
@@ -443,7 +442,7 @@ class DryRun:
                 continue
             fits[i] = True
             removed = set(keys)
-            order = mine[np.lexsort((np.arange(len(mine)), ~violating[mine]))]
+            order = mine[kernel.reprieve_order(at[mine], violating[mine])]
             for j in order.tolist():
                 key = self.log_pods[rows[j]].key
                 trial = removed - {key}
@@ -490,9 +489,8 @@ class Preemption:
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        spared = {key for gs in sched.groups.values() for key in gs.waiting} if sched.groups.of_pod else set()
         dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now - sched.clock_origin,
-                         nominations, spared)
+                         nominations, sched.groups.waiting_keys())
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
         failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
                              nominated, dry_run, offset)

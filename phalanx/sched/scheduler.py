@@ -258,10 +258,10 @@ class Scheduler:
                 continue
             arrival[key] = seq
             if pod.status.nominated_node_name:
-                self.cluster.grow_vocabularies([pod])      # Filter binds it on cluster copies (preemption.py)
-                self.cluster.nominations[key] = Nomination(
-                    pod, pod.status.nominated_node_name, self.cluster.priority(pod),
-                    self.shape_of(pod).request_vector(self.cluster.tensors))
+                shape = self.shape_of(pod)
+                self.cluster.grow_vocabularies([(pod, shape)])    # Filter binds it on cluster copies (preemption.py)
+                priority, request = self.cluster.priority(pod), shape.request_vector(self.cluster.tensors)
+                self.cluster.nominations[key] = Nomination(pod, pod.status.nominated_node_name, priority, request)
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
@@ -541,10 +541,6 @@ class Scheduler:
     def bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
         self.progress += 1
         self.started.update(dict.fromkeys([p.key for p in pods], self.now))
-        nominations = self.cluster.nominations
-        if nominations:       # ClearingNominatedNodeNameAfterBinding
-            for pod in pods:
-                nominations.pop(pod.key, None)
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
         pending = self.pending_message

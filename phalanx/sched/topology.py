@@ -53,7 +53,7 @@ def topology_attempt(cycle, gs, candidates):
         attempt.group_message = NO_PLACEMENTS_MESSAGE
         return attempt
     framework = sched.framework_for_group(gs)
-    cluster.grow_vocabularies(p for p, _ in gs.pending.values())
+    cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
     live = cluster.tensors.live_bound()
     tried = []
     for nodes in candidates:

@@ -153,12 +153,12 @@ class WorkloadPreemption:
         if gs.group.spec.scheduling_constraints is not None and gs.group.spec.scheduling_constraints.topology:
             return CONSTRAINED
         members = [p for p, _ in gs.pending.values()]
-        sched.cluster.grow_vocabularies(members)     # the re-runs place them on copies sharing the vocabularies
+        # The re-runs place them on copies sharing the vocabularies.
+        sched.cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
         policy = "Never" if any(sched.cluster.preemption_policy(p) == "Never" for p in members) else \
             "PreemptLowerPriority"
-        spared = {key for other in sched.groups.values() for key in other.waiting}
         failed = FailedGroupCycle(gs.key, group_priority(gs.group, sched.cluster), policy,
-                                  GroupDryRun(sched, gs, spared))
+                                  GroupDryRun(sched, gs, sched.groups.waiting_keys()))
         reasons = []
         for plugin in plugins:
             result = plugin.pod_group_post_filter(failed, sched.cluster)
