@@ -112,7 +112,10 @@ SCENARIOS = {s.name: s for s in [
              "(scheduler_perf PreemptionBasic); pods/s counts the preemptors until all are bound"),
     Scenario("PreemptionPodGroup_500Nodes_10Gangs", 500, 80, lambda: _group_preemption(500, 10),
              "workload-aware preemption: 250 low-priority gangs of 8 (disruptionMode PodGroup) fill 500 nodes; 10 "
-             "high-priority gangs of 8 each evict two whole gangs (one group re-run per potential victim unit)"),
+             "high-priority gangs of 8 each evict two whole gangs (the gang's members counted per node: MemberCount)"),
+    Scenario("PreemptionPodGroup_5000Nodes_1000Gangs", 5000, 8000, lambda: _group_preemption(5000, 1000),
+             "workload-aware preemption at scale: 2,500 low-priority gangs of 8 fill 5,000 nodes; 1,000 "
+             "high-priority gangs of 8 each evict two whole gangs"),
     _gang_scenario("GangScheduling_5000Nodes_1000Gangs_3Pods", 5000, 1000, 3,
                    "1,000 gang PodGroups (minCount 3) of identical SchedulingBasic pods (scheduler_perf gang scheduling)"),
     _gang_scenario("GangScheduling_5000Nodes_10Gangs_5000Pods", 5000, 10, 500,

@@ -13,6 +13,7 @@ from strategies import make_node, make_pod
 
 from phalanx.cluster_models import ClusterObjects, InputError, load_text
 from phalanx.cluster_models.disruption import PodDisruptionBudget
+from phalanx.kernels import preemption as kernel
 from phalanx.sched import preemption as sched_preemption
 from phalanx.sched.cluster import Cluster
 from phalanx.sched.config import config_from_doc
@@ -384,3 +385,19 @@ def test_nominations_follow_nodes_added_after_they_were_counted():
     records = sched.run_until_idle()
     assert {r.object: r.node for r in records if r.kind == "Bound"} == {"default/preemptor": "node1",
                                                                         "default/late": "node2"}
+
+
+@given(st.integers(0, 300), st.data())
+def test_longest_reprieve_finds_the_first_unit_that_cannot_come_back(n, data):
+    # A monotone predicate: the first `fit` units can be given back together, no longer prefix can. The search
+    # must return `fit` and ask O(log n) prefixes, each within 0..n.
+    fit = data.draw(st.integers(0, n))
+    asked = []
+
+    def fits_without_first(k):
+        assert 0 <= k <= n
+        asked.append(k)
+        return k <= fit
+
+    assert kernel.longest_reprieve(n, fits_without_first) == fit
+    assert len(asked) <= 2 * max(n, 1).bit_length() + 2

@@ -202,7 +202,11 @@ def wap_cases(draw):
                               node_name=f"n{draw(st.integers(0, n - 1))}"))
     size = draw(st.integers(1, 4))
     gang = make_pod_group("g", min_count=draw(st.integers(1, size)), priority=draw(st.sampled_from([5, 10, 100])))
-    members = [make_pod(f"w{i}", cpu=draw(st.sampled_from(["1", "2"])), pod_group="g") for i in range(size)]
+    # Identical members are counted (MemberCount); mixed ones and host ports make the dry run re-run the cycle.
+    kind = draw(st.sampled_from(["identical", "identical", "mixed", "host port"]))
+    cpu = draw(st.sampled_from(["1", "2"]))
+    members = [make_pod(f"w{i}", cpu=cpu if kind != "mixed" else draw(st.sampled_from(["1", "2"])), pod_group="g",
+                        host_ports=((8080, "TCP", ""),) if kind == "host port" else ()) for i in range(size)]
     return nodes, bound, groups, gang, members
 
 
@@ -244,6 +248,38 @@ def test_matches_the_reference_on_random_clusters(case):
     assert bool(got) == ok
     if ok:
         assert got[0].victims == [f"default/{p.metadata.name}" for p in victims]
+
+
+@settings(max_examples=100, deadline=None)
+@given(wap_cases(), st.data())
+def test_counting_the_members_equals_running_the_cycle(case, data):
+    # MemberCount (identical members, node-local Filters) against the group's cycle re-run on cluster copies, on
+    # the same sequence of unit sets as a reprieve loop makes (all units, then each one given back or not), with
+    # a higher-priority pod nominated to a node half of the time (its load counts for the members).
+    from phalanx.sched.cluster import Nomination
+    from phalanx.sched.workload_preemption import GroupDryRun
+    nodes, bound, groups, gang, members = case
+    sched = scheduler(nodes, bound, groups + [gang])
+    sched.add_pods(members)
+    gs = sched.groups.states["default/g"]
+    if data.draw(st.booleans()):
+        other = make_pod("nominee", cpu=data.draw(st.sampled_from(["500m", "1"])), priority=1000)
+        sched.cluster.grow_vocabularies([(other, sched.shape_of(other))])
+        sched.cluster.nominations[other.key] = Nomination(
+            other, f"n{data.draw(st.integers(0, len(nodes) - 1))}", 1000,
+            sched.shape_of(other).request_vector(sched.cluster.tensors))
+    counted, run = GroupDryRun(sched, gs, set()), GroupDryRun(sched, gs, set())
+    run.__dict__["_count"] = None
+    event("counted" if counted._count is not None else "not countable")
+    units = counted.units
+    removed = list(units)
+    assert counted.schedules_without(removed) == run.schedules_without(removed)
+    for unit in units:
+        trial = [u for u in removed if u is not unit]
+        got = counted.schedules_without(trial)
+        assert got == run.schedules_without(trial)
+        if not got and data.draw(st.booleans()):
+            removed = trial
 
 
 def victims_units(victims, groups) -> list:

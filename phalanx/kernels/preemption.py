@@ -104,3 +104,27 @@ def unit_order(priority, is_group, size, start, tiebreak) -> np.ndarray:
     is_group = np.asarray(is_group, bool)
     size_key = np.where(is_group, -np.asarray(size, np.int64), 0)
     return np.lexsort((tiebreak, start, size_key, ~is_group, -np.asarray(priority, np.int64)))
+
+
+def longest_reprieve(n: int, fits_without_first) -> int:
+    """The reprieve loop's next step when giving units back can only make the preemptor fit worse (monotone):
+    how many of the next `n` units in reprieve order are all given back. fits_without_first(k): whether the
+    preemptor still fits with the first k of them given back together (true for k = 0). Each of those k would
+    have been given back one at a time too (every state on the way holds fewer pods), and the unit after them
+    would not: a galloping search finds k in O(log n) calls instead of n."""
+    good, bad, step = 0, None, 1
+    while bad is None:                       # gallop: 1, 2, 4, ... past the last prefix that fits
+        k = min(good + step, n)
+        if k == good:
+            return n
+        if fits_without_first(k):
+            good, step = k, 2 * step
+        else:
+            bad = k
+    while bad - good > 1:                    # bisect between it and the first prefix that does not
+        mid = (good + bad) // 2
+        if fits_without_first(mid):
+            good = mid
+        else:
+            bad = mid
+    return good

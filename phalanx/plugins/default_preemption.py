@@ -125,17 +125,28 @@ class DefaultPreemption(Plugin):
         if message:
             return PostFilterResult(UNSCHEDULABLE, message)
         order = kernel.unit_order([u.priority for u in units], [u.is_group for u in units],
-                                  [len(u.pods) for u in units], [u.start for u in units], np.arange(len(units)))
+                                  [len(u.rows) for u in units], [u.start for u in units], np.arange(len(units)))
         units = [units[i] for i in order.tolist()]
         violating = dry_run.pdb_violating(units)
-        removed, evicted = list(units), []
-        for i in [*np.flatnonzero(violating).tolist(), *np.flatnonzero(~violating).tolist()]:
-            trial = [u for u in removed if u is not units[i]]
+        reprieve = [units[i] for i in [*np.flatnonzero(violating).tolist(), *np.flatnonzero(~violating).tolist()]]
+        removed, evicted, at = list(units), [], 0
+        while at < len(reprieve):
+            if dry_run.monotone:         # a run of units given back at once, then the one that cannot be
+                def fits_without_first(k, start=at):
+                    back = {id(u) for u in reprieve[start: start + k]}
+                    return not dry_run.schedules_without([u for u in removed if id(u) not in back])
+                k = kernel.longest_reprieve(len(reprieve) - at, fits_without_first)
+                back = {id(u) for u in reprieve[at: at + k]}
+                removed, at = [u for u in removed if id(u) not in back], at + k
+                if at == len(reprieve):
+                    break
+            trial = [u for u in removed if u is not reprieve[at]]
             if dry_run.schedules_without(trial):
-                evicted.append(units[i])            # in reprieve order
+                evicted.append(reprieve[at])     # in reprieve order
             else:
                 removed = trial
+            at += 1
         # Sorted by importance; equally important units keep their reprieve order (Go's insertion sort).
         order = kernel.unit_order([u.priority for u in evicted], [u.is_group for u in evicted],
-                                  [len(u.pods) for u in evicted], [u.start for u in evicted], np.arange(len(evicted)))
+                                  [len(u.rows) for u in evicted], [u.start for u in evicted], np.arange(len(evicted)))
         return PostFilterResult(SUCCESS, victims=tuple(pod for i in order.tolist() for pod in evicted[i].pods))

@@ -7,6 +7,7 @@ is PodGroup (all its bound pods, at the group's priority) or a single bound pod 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -17,11 +18,13 @@ from ..cluster_models.gpus import device_request
 from ..cluster_models.tensors import bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS
-from ..plugins.framework import FailedGroupCycle
+from ..plugins.framework import FIXED, NODE_LOCAL, PER_POD, FailedGroupCycle
 from .backends import make_placer
 from .cluster import Nomination
+from .cycle import Prepared, prepare, run_filters
+from .placement import copy_capacity
 from .podgroups import GROUP_UNSCHEDULABLE
-from .preemption import _copy_without, pdb_matches
+from .preemption import _copy_without, _node_rows, _View, pdb_matches
 from .records import Preempted
 
 NOT_REGISTERED = "default preemption plugin is not registered, workload aware preemption is disabled"
@@ -32,10 +35,60 @@ CONSTRAINED = "workload aware preemption is not supported for pod groups with sc
 class VictimUnit:
     """What workload-aware preemption evicts at once."""
     key: str                 # the PodGroup's key (disruptionMode PodGroup) or the pod's
-    pods: list[Pod]          # its bound pods, in binding order
+    rows: np.ndarray         # (k,) binding-log rows of its bound pods, in binding order
+    log: list                # the binding log's pods (rows index it)
     priority: int            # the PodGroup's priority, or the pod's
     is_group: bool           # upstream IsPodGroup: its (first) pod belongs to a PodGroup, whatever the mode
     start: float             # earliest start of its pods (unset: now), on the scheduler's clock
+
+    @property
+    def pods(self) -> list[Pod]:
+        return [self.log[r] for r in self.rows.tolist()]
+
+
+class UnitRows:
+    """Per binding-log row: the victim unit of its pod (a code into `keys`: one per PodGroup in disruptionMode
+    PodGroup, else one per row) and, per unit, its priority and whether it is a group, kept up to date as the log
+    grows or is cut back. A PodGroup known only after its pods were bound lays the rows out again."""
+
+    def __init__(self):
+        self.rows = 0
+        self.truncations = 0
+        self.groups_seen = -1
+        self.code = np.zeros(0, np.int64)
+        self.keys: list[str] = []
+        self.priority: list[int] = []
+        self.is_group: list[bool] = []
+        self._codes: dict[str, int] = {}
+
+    def sync(self, sched) -> None:
+        tensors, groups = sched.cluster.tensors, sched.groups
+        if len(groups.states) != self.groups_seen:
+            self.__init__()
+        if len(tensors.truncations) > self.truncations:
+            self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
+            self.truncations = len(tensors.truncations)
+        pods = tensors.log()[0]
+        if len(pods) > len(self.code):
+            self.code = np.resize(self.code, max(len(pods), 2 * len(self.code), 64))
+        for row in range(self.rows, len(pods)):
+            self.code[row] = self._code_of(sched, pods[row])
+        self.rows = len(pods)
+        self.groups_seen = len(groups.states)
+
+    def _code_of(self, sched, pod: Pod) -> int:
+        in_group = pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None
+        gs = sched.groups.group_of(pod)[0] if in_group else None
+        whole = gs is not None and gs.group.spec.disruption_mode == "PodGroup"
+        code = self._codes.get(gs.group.key) if whole else None    # a pod's own unit: one per row (a pod of
+        if code is None:                                             # the same name bound later is another)
+            code = len(self.keys)
+            if whole:
+                self._codes[gs.group.key] = code
+            self.keys.append(gs.group.key if whole else pod.key)
+            self.priority.append(group_priority(gs.group, sched.cluster) if whole else sched.cluster.priority(pod))
+            self.is_group.append(in_group)
+        return code
 
 
 def group_priority(group, cluster) -> int:
@@ -63,30 +116,38 @@ class GroupDryRun:
     @functools.cached_property
     def units(self) -> list[VictimUnit]:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
-        sched, cluster = self.sched, self.sched.cluster
-        now = sched.now - sched.clock_origin
-        units: dict[str, VictimUnit] = {}
-        for pod, _ in cluster.tensors.live_bound():
-            if pod.key in self.spared:
-                continue
-            start = sched.start_of(pod)
-            start = now if np.isnan(start) else start
-            in_group = pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None
-            gs = sched.groups.group_of(pod)[0] if in_group else None
-            group = gs.group if gs is not None else None
-            if group is not None and group.spec.disruption_mode == "PodGroup":
-                unit = units.get(group.key)
-                if unit is None:
-                    unit = units[group.key] = VictimUnit(group.key, [], group_priority(group, cluster), True, start)
-                unit.pods.append(pod)
-                unit.start = min(unit.start, start)
-            else:
-                units[pod.key] = VictimUnit(pod.key, [pod], cluster.priority(pod), in_group, start)
-        return list(units.values())
+        sched = self.sched
+        tensors = sched.cluster.tensors
+        unit_rows, bound = sched.workload_preemption.unit_rows, sched.preemption.rows
+        unit_rows.sync(sched)
+        bound.sync(sched.cluster, sched.start_of)
+        log, _, removed = tensors.log()
+        live = np.ones(len(log), bool)
+        live[list(removed)] = False
+        for key in self.spared:
+            row = tensors.position(key)
+            if row >= 0:
+                live[row] = False
+        rows = np.flatnonzero(live)
+        codes = unit_rows.code[rows]
+        order = np.argsort(codes, kind="stable")          # each unit's rows together, in binding order
+        rows, codes = rows[order], codes[order]
+        firsts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]])) if len(codes) else \
+            np.zeros(0, np.int64)
+        start = bound.start[rows]
+        start = np.where(np.isnan(start), sched.now - sched.clock_origin, start)
+        earliest = np.minimum.reduceat(start, firsts) if len(firsts) else start
+        segments = np.split(rows, firsts[1:])
+        units = [VictimUnit(unit_rows.keys[c], seg, log, unit_rows.priority[c], unit_rows.is_group[c], t)
+                 for c, seg, t in zip(codes[firsts].tolist(), segments, earliest.tolist())]
+        units.sort(key=lambda u: int(u.rows[0]))
+        return units
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
         """"" when the group's cycle succeeds (minCount reached with at least one member placed) on the cluster
         without `units`; else why it does not."""
+        if self._count is not None:
+            return self._count.schedules_without(units)
         sched = self.sched
         sub = self._without({p.key: p for u in units for p in u.pods})
         placer = make_placer(sched.backend, sub, sched.framework_for_group(self.gs), sched.placer.batching)
@@ -97,6 +158,35 @@ class GroupDryRun:
             return attempt.error
         # The group algorithm's status when minCount is not reached is the group's "pod group is unschedulable".
         return "" if attempt.infeasible is None and attempt.placed_count >= 1 else GROUP_UNSCHEDULABLE
+
+    @property
+    def monotone(self) -> bool:
+        """Whether giving units back can only make the group place fewer members (true where they are counted:
+        more load never passes a node-local Filter, nor takes more copies). Inter-pod terms are not monotone."""
+        return self._count is not None
+
+    @functools.cached_property
+    def _count(self) -> "MemberCount | None":
+        """The counting path when the group's cycle can be counted instead of run (see MemberCount), else None."""
+        sched, gs = self.sched, self.gs
+        members = [p for p, _ in gs.pending.values()]
+        shapes = {id(s): s for s in (sched.member_shape(gs, p, seq) for p, seq in gs.pending.values())}
+        if len(shapes) != 1 or len({sched.cluster.priority(p) for p in members}) != 1:
+            return None
+        shape = next(iter(shapes.values()))
+        cluster, framework = sched.cluster, sched.framework_for_group(gs)
+        nominations = cluster.nominations
+        if shape.host_ports or sched.reserves(shape) or any(p.key in nominations for p in members) \
+                or len(framework.split_run(shape, members, cluster)) != 1:
+            return None
+        p = prepare(shape, cluster, framework)
+        if not countable(p):
+            return None
+        sched.preemption.rows.sync(cluster, sched.start_of)
+        load = nominations.load_for(members[0], cluster.priority(members[0]), cluster.tensors) if nominations \
+            else None
+        return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
+                           sched.preemption.rows.request)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -123,13 +213,83 @@ class GroupDryRun:
     def pdb_violating(self, units: list[VictimUnit]) -> np.ndarray:
         """(U,) bool for units in importance order: evicting the unit, after the units before it, takes some
         PodDisruptionBudget below zero (each pod of each unit counted in turn against shared budgets)."""
+        pdbs = self.sched.cluster.disruptions_allowed()
+        if not pdbs:
+            return np.zeros(len(units), bool)
         pods = [p for u in units for p in u.pods]
-        matches, allowed = pdb_matches(self.sched.cluster.disruptions_allowed(), pods)
+        matches, allowed = pdb_matches(pdbs, pods)
         per_pod = kernel.pdb_violating(np.zeros(len(pods), np.int64), matches, allowed)
         owner = np.repeat(np.arange(len(units)), [len(u.pods) for u in units])
         out = np.zeros(len(units), bool)
         np.logical_or.at(out, owner, per_pod)
         return out
+
+
+def countable(p: Prepared) -> bool:
+    """Whether MemberCount is exact for this cycle: no PreFilter rejected the pod or failed, no Score can fail it,
+    and every Filter that runs either reads no pods or only its own node's load, both when pods leave nodes and
+    while copies of the pod are placed (so a placement changes nothing but its own node)."""
+    if p.rejection is not None or p.error is not None or p.score_error is not None:
+        return False
+    if any(plugin.skip_behaviour(p.pod) == PER_POD for plugin in p.skipped):
+        return False
+    return all((plugin.removal_behaviour(state), plugin.filter_behaviour(state)) in
+               ((FIXED, FIXED), (NODE_LOCAL, NODE_LOCAL), (NODE_LOCAL, FIXED)) for plugin, state in p.filters)
+
+
+class MemberCount:
+    """The group's cycle counted instead of run, for a group whose pending members are identical pods whose
+    Filters read no pods or only their node's load (countable). Placing a copy then changes only the node that
+    took it, and a copy fails only where no node takes one more, so the cycle places min(members, the sum over
+    the nodes passing Filter of the copies each takes) pods whichever nodes it picks. Filter reads the cluster
+    without the units taken off and with the pods nominated to nodes that count for the members; per-node copies
+    are kept and recomputed on the nodes of the units that come or go between calls."""
+
+    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray):
+        tensors = cluster.tensors
+        self.tensors = tensors
+        self.members = members          # pending members, all of one shape
+        self.needed = needed            # members the cycle must place: minCount less those bound, at least one
+        self.request = request          # (log rows, R') each binding-log row's requests (BoundRows.request)
+        self.p_local = dataclasses.replace(p, allowed=None, filters=tuple(
+            (plugin, state) for plugin, state in p.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
+        fixed = dataclasses.replace(p, filters=tuple(
+            (plugin, state) for plugin, state in p.filters if plugin.removal_behaviour(state) == FIXED))
+        self.fixed_ok = np.asarray(run_filters(np, fixed, tensors).feasible)     # (N,) bool, PreFilterResult too
+        self.names = np.array(tensors.nodes.names, dtype=object)
+        self.requested = tensors.nodes.requested.copy()      # (N, R) load with the units in self.gone taken off
+        self.pod_count = tensors.nodes.pod_count.copy()      # (N,)
+        if load is not None:
+            self.requested += load[0]
+            self.pod_count += load[1]
+        self.gone: dict[str, VictimUnit] = {}
+        self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
+
+    def _copies(self, nodes: np.ndarray) -> np.ndarray:
+        view = _View(self.tensors, _node_rows(self.tensors.nodes, self.names, nodes, self.requested[nodes],
+                                              self.pod_count[nodes]))
+        ok = self.fixed_ok[nodes] & np.asarray(run_filters(np, self.p_local, view).feasible)
+        return np.where(ok, copy_capacity(np, self.p_local, view, self.members), 0)
+
+    def _move(self, units, sign: int) -> np.ndarray:
+        """Put the units' pods back on (sign 1) or take them off (-1) their nodes; returns the nodes."""
+        rows = np.concatenate([u.rows for u in units]) if units else np.zeros(0, np.int64)
+        nodes = self.tensors.log()[1][rows].astype(np.int64)
+        width = self.requested.shape[1]
+        np.add.at(self.requested, nodes, sign * self.request[rows][:, :width])
+        np.add.at(self.pod_count, nodes, sign)
+        return nodes
+
+    def schedules_without(self, units: list[VictimUnit]) -> str:
+        wanted = {u.key: u for u in units}
+        back = [u for key, u in self.gone.items() if key not in wanted]
+        off = [u for key, u in wanted.items() if key not in self.gone]
+        if back or off:
+            nodes = np.unique(np.concatenate([self._move(back, 1), self._move(off, -1)]))
+            self.copies[nodes] = self._copies(nodes)
+            self.gone = wanted
+        placed = min(self.members, int(self.copies.sum()))
+        return "" if placed >= self.needed else GROUP_UNSCHEDULABLE
 
 
 class WorkloadPreemption:
@@ -139,6 +299,7 @@ class WorkloadPreemption:
 
     def __init__(self, sched):
         self.sched = sched
+        self.unit_rows = UnitRows()
 
     def run(self, gs, placed: list[tuple[Pod, int]]) -> str:
         """`placed`: (member, node id) the failed cycle placed. Returns "" when the group preempts, else the
