@@ -151,7 +151,7 @@ def explain(
     """Per node: every filter's status and reasons, every score's raw and normalized value, the total.
     With --group: schedule the cluster's other pods, then why the PodGroup waits (quorum, or what a PodGroup
     cycle would place now and why the rest fits nowhere)."""
-    from .sched.explain import explain_group, explain_pod, render_text
+    from .sched.explain import explain_group, explain_pod, render_preemption, render_text
     if (pod is None) == (group is None):
         _fail("give exactly one of --pod and --group")
     try:
@@ -163,7 +163,9 @@ def explain(
                 report = explain_group(scheduler, group)
             except KeyError as exc:
                 _fail(exc.args[0])
-            typer.echo(json.dumps(report) if as_json else report["message"])
+            text = "\n".join([report["message"], *render_preemption(report["preemption"])]) \
+                if "preemption" in report else report["message"]
+            typer.echo(json.dumps(report) if as_json else text)
             return
         pods = load_paths([pod]).pods
         if len(pods) != 1:

@@ -251,6 +251,21 @@ def test_victims_go_and_the_preemptor_binds_on_its_nominated_node():
     assert not sched.cluster.nominations
 
 
+def test_a_pod_without_start_time_reads_as_started_now():
+    # GetPodStartTime: no status.startTime is "now", the latest start. node1 (600m) holds "dated" (started at
+    # EPOCH) and "undated", 300m each, both low priority: dated is the more important, so it is given back first
+    # and stays (300m + the preemptor's 300m), and undated goes.
+    nodes = [make_node("node1", cpu="600m", memory="10Gi")]
+    dated = bound_pod("dated", "node1", LOW, "large")
+    undated = make_pod("undated", cpu=SIZES["large"][0], memory=SIZES["large"][1], priority=LOW, node_name="node1")
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[dated, undated], priority_classes=[],
+                                                          warnings=[])))
+    sched.add_pods([preemptor(MID, "large")])
+    sched.run_until_idle()
+    (entry,) = [e for e in sched.log.entries if isinstance(e, Preempted)]
+    assert entry.victims == ["default/undated"]
+
+
 def test_a_nominated_pod_holds_its_node_against_lower_priority_pods():
     nodes = [make_node("node1", cpu="500m", memory="1000")]
     pods = [bound_pod("victim", "node1", LOW, "veryLarge")]
@@ -401,3 +416,31 @@ def test_longest_reprieve_finds_the_first_unit_that_cannot_come_back(n, data):
 
     assert kernel.longest_reprieve(n, fits_without_first) == fit
     assert len(asked) <= 2 * max(n, 1).bit_length() + 2
+
+
+def test_explain_lists_the_victims_the_spared_and_the_gpu_hours_lost():
+    # node1: 4 cpu, 2 GPUs. "high" (100, 1 cpu, started at EPOCH + 2 h: the snapshot's latest start, so "now"),
+    # "mid" (5, 1 cpu) and "low" (1, 2 cpu, 1 GPU), both started at EPOCH. The preemptor (50, 2 cpu) fits once
+    # mid and low are gone; mid, the more important, is given back (1 + 1 + 2 = 4 cpu) and low is not: low goes,
+    # 1 GPU x 2 h = 2 GPU-hours. Nothing is nominated or evicted by explain.
+    from phalanx.sched.explain import explain_pod, render_text
+    nodes = [make_node("node1", cpu="4", memory="10Gi", gpu="2")]
+
+    def started(name, cpu, prio, start, gpu=None):
+        p = make_pod(name, cpu=cpu, memory="100", gpu=gpu, priority=prio, node_name="node1")
+        return p.model_copy(update={"status": p.status.model_copy(update={"start_time": timestamp(start),
+                                                                           "phase": "Running"})})
+
+    pods = [started("high", "1", 100, 7200), started("mid", "1", 5, 0), started("low", "2", 1, 0, gpu="1")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    report = explain_pod(sched, make_pod("urgent", cpu="2", memory="100", priority=50))
+    pre = report["preemption"]
+    assert pre["node"] == "node1"
+    assert [(v["pod"], v["priority"], v["gpus"], v["hours_run"], v["gpu_hours"]) for v in pre["victims"]] == [
+        ("default/low", 1, 1, 2.0, 2.0)]
+    assert pre["gangs_broken"] == [] and pre["gpu_hours_lost"] == 2.0
+    assert pre["spared"] == [
+        {"pod": "default/high", "priority": 100, "why": "priority 100 is not lower than the preemptor's 50"},
+        {"pod": "default/mid", "priority": 5, "why": "reprieved: the preemptor still fits with it"}]
+    assert "preemption on node1 would evict 1 pods, 2 GPU-hours lost:" in render_text(report)
+    assert not sched.cluster.nominations and sched.cluster.tensors.node_of("default/low") == 0

@@ -287,3 +287,29 @@ def victims_units(victims, groups) -> list:
     whole = {g.metadata.name for g in groups if g.spec.disruption_mode == "PodGroup"}
     return [R.RefUnit(p.metadata.name, [p], 0, p.spec.scheduling_group is not None
                       and p.spec.scheduling_group.pod_group_name in whole, 0) for p in victims]
+
+
+def test_explain_group_lists_the_victim_units_and_the_gpu_hours_lost():
+    # The preemption demo's cluster (4 nodes x 8 GPUs, every GPU busy at priority 100): the urgent gang of 8
+    # (priority 1000) takes train-c (4 workers, started 60 min before the demo's now) and the 4 notebooks (30 min).
+    # The snapshot's latest start (train-a's worker restarted 10 min before) is the scheduler's now, so train-c's
+    # workers have run 50 min and the notebooks 20 min: 4 x 5/6 + 4 x 1/3 = 14/3 GPU-hours. train-c is a gang:
+    # its 4 pods' work (10/3 GPU-hours) is lost with it. train-a and train-b are given back.
+    from phalanx.demos import _preemption_cluster, _urgent
+    from phalanx.sched.explain import explain_group
+    objects, _ = _preemption_cluster()
+    groups, urgent = _urgent(True)
+    objects.pod_groups = objects.pod_groups + groups
+    sched = Scheduler(Cluster.from_objects(objects))
+    sched.add_pods(urgent)
+    pre = explain_group(sched, "ml/urgent")["preemption"]
+    assert [v["pod"] for v in pre["victims"]] == [f"ml/train-c-{i}" for i in range(4)] + \
+        [f"ml/notebook-{i}" for i in range(4)]
+    assert [v["hours_run"] for v in pre["victims"]] == [round(50 / 60, 6)] * 4 + [round(20 / 60, 6)] * 4
+    assert pre["gangs_broken"] == [{"group": "ml/train-c", "pods": 4, "gpu_hours": round(4 * 50 / 60, 6)}]
+    assert abs(pre["gpu_hours_lost"] - 14 / 3) < 1e-5
+    assert [(s["unit"], s["why"]) for s in pre["spared"]] == [
+        ("ml/train-a", "reprieved: the group still schedules with it"),
+        ("ml/train-b", "reprieved: the group still schedules with it")]
+    assert pre["spared_count"] == 2
+    assert not preemptions(sched) and not sched.cluster.nominations      # a what-if

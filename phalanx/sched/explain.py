@@ -9,10 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models import Pod
+from ..cluster_models.generate import GPU
+from ..cluster_models.gpus import device_request
+from ..cluster_models.requests import pod_requests
 from ..kernels.status import CODE_NAMES, SUCCESS
 from .messages import first_failures, outside_reason
-from .podgroups import QUORUM_MESSAGE
+from .podgroups import QUORUM_MESSAGE, GroupState
 from .scheduler import Scheduler
+from .workload_preemption import group_priority
 
 
 def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
@@ -56,10 +60,85 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
             entry["scores"].update({name: {"raw": 0, "normalized": 0, "skipped": True} for name in skipped_scores})
             entry["total"] = int(total[i])
         nodes.append(entry)
-    return {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,
-            "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
-            "message": placer.message(ev) if chosen < 0 else None,
-            "weights": p.weights, "warnings": list(shape.unmodelled)}
+    report = {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,
+              "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
+              "message": placer.message(ev) if chosen < 0 else None,
+              "weights": p.weights, "warnings": list(shape.unmodelled)}
+    if chosen < 0 and ev.error is None:
+        preemption = explain_preemption(scheduler, placer, pod, p, ev)
+        if preemption is not None:
+            report["preemption"] = preemption
+    return report
+
+
+def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | None:
+    """What PostFilter (preemption) would do for a pod no node fits, as a what-if (nothing nominated or evicted):
+    {"node", "victims": [{"pod", "priority", "gpus", "hours_run", "gpu_hours"}], "spared": [{"pod", "why"}],
+    "gpu_hours_lost", "message"}; None when the profile has no PostFilter plugin. `spared` lists the other pods
+    on the chosen node and why each stays."""
+    state = scheduler.rng.bit_generator.state
+    try:
+        outcome = scheduler.preemption.what_if(placer, pod, p, ev)
+    finally:
+        scheduler.rng.bit_generator.state = state
+    if outcome is None:
+        return None
+    if outcome.success is None:
+        return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
+                "message": outcome.message}
+    node, victims = outcome.nominate, list(outcome.success.victims)
+    cluster, priority = scheduler.cluster, outcome.dry_run.priority
+    gone, waiting = {v.key for v in victims}, scheduler.groups.waiting_keys()
+    node_id = cluster.tensors.node_index[node]
+    spared = []
+    for other, at in cluster.tensors.live_bound():
+        if at != node_id or other.key in gone:
+            continue
+        theirs = cluster.priority(other)
+        why = (f"priority {theirs} is not lower than the preemptor's {priority}" if theirs >= priority
+               else "waiting at Permit" if other.key in waiting
+               else "reprieved: the preemptor still fits with it")
+        spared.append({"pod": other.key, "priority": theirs, "why": why})
+    return {"node": node, **losses(scheduler, victims), "spared": spared, "message": ""}
+
+
+def losses(scheduler: Scheduler, victims: list[Pod]) -> dict:
+    """{"victims": victim_cost of each, "gangs_broken": [{"group", "pods", "gpu_hours"}], "gpu_hours_lost"}. A
+    gang (minCount > 1) that loses any member loses the work of all its bound members, so its GPU-hours count
+    whole, once."""
+    costs = [victim_cost(scheduler, v) for v in victims]
+    broken: dict[str, GroupState] = {}
+    for v in victims:
+        gs = scheduler.groups.group_of(v)[0] if v.spec.scheduling_group or v.spec.workload_ref else None
+        if gs is not None and gs.min_count > 1:
+            broken[gs.key] = gs
+    def gpu_hours(pods):
+        return sum(g * h for g, h in (gpu_time(scheduler, p) for p in pods))
+
+    gangs, counted, total = [], set(), 0.0
+    for key, gs in broken.items():
+        members = [m for m in (scheduler.cluster.tensors.pod_of(k) for k in sorted(gs.bound)) if m is not None]
+        gangs.append({"group": key, "pods": len(members), "gpu_hours": round(gpu_hours(members), 6)})
+        counted.update(m.key for m in members)
+        total += gpu_hours(members)
+    total += gpu_hours([v for v in victims if v.key not in counted])
+    return {"victims": costs, "gangs_broken": gangs, "gpu_hours_lost": round(total, 6)}
+
+
+def gpu_time(scheduler: Scheduler, pod: Pod) -> tuple[float, float]:
+    """(GPUs the pod holds: whole GPUs requested, or its device-level share count x milli / 1000; hours since its
+    start, none when unset)."""
+    share = device_request(pod)
+    gpus = share.count * share.milli / 1000 if share is not None else pod_requests(pod).get(GPU, 0)
+    start = scheduler.start_of(pod)
+    return gpus, (0.0 if np.isnan(start) else max(0.0, (scheduler.now - start) / 3600))
+
+
+def victim_cost(scheduler: Scheduler, pod: Pod) -> dict:
+    """A victim's priority and the GPU-hours its eviction throws away."""
+    gpus, hours = gpu_time(scheduler, pod)
+    return {"pod": pod.key, "priority": scheduler.cluster.priority(pod), "gpus": gpus, "hours_run": round(hours, 6),
+            "gpu_hours": round(gpus * hours, 6)}
 
 
 def render_text(report: dict) -> str:
@@ -77,7 +156,25 @@ def render_text(report: dict) -> str:
             parts = ", ".join(f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
                               for k, v in node["scores"].items())
             lines.append(f"  {node['name']}: total {node['total']} ({parts})")
+    pre = report.get("preemption")
+    if pre is not None:
+        lines.extend(render_preemption(pre))
     return "\n".join(lines)
+
+
+def render_preemption(pre: dict) -> list[str]:
+    if pre["node"] is None and not pre["victims"]:
+        return [f"  preemption would not help: {pre['message']}"]
+    where = f" on {pre['node']}" if pre["node"] else ""
+    lines = [f"  preemption{where} would evict {len(pre['victims'])} pods, {pre['gpu_hours_lost']:g} GPU-hours lost:"]
+    lines += [f"    evict {v['pod']} (priority {v['priority']}, {v['gpus']:g} GPUs x {v['hours_run']:.2f} h)"
+              for v in pre["victims"]]
+    lines += [f"    gang {g['group']} loses the work of its {g['pods']} pods: {g['gpu_hours']:g} GPU-hours"
+              for g in pre["gangs_broken"]]
+    lines += [f"    spare {s.get('pod') or s['unit']}: {s['why']}" for s in pre["spared"]]
+    if pre.get("spared_count", 0) > len(pre["spared"]):
+        lines.append(f"    ... and {pre['spared_count'] - len(pre['spared'])} more lower-priority units spared")
+    return lines
 
 
 def explain_group(scheduler: Scheduler, key: str) -> dict:
@@ -123,4 +220,23 @@ def explain_group(scheduler: Scheduler, key: str) -> dict:
     if attempt.error:
         parts.append(attempt.error)
     report["message"] = head + "; ".join([count, *parts])
+    if attempt.infeasible or attempt.group_message:
+        report["preemption"] = explain_group_preemption(scheduler, gs)
     return report
+
+
+def explain_group_preemption(scheduler: Scheduler, gs, listed: int = 20) -> dict:
+    """What workload-aware preemption would do for a PodGroup whose cycle fails, as a what-if: the victims with
+    what each loses, and the lower-priority units it would spare (the first `listed`, and how many)."""
+    outcome = scheduler.workload_preemption.what_if(gs)
+    if isinstance(outcome, str):
+        return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
+                "message": outcome or "workload aware preemption is disabled"}
+    result, dry_run = outcome
+    gone = {p.key for p in result.victims}
+    priority = group_priority(gs.group, scheduler.cluster)
+    spared = [u for u in dry_run.units if u.priority < priority and not any(p.key in gone for p in u.pods)]
+    return {"node": None, **losses(scheduler, list(result.victims)),
+            "spared": [{"unit": u.key, "priority": u.priority,
+                        "why": "reprieved: the group still schedules with it"} for u in spared[:listed]],
+            "spared_count": len(spared), "message": ""}

@@ -466,6 +466,15 @@ class DryRun:
         return True, ()
 
 
+@dataclass
+class PostFilterOutcome:
+    """What the PostFilter plugins made of a failed cycle."""
+    message: str                 # their reasons ("" when one succeeded)
+    nominate: str | None         # the node to nominate, "" to clear the nomination, None to keep it
+    success: object              # the succeeding plugin's PostFilterResult (victims), or None
+    dry_run: DryRun
+
+
 class Preemption:
     """The PostFilter extension point for pods no node fits: runs the profile's PostFilter plugins in order
     (RunPostFilterPlugins), keeps the nominations they make, and evicts the victims when the cycle ends."""
@@ -478,10 +487,32 @@ class Preemption:
 
     def post_filter(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> tuple[str, bool]:
         """(the PostFilter message, "" when a plugin succeeded; whether the pod was nominated to a node)."""
+        outcome = self.what_if(placer, pod, p, ev)
+        if outcome is None:
+            return "", False
+        sched, cluster = self.sched, self.sched.cluster
+        nominations, dry_run = cluster.nominations, outcome.dry_run
+        nominate, success, priority = outcome.nominate, outcome.success, dry_run.priority
+        if dry_run.scanned_to >= 0:
+            self.next_offset = dry_run.scanned_to + 1
+        if nominate == "":
+            nominations.pop(pod.key, None)
+        elif nominate is not None:
+            for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
+                if other.priority < priority:
+                    del nominations[key]
+            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
+        if success is not None:
+            self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
+        return outcome.message, success is not None
+
+    def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
+        """Run the profile's PostFilter plugins in order (RunPostFilterPlugins) for a pod no node fits, changing
+        nothing (no nomination, no eviction); None when the profile has none."""
         sched, cluster = self.sched, self.sched.cluster
         plugins = placer.framework.at("postFilter")
         if not plugins:
-            return "", False
+            return None
         tensors = cluster.tensors
         codes = node_status(ev, tensors.nodes.size)
         self.rows.sync(cluster, sched.start_of)
@@ -489,7 +520,7 @@ class Preemption:
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now - sched.clock_origin,
+        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now,
                          nominations, sched.groups.waiting_keys())
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
         failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
@@ -506,18 +537,7 @@ class Preemption:
                 reasons = [result.message]
                 break
             reasons.append(result.message)
-        if dry_run.scanned_to >= 0:
-            self.next_offset = dry_run.scanned_to + 1
-        if nominate == "":
-            nominations.pop(pod.key, None)
-        elif nominate is not None:
-            for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
-                if other.priority < priority:
-                    del nominations[key]
-            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
-        if success is not None:
-            self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
-        return ", ".join(r for r in reasons if r), success is not None
+        return PostFilterOutcome(", ".join(r for r in reasons if r), nominate, success, dry_run)
 
     def actuate(self) -> None:
         """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the

@@ -135,7 +135,7 @@ class GroupDryRun:
         firsts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]])) if len(codes) else \
             np.zeros(0, np.int64)
         start = bound.start[rows]
-        start = np.where(np.isnan(start), sched.now - sched.clock_origin, start)
+        start = np.where(np.isnan(start), sched.now, start)
         earliest = np.minimum.reduceat(start, firsts) if len(firsts) else start
         segments = np.split(rows, firsts[1:])
         units = [VictimUnit(unit_rows.keys[c], seg, log, unit_rows.priority[c], unit_rows.is_group[c], t)
@@ -304,6 +304,24 @@ class WorkloadPreemption:
     def run(self, gs, placed: list[tuple[Pod, int]]) -> str:
         """`placed`: (member, node id) the failed cycle placed. Returns "" when the group preempts, else the
         reason appended to its status."""
+        outcome = self.what_if(gs)
+        if isinstance(outcome, str):
+            return outcome
+        sched, result = self.sched, outcome[0]
+        nominations, names = sched.cluster.nominations, sched.cluster.tensors.nodes.names
+        nominated = {}
+        for pod, node in placed:
+            nominated[pod.key] = names[node]
+            nominations[pod.key] = Nomination(pod, names[node], sched.cluster.priority(pod),
+                                              sched.shape_of(pod).request_vector(sched.cluster.tensors))
+        sched.preemption.pending.append(Preempted(sched.now, gs.key, "", [p.key for p in result.victims],
+                                                  kind="PodGroup", nominated=nominated))
+        return ""
+
+    def what_if(self, gs) -> "str | tuple[object, GroupDryRun]":
+        """The group's PodGroupPostFilter plugins run in order, changing nothing: the succeeding plugin's
+        PostFilterResult (its victims) and the dry run it read, or the reason appended to the group's status
+        ("" when workload-aware preemption is off)."""
         sched = self.sched
         framework = sched.framework_for_group(gs)
         if not framework.context.workload_aware_preemption:
@@ -318,22 +336,12 @@ class WorkloadPreemption:
         sched.cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
         policy = "Never" if any(sched.cluster.preemption_policy(p) == "Never" for p in members) else \
             "PreemptLowerPriority"
-        failed = FailedGroupCycle(gs.key, group_priority(gs.group, sched.cluster), policy,
-                                  GroupDryRun(sched, gs, sched.groups.waiting_keys()))
+        dry_run = GroupDryRun(sched, gs, sched.groups.waiting_keys())
+        failed = FailedGroupCycle(gs.key, group_priority(gs.group, sched.cluster), policy, dry_run)
         reasons = []
         for plugin in plugins:
             result = plugin.pod_group_post_filter(failed, sched.cluster)
             if result.code == SUCCESS:
-                break
+                return result, dry_run
             reasons.append(result.message)
-        else:
-            return ", ".join(reasons)
-        nominations, names = sched.cluster.nominations, sched.cluster.tensors.nodes.names
-        nominated = {}
-        for pod, node in placed:
-            nominated[pod.key] = names[node]
-            nominations[pod.key] = Nomination(pod, names[node], sched.cluster.priority(pod),
-                                              sched.shape_of(pod).request_vector(sched.cluster.tensors))
-        sched.preemption.pending.append(Preempted(sched.now, gs.key, "", [p.key for p in result.victims],
-                                                  kind="PodGroup", nominated=nominated))
-        return ""
+        return ", ".join(reasons)
