@@ -36,7 +36,7 @@ def _config(config: Optional[Path], compat: str, feature_gates: str):
 
 
 def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="",
-               preemption=True) -> Scheduler:
+               preemption=True, topology_preemption=False) -> Scheduler:
     if backend not in BACKENDS:
         _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
     if tie_break not in TIE_BREAKS:
@@ -44,7 +44,7 @@ def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True,
     scheduler_config = _config(config, compat, feature_gates)     # its errors name the config file
     try:
         return Scheduler(cluster, scheduler_config, backend=backend, tie_break=tie_break, seed=seed,
-                         batching=batching, preemption=preemption)
+                         batching=batching, preemption=preemption, topology_preemption=topology_preemption)
     except BackendUnavailable as exc:
         _fail(f"--backend: {exc}")
 
@@ -66,6 +66,9 @@ def schedule(
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
     no_preemption: bool = typer.Option(False, "--no-preemption",
                                        help="never evict pods (as profiles without DefaultPreemption)"),
+    topology_preemption: bool = typer.Option(False, "--topology-preemption",
+                                             help="beyond v1.36: PodGroups with a topology constraint preempt in "
+                                                  "the domain whose victims cost least (v1.36 refuses them)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="list every binding and every unschedulable pod"),
 ):
@@ -76,7 +79,7 @@ def schedule(
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
         result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
-                            feature_gates, not no_preemption).schedule()
+                            feature_gates, not no_preemption, topology_preemption).schedule()
     except InputError as exc:
         _fail(str(exc))
     timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}

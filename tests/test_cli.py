@@ -167,3 +167,35 @@ def test_config_errors_name_the_file_not_the_flags(tmp_path):
                                   f'unknown plugin "NoSuch"')
     out = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--feature-gates", "Nope=true"])
     assert out.exit_code == 2 and out.output.startswith("error: --feature-gates: Nope: unknown feature gate")
+
+
+def test_explain_a_pod_that_would_preempt(tmp_path):
+    # One 2-cpu node holding a low-priority 2-cpu pod: a priority-10 pod fits nowhere, and preemption on n1 would
+    # evict "low" (it runs no GPU, so no GPU-hours are lost). The text ends with what preemption would do.
+    (tmp_path / "c.yaml").write_text("""apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low}
+spec:
+  nodeName: n1
+  priority: 1
+  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+""")
+    (tmp_path / "p.yaml").write_text("""apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec:
+  priority: 10
+  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+""")
+    args = ["explain", "--cluster", str(tmp_path / "c.yaml"), "--pod", str(tmp_path / "p.yaml")]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-2:] == ["  preemption on n1 would evict 1 pods, 0 GPU-hours lost:",
+                                            "    evict default/low (priority 1, 0 GPUs x 0.00 h)"]
+    report = json.loads(runner.invoke(app, args + ["--json"]).stdout)
+    assert report["preemption"]["node"] == "n1" and report["preemption"]["spared"] == []

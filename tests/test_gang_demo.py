@@ -52,10 +52,12 @@ spec:
 """ for i in range(3)))
     out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/pg"])
     assert out.exit_code == 0, out.output
-    # Two GPUs: w0 and w1 fit, w2 finds 2 of 2 GPUs taken.
+    # Two GPUs: w0 and w1 fit, w2 finds 2 of 2 GPUs taken. Nothing of lower priority runs, so preemption would not
+    # help.
     assert out.output.strip() == ("PodGroup ml/pg: 2/3 pods placeable; 1 pods: 0/1 nodes are available: "
                                   "1 Insufficient nvidia.com/gpu.; pod group is unschedulable, waiting for minCount "
-                                  "pods from a gang to be scheduled")
+                                  "pods from a gang to be scheduled\n"
+                                  "  preemption would not help: No preemption victims found for incoming preemptor")
     out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/nope"])
     assert out.exit_code != 0 and "PodGroup ml/nope" in out.output
     out = CliRunner().invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml")])

@@ -313,3 +313,121 @@ def test_explain_group_lists_the_victim_units_and_the_gpu_hours_lost():
         ("ml/train-b", "reprieved: the group still schedules with it")]
     assert pre["spared_count"] == 2
     assert not preemptions(sched) and not sched.cluster.nominations      # a what-if
+
+
+# ----------------------------------------------------------------------------- beyond v1.36: topology domains
+def racks_cluster():
+    """Racks a (n0, n1) and b (n2, n3), 4 cpu each. Rack a holds job-a (priority 10, disruptionMode PodGroup, 2 cpu
+    on each node) and the single pod "s" (priority 5, 2 cpu on n0); rack b holds job-b (priority 20, PodGroup
+    mode, 4 cpu on each node). Every cpu is taken."""
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi", labels={"rack": "ab"[i // 2]}) for i in range(4)]
+    groups = [make_pod_group("job-a", min_count=2, priority=10, disruption_mode="PodGroup"),
+              make_pod_group("job-b", min_count=2, priority=20, disruption_mode="PodGroup")]
+    bound = [make_pod(f"a{i}", cpu="2", pod_group="job-a", node_name=f"n{i}") for i in range(2)]
+    bound += [make_pod("s", cpu="2", priority=5, node_name="n0"), make_pod("a-extra", cpu="2", priority=5,
+                                                                          node_name="n1")]
+    bound += [make_pod(f"b{i}", cpu="4", pod_group="job-b", node_name=f"n{i + 2}") for i in range(2)]
+    return nodes, bound, groups
+
+
+def test_a_topology_constrained_gang_preempts_in_its_cheapest_domain():
+    # "big" (priority 100, rack constraint) needs 2 x 4 cpu inside one rack. v1.36 refuses to preempt for it.
+    # With topology preemption: in rack a every lower unit must go (job-a, s, a-extra: highest victim priority 10);
+    # in rack b job-b must go (priority 20). The lower highest-victim priority wins: rack a. The gang then binds
+    # there.
+    nodes, bound, groups = racks_cluster()
+    big = make_pod_group("big", min_count=2, priority=100, topology="rack")
+    members = [make_pod(f"w{i}", cpu="4", pod_group="big") for i in range(2)]
+
+    v136 = scheduler(nodes, bound, groups + [big])
+    v136.add_pods(members)
+    v136.run_until_idle()
+    assert not preemptions(v136)
+    assert v136.groups.states["default/big"].condition[2].endswith(
+        "workload aware preemption is not supported for pod groups with scheduling constraints")
+
+    sched = scheduler(nodes, bound, groups + [big], topology_preemption=True)
+    records = sched.add_pods(members)
+    records += sched.run_until_idle()
+    (entry,) = preemptions(sched)
+    assert entry.domain == "rack=a"
+    assert entry.victims == ["default/a0", "default/a1", "default/s", "default/a-extra"]
+    assert entry.summary()["domain"] == "rack=a"
+    assert {r.object: r.node for r in records if r.kind == BOUND} == {"default/w0": "n0", "default/w1": "n1"}
+    assert sched.cluster.tensors.node_of("default/b0") == 2
+
+
+def test_explain_group_names_the_domain():
+    from phalanx.sched.explain import explain_group, render_preemption
+    nodes, bound, groups = racks_cluster()
+    big = make_pod_group("big", min_count=2, priority=100, topology="rack")
+    sched = scheduler(nodes, bound, groups + [big], topology_preemption=True)
+    sched.add_pods([make_pod(f"w{i}", cpu="4", pod_group="big") for i in range(2)])
+    pre = explain_group(sched, "default/big")["preemption"]
+    assert pre["domain"] == "rack=a" and len(pre["victims"]) == 4
+    assert render_preemption(pre)[0] == "  preemption in rack=a would evict 4 pods, 0 GPU-hours lost:"
+    assert not preemptions(sched)
+
+
+@st.composite
+def rack_cases(draw):
+    """wap_cases with the nodes in two or three racks and a gang constrained to one rack."""
+    nodes, bound, groups, gang, members = draw(wap_cases())
+    racks = draw(st.integers(2, 3))
+    nodes = [n.model_copy(update={"metadata": n.metadata.model_copy(update={"labels": {
+        **n.metadata.labels, "rack": f"r{draw(st.integers(0, racks - 1))}"}})}) for n in nodes]
+    gang = make_pod_group("g", min_count=gang.spec.scheduling_policy.gang.min_count, priority=gang.spec.priority,
+                          topology="rack")
+    return nodes, bound, groups, gang, members
+
+
+def reference_in_racks(nodes, bound, groups, gang, members):
+    """ref_workload_preempt inside each rack (units with a pod there; the group's cycle on the rack's nodes), racks
+    in order of their first node; the cheapest success by pickOneNodeForPreemption's criteria, a pod counting at
+    its unit's priority and start."""
+    by_key = {f"default/{g.metadata.name}": g for g in groups}
+
+    def group_of(pod):
+        sg = pod.spec.scheduling_group
+        return by_key.get(f"default/{sg.pod_group_name}") if sg is not None else None
+
+    units = R.ref_units(bound, group_of, lambda g: g.spec.priority or 0, lambda p: p.spec.priority or 0,
+                        lambda p: math.inf)
+    unit_of = {id(p): u for u in units for p in u.pods}
+    candidates = []
+    for rack in dict.fromkeys(n.metadata.labels["rack"] for n in nodes):
+        inside = [n for n in nodes if n.metadata.labels["rack"] == rack]
+        names = {n.metadata.name for n in inside}
+        local = [u for u in units if any(p.spec.node_name in names for p in u.pods)]
+
+        def schedules_without(removed, inside=inside):
+            gone = {id(p) for u in removed for p in u.pods}
+            layout = {n.metadata.name: [p for p in bound if p.spec.node_name == n.metadata.name and id(p) not in gone]
+                      for n in inside}
+            _, placed, fit_errors, message = _try_group_cycle(gang, list(enumerate(members)), 0, inside, layout, {},
+                                                              PROFILE)
+            return "" if message is None and placed else (message or next(iter(fit_errors.values()), "x"))
+
+        ok, victims, _ = R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", local, schedules_without)
+        if ok:
+            candidates.append(R.RefCandidate(f"rack={rack}", victims, 0))
+    best = R.pick_one(candidates, lambda p: unit_of[id(p)].priority, lambda p: unit_of[id(p)].start)
+    return best
+
+
+@settings(max_examples=100, deadline=None)
+@given(rack_cases())
+def test_topology_preemption_matches_the_reference(case):
+    nodes, bound, groups, gang, members = case
+    sched = scheduler(nodes, bound, groups + [gang], topology_preemption=True)
+    sched.add_pods(members)
+    records = sched.step(until=0)
+    if any(r.kind == BOUND for r in records):
+        event("the gang fit")
+        return
+    best = reference_in_racks(nodes, bound, groups, gang, members)
+    got = preemptions(sched)
+    event("preempted" if best is not None else "no preemption")
+    assert bool(got) == (best is not None)
+    if best is not None:
+        assert (got[0].domain, got[0].victims) == (best.node, [f"default/{p.metadata.name}" for p in best.victims])

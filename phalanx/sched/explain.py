@@ -165,7 +165,7 @@ def render_text(report: dict) -> str:
 def render_preemption(pre: dict) -> list[str]:
     if pre["node"] is None and not pre["victims"]:
         return [f"  preemption would not help: {pre['message']}"]
-    where = f" on {pre['node']}" if pre["node"] else ""
+    where = f" on {pre['node']}" if pre["node"] else f" in {pre['domain']}" if pre.get("domain") else ""
     lines = [f"  preemption{where} would evict {len(pre['victims'])} pods, {pre['gpu_hours_lost']:g} GPU-hours lost:"]
     lines += [f"    evict {v['pod']} (priority {v['priority']}, {v['gpus']:g} GPUs x {v['hours_run']:.2f} h)"
               for v in pre["victims"]]
@@ -232,11 +232,11 @@ def explain_group_preemption(scheduler: Scheduler, gs, listed: int = 20) -> dict
     if isinstance(outcome, str):
         return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
                 "message": outcome or "workload aware preemption is disabled"}
-    result, dry_run = outcome
+    result, dry_run = outcome.result, outcome.dry_run
     gone = {p.key for p in result.victims}
     priority = group_priority(gs.group, scheduler.cluster)
     spared = [u for u in dry_run.units if u.priority < priority and not any(p.key in gone for p in u.pods)]
-    return {"node": None, **losses(scheduler, list(result.victims)),
+    return {"node": None, "domain": outcome.domain, **losses(scheduler, list(result.victims)),
             "spared": [{"unit": u.key, "priority": u.priority,
                         "why": "reprieved: the group still schedules with it"} for u in spared[:listed]],
             "spared_count": len(spared), "message": ""}

@@ -89,6 +89,7 @@ class Preempted:
     victims: list[str]
     kind: str = "Pod"                  # "Pod" | "PodGroup"
     nominated: dict[str, str] = field(default_factory=dict)   # PodGroup: member key -> node
+    domain: str = ""                   # a topology-constrained PodGroup (beyond v1.36): the domain it preempted in
 
     @property
     def reason(self) -> str:
@@ -106,6 +107,8 @@ class Preempted:
         """The entry as `phalanx schedule --json` reports it."""
         out = {"preemptor": self.preemptor, "kind": self.kind}
         out.update({"nominated": dict(self.nominated)} if self.kind == "PodGroup" else {"node": self.node})
+        if self.domain:
+            out["domain"] = self.domain
         out["victims"] = list(self.victims)
         return out
 

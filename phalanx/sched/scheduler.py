@@ -76,7 +76,7 @@ class Scheduler:
     def __init__(self, cluster: Cluster, profile: Profile | SchedulerConfig = DEFAULT_CONFIG, *,
                  backend: str = "numpy", tie_break: str = "first", seed: int = 0, batching: bool = True,
                  gang_mode: str = "podgroup", permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S,
-                 preemption: bool = True):
+                 preemption: bool = True, topology_preemption: bool = False):
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
@@ -101,7 +101,8 @@ class Scheduler:
         self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
         self.preemption = Preemption(self)
-        self.workload_preemption = WorkloadPreemption(self)
+        # Beyond v1.36: workload-aware preemption for topology-constrained PodGroups (v1.36 refuses them).
+        self.workload_preemption = WorkloadPreemption(self, topology=topology_preemption)
         for placer in self.placers.values():
             placer.post_filter = self.preemption.post_filter
         self.now = 0.0

@@ -18,12 +18,14 @@ from ..cluster_models.gpus import device_request
 from ..cluster_models.tensors import bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS
-from ..plugins.framework import FIXED, NODE_LOCAL, PER_POD, FailedGroupCycle
+from ..plugins.framework import FIXED, NODE_LOCAL, PER_POD, CycleError, FailedGroupCycle
+from ..plugins.topology_placement import NO_PLACEMENTS_MESSAGE
 from .backends import make_placer
 from .cluster import Nomination
 from .cycle import Prepared, prepare, run_filters
 from .placement import copy_capacity
 from .podgroups import GROUP_UNSCHEDULABLE
+from .topology import placements
 from .preemption import _copy_without, _node_rows, _View, pdb_matches
 from .records import Preempted
 
@@ -106,10 +108,11 @@ def group_priority(group, cluster) -> int:
 class GroupDryRun:
     """The victim units of the cluster and the group's cycle re-run without some of them."""
 
-    def __init__(self, sched, gs, spared: set[str]):
+    def __init__(self, sched, gs, spared: set[str], nodes: np.ndarray | None = None):
         self.sched = sched
         self.gs = gs
         self.spared = spared
+        self.nodes = nodes       # a topology domain's node ids (beyond v1.36): its units, the cycle inside it
         self._sub = None         # the cluster copy the re-runs use, without the pods in self._gone
         self._gone: dict[str, tuple[Pod, int]] = {}    # pod key -> (pod, node id) taken off self._sub
 
@@ -141,6 +144,11 @@ class GroupDryRun:
         units = [VictimUnit(unit_rows.keys[c], seg, log, unit_rows.priority[c], unit_rows.is_group[c], t)
                  for c, seg, t in zip(codes[firsts].tolist(), segments, earliest.tolist())]
         units.sort(key=lambda u: int(u.rows[0]))
+        if self.nodes is not None:          # units with a pod in the domain (a whole group goes with it)
+            inside = np.zeros(tensors.nodes.size, bool)
+            inside[self.nodes] = True
+            on = tensors.log()[1]
+            units = [u for u in units if inside[on[u.rows]].any()]
         return units
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
@@ -150,9 +158,13 @@ class GroupDryRun:
             return self._count.schedules_without(units)
         sched = self.sched
         sub = self._without({p.key: p for u in units for p in u.pods})
+        rank = sched.rank()
+        if self.nodes is not None:          # the cycle inside the domain, as a topology placement runs it
+            sub = sub.restricted(self.nodes, sub.tensors.live_bound())
+            rank = np.arange(len(self.nodes))
         placer = make_placer(sched.backend, sub, sched.framework_for_group(self.gs), sched.placer.batching)
         mark = sub.tensors.log_mark()
-        attempt = sched.group_cycle.try_group(self.gs, placer, sched.rank())
+        attempt = sched.group_cycle.try_group(self.gs, placer, rank)
         placer.undo(attempt.placed, mark)
         if attempt.error is not None:
             return attempt.error
@@ -186,7 +198,7 @@ class GroupDryRun:
         load = nominations.load_for(members[0], cluster.priority(members[0]), cluster.tensors) if nominations \
             else None
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
-                           sched.preemption.rows.request)
+                           sched.preemption.rows.request, self.nodes)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -245,7 +257,8 @@ class MemberCount:
     without the units taken off and with the pods nominated to nodes that count for the members; per-node copies
     are kept and recomputed on the nodes of the units that come or go between calls."""
 
-    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray):
+    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray,
+                 domain: np.ndarray | None = None):
         tensors = cluster.tensors
         self.tensors = tensors
         self.members = members          # pending members, all of one shape
@@ -256,6 +269,10 @@ class MemberCount:
         fixed = dataclasses.replace(p, filters=tuple(
             (plugin, state) for plugin, state in p.filters if plugin.removal_behaviour(state) == FIXED))
         self.fixed_ok = np.asarray(run_filters(np, fixed, tensors).feasible)     # (N,) bool, PreFilterResult too
+        if domain is not None:            # a topology domain: no copy lands outside it
+            inside = np.zeros(len(self.fixed_ok), bool)
+            inside[domain] = True
+            self.fixed_ok = self.fixed_ok & inside
         self.names = np.array(tensors.nodes.names, dtype=object)
         self.requested = tensors.nodes.requested.copy()      # (N, R) load with the units in self.gone taken off
         self.pod_count = tensors.nodes.pod_count.copy()      # (N,)
@@ -297,8 +314,9 @@ class WorkloadPreemption:
     the preemption (victims evicted when the cycle ends, placeable members nominated where the failed cycle put
     them)."""
 
-    def __init__(self, sched):
+    def __init__(self, sched, topology: bool = False):
         self.sched = sched
+        self.topology = topology    # beyond v1.36: topology-constrained groups preempt in their cheapest domain
         self.unit_rows = UnitRows()
 
     def run(self, gs, placed: list[tuple[Pod, int]]) -> str:
@@ -307,7 +325,7 @@ class WorkloadPreemption:
         outcome = self.what_if(gs)
         if isinstance(outcome, str):
             return outcome
-        sched, result = self.sched, outcome[0]
+        sched, result = self.sched, outcome.result
         nominations, names = sched.cluster.nominations, sched.cluster.tensors.nodes.names
         nominated = {}
         for pod, node in placed:
@@ -315,13 +333,13 @@ class WorkloadPreemption:
             nominations[pod.key] = Nomination(pod, names[node], sched.cluster.priority(pod),
                                               sched.shape_of(pod).request_vector(sched.cluster.tensors))
         sched.preemption.pending.append(Preempted(sched.now, gs.key, "", [p.key for p in result.victims],
-                                                  kind="PodGroup", nominated=nominated))
+                                                  kind="PodGroup", nominated=nominated, domain=outcome.domain))
         return ""
 
-    def what_if(self, gs) -> "str | tuple[object, GroupDryRun]":
-        """The group's PodGroupPostFilter plugins run in order, changing nothing: the succeeding plugin's
-        PostFilterResult (its victims) and the dry run it read, or the reason appended to the group's status
-        ("" when workload-aware preemption is off)."""
+    def what_if(self, gs) -> "str | GroupPreemption":
+        """The group's PodGroupPostFilter plugins run in order, changing nothing: the preemption the first
+        succeeding plugin chose, or the reason appended to the group's status ("" when workload-aware preemption
+        is off)."""
         sched = self.sched
         framework = sched.framework_for_group(gs)
         if not framework.context.workload_aware_preemption:
@@ -329,19 +347,64 @@ class WorkloadPreemption:
         plugins = [pl for pl in framework.at("postFilter") if pl.implements("pod_group_post_filter")]
         if not plugins:
             return NOT_REGISTERED
-        if gs.group.spec.scheduling_constraints is not None and gs.group.spec.scheduling_constraints.topology:
+        constrained = gs.group.spec.scheduling_constraints is not None and gs.group.spec.scheduling_constraints.topology
+        if constrained and not self.topology:
             return CONSTRAINED
         members = [p for p, _ in gs.pending.values()]
         # The re-runs place them on copies sharing the vocabularies.
         sched.cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
         policy = "Never" if any(sched.cluster.preemption_policy(p) == "Never" for p in members) else \
             "PreemptLowerPriority"
-        dry_run = GroupDryRun(sched, gs, sched.groups.waiting_keys())
-        failed = FailedGroupCycle(gs.key, group_priority(gs.group, sched.cluster), policy, dry_run)
+        priority = group_priority(gs.group, sched.cluster)
+        if not constrained:
+            return self._in(gs, plugins, priority, policy, None)
+        domains = placements(framework, gs, sched.cluster.tensors)
+        if isinstance(domains, CycleError):
+            return domains.message
+        tried = [self._in(gs, plugins, priority, policy, nodes) for nodes in domains]
+        chosen = [t for t in tried if not isinstance(t, str)]
+        if not chosen:
+            return tried[0] if tried else NO_PLACEMENTS_MESSAGE
+        return chosen[kernel.pick_one(*(np.array(c) for c in zip(*(t.criteria() for t in chosen))))]
+
+    def _in(self, gs, plugins, priority: int, policy: str, nodes) -> "str | GroupPreemption":
+        """The plugins over the whole cluster (nodes None, as v1.36) or inside one topology domain."""
+        sched = self.sched
+        dry_run = GroupDryRun(sched, gs, sched.groups.waiting_keys(), nodes)
+        failed = FailedGroupCycle(gs.key, priority, policy, dry_run)
         reasons = []
         for plugin in plugins:
             result = plugin.pod_group_post_filter(failed, sched.cluster)
             if result.code == SUCCESS:
-                return result, dry_run
+                return GroupPreemption(result, dry_run, "" if nodes is None else self._domain_name(gs, nodes))
             reasons.append(result.message)
         return ", ".join(reasons)
+
+    def _domain_name(self, gs, nodes: np.ndarray) -> str:
+        """`key=value` of a topology domain (its first node's label)."""
+        tensors = self.sched.cluster.tensors
+        key = gs.group.spec.topology_keys[0]
+        labels = tensors.nodes.labels[int(nodes[0])]
+        column = tensors.node_labels.keys.get(key)
+        return f"{key}={tensors.node_labels.values[column].items[int(labels[column])]}"
+
+
+@dataclass
+class GroupPreemption:
+    """What workload-aware preemption chose for a PodGroup: the plugin's result (its victims), the dry run it
+    read, and the topology domain it preempted in ("" for the whole cluster)."""
+    result: object
+    dry_run: GroupDryRun
+    domain: str
+
+    def criteria(self) -> tuple:
+        """pickOneNodeForPreemption's criteria over the victims, to compare domains: PDB-violating units, the
+        highest victim priority, the sum of (priority + MaxInt32 + 1) per victim pod, the victim pods, the earliest
+        start among the highest-priority units. A pod's priority is its unit's (a whole group's: the group's)."""
+        victims = {p.key for p in self.result.victims}
+        units = [u for u in self.dry_run.units if any(p.key in victims for p in u.pods)]
+        prio = np.array([u.priority for u in units for _ in u.rows], np.int64)
+        top = int(prio.max())
+        violations = int(self.dry_run.pdb_violating(units).sum())
+        return (violations, top, int(np.sum(prio + kernel.MAX_INT32 + 1)), len(prio),
+                min(u.start for u in units if u.priority == top))
