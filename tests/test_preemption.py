@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import make_node, make_pod
 
@@ -444,3 +444,31 @@ def test_explain_lists_the_victims_the_spared_and_the_gpu_hours_lost():
         {"pod": "default/mid", "priority": 5, "why": "reprieved: the preemptor still fits with it"}]
     assert "preemption on node1 would evict 1 pods, 2 GPU-hours lost:" in render_text(report)
     assert not sched.cluster.nominations and sched.cluster.tensors.node_of("default/low") == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=preemption_cases(), data=st.data())
+def test_runs_of_preemptors_decide_alike_with_and_without_the_dry_run_cache(case, data):
+    # Several identical preemptors (then a different one) in one run: each later one reuses the per-node results
+    # of the earlier ones except where pods were nominated since (DryRunCache). The whole run's records, the
+    # preemptions and their order must equal those of a run that evaluates every node afresh.
+    pod, nodes, layout, pdbs, pct, absolute = case
+    copies = data.draw(st.integers(2, 5))
+    pending = [pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"preemptor-{i}"})})
+               for i in range(copies)]
+    pending.append(preemptor(data.draw(st.sampled_from([LOW, MID, HIGH, VERY_HIGH])), "small").model_copy(
+        update={"metadata": pod.metadata.model_copy(update={"name": "other"})}))
+    config = profile_config(RefProfile(filters=("TaintToleration", "NodeResourcesFit"),
+                                       scores=(("NodeResourcesFit", 1),), post_filters=POST), pct, absolute)
+    runs = []
+    for caching in (True, False):
+        objects = ClusterObjects(nodes=nodes, pods=[p for ps in layout.values() for p in ps], priority_classes=[],
+                                 warnings=[])
+        objects.pdbs = [pdb_object(i, ref) for i, ref in enumerate(pdbs)]
+        sched = Scheduler(Cluster.from_objects(objects), config)
+        sched.preemption.caching = caching
+        records = sched.add_pods(pending) + sched.run_until_idle()
+        runs.append(([(r.time, r.kind, r.object, r.node, r.message) for r in records],
+                     [e.summary() for e in sched.log.entries if isinstance(e, Preempted)]))
+    event(f"{min(len(runs[0][1]), 3)}+ preemptions")
+    assert runs[0] == runs[1]

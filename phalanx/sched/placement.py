@@ -176,10 +176,11 @@ class Placer:
         xp, tensors, cluster = self.xp, self.cluster.tensors, self.cluster
         pod = shape.pod if pod is None else pod
         p = prepare(shape, cluster, self.framework)
-        ev = run_filters(xp, p, tensors)
         n = tensors.nodes.size
-        if cluster.nominations and p.rejection is None and p.error is None:
-            ev = with_nominated(cluster, self.framework, p, ev, pod, cluster.priority(pod))
+        if not (cluster.nominations and p.rejection is None and p.error is None):
+            ev = run_filters(xp, p, tensors)
+        else:
+            ev = with_nominated(xp, cluster, self.framework, p, pod, cluster.priority(pod))
             own = cluster.nominations.get(pod.key)
             node = tensors.node_index.get(own.node, -1) if own is not None else -1
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):

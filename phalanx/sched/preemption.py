@@ -89,6 +89,7 @@ class DryRunBatch:
     victim_rows: np.ndarray           # binding-log rows of the victims, node after node, most important first
     offsets: np.ndarray               # (k + 1,) each node's victims are victim_rows[offsets[i]:offsets[i + 1]]
     pods: list = field(default_factory=list)   # the binding log the rows index
+    reasons: list | None = None       # (k,) each node's failure reasons, () for a candidate (vectorised path)
 
     def victims_of(self, i: int) -> list[Pod]:
         return [self.pods[r] for r in self.victim_rows[self.offsets[i]: self.offsets[i + 1]].tolist()]
@@ -134,21 +135,35 @@ def node_status(ev: Evaluation, n: int) -> np.ndarray:
     return out
 
 
-def _failures(framework, ev: Evaluation, nodes, tensors) -> dict[tuple[str, ...], int]:
-    """How many of `nodes` fail with each list of reasons (their first failing Filter's)."""
+def _node_reasons(framework, ev: Evaluation, nodes, tensors) -> list[tuple[str, ...]]:
+    """Each of `nodes`' failure: the reasons of its first failing Filter."""
     nodes = np.asarray(nodes, np.int64)
-    out: dict[tuple[str, ...], int] = {}
+    out: list[tuple[str, ...]] = [()] * len(nodes)
     if len(nodes) == 0:
         return out
     first = first_failures(ev.filters, {k: np.asarray(v) for k, v in ev.codes.items()},
                            len(np.asarray(ev.feasible)))[nodes]
     for i, name in enumerate(ev.filters):
-        mine = nodes[first == i]
+        mine = np.flatnonzero(first == i)
         if len(mine):
-            payloads, counts = np.unique(np.asarray(ev.payloads[name])[mine], return_counts=True)
-            for bits, c in zip(payloads.tolist(), counts.tolist()):
-                reasons = tuple(framework.plugin(name).reasons(bits, tensors))
-                out[reasons] = out.get(reasons, 0) + c
+            payloads = np.asarray(ev.payloads[name])[nodes[mine]]
+            bits, inverse = np.unique(payloads, return_inverse=True)
+            texts = [tuple(framework.plugin(name).reasons(b, tensors)) for b in bits.tolist()]
+            for j, t in zip(mine.tolist(), inverse.tolist()):
+                out[j] = texts[t]
+    return out
+
+
+def _failures(framework, ev: Evaluation, nodes, tensors) -> dict[tuple[str, ...], int]:
+    """How many of `nodes` fail with each list of reasons (their first failing Filter's)."""
+    return _histogram(_node_reasons(framework, ev, nodes, tensors))
+
+
+def _histogram(reasons) -> dict[tuple[str, ...], int]:
+    out: dict[tuple[str, ...], int] = {}
+    for r in reasons:
+        if r:
+            out[r] = out.get(r, 0) + 1
     return out
 
 
@@ -177,17 +192,18 @@ def vectorised(p: Prepared) -> bool:
                                           for plugin, state in p.filters)
 
 
-def with_nominated(cluster, framework, p: Prepared, ev: Evaluation, pod: Pod, priority: int) -> Evaluation:
-    """RunFilterPluginsWithNominatedPods for every node: where pods of priority >= `priority` are nominated,
-    Filter must pass with them (pass 0) and without them (pass 1, `ev`)."""
+def with_nominated(xp, cluster, framework, p: Prepared, pod: Pod, priority: int) -> Evaluation:
+    """Filter on every node as RunFilterPluginsWithNominatedPods runs it: where pods of priority >= `priority` are
+    nominated, Filter must pass with them (pass 0) and without them (pass 1)."""
     tensors = cluster.tensors
     if vectorised(p):
-        # Monotone node-local filters: pass 1 never fails where pass 0 passed.
+        # Monotone node-local filters: pass 1 never fails where pass 0 passed, so pass 0 alone decides.
         load = cluster.nominations.load_for(pod, priority, tensors)
         if load is None:
-            return ev
+            return run_filters(xp, p, tensors)
         requested, count = tensors.nodes.requested + load[0], tensors.nodes.pod_count + load[1]
         return run_filters(np, p, _load_view(tensors, requested, count))
+    ev = run_filters(xp, p, tensors)
     nominees = cluster.nominations.for_pod(pod, priority, tensors.node_index)
     for node in sorted({n for _, n in nominees}):
         extra = [(nom.pod, n) for nom, n in nominees if n == node]
@@ -220,13 +236,81 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     return sub
 
 
+class DryRunCache:
+    """The vectorised dry run's per-node results (DryRunBatch rows), kept across the failed cycles of identical
+    preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
+    columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
+    its result, so a node is evaluated again when the load nominated there for the preemptor differs from the
+    load it was evaluated with. Ids of the same state give the same rows; the scan, the early stop and the
+    choice among candidates stay with the plugin."""
+
+    def __init__(self):
+        self.key = None
+        self.memo: dict = {}
+
+    def reset(self, key, n: int, r: int) -> None:
+        self.key = key
+        self.memo = {}                                   # what every dry run under this key computes alike
+        self.known = np.zeros(n, bool)
+        self.nominated = np.zeros((n, r), np.int64)      # the nominee load each node was evaluated with
+        self.nominated_count = np.zeros(n, np.int64)
+        self.fits = np.zeros(n, bool)
+        self.violations = np.zeros(n, np.int64)
+        self.top_priority = np.zeros(n, np.int64)
+        self.priority_sum = np.zeros(n, np.int64)
+        self.count = np.zeros(n, np.int64)
+        self.top_start = np.zeros(n, np.float64)
+        self.reason = np.full(n, -1, np.int64)           # index into self.reasons; -1 for a candidate
+        self.reasons: list[tuple[str, ...]] = []
+        self._reason_ids: dict[tuple[str, ...], int] = {}
+        self.first = np.zeros(n, np.int64)               # each node's victims: self.victims[first:first + count]
+        self.victims = np.zeros(0, np.int64)
+
+    def stale(self, nodes: np.ndarray, load) -> np.ndarray:
+        """(len(nodes),) bool: not evaluated yet, or evaluated with another nominated load."""
+        ok = self.known[nodes]
+        if load is None:
+            return ~(ok & ~self.nominated[nodes].any(axis=1) & (self.nominated_count[nodes] == 0))
+        return ~(ok & (self.nominated[nodes] == load[0][nodes]).all(axis=1)
+                 & (self.nominated_count[nodes] == load[1][nodes]))
+
+    def store(self, batch: DryRunBatch, load) -> None:
+        nodes = batch.nodes
+        self.known[nodes] = True
+        self.nominated[nodes] = 0 if load is None else load[0][nodes]
+        self.nominated_count[nodes] = 0 if load is None else load[1][nodes]
+        self.fits[nodes] = batch.fits
+        self.violations[nodes] = batch.violations
+        self.top_priority[nodes] = batch.top_priority
+        self.priority_sum[nodes] = batch.priority_sum
+        self.count[nodes] = batch.count
+        self.top_start[nodes] = batch.top_start
+        ids = [self._reason_ids.setdefault(r, len(self._reason_ids)) if r else -1 for r in batch.reasons]
+        self.reasons = list(self._reason_ids)
+        self.reason[nodes] = ids
+        self.first[nodes] = len(self.victims) + batch.offsets[:-1]
+        self.victims = np.concatenate([self.victims, batch.victim_rows])
+
+    def batch(self, nodes: np.ndarray, pods: list) -> DryRunBatch:
+        count = self.count[nodes]
+        offsets = np.concatenate([[0], np.cumsum(count)])
+        take = np.repeat(self.first[nodes] - offsets[:-1], count) + np.arange(offsets[-1])
+        ids = self.reason[nodes]
+        failing, hits = np.unique(ids[ids >= 0], return_counts=True)
+        failures = {self.reasons[i]: c for i, c in zip(failing.tolist(), hits.tolist())}
+        return DryRunBatch(np.asarray(nodes), self.fits[nodes], self.violations[nodes], self.top_priority[nodes],
+                           self.priority_sum[nodes], count, self.top_start[nodes], failures, self.victims[take],
+                           offsets, pods)
+
+
 class DryRun:
     """SelectVictimsOnNode for one failed cycle of one pod (handed to PostFilter plugins). Nothing is computed
     until a plugin asks for a node."""
 
     def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
-                 nominations: Nominations, spared: set[str] = frozenset()):
+                 nominations: Nominations, spared: set[str] = frozenset(), cache: "DryRunCache | None" = None):
         self.cluster = cluster
+        self.cache = cache               # per-node results of earlier identical preemptors still valid
         self.framework = framework
         self.p = p
         self.pod = pod
@@ -259,9 +343,31 @@ class DryRun:
         """Per-node path: (nomination, node id) of those pods."""
         return self.nominations.for_pod(self.pod, self.priority, self.cluster.tensors.node_index)
 
+    def _shared(self, name: str, make):
+        """A value every dry run under the same cache key computes alike: made once per key."""
+        if self.cache is None:
+            return make()
+        memo = self.cache.memo
+        if name not in memo:
+            memo[name] = make()
+        return memo[name]
+
     @functools.cached_property
     def potential(self) -> tuple[np.ndarray, np.ndarray]:
         """(binding-log rows, their nodes) of the potential victims anywhere: live, lower priority, not spared."""
+        return self._shared("potential", self._potential)
+
+    @functools.cached_property
+    def _potential_by_node(self) -> tuple[np.ndarray, np.ndarray]:
+        """The potential victims' rows grouped by node (binding order within a node), and (N + 1,) where each
+        node's group starts."""
+        def make():
+            rows, nodes = self.potential
+            order = np.argsort(nodes, kind="stable")
+            return rows[order], np.searchsorted(nodes[order], np.arange(self.cluster.tensors.nodes.size + 1))
+        return self._shared("by_node", make)
+
+    def _potential(self) -> tuple[np.ndarray, np.ndarray]:
         tensors = self.cluster.tensors
         _, nodes, removed = tensors.log()
         live = np.ones(len(self.log_pods), bool)
@@ -283,11 +389,11 @@ class DryRun:
 
     @functools.cached_property
     def _fixed_codes(self) -> Evaluation:
-        """The FIXED Filters over every node, once: removing pods does not move them (their state may hold
-        per-node arrays, so they are not re-run on row subsets)."""
+        """The FIXED Filters over every node, once (per cache key): removing pods does not move them (their state
+        may hold per-node arrays, so they are not re-run on row subsets)."""
         p = dataclasses.replace(self.p, allowed=None, filters=tuple(
             (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == FIXED))
-        return run_filters(np, p, self.cluster.tensors)
+        return self._shared("fixed", lambda: run_filters(np, p, self.cluster.tensors))
 
     def _evaluate_rows(self, nodes: np.ndarray, requested: np.ndarray, count: np.ndarray) -> Evaluation:
         """Every Filter on the node rows `nodes` with their load replaced (potential nodes are all inside any
@@ -306,7 +412,7 @@ class DryRun:
     @functools.cached_property
     def names(self) -> np.ndarray:
         """(N,) object array of the node names (what row views of the node table carry)."""
-        return np.array(self.cluster.tensors.nodes.names, dtype=object)
+        return self._shared("names", lambda: np.array(self.cluster.tensors.nodes.names, dtype=object))
 
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
@@ -328,12 +434,12 @@ class DryRun:
     def _victims_by_node(self, nodes: np.ndarray):
         """Potential victims on `nodes` in importance order, grouped by node in the order of `nodes`: (rows,
         batch position of each row's node)."""
-        pos = np.full(self.cluster.tensors.nodes.size, -1, np.int64)
-        pos[nodes] = np.arange(len(nodes))
-        candidate_rows, candidate_nodes = self.potential
-        sel = pos[candidate_nodes] >= 0
-        rows = candidate_rows[sel]
-        at = pos[candidate_nodes[sel]]
+        grouped, bounds = self._potential_by_node
+        nodes = np.asarray(nodes, np.int64)
+        count = bounds[nodes + 1] - bounds[nodes]
+        ends = np.cumsum(count)
+        rows = grouped[np.repeat(bounds[nodes] - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)]
+        at = np.repeat(np.arange(len(nodes)), count)
         order = kernel.victim_order(at, self.rows.priority[rows], self._start(rows), rows)
         return rows[order], at[order]
 
@@ -376,6 +482,15 @@ class DryRun:
     # -- select ---------------------------------------------------------------------------------------
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         self.scanned_to = int(nodes[-1])
+        if self.cache is None or not self.vectorised:
+            return self._select(nodes)
+        load = self.nominee_load
+        stale = self.cache.stale(nodes, load)
+        if stale.any():
+            self.cache.store(self._select(np.asarray(nodes)[stale]), load)
+        return self.cache.batch(nodes, self.log_pods)
+
+    def _select(self, nodes: np.ndarray) -> DryRunBatch:
         rows, at = self._victims_by_node(nodes)
         matches, allowed = self._pdb_matches(rows)
         violating = kernel.pdb_violating(at, matches, allowed)
@@ -399,9 +514,13 @@ class DryRun:
             count -= np.bincount(at, minlength=k)
         ev = self._evaluate_rows(nodes, requested, count)
         fits = np.asarray(ev.feasible) & has_victims
-        failures = _failures(self.framework, ev, np.flatnonzero(has_victims & ~fits), tensors)
-        if not has_victims.all():
-            failures[(NO_VICTIMS,)] = int(np.sum(~has_victims))
+        failing = np.flatnonzero(has_victims & ~fits)
+        reasons: list[tuple[str, ...]] = [()] * k
+        for j, r in zip(failing.tolist(), _node_reasons(self.framework, ev, failing, tensors)):
+            reasons[j] = r
+        for j in np.flatnonzero(~has_victims).tolist():
+            reasons[j] = (NO_VICTIMS,)
+        failures = _histogram(reasons)
         # Reprieve in order: each node's PDB-violating victims first, then the rest, most important first.
         order = kernel.reprieve_order(at, violating)
         r_rows, r_at = rows[order], at[order]
@@ -423,7 +542,9 @@ class DryRun:
         kept = kernel.reprieve(rank, fits_with)
         victim = np.ones(len(rows), bool)
         victim[order[live][kept]] = False
-        return self._summary(nodes, fits, rows, at, victim, violating, failures)
+        out = self._summary(nodes, fits, rows, at, victim, violating, failures)
+        out.reasons = reasons
+        return out
 
     def _select_each(self, nodes, rows, at, violating) -> DryRunBatch:
         k = len(nodes)
@@ -484,6 +605,12 @@ class Preemption:
         self.rows = BoundRows()
         self.pending: list[Preempted] = []
         self.next_offset = 0            # where the next candidate scan starts (tie_break "first")
+        self.cache = DryRunCache()      # the dry run's per-node results, for the next identical preemptor
+        self.caching = True             # False: every dry run evaluates its nodes afresh (tests compare the two)
+
+    def nodes_changed(self) -> None:
+        """Node rows were added, rewritten or removed: no per-node result stands."""
+        self.cache = DryRunCache()
 
     def post_filter(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> tuple[str, bool]:
         """(the PostFilter message, "" when a plugin succeeded; whether the pod was nominated to a node)."""
@@ -520,8 +647,14 @@ class Preemption:
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now,
-                         nominations, sched.groups.waiting_keys())
+        spared = sched.groups.waiting_keys()
+        key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.size, len(tensors.changes),
+               tensors.log_mark(), len(tensors.truncations), len(tensors.log()[2]), sched.now, frozenset(spared),
+               len(cluster.pdbs))
+        if self.cache.key != key:
+            self.cache.reset(key, tensors.nodes.size, tensors.nodes.requested.shape[1])
+        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
+                         self.cache if self.caching else None)
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
         failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
                              nominated, dry_run, offset)

@@ -480,6 +480,7 @@ class Scheduler:
     def _nodes_changed(self) -> None:
         for placer in self.placers.values():
             placer.nodes_changed()
+        self.preemption.nodes_changed()
 
     # -- the clock ----------------------------------------------------------------------------------
     def step(self, until: float) -> list[Record]:
