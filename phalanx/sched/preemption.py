@@ -11,6 +11,8 @@ The dry run has two exact paths:
   cycle (PreFilter and Filter) runs on a copy of the cluster without the victims, one node and one reprieve at a
   time, as upstream does.
 Pods nominated to a node count there, for pods of lower or equal priority, in both paths and in every Filter.
+The vectorised path's per-node results are kept for the next identical preemptor (DryRunCache) while nothing they
+read changes but the pods nominated to nodes; a node whose nominated load changed is evaluated again.
 """
 from __future__ import annotations
 
