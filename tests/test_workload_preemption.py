@@ -431,3 +431,72 @@ def test_topology_preemption_matches_the_reference(case):
     assert bool(got) == (best is not None)
     if best is not None:
         assert (got[0].domain, got[0].victims) == (best.node, [f"default/{p.metadata.name}" for p in best.victims])
+
+
+# ----------------------------------------------------------------------------- regressions (review of the fast paths)
+def test_a_pod_group_added_after_its_pods_were_laid_out_is_one_victim_unit():
+    # job-a's pods are bound before their PodGroup exists; a what-if (explain) lays the unit rows out then. When
+    # job-a (disruptionMode PodGroup) arrives, "big" must evict it whole: a0 and a1 (priority 1) go together.
+    # Each node: 2 cpu of job-a + 2 cpu of a priority-5 single pod; big needs 2 cpu, so the cheapest unit is job-a.
+    from phalanx.sched.explain import explain_group
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi") for i in range(2)]
+    bound = [make_pod("a0", cpu="2", priority=1, pod_group="job-a", node_name="n0"),
+             make_pod("a1", cpu="2", priority=1, pod_group="job-a", node_name="n1"),
+             make_pod("s0", cpu="2", priority=5, node_name="n0"), make_pod("s1", cpu="2", priority=5, node_name="n1")]
+    sched = scheduler(nodes, bound, [make_pod_group("big", min_count=1, priority=100)])
+    sched.add_pods([make_pod("w0", cpu="2", pod_group="big")])
+    explain_group(sched, "default/big")
+    sched.add_pod_group(make_pod_group("job-a", min_count=2, priority=1, disruption_mode="PodGroup"))
+    sched.step(until=0)
+    assert [e.victims for e in preemptions(sched)] == [["default/a0", "default/a1"]]
+
+
+def test_a_pod_and_a_pod_group_of_the_same_name_are_two_units():
+    # The pod "job" and the PodGroup "job" (disruptionMode PodGroup, pod j0) are different victim units: counting
+    # the members must take both off, as re-running the cycle does. n0 holds j0 (2 cpu), n1 the pod "job" (2
+    # cpu), both priority 1 on 2-cpu nodes; big needs 2 x 2 cpu, so both go.
+    nodes = [make_node(f"n{i}", cpu="2", memory="16Gi") for i in range(2)]
+    bound = [make_pod("j0", cpu="2", pod_group="job", node_name="n0"),
+             make_pod("job", cpu="2", priority=1, node_name="n1")]
+    groups = [make_pod_group("job", min_count=1, priority=1, disruption_mode="PodGroup"),
+              make_pod_group("big", min_count=2, priority=100)]
+    sched = scheduler(nodes, bound, groups)
+    sched.add_pods([make_pod(f"w{i}", cpu="2", pod_group="big") for i in range(2)])
+    sched.step(until=0)
+    assert [e.victims for e in preemptions(sched)] == [["default/j0", "default/job"]]
+
+
+def test_a_pod_bound_in_a_run_whose_later_pod_preempted_keeps_its_start_time():
+    # X binds on n0 at t=0 in the same run in which Y fails and runs PostFilter (which reads X's row before the
+    # run binds X). Y binds on n1 at t=5. X started earlier, so it is the more important: the gang evicts Y.
+    nodes = [make_node("n0", cpu="2", memory="16Gi"), make_node("n1", cpu="2", memory="16Gi")]
+    sched = scheduler(nodes, [make_pod("B", cpu="2", priority=1000, node_name="n1")],
+                      [make_pod_group("g", min_count=1, priority=100)])
+    sched.add_pods([make_pod("X", cpu="2", priority=1), make_pod("Y", cpu="2", priority=1)])
+    sched.step(until=5)
+    sched.delete_pod("default/B")
+    sched.step(until=50)
+    sched.add_pods([make_pod("w0", cpu="2", pod_group="g")])
+    sched.step(until=100)
+    assert [e.victims for e in preemptions(sched)] == [["default/Y"]]
+
+
+def test_domains_are_compared_on_the_pdb_violations_the_plugin_counted():
+    # Rack r0 (node a, 3 cpu): A (priority 5, 1 cpu) and B (priority 1, 2 cpu), both under one PDB allowing one
+    # disruption. Rack r1 (node b, 2 cpu): C (priority 3, 2 cpu), no PDB. The 2-cpu member fits in r0 once B goes:
+    # counted against the budgets, A (more important) takes the one disruption first, so evicting B violates the
+    # PDB. In r1 evicting C violates nothing. Fewest violations wins: r1, although its victim's priority is higher.
+    try:
+        from tests.test_preemption import pdb_object
+    except ImportError:
+        from test_preemption import pdb_object
+    nodes = [make_node("a", cpu="3", memory="16Gi", labels={"rack": "r0"}),
+             make_node("b", cpu="2", memory="16Gi", labels={"rack": "r1"})]
+    bound = [make_pod("A", cpu="1", priority=5, labels={"app": "x"}, node_name="a"),
+             make_pod("B", cpu="2", priority=1, labels={"app": "x"}, node_name="a"),
+             make_pod("C", cpu="2", priority=3, node_name="b")]
+    sched = scheduler(nodes, bound, [make_pod_group("g", min_count=1, priority=100, topology="rack")],
+                      pdbs=[pdb_object(0, R.RefPDB("default", {"app": "x"}, 1))], topology_preemption=True)
+    sched.add_pods([make_pod("w0", cpu="2", pod_group="g")])
+    sched.step(until=0)
+    assert [(e.domain, e.victims) for e in preemptions(sched)] == [("rack=r1", ["default/C"])]

@@ -149,4 +149,6 @@ class DefaultPreemption(Plugin):
         # Sorted by importance; equally important units keep their reprieve order (Go's insertion sort).
         order = kernel.unit_order([u.priority for u in evicted], [u.is_group for u in evicted],
                                   [len(u.rows) for u in evicted], [u.start for u in evicted], np.arange(len(evicted)))
-        return PostFilterResult(SUCCESS, victims=tuple(pod for i in order.tolist() for pod in evicted[i].pods))
+        bad = {id(units[i]) for i in np.flatnonzero(violating).tolist()}
+        return PostFilterResult(SUCCESS, victims=tuple(pod for i in order.tolist() for pod in evicted[i].pods),
+                                pdb_violations=sum(1 for u in evicted if id(u) in bad))

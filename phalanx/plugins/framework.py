@@ -148,6 +148,7 @@ class PostFilterResult:
     message: str = ""
     nominate: str | None = KEEP_NOMINATION      # node name to nominate, "" to clear, None to keep
     victims: tuple = ()                         # pods to evict (most important first)
+    pdb_violations: int = 0                     # victim units whose eviction violates a PDB (groups)
 
 
 def fit_error(n_nodes: int, hist: dict[str, int], prefilter_message: str | None = None) -> str:

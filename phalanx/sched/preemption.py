@@ -48,6 +48,13 @@ class BoundRows:
         self.request = np.zeros((0, 0), np.int64)
         self._requests: dict[int, tuple[object, np.ndarray]] = {}   # id(spec) -> (spec, row): templates share specs
 
+    def started(self, cluster, pods: list[Pod], t: float) -> None:
+        """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
+        later one runs PostFilter) read no start yet."""
+        tensors = cluster.tensors
+        rows = [r for r in (tensors.position(p.key) for p in pods) if 0 <= r < self.rows]
+        self.start[rows] = t
+
     def sync(self, cluster, start_of) -> None:
         tensors = cluster.tensors
         if len(tensors.truncations) > self.truncations:
@@ -650,7 +657,7 @@ class Preemption:
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
         spared = sched.groups.waiting_keys()
-        key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.size, len(tensors.changes),
+        key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.requested.shape, len(tensors.changes),
                tensors.log_mark(), len(tensors.truncations), len(tensors.log()[2]), sched.now, frozenset(spared),
                len(cluster.pdbs))
         if self.cache.key != key:

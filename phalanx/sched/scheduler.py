@@ -543,6 +543,7 @@ class Scheduler:
     def bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
         self.progress += 1
         self.started.update(dict.fromkeys([p.key for p in pods], self.now))
+        self.preemption.rows.started(self.cluster, pods, self.now)
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
         pending = self.pending_message

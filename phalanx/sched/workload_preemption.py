@@ -49,47 +49,37 @@ class VictimUnit:
 
 
 class UnitRows:
-    """Per binding-log row: the victim unit of its pod (a code into `keys`: one per PodGroup in disruptionMode
-    PodGroup, else one per row) and, per unit, its priority and whether it is a group, kept up to date as the log
-    grows or is cut back. A PodGroup known only after its pods were bound lays the rows out again."""
+    """Per binding-log row: the PodGroup reference its pod carries (spec.schedulingGroup / workloadRef; a code into
+    `pods`, a pod carrying it; -1 for none), kept up to date as the log grows or is cut back. References are
+    resolved to PodGroups when units are made, so a PodGroup added after its pods were bound counts."""
 
     def __init__(self):
         self.rows = 0
         self.truncations = 0
-        self.groups_seen = -1
-        self.code = np.zeros(0, np.int64)
-        self.keys: list[str] = []
-        self.priority: list[int] = []
-        self.is_group: list[bool] = []
-        self._codes: dict[str, int] = {}
+        self.ref = np.zeros(0, np.int64)
+        self.pods: list[Pod] = []                 # per reference: a pod that carries it (resolves it)
+        self._codes: dict[tuple, int] = {}
 
-    def sync(self, sched) -> None:
-        tensors, groups = sched.cluster.tensors, sched.groups
-        if len(groups.states) != self.groups_seen:
-            self.__init__()
+    def sync(self, tensors) -> None:
         if len(tensors.truncations) > self.truncations:
             self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
             self.truncations = len(tensors.truncations)
         pods = tensors.log()[0]
-        if len(pods) > len(self.code):
-            self.code = np.resize(self.code, max(len(pods), 2 * len(self.code), 64))
+        if len(pods) > len(self.ref):
+            self.ref = np.resize(self.ref, max(len(pods), 2 * len(self.ref), 64))
         for row in range(self.rows, len(pods)):
-            self.code[row] = self._code_of(sched, pods[row])
+            self.ref[row] = self._code_of(pods[row])
         self.rows = len(pods)
-        self.groups_seen = len(groups.states)
 
-    def _code_of(self, sched, pod: Pod) -> int:
-        in_group = pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None
-        gs = sched.groups.group_of(pod)[0] if in_group else None
-        whole = gs is not None and gs.group.spec.disruption_mode == "PodGroup"
-        code = self._codes.get(gs.group.key) if whole else None    # a pod's own unit: one per row (a pod of
-        if code is None:                                             # the same name bound later is another)
-            code = len(self.keys)
-            if whole:
-                self._codes[gs.group.key] = code
-            self.keys.append(gs.group.key if whole else pod.key)
-            self.priority.append(group_priority(gs.group, sched.cluster) if whole else sched.cluster.priority(pod))
-            self.is_group.append(in_group)
+    def _code_of(self, pod: Pod) -> int:
+        spec = pod.spec
+        if spec.scheduling_group is None and spec.workload_ref is None:
+            return -1
+        key = (pod.metadata.namespace, repr(spec.scheduling_group), repr(spec.workload_ref))
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = len(self.pods)
+            self.pods.append(pod)
         return code
 
 
@@ -120,10 +110,10 @@ class GroupDryRun:
     def units(self) -> list[VictimUnit]:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
         sched = self.sched
-        tensors = sched.cluster.tensors
+        tensors, cluster = sched.cluster.tensors, sched.cluster
         unit_rows, bound = sched.workload_preemption.unit_rows, sched.preemption.rows
-        unit_rows.sync(sched)
-        bound.sync(sched.cluster, sched.start_of)
+        unit_rows.sync(tensors)
+        bound.sync(cluster, sched.start_of)
         log, _, removed = tensors.log()
         live = np.ones(len(log), bool)
         live[list(removed)] = False
@@ -132,23 +122,42 @@ class GroupDryRun:
             if row >= 0:
                 live[row] = False
         rows = np.flatnonzero(live)
-        codes = unit_rows.code[rows]
-        order = np.argsort(codes, kind="stable")          # each unit's rows together, in binding order
-        rows, codes = rows[order], codes[order]
-        firsts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]])) if len(codes) else \
+        ref = unit_rows.ref[rows]
+        # References to a PodGroup in disruptionMode PodGroup make one unit per group; every other pod its own.
+        groups: list = []
+        at: dict[int, int] = {}                           # id(PodGroup) -> its index in groups
+        by_ref = np.full(len(unit_rows.pods) + 1, -1, np.int64)
+        for r in np.unique(ref[ref >= 0]).tolist():
+            gs = sched.groups.group_of(unit_rows.pods[r])[0]
+            if gs is not None and gs.group.spec.disruption_mode == "PodGroup":
+                if id(gs.group) not in at:
+                    at[id(gs.group)] = len(groups)
+                    groups.append(gs.group)
+                by_ref[r] = at[id(gs.group)]
+        unit = by_ref[ref]
+        unit = np.where(unit >= 0, unit, len(groups) + np.arange(len(rows)))
+        order = np.argsort(unit, kind="stable")          # each unit's rows together, in binding order
+        rows, unit, ref = rows[order], unit[order], ref[order]
+        firsts = np.flatnonzero(np.concatenate([[True], unit[1:] != unit[:-1]])) if len(unit) else \
             np.zeros(0, np.int64)
         start = bound.start[rows]
         start = np.where(np.isnan(start), sched.now, start)
         earliest = np.minimum.reduceat(start, firsts) if len(firsts) else start
-        segments = np.split(rows, firsts[1:])
-        units = [VictimUnit(unit_rows.keys[c], seg, log, unit_rows.priority[c], unit_rows.is_group[c], t)
-                 for c, seg, t in zip(codes[firsts].tolist(), segments, earliest.tolist())]
-        units.sort(key=lambda u: int(u.rows[0]))
+        priorities = [group_priority(g, cluster) for g in groups]
+        units = []
+        for u, seg, t, first in zip(unit[firsts].tolist(), np.split(rows, firsts[1:]), earliest.tolist(),
+                                    firsts.tolist()):
+            if u < len(groups):
+                units.append(VictimUnit(groups[u].key, seg, log, priorities[u], True, t))
+            else:
+                units.append(VictimUnit(log[int(seg[0])].key, seg, log, int(bound.priority[seg[0]]),
+                                        bool(ref[first] >= 0), t))
+        units.sort(key=lambda v: int(v.rows[0]))
         if self.nodes is not None:          # units with a pod in the domain (a whole group goes with it)
             inside = np.zeros(tensors.nodes.size, bool)
             inside[self.nodes] = True
             on = tensors.log()[1]
-            units = [u for u in units if inside[on[u.rows]].any()]
+            units = [v for v in units if inside[on[v.rows]].any()]
         return units
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
@@ -279,7 +288,7 @@ class MemberCount:
         if load is not None:
             self.requested += load[0]
             self.pod_count += load[1]
-        self.gone: dict[str, VictimUnit] = {}
+        self.gone: dict[int, VictimUnit] = {}    # id -> unit taken off
         self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
 
     def _copies(self, nodes: np.ndarray) -> np.ndarray:
@@ -298,7 +307,7 @@ class MemberCount:
         return nodes
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
-        wanted = {u.key: u for u in units}
+        wanted = {id(u): u for u in units}           # a pod and a PodGroup may share a name: not keyed by it
         back = [u for key, u in self.gone.items() if key not in wanted]
         off = [u for key, u in wanted.items() if key not in self.gone]
         if back or off:
@@ -398,13 +407,14 @@ class GroupPreemption:
     domain: str
 
     def criteria(self) -> tuple:
-        """pickOneNodeForPreemption's criteria over the victims, to compare domains: PDB-violating units, the
-        highest victim priority, the sum of (priority + MaxInt32 + 1) per victim pod, the victim pods, the earliest
-        start among the highest-priority units. A pod's priority is its unit's (a whole group's: the group's)."""
+        """pickOneNodeForPreemption's criteria over the victims, to compare domains: PDB-violating victim units (as
+        the plugin counted them, against the budgets every more important potential victim used), the highest
+        victim priority, the sum of (priority + MaxInt32 + 1) per victim pod, the victim pods, the earliest start
+        among the highest-priority units. A pod's priority is its unit's (a whole group's: the group's)."""
         victims = {p.key for p in self.result.victims}
         units = [u for u in self.dry_run.units if any(p.key in victims for p in u.pods)]
         prio = np.array([u.priority for u in units for _ in u.rows], np.int64)
         top = int(prio.max())
-        violations = int(self.dry_run.pdb_violating(units).sum())
+        violations = self.result.pdb_violations
         return (violations, top, int(np.sum(prio + kernel.MAX_INT32 + 1)), len(prio),
                 min(u.start for u in units if u.priority == top))
