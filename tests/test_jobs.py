@@ -230,13 +230,13 @@ def test_job_list_items_leave_kind_off_and_namespace_defaults():
     assert [j.key for j in load_text(text).jobs] == ["default/a", "x/b"]
 
 
-def test_other_batch_versions_are_skipped_with_a_warning():
-    text = "---\n".join([job_yaml().replace("batch/v1", "batch/v1beta1"),
-                         job_yaml().replace("batch/v1", "example.com/v1")])
-    objects = load_text(text, "jobs.yaml")
+def test_other_groups_are_skipped_and_unknown_batch_versions_are_errors():
+    objects = load_text(job_yaml().replace("batch/v1", "example.com/v1"), "jobs.yaml")
     assert objects.jobs == []
-    assert objects.warnings == ["jobs.yaml: skipped 1 object of unsupported kind batch/v1beta1 Job",
-                                "jobs.yaml: skipped 1 object of unsupported kind example.com/v1 Job"]
+    assert objects.warnings == ["jobs.yaml: skipped 1 object of unsupported kind example.com/v1 Job"]
+    with pytest.raises(InputError, match=r'^Job ml/train: apiVersion: unknown version "batch/v1beta1" of Job '
+                                         r'\(served: batch/v1\)$'):
+        load_text(job_yaml().replace("batch/v1", "batch/v1beta1"), "jobs.yaml")
 
 
 def test_jobs_is_the_last_cluster_objects_field():

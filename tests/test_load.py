@@ -167,9 +167,9 @@ def test_flow_style_yaml_that_looks_like_json():
 
 def test_yaml_scalars_stay_as_written():
     objects = load_text("kind: Pod\nmetadata:\n  name: p\n  creationTimestamp: 2024-05-01T10:00:00Z\n"
-                        "  labels: {op: =}\n")
+                        "  annotations: {op: =}\n")
     assert objects.pods[0].metadata.creation_timestamp == "2024-05-01T10:00:00Z"
-    assert objects.pods[0].metadata.labels == {"op": "="}
+    assert objects.pods[0].metadata.annotations == {"op": "="}
 
 
 def test_parse_objects_takes_decoded_documents():

@@ -475,8 +475,8 @@ def test_runs_of_preemptors_decide_alike_with_and_without_the_dry_run_cache(case
 
 
 def test_the_dry_run_cache_survives_a_new_resource_column():
-    # P0 preempts L on n0 (nominated there); Ha, identical to Hb, then finds no victims (its dry run is cached);
-    # Y, served by a profile without PostFilter, asks for example.com/foo, a new resource column; Hb must not
+    # p0 preempts "low" on n0 (nominated there); ha, identical to hb, then finds no victims (its dry run is cached);
+    # y, served by a profile without PostFilter, asks for example.com/foo, a new resource column; hb must not
     # reuse rows laid out for the narrower table, and decides as a run without the cache does.
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "profiles": [{"schedulerName": "default-scheduler"},
@@ -484,17 +484,17 @@ def test_the_dry_run_cache_survives_a_new_resource_column():
     runs = []
     for caching in (True, False):
         nodes = [make_node("n0", cpu="4", memory="8Gi"), make_node("n1", cpu="4", memory="8Gi")]
-        bound = [make_pod("L", cpu="4", memory="100", priority=0, node_name="n0"),
-                 make_pod("V", cpu="4", memory="100", priority=1000, node_name="n1")]
+        bound = [make_pod("low", cpu="4", memory="100", priority=0, node_name="n0"),
+                 make_pod("vip", cpu="4", memory="100", priority=1000, node_name="n1")]
         sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=[],
                                                               warnings=[])), config_from_doc(doc, "t"))
         sched.preemption.caching = caching
-        pending = [make_pod("P0", cpu="4", memory="100", priority=100),
-                   make_pod("Ha", cpu="4", memory="200", priority=100),
-                   make_pod("Y", containers=[{"cpu": "1", "example.com/foo": "1"}], priority=100,
+        pending = [make_pod("p0", cpu="4", memory="100", priority=100),
+                   make_pod("ha", cpu="4", memory="200", priority=100),
+                   make_pod("y", containers=[{"cpu": "1", "example.com/foo": "1"}], priority=100,
                             scheduler_name="nopre"),
-                   make_pod("Hb", cpu="4", memory="200", priority=100)]
+                   make_pod("hb", cpu="4", memory="200", priority=100)]
         records = sched.add_pods(pending) + sched.run_until_idle()
         runs.append([(r.time, r.kind, r.object, r.node, r.message) for r in records])
     assert runs[0] == runs[1]
-    assert (1.0, "Bound", "default/P0", "n0", "") in runs[0]
+    assert (1.0, "Bound", "default/p0", "n0", "") in runs[0]

@@ -467,36 +467,36 @@ def test_a_pod_and_a_pod_group_of_the_same_name_are_two_units():
 
 
 def test_a_pod_bound_in_a_run_whose_later_pod_preempted_keeps_its_start_time():
-    # X binds on n0 at t=0 in the same run in which Y fails and runs PostFilter (which reads X's row before the
-    # run binds X). Y binds on n1 at t=5. X started earlier, so it is the more important: the gang evicts Y.
+    # x binds on n0 at t=0 in the same run in which y fails and runs PostFilter (which reads x's row before the
+    # run binds x). y binds on n1 at t=5. x started earlier, so it is the more important: the gang evicts y.
     nodes = [make_node("n0", cpu="2", memory="16Gi"), make_node("n1", cpu="2", memory="16Gi")]
-    sched = scheduler(nodes, [make_pod("B", cpu="2", priority=1000, node_name="n1")],
+    sched = scheduler(nodes, [make_pod("b", cpu="2", priority=1000, node_name="n1")],
                       [make_pod_group("g", min_count=1, priority=100)])
-    sched.add_pods([make_pod("X", cpu="2", priority=1), make_pod("Y", cpu="2", priority=1)])
+    sched.add_pods([make_pod("x", cpu="2", priority=1), make_pod("y", cpu="2", priority=1)])
     sched.step(until=5)
-    sched.delete_pod("default/B")
+    sched.delete_pod("default/b")
     sched.step(until=50)
     sched.add_pods([make_pod("w0", cpu="2", pod_group="g")])
     sched.step(until=100)
-    assert [e.victims for e in preemptions(sched)] == [["default/Y"]]
+    assert [e.victims for e in preemptions(sched)] == [["default/y"]]
 
 
 def test_domains_are_compared_on_the_pdb_violations_the_plugin_counted():
-    # Rack r0 (node a, 3 cpu): A (priority 5, 1 cpu) and B (priority 1, 2 cpu), both under one PDB allowing one
-    # disruption. Rack r1 (node b, 2 cpu): C (priority 3, 2 cpu), no PDB. The 2-cpu member fits in r0 once B goes:
-    # counted against the budgets, A (more important) takes the one disruption first, so evicting B violates the
-    # PDB. In r1 evicting C violates nothing. Fewest violations wins: r1, although its victim's priority is higher.
+    # Rack r0 (node na, 3 cpu): a (priority 5, 1 cpu) and b (priority 1, 2 cpu), both under one PDB allowing one
+    # disruption. Rack r1 (node nb, 2 cpu): c (priority 3, 2 cpu), no PDB. The 2-cpu member fits in r0 once b goes:
+    # counted against the budgets, a (more important) takes the one disruption first, so evicting b violates the
+    # PDB. In r1 evicting c violates nothing. Fewest violations wins: r1, although its victim's priority is higher.
     try:
         from tests.test_preemption import pdb_object
     except ImportError:
         from test_preemption import pdb_object
-    nodes = [make_node("a", cpu="3", memory="16Gi", labels={"rack": "r0"}),
-             make_node("b", cpu="2", memory="16Gi", labels={"rack": "r1"})]
-    bound = [make_pod("A", cpu="1", priority=5, labels={"app": "x"}, node_name="a"),
-             make_pod("B", cpu="2", priority=1, labels={"app": "x"}, node_name="a"),
-             make_pod("C", cpu="2", priority=3, node_name="b")]
+    nodes = [make_node("na", cpu="3", memory="16Gi", labels={"rack": "r0"}),
+             make_node("nb", cpu="2", memory="16Gi", labels={"rack": "r1"})]
+    bound = [make_pod("a", cpu="1", priority=5, labels={"app": "x"}, node_name="na"),
+             make_pod("b", cpu="2", priority=1, labels={"app": "x"}, node_name="na"),
+             make_pod("c", cpu="2", priority=3, node_name="nb")]
     sched = scheduler(nodes, bound, [make_pod_group("g", min_count=1, priority=100, topology="rack")],
                       pdbs=[pdb_object(0, R.RefPDB("default", {"app": "x"}, 1))], topology_preemption=True)
     sched.add_pods([make_pod("w0", cpu="2", pod_group="g")])
     sched.step(until=0)
-    assert [(e.domain, e.victims) for e in preemptions(sched)] == [("rack=r1", ["default/C"])]
+    assert [(e.domain, e.victims) for e in preemptions(sched)] == [("rack=r1", ["default/c"])]

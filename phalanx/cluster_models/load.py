@@ -72,6 +72,17 @@ _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
         ("DeviceClass", DeviceClass), ("ResourceSlice", ResourceSlice), ("ResourceClaim", ResourceClaim),
         ("ResourceClaimTemplate", ResourceClaimTemplate))},
 }
+# Versions the API server serves (or served) for each kind read here. Another version in the kind's own group is an
+# error naming it; a real version phalanx does not read (DRA v1beta1, ...) is skipped with a warning, as are
+# kinds of the same name in other groups (Volcano's or scheduler-plugins' PodGroup).
+_SERVED: dict[str, tuple[str, ...]] = {
+    "Pod": ("v1",), "Node": ("v1",), "Namespace": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
+    "Workload": (SCHEDULING_V1ALPHA1, SCHEDULING_V1ALPHA2), "PodGroup": (SCHEDULING_V1ALPHA2,),
+    "Job": (BATCH_V1,), "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    **{kind: tuple(f"resource.k8s.io/{v}" for v in ("v1", "v1beta2", "v1beta1", "v1alpha3"))
+       for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
+}
 _NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate")
 
 
@@ -224,6 +235,10 @@ class _Collector:
         group, model = _MODELS.get(kind, (None, None))
         if kind in _VERSIONED:
             model = _VERSIONED[kind].get(api_version if isinstance(api_version, str) else None)
+        if isinstance(api_version, str) and group is not None and api_version.rpartition("/")[0] == group \
+                and api_version not in _SERVED.get(kind, (api_version,)):
+            raise InputError(f"{_describe(kind, document, where)}: apiVersion: unknown version \"{api_version}\" of "
+                             f"{kind} (served: {', '.join(_SERVED[kind])})")
         if model is None or (isinstance(api_version, str) and api_version.rpartition("/")[0] != group):
             label = f"{api_version} {kind}" if isinstance(api_version, str) else kind
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1

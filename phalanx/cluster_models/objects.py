@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from .quantity import ResourceList
+from .quantity import ResourceList, nanos_to_text
 from .requests import default_pod_resources
 
 __all__ = [
@@ -348,6 +348,9 @@ class Pod(K8sModel):
                 for port in container.ports:
                     if port.host_port == 0:
                         port.host_port = port.container_port
+        problems = pod_problems(self)
+        if problems:
+            raise ValueError(problems[0])
         for resources in self.spec.resource_lists():
             resources.round_up_to_milli()
         return self
@@ -397,6 +400,13 @@ class Node(K8sModel):
     def name(self) -> str:
         return self.metadata.name
 
+    @model_validator(mode="after")
+    def _api_validation(self) -> Node:
+        problem = dns_subdomain_problem(self.metadata.name) if self.metadata.name else None
+        if problem is not None:
+            raise ValueError(f"metadata.name: {problem}")
+        return self
+
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -430,6 +440,163 @@ def dns_label_problem(value: str) -> str | None:
         return (f"must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or "
                 f'digit (got "{value}")')
     return None
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def dns_subdomain_problem(value: str) -> str | None:
+    """Why `value` is not an RFC 1123 subdomain (DNS labels joined by '.', at most 253 characters), or None."""
+    if len(value) > 253:
+        return f'must be a DNS subdomain of at most 253 characters (got {len(value)})'
+    if not _DNS_SUBDOMAIN.fullmatch(value):
+        return (f"must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part "
+                f'starting and ending with a letter or digit (got "{value}")')
+    return None
+
+
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def label_key_problem(value: str) -> str | None:
+    """Why `value` is not a label key ([DNS subdomain prefix '/'] name of at most 63 characters), or None."""
+    prefix, slash, name = value.rpartition("/")
+    if slash:
+        if not prefix:
+            return f'prefix part must be non-empty (got "{value}")'
+        problem = dns_subdomain_problem(prefix)
+        if problem is not None:
+            return f"prefix part {problem}"
+    if not name:
+        return f'name part must be non-empty (got "{value}")'
+    if len(name) > 63:
+        return f'name part must be no more than 63 characters (got "{value}")'
+    if not _QUALIFIED_NAME.fullmatch(name):
+        return ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                f'with an alphanumeric character (got "{value}")')
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why `value` is not a label value (empty, or at most 63 alphanumerics, '-', '_', '.' starting and ending
+    alphanumeric), or None."""
+    if len(value) > 63:
+        return f'must be no more than 63 characters (got "{value}")'
+    if value and not _QUALIFIED_NAME.fullmatch(value):
+        return ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+                f'must start and end with an alphanumeric character (got "{value}")')
+    return None
+
+
+def labels_problem(labels: dict[str, str], path: str) -> str | None:
+    """ValidateLabels: the first bad key or value of `labels` at `path`."""
+    for key, value in labels.items():
+        problem = label_key_problem(key) or label_value_problem(value)
+        if problem is not None:
+            return f"{path}: {problem}"
+    return None
+
+
+def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
+    """validateNodeSelectorRequirement / validateNodeFieldSelectorRequirement (the API server, pod create)."""
+    out = []
+    for i, r in enumerate(term.match_expressions):
+        at = f"{path}.matchExpressions[{i}]"
+        if r.operator in ("In", "NotIn") and not r.values:
+            out.append(f"{at}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'")
+        elif r.operator in ("Exists", "DoesNotExist") and r.values:
+            out.append(f"{at}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        elif r.operator in ("Gt", "Lt") and len(r.values) != 1:
+            out.append(f"{at}.values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'")
+        problem = label_key_problem(r.key)
+        if problem is not None:
+            out.append(f"{at}.key: {problem}")
+    for i, r in enumerate(term.match_fields):
+        at = f"{path}.matchFields[{i}]"
+        if r.operator not in ("In", "NotIn"):
+            out.append(f'{at}.operator: Invalid value: "{r.operator}": not a valid selector operator')
+        elif len(r.values) != 1:
+            out.append(f"{at}.values: Required value: must be only one value when `operator` is 'In' or 'NotIn' for "
+                       f"node field selector")
+        if r.key != "metadata.name":
+            out.append(f'{at}.key: Invalid value: "{r.key}": not a valid field selector key')
+    return out
+
+
+def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
+    """validateTolerations."""
+    out = []
+    for i, t in enumerate(tolerations):
+        at = f"{path}[{i}]"
+        if t.key:
+            problem = label_key_problem(t.key)
+            if problem is not None:
+                out.append(f"{at}.key: {problem}")
+        elif t.operator != "Exists":
+            out.append(f'{at}.operator: Invalid value: "{t.operator}": operator must be Exists when `key` is empty, '
+                       f'which means "match all values and all keys"')
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            out.append(f'{at}.effect: Invalid value: "{t.effect}": effect must be \'NoExecute\' when '
+                       f"`tolerationSeconds` is set")
+        if t.operator == "Exists" and t.value:
+            out.append(f'{at}.operator: Invalid value: "{t.value}": value must be empty when `operator` is \'Exists\'')
+    return out
+
+
+def pod_problems(pod: "Pod") -> list[str]:
+    """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
+    names, host ports, requests above limits, node selectors, tolerations). Not checked, deliberately: a pod
+    without containers and node label values (upstream's scheduler unit tests build both; docs/semantics.md)."""
+    meta, spec = pod.metadata, pod.spec
+    out = []
+    problem = dns_subdomain_problem(meta.name)
+    if problem is not None:
+        out.append(f"metadata.name: {problem}")
+    problem = dns_label_problem(meta.namespace or "default")
+    if problem is not None:
+        out.append(f"metadata.namespace: {problem}")
+    problem = labels_problem(meta.labels, "metadata.labels")
+    if problem is not None:
+        out.append(problem)
+    seen, host_ports = set(), set()
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):
+            at = f"spec.{group}[{i}]"
+            problem = dns_label_problem(c.name)
+            if problem is not None:
+                out.append(f"{at}.name: {problem}")
+            elif c.name in seen:
+                out.append(f'{at}.name: Duplicate value: "{c.name}"')
+            seen.add(c.name)
+            if group == "initContainers" and c.restart_policy is not None and c.restart_policy != "Always":
+                out.append(f'{at}.restartPolicy: Unsupported value: "{c.restart_policy}": supported values: '
+                           f'"Always"')
+            for j, port in enumerate(c.ports):           # AccumulateUniqueHostPorts
+                if port.host_port:
+                    key = f"{port.protocol}/{port.host_ip}/{port.host_port}"
+                    if key in host_ports:
+                        out.append(f'{at}.ports[{j}].hostPort: Duplicate value: "{key}"')
+                    host_ports.add(key)
+            requests, limits = c.resources.requests, c.resources.limits
+            for name in limits:
+                if name in requests and requests.nanos(name) > limits.nanos(name):
+                    out.append(f'{at}.resources.requests: Invalid value: "{nanos_to_text(requests.nanos(name))}": '
+                               f"must be less than or equal to {name} limit of {nanos_to_text(limits.nanos(name))}")
+    problem = labels_problem(spec.node_selector, "spec.nodeSelector")
+    if problem is not None:
+        out.append(problem)
+    node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
+    if node_affinity is not None:
+        base = "spec.affinity.nodeAffinity"
+        required = node_affinity.required_during_scheduling_ignored_during_execution
+        for i, term in enumerate(required.node_selector_terms if required is not None else []):
+            out += node_selector_term_problems(
+                term, f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]")
+        for i, pref in enumerate(node_affinity.preferred_during_scheduling_ignored_during_execution):
+            out += node_selector_term_problems(
+                pref.preference, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference")
+    out += toleration_problems(spec.tolerations, "spec.tolerations")
+    return out
 
 
 def merge_label_keys(affinity: Affinity, labels: dict[str, str]) -> None:
@@ -493,9 +660,20 @@ def pod_affinity_problems(affinity: Affinity) -> list[str]:
     return out
 
 
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
 class PriorityClass(K8sModel):
     kind: str = "PriorityClass"
     metadata: ObjectMeta
     value: Int32
     global_default: bool = False
     preemption_policy: PreemptionPolicy | None = None
+
+    @model_validator(mode="after")
+    def _api_validation(self) -> PriorityClass:
+        # ValidatePriorityClass: only the system classes (named "system-...") may go above 1e9.
+        if self.value > HIGHEST_USER_DEFINABLE_PRIORITY and not self.metadata.name.startswith("system-"):
+            raise ValueError(f"value: Forbidden: maximum allowed value of a user defined priority is "
+                             f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
+        return self

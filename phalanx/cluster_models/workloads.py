@@ -55,7 +55,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
-from .objects import INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp, dns_label_problem
+from .objects import (INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp, dns_label_problem,
+                      dns_subdomain_problem, label_key_problem)
 
 if TYPE_CHECKING:
     from .load import ClusterObjects
@@ -103,20 +104,6 @@ DisruptionMode = Literal["Pod", "PodGroup"]
 
 # ---- name formats (k8s.io/apimachinery/pkg/util/validation) ----
 
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
-def dns_subdomain_problem(value: str) -> str | None:
-    """Why `value` is not an RFC 1123 subdomain (DNS labels joined by '.', at most 253 characters), or None."""
-    if len(value) > 253:
-        return f'must be a DNS subdomain of at most 253 characters (got {len(value)})'
-    if not _DNS_SUBDOMAIN.fullmatch(value):
-        return (f"must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part "
-                f'starting and ending with a letter or digit (got "{value}")')
-    return None
-
-
 def path_segment_problem(value: str) -> str | None:
     """Why `value` cannot be a path segment name (".", "..", or containing '/' or '%'), or None."""
     if value in (".", ".."):
@@ -124,25 +111,6 @@ def path_segment_problem(value: str) -> str | None:
     for bad in ("/", "%"):
         if bad in value:
             return f"may not contain '{bad}' (got \"{value}\")"
-    return None
-
-
-def label_key_problem(value: str) -> str | None:
-    """Why `value` is not a label key ([DNS subdomain prefix '/'] name of at most 63 characters), or None."""
-    prefix, slash, name = value.rpartition("/")
-    if slash:
-        if not prefix:
-            return f'prefix part must be non-empty (got "{value}")'
-        problem = dns_subdomain_problem(prefix)
-        if problem is not None:
-            return f"prefix part {problem}"
-    if not name:
-        return f'name part must be non-empty (got "{value}")'
-    if len(name) > 63:
-        return f'name part must be no more than 63 characters (got "{value}")'
-    if not _QUALIFIED_NAME.fullmatch(name):
-        return ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                f'with an alphanumeric character (got "{value}")')
     return None
 
 

@@ -1,0 +1,135 @@
+"""What the API server rejects when a Pod, Node or PriorityClass is created, phalanx rejects with one line naming
+the object and the field (pkg/apis/core/validation ValidatePodCreate, ValidateNode, ValidatePriorityClass;
+apimachinery's name and label formats). Each case changes one field of a valid manifest; the expected text is
+written out by hand. Not checked yet (docs/semantics.md): a pod without containers, node label values, a document
+without apiVersion, unknown fields."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from phalanx.cluster_models import InputError, load_text
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+NODE_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+
+
+def changed(obj: dict, path: list, value) -> dict:
+    out = copy.deepcopy(obj)
+    at = out
+    for key in path[:-1]:
+        at = at[key]
+    at[path[-1]] = value
+    return out
+
+
+def node_affinity(expression: dict, fields: bool = False) -> dict:
+    term = {"matchFields" if fields else "matchExpressions": [expression]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+def load(*docs) -> None:
+    load_text("---\n".join(yaml.safe_dump(d) for d in docs), "c.yaml")
+
+
+CASES = [
+    ("pod name with capitals", [changed(POD, ["metadata", "name"], "Web-0")],
+     "Pod default/Web-0: metadata.name: must be a DNS subdomain: lowercase letters, digits, '-' and '.', each "
+     "'.'-separated part starting and ending with a letter or digit (got \"Web-0\")"),
+    ("namespace with an underscore", [changed(POD, ["metadata", "namespace"], "team_a")],
+     "Pod team_a/p: metadata.namespace: must be a DNS label: lowercase letters, digits and '-', starting and ending "
+     "with a letter or digit (got \"team_a\")"),
+    ("label value with a space", [changed(POD, ["metadata", "labels"], {"app": "a b"})],
+     "Pod default/p: metadata.labels: a valid label must be an empty string or consist of alphanumeric characters, "
+     "'-', '_' or '.', and must start and end with an alphanumeric character (got \"a b\")"),
+    ("label key with a space", [changed(POD, ["metadata", "labels"], {"my key": "v"})],
+     "Pod default/p: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+     "start and end with an alphanumeric character (got \"my key\")"),
+    ("two containers of one name", [changed(POD, ["spec", "containers"], [{"name": "c"}, {"name": "c"}])],
+     'Pod default/p: spec.containers[1].name: Duplicate value: "c"'),
+    ("requests above limits", [changed(POD, ["spec", "containers", 0, "resources"],
+                                       {"requests": {"cpu": "2"}, "limits": {"cpu": "1500m"}})],
+     'Pod default/p: spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu '
+     "limit of 1500m"),
+    ("In without values", [changed(POD, ["spec", "affinity"],
+                                   node_affinity({"key": "zone", "operator": "In", "values": []}))],
+     f"Pod default/p: {NODE_TERMS}.matchExpressions[0].values: Required value: must be specified when `operator` is "
+     "'In' or 'NotIn'"),
+    ("Gt with two values", [changed(POD, ["spec", "affinity"],
+                                    node_affinity({"key": "gen", "operator": "Gt", "values": ["1", "2"]}))],
+     f"Pod default/p: {NODE_TERMS}.matchExpressions[0].values: Required value: must be specified single value when "
+     "`operator` is 'Lt' or 'Gt'"),
+    ("Exists with values", [changed(POD, ["spec", "affinity"],
+                                    node_affinity({"key": "gpu", "operator": "Exists", "values": ["x"]}))],
+     f"Pod default/p: {NODE_TERMS}.matchExpressions[0].values: Forbidden: may not be specified when `operator` is "
+     "'Exists' or 'DoesNotExist'"),
+    ("matchFields on a label", [changed(POD, ["spec", "affinity"], node_affinity(
+        {"key": "metadata.labels", "operator": "In", "values": ["x"]}, fields=True))],
+     f'Pod default/p: {NODE_TERMS}.matchFields[0].key: Invalid value: "metadata.labels": not a valid field selector '
+     "key"),
+    ("matchFields with two names", [changed(POD, ["spec", "affinity"], node_affinity(
+        {"key": "metadata.name", "operator": "In", "values": ["a", "b"]}, fields=True))],
+     f"Pod default/p: {NODE_TERMS}.matchFields[0].values: Required value: must be only one value when `operator` is "
+     "'In' or 'NotIn' for node field selector"),
+    ("Exists toleration with a value", [changed(POD, ["spec", "tolerations"],
+                                                [{"key": "k", "operator": "Exists", "value": "v"}])],
+     "Pod default/p: spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is "
+     "'Exists'"),
+    ("Equal toleration without a key", [changed(POD, ["spec", "tolerations"], [{"operator": "Equal", "value": "v"}])],
+     'Pod default/p: spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is '
+     'empty, which means "match all values and all keys"'),
+    ("tolerationSeconds on NoSchedule", [changed(POD, ["spec", "tolerations"], [
+        {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}])],
+     "Pod default/p: spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
+     "`tolerationSeconds` is set"),
+    ("one host port twice", [changed(POD, ["spec", "containers", 0, "ports"], [
+        {"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8080}])],
+     'Pod default/p: spec.containers[0].ports[1].hostPort: Duplicate value: "TCP//8080"'),
+    ("init container restartPolicy", [changed(POD, ["spec", "initContainers"],
+                                              [{"name": "i", "restartPolicy": "OnFailure"}])],
+     'Pod default/p: spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: '
+     '"Always"'),
+    ("node name with an underscore", [changed(NODE, ["metadata", "name"], "node_1")],
+     "Node node_1: metadata.name: must be a DNS subdomain: lowercase letters, digits, '-' and '.', each "
+     "'.'-separated part starting and ending with a letter or digit (got \"node_1\")"),
+    ("user priority above 1e9", [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                  "metadata": {"name": "urgent"}, "value": 2_000_000_000}],
+     "PriorityClass urgent: value: Forbidden: maximum allowed value of a user defined priority is 1000000000"),
+    ("unknown Pod version", [changed(POD, ["apiVersion"], "v2")],
+     'Pod default/p: apiVersion: unknown version "v2" of Pod (served: v1)'),
+    ("unknown PodGroup version", [{"apiVersion": "scheduling.k8s.io/v1alpha9", "kind": "PodGroup",
+                                   "metadata": {"name": "g"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}],
+     'PodGroup default/g: apiVersion: unknown version "scheduling.k8s.io/v1alpha9" of PodGroup (served: '
+     "scheduling.k8s.io/v1alpha2)"),
+]
+
+
+@pytest.mark.parametrize("docs, message", [(d, m) for _, d, m in CASES], ids=[c[0] for c in CASES])
+def test_rejected_as_the_api_server_rejects_it(docs, message):
+    with pytest.raises(InputError) as caught:
+        load(NODE if docs[0]["kind"] != "Node" else POD, *docs)
+    assert str(caught.value) == message
+
+
+def test_what_the_api_server_accepts_still_loads():
+    # A system PriorityClass above 1e9, a label value of 63 characters, an empty label value, a Gt with one value,
+    # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a PodGroup of
+    # another API group (Volcano's: skipped with a warning, not an error).
+    pod = changed(POD, ["metadata", "labels"], {"a": "x" * 63, "b": ""})
+    pod = changed(pod, ["spec", "affinity"], node_affinity({"key": "gen", "operator": "Gt", "values": ["3"]}))
+    pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] \
+        .append({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]})
+    pod["spec"]["tolerations"] = [{"operator": "Exists"}]
+    pod["spec"]["initContainers"] = [{"name": "sidecar", "restartPolicy": "Always"}]
+    objects = load_text("---\n".join(yaml.safe_dump(d) for d in [
+        NODE, pod, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "v"}}]), "c.yaml")
+    assert [p.key for p in objects.pods] == ["default/p"]
+    assert objects.priority_classes[0].value == 2_000_001_000
+    assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind scheduling.volcano.sh/v1beta1 PodGroup"]
