@@ -210,16 +210,20 @@ def wap_cases(draw):
     return nodes, bound, groups, gang, members
 
 
-def reference(nodes, bound, groups, gang, members):
+def ref_units(bound, groups) -> list:
+    """The reference's victim units of the bound pods (groups by name in "default"; starts unset)."""
     by_key = {f"default/{g.metadata.name}": g for g in groups}
 
     def group_of(pod):
         sg = pod.spec.scheduling_group
         return by_key.get(f"default/{sg.pod_group_name}") if sg is not None else None
 
-    units = R.ref_units(bound, group_of, lambda g: g.spec.priority or 0, lambda p: p.spec.priority or 0,
-                        lambda p: math.inf)
+    return R.ref_units(bound, group_of, lambda g: g.spec.priority or 0, lambda p: p.spec.priority or 0,
+                       lambda p: math.inf)
 
+
+def ref_schedules_without(nodes, bound, gang, members):
+    """The reference's dry run: the gang's cycle (tests/reference/groups.py) on `nodes` without some units."""
     def schedules_without(removed):
         gone = {id(p) for u in removed for p in u.pods}
         layout = {node.metadata.name: [p for p in bound if p.spec.node_name == node.metadata.name
@@ -227,8 +231,12 @@ def reference(nodes, bound, groups, gang, members):
         _, placed, fit_errors, message = _try_group_cycle(gang, list(enumerate(members)), 0, nodes, layout, {},
                                                           PROFILE)
         return "" if message is None and placed else (message or next(iter(fit_errors.values()), "x"))
+    return schedules_without
 
-    return R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", units, schedules_without)
+
+def reference(nodes, bound, groups, gang, members):
+    return R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", ref_units(bound, groups),
+                                  ref_schedules_without(nodes, bound, gang, members))
 
 
 @settings(max_examples=100, deadline=None)
@@ -385,34 +393,18 @@ def reference_in_racks(nodes, bound, groups, gang, members):
     """ref_workload_preempt inside each rack (units with a pod there; the group's cycle on the rack's nodes), racks
     in order of their first node; the cheapest success by pickOneNodeForPreemption's criteria, a pod counting at
     its unit's priority and start."""
-    by_key = {f"default/{g.metadata.name}": g for g in groups}
-
-    def group_of(pod):
-        sg = pod.spec.scheduling_group
-        return by_key.get(f"default/{sg.pod_group_name}") if sg is not None else None
-
-    units = R.ref_units(bound, group_of, lambda g: g.spec.priority or 0, lambda p: p.spec.priority or 0,
-                        lambda p: math.inf)
+    units = ref_units(bound, groups)
     unit_of = {id(p): u for u in units for p in u.pods}
     candidates = []
     for rack in dict.fromkeys(n.metadata.labels["rack"] for n in nodes):
         inside = [n for n in nodes if n.metadata.labels["rack"] == rack]
         names = {n.metadata.name for n in inside}
         local = [u for u in units if any(p.spec.node_name in names for p in u.pods)]
-
-        def schedules_without(removed, inside=inside):
-            gone = {id(p) for u in removed for p in u.pods}
-            layout = {n.metadata.name: [p for p in bound if p.spec.node_name == n.metadata.name and id(p) not in gone]
-                      for n in inside}
-            _, placed, fit_errors, message = _try_group_cycle(gang, list(enumerate(members)), 0, inside, layout, {},
-                                                              PROFILE)
-            return "" if message is None and placed else (message or next(iter(fit_errors.values()), "x"))
-
-        ok, victims, _ = R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", local, schedules_without)
+        ok, victims, _ = R.ref_workload_preempt(gang.spec.priority, "PreemptLowerPriority", local,
+                                                ref_schedules_without(inside, bound, gang, members))
         if ok:
             candidates.append(R.RefCandidate(f"rack={rack}", victims, 0))
-    best = R.pick_one(candidates, lambda p: unit_of[id(p)].priority, lambda p: unit_of[id(p)].start)
-    return best
+    return R.pick_one(candidates, lambda p: unit_of[id(p)].priority, lambda p: unit_of[id(p)].start)
 
 
 @settings(max_examples=100, deadline=None)

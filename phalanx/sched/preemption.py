@@ -24,7 +24,7 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.requests import pod_requests
-from ..cluster_models.tensors import bind_existing
+from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 from ..plugins.default_preemption import NO_VICTIMS
@@ -37,8 +37,8 @@ from .records import Preempted
 
 
 class BoundRows:
-    """Per binding-log position: what the dry run reads of each bound pod (priority, start time, requests), kept
-    up to date as the log grows or is cut back."""
+    """Per binding-log position: what the dry runs read of each bound pod (priority, start time, requests, the
+    PodGroup reference it carries), kept up to date as the log grows or is cut back."""
 
     def __init__(self):
         self.rows = 0
@@ -46,6 +46,11 @@ class BoundRows:
         self.priority = np.zeros(0, np.int64)
         self.start = np.zeros(0, np.float64)       # seconds on the scheduler's clock; NaN: unset (read as now)
         self.request = np.zeros((0, 0), np.int64)
+        self.group_ref = np.zeros(0, np.int64)     # id in group_refs of the pod's PodGroup reference; -1: none
+        # (namespace, schedulingGroup, workloadRef) of each reference seen, and a pod carrying it (the reference is
+        # resolved to its PodGroup when victim units are made, so a PodGroup added later counts).
+        self.group_refs = Vocab()
+        self.group_ref_pods: list[Pod] = []
         self._requests: dict[int, tuple[object, np.ndarray]] = {}   # id(spec) -> (spec, row): templates share specs
 
     def started(self, cluster, pods: list[Pod], t: float) -> None:
@@ -68,6 +73,7 @@ class BoundRows:
             cap = max(need, 2 * len(self.priority), 64) if need > len(self.priority) else len(self.priority)
             self.priority = np.resize(self.priority, cap)
             self.start = np.resize(self.start, cap)
+            self.group_ref = np.resize(self.group_ref, cap)
             grown = np.zeros((cap, r), np.int64)
             grown[: len(self.request), : self.request.shape[1]] = self.request
             self.request = grown
@@ -76,12 +82,22 @@ class BoundRows:
         sl = slice(self.rows, need)
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
+        self.group_ref[sl] = [self._group_ref(p) for p in new]
         for i, pod in enumerate(new, self.rows):
             hit = self._requests.get(id(pod.spec))
             if hit is None or hit[0] is not pod.spec:
                 hit = self._requests[id(pod.spec)] = (pod.spec, tensors.request_vector(pod_requests(pod)))
             self.request[i, : len(hit[1])] = hit[1]
         self.rows = need
+
+    def _group_ref(self, pod: Pod) -> int:
+        spec = pod.spec
+        if spec.scheduling_group is None and spec.workload_ref is None:
+            return -1
+        ref = self.group_refs.add((pod.metadata.namespace, repr(spec.scheduling_group), repr(spec.workload_ref)))
+        if ref == len(self.group_ref_pods):
+            self.group_ref_pods.append(pod)
+        return ref
 
 
 @dataclass
@@ -269,19 +285,16 @@ class DryRunCache:
         self.priority_sum = np.zeros(n, np.int64)
         self.count = np.zeros(n, np.int64)
         self.top_start = np.zeros(n, np.float64)
-        self.reason = np.full(n, -1, np.int64)           # index into self.reasons; -1 for a candidate
-        self.reasons: list[tuple[str, ...]] = []
-        self._reason_ids: dict[tuple[str, ...], int] = {}
+        self.reason = np.full(n, -1, np.int64)           # id in self.reasons; -1 for a candidate
+        self.reasons = Vocab()                           # failure reasons (tuples) seen
         self.first = np.zeros(n, np.int64)               # each node's victims: self.victims[first:first + count]
         self.victims = np.zeros(0, np.int64)
 
     def stale(self, nodes: np.ndarray, load) -> np.ndarray:
         """(len(nodes),) bool: not evaluated yet, or evaluated with another nominated load."""
-        ok = self.known[nodes]
-        if load is None:
-            return ~(ok & ~self.nominated[nodes].any(axis=1) & (self.nominated_count[nodes] == 0))
-        return ~(ok & (self.nominated[nodes] == load[0][nodes]).all(axis=1)
-                 & (self.nominated_count[nodes] == load[1][nodes]))
+        requested, count = (0, 0) if load is None else (load[0][nodes], load[1][nodes])
+        return ~(self.known[nodes] & (self.nominated[nodes] == requested).all(axis=1)
+                 & (self.nominated_count[nodes] == count))
 
     def store(self, batch: DryRunBatch, load) -> None:
         nodes = batch.nodes
@@ -294,9 +307,7 @@ class DryRunCache:
         self.priority_sum[nodes] = batch.priority_sum
         self.count[nodes] = batch.count
         self.top_start[nodes] = batch.top_start
-        ids = [self._reason_ids.setdefault(r, len(self._reason_ids)) if r else -1 for r in batch.reasons]
-        self.reasons = list(self._reason_ids)
-        self.reason[nodes] = ids
+        self.reason[nodes] = [self.reasons.add(r) if r else -1 for r in batch.reasons]
         self.first[nodes] = len(self.victims) + batch.offsets[:-1]
         self.victims = np.concatenate([self.victims, batch.victim_rows])
 
@@ -306,7 +317,7 @@ class DryRunCache:
         take = np.repeat(self.first[nodes] - offsets[:-1], count) + np.arange(offsets[-1])
         ids = self.reason[nodes]
         failing, hits = np.unique(ids[ids >= 0], return_counts=True)
-        failures = {self.reasons[i]: c for i, c in zip(failing.tolist(), hits.tolist())}
+        failures = {self.reasons.items[i]: c for i, c in zip(failing.tolist(), hits.tolist())}
         return DryRunBatch(np.asarray(nodes), self.fits[nodes], self.violations[nodes], self.top_priority[nodes],
                            self.priority_sum[nodes], count, self.top_start[nodes], failures, self.victims[take],
                            offsets, pods)

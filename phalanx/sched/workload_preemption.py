@@ -48,41 +48,6 @@ class VictimUnit:
         return [self.log[r] for r in self.rows.tolist()]
 
 
-class UnitRows:
-    """Per binding-log row: the PodGroup reference its pod carries (spec.schedulingGroup / workloadRef; a code into
-    `pods`, a pod carrying it; -1 for none), kept up to date as the log grows or is cut back. References are
-    resolved to PodGroups when units are made, so a PodGroup added after its pods were bound counts."""
-
-    def __init__(self):
-        self.rows = 0
-        self.truncations = 0
-        self.ref = np.zeros(0, np.int64)
-        self.pods: list[Pod] = []                 # per reference: a pod that carries it (resolves it)
-        self._codes: dict[tuple, int] = {}
-
-    def sync(self, tensors) -> None:
-        if len(tensors.truncations) > self.truncations:
-            self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
-            self.truncations = len(tensors.truncations)
-        pods = tensors.log()[0]
-        if len(pods) > len(self.ref):
-            self.ref = np.resize(self.ref, max(len(pods), 2 * len(self.ref), 64))
-        for row in range(self.rows, len(pods)):
-            self.ref[row] = self._code_of(pods[row])
-        self.rows = len(pods)
-
-    def _code_of(self, pod: Pod) -> int:
-        spec = pod.spec
-        if spec.scheduling_group is None and spec.workload_ref is None:
-            return -1
-        key = (pod.metadata.namespace, repr(spec.scheduling_group), repr(spec.workload_ref))
-        code = self._codes.get(key)
-        if code is None:
-            code = self._codes[key] = len(self.pods)
-            self.pods.append(pod)
-        return code
-
-
 def group_priority(group, cluster) -> int:
     """util.PodGroupPriority: spec.priority, or the value of spec.priorityClassName (what admission writes into
     spec.priority), else 0. Member pods' priorities are not read."""
@@ -111,8 +76,7 @@ class GroupDryRun:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
         sched = self.sched
         tensors, cluster = sched.cluster.tensors, sched.cluster
-        unit_rows, bound = sched.workload_preemption.unit_rows, sched.preemption.rows
-        unit_rows.sync(tensors)
+        bound = sched.preemption.rows
         bound.sync(cluster, sched.start_of)
         log, _, removed = tensors.log()
         live = np.ones(len(log), bool)
@@ -122,13 +86,13 @@ class GroupDryRun:
             if row >= 0:
                 live[row] = False
         rows = np.flatnonzero(live)
-        ref = unit_rows.ref[rows]
+        ref = bound.group_ref[rows]
         # References to a PodGroup in disruptionMode PodGroup make one unit per group; every other pod its own.
         groups: list = []
         at: dict[int, int] = {}                           # id(PodGroup) -> its index in groups
-        by_ref = np.full(len(unit_rows.pods) + 1, -1, np.int64)
+        by_ref = np.full(len(bound.group_ref_pods) + 1, -1, np.int64)
         for r in np.unique(ref[ref >= 0]).tolist():
-            gs = sched.groups.group_of(unit_rows.pods[r])[0]
+            gs = sched.groups.group_of(bound.group_ref_pods[r])[0]
             if gs is not None and gs.group.spec.disruption_mode == "PodGroup":
                 if id(gs.group) not in at:
                     at[id(gs.group)] = len(groups)
@@ -326,7 +290,6 @@ class WorkloadPreemption:
     def __init__(self, sched, topology: bool = False):
         self.sched = sched
         self.topology = topology    # beyond v1.36: topology-constrained groups preempt in their cheapest domain
-        self.unit_rows = UnitRows()
 
     def run(self, gs, placed: list[tuple[Pod, int]]) -> str:
         """`placed`: (member, node id) the failed cycle placed. Returns "" when the group preempts, else the
