@@ -17,7 +17,7 @@ $(VENV)/.installed-$(EXTRAS): pyproject.toml
 
 # A real scheduling run: 2,000 generated nodes (a quarter of them 8-GPU), 10,000 pending pods of a GPU mix.
 demo: install
-	$(VENV)/bin/phalanx generate --out $(DEMO_DIR) --nodes 2000 --pods 10000 --mix gpu --seed 7
+	$(VENV)/bin/phalanx generate --out $(DEMO_DIR) --nodes 2000 --pods 10000 --mix gpu --seed 7 --force
 	$(VENV)/bin/phalanx schedule --cluster $(DEMO_DIR)
 
 test: install

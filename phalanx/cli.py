@@ -1,9 +1,11 @@
 """The `phalanx` command: schedule, explain, generate, bench, demo-gang, demo-preemption."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -19,6 +21,31 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics).")
 
 from .kernels.backend import CHOICES as BACKENDS, BackendUnavailable   # numpy, jax, cupy, auto
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+        typer.echo(f"phalanx {__version__} (kube-scheduler v1.36 semantics)")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="print the version and exit")) -> None:
+    """Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics)."""
+
+
+@contextmanager
+def _progress(total: int, unit: str, desc: str):
+    """A progress bar on stderr while the block runs, only when stderr is a terminal; yields its update(n), or
+    None (no bar)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+    with tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False, mininterval=0.5) as bar:
+        yield bar.update
 
 
 def _fail(message: str) -> None:
@@ -54,7 +81,8 @@ GATES_HELP = "feature gates, e.g. TaintTolerationComparisonOperators=true (as ku
 
 @app.command()
 def schedule(
-    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PriorityClass manifests"),
+    cluster: Path = typer.Option(..., "--cluster", "-f",
+                                 help="file or directory of manifests (Nodes, Pods, controllers, ...; -f as kubectl)"),
     pods: Optional[Path] = typer.Option(None, "--pods", help="more pending pods (file or directory)"),
     config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (every profile: a pod "
                                                                  "goes to the one its spec.schedulerName names)"),
@@ -69,17 +97,26 @@ def schedule(
     topology_preemption: bool = typer.Option(False, "--topology-preemption",
                                              help="beyond v1.36: PodGroups with a topology constraint preempt in "
                                                   "the domain whose victims cost least (v1.36 refuses them)"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object (as -o json)"),
+    output: str = typer.Option("", "--output", "-o", help="json, yaml (the --json object) or wide (every binding "
+                                                          "and every unschedulable pod)"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="list every binding and every unschedulable pod"),
+    strict: bool = typer.Option(False, "--strict", help="a field the Kubernetes API does not have is an error "
+                                                        "(kubectl --validate=strict), not a warning"),
 ):
     """Schedule every pending pod found and report bindings, preemptions and unschedulable pods."""
+    if output not in ("", "json", "yaml", "wide"):
+        _fail(f"--output: unknown format {output!r} (use json, yaml or wide)")
     try:
         t0 = time.perf_counter()
-        objects = load_paths([cluster, *([pods] if pods else [])])
+        objects = load_paths([cluster, *([pods] if pods else [])], strict=strict)
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
-        result = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
-                            feature_gates, not no_preemption, topology_preemption).schedule()
+        scheduler = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
+                               feature_gates, not no_preemption, topology_preemption)
+        with _progress(len(state.pending), "pods", "scheduling") as update:
+            scheduler.on_attempt = update
+            result = scheduler.schedule()
     except InputError as exc:
         _fail(str(exc))
     timing = {"load_s": round(load_s, 6), "schedule_s": round(result.schedule_s, 6)}
@@ -87,14 +124,18 @@ def schedule(
         timing.update(compiles=result.compiles, compile_s=round(result.compile_s, 6))
     for w in result.warnings:
         typer.echo(f"warning: {w}", err=True)
-    if as_json:
-        typer.echo(json.dumps({"bindings": result.bindings, "unschedulable": result.unschedulable,
-                               "preemptions": result.preemptions, "unserved": result.unserved,
-                               "pod_groups": {k: dict(zip(("status", "reason", "message"), v))
-                                              for k, v in result.pod_groups.items()},
-                               "warnings": result.warnings, "timing": timing}))
+    if as_json or output in ("json", "yaml"):
+        report = {"bindings": result.bindings, "unschedulable": result.unschedulable,
+                  "preemptions": result.preemptions, "unserved": result.unserved,
+                  "pod_groups": {k: dict(zip(("status", "reason", "message"), v)) for k, v in result.pod_groups.items()},
+                  "allocations": result.allocations, "warnings": result.warnings, "timing": timing}
+        if output == "yaml":
+            import yaml
+            typer.echo(yaml.safe_dump(report, sort_keys=False), nl=False)
+        else:
+            typer.echo(json.dumps(report))
         return
-    _summary(state, result, load_s, verbose)
+    _summary(state, result, load_s, verbose or output == "wide")
 
 
 def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
@@ -140,44 +181,81 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
             typer.echo(f"  {key}: PodGroupScheduled={status} {reason}" + (f": {message}" if message else ""))
 
 
+def _pod_to_explain(pod: str, state: Cluster):
+    """--pod: a manifest file with one Pod, or "namespace/name" (or "name" in default) of a pod in --cluster."""
+    if Path(pod).is_file():
+        pods = load_paths([pod]).pods
+        if len(pods) != 1:
+            _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
+        return pods[0]
+    key = pod if "/" in pod else f"default/{pod}"
+    found = next((p for p in state.pending if p.key == key), None) or next(
+        (p for p, _ in state.tensors.live_bound() if p.key == key), None)
+    if found is None:
+        _fail(f"--pod: {pod!r} is neither a manifest file nor a pod of --cluster")
+    return found
+
+
+def _groups_to_explain(group: str, scheduler: Scheduler) -> list[str]:
+    """--group: "namespace/name" of a PodGroup, or of a Workload (its PodGroups, in input order)."""
+    key = group if "/" in group else f"default/{group}"
+    if key in scheduler.groups.states:
+        return [key]
+    namespace, _, name = key.partition("/")
+    made = [g.key for g in scheduler.cluster.pod_groups if g.metadata.namespace == namespace
+            and g.spec.pod_group_template_ref is not None
+            and g.spec.pod_group_template_ref.workload.workload_name == name]
+    return made or [key]
+
+
 @app.command()
 def explain(
-    cluster: Path = typer.Option(..., "--cluster", help="file or directory of Node/Pod/PodGroup manifests"),
-    pod: Optional[Path] = typer.Option(None, "--pod", help="manifest of the pod to explain"),
-    group: Optional[str] = typer.Option(None, "--group", help="namespace/name of a PodGroup in --cluster to explain"),
+    cluster: Path = typer.Option(..., "--cluster", "-f", help="file or directory of Node/Pod/PodGroup manifests"),
+    pod: Optional[str] = typer.Option(None, "--pod", help="manifest of the pod to explain, or namespace/name of a "
+                                                          "pod in --cluster"),
+    group: Optional[str] = typer.Option(None, "--group", help="namespace/name of a PodGroup (or of a Workload: "
+                                                              "each of its PodGroups) in --cluster"),
     config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (the pod's profile by "
                                                                  "its spec.schedulerName)"),
     feature_gates: str = typer.Option("", "--feature-gates", help=GATES_HELP),
     compat: str = typer.Option("1.36", "--compat"),
+    all_nodes: bool = typer.Option(False, "--all-nodes", help="one line per node instead of a summary"),
+    strict: bool = typer.Option(False, "--strict", help="a field the Kubernetes API does not have is an error"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ):
-    """Per node: every filter's status and reasons, every score's raw and normalized value, the total.
+    """Why a pod lands where it lands: the chosen node, the best-scored nodes and why the others were rejected
+    (--all-nodes: every filter's reasons and every score, node by node).
     With --group: schedule the cluster's other pods, then why the PodGroup waits (quorum, or what a PodGroup
     cycle would place now and why the rest fits nowhere)."""
     from .sched.explain import explain_group, explain_pod, render_preemption, render_text
     if (pod is None) == (group is None):
         _fail("give exactly one of --pod and --group")
     try:
-        state = Cluster.from_objects(load_paths([cluster]))
+        state = Cluster.from_objects(load_paths([cluster], strict=strict))
         if group is not None:
             scheduler = _scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates)
             scheduler.schedule()
-            try:
-                report = explain_group(scheduler, group)
-            except KeyError as exc:
-                _fail(exc.args[0])
-            text = "\n".join([report["message"], *render_preemption(report["preemption"])]) \
-                if "preemption" in report else report["message"]
-            typer.echo(json.dumps(report) if as_json else text)
+            reports = []
+            for key in _groups_to_explain(group, scheduler):
+                try:
+                    reports.append(explain_group(scheduler, key))
+                except KeyError as exc:
+                    _fail(exc.args[0])
+            if as_json:
+                typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports))
+            for report in [] if as_json else reports:
+                text = "\n".join([report["message"], *render_preemption(report["preemption"])]) \
+                    if "preemption" in report else report["message"]
+                typer.echo(text)
             return
-        pods = load_paths([pod]).pods
-        if len(pods) != 1:
-            _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
+        target = _pod_to_explain(pod, state)
+        if target in state.pending:
+            state.pending.remove(target)       # explained against the others, not queued beside itself
         report = explain_pod(_scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates),
-                             pods[0])
+                             target)
     except InputError as exc:
         _fail(str(exc))
-    typer.echo(json.dumps(report) if as_json else render_text(report))
+    typer.echo(json.dumps(report) if as_json else render_text(report, all_nodes))
 
 
 @app.command()
@@ -188,8 +266,11 @@ def generate(
     mix: str = typer.Option("basic", "--mix", help="basic, heterogeneous or gpu"),
     seed: int = typer.Option(0, "--seed"),
     gpu_fraction: float = typer.Option(0.0, "--gpu-fraction", min=0.0, max=1.0),
+    force: bool = typer.Option(False, "--force", help="write into a non-empty --out directory"),
 ):
     """Write a synthetic cluster (and pending pods) as manifests."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not force)):
+        _fail(f"--out: {out} is not an empty directory" + ("" if not out.is_dir() else " (--force writes into it)"))
     from .cluster_models.generate import basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods
     from .cluster_models.write import write_manifests
     makers = {"basic": lambda n: basic_pods(n), "heterogeneous": lambda n: heterogeneous_pods(n, seed),
@@ -294,6 +375,8 @@ def trace_alibaba(
     """The FGD paper's experiment: GPU nodes, shuffled arrivals inflated to 130% of GPU capacity, one pod at a
     time, no departures; GPU allocation ratio against arrived GPU demand."""
     from . import trace_runs
+    if plot is not None and importlib.util.find_spec("matplotlib") is None:    # before minutes of replay, not after
+        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     try:
         node_list, pod_list = trace_runs.load(pods, nodes, str(data_dir) if data_dir else None)
         trace = Path(pods).name.removesuffix(".csv")
@@ -303,7 +386,9 @@ def trace_alibaba(
             for p in policies:
                 if p not in trace_runs.POLICIES:
                     _fail(f"--policy: unknown policy {p!r} (use one of {', '.join(trace_runs.POLICIES)})")
-            rows, text = trace_runs.table(node_list, pod_list, trace, policies, seed_list, tie_break)
+            with _progress(len(policies) * len(seed_list), "replays", "trace") as update:
+                rows, text = trace_runs.table(node_list, pod_list, trace, policies, seed_list, tie_break,
+                                              (lambda: update(1)) if update else None)
             typer.echo(json.dumps({"trace": trace, "rows": rows}) if as_json else
                        f"unallocated GPU % at 100% arrived GPU demand, {trace}, seeds {seeds or seed}\n{text}")
             return

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 from .cluster_models.alibaba import NODE_LIST, load_nodes, load_pods, resolve
@@ -90,13 +91,17 @@ def write_plot(results: list[ReplayResult], path: Path) -> str | None:
     return None
 
 
-def table(nodes, pods, trace: str, policies, seeds, tie_break: str = "perm") -> tuple[list[dict], str]:
-    """Unallocated GPU % at 100% arrived demand per policy over seeds, as rows and a markdown table."""
+def table(nodes, pods, trace: str, policies, seeds, tie_break: str = "perm",
+          progress: Callable[[], None] | None = None) -> tuple[list[dict], str]:
+    """Unallocated GPU % at 100% arrived demand per policy over seeds, as rows and a markdown table; `progress` is
+    called after each replay."""
     rows = []
     for policy in policies:
         values, secs = [], []
         for seed in seeds:
             r = replay(nodes, pods, policy, seed, trace=trace, tie_break=tie_break)
+            if progress is not None:
+                progress()
             values.append(r.unallocated_at(100))
             secs.append(r.seconds)
         rows.append({"policy": policy, "seeds": list(seeds), "unallocated_at_100": values,

@@ -621,3 +621,14 @@ def first_attempts(scheduler, pods) -> tuple[dict, dict]:
     bindings = {r.object: r.node for r in records if r.kind == "Bound"}
     failures = {r.object: r.message for r in records if r.kind == "Unschedulable" and r.object not in bindings}
     return bindings, failures
+
+
+def explained_filters(node_report: dict) -> list[tuple[str, str, list[str]]]:
+    """An explain report's node entry as (plugin, status, sorted reasons) of every filter up to its first failure,
+    the form the reference's ref_filter gives."""
+    out = []
+    for plugin, status in node_report["filters"].items():
+        out.append((plugin, status["status"], sorted(status["reasons"])))
+        if plugin == node_report["first_failure"]:
+            break
+    return out

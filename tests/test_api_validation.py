@@ -1,8 +1,8 @@
 """What the API server rejects when a Pod, Node or PriorityClass is created, phalanx rejects with one line naming
 the object and the field (pkg/apis/core/validation ValidatePodCreate, ValidateNode, ValidatePriorityClass;
 apimachinery's name and label formats). Each case changes one field of a valid manifest; the expected text is
-written out by hand. Not checked yet (docs/semantics.md): a pod without containers, node label values, a document
-without apiVersion, unknown fields."""
+written out by hand; then fields the API does not have (a warning, or an error when strict). Not checked yet
+(docs/semantics.md): a pod without containers, node label values, a document without apiVersion."""
 from __future__ import annotations
 
 import copy
@@ -133,3 +133,31 @@ def test_what_the_api_server_accepts_still_loads():
     assert [p.key for p in objects.pods] == ["default/p"]
     assert objects.priority_classes[0].value == 2_000_001_000
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind scheduling.volcano.sh/v1beta1 PodGroup"]
+
+
+# ---- fields the API does not have: a warning naming each (kubectl's default), an error with strict ----
+
+def test_fields_the_api_has_but_phalanx_ignores_are_silent():
+    pod = changed(changed(POD, ["spec", "containers", 0, "image"], "nginx"), ["spec", "dnsPolicy"], "ClusterFirst")
+    pod["metadata"].update(resourceVersion="7", finalizers=["x"], generateName="p-")
+    pod["status"] = {"phase": "Running", "qosClass": "Burstable", "podIP": "10.0.0.1"}
+    node = changed(NODE, ["status", "nodeInfo"], {"kubeletVersion": "v1.36.0"})
+    assert load_text("---\n".join(yaml.safe_dump(d) for d in (node, pod)), strict=True).warnings == []
+
+
+def test_every_unknown_field_is_named_with_its_path_and_the_objects_counted():
+    docs = []
+    for i in range(5):
+        pod = changed(POD, ["metadata", "name"], f"p{i}")
+        pod["spec"]["containers"][0]["resources"]["requets"] = {"cpu": "64"}
+        pod["spec"]["tolerations"] = [{"key": "a", "operator": "Exists", "efect": "NoSchedule"}]
+        docs.append(pod)
+    objects = load_text("---\n".join(yaml.safe_dump(d) for d in docs))
+    assert objects.warnings == [
+        '5 Pods (default/p0, default/p1, default/p2, ...): unknown field "spec.containers[0].resources.requets" '
+        "(ignored; --strict makes it an error)",
+        '5 Pods (default/p0, default/p1, default/p2, ...): unknown field "spec.tolerations[0].efect" '
+        "(ignored; --strict makes it an error)"]
+    assert dict(objects.pods[0].spec.containers[0].resources.requests) == {"cpu": 1000}    # the typo is dropped
+    with pytest.raises(InputError, match=r'^Pod default/p0: unknown field "spec.containers\[0\].resources.requets"$'):
+        load_text(yaml.safe_dump(docs[0]), strict=True)

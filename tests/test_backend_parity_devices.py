@@ -120,10 +120,6 @@ def test_dynamic_resources_filter(backend, data):
     both(backend, dynamic_resources.dynamic_resources_filter,
          {"slots": slots, "allocated": allocated, "matches": matches, "counts": counts, "all_mode": all_mode,
           "pinned": pinned})
-    values = np.array([[data.draw(st.integers(-1, 2)) for _ in range(3)] for _ in range(devices)], np.int64)
-    cols = np.array(sorted(set(data.draw(st.lists(st.integers(0, 2), max_size=2)))), np.int64)
-    vals = np.array([data.draw(st.integers(0, 2)) for _ in cols], np.int64)
-    both(backend, dynamic_resources.selector_match, {"values": values}, {"cols": cols, "vals": vals})
 
 
 def _fractional(pod):

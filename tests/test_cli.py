@@ -26,7 +26,8 @@ def test_generate_then_schedule(tmp_path):
     res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert set(report) == {"bindings", "unschedulable", "unserved", "pod_groups", "preemptions", "warnings", "timing"}
+    assert set(report) == {"bindings", "unschedulable", "unserved", "pod_groups", "preemptions", "allocations",
+                           "warnings", "timing"}
     assert len(report["bindings"]) + len(report["unschedulable"]) == 120
     assert set(report["timing"]) == {"load_s", "schedule_s"}
 
@@ -199,3 +200,96 @@ spec:
                                             "    evict default/low (priority 1, 0 GPUs x 0.00 h)"]
     report = json.loads(runner.invoke(app, args + ["--json"]).stdout)
     assert report["preemption"]["node"] == "n1" and report["preemption"]["spared"] == []
+
+
+def test_version_and_kubectl_style_f(tmp_path):
+    out = runner.invoke(app, ["--version"])
+    assert out.exit_code == 0 and out.stdout.startswith("phalanx 0.1.0")
+    res = runner.invoke(app, ["schedule", "-f", str(_toy_dir(tmp_path)), "--json"])
+    assert res.exit_code == 0 and '"bindings"' in res.stdout
+
+
+def test_an_empty_cluster_directory_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "empty")])
+    assert res.exit_code == 2 and res.stderr.strip() == f"error: {tmp_path / 'empty'}: no .yaml, .yml or .json files"
+
+
+def test_generate_refuses_a_non_empty_out_without_force_and_labels_nodes_as_kubelets_do(tmp_path):
+    args = ["generate", "--out", str(tmp_path), "--nodes", "3", "--pods", "2"]
+    assert runner.invoke(app, args).exit_code == 0
+    again = runner.invoke(app, args)
+    assert again.exit_code == 2 and again.stderr.strip() == (f"error: --out: {tmp_path} is not an empty directory "
+                                                             "(--force writes into it)")
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 0
+    from phalanx.cluster_models import load_paths
+    node = load_paths([tmp_path / "nodes.yaml"]).nodes[0]
+    assert node.metadata.labels["kubernetes.io/os"] == "linux" and node.metadata.labels["kubernetes.io/arch"] == "amd64"
+
+
+def test_explain_summarises_and_takes_a_pod_of_the_cluster_by_name(tmp_path):
+    cluster = _toy_dir(tmp_path / "c")
+    out = runner.invoke(app, ["explain", "--cluster", str(cluster), "--pod", "default/web-0"])
+    assert out.exit_code == 0, out.output
+    # node-c's dedicated=ml taint rejects the pod; node-a scores 452 (tests/test_toy.py), node-b 402.
+    lines = out.stdout.splitlines()
+    assert lines[0] == "pod default/web-0: selected node-a"
+    assert lines[1] == "  2 of 3 nodes fit; the best 2:"
+    assert lines[2].startswith("  node-a: total 452 (") and lines[3].startswith("  node-b: total 402 (")
+    assert lines[4:] == ["  1 nodes rejected:", "         1 TaintToleration: node(s) had untolerated taint(s)",
+                         "  (--all-nodes lists every node)"]
+    every = runner.invoke(app, ["explain", "--cluster", str(cluster), "--pod", "web-0", "--all-nodes"])
+    assert every.stdout.splitlines()[3] == ("  node-c: rejected by TaintToleration: node(s) had untolerated taint(s) "
+                                            "(dedicated=ml:NoSchedule)")
+    missing = runner.invoke(app, ["explain", "--cluster", str(cluster), "--pod", "default/nope"])
+    assert missing.exit_code == 2 and missing.stderr.strip() == ("error: --pod: 'default/nope' is neither a manifest "
+                                                                 "file nor a pod of --cluster")
+
+
+def test_unknown_fields_warn_by_default_and_fail_with_strict(tmp_path):
+    (tmp_path / "c.yaml").write_text(_NODES + """---
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  containers: [{name: c, image: nginx, resources: {requets: {cpu: "64"}}}]
+""")
+    res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--json"])
+    assert res.exit_code == 0
+    warning = ('Pod default/typo: unknown field "spec.containers[0].resources.requets" (ignored; --strict makes it '
+               "an error)")
+    assert json.loads(res.stdout)["warnings"] == [warning]
+    strict = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--strict"])
+    assert strict.exit_code == 2 and strict.stdout == ""
+    assert strict.stderr.strip() == 'error: Pod default/typo: unknown field "spec.containers[0].resources.requets"'
+
+
+def test_a_plot_without_matplotlib_fails_before_the_replay(tmp_path, monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    res = runner.invoke(app, ["trace", "alibaba", "--pods", "no-such.csv", "--plot", str(tmp_path / "p.png")])
+    assert res.exit_code == 2 and res.stderr.strip() == "error: --plot: needs matplotlib: pip install 'phalanx[viz]'"
+
+
+def test_output_formats(tmp_path):
+    import yaml
+    cluster = str(_toy_dir(tmp_path / "c"))
+    as_json = json.loads(runner.invoke(app, ["schedule", "-f", cluster, "-o", "json"]).stdout)
+    as_yaml = yaml.safe_load(runner.invoke(app, ["schedule", "-f", cluster, "-o", "yaml"]).stdout)
+    assert {k: v for k, v in as_yaml.items() if k != "timing"} == {k: v for k, v in as_json.items() if k != "timing"}
+    wide = runner.invoke(app, ["schedule", "-f", cluster, "-o", "wide"]).stdout
+    assert all(f"  {key} -> {node}" in wide for key, node in as_json["bindings"].items())
+    bad = runner.invoke(app, ["schedule", "-f", cluster, "-o", "xml"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == "error: --output: unknown format 'xml' (use json, yaml or wide)"
+
+
+def test_the_progress_hook_sees_every_pod_attempted(tmp_path):
+    from phalanx.cluster_models import load_paths
+    from phalanx.sched import Cluster, Scheduler
+    state = Cluster.from_objects(load_paths([_toy_dir(tmp_path / "c")]))
+    pending = len(state.pending)
+    scheduler, seen = Scheduler(state), []
+    scheduler.on_attempt = seen.append
+    result = scheduler.schedule()
+    assert len(result.bindings) == pending and sum(seen) == pending      # each pod attempted once, all bound

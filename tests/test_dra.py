@@ -19,8 +19,8 @@ from reference.dra import dra_filter
 from strategies import make_node, make_pod
 
 from phalanx.cluster_models import InputError, load_text, parse_objects
-from phalanx.cluster_models.dra import DeviceTable, ResourceSlice, parse_cel
-from phalanx.kernels.dynamic_resources import dynamic_resources_filter, selector_match
+from phalanx.cluster_models.dra import DeviceTable, ResourceSlice
+from phalanx.kernels.dynamic_resources import dynamic_resources_filter
 from phalanx.sched import Cluster, Scheduler, explain_pod
 from phalanx.sched.records import BOUND
 
@@ -315,9 +315,10 @@ def test_permit_mode_rejection_releases_group_claim():
 # -- input errors -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("doc,message", [
     ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"},
-      "spec": {"selectors": [{"cel": {"expression": 'device.capacity["m"].memory > 1'}}]}},
-     'DeviceClass x: spec.selectors[0].cel.expression: unsupported expression "device.capacity["m"].memory > 1" '
-     '(phalanx reads device.driver == "..." and device.attributes["<domain>"].<name> == "..." joined by &&)'),
+      "spec": {"selectors": [{"cel": {"expression": 'device.driver == "a" &&'}}]}},
+     'DeviceClass x: spec.selectors[0].cel.expression: invalid CEL expression "device.driver == \"a\" &&": '
+     "1:24: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', "
+     "'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"),
     ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "nodeName": None, "allNodes": True}},
      "ResourceSlice n0-gpus: spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
      "perDeviceNodeSelection are not modelled)"),
@@ -350,12 +351,57 @@ def test_allocation_of_an_unknown_device_is_an_input_error():
         Cluster.from_objects(objects)
 
 
-def test_cel_subset():
-    assert [(c.attribute, c.value) for c in parse_cel(
-        '(device.driver == "d") && device.attributes["d.io"].model == \'A\' && device.attributes["x"].n == 3')] == \
-        [("driver", ("string", "d")), ("d.io/model", ("string", "A")), ("x/n", ("int", 3))]
-    with pytest.raises(ValueError):
-        parse_cel('device.driver == "a" || device.driver == "b"')
+CEL_SLICE = {"metadata": {"name": "s"}, "spec": {"driver": DRIVER, "nodeName": "n0", "pool": {"name": "p"}, "devices": [
+    {"name": "a", "attributes": {"model": {"string": "A100"}, "cores": {"int": 108}, "mig": {"bool": True},
+                                 "example.com/fw": {"version": "1.2.3"}},
+     "capacity": {"memory": {"value": "80Gi"}}},
+    {"name": "b", "attributes": {"model": {"string": "H100"}, "cores": {"int": 132}, "mig": {"bool": False},
+                                 "example.com/fw": {"version": "1.10.0"}},
+     "capacity": {"memory": {"value": "94Gi"}}},
+    {"name": "c", "attributes": {"model": {"string": "A100"}}}]}}
+
+
+@pytest.mark.parametrize("expression, expected", [
+    (f'device.driver == "{DRIVER}"', [True, True, True]),
+    (f'device.attributes["{DRIVER}"].model in ["H100", "B200"]', [False, True, False]),
+    (f'device.attributes["{DRIVER}"].model == "A100" && device.attributes["{DRIVER}"].cores > 100',
+     [True, False, False]),                                       # c has no cores: no match, not an error
+    (f'device.attributes["{DRIVER}"].mig || device.attributes["{DRIVER}"].model == "A100"', [True, False, True]),
+    (f'!device.attributes["{DRIVER}"].mig', [False, True, False]),
+    (f'device.capacity["{DRIVER}"].memory.compareTo(quantity("90Gi")) >= 0', [False, True, False]),
+    (f'device.capacity["{DRIVER}"].memory.isGreaterThan(quantity("80Gi"))', [False, True, False]),
+    ('device.attributes["example.com"].fw.isGreaterThan(semver("1.9.0"))', [False, True, False]),
+    ('device.attributes["example.com"].fw == "1.2.3"', [True, False, False]),
+    (f'has(device.attributes["{DRIVER}"].cores)', [True, True, False]),
+])
+def test_cel_selectors_evaluate_as_cel_does(expression, expected):
+    table = DeviceTable.build([ResourceSlice.model_validate(CEL_SLICE)], {"n0": 0})
+    assert table.selected(expression).tolist() == expected
+    assert len(table.activations) == 3
+
+
+def test_devices_that_look_alike_are_evaluated_once():
+    devices = [{"name": f"g{i}", "attributes": {"model": {"string": "A100" if i % 2 else "H100"}}} for i in range(50)]
+    doc = {"metadata": {"name": "s"}, "spec": {"driver": DRIVER, "nodeName": "n0", "pool": {"name": "p"},
+                                               "devices": devices}}
+    table = DeviceTable.build([ResourceSlice.model_validate(doc)], {"n0": 0})
+    assert len(table.activations) == 2
+    assert table.selected(f'device.attributes["{DRIVER}"].model == "A100"').tolist() == [i % 2 == 1
+                                                                                          for i in range(50)]
+
+
+def test_cel_errors_name_the_selector():
+    bad_syntax = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"},
+                  "spec": {"selectors": [{"cel": {"expression": "device.driver =="}}]}}
+    with pytest.raises(InputError, match=r'^DeviceClass x: spec.selectors\[0\].cel.expression: invalid CEL '
+                                         r'expression "device.driver ==": .*Syntax error'):
+        load_text(yaml.safe_dump(bad_syntax))
+    not_bool = {**bad_syntax, "spec": {"selectors": [{"cel": {"expression": "device.driver"}}]}}
+    objects = parse_objects([not_bool, CEL_SLICE | {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice"}])
+    objects.nodes = [make_node("n0")]
+    with pytest.raises(InputError, match=r'^DeviceClass x: spec.selectors\[0\].cel.expression: CEL expression '
+                                         r'"device.driver": must evaluate to a bool'):
+        Cluster.from_objects(objects)
 
 
 # -- the kernel against the reference -----------------------------------------------------------------------------
@@ -402,9 +448,7 @@ def test_kernel_matches_reference(case):
     for driver, model, count, all_mode in requests:
         expr = " && ".join(([f'device.driver == "{driver}"'] if driver else [])
                            + ([f'device.attributes["{driver or DRIVERS[0]}"].model == "{model}"'] if model else []))
-        conds = parse_cel(expr) if expr else ()
-        cols, vals = table.condition_arrays(conds)
-        matches.append(np.asarray(selector_match(np, table.values, cols, vals)))
+        matches.append(table.selected(expr) if expr else np.ones(d, bool))
         ref_matches = {i for i, (drv, attr) in enumerate(raw)
                        if (driver is None or drv == driver)
                        and (model is None or (drv == (driver or DRIVERS[0]) and attr is not None
@@ -512,3 +556,97 @@ def test_topology_group_claim_tries_each_placement_on_its_own_copy():
     s.delete_pod("default/m0")
     s.delete_pod("default/m1")
     assert not c.claims.devices.allocated.any()
+
+
+# ---- older API versions, and what the output says was allocated ----
+
+V1BETA1 = f"""---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata: {{name: s}}
+spec:
+  driver: {DRIVER}
+  nodeName: n1
+  pool: {{name: p1}}
+  devices:
+  - {{name: gpu0, basic: {{attributes: {{model: {{string: A100}}}}, capacity: {{memory: {{value: 80Gi}}}}}}}}
+  - {{name: gpu1, basic: {{attributes: {{model: {{string: H100}}}}}}}}
+  - {{name: gpu2, basic: {{attributes: {{model: {{string: A100}}}}}}}}
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {{name: c}}
+spec:
+  devices:
+    requests:
+    - {{name: a100s, deviceClassName: gpu-a100, count: 2}}
+    - {{name: any, deviceClassName: gpu}}
+"""
+V1 = f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: s}}
+spec:
+  driver: {DRIVER}
+  nodeName: n1
+  pool: {{name: p1}}
+  devices:
+  - {{name: gpu0, attributes: {{model: {{string: A100}}}}, capacity: {{memory: {{value: 80Gi}}}}}}
+  - {{name: gpu1, attributes: {{model: {{string: H100}}}}}}
+  - {{name: gpu2, attributes: {{model: {{string: A100}}}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c}}
+spec:
+  devices:
+    requests:
+    - {{name: a100s, exactly: {{deviceClassName: gpu-a100, count: 2}}}}
+    - {{name: any, exactly: {{deviceClassName: gpu}}}}
+"""
+CLAIM_USER = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c}]
+  resourceClaims: [{name: g, resourceClaimName: c}]
+"""
+
+
+def test_v1beta1_and_v1beta2_read_as_v1():
+    v1 = load_text(CLASSES + V1)
+    v1beta1 = load_text(CLASSES + V1BETA1)
+    v1beta2 = load_text((CLASSES + V1).replace("resource.k8s.io/v1\n", "resource.k8s.io/v1beta2\n"))
+    assert v1beta1.resource_slices == v1.resource_slices == v1beta2.resource_slices
+    assert v1beta1.resource_claims == v1.resource_claims == v1beta2.resource_claims
+    assert v1beta1.device_classes == v1.device_classes and not v1beta1.warnings
+
+
+def test_allocated_devices_are_reported_per_request():
+    result = Scheduler(Cluster.from_objects(load_text(CLASSES + V1BETA1 + "---" + CLAIM_USER))).schedule()
+    assert result.bindings == {"default/p": "n1"}
+    # Requests in order: two A100s (gpu0, gpu2), then any device left (gpu1).
+    assert result.allocations == {"default/p": [
+        {"claim": "default/c", "request": "a100s", "driver": DRIVER, "pool": "p1", "device": "gpu0"},
+        {"claim": "default/c", "request": "a100s", "driver": DRIVER, "pool": "p1", "device": "gpu2"},
+        {"claim": "default/c", "request": "any", "driver": DRIVER, "pool": "p1", "device": "gpu1"}]}
+
+
+def test_without_the_cel_package_a_selector_is_an_error_saying_what_to_install(monkeypatch):
+    import sys
+
+    from phalanx.cluster_models.dra import cel_program
+    monkeypatch.setitem(sys.modules, "cel", None)          # import cel raises ImportError
+    cel_program.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"^DeviceClass gpu: spec.selectors\[0\].cel.expression: device "
+                                             r"selectors need a CEL implementation: pip install 'phalanx\[dra\]'"):
+            load_text(CLASSES)
+    finally:
+        cel_program.cache_clear()

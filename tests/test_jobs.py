@@ -241,10 +241,11 @@ def test_other_groups_are_skipped_and_unknown_batch_versions_are_errors():
 
 def test_jobs_is_the_last_cluster_objects_field():
     names = [f.name for f in fields(ClusterObjects)]
-    # Only the DRA kinds (cluster_models.dra), Namespaces and PodDisruptionBudgets were appended after it, so
-    # positional constructions keep working.
+    # Only the DRA kinds (cluster_models.dra), Namespaces, PodDisruptionBudgets, Services and controllers were
+    # appended after it, so positional constructions keep working.
     assert names[names.index("jobs"):] == ["jobs", "device_classes", "resource_slices", "resource_claims",
-                                           "resource_claim_templates", "namespaces", "pdbs"]
+                                           "resource_claim_templates", "namespaces", "pdbs", "services",
+                                           "controllers"]
     assert ClusterObjects(nodes=[], pods=[], priority_classes=[], warnings=[]).jobs == []
 
 

@@ -180,27 +180,27 @@ def test_parse_objects_takes_decoded_documents():
 
 def test_unknown_kinds_are_skipped_with_one_warning_per_kind_and_file():
     text = """\
-apiVersion: apps/v1
-kind: Deployment
+apiVersion: v1
+kind: ConfigMap
 metadata: {name: a}
 ---
-apiVersion: apps/v1
-kind: Deployment
+apiVersion: v1
+kind: ConfigMap
 metadata: {name: b}
 ---
 apiVersion: example.com/v1
 kind: Node
 metadata: {name: not-a-core-node}
 ---
-kind: Service
+kind: Secret
 metadata: {name: s}
 """
     objects = load_text(text, "dump.yaml")
     assert objects.nodes == []
     assert objects.warnings == [
-        "dump.yaml: skipped 2 objects of unsupported kind apps/v1 Deployment",
+        "dump.yaml: skipped 2 objects of unsupported kind v1 ConfigMap",
         "dump.yaml: skipped 1 object of unsupported kind example.com/v1 Node",
-        "dump.yaml: skipped 1 object of unsupported kind Service",
+        "dump.yaml: skipped 1 object of unsupported kind Secret",
     ]
 
 
@@ -227,9 +227,11 @@ def test_explicit_file_with_another_extension_is_read_as_yaml(tmp_path):
     assert [n.name for n in load_paths([write(tmp_path / "nodes.txt", NODE.format(name="n"))]).nodes] == ["n"]
 
 
-def test_empty_directory_is_a_warning(tmp_path):
+def test_empty_directory_is_an_error(tmp_path):
     (tmp_path / "empty").mkdir()
-    assert load_paths([tmp_path / "empty"]).warnings == [f"{tmp_path / 'empty'}: no .yaml, .yml or .json files"]
+    (tmp_path / "empty" / "notes.txt").write_text("not a manifest")
+    with pytest.raises(InputError, match=r"empty: no \.yaml, \.yml or \.json files$"):
+        load_paths([tmp_path / "empty"])
 
 
 # -- every error path, with its exact message -------------------------------------------------------------------

@@ -498,3 +498,44 @@ def test_the_dry_run_cache_survives_a_new_resource_column():
         runs.append([(r.time, r.kind, r.object, r.node, r.message) for r in records])
     assert runs[0] == runs[1]
     assert (1.0, "Bound", "default/p0", "n0", "") in runs[0]
+
+
+def test_victim_priorities_follow_the_log_after_a_node_is_removed():
+    """Removing a node rebuilds the node table and its binding log; the dry run's per-row priorities must follow
+    (they once kept the old rows, so a pod bound afterwards could read a deleted pod's lower priority and be
+    evicted by a pod of its own priority)."""
+    text = """
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec: {nodeName: n0, priority: -5, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+spec: {nodeName: n1, priority: -5, containers: [{name: c}]}
+"""
+    s = Scheduler(Cluster.from_objects(load_text(text)))
+    s.preemption.rows.sync(s.cluster, s.start_of)             # as an earlier PostFilter would have
+    s.remove_node("n0")
+    port = lambda name: load_text(f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec: {{priority: 0, containers: [{{name: c, ports: [{{containerPort: 80, hostPort: 80}}]}}]}}
+""").pods[0]
+    s.add_pods([port("c")])
+    assert [r.kind for r in s.step(0.0)] == ["Bound"]
+    s.add_pods([port("d")])                                     # the port is taken; c's priority is not lower
+    records = s.step(0.0)
+    assert [r.kind for r in records] == ["Unschedulable"] and not any(r.kind == PREEMPTED for r in records)

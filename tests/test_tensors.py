@@ -52,8 +52,8 @@ def test_label_ints_parse_like_go():
 
 
 def test_bytes_per_node():
-    # 10k generated nodes: int64 resources (3 columns x 2 tables + 2 non-zero), counts, 5 label ids, no taints.
+    # 10k generated nodes: int64 resources (3 columns x 2 tables + 2 non-zero), counts, 7 label ids (hostname, os, arch, zone, block, rack, type), no taints.
     t = _cluster(generate_nodes(10_000)).tensors.nodes
     per_node = t.nbytes() / t.size
-    assert per_node == 3 * 8 * 2 + 2 * 8 + 8 + 8 + 1 + 5 * 4
+    assert per_node == 3 * 8 * 2 + 2 * 8 + 8 + 8 + 1 + 7 * 4
     assert isinstance(t.allocatable, np.ndarray) and t.allocatable.dtype == np.int64

@@ -9,7 +9,7 @@ from phalanx.cluster_models import ClusterObjects
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.explain import explain_pod
 from reference.scheduler import ref_filter, ref_schedule, ref_scores
-from strategies import clusters, first_attempts, profiles
+from strategies import clusters, explained_filters, first_attempts, profiles
 
 SCORE_PLUGINS = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
                  "NodeResourcesBalancedAllocation"]
@@ -35,12 +35,8 @@ def test_filters_match_reference(cluster, profile):
         report = explain_pod(scheduler, pod)
         for node, got in zip(nodes, report["nodes"]):
             want = ref_filter(pod, node, pods_by_node[node.metadata.name], nodes, pods_by_node, profile)
-            mine = []
-            for plugin, status in got["filters"].items():
-                mine.append((plugin, status["status"], sorted(status["reasons"])))
-                if plugin == got["first_failure"]:
-                    break
-            assert mine == [(pl, code, sorted(r)) for pl, code, r in want], (pod.key, node.metadata.name)
+            assert explained_filters(got) == [(pl, code, sorted(r)) for pl, code, r in want], (pod.key,
+                                                                                               node.metadata.name)
 
 
 @pytest.mark.parametrize("plugin", SCORE_PLUGINS)

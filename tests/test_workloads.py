@@ -487,6 +487,9 @@ def test_scheduling_group_wins_over_workload_ref():
         "workloadRef": {"name": "jobset", "podGroup": "job-1"}})])
     objects = load_text(text)
     assert pod_group_of(objects.pods[0], objects).key == "ml/training-worker-0"
+    # As a v1.36 API server, which no longer has workloadRef: dropped, with a warning.
+    assert objects.warnings == ["Pod ml/a: spec.workloadRef: ignored, spec.schedulingGroup is set (v1.36 replaced "
+                                "workloadRef with schedulingGroup)"]
 
 
 # ---- List dumps ----

@@ -1,5 +1,9 @@
 """Dynamic Resource Allocation objects (resource.k8s.io/v1, Kubernetes v1.36) and the device table.
 
+v1beta2 documents are read as v1 (the fields below are the same); v1beta1 ones are rewritten to v1 first
+(`v1beta1_to_v1`: a request's deviceClassName, selectors, allocationMode and count move under `exactly`, a
+device's `basic` fields onto the device), so errors name the v1 path.
+
 Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling decision):
 
     DeviceClass.spec.selectors[].cel.expression
@@ -18,13 +22,19 @@ Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling dec
     ResourceClaim.status.allocation.devices.results[]   {request, driver, pool, device}: an existing allocation
     ResourceClaimTemplate.spec.spec                      a ResourceClaim spec
 
-CEL: phalanx evaluates a subset of the selector language, enough for DeviceClass-style model selection:
-
-    device.driver == "<driver>"
-    device.attributes["<domain>"].<name> == <literal>        literal: "string", integer, true, false
-
-joined by `&&`. Anything else is an InputError naming the object and the field. A device without the attribute
-does not match (upstream: a CEL runtime error, which fails the pod's scheduling attempt).
+CEL: device selectors are evaluated by a real CEL implementation, the `cel` module of the PyPI package
+common-expression-language (Rust's cel interpreter behind PyO3: a compiled parser and evaluator, so a selector
+costs microseconds per device; pure-Python cel-python takes about a hundred times longer). It is optional
+(`pip install 'phalanx[dra]'`); reading a selector without it is an InputError saying so. Each selector is
+compiled once and evaluated once per distinct device (driver, attributes, capacity), giving a (D,) mask the
+vectorised filter reads. The environment is upstream's (k8s.io/dynamic-resource-allocation/cel):
+`device.driver`, `device.attributes["<domain>"].<name>` (string, int, bool, or a version as its string) and
+`device.capacity["<domain>"].<name>` (a quantity); with the Kubernetes library functions `quantity("40Gi")`,
+`semver("1.2.3")`, and `a.compareTo(b)`, `a.isGreaterThan(b)`, `a.isLessThan(b)` on quantities and versions.
+Quantities are exact integers of milli-units (so they also compare with `<`, `>`, which upstream's typed
+quantities do not allow). A device without the attribute a selector reads does not match (upstream: a CEL
+runtime error, which fails the pod's scheduling attempt); any other runtime error is an InputError naming the
+selector.
 
 `DeviceTable` holds every device of every node-local ResourceSlice as structure-of-arrays rows; the scheduler's
 claim state (phalanx.sched.claims) marks rows allocated. It is separate from `gpus.GpuTable`, which tracks
@@ -33,91 +43,100 @@ matched on any attribute.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from fractions import Fraction
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from .errors import InputError
+from .quantity import decode_quantity, milli_value, parse_quantity
 from .objects import K8sModel, ObjectMeta
-from .tensors import Vocab
 
 __all__ = [
-    "RESOURCE_V1", "CelCondition", "DeviceClass", "DeviceTable", "ResourceClaim", "ResourceClaimSpec",
-    "ResourceClaimTemplate", "ResourceSlice", "parse_cel",
+    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelUnavailable", "DeviceClass", "DeviceTable",
+    "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice", "cel_matches", "cel_program",
+    "v1beta1_to_v1",
 ]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
-DRIVER = "driver"            # the pseudo attribute column 0 of DeviceTable.values: the device's driver
-_CEL_HELP = ('phalanx reads device.driver == "..." and device.attributes["<domain>"].<name> == "..." '
-             'joined by &&')
-
-# -- the CEL subset ------------------------------------------------------------------------------------
-_STRING = r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\''
-_LITERAL = rf'(?P<lit>{_STRING}|-?\d+|true|false)'
-_DRIVER_COND = re.compile(rf'^\s*device\.driver\s*==\s*{_LITERAL}\s*$')
-_ATTR_COND = re.compile(rf'^\s*device\.attributes\[\s*(?P<dom>{_STRING})\s*\]\.(?P<name>[A-Za-z_][A-Za-z0-9_]*)'
-                        rf'\s*==\s*{_LITERAL}\s*$')
 
 
-@dataclass(frozen=True)
-class CelCondition:
-    """`attribute == value`; attribute "driver" is the device's driver, else a qualified "<domain>/<name>"."""
-    attribute: str
-    value: tuple            # (type, value): ("string", "A100"), ("int", 80), ("bool", True)
+# -- CEL ------------------------------------------------------------------------------------------------
+class CelUnavailable(ValueError):
+    """The CEL implementation is not installed."""
 
 
-def _literal(text: str) -> tuple:
-    if text[0] in "\"'":
-        return ("string", bytes(text[1:-1], "utf-8").decode("unicode_escape"))
-    if text in ("true", "false"):
-        return ("bool", text == "true")
-    return ("int", int(text))
-
-
-def _split_and(expression: str) -> list[str]:
-    """Split on && outside string literals."""
-    parts, start, i, quote = [], 0, 0, None
-    while i < len(expression):
-        c = expression[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "\"'":
-            quote = c
-        elif expression.startswith("&&", i):
-            parts.append(expression[start:i])
-            start = i + 2
-            i += 1
-        i += 1
-    parts.append(expression[start:])
-    return parts
+def _cel():
+    try:
+        import cel
+    except ImportError:
+        raise CelUnavailable("device selectors need a CEL implementation: pip install 'phalanx[dra]' "
+                             "(the common-expression-language package)") from None
+    return cel
 
 
 @lru_cache(maxsize=4096)
-def parse_cel(expression: str) -> tuple[CelCondition, ...]:
-    """The conditions of a selector expression in phalanx's CEL subset; ValueError for anything else."""
-    out = []
-    for part in _split_and(expression):
-        text = part.strip()
-        while text.startswith("(") and text.endswith(")"):
-            text = text[1:-1].strip()
-        m = _DRIVER_COND.match(text)
-        if m and m.group("lit")[0] in "\"'":
-            out.append(CelCondition(DRIVER, _literal(m.group("lit"))))
+def cel_program(expression: str):
+    """The compiled selector; ValueError (one line) when it does not parse."""
+    cel = _cel()
+    try:
+        return cel.compile(expression)
+    except ValueError as error:
+        first = str(error).splitlines()[0] if str(error) else ""
+        detail = first.split("ERROR: <input>:", 1)[-1]       # "1:17: Syntax error: mismatched input ..."
+        raise ValueError(f'invalid CEL expression "{expression}": {detail}') from None
+
+
+def _semver(text: str) -> tuple:
+    core, _, pre = str(text).lstrip("v").partition("-")
+    parts = core.split("+")[0].split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f'invalid semver "{text}"')
+    # A pre-release sorts before its release (semver.org rule 11, for the plain dotted forms read here).
+    return tuple(int(p) for p in parts) + ((0, pre) if pre else (1, ""))
+
+
+def _compare(a, b) -> int:
+    if isinstance(a, str) or isinstance(b, str):
+        a, b = _semver(a), _semver(b)
+    return (a > b) - (a < b)
+
+
+def _quantity(text: str) -> int:
+    return milli_value(parse_quantity(text))
+
+
+# The Kubernetes CEL library functions device selectors use (quantity and semver values, their comparisons).
+_FUNCTIONS = {
+    "quantity": _quantity,
+    "semver": lambda text: (_semver(text), text)[1],
+    "compareTo": _compare,
+    "isGreaterThan": lambda a, b: _compare(a, b) > 0,
+    "isLessThan": lambda a, b: _compare(a, b) < 0,
+}
+
+
+def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
+    """(len(devices),) bool: the selector on each device activation ({"driver", "attributes", "capacity"}). A
+    missing map key is no match; any other runtime error raises ValueError."""
+    cel = _cel()
+    program = cel_program(expression)
+    out = np.zeros(len(devices), bool)
+    for i, device in enumerate(devices):
+        context = cel.Context(variables={"device": device}, functions=_FUNCTIONS)
+        try:
+            result = program.execute(context)
+        except KeyError:
             continue
-        m = _ATTR_COND.match(text)
-        if m:
-            domain = _literal(m.group("dom"))[1]
-            out.append(CelCondition(f"{domain}/{m.group('name')}", _literal(m.group("lit"))))
-            continue
-        raise ValueError(f'unsupported expression "{expression}" ({_CEL_HELP})')
-    return tuple(out)
+        except (RuntimeError, ValueError, TypeError) as error:
+            raise ValueError(f'CEL expression "{expression}": {str(error).splitlines()[0]}') from None
+        if not isinstance(result, bool):
+            raise ValueError(f'CEL expression "{expression}": must evaluate to a bool (got {result!r})')
+        out[i] = result
+    return out
 
 
 # -- models ----------------------------------------------------------------------------------------------
@@ -126,8 +145,8 @@ class CELDeviceSelector(K8sModel):
 
     @field_validator("expression")
     @classmethod
-    def _subset(cls, expression: str) -> str:
-        parse_cel(expression)
+    def _compiles(cls, expression: str) -> str:
+        cel_program(expression)
         return expression
 
 
@@ -135,8 +154,8 @@ class DeviceSelector(K8sModel):
     cel: CELDeviceSelector
 
 
-def _conditions(selectors: list[DeviceSelector]) -> tuple[CelCondition, ...]:
-    return tuple(c for s in selectors for c in parse_cel(s.cel.expression))
+def expressions(selectors: list[DeviceSelector]) -> tuple[str, ...]:
+    return tuple(s.cel.expression for s in selectors)
 
 
 class DeviceClassSpec(K8sModel):
@@ -149,8 +168,8 @@ class DeviceClass(K8sModel):
     spec: DeviceClassSpec = Field(default_factory=DeviceClassSpec)
 
     @property
-    def conditions(self) -> tuple[CelCondition, ...]:
-        return _conditions(self.spec.selectors)
+    def expressions(self) -> tuple[str, ...]:
+        return expressions(self.spec.selectors)
 
 
 class ExactDeviceRequest(K8sModel):
@@ -164,8 +183,8 @@ class ExactDeviceRequest(K8sModel):
         return 0 if self.allocation_mode == "All" else (1 if self.count is None else self.count)
 
     @property
-    def conditions(self) -> tuple[CelCondition, ...]:
-        return _conditions(self.selectors)
+    def expressions(self) -> tuple[str, ...]:
+        return expressions(self.selectors)
 
 
 class DeviceRequest(K8sModel):
@@ -279,19 +298,33 @@ class DeviceAttribute(K8sModel):
         return self
 
     @property
-    def typed(self) -> tuple:
-        if self.int_ is not None:
-            return ("int", self.int_)
-        if self.bool_ is not None:
-            return ("bool", self.bool_)
-        if self.string is not None:
-            return ("string", self.string)
-        return ("version", self.version)
+    def value(self) -> int | bool | str:
+        """As CEL reads it (a version as its string)."""
+        return next(v for v in (self.int_, self.bool_, self.string, self.version) if v is not None)
+
+
+class DeviceCapacity(K8sModel):
+    value: Annotated[Fraction, BeforeValidator(decode_quantity)]
+
+    @property
+    def milli(self) -> int:
+        return milli_value(self.value)
 
 
 class Device(K8sModel):
     name: str = Field(min_length=1)
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
+    capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
+
+
+def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
+    """{"<domain>/<name>" or "<name>": entry} as CEL's device.attributes / device.capacity: {domain: {name: value}};
+    an unqualified name is in the driver's domain."""
+    out: dict[str, dict] = {}
+    for name, entry in entries.items():
+        domain, _, short = name.rpartition("/")
+        out.setdefault(domain or driver, {})[short] = getattr(entry, field_name)
+    return out
 
 
 class ResourcePool(K8sModel):
@@ -326,20 +359,63 @@ class ResourceSlice(K8sModel):
         return self
 
 
+# -- older versions, as the API server serves them at v1 ----------------------------------------------------
+RESOURCE_V1BETA2 = "resource.k8s.io/v1beta2"       # the fields read here are v1's
+RESOURCE_V1BETA1 = "resource.k8s.io/v1beta1"
+# v1beta1 DeviceRequest fields that v1 moved into `exactly` (k8s.io/api/resource/v1beta1 -> v1 conversion).
+_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                 "capacity")
+
+
+def _requests_to_v1(devices: Any) -> Any:
+    if not isinstance(devices, dict) or not isinstance(devices.get("requests"), list):
+        return devices
+    requests = []
+    for request in devices["requests"]:
+        if isinstance(request, dict) and "exactly" not in request and "firstAvailable" not in request:
+            exact = {k: request[k] for k in _EXACT_FIELDS if k in request}
+            request = {**{k: v for k, v in request.items() if k not in _EXACT_FIELDS}, "exactly": exact}
+        requests.append(request)
+    return {**devices, "requests": requests}
+
+
+def _claim_spec_to_v1(spec: Any) -> Any:
+    return {**spec, "devices": _requests_to_v1(spec["devices"])} if isinstance(spec, dict) and "devices" in spec \
+        else spec
+
+
+def v1beta1_to_v1(kind: str, document: dict) -> dict:
+    """A resource.k8s.io/v1beta1 document rewritten as v1 (what phalanx reads of it): a request's
+    deviceClassName, selectors, allocationMode and count go under `exactly`; a ResourceSlice device's `basic`
+    fields (attributes, capacity) move up onto the device. DeviceClass is unchanged."""
+    spec = document.get("spec")
+    if not isinstance(spec, dict):
+        return document
+    if kind == "ResourceClaim":
+        spec = _claim_spec_to_v1(spec)
+    elif kind == "ResourceClaimTemplate" and isinstance(spec.get("spec"), dict):
+        spec = {**spec, "spec": _claim_spec_to_v1(spec["spec"])}
+    elif kind == "ResourceSlice" and isinstance(spec.get("devices"), list):
+        spec = {**spec, "devices": [
+            {**{k: v for k, v in d.items() if k != "basic"}, **d["basic"]}
+            if isinstance(d, dict) and isinstance(d.get("basic"), dict) else d for d in spec["devices"]]}
+    return {**document, "spec": spec}
+
+
 # -- the device table --------------------------------------------------------------------------------------
 @dataclass
 class DeviceTable:
     """Every device of the node-local ResourceSlices, one row each, in input order (slices, then devices)."""
 
     node: np.ndarray           # (D,) int64 node id the device is local to; -1 while that node is not in the cluster
-    values: np.ndarray         # (D, A) int64 value id per attribute column (column 0: the driver), -1 absent
+    profile: np.ndarray        # (D,) int64 the device's row in `activations` (devices that look alike share one)
     allocated: np.ndarray      # (D,) bool  allocated to a claim (committed, waiting or tentatively placed)
     slots: np.ndarray          # (N, S) int64 device ids of each node in device order, -1 padding (S >= 1)
     node_names: tuple          # (D,) the node each device's slice names
     keys: tuple                # (D,) (driver, pool, device name)
-    attributes: Vocab = field(default_factory=Vocab)              # attribute name -> column
-    vocabs: list[Vocab] = field(default_factory=list)            # per column: typed value -> id
-    index: dict = field(default_factory=dict)                    # (driver, pool, device) -> row
+    activations: list = field(default_factory=list)      # (P,) CEL `device` values: {driver, attributes, capacity}
+    index: dict = field(default_factory=dict)            # (driver, pool, device) -> row
+    _selected: dict = field(default_factory=dict)        # CEL expression -> (D,) bool
 
     @property
     def size(self) -> int:
@@ -347,8 +423,8 @@ class DeviceTable:
 
     @classmethod
     def build(cls, slices: list[ResourceSlice], node_index: dict[str, int]) -> DeviceTable:
-        attributes, vocabs = Vocab([DRIVER]), [Vocab()]
-        rows: list[dict[int, int]] = []
+        profiles: dict[str, int] = {}
+        activations, profile = [], []
         names, keys, index = [], [], {}
         for rs in slices:
             spec = rs.spec
@@ -358,25 +434,29 @@ class DeviceTable:
                     raise InputError(f"ResourceSlice {rs.metadata.name}: spec.devices[{j}].name: duplicate device "
                                      f"{dev.name!r} in pool {spec.pool.name!r} of driver {spec.driver!r}")
                 index[key] = len(keys)
-                row = {0: vocabs[0].add(("string", spec.driver))}
-                for name, attr in dev.attributes.items():
-                    qualified = name if "/" in name else f"{spec.driver}/{name}"
-                    col = attributes.add(qualified)
-                    if col == len(vocabs):
-                        vocabs.append(Vocab())
-                    row[col] = vocabs[col].add(attr.typed)
-                rows.append(row)
+                device = {"driver": spec.driver, "attributes": _by_domain(spec.driver, dev.attributes, "value"),
+                          "capacity": _by_domain(spec.driver, dev.capacity, "milli")}
+                seen = repr(device)
+                if seen not in profiles:
+                    profiles[seen] = len(activations)
+                    activations.append(device)
+                profile.append(profiles[seen])
                 names.append(spec.node_name)
                 keys.append(key)
-        values = np.full((len(rows), len(attributes)), -1, np.int64)
-        for d, row in enumerate(rows):
-            for col, vid in row.items():
-                values[d, col] = vid
-        table = cls(node=np.full(len(rows), -1, np.int64), values=values, allocated=np.zeros(len(rows), bool),
-                    slots=np.full((len(node_index), 1), -1, np.int64), node_names=tuple(names), keys=tuple(keys),
-                    attributes=attributes, vocabs=vocabs, index=index)
+        d = len(keys)
+        table = cls(node=np.full(d, -1, np.int64), profile=np.array(profile, np.int64).reshape(d),
+                    allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
+                    node_names=tuple(names), keys=tuple(keys), activations=activations, index=index)
         table.relink(node_index)
         return table
+
+    def selected(self, expression: str) -> np.ndarray:
+        """(D,) bool: devices the CEL selector matches (evaluated once per distinct device, then kept).
+        ValueError for a runtime error other than a missing attribute."""
+        hit = self._selected.get(expression)
+        if hit is None:
+            hit = self._selected[expression] = cel_matches(expression, self.activations)[self.profile]
+        return hit
 
     def relink(self, node_index: dict[str, int]) -> None:
         """Node ids after nodes were added or removed (devices are identified by node name)."""
@@ -392,13 +472,3 @@ class DeviceTable:
                 fill[node] += 1
         self.slots = slots
 
-    def condition_arrays(self, conditions: tuple[CelCondition, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """(C,) int64 columns and (C,) int64 value ids of the conditions; a value no device has gets id -2,
-        an attribute no device has column 0 with id -2 (never equal to any row)."""
-        cols, vals = [], []
-        for c in conditions:
-            col = self.attributes.get(c.attribute)
-            vid = self.vocabs[col].get(c.value) if col >= 0 else -1
-            cols.append(max(col, 0))
-            vals.append(vid if vid >= 0 and col >= 0 else -2)
-        return np.array(cols, np.int64).reshape(len(cols)), np.array(vals, np.int64).reshape(len(vals))

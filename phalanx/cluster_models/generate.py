@@ -32,8 +32,9 @@ def make_node(name: str, node_type: str, index: int, *, taints=(), unschedulable
     rack = index // RACK_NODES
     block = rack // BLOCK_RACKS
     zone = block // ZONE_BLOCKS
-    labels = {HOSTNAME: name, ZONE: f"zone-{zone}", BLOCK: f"block-{block}", RACK: f"rack-{rack}",
-              "node.phalanx.dev/type": node_type}
+    # The kubelet's own labels too (os, arch): real nodes always carry them and pods select on them.
+    labels = {HOSTNAME: name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", ZONE: f"zone-{zone}",
+              BLOCK: f"block-{block}", RACK: f"rack-{rack}", "node.phalanx.dev/type": node_type}
     allocatable = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "100Gi"}
     if gpus:
         allocatable[GPU] = str(gpus)

@@ -30,11 +30,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .dra import RESOURCE_V1, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from .controllers import APPS_V1, CONTROLLER_KINDS, CONTROLLER_TYPES, Controller, CronJob, NameGenerator, Service
+from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, ResourceClaim, ResourceClaimTemplate,
+                  ResourceSlice, v1beta1_to_v1)
 from .disruption import PodDisruptionBudget
-from .errors import InputError, validation_problem
+from .errors import InputError, field_path, validation_problem
 from .jobs import BATCH_V1, Job
-from .objects import Namespace, Node, Pod, PriorityClass
+from .objects import RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -56,6 +58,8 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "Workload": ("scheduling.k8s.io", Workload),
     "PodGroup": ("scheduling.k8s.io", PodGroup),
     "Job": ("batch", Job),
+    "Service": ("", Service),
+    **CONTROLLER_KINDS,                                           # Deployment, ...: cluster_models.controllers
     "PodDisruptionBudget": ("policy", PodDisruptionBudget),
     "DeviceClass": ("resource.k8s.io", DeviceClass),            # DRA kinds: cluster_models.dra
     "ResourceSlice": ("resource.k8s.io", ResourceSlice),
@@ -68,22 +72,29 @@ _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
     "Workload": {SCHEDULING_V1ALPHA2: Workload, None: Workload, SCHEDULING_V1ALPHA1: WorkloadV1Alpha1},
     "PodGroup": {SCHEDULING_V1ALPHA2: PodGroup, None: PodGroup},
     "Job": {BATCH_V1: Job, None: Job},
-    **{kind: {RESOURCE_V1: model, None: model} for kind, model in (
+    "CronJob": {BATCH_V1: CronJob, None: CronJob},
+    **{kind: {APPS_V1: model, None: model} for kind, (group, model) in CONTROLLER_KINDS.items() if group == "apps"},
+    **{kind: {RESOURCE_V1: model, RESOURCE_V1BETA2: model, RESOURCE_V1BETA1: model, None: model}
+       for kind, model in (
         ("DeviceClass", DeviceClass), ("ResourceSlice", ResourceSlice), ("ResourceClaim", ResourceClaim),
         ("ResourceClaimTemplate", ResourceClaimTemplate))},
 }
 # Versions the API server serves (or served) for each kind read here. Another version in the kind's own group is an
-# error naming it; a real version phalanx does not read (DRA v1beta1, ...) is skipped with a warning, as are
+# error naming it; a real version phalanx does not read (DRA v1alpha3, apps/v1beta2, ...) is skipped with a warning, as are
 # kinds of the same name in other groups (Volcano's or scheduler-plugins' PodGroup).
 _SERVED: dict[str, tuple[str, ...]] = {
     "Pod": ("v1",), "Node": ("v1",), "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
     "Workload": (SCHEDULING_V1ALPHA1, SCHEDULING_V1ALPHA2), "PodGroup": (SCHEDULING_V1ALPHA2,),
     "Job": (BATCH_V1,), "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    "Service": ("v1",), "ReplicationController": ("v1",), "CronJob": (BATCH_V1, "batch/v1beta1"),
+    **{kind: (APPS_V1, "apps/v1beta2", "apps/v1beta1") for kind, (group, _) in CONTROLLER_KINDS.items()
+       if group == "apps"},
     **{kind: tuple(f"resource.k8s.io/{v}" for v in ("v1", "v1beta2", "v1beta1", "v1alpha3"))
        for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
 }
-_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate")
+_NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
+               "Service", *CONTROLLER_KINDS)
 
 
 @dataclass
@@ -103,6 +114,8 @@ class ClusterObjects:
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)   # their labels feed pod affinity namespaceSelectors
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)  # policy/v1 (preemption reads them)
+    services: list[Service] = field(default_factory=list)          # their selectors feed default spreading
+    controllers: list[Controller] = field(default_factory=list)    # Deployments, ...: in input order, not expanded
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -179,6 +192,29 @@ def _type_name(value: Any) -> str:
     return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
+def _unknown_field(error: ValidationError) -> str | None:
+    """'unknown field "spec.containers[0].resources.requets"' when the first error is an UnknownField."""
+    first = error.errors(include_url=False)[0]
+    cause = first.get("ctx", {}).get("error")
+    if not isinstance(cause, UnknownField):
+        return None
+    path = field_path(first["loc"])
+    return f'unknown field "{path + "." if path else ""}{cause.name}"'
+
+
+def _without(document: Any, loc: list, name: str) -> Any:
+    """A copy of `document` without the key `name` of the mapping at `loc` (the containers on the way copied)."""
+    if not loc:
+        return {k: v for k, v in document.items() if k != name}
+    copy = list(document) if isinstance(document, list) else dict(document)
+    head = loc[0]
+    if isinstance(copy, dict) and head not in copy:       # the location names a field by alias or by name
+        head = next((k for k in copy if isinstance(k, str) and k.replace("_", "").lower() == str(head).replace(
+            "_", "").lower()), head)
+    copy[head] = _without(copy[head], loc[1:], name)
+    return copy
+
+
 def _describe(kind: str, document: dict, where: str) -> str:
     """"Pod default/w-3", "Node n-1", or "Pod <unnamed> (document 2 of pods.yaml)" when there is no name."""
     meta = document.get("metadata")
@@ -194,9 +230,13 @@ def _describe(kind: str, document: dict, where: str) -> str:
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
         self.objects = ClusterObjects()
+        self.strict = strict             # a field the API does not know is an error (else a warning)
+        self._notes: dict[tuple[str, str], list[str]] = {}       # (kind, warning) -> objects it is about
         self._names: set[tuple[str, str]] = set()
+        self._generated: set[tuple[str, str]] = set()      # names made from metadata.generateName
+        self._name_generator = NameGenerator(self._names)
         self._skipped: dict[tuple[str, str], int] = {}  # (source, "apiVersion Kind") -> count
 
     def add_text(self, text: str, source: str, json_only: bool = False) -> None:
@@ -243,13 +283,65 @@ class _Collector:
             label = f"{api_version} {kind}" if isinstance(api_version, str) else kind
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
             return
+        if api_version == RESOURCE_V1BETA1 and model is not None:
+            document = v1beta1_to_v1(kind, document)
+        generated = self._generate_name(kind, document, where)
+        if generated is not None:
+            document = {**document, "metadata": {**document["metadata"], "name": generated}}
+        unknown: list | str = RAISE if self.strict else []
+        token = UNKNOWN_FIELDS.set(unknown)
         try:
             obj = model.model_validate(document)
         except ValidationError as error:
-            raise InputError(f"{_describe(kind, document, where)}: {validation_problem(error)}") from None
+            problem = _unknown_field(error) or validation_problem(error)
+            if generated is not None and problem.startswith("metadata.name:"):
+                problem = "metadata.generateName:" + problem[len("metadata.name:"):]
+            raise InputError(f"{_describe(kind, document, where)}: {problem}") from None
+        finally:
+            UNKNOWN_FIELDS.reset(token)
+        if unknown:
+            self._note_unknown(kind, model, document, where, len(unknown))
         if isinstance(obj, WorkloadV1Alpha1):
             obj = obj.to_v1alpha2()
+        if isinstance(obj, Pod) and obj.spec.workload_ref is not None and obj.spec.scheduling_group is not None:
+            # No API server has both: v1.36 replaced workloadRef by schedulingGroup and drops it as unknown.
+            self._notes.setdefault(("Pod", "spec.workloadRef: ignored, spec.schedulingGroup is set (v1.36 replaced "
+                                           "workloadRef with schedulingGroup)"), []).append(obj.key)
         self._keep(obj)
+
+    def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
+        """Validate again with unknown fields as errors, `count` times at most: each error's location is one
+        unknown field's path; that field is dropped from a copy of the document before the next try."""
+        shown = _describe(kind, document, where).partition(" ")[2]
+        for _ in range(count):
+            token = UNKNOWN_FIELDS.set(RAISE)
+            try:
+                model.model_validate(document)
+                return
+            except ValidationError as error:
+                first = error.errors(include_url=False)[0]
+                problem = _unknown_field(error)
+            finally:
+                UNKNOWN_FIELDS.reset(token)
+            if problem is None:
+                return
+            self._notes.setdefault((kind, f"{problem} (ignored; --strict makes it an error)"), []).append(shown)
+            document = _without(document, list(first["loc"]), first["ctx"]["error"].name)
+
+    def _generate_name(self, kind: str, document: dict, where: str) -> str | None:
+        """The name for an object given metadata.generateName and no name (cluster_models.controllers
+        NameGenerator: deterministic), or None when it has a name."""
+        meta = document.get("metadata")
+        if not isinstance(meta, dict) or meta.get("name") or "generateName" not in meta:
+            return None
+        base = meta["generateName"]
+        if not isinstance(base, str) or not base:
+            raise InputError(f"{kind} <unnamed> ({where}): metadata.name: field required (generateName is empty)")
+        ns = meta.get("namespace")
+        namespace = (ns if isinstance(ns, str) and ns else "default") if kind in _NAMESPACED else None
+        name = self._name_generator.generate(kind, namespace, base, reserve=False)
+        self._generated.add((kind, f"{namespace}/{name}" if namespace is not None else name))
+        return name
 
     def _add_list(self, document: dict, kind: str, where: str, source: str) -> None:
         items = document.get("items")
@@ -271,6 +363,9 @@ class _Collector:
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
                       Job: self.objects.jobs, PodDisruptionBudget: self.objects.pdbs, ResourceClaim: self.objects.resource_claims,
                       ResourceClaimTemplate: self.objects.resource_claim_templates}[type(obj)]
+        elif isinstance(obj, (Service, *CONTROLLER_TYPES)):
+            identity, shown = obj.key, obj.key
+            bucket = self.objects.services if isinstance(obj, Service) else self.objects.controllers
         elif isinstance(obj, (DeviceClass, ResourceSlice)):
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = self.objects.device_classes if isinstance(obj, DeviceClass) else self.objects.resource_slices
@@ -280,6 +375,9 @@ class _Collector:
                       PriorityClass: self.objects.priority_classes}[type(obj)]
         kind = type(obj).__name__
         if (kind, identity) in self._names:
+            if (kind, identity) in self._generated:
+                raise InputError(f"duplicate {kind} {shown}: an earlier object's generateName produced this name; "
+                                 f"name one of them differently")
             raise InputError(f"duplicate {kind} {shown}")
         self._names.add((kind, identity))
         bucket.append(obj)
@@ -295,6 +393,10 @@ class _Collector:
             except ValueError as error:
                 raise InputError(str(error)) from None
             self.objects.pod_groups.extend(made)
+        for (kind, note), objects in self._notes.items():
+            who = f"{kind} {objects[0]}" if len(objects) == 1 else (
+                f"{len(objects)} {kind}s ({', '.join(objects[:3])}{', ...' if len(objects) > 3 else ''})")
+            self.objects.warnings.append(f"{who}: {note}")
         for (source, label), count in self._skipped.items():
             self.objects.warnings.append(
                 f"{source}: skipped {count} object{'s' if count > 1 else ''} of unsupported kind {label}")
@@ -302,7 +404,7 @@ class _Collector:
 
 
 @contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
+def cyclic_gc_paused() -> Iterator[None]:
     # Loading builds millions of long-lived objects and no garbage cycles; the cyclic collector would rescan
     # them over and over (about 40% of the load time of 20k pods).
     was_enabled = gc.isenabled()
@@ -325,45 +427,46 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from None
 
 
-def _manifest_files(path: Path, warnings: list[str]) -> list[Path]:
+def _manifest_files(path: Path) -> list[Path]:
     if path.is_dir():
         found = [Path(root, name) for root, _, names in os.walk(path) for name in names
                  if name.lower().endswith(MANIFEST_SUFFIXES)]
-        if not found:
-            warnings.append(f"{path}: no .yaml, .yml or .json files")
+        if not found:       # an empty cluster is a mistake (a wrong path), not a cluster
+            raise InputError(f"{path}: no .yaml, .yml or .json files")
         return sorted(found)
     if path.is_file():
         return [path]
     raise InputError(f"{path}: no such file or directory")
 
 
-def load_paths(paths: Iterable[str | Path]) -> ClusterObjects:
+def load_paths(paths: Iterable[str | Path], strict: bool = False) -> ClusterObjects:
     """Load manifest files and directories, in the order given (a directory's files in sorted path order).
 
     A file named explicitly is read whatever its extension (.json strictly as JSON, anything else as YAML);
-    a single path may be passed without wrapping it in a list.
+    a single path may be passed without wrapping it in a list. `strict`: a field the Kubernetes API does not have
+    is an error (kubectl --validate=strict); otherwise a warning naming it.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    collector = _Collector()
-    with _cyclic_gc_paused():
+    collector = _Collector(strict)
+    with cyclic_gc_paused():
         for path in map(Path, paths):
-            for file in _manifest_files(path, collector.objects.warnings):
+            for file in _manifest_files(path):
                 collector.add_text(_read_text(file), str(file), json_only=file.suffix.lower() == ".json")
         return collector.result()
 
 
-def load_text(text: str, source: str = "<string>") -> ClusterObjects:
+def load_text(text: str, source: str = "<string>", strict: bool = False) -> ClusterObjects:
     """Load manifests from a string: YAML, or JSON when it starts with { or [. `source` names it in messages."""
-    collector = _Collector()
-    with _cyclic_gc_paused():
+    collector = _Collector(strict)
+    with cyclic_gc_paused():
         collector.add_text(text, source)
         return collector.result()
 
 
-def parse_objects(docs: Iterable[dict], source: str = "<objects>") -> ClusterObjects:
+def parse_objects(docs: Iterable[dict], source: str = "<objects>", strict: bool = False) -> ClusterObjects:
     """Load already-decoded manifests (dicts, e.g. from yaml.safe_load_all); None entries are skipped."""
-    collector = _Collector()
-    with _cyclic_gc_paused():
+    collector = _Collector(strict)
+    with cyclic_gc_paused():
         collector.add_documents(docs, source)
         return collector.result()

@@ -20,7 +20,7 @@ Toleration operator "" is stored as "Equal", which is what upstream matching tre
 from __future__ import annotations
 
 import re
-
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
@@ -59,13 +59,48 @@ def _rfc3339(raw: Any) -> Any:
 Timestamp = Annotated[str, BeforeValidator(_rfc3339)]
 
 
+class UnknownField(ValueError):
+    """A field the Kubernetes API does not have (raised only while unknown fields are errors)."""
+
+    def __init__(self, name: str):
+        super().__init__(f'unknown field "{name}"')
+        self.name = name
+
+
+# What validation does with a field the API does not know (api_fields.py): None ignores it, a list collects the
+# (model, field) pairs met, RAISE raises UnknownField (so the error's location names it). The loader sets it.
+RAISE = "raise"
+UNKNOWN_FIELDS: ContextVar[list | str | None] = ContextVar("phalanx_unknown_fields", default=None)
+_KNOWN: dict[type, frozenset[str] | None] = {}
+
+
+def _known_fields(cls: type[BaseModel]) -> frozenset[str] | None:
+    """The upstream json names of the class's struct plus its own fields (by alias and name); None: unchecked."""
+    if cls not in _KNOWN:
+        from .api_fields import API_FIELDS
+        entry = API_FIELDS.get(cls.__name__)
+        _KNOWN[cls] = None if entry is None else frozenset(
+            [*entry[1].split(), *cls.model_fields, *(f.alias for f in cls.model_fields.values() if f.alias)])
+    return _KNOWN[cls]
+
+
 class K8sModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=False, alias_generator=to_camel)
 
     @model_validator(mode="before")
     @classmethod
-    def _null_is_default(cls, data: Any) -> Any:
-        if isinstance(data, dict) and None in data.values():
+    def _api_input(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        mode = UNKNOWN_FIELDS.get()
+        if mode is not None:
+            known = _KNOWN[cls] if cls in _KNOWN else _known_fields(cls)
+            if known is not None and not known.issuperset(data):
+                unknown = sorted(str(k) for k in data if k not in known)
+                if mode == RAISE:
+                    raise UnknownField(unknown[0])
+                mode.extend((cls.__name__, name) for name in unknown)
+        if None in data.values():
             return {key: value for key, value in data.items() if value is not None}
         return data
 
@@ -142,6 +177,26 @@ class LabelSelectorRequirement(K8sModel):
 class LabelSelector(K8sModel):
     match_labels: dict[str, str] = Field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+def selector_matches(selector, labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector against one labels set (labels.Selector.Matches); nil matches nothing, {} matches
+    everything. Selectors are validated at intake, so every operator is one a LabelSelector allows."""
+    if selector is None:
+        return False
+    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
+        return False
+    for r in selector.match_expressions:
+        present = r.key in labels
+        if r.operator == "In" and not (present and labels[r.key] in r.values):
+            return False
+        if r.operator == "NotIn" and present and labels[r.key] in r.values:
+            return False
+        if r.operator == "Exists" and not present:
+            return False
+        if r.operator == "DoesNotExist" and present:
+            return False
+    return True
 
 
 class PodAffinityTerm(K8sModel):
@@ -430,16 +485,26 @@ class Namespace(K8sModel):
 
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+
+
+def _label_problem(value: str, pattern: re.Pattern, name: str, ends: str) -> str | None:
+    if len(value) > 63:
+        return f'must be a {name} of at most 63 characters (got {len(value)}: "{value}")'
+    if not pattern.fullmatch(value):
+        return f"must be a {name}: lowercase letters, digits and '-', {ends} (got \"{value}\")"
+    return None
 
 
 def dns_label_problem(value: str) -> str | None:
     """Why `value` is not an RFC 1123 label (at most 63 of a-z, 0-9, '-', alphanumeric at both ends), or None."""
-    if len(value) > 63:
-        return f'must be a DNS label of at most 63 characters (got {len(value)}: "{value}")'
-    if not _DNS_LABEL.fullmatch(value):
-        return (f"must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or "
-                f'digit (got "{value}")')
-    return None
+    return _label_problem(value, _DNS_LABEL, "DNS label", "starting and ending with a letter or digit")
+
+
+def dns1035_label_problem(value: str) -> str | None:
+    """Why `value` is not an RFC 1035 label (a DNS label that starts with a letter: Service names), or None."""
+    return _label_problem(value, _DNS_1035_LABEL, "DNS-1035 label",
+                          "starting with a letter and ending with a letter or digit")
 
 
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

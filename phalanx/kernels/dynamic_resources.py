@@ -20,12 +20,6 @@ REASONS = {NOT_AVAILABLE_BIT: "resourceclaim not available on the node",
            CANNOT_ALLOCATE_BIT: "cannot allocate all claims"}
 
 
-def selector_match(xp, values, cols, vals):
-    """(D,) bool: devices whose attribute columns `cols` hold value ids `vals` (all conditions).
-    values: (D, A) int64; cols, vals: (C,) int64 (C may be 0: every device matches)."""
-    return xp.all(values[:, cols] == vals[None, :], axis=1)
-
-
 def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned):
     """Per-node status, reason payload and the allocation the filter found.
 

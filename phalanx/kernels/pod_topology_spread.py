@@ -3,6 +3,11 @@ Upstream: plugins/podtopologyspread/{common,filtering,scoring}.go.
 
 The score depends on counts over other nodes and on the feasible set, so pods with spread constraints
 are never batched; they take the per-pod path.
+
+Scoring requires every topology key on a node (requireAllTopologies) except for pods spread by the system
+default constraints: then no node is ignored, and a node without a key sits in the domain of the value ""
+(Go's zero value for a missing label), which takes part in the domain count and the pod counts, though no
+node reads it unless a node has the key with the value "".
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ class Constraint:
     self_match: int               # 1 when the incoming pod matches its own selector
     honor_affinity: bool          # nodeAffinityPolicy Honor (default)
     honor_taints: bool            # nodeTaintsPolicy Honor (default Ignore)
+    empty_value: int = -1         # value id of "" for the key (-1: no node has it); nodes without the key join
+                                  # that domain when not every topology key is required
 
 
 def matching_pods_per_node(xp, bound, n_nodes: int, namespace: int, selector):
@@ -51,6 +58,14 @@ def has_all_keys(xp, labels, constraints, n_nodes: int):
     for c in constraints:
         ok = ok & (_domains(xp, labels, c, n_nodes) >= 0)
     return ok
+
+
+def ignored_nodes(xp, labels, constraints, feasible, require_all: bool):
+    """Feasible nodes the score leaves out (IgnoredNodes): those missing a topology key, when every key is
+    required."""
+    if not require_all:
+        return xp.zeros_like(feasible)
+    return feasible & ~has_all_keys(xp, labels, constraints, labels.shape[0])
 
 
 def pod_topology_spread_filter(xp, labels, n_values, counts, constraints, affinity_ok, taints_ok):
@@ -92,18 +107,22 @@ def _go_round(xp, x):
     return xp.where(x - f >= 0.5, f + 1, f).astype(xp.int64)
 
 
-def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok):
-    """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (feasible nodes missing a topology key)."""
-    score, scored, ignored = float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok)
+def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
+                              require_all: bool = True):
+    """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (see ignored_nodes). require_all: False for
+    pods spread by the system default constraints (upstream requireAllTopologies)."""
+    score, scored, ignored = float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
+                                         require_all)
     return xp.where(scored, _go_round(xp, score), 0), ignored
 
 
-def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok):
+def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool = True):
     """The float64 sum before rounding, the scored nodes and the ignored ones."""
     n = labels.shape[0]
-    all_keys = has_all_keys(xp, labels, constraints, n)
-    ignored = feasible & ~all_keys
-    scored = feasible & all_keys
+    ignored = ignored_nodes(xp, labels, constraints, feasible, require_all)
+    scored = feasible & ~ignored
+    # Nodes whose pods count: with every key required, those that have them all.
+    all_keys = has_all_keys(xp, labels, constraints, n) if require_all else xp.ones((n,), dtype=bool)
     score = xp.zeros((n,), dtype=xp.float64)
     logs = xp.asarray(log_table(n + 3))     # log(size + 2) for size in [0, n], the same bits on every backend
     for c, count in zip(constraints, counts):
@@ -114,12 +133,15 @@ def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok
             cnt = count
         else:
             nv = n_values[c.key] if c.key >= 0 else 0
+            # A node without the key is in the domain "": the value's own id, or one more slot when no node has
+            # that value. Such nodes are scored or counted only when not every key is required.
+            value = xp.where(has_key, dom, c.empty_value if c.empty_value >= 0 else nv)
             # Domains of scored nodes; their pod counts come from every node passing the inclusion policies.
-            present = bincount(xp, xp.where(scored, dom, -1), xp.ones_like(count), nv) > 0
+            present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(count), nv + 1) > 0
             size = xp.sum(present)
             counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
-            dom_count = bincount(xp, xp.where(counted, dom, -1), count, nv)
-            cnt = xp.where(has_key, dom_count[xp.where(has_key, dom, 0)], 0) if nv else xp.zeros((n,), xp.int64)
+            dom_count = bincount(xp, xp.where(counted, value, -1), count, nv + 1)
+            cnt = xp.where(has_key, dom_count[value], 0)
         weight = logs[size + 2]
         # cnt * weight rounds on its own before max_skew - 1 is added, as in Go (no fused multiply-add).
         term = pin_rounding(xp, cnt.astype(xp.float64) * weight, xp.minimum(cnt, 0))

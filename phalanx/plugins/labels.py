@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cluster_models.objects import selector_matches  # noqa: F401  (re-exported: plugins match selectors here)
 from ..cluster_models.tensors import parse_int64_label
 from ..kernels.node_affinity import LabelTest
 
@@ -45,23 +46,3 @@ def selector_tests(selector, vocab) -> tuple | None:
     tests = [label_test(vocab, k, "In", [v]) for k, v in selector.match_labels.items()]
     tests += [label_test(vocab, r.key, r.operator, r.values) for r in selector.match_expressions]
     return None if any(t is None for t in tests) else tuple(tests)
-
-
-def selector_matches(selector, labels: dict[str, str]) -> bool:
-    """A metav1.LabelSelector against one labels set (labels.Selector.Matches); nil matches nothing, {} matches
-    everything. Selectors are validated at intake, so every operator is one a LabelSelector allows."""
-    if selector is None:
-        return False
-    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
-        return False
-    for r in selector.match_expressions:
-        present = r.key in labels
-        if r.operator == "In" and not (present and labels[r.key] in r.values):
-            return False
-        if r.operator == "NotIn" and present and labels[r.key] in r.values:
-            return False
-        if r.operator == "Exists" and not present:
-            return False
-        if r.operator == "DoesNotExist" and present:
-            return False
-    return True

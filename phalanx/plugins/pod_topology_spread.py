@@ -3,15 +3,20 @@ Upstream: pkg/scheduler/framework/plugins/podtopologyspread/{common,filtering,sc
 
 Counts of matching pods per domain are segment sums over the bound pods, computed by the kernels in every cycle;
 they read other nodes' pods (and the feasible set), so a run of such pods goes pod by pod.
+
+A pod without constraints of its own gets the default constraints (args.defaultingType System: the system
+defaults; List: args.defaultConstraints) with the selector its Services, ReplicationController, ReplicaSet or
+StatefulSet give it (cluster.default_selectors, upstream helper.DefaultSelector); none when that selector is
+empty. The system defaults score without requiring every topology key on a node (kernels/pod_topology_spread.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
+from ..cluster_models.objects import LabelSelector, label_key_problem
 from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
@@ -23,18 +28,79 @@ from .taint_toleration import untolerated_hard
 
 REASON_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
 REASON_SKEW = "node(s) didn't match pod topology spread constraints"
-_SPREAD_OWNERS = {"ReplicaSet", "StatefulSet", "ReplicationController"}
+ZONE = "topology.kubernetes.io/zone"
+_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
 
 
 class DefaultConstraint(PluginArgs):
-    max_skew: int = Field(ge=1)
-    topology_key: str
-    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    """One of args.defaultConstraints: a v1.TopologySpreadConstraint, checked as ValidatePodTopologySpreadArgs
+    does (by PodTopologySpreadArgs). labelSelector is decoded only to be refused; matchLabelKeys has no effect
+    (the pod's default selector replaces the constraint's)."""
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+
+
+# systemDefaultConstraints (plugin.go).
+SYSTEM_DEFAULTS = (
+    DefaultConstraint(max_skew=3, topology_key=kernel.HOSTNAME, when_unsatisfiable="ScheduleAnyway"),
+    DefaultConstraint(max_skew=5, topology_key=ZONE, when_unsatisfiable="ScheduleAnyway"),
+)
 
 
 class PodTopologySpreadArgs(PluginArgs):
     default_constraints: list[DefaultConstraint] = Field(default_factory=list)
-    defaulting_type: Literal["System", "List"] = "System"
+    defaulting_type: str = "System"
+
+    @field_validator("defaulting_type", mode="before")
+    @classmethod
+    def _system_by_default(cls, raw):
+        # SetDefaults_PodTopologySpreadArgs: an empty defaultingType is System.
+        return raw or "System"
+
+    @model_validator(mode="after")
+    def _validate(self):
+        # ValidatePodTopologySpreadArgs: the errors in upstream's order, aggregated as upstream renders them.
+        errors = []
+        if self.defaulting_type not in ("System", "List"):
+            errors.append(f'defaultingType: Unsupported value: "{self.defaulting_type}": supported values: '
+                          '"System", "List"')
+        elif self.defaulting_type == "System" and self.default_constraints:
+            errors.append('defaultingType: Invalid value: "System": when .defaultConstraints are not empty')
+        seen = set()
+        for i, c in enumerate(self.default_constraints):
+            at = f"defaultConstraints[{i}]"
+            if c.max_skew <= 0:
+                errors.append(f"{at}.maxSkew: Invalid value: {c.max_skew}: not in valid range (0, inf)")
+            if not c.topology_key:
+                errors.append(f"{at}.topologyKey: Required value: can not be empty")
+            elif (problem := label_key_problem(c.topology_key)) is not None:
+                errors.append(f'{at}.topologyKey: Invalid value: "{c.topology_key}": {problem}')
+            if not c.when_unsatisfiable:
+                errors.append(f"{at}.whenUnsatisfiable: Required value: can not be empty")
+            elif c.when_unsatisfiable not in _ACTIONS:
+                errors.append(f'{at}.whenUnsatisfiable: Unsupported value: "{c.when_unsatisfiable}": supported '
+                              'values: "DoNotSchedule", "ScheduleAnyway"')
+            if c.label_selector is not None:
+                errors.append(f"{at}.labelSelector: Forbidden: constraint must not define a selector, as they "
+                              "deduced for each pod")
+            if (c.topology_key, c.when_unsatisfiable) in seen:
+                errors.append(f'{at}: Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"')
+            seen.add((c.topology_key, c.when_unsatisfiable))
+        errors = list(dict.fromkeys(errors))      # an aggregate reports each message once
+        if errors:
+            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        return self
+
+    @property
+    def defaults(self) -> tuple[DefaultConstraint, ...]:
+        """pl.defaultConstraints: what a pod without constraints of its own is spread by."""
+        return SYSTEM_DEFAULTS if self.defaulting_type == "System" else tuple(self.default_constraints)
 
 
 @dataclass(frozen=True)
@@ -43,28 +109,38 @@ class State:
     constraints: tuple[kernel.Constraint, ...]
     node_affinity: tuple | None               # the pod's required node affinity terms (inclusion policy)
     untolerated: np.ndarray                   # (T,) bool hard taints the pod does not tolerate (inclusion)
+    require_all: bool = True                  # Score ignores nodes missing a topology key (requireAllTopologies:
+                                              # False only for the system default constraints)
 
 
-def _constraints(pod, tensors, own_labels, action: str) -> tuple[kernel.Constraint, ...]:
+def _constraints(pod, tensors, own_labels, given, default_selector=None) -> tuple[kernel.Constraint, ...]:
+    """filterTopologySpreadConstraints over `given` (the pod's constraints of one action); for the args' default
+    constraints (buildDefaultConstraints) `default_selector`, the pod's non-empty default selector, replaces
+    each constraint's own selector and its matchLabelKeys."""
     out = []
     labels = pod.metadata.labels
-    for c in pod.spec.topology_spread_constraints:
-        if c.when_unsatisfiable != action:
-            continue
-        # matchLabelKeys: the pod's own value for each listed key joins the selector (absent keys are ignored); a
-        # key also in matchLabels must satisfy both.
-        selector = selector_tests(c.label_selector, tensors.pod_labels)
-        if selector is not None:
-            extra = tuple(label_test(tensors.pod_labels, k, "In", [labels[k]]) for k in c.match_label_keys
-                          if k in labels)
-            selector = selector + extra
+    keys = tensors.node_labels.keys
+    for c in given:
+        if default_selector is not None:
+            selector = selector_tests(default_selector, tensors.pod_labels)
+        else:
+            # matchLabelKeys: the pod's own value for each listed key joins the selector (absent keys are
+            # ignored); a key also in matchLabels must satisfy both.
+            selector = selector_tests(c.label_selector, tensors.pod_labels)
+            if selector is not None:
+                extra = tuple(label_test(tensors.pod_labels, k, "In", [labels[k]]) for k in c.match_label_keys
+                              if k in labels)
+                selector = selector + extra
+        key = keys.get(c.topology_key)
         out.append(kernel.Constraint(
-            key=tensors.node_labels.keys.get(c.topology_key), is_hostname=c.topology_key == kernel.HOSTNAME,
-            max_skew=c.max_skew, min_domains=c.min_domains or 1, selector=selector,
+            key=key, is_hostname=c.topology_key == kernel.HOSTNAME, max_skew=c.max_skew,
+            min_domains=1 if c.min_domains is None else c.min_domains, selector=selector,
             self_match=int(selector is not None
                            and bool(affinity_kernel.term_matches(np, own_labels[None, :], selector)[0])),
-            honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
-            honor_taints=(c.node_taints_policy or "Ignore") == "Honor"))
+            # Unset policies are Honor (affinity) and Ignore (taints); any other value but Honor ignores.
+            honor_affinity=c.node_affinity_policy in (None, "Honor"),
+            honor_taints=c.node_taints_policy == "Honor",
+            empty_value=tensors.node_labels.value_id(key, "")))
     return tuple(out)
 
 
@@ -72,21 +148,16 @@ class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
     Args = PodTopologySpreadArgs
 
-    def warnings(self, pod):
-        # Default constraints apply to pods selected by Services / ReplicaSets / StatefulSets /
-        # ReplicationControllers, whose selectors phalanx does not load.
-        defaults = self.args.defaulting_type == "System" or self.args.default_constraints
-        if (defaults and not pod.spec.topology_spread_constraints
-                and any(o.kind in _SPREAD_OWNERS and o.controller for o in pod.metadata.owner_references)):
-            return ["default topology spreading for controller-owned pods (needs the owner's selector; "
-                    "not modelled)"]
-        return []
-
     def hint(self, event, pod, objects) -> bool:
         """isSchedulableAfterPodChange: a pod bound or deleted helps only if it lives in the pod's namespace and
-        a constraint's selector (with matchLabelKeys) selects it; node events may always help."""
+        a constraint's selector (with matchLabelKeys) selects it (under default constraints: any pod of the
+        namespace); node events may always help."""
         if event not in (POD_BOUND, POD_DELETED) or objects is None:
             return True
+        if not pod.spec.topology_spread_constraints:
+            # Rejected under default constraints, whose selector comes from the cluster's Services and controllers,
+            # which a hint does not see: any pod of the namespace may help (upstream asks the selector as well).
+            return any(other.metadata.namespace == pod.metadata.namespace for other in objects)
         own = pod.metadata.labels
         for c in pod.spec.topology_spread_constraints:
             extra = {k: own[k] for k in c.match_label_keys if k in own}
@@ -106,16 +177,39 @@ class PodTopologySpread(Plugin):
             return None
         return {"labels": pod.metadata.labels, "namespace": pod.metadata.namespace}
 
+    def splits_runs(self, cluster) -> bool:
+        return bool(self.args.defaults) and bool(cluster.default_selectors)
+
+    def run_key(self, pod, cluster):
+        """For a pod without constraints of its own: what its default selector is read from (labels, namespace,
+        controller), when it has one. Its signature cannot say: the selector comes from the cluster's Services and
+        controllers, and signing every such pod by its labels would split shapes on clusters where no default
+        selector exists."""
+        if pod.spec.topology_spread_constraints:
+            return None
+        selectors = cluster.default_selectors
+        return None if selectors.selector(pod) is None else selectors.cache_key(pod)
+
     def _state(self, pod, cluster, action: str):
         tensors = cluster.tensors
         spec = pod.pod.spec
-        if not any(c.when_unsatisfiable == action for c in spec.topology_spread_constraints):
+        default_selector = None
+        if spec.topology_spread_constraints:
+            given = [c for c in spec.topology_spread_constraints if c.when_unsatisfiable == action]
+        else:
+            given = [c for c in self.args.defaults if c.when_unsatisfiable == action]
+            if given:
+                default_selector = cluster.default_selectors.selector(pod.pod)
+                if default_selector is None:
+                    return SKIP
+        if not given:
             return SKIP
         tensors.bound_pods()      # brings the pod-label and namespace vocabularies up to date
         own = tensors.pod_label_row(pod.pod.metadata.labels)
         return State(tensors.namespaces.add(pod.pod.metadata.namespace or "default"),
-                     _constraints(pod.pod, tensors, own, action), required_node_affinity(pod.pod, tensors),
-                     untolerated_hard(pod.pod, tensors.taints))
+                     _constraints(pod.pod, tensors, own, given, default_selector),
+                     required_node_affinity(pod.pod, tensors), untolerated_hard(pod.pod, tensors.taints),
+                     require_all=bool(spec.topology_spread_constraints) or self.args.defaulting_type != "System")
 
     def pre_filter(self, pod, cluster):
         return self._state(pod, cluster, "DoNotSchedule")
@@ -138,12 +232,11 @@ class PodTopologySpread(Plugin):
         affinity_ok, taints_ok = _inclusion(xp, state, nodes)
         counts, n_values = _counts(xp, state, tensors)
         return kernel.pod_topology_spread_score(xp, nodes.labels, n_values, counts, state.constraints, feasible,
-                                                affinity_ok, taints_ok)[0]
+                                                affinity_ok, taints_ok, state.require_all)[0]
 
     def normalize(self, xp, raw, feasible, state, tensors):
-        # Feasible nodes missing a topology key were not scored and do not take part in the normalization.
-        labels = tensors.nodes.labels
-        ignored = feasible & ~kernel.has_all_keys(xp, labels, state.constraints, labels.shape[0])
+        # Ignored nodes were not scored and do not take part in the normalization.
+        ignored = kernel.ignored_nodes(xp, tensors.nodes.labels, state.constraints, feasible, state.require_all)
         return kernel.pod_topology_spread_normalize(xp, raw, feasible, ignored)
 
     def filter_behaviour(self, state):

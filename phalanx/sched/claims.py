@@ -29,7 +29,7 @@ import numpy as np
 
 from ..cluster_models import InputError, Pod, PodGroup
 from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
-from ..kernels.dynamic_resources import dynamic_resources_filter, selector_match
+from ..kernels.dynamic_resources import dynamic_resources_filter
 
 @dataclass
 class Claim:
@@ -80,10 +80,14 @@ class ClaimBook:
         self._generated: dict[tuple[str, str], str] = {}    # (owner, entry name) -> claim key
         self._refs: dict[str, tuple[list[str], str | None]] = {}   # pod key -> (claim keys, PreFilter problem)
         self._match: dict[tuple, np.ndarray] = {}          # (class, request conditions) -> (D,) bool
+        # device row -> index of the request it was allocated for, in its claim (shared with restricted copies;
+        # read only for rows a claim holds now, so stale entries never show)
+        self._request_of: dict[int, int] = {}
         for c in claims:
             self.claims[c.key] = Claim(c.key, c.spec)
             if c.status.allocation is not None:
                 self._load_allocation(c)
+        self._check_selectors(list(claims))
 
     @classmethod
     def from_objects(cls, objects, node_index: dict[str, int]) -> ClaimBook:
@@ -105,6 +109,8 @@ class ClaimBook:
             if self.devices.allocated[d] or d in rows:
                 raise InputError(f"{where}[{i}].device: device {r.device!r} is allocated twice")
             rows.append(d)
+            names = [q.name for q in c.spec.devices.requests]
+            self._request_of[d] = names.index(r.request) if r.request in names else -1
         if len({self.devices.node_names[d] for d in rows}) > 1:
             raise InputError(f"{where}: devices on more than one node (phalanx models node-local devices only)")
         self.claims[c.key].devices = np.array(rows, np.int64).reshape(len(rows))
@@ -171,7 +177,7 @@ class ClaimBook:
                 if cls is None:
                     problem = f"request {req.name}: device class {exact.device_class_name} does not exist"
                     break
-                matches.append(self._matches(cls, exact.conditions))
+                matches.append(self._matches(cls, exact.expressions))
                 counts.append(exact.count_needed())
                 all_mode.append(exact.allocation_mode == "All")
             if problem is not None:
@@ -187,17 +193,37 @@ class ClaimBook:
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
                          np.array(pinned, np.int64).reshape(len(pinned)), pending, problem)
 
-    def _matches(self, cls: DeviceClass, conditions) -> np.ndarray:
-        key = (cls.metadata.name, conditions)
+    def _matches(self, cls: DeviceClass, expressions: tuple[str, ...]) -> np.ndarray:
+        """(D,) bool: devices the class's and the request's CEL selectors all match."""
+        key = (cls.metadata.name, expressions)
         hit = self._match.get(key)
         if hit is None:
-            dev = self.devices
-            hit = np.ones(dev.size, bool)
-            for conds in (cls.conditions, conditions):
-                cols, vals = dev.condition_arrays(conds)
-                hit = hit & np.asarray(selector_match(np, dev.values, cols, vals))
+            hit = np.ones(self.devices.size, bool)
+            for expression in (*cls.expressions, *expressions):
+                hit = hit & self.devices.selected(expression)
             self._match[key] = hit
         return hit
+
+    def _check_selectors(self, claims: list[ResourceClaim]) -> None:
+        """Evaluate every selector once on every device now, so that a CEL runtime error is an input error naming
+        the selector instead of a failure in the middle of scheduling."""
+        def check(expressions, where: str) -> None:
+            for i, expression in enumerate(expressions):
+                try:
+                    self.devices.selected(expression)
+                except ValueError as error:
+                    raise InputError(f"{where}[{i}].cel.expression: {error}") from None
+
+        for cls in self.classes.values():
+            check(cls.expressions, f"DeviceClass {cls.metadata.name}: spec.selectors")
+        for kind, objects, path in (("ResourceClaim", claims, "spec"),
+                                    ("ResourceClaimTemplate", self.templates.values(), "spec.spec")):
+            for obj in objects:
+                spec = obj.spec if kind == "ResourceClaim" else obj.spec.spec
+                for j, request in enumerate(spec.devices.requests):
+                    if request.exactly is not None:
+                        check(request.exactly.expressions,
+                              f"{kind} {obj.key}: {path}.devices.requests[{j}].exactly.selectors")
 
     # -- placements ---------------------------------------------------------------------------------------
     def allocate(self, dra: DraInputs, node: int, assign) -> ClaimUndo:
@@ -210,6 +236,7 @@ class ClaimBook:
             sel = (row >= first) & (row < first + count)
             order = np.argsort(row[sel], kind="stable")
             devices = slots[sel][order]
+            self._request_of.update(zip(devices.tolist(), (row[sel][order] - first).tolist()))
             self.claims[key].devices = devices
             self.devices.allocated[devices] = True
             rec.allocated.append(key)
@@ -284,6 +311,21 @@ class ClaimBook:
                     f"{dra.message or 'the claims cannot be allocated on its node'}; not accounted")
         self.allocate(dra, node, assign)
         return None
+
+    def allocations(self, pod_key: str) -> list[dict[str, str]]:
+        """The devices the pod's allocated claims hold: {claim, request, driver, pool, device} per device."""
+        out = []
+        for key in self._refs.get(pod_key, ([], None))[0]:
+            claim = self.claims.get(key)
+            if claim is None or claim.devices is None:
+                continue
+            names = [r.name for r in claim.spec.devices.requests]
+            for d in claim.devices.tolist():
+                driver, pool, device = self.devices.keys[d]
+                index = self._request_of.get(d, -1)
+                out.append({"claim": key, "request": names[index] if 0 <= index < len(names) else "",
+                            "driver": driver, "pool": pool, "device": device})
+        return out
 
     def relink(self, node_index: dict[str, int]) -> None:
         self.devices.relink(node_index)

@@ -11,12 +11,19 @@ import numpy as np
 
 from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, PriorityClass,
                               Workload, effective_priority, expand_jobs, load_paths)
+from ..cluster_models.controllers import DaemonSet, daemon_probe, expand_controllers
 from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
+from ..cluster_models.load import cyclic_gc_paused
+from ..cluster_models.objects import Namespace, selector_matches
 from ..cluster_models.requests import global_default_class
-from ..plugins.labels import selector_matches
-from ..cluster_models.objects import Namespace
+from ..cluster_models.spreading import DefaultSelectors
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
+from ..kernels.node_affinity import node_affinity_filter
+from ..kernels.status import SUCCESS
+from ..kernels.taint_toleration import taint_toleration_filter
+from ..plugins.node_affinity import required_node_affinity
+from ..plugins.taint_toleration import untolerated_hard
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
@@ -143,6 +150,21 @@ class Nominations:
             self._account(nom, 1)
 
 
+def daemon_nodes(ds: DaemonSet, tensors: ClusterTensors) -> list[str]:
+    """The nodes a DaemonSet should run on, in node order (NodeShouldRunDaemonPod): the template's nodeName,
+    nodeSelector and required node affinity match, and its NoSchedule/NoExecute taints are tolerated with the
+    DaemonSet's default tolerations. The Filter kernels decide, as the scheduler would."""
+    probe = daemon_probe(ds)
+    names = tensors.nodes.names
+    ok = taint_toleration_filter(np, tensors.nodes.taints, untolerated_hard(probe, tensors.taints))[0] == SUCCESS
+    required = required_node_affinity(probe, tensors)
+    if required is not None:
+        ok &= node_affinity_filter(np, tensors.nodes.labels, required)[0] == SUCCESS
+    if probe.spec.node_name:
+        ok &= np.asarray(names) == probe.spec.node_name
+    return [names[i] for i in np.flatnonzero(ok).tolist()]
+
+
 @dataclass
 class Cluster:
     tensors: ClusterTensors
@@ -159,14 +181,23 @@ class Cluster:
                                                                     # for namespaces pods live in)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)   # policy/v1, input order
     nominations: Nominations = field(default_factory=Nominations)   # pending pods' status.nominatedNodeName
+    default_selectors: DefaultSelectors = field(default_factory=DefaultSelectors)  # default topology spreading
+    successors: dict[str, Pod] = field(default_factory=dict)   # OrderedReady StatefulSets: pod key -> the pod its
+                                                                # controller creates once that pod is bound
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
     _pdb_floor: dict[str, int] = field(default_factory=dict)        # PDB key -> desiredHealthy fixed at load
 
     @classmethod
     def from_objects(cls, objects: ClusterObjects) -> "Cluster":
-        """Run the Job controller over the Jobs (their Workloads, PodGroups and pods join the input), compile
-        nodes, account bound pods as load, queue the rest. Raises InputError, changing nothing."""
-        objects = expand_jobs(objects)
+        """Run the workload controllers (cluster_models.controllers: their pods join the input after its own, in
+        controller order) and the Job controller over the Jobs (CronJobs' included: their Workloads, PodGroups
+        and pods follow), compile nodes, account bound pods as load, queue the rest. Raises InputError, changing
+        nothing."""
+        tensors = compile_nodes(objects.nodes)
+        with cyclic_gc_paused():
+            made = expand_controllers(objects.controllers, objects.pods, lambda ds: daemon_nodes(ds, tensors))
+            objects = expand_jobs(dataclasses.replace(objects, pods=[*objects.pods, *made.pods],
+                                                      jobs=[*objects.jobs, *made.jobs]))
         classes = {pc.metadata.name: pc for pc in objects.priority_classes}
         warnings = list(objects.warnings)
         pending: list[Pod] = []
@@ -178,9 +209,8 @@ class Cluster:
                 continue
             if pod.spec.node_name:
                 bound.append((pod, pod.spec.node_name))
-            else:
+            elif pod.key not in made.held:
                 pending.append(pod)
-        tensors = compile_nodes(objects.nodes)
         for pod, node in bound:
             node_id = tensors.node_index.get(node)
             if node_id is None:
@@ -197,7 +227,10 @@ class Cluster:
         gpus = GpuBook.from_nodes(objects.nodes)
         namespaces = {ns.metadata.name: ns for ns in objects.namespaces}
         cluster = cls(tensors, classes, pending, warnings, list(objects.nodes), list(objects.pod_groups),
-                      list(objects.workloads), list(objects.jobs), claims, gpus, namespaces, list(objects.pdbs))
+                      list(objects.workloads), list(objects.jobs), claims, gpus, namespaces, list(objects.pdbs),
+                      default_selectors=DefaultSelectors.from_objects(
+                          objects.services, [*objects.controllers, *made.replica_sets]),
+                      successors=made.successors)
         for pod in objects.pods:
             cluster.namespace(pod.metadata.namespace)
         cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load

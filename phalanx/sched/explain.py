@@ -25,7 +25,9 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     tensors = scheduler.cluster.tensors
     placer = scheduler.placer_for(pod)
     framework = placer.framework
-    shape = scheduler.shape_of(pod)
+    # The shape as the pod itself reads it (a shape's first pod may differ in what InterPodAffinity or default
+    # spreading reads of the pod: Framework.split_run).
+    shape = framework.split_run(scheduler.shape_of(pod), [pod], scheduler.cluster)[0][0]
     p, ev, chosen = placer.evaluate(shape, advance=False)
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
     payloads = {k: np.asarray(v) for k, v in ev.payloads.items()}
@@ -141,21 +143,46 @@ def victim_cost(scheduler: Scheduler, pod: Pod) -> dict:
             "gpu_hours": round(gpus * hours, 6)}
 
 
-def render_text(report: dict) -> str:
+TOP_NODES = 5
+
+
+def _node_line(report: dict, node: dict) -> str:
+    if node["total"] is None:
+        failing = node["first_failure"]
+        detail = node["filters"][failing].get("taint")
+        return (f"  {node['name']}: rejected by {failing}: " + "; ".join(node["filters"][failing]["reasons"])
+                + (f" ({detail})" if detail else ""))
+    parts = ", ".join(f"{k} skipped" if v.get("skipped") else f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
+                      for k, v in node["scores"].items())
+    return f"  {node['name']}: total {node['total']} ({parts})"
+
+
+def render_text(report: dict, all_nodes: bool = False) -> str:
+    """The chosen node, the best-scored nodes and a count of the reasons the others were rejected; every node
+    with `all_nodes`."""
     lines = [f"pod {report['pod']}: " + (f"selected {report['selected']}" if report["selected"]
                                          else report["message"])]
     for w in report["warnings"]:
         lines.append(f"  warning: {w}")
-    for node in report["nodes"]:
-        if node["total"] is None:
-            failing = node["first_failure"]
-            detail = node["filters"][failing].get("taint")
-            lines.append(f"  {node['name']}: rejected by {failing}: " + "; ".join(node["filters"][failing]["reasons"])
-                         + (f" ({detail})" if detail else ""))
-        else:
-            parts = ", ".join(f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
-                              for k, v in node["scores"].items())
-            lines.append(f"  {node['name']}: total {node['total']} ({parts})")
+    nodes = report["nodes"]
+    if all_nodes:
+        lines += [_node_line(report, node) for node in nodes]
+    else:
+        feasible = sorted((n for n in nodes if n["total"] is not None), key=lambda n: -n["total"])
+        if feasible:
+            lines.append(f"  {len(feasible)} of {len(nodes)} nodes fit; the best {min(TOP_NODES, len(feasible))}:")
+            lines += [_node_line(report, node) for node in feasible[:TOP_NODES]]
+        rejected: dict[str, int] = {}
+        for node in nodes:
+            if node["total"] is None:
+                failing = node["first_failure"]
+                for reason in node["filters"][failing]["reasons"]:
+                    rejected[f"{failing}: {reason}"] = rejected.get(f"{failing}: {reason}", 0) + 1
+        if rejected:
+            lines.append(f"  {sum(n['total'] is None for n in nodes)} nodes rejected:")
+            lines += [f"    {count:>6} {reason}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1])]
+        if len(nodes) > len(feasible[:TOP_NODES]):
+            lines.append("  (--all-nodes lists every node)")
     pre = report.get("preemption")
     if pre is not None:
         lines.extend(render_preemption(pre))

@@ -50,9 +50,11 @@ class Framework:
         if not keyers:
             return [(shape, pods)]
         keys = [self._run_key(pod, cluster, keyers) for pod in pods]
-        if all(k is None for k in keys):
-            return [(shape, pods)]
+        # A part whose key is the shape's own pod's keeps the shape; the others get their first pod as its
+        # representative (a run of pods without a key still needs one when the shape's pod has a key).
         own = self._run_key(shape.pod, cluster, keyers)
+        if all(k == own for k in keys):
+            return [(shape, pods)]
         parts: list[tuple[object, list]] = []
         for pod, key in zip(pods, keys):
             if parts and parts[-1][0] == key:

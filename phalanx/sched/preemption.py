@@ -43,6 +43,7 @@ class BoundRows:
     def __init__(self):
         self.rows = 0
         self.truncations = 0
+        self._tensors = None                       # the ClusterTensors whose log the rows follow
         self.priority = np.zeros(0, np.int64)
         self.start = np.zeros(0, np.float64)       # seconds on the scheduler's clock; NaN: unset (read as now)
         self.request = np.zeros((0, 0), np.int64)
@@ -62,6 +63,8 @@ class BoundRows:
 
     def sync(self, cluster, start_of) -> None:
         tensors = cluster.tensors
+        if tensors is not self._tensors:       # a rebuilt node table (a node removed) has its own log: start over
+            self._tensors, self.rows, self.truncations = tensors, 0, len(tensors.truncations)
         if len(tensors.truncations) > self.truncations:
             self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
             self.truncations = len(tensors.truncations)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,6 +69,41 @@ class ScheduleResult:
     preemptions: list[dict] = field(default_factory=list)
     pod_groups: dict[str, tuple[str, str, str]] = field(default_factory=dict)   # key -> PodGroupScheduled
                                                                                 # (status, reason, message)
+    # DRA: pod -> the devices its claims hold, {claim, request, driver, pool, device} each (pods bound here)
+    allocations: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+
+@dataclass
+class _Reported:
+    """One warning line about an unmodelled constraint, naming every pod it affects (counted, the first few
+    listed), kept up to date in place as more such pods arrive."""
+    warnings: list[str]          # the list the line is in
+    index: int                   # its position there
+    pods: list[str] = field(default_factory=list)
+
+    def line(self, text: str) -> str:
+        if len(self.pods) == 1:
+            return f"Pod {self.pods[0]}: {text}"
+        listed = ", ".join(self.pods[:3]) + (", ..." if len(self.pods) > 3 else "")
+        return f"{len(self.pods)} pods ({listed}): {text}"
+
+
+def _not_created(successors: dict[str, Pod]) -> list[str]:
+    """One warning per OrderedReady StatefulSet whose later pods were never created: the pod they wait for (the
+    first of the chain) is not bound."""
+    made = {pod.key for pod in successors.values()}
+    out = []
+    for head in (key for key in successors if key not in made):
+        chain, key = [], head
+        while key in successors:
+            key = successors[key].key
+            chain.append(key)
+        owner = successors[head].metadata.owner_references[0].name
+        namespace = successors[head].metadata.namespace
+        out.append(f"StatefulSet {namespace}/{owner}: {len(chain)} pod{'s' if len(chain) > 1 else ''} not created "
+                   f"({chain[0]}{', ...' if len(chain) > 1 else ''}): podManagementPolicy OrderedReady creates each "
+                   f"pod once the one before it runs, and {head} is not bound")
+    return out
 
 
 class Scheduler:
@@ -126,7 +162,9 @@ class Scheduler:
         self.started: dict[str, float] = {}                  # pod bound here -> its bind time
         self._seq = 0
         self._live: set[str] = set()                         # pods added and not deleted (pending or bound)
-        self._warned: set[tuple[str, int]] = set()           # shapes whose unmodelled constraints were reported
+        self._reported: dict[str, _Reported] = {}            # unmodelled-constraint text -> its warning line
+        self._created: list[Pod] = []                        # pods a controller made on a binding, to add next
+        self.on_attempt: Callable[[int], None] | None = None  # told how many pods each attempt takes (progress bars)
         for pod, _ in cluster.tensors.live_bound():
             gs = self.groups.resolve(pod)[0]
             if gs is not None:
@@ -219,6 +257,9 @@ class Scheduler:
         result.unschedulable = dict(self.pending_message)
         result.unserved = list(self.unserved)
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}
+        result.warnings += _not_created(self.cluster.successors)
+        claims = self.cluster.claims
+        result.allocations = {key: held for key in result.bindings if (held := claims.allocations(key))}
         self.cluster.pending = [p for p in self.cluster.pending if p.key in self.unserved]
         return result
 
@@ -508,13 +549,20 @@ class Scheduler:
 
     def _run(self, until: float) -> None:
         while True:
+            if self._created:
+                created, self._created = self._created, []
+                self.add_pods(created, self.stats.warnings)
             self._release_backoff()
             self.permit.expire()
             entry = self.queue.pop_active()
             if entry is not None:
                 if isinstance(entry, GroupState):
+                    if self.on_attempt is not None:
+                        self.on_attempt(len(entry.pending))
                     self.group_cycle.attempt(entry)
                 else:
+                    if self.on_attempt is not None:
+                        self.on_attempt(len(entry.pods))
                     self.pod_cycle.attempt(entry)
                 continue
             backoff, permit = self.queue.next_backoff_expiry(), self.permit.next_deadline()
@@ -543,6 +591,9 @@ class Scheduler:
     def bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
         self.progress += 1
         self.started.update(dict.fromkeys([p.key for p in pods], self.now))
+        successors = self.cluster.successors
+        if successors:           # OrderedReady StatefulSets create the next pod once this one runs
+            self._created += [successors.pop(p.key) for p in pods if p.key in successors]
         self.preemption.rows.started(self.cluster, pods, self.now)
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
@@ -619,9 +670,14 @@ class Scheduler:
 
     def _shape(self, pod: Pod, warnings: list[str] | None) -> PodShape:
         shape = self.shape_of(pod)
-        if shape.unmodelled and warnings is not None and (pod.spec.scheduler_name, shape.id) not in self._warned:
-            self._warned.add((pod.spec.scheduler_name, shape.id))
-            warnings.extend(f"Pod {pod.key}: {w}" for w in shape.unmodelled)
+        if shape.unmodelled and warnings is not None:
+            for text in shape.unmodelled:
+                entry = self._reported.get(text)
+                if entry is None or entry.warnings is not warnings:
+                    entry = self._reported[text] = _Reported(warnings, len(warnings))
+                    warnings.append("")
+                entry.pods.append(pod.key)
+                warnings[entry.index] = entry.line(text)
         return shape
 
     def _group_changed(self, gs: GroupState, warnings: list[str] | None = None) -> None:

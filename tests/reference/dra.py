@@ -13,11 +13,6 @@ Written from the rules (docs/semantics.md, "Dynamic Resource Allocation"), indep
 from __future__ import annotations
 
 
-def device_matches(device_values: list[int], conditions: list[tuple[int, int]]) -> bool:
-    """conditions: (column, value id); every one must hold."""
-    return all(device_values[col] == vid for col, vid in conditions)
-
-
 def dra_filter(node_devices: list[list[int]], allocated: list[bool], requests: list[dict], pinned: list[int]):
     """node_devices[n]: device ids of node n in order; requests: {"matches": set of device ids, "count": int,
     "all": bool}; pinned: node of each allocated claim. Returns per node (code, payload, {device: request})."""

@@ -16,7 +16,8 @@ Upstream sources these functions were derived from (kubernetes/kubernetes, v1.35
       most_allocated,requested_to_capacity_ratio,balanced_allocation}.go
   pkg/scheduler/framework/plugins/helper/{normalize_score,shape_score}.go
   staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)
-  pkg/scheduler/framework/plugins/podtopologyspread/{common,filtering,scoring}.go
+  pkg/scheduler/framework/plugins/podtopologyspread/{common,filtering,scoring,plugin}.go
+  pkg/scheduler/framework/plugins/helper/spread.go (DefaultSelector, GetPodServices)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ MAX_UTILIZATION = 100  # requested_to_capacity_ratio.go maxUtilization
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
 HOSTNAME_LABEL = "kubernetes.io/hostname"  # v1.LabelHostname
+ZONE_LABEL = "topology.kubernetes.io/zone"  # v1.LabelTopologyZone
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 OBJECT_NAME_FIELD = "metadata.name"
 
@@ -556,13 +558,97 @@ class SpreadConstraint:
     node_taints_policy: str
 
 
-def spread_constraints(pod, action: str) -> list[SpreadConstraint]:
-    """filterTopologySpreadConstraints (explicit constraints only; with no Services /
-    ReplicaSets / StatefulSets in the object model the system-default constraints never
-    produce a selector, so pods without explicit constraints get none)."""
+@dataclass(frozen=True)
+class ArgsConstraint:
+    """A v1.TopologySpreadConstraint of PodTopologySpreadArgs.defaultConstraints (no labelSelector: validation
+    forbids one)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple = ()
+    label_selector: None = None
+
+
+# plugin.go systemDefaultConstraints
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    ArgsConstraint(3, HOSTNAME_LABEL, "ScheduleAnyway"),
+    ArgsConstraint(5, ZONE_LABEL, "ScheduleAnyway"),
+)
+
+
+@dataclass(frozen=True)
+class SpreadDefaults:
+    """What PodTopologySpread's New() leaves in the plugin for pods without constraints of their own:
+    pl.defaultConstraints, pl.systemDefaulted, and the objects its listers return.
+
+    services: (namespace, spec.selector) per Service, the selector a dict or None;
+    controllers: (kind, namespace, name, spec.selector) per ReplicationController (a dict), ReplicaSet or
+    StatefulSet (a LabelSelector-like object, or None)."""
+
+    constraints: tuple = SYSTEM_DEFAULT_CONSTRAINTS
+    system_defaulted: bool = True
+    services: tuple = ()
+    controllers: tuple = ()
+
+
+# The default args (defaultingType System) on a cluster without Services or controllers.
+SYSTEM_SPREADING = SpreadDefaults()
+
+
+def get_pod_services(pod, spreading: SpreadDefaults) -> list:
+    """helper.GetPodServices: the selectors of the pod's namespace's Services that select it."""
     out = []
-    plabels = pod_labels(pod)
-    for c in pod.spec.topology_spread_constraints:
+    for namespace, selector in spreading.services:
+        if namespace != pod_namespace(pod):
+            continue
+        if selector is None:  # services with nil selectors match nothing, not everything
+            continue
+        if all(label_requirement_matches(pod_labels(pod), k, "=", [v]) for k, v in selector.items()):
+            out.append(selector)
+    return out
+
+
+def default_selector(pod, spreading: SpreadDefaults) -> LabelSel:
+    """helper.DefaultSelector: the pod's Services' selectors merged, then its controller's (a
+    ReplicationController's pairs merged in, a ReplicaSet's or StatefulSet's requirements added)."""
+    label_set: dict = {}
+    for selector in get_pod_services(pod, spreading):
+        label_set.update(selector)  # labels.Merge
+    selector = LabelSel(reqs=[(k, "=", [v]) for k, v in label_set.items()])
+    owner = None
+    for ref in pod.metadata.owner_references:  # metav1.GetControllerOfNoCopy
+        if ref.controller:
+            owner = ref
+            break
+    if owner is None:
+        return selector
+    found = None
+    for kind, namespace, name, spec_selector in spreading.controllers:
+        if kind == owner.kind and namespace == pod_namespace(pod) and name == owner.name:
+            found = spec_selector
+            break
+    gvk = (owner.api_version, owner.kind)
+    if gvk == ("v1", "ReplicationController") and found is not None:
+        label_set.update(found)
+        selector = LabelSel(reqs=[(k, "=", [v]) for k, v in label_set.items()])
+    elif gvk in (("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")) and found is not None:
+        try:
+            other = label_selector_as_selector(found)
+        except SelectorError:
+            return selector
+        if other.kind != NOTHING:  # Nothing() has no requirements to add
+            selector = LabelSel(reqs=selector.reqs + other.reqs)
+    return selector
+
+
+def filter_constraints(constraints, plabels: dict, action: str) -> list[SpreadConstraint]:
+    """filterTopologySpreadConstraints."""
+    out = []
+    for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         sel = label_selector_as_selector(c.label_selector)
@@ -576,11 +662,33 @@ def spread_constraints(pod, action: str) -> list[SpreadConstraint]:
                 topology_key=c.topology_key,
                 selector=sel,
                 min_domains=c.min_domains if c.min_domains is not None else 1,
-                node_affinity_policy=c.node_affinity_policy or "Honor",
-                node_taints_policy=c.node_taints_policy or "Ignore",
+                node_affinity_policy=c.node_affinity_policy if c.node_affinity_policy is not None else "Honor",
+                node_taints_policy=c.node_taints_policy if c.node_taints_policy is not None else "Ignore",
             )
         )
     return out
+
+
+def build_default_constraints(pod, action: str, spreading: SpreadDefaults) -> list[SpreadConstraint]:
+    """buildDefaultConstraints: the args' default constraints of this action, each with the pod's default
+    selector; none when that selector is empty."""
+    constraints = filter_constraints(spreading.constraints, pod_labels(pod), action)
+    if not constraints:
+        return []
+    selector = default_selector(pod, spreading)
+    if selector.empty():
+        return []
+    for c in constraints:
+        c.selector = selector
+    return constraints
+
+
+def spread_constraints(pod, action: str, spreading: SpreadDefaults = SYSTEM_SPREADING) -> list[SpreadConstraint]:
+    """The pod's own constraints of this action, or the default ones when it has none (getConstraints /
+    calPreFilterState / initPreScoreState)."""
+    if pod.spec.topology_spread_constraints:
+        return filter_constraints(pod.spec.topology_spread_constraints, pod_labels(pod), action)
+    return build_default_constraints(pod, action, spreading)
 
 
 def node_has_all_topology_keys(node, constraints) -> bool:
@@ -589,7 +697,7 @@ def node_has_all_topology_keys(node, constraints) -> bool:
 
 
 def node_inclusion_matches(c: SpreadConstraint, pod, node) -> bool:
-    """topologySpreadConstraint.matchNodeInclusionPolicies."""
+    """topologySpreadConstraint.matchNodeInclusionPolicies (a policy other than Honor ignores)."""
     if c.node_affinity_policy == "Honor" and not required_node_affinity_matches(pod, node):
         return False
     if c.node_taints_policy == "Honor" and has_untolerated_noschedule_taint(node, pod):
@@ -626,8 +734,8 @@ def pts_prefilter_counts(pod, constraints, nodes, pods_by_node) -> list[dict]:
     return tp
 
 
-def filter_pod_topology_spread(pod, node, nodes, pods_by_node):
-    constraints = spread_constraints(pod, "DoNotSchedule")
+def filter_pod_topology_spread(pod, node, nodes, pods_by_node, spreading: SpreadDefaults = SYSTEM_SPREADING):
+    constraints = spread_constraints(pod, "DoNotSchedule", spreading)
     if not constraints:
         return None  # PreFilter Skip
     tp = pts_prefilter_counts(pod, constraints, nodes, pods_by_node)
@@ -846,23 +954,24 @@ class PtsScoreState:
     weights: list
 
 
-def pts_prescore(pod, feasible_nodes, nodes, pods_by_node) -> PtsScoreState | None:
-    if not pod.spec.topology_spread_constraints:
-        return None  # system defaults: no Services/RS/RC/SS objects -> no selector -> Skip
-    constraints = spread_constraints(pod, "ScheduleAnyway")
+def pts_prescore(pod, feasible_nodes, nodes, pods_by_node, spreading: SpreadDefaults = SYSTEM_SPREADING):
+    constraints = spread_constraints(pod, "ScheduleAnyway", spreading)
     if not constraints or not nodes:
         return None
+    # Only non-system-default constraints require every topology key on a node: a node without a zone label
+    # still gets hostname spreading under the system defaults.
+    require_all = bool(pod.spec.topology_spread_constraints) or not spreading.system_defaulted
     ignored: set = set()
     tp_counts = [dict() for _ in constraints]
     topo_size = [0 for _ in constraints]
     for node in feasible_nodes:
-        if not node_has_all_topology_keys(node, constraints):
+        if require_all and not node_has_all_topology_keys(node, constraints):
             ignored.add(node_name(node))
             continue
         for i, c in enumerate(constraints):
             if c.topology_key == HOSTNAME_LABEL:
                 continue
-            v = node_labels(node)[c.topology_key]
+            v = node_labels(node).get(c.topology_key, "")  # Go: a missing label reads as ""
             if v not in tp_counts[i]:
                 tp_counts[i][v] = 0
                 topo_size[i] += 1
@@ -874,13 +983,13 @@ def pts_prescore(pod, feasible_nodes, nodes, pods_by_node) -> PtsScoreState | No
         weights.append(math.log(float(sz + 2)))
     ns = pod_namespace(pod)
     for node in nodes:
-        if not node_has_all_topology_keys(node, constraints):
+        if require_all and not node_has_all_topology_keys(node, constraints):
             continue
         npods = pods_by_node.get(node_name(node), [])
         for i, c in enumerate(constraints):
             if not node_inclusion_matches(c, pod, node):
                 continue
-            v = node_labels(node)[c.topology_key]
+            v = node_labels(node).get(c.topology_key, "")
             if v not in tp_counts[i]:
                 continue
             tp_counts[i][v] += count_pods_match_selector(npods, c.selector, ns)

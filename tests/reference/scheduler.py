@@ -57,7 +57,8 @@ def _prefilter_node_names(pod, profile):
     return None, []
 
 
-def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple[str, str, list[str]]]:
+def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
+               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> list[tuple[str, str, list[str]]]:
     """The status the framework records for `node`: one (plugin, code, reasons) per filter
     plugin that ran, in profile order, stopping at the first failure.
 
@@ -71,6 +72,9 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple
     * a node outside the PreFilterResult node set (NodeAffinity matchFields metadata.name In)
       is not filtered at all; its status is ("NodeAffinity", UnschedulableAndUnresolvable,
       ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]).
+
+    `spreading`: PodTopologySpread's default constraints and the Services / controllers that give pods
+    without constraints of their own a default selector (default: the system defaults, no such objects).
     """
     profile = _check_profile(profile)
     rej = _prefilter_rejection(pod, profile)
@@ -93,7 +97,7 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple
         elif name == "NodeResourcesFit":
             res = P.filter_node_resources_fit(pod, node, node_pods)
         elif name == "PodTopologySpread":
-            res = P.filter_pod_topology_spread(pod, node, nodes, pods_by_node)
+            res = P.filter_pod_topology_spread(pod, node, nodes, pods_by_node, spreading)
         elif name == "InterPodAffinity":
             state = IPA.prefilter(pod, nodes, pods_by_node, namespaces_of(pod, pods_by_node), profile)
             res = None if state is None else IPA.filter(state, pod, node)
@@ -108,7 +112,8 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile) -> list[tuple
     return out
 
 
-def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
+def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile,
+               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> dict:
     """plugin -> {node name: (raw score, normalized score)} for every score plugin in the profile
     that is not skipped by its PreScore.  Normalized scores are before the plugin weight.
 
@@ -146,7 +151,7 @@ def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile) -> dict:
             raw = {n: v[0] for n, v in ipa.items()}
             norm = {n: v[1] for n, v in ipa.items()}
         elif plugin == "PodTopologySpread":
-            state = P.pts_prescore(pod, feasible_nodes, nodes, pods_by_node)
+            state = P.pts_prescore(pod, feasible_nodes, nodes, pods_by_node, spreading)
             if state is None:
                 continue
             raw = {P.node_name(n): P.score_pod_topology_spread(state, pod, n, npods(n)) for n in feasible_nodes}
@@ -192,7 +197,7 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
     return msg
 
 
-def ref_schedule_one(pod, nodes, pods_by_node, profile) -> RefResult:
+def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> RefResult:
     profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
@@ -202,7 +207,7 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile) -> RefResult:
     feasible = []
     failed: dict = {}
     for node in nodes:
-        st = ref_filter(pod, node, pods_by_node.get(P.node_name(node), []), nodes, pods_by_node, profile)
+        st = ref_filter(pod, node, pods_by_node.get(P.node_name(node), []), nodes, pods_by_node, profile, spreading)
         if st and st[-1][1] != P.SUCCESS:
             failed[P.node_name(node)] = st[-1][2]
         else:
@@ -210,7 +215,7 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile) -> RefResult:
     if not feasible:
         return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), failed))
     # upstream skips scoring when exactly one node is feasible; the totals are still reported
-    scores = ref_scores(pod, feasible, nodes, pods_by_node, profile)
+    scores = ref_scores(pod, feasible, nodes, pods_by_node, profile, spreading)
     weights = dict(profile.scores)
     totals = {}
     for n in feasible:
@@ -275,7 +280,7 @@ def pending_pods(pods) -> list:
     return out
 
 
-def ref_schedule(nodes, pods, priority_classes, profile):
+def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING):
     """Schedule every pending pod in PrioritySort order (effective priority desc, then input
     order), one at a time against the state that includes all previous bindings.
 
@@ -283,7 +288,8 @@ def ref_schedule(nodes, pods, priority_classes, profile):
     Bound pods (spec.nodeName set) are loaded as node usage.  Pods in a terminal phase are
     ignored entirely (the scheduler's informer excludes them); pods for another scheduler are
     ignored; pods with scheduling gates are reported unschedulable with upstream's
-    SchedulingGated message.  There is no retry of failed pods (no queueing hints)."""
+    SchedulingGated message.  There is no retry of failed pods (no queueing hints).  `spreading`: see
+    ref_filter."""
     profile = _check_profile(profile)
     classes = priority_class_map(priority_classes)
     pods_by_node = bound_pods_by_node(nodes, pods)
@@ -296,7 +302,7 @@ def ref_schedule(nodes, pods, priority_classes, profile):
         if pod.spec.scheduling_gates:
             unschedulable[key] = "Scheduling is blocked due to non-empty scheduling gates"
             continue
-        res = ref_schedule_one(pod, nodes, pods_by_node, profile)
+        res = ref_schedule_one(pod, nodes, pods_by_node, profile, spreading)
         if res.node is None:
             unschedulable[key] = res.message
         else:
