@@ -62,3 +62,30 @@ spec:
     assert out.exit_code != 0 and "PodGroup ml/nope" in out.output
     out = CliRunner().invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml")])
     assert "ml/pg: PodGroupScheduled=False Unschedulable: pod group is unschedulable" in out.output
+
+
+def test_explain_group_accepts_a_workload_name(tmp_path):
+    # An Indexed Job of 3 workers makes Workload ml/train and its gang PodGroup ml/train-workers; 2 GPUs fit 2.
+    (tmp_path / "c.yaml").write_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "2"}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  parallelism: 3
+  completions: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+""")
+    by_workload = CliRunner().invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--group", "ml/train"])
+    by_group = CliRunner().invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--group", "ml/train-workers"])
+    assert by_workload.exit_code == 0, by_workload.output
+    assert by_workload.stdout == by_group.stdout
+    assert by_workload.stdout.startswith("PodGroup ml/train-workers: 2/3 pods placeable")
