@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .cluster_models import ClusterObjects
+from .cluster_models.controllers import Deployment
 from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
                                       gpu_mix_workloads, heterogeneous_pods, pod_template, preferred_affinity_pods)
 from .sched import Cluster, Scheduler
@@ -31,6 +32,16 @@ def _objects(nodes, pods) -> ClusterObjects:
 
 def _scenario(name, n_nodes, n_pods, make_nodes, make_pods, description) -> Scenario:
     return Scenario(name, n_nodes, n_pods, lambda: _objects(make_nodes(n_nodes), make_pods(n_pods)), description)
+
+
+def _deployment(n_nodes: int, replicas: int) -> ClusterObjects:
+    """One Deployment of 500m / 1Gi replicas: its ReplicaSet controls them, so the system default topology spreading
+    applies (and they go pod by pod, as kube-scheduler places them)."""
+    template = {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}}
+    deployment = Deployment.model_validate({"metadata": {"name": "web"}, "spec": {
+        "replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+    return ClusterObjects(nodes=generate_nodes(n_nodes), controllers=[deployment])
 
 
 def _gpu_nodes(n: int):
@@ -97,6 +108,8 @@ SCENARIOS = {s.name: s for s in [
               preferred_affinity_pods,
               "pods preferring (weight 1) nodes that hold pods like them, on kubernetes.io/hostname "
               "(scheduler_perf SchedulingPreferredPodAffinity)"),
+    Scenario("SchedulingDeployment_5000Nodes_5000Pods", 5000, 5000, lambda: _deployment(5000, 5000),
+             "a Deployment of 5,000 replicas: ReplicaSet-owned pods, spread by the system default constraints"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
     _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, _gpu_nodes, lambda n: gpu_mix_pods(n, seed=1),
