@@ -81,8 +81,8 @@ GATES_HELP = "feature gates, e.g. TaintTolerationComparisonOperators=true (as ku
 
 @app.command()
 def schedule(
-    cluster: Path = typer.Option(..., "--cluster", "-f",
-                                 help="file or directory of manifests (Nodes, Pods, controllers, ...; -f as kubectl)"),
+    cluster: list[Path] = typer.Option(..., "--cluster", "-f", help="file or directory of manifests (Nodes, Pods, "
+                                                                    "controllers, ...); repeatable, as kubectl's -f"),
     pods: Optional[Path] = typer.Option(None, "--pods", help="more pending pods (file or directory)"),
     config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration (every profile: a pod "
                                                                  "goes to the one its spec.schedulerName names)"),
@@ -109,7 +109,7 @@ def schedule(
         _fail(f"--output: unknown format {output!r} (use json, yaml or wide)")
     try:
         t0 = time.perf_counter()
-        objects = load_paths([cluster, *([pods] if pods else [])], strict=strict)
+        objects = load_paths([*cluster, *([pods] if pods else [])], strict=strict)
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
         scheduler = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
@@ -210,7 +210,7 @@ def _groups_to_explain(group: str, scheduler: Scheduler) -> list[str]:
 
 @app.command()
 def explain(
-    cluster: Path = typer.Option(..., "--cluster", "-f", help="file or directory of Node/Pod/PodGroup manifests"),
+    cluster: list[Path] = typer.Option(..., "--cluster", "-f", help="file or directory of manifests; repeatable"),
     pod: Optional[str] = typer.Option(None, "--pod", help="manifest of the pod to explain, or namespace/name of a "
                                                           "pod in --cluster"),
     group: Optional[str] = typer.Option(None, "--group", help="namespace/name of a PodGroup (or of a Workload: "
@@ -231,7 +231,7 @@ def explain(
     if (pod is None) == (group is None):
         _fail("give exactly one of --pod and --group")
     try:
-        state = Cluster.from_objects(load_paths([cluster], strict=strict))
+        state = Cluster.from_objects(load_paths(cluster, strict=strict))
         if group is not None:
             scheduler = _scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates)
             scheduler.schedule()

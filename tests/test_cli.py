@@ -205,8 +205,11 @@ spec:
 def test_version_and_kubectl_style_f(tmp_path):
     out = runner.invoke(app, ["--version"])
     assert out.exit_code == 0 and out.stdout.startswith("phalanx 0.1.0")
-    res = runner.invoke(app, ["schedule", "-f", str(_toy_dir(tmp_path)), "--json"])
+    toy = _toy_dir(tmp_path)
+    res = runner.invoke(app, ["schedule", "-f", str(toy), "--json"])
     assert res.exit_code == 0 and '"bindings"' in res.stdout
+    split = runner.invoke(app, ["schedule", "-f", str(toy / "nodes.yaml"), "-f", str(toy / "pods.yaml"), "--json"])
+    assert json.loads(split.stdout)["bindings"] == json.loads(res.stdout)["bindings"]      # -f repeats, as kubectl's
 
 
 def test_an_empty_cluster_directory_is_an_error(tmp_path):

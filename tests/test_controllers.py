@@ -389,3 +389,9 @@ def test_explain_reads_the_pod_itself_not_the_first_pod_of_its_shape():
     spread = lambda report: report["nodes"][0]["scores"]["PodTopologySpread"]  # noqa: E731
     assert "skipped" not in spread(explain_pod(scheduler, web))          # the Service selects web: spread
     assert spread(explain_pod(scheduler, other)).get("skipped")          # nothing selects other: no default spreading
+
+
+def test_a_generate_name_that_is_not_a_string():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": 5}, "spec": {"containers": [{"name": "c"}]}}
+    assert load_error(pod) == ("Pod <unnamed> (document 1 of x.yaml): metadata.generateName: expected a string, got a "
+                               "number")

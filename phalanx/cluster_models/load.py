@@ -335,7 +335,10 @@ class _Collector:
         if not isinstance(meta, dict) or meta.get("name") or "generateName" not in meta:
             return None
         base = meta["generateName"]
-        if not isinstance(base, str) or not base:
+        if not isinstance(base, str):
+            raise InputError(f"{kind} <unnamed> ({where}): metadata.generateName: expected a string, got "
+                             f"{_type_name(base)}")
+        if not base:
             raise InputError(f"{kind} <unnamed> ({where}): metadata.name: field required (generateName is empty)")
         ns = meta.get("namespace")
         namespace = (ns if isinstance(ns, str) and ns else "default") if kind in _NAMESPACED else None
