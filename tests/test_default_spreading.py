@@ -217,14 +217,27 @@ def test_runs_split_by_default_selector():
 
 
 def test_hint_for_default_constraints():
-    """A pod rejected under default constraints: any bound pod of its namespace may help (the selector is not
-    visible to a queueing hint); pods of other namespaces never do."""
+    """isSchedulableAfterPodChange with getConstraints: a pod rejected under default DoNotSchedule constraints is
+    helped by a pod of its namespace that its default selector selects, and by nothing else; explicit
+    constraints count only when DoNotSchedule."""
     plugin = PodTopologySpread(PodTopologySpreadArgs.model_validate(
         {"defaultingType": "List",
          "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}))
+    cluster = SimpleNamespace(default_selectors=selectors(WEB_SERVICE))
     pod = web("p")
-    assert plugin.hint(POD_BOUND, pod, [web("x", app="db")])
-    assert not plugin.hint(POD_BOUND, pod, [web("x", namespace="other")])
+    assert plugin.hint(POD_BOUND, pod, [web("x")], cluster)
+    assert not plugin.hint(POD_BOUND, pod, [web("x", app="db")], cluster)              # not selected
+    assert not plugin.hint(POD_BOUND, pod, [web("x", namespace="other")], cluster)      # another namespace
+    assert not plugin.hint(POD_BOUND, web("q", app="db"), [web("x", app="db")], cluster)   # no default selector
+    system = PodTopologySpread(PodTopologySpreadArgs())                  # ScheduleAnyway defaults never reject
+    assert not system.hint(POD_BOUND, pod, [web("x")], cluster)
+    explicit = make_pod("e", labels={"app": "web"}, spread=[
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway",
+         "labelSelector": {"matchLabels": {"app": "db"}}},
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "web"}}}])
+    assert plugin.hint(POD_BOUND, explicit, [web("x")], cluster)
+    assert not plugin.hint(POD_BOUND, explicit, [web("x", app="db")], cluster)   # matches the ScheduleAnyway one
 
 
 @pytest.mark.parametrize("args,message", [

@@ -238,10 +238,10 @@ class Plugin:
         keys are placed as separate runs. None: nothing."""
         return None
 
-    def hint(self, event: str, pod, objects) -> bool:
+    def hint(self, event: str, pod, objects, cluster) -> bool:
         """Queueing hint: whether `event` (one of `events`) may make `pod`, which this plugin rejected,
-        schedulable. `objects`: the pods the event concerns (bound or deleted), the node for node events, or None.
-        Default: it may."""
+        schedulable. `objects`: the pods the event concerns (bound or deleted), the node for node events, or None;
+        `cluster`: the scheduler's Cluster now. Default: it may."""
         return True
 
     def warnings(self, pod) -> list[str]:

@@ -191,7 +191,7 @@ class InterPodAffinity(Plugin):
         return hit
 
     # -- hints ------------------------------------------------------------------------------------
-    def hint(self, event, pod, objects) -> bool:
+    def hint(self, event, pod, objects, cluster) -> bool:
         """isSchedulableAfterPodChange / isSchedulableAfterNodeChange (v1.36). Events that do not say which
         objects changed (a node removed with its pods, a Permit rejection) may help."""
         if objects is None:

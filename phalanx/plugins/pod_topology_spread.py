@@ -148,25 +148,26 @@ class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
     Args = PodTopologySpreadArgs
 
-    def hint(self, event, pod, objects) -> bool:
+    def hint(self, event, pod, objects, cluster) -> bool:
         """isSchedulableAfterPodChange: a pod bound or deleted helps only if it lives in the pod's namespace and
-        a constraint's selector (with matchLabelKeys) selects it (under default constraints: any pod of the
-        namespace); node events may always help."""
+        the selector of a constraint that can reject the pod (getConstraints: its DoNotSchedule ones, or the
+        default DoNotSchedule ones with its default selector; matchLabelKeys merged) selects it; node events may
+        always help."""
         if event not in (POD_BOUND, POD_DELETED) or objects is None:
             return True
-        if not pod.spec.topology_spread_constraints:
-            # Rejected under default constraints, whose selector comes from the cluster's Services and controllers,
-            # which a hint does not see: any pod of the namespace may help (upstream asks the selector as well).
-            return any(other.metadata.namespace == pod.metadata.namespace for other in objects)
         own = pod.metadata.labels
-        for c in pod.spec.topology_spread_constraints:
-            extra = {k: own[k] for k in c.match_label_keys if k in own}
-            for other in objects:
-                if (other.metadata.namespace == pod.metadata.namespace
-                        and selector_matches(c.label_selector, other.metadata.labels)
-                        and all(other.metadata.labels.get(k) == v for k, v in extra.items())):
-                    return True
-        return False
+        if pod.spec.topology_spread_constraints:
+            tests = [(c.label_selector, {k: own[k] for k in c.match_label_keys if k in own})
+                     for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+        elif any(c.when_unsatisfiable == "DoNotSchedule" for c in self.args.defaults):
+            selector = cluster.default_selectors.selector(pod)
+            tests = [] if selector is None else [(selector, {})]
+        else:
+            tests = []
+        return any(other.metadata.namespace == pod.metadata.namespace
+                   and selector_matches(selector, other.metadata.labels)
+                   and all(other.metadata.labels.get(k) == v for k, v in extra.items())
+                   for selector, extra in tests for other in objects)
 
     def signs(self, spec) -> bool:
         return bool(spec.topology_spread_constraints)

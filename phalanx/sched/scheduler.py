@@ -631,7 +631,7 @@ class Scheduler:
             # A pod no plugin rejected (an error, a Permit rejection) waits for any change but a binding elsewhere.
             if not parked.plugins:
                 return event != POD_BOUND
-            return any(event in p.events and p.hint(event, parked.pod, objects) for p in parked.plugins)
+            return any(event in p.events and p.hint(event, parked.pod, objects, self.cluster) for p in parked.plugins)
 
         skip = None
         if exclude is not None:
