@@ -243,10 +243,10 @@ def explain(
                     _fail(exc.args[0])
             if as_json:
                 typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports))
-            for report in [] if as_json else reports:
-                text = "\n".join([report["message"], *render_preemption(report["preemption"])]) \
-                    if "preemption" in report else report["message"]
-                typer.echo(text)
+                return
+            for report in reports:
+                preemption = render_preemption(report["preemption"]) if "preemption" in report else []
+                typer.echo("\n".join([report["message"], *preemption]))
             return
         target = _pod_to_explain(pod, state)
         if target in state.pending:

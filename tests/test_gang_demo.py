@@ -31,13 +31,16 @@ def test_demo_gang_cli():
     assert "gang                   0              40              0          7" in out.output
 
 
-def test_explain_group_cli(tmp_path):
-    (tmp_path / "c.yaml").write_text("""
+TWO_GPU_NODE = """
 apiVersion: v1
 kind: Node
 metadata: {name: n0}
 status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "2"}}
----
+"""
+
+
+def test_explain_group_cli(tmp_path):
+    (tmp_path / "c.yaml").write_text(TWO_GPU_NODE + """---
 apiVersion: scheduling.k8s.io/v1alpha2
 kind: PodGroup
 metadata: {name: pg, namespace: ml}
@@ -66,12 +69,7 @@ spec:
 
 def test_explain_group_accepts_a_workload_name(tmp_path):
     # An Indexed Job of 3 workers makes Workload ml/train and its gang PodGroup ml/train-workers; 2 GPUs fit 2.
-    (tmp_path / "c.yaml").write_text("""
-apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "2"}}
----
+    (tmp_path / "c.yaml").write_text(TWO_GPU_NODE + """---
 apiVersion: batch/v1
 kind: Job
 metadata: {name: train, namespace: ml}

@@ -36,10 +36,10 @@ random or hash a Go struct), and the controller-uid labels are left off.
 from __future__ import annotations
 
 import hashlib
-import re
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -62,10 +62,13 @@ from .objects import (
     label_key_problem,
     label_value_problem,
     labels_problem,
+    DONE_PHASES,
+    controlled_by,
     rfc3339_seconds,
     selector_matches,
     selector_problems,
 )
+from .workloads import _object_name
 
 APPS_V1 = "apps/v1"
 CORE_V1 = "v1"
@@ -79,7 +82,7 @@ CRONJOB_MAX_NAME = 52
 SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SUFFIX_LENGTH = 5
 MAX_GENERATED_BASE = 63 - SUFFIX_LENGTH       # names.SimpleNameGenerator truncates longer bases
-_DONE_PHASES = ("Succeeded", "Failed")
+
 
 class NameGenerator:
     """metadata.generateName made deterministic: "<base><suffix>", the base cut to 58 characters, the suffix five
@@ -133,9 +136,7 @@ def template_hash(template: PodTemplateSpec) -> str:
 def _name(meta: ObjectMeta, problem_of) -> None:
     if not meta.namespace:
         meta.namespace = "default"
-    problem = problem_of(meta.name)
-    if problem is not None:
-        raise ValueError(f"metadata.name: {problem}")
+    _object_name(meta, problem_of)
     problem = labels_problem(meta.labels, "metadata.labels")
     if problem is not None:
         raise ValueError(problem)
@@ -158,12 +159,13 @@ def _selector_rules(selector: LabelSelector, template: PodTemplateSpec, kind: st
     if problem is not None:
         raise ValueError(problem)
     if not selector_matches(selector, template.metadata.labels):
-        raise ValueError(f"spec.template.metadata.labels: Invalid value: {_go_map(template.metadata.labels)}: "
-                         "`selector` does not match template `labels`")
+        raise _not_matched(template)
 
 
-def _go_map(labels: dict[str, str]) -> str:
-    return "{" + ",".join(f'"{k}":"{v}"' for k, v in labels.items()) + "}"
+def _not_matched(template: PodTemplateSpec) -> ValueError:
+    labels = json.dumps(template.metadata.labels, separators=(",", ":"), ensure_ascii=False)
+    return ValueError(f"spec.template.metadata.labels: Invalid value: {labels}: `selector` does not match template "
+                      "`labels`")
 
 
 class ServiceSpec(K8sModel):
@@ -190,23 +192,21 @@ class Service(K8sModel):
 
 
 class _Owner(K8sModel):
+    api_version: ClassVar[str] = APPS_V1
+
     @property
     def key(self) -> str:
         return f"{self.metadata.namespace}/{self.metadata.name}"
 
     def reference(self) -> OwnerReference:
-        api = BATCH_V1 if self.kind == "CronJob" else CORE_V1 if self.kind == "ReplicationController" else APPS_V1
-        return OwnerReference(api_version=api, kind=self.kind, name=self.metadata.name, uid=self.metadata.uid,
-                              controller=True)
+        return OwnerReference(api_version=self.api_version, kind=self.kind, name=self.metadata.name,
+                              uid=self.metadata.uid, controller=True)
 
-    def controls(self, obj: Any) -> bool:
-        """metav1.IsControlledBy, comparing UIDs only when both are known (hand-written input has none)."""
-        if obj.metadata.namespace != self.metadata.namespace:
-            return False
-        uid = self.metadata.uid
-        ref = self.reference()
-        return any(r.controller and r.kind == ref.kind and r.api_version == ref.api_version and r.name == ref.name
-                   and (not r.uid or not uid or r.uid == uid) for r in obj.metadata.owner_references)
+    def controlled(self, by_controller: dict[tuple[str, str, str], list]) -> list:
+        """The objects of `by_controller` (_by_controller) this object controls (objects.controlled_by)."""
+        candidates = by_controller.get((self.metadata.namespace, self.kind, self.metadata.name), ())
+        return [obj for obj in candidates
+                if controlled_by(obj, self.kind, self.api_version.rpartition("/")[0], self.metadata)]
 
 
 class _Selected(_Owner):
@@ -255,6 +255,7 @@ class ReplicationControllerSpec(K8sModel):
 
 
 class ReplicationController(_Owner):
+    api_version: ClassVar[str] = CORE_V1
     kind: str = "ReplicationController"
     metadata: ObjectMeta
     spec: ReplicationControllerSpec
@@ -275,8 +276,7 @@ class ReplicationController(_Owner):
             if problem is not None:
                 raise ValueError(problem)
         if any(spec.template.metadata.labels.get(k) != v for k, v in spec.selector.items()):
-            raise ValueError(f"spec.template.metadata.labels: Invalid value: "
-                             f"{_go_map(spec.template.metadata.labels)}: `selector` does not match template `labels`")
+            raise _not_matched(spec.template)
         return self
 
 
@@ -323,6 +323,7 @@ class CronJobSpec(K8sModel):
 
 
 class CronJob(_Owner):
+    api_version: ClassVar[str] = BATCH_V1
     kind: str = "CronJob"
     metadata: ObjectMeta
     spec: CronJobSpec
@@ -355,7 +356,7 @@ class Made:
     replica_sets: list[ReplicaSet] = field(default_factory=list)    # made by Deployments
     jobs: list[Job] = field(default_factory=list)                   # made by CronJobs
     successors: dict[str, Pod] = field(default_factory=dict)        # OrderedReady: pod key -> the pod made after it
-    held: set[str] = field(default_factory=set)                     # keys of the pods of `pods` that wait for one
+                                                                    # (those pods are not created yet)
 
 
 def _template_error(owner: _Owner, problem: str) -> InputError:
@@ -363,9 +364,10 @@ def _template_error(owner: _Owner, problem: str) -> InputError:
 
 
 class _Stamper:
-    """Pods from one template: the spec validated (and API-defaulted) once and shared by every pod whose labels
-    it does not read; a spec whose affinity merges match/mismatchLabelKeys from per-pod labels is validated per
-    pod."""
+    """Pods from one template: the spec validated (and API-defaulted) once and shared by every pod; a pod's own
+    fields (`spec_update`: a DaemonSet pod's node affinity, a StatefulSet pod's claim volumes, valid by
+    construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys from
+    per-pod labels is validated per pod."""
 
     def __init__(self, owner: _Owner, template: PodTemplateSpec, labels: dict[str, str]):
         self.owner, self.template = owner, template
@@ -384,19 +386,21 @@ class _Stamper:
 
     def pod(self, name: str, extra_labels: dict[str, str] | None = None, spec_update: dict | None = None) -> Pod:
         labels = {**self.labels, **extra_labels} if extra_labels else self.labels
-        if self._shared is not None and not (self.per_pod or spec_update):
+        if self._shared is not None and not self.per_pod:
             # The validated pod's copy with its own name and labels (both already valid): no validation per replica.
             meta = self._shared.metadata.__copy__()
             meta.name, meta.labels = name, labels
             pod = self._shared.__copy__()
             pod.metadata = meta
+            if spec_update:
+                pod.spec = self._shared.spec.model_copy(update=spec_update)
             return pod
         meta = ObjectMeta(name=name, namespace=self.owner.metadata.namespace, labels=labels,
                           annotations=self.annotations, owner_references=self.owner_references)
-        if self.per_pod or spec_update:
-            return self._validate(meta, self.template.spec.model_copy(deep=True, update=spec_update or {}))
-        self._shared = self._validate(meta, self.template.spec.model_copy(deep=True))
-        return self._shared
+        pod = self._validate(meta, self.template.spec.model_copy(deep=True, update=spec_update or {}))
+        if not self.per_pod:
+            self._shared = pod
+        return pod
 
     def _validate(self, meta: ObjectMeta, spec) -> Pod:
         try:
@@ -405,21 +409,25 @@ class _Stamper:
             raise _template_error(self.owner, validation_problem(error)) from None
 
 
-def _live(pods: Iterable[Pod], owner: _Owner) -> list[Pod]:
-    return [p for p in pods if p.status.phase not in _DONE_PHASES and p.metadata.deletion_timestamp is None
-            and owner.controls(p)]
+def _by_controller(objects: Iterable) -> dict[tuple[str, str, str], list]:
+    """Objects by (namespace, kind, name) of their controller ownerReference, read once for every controller."""
+    out: dict[tuple[str, str, str], list] = {}
+    for obj in objects:
+        ref = next((r for r in obj.metadata.owner_references if r.controller), None)
+        if ref is not None:
+            out.setdefault((obj.metadata.namespace, ref.kind, ref.name), []).append(obj)
+    return out
 
 
-def _replica_pods(owner: ReplicaSet | ReplicationController, existing: list[Pod], names: NameGenerator,
-                  made: Made) -> None:
+def _replica_pods(owner: ReplicaSet | ReplicationController, live: dict, names: NameGenerator, made: Made) -> None:
     template = owner.spec.template
     stamper = _Stamper(owner, template, dict(template.metadata.labels))
-    for _ in range(max(0, owner.spec.replicas - len(_live(existing, owner)))):
+    for _ in range(max(0, owner.spec.replicas - len(owner.controlled(live)))):
         made.pods.append(stamper.pod(names.generate("Pod", owner.metadata.namespace, f"{owner.metadata.name}-")))
 
 
-def _deployment(deployment: Deployment, replica_sets: list[ReplicaSet]) -> ReplicaSet | None:
-    if deployment.spec.paused or any(deployment.controls(rs) for rs in replica_sets):
+def _deployment(deployment: Deployment, replica_sets: dict) -> ReplicaSet | None:
+    if deployment.spec.paused or deployment.controlled(replica_sets):
         return None
     spec = deployment.spec
     hash_ = template_hash(spec.template)
@@ -437,12 +445,13 @@ def _deployment(deployment: Deployment, replica_sets: list[ReplicaSet]) -> Repli
         raise InputError(f"Deployment {deployment.key}: ReplicaSet {name}: {validation_problem(error)}") from None
 
 
-def _stateful_set(sts: StatefulSet, existing: list[Pod], made: Made) -> None:
+def _stateful_set(sts: StatefulSet, live: dict, made: Made) -> None:
     spec, name = sts.spec, sts.metadata.name
     template = spec.template
     labels = {**template.metadata.labels, CONTROLLER_REVISION_HASH: f"{name}-{template_hash(template)}"}
     stamper = _Stamper(sts, template, labels)
-    have = {p.metadata.name: p for p in _live(existing, sts)}
+    have = {p.metadata.name: p for p in sts.controlled(live)}
+    claim_names = [t.get("metadata", {}).get("name", "") for t in spec.volume_claim_templates]
     previous = None      # the pod before this ordinal, while it is pending (OrderedReady waits for it)
     for ordinal in range(spec.ordinals.start, spec.ordinals.start + spec.replicas):
         pod_name = f"{name}-{ordinal}"
@@ -450,16 +459,13 @@ def _stateful_set(sts: StatefulSet, existing: list[Pod], made: Made) -> None:
             previous = None if have[pod_name].spec.node_name else have[pod_name]
             continue
         update = None
-        if spec.volume_claim_templates:
-            claims = [{"name": t.get("metadata", {}).get("name", ""),
-                       "persistentVolumeClaim": {"claimName": f"{t.get('metadata', {}).get('name', '')}-{pod_name}"}}
-                      for t in spec.volume_claim_templates]
-            update = {"volumes": [*template.spec.volumes, *claims]}
+        if claim_names:
+            update = {"volumes": [*template.spec.volumes, *({"name": claim, "persistentVolumeClaim": {
+                "claimName": f"{claim}-{pod_name}"}} for claim in claim_names)]}
         pod = stamper.pod(pod_name, {STATEFULSET_POD_NAME: pod_name, POD_INDEX: str(ordinal)}, update)
         made.pods.append(pod)
         if spec.pod_management_policy == "OrderedReady" and previous is not None:
             made.successors[previous.key] = pod
-            made.held.add(pod.key)
         previous = pod
 
 
@@ -511,13 +517,11 @@ def _node_affinity_for(affinity: Affinity | None, node: str) -> Affinity:
     return affinity
 
 
-def _daemon_set(ds: DaemonSet, nodes: list[str], existing: list[Pod], names: NameGenerator, made: Made) -> None:
+def _daemon_set(ds: DaemonSet, nodes: list[str], live: dict, names: NameGenerator, made: Made) -> None:
     template = ds.spec.template
     labels = {**template.metadata.labels, CONTROLLER_REVISION_HASH: template_hash(template), TEMPLATE_GENERATION: "1"}
     stamper = _Stamper(ds, template, labels)
-    served = set()
-    for pod in _live(existing, ds):
-        served.add(pod.spec.node_name or _affinity_node(pod))
+    served = {pod.spec.node_name or _affinity_node(pod) for pod in ds.controlled(live)}
     tolerations = daemon_tolerations(template.spec)
     for node in nodes:
         if node in served:
@@ -542,9 +546,7 @@ def _cron_job(cj: CronJob) -> Job | None:
     if cj.spec.suspend:
         return None
     created = cj.metadata.creation_timestamp
-    minutes = 0
-    if created is not None:
-        minutes = int(rfc3339_seconds(created) // 60)
+    minutes = int(rfc3339_seconds(created) // 60) if created is not None else 0
     template = cj.spec.job_template
     meta = ObjectMeta(name=f"{cj.metadata.name}-{minutes}", namespace=cj.metadata.namespace,
                       labels=dict(template.metadata.labels), annotations=dict(template.metadata.annotations),
@@ -555,26 +557,26 @@ def _cron_job(cj: CronJob) -> Job | None:
         raise InputError(f"CronJob {cj.key}: spec.jobTemplate: {validation_problem(error)}") from None
 
 
-def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callable[[DaemonSet], list[str]],
-                       replica_sets: Iterable[ReplicaSet] = ()) -> Made:
+def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callable[[DaemonSet], list[str]]) -> Made:
     """Run each controller over the input (in input order) and return what it creates. `pods` are the input's
     pods (their names are taken; the live ones a controller controls count as its replicas); `daemon_nodes(ds)`
     names, in node order, the nodes a DaemonSet should run on."""
     made = Made()
     names = NameGenerator({("Pod", p.key) for p in pods})
-    all_sets = [c for c in controllers if isinstance(c, ReplicaSet)] + list(replica_sets)
+    live = _by_controller(p for p in pods if p.status.phase not in DONE_PHASES and p.metadata.deletion_timestamp is None)
+    replica_sets = _by_controller(c for c in controllers if isinstance(c, ReplicaSet))
     for controller in controllers:
         if isinstance(controller, Deployment):
-            rs = _deployment(controller, all_sets)
+            rs = _deployment(controller, replica_sets)
             if rs is not None:
                 made.replica_sets.append(rs)
-                _replica_pods(rs, pods, names, made)
+                _replica_pods(rs, live, names, made)
         elif isinstance(controller, (ReplicaSet, ReplicationController)):
-            _replica_pods(controller, pods, names, made)
+            _replica_pods(controller, live, names, made)
         elif isinstance(controller, StatefulSet):
-            _stateful_set(controller, pods, made)
+            _stateful_set(controller, live, made)
         elif isinstance(controller, DaemonSet):
-            _daemon_set(controller, daemon_nodes(controller), pods, names, made)
+            _daemon_set(controller, daemon_nodes(controller), live, names, made)
         elif isinstance(controller, CronJob):
             job = _cron_job(controller)
             if job is not None:

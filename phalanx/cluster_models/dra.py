@@ -110,9 +110,14 @@ def _quantity(text: str) -> int:
 
 
 # The Kubernetes CEL library functions device selectors use (quantity and semver values, their comparisons).
+def _semver_value(text: str) -> str:
+    _semver(text)                      # a bad version is a runtime error, as upstream's semver() raises
+    return text
+
+
 _FUNCTIONS = {
     "quantity": _quantity,
-    "semver": lambda text: (_semver(text), text)[1],
+    "semver": _semver_value,
     "compareTo": _compare,
     "isGreaterThan": lambda a, b: _compare(a, b) > 0,
     "isLessThan": lambda a, b: _compare(a, b) < 0,

@@ -56,6 +56,7 @@ from .objects import (
     Pod,
     PodSchedulingGroup,
     PodSpec,
+    controlled_by,
 )
 from .workloads import (
     SCHEDULING_V1ALPHA2,
@@ -229,15 +230,8 @@ def job_objects(job: Job) -> JobObjects:
 
 
 def owned_by(obj: Any, job: Job) -> bool:
-    """Whether `obj` (a Pod, Workload or PodGroup) is controlled by `job`: a controller ownerReference to a batch
-    Job of that name in the Job's namespace. Upstream (metav1.IsControlledBy) compares UIDs; hand-written input
-    has none, so the UIDs are compared only when both are known."""
-    if obj.metadata.namespace != job.metadata.namespace:
-        return False
-    uid = job.metadata.uid
-    return any(ref.controller and ref.kind == "Job" and ref.api_version.rpartition("/")[0] == "batch"
-               and ref.name == job.metadata.name and (not ref.uid or not uid or ref.uid == uid)
-               for ref in obj.metadata.owner_references)
+    """Whether `obj` (a Pod, Workload or PodGroup) is controlled by `job` (objects.controlled_by)."""
+    return controlled_by(obj, "Job", "batch", job.metadata)
 
 
 def expand_jobs(objects: ClusterObjects) -> ClusterObjects:

@@ -288,8 +288,8 @@ class _Collector:
         generated = self._generate_name(kind, document, where)
         if generated is not None:
             document = {**document, "metadata": {**document["metadata"], "name": generated}}
-        unknown: list | str = RAISE if self.strict else []
-        token = UNKNOWN_FIELDS.set(unknown)
+        unknown: list = []                     # (model, field) pairs met, when they are not errors
+        token = UNKNOWN_FIELDS.set(RAISE if self.strict else unknown)
         try:
             obj = model.model_validate(document)
         except ValidationError as error:

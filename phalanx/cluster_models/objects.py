@@ -94,7 +94,7 @@ class K8sModel(BaseModel):
             return data
         mode = UNKNOWN_FIELDS.get()
         if mode is not None:
-            known = _KNOWN[cls] if cls in _KNOWN else _known_fields(cls)
+            known = _known_fields(cls)
             if known is not None and not known.issuperset(data):
                 unknown = sorted(str(k) for k in data if k not in known)
                 if mode == RAISE:
@@ -113,6 +113,9 @@ class OwnerReference(K8sModel):
     controller: bool | None = None
 
 
+DONE_PHASES = ("Succeeded", "Failed")      # a pod in either holds no resources and counts for no controller
+
+
 class ObjectMeta(K8sModel):
     name: str = Field(min_length=1)
     namespace: str | None = None
@@ -122,6 +125,18 @@ class ObjectMeta(K8sModel):
     owner_references: list[OwnerReference] = Field(default_factory=list)
     creation_timestamp: Timestamp | None = None
     deletion_timestamp: Timestamp | None = None
+
+
+def controlled_by(obj: Any, kind: str, group: str, owner: ObjectMeta) -> bool:
+    """metav1.IsControlledBy: `obj` has a controller ownerReference to `owner`, an object of `kind` in API group
+    `group` ("" for core) and of `obj`'s namespace. Upstream compares UIDs; hand-written input has none, so the UIDs
+    are compared only when both are known."""
+    if obj.metadata.namespace != owner.namespace:
+        return False
+    uid = owner.uid
+    return any(ref.controller and ref.kind == kind and ref.api_version.rpartition("/")[0] == group
+               and ref.name == owner.name and (not ref.uid or not uid or ref.uid == uid)
+               for ref in obj.metadata.owner_references)
 
 
 class Taint(K8sModel):

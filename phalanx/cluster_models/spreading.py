@@ -30,6 +30,7 @@ class DefaultSelectors:
 
     services: dict[str, list[dict[str, str]]] = field(default_factory=dict)    # namespace -> set selectors
     owners: dict[tuple[str, str, str], Any] = field(default_factory=dict)       # (kind, ns, name) -> object
+    _known: dict[tuple, LabelSelector | None] = field(default_factory=dict, repr=False, compare=False)  # memo
 
     @classmethod
     def from_objects(cls, services: Iterable, controllers: Iterable) -> DefaultSelectors:
@@ -49,7 +50,13 @@ class DefaultSelectors:
         return bool(self.services or self.owners)
 
     def selector(self, pod: Pod) -> LabelSelector | None:
-        """The pod's default spreading selector; None when it is empty."""
+        """The pod's default spreading selector; None when it is empty (computed once per cache_key)."""
+        key = self.cache_key(pod)
+        if key not in self._known:
+            self._known[key] = self._selector(pod)
+        return self._known[key]
+
+    def _selector(self, pod: Pod) -> LabelSelector | None:
         namespace, labels = pod.metadata.namespace or "default", pod.metadata.labels
         pairs: dict[str, str] = {}
         for selector in self.services.get(namespace, ()):

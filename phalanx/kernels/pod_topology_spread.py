@@ -119,10 +119,10 @@ def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasibl
 def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool = True):
     """The float64 sum before rounding, the scored nodes and the ignored ones."""
     n = labels.shape[0]
-    ignored = ignored_nodes(xp, labels, constraints, feasible, require_all)
-    scored = feasible & ~ignored
-    # Nodes whose pods count: with every key required, those that have them all.
+    # Nodes scored (when feasible) and whose pods count: with every key required, those that have them all.
     all_keys = has_all_keys(xp, labels, constraints, n) if require_all else xp.ones((n,), dtype=bool)
+    ignored = feasible & ~all_keys         # ignored_nodes, without a second pass over the labels
+    scored = feasible & all_keys
     score = xp.zeros((n,), dtype=xp.float64)
     logs = xp.asarray(log_table(n + 3))     # log(size + 2) for size in [0, n], the same bits on every backend
     for c, count in zip(constraints, counts):

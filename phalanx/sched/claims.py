@@ -312,19 +312,26 @@ class ClaimBook:
         self.allocate(dra, node, assign)
         return None
 
-    def allocations(self, pod_key: str) -> list[dict[str, str]]:
-        """The devices the pod's allocated claims hold: {claim, request, driver, pool, device} per device."""
-        out = []
-        for key in self._refs.get(pod_key, ([], None))[0]:
-            claim = self.claims.get(key)
-            if claim is None or claim.devices is None:
+    def allocations(self, pods) -> dict[str, list[dict[str, str]]]:
+        """pod key -> the devices its allocated claims hold ({claim, request, driver, pool, device} each), for the
+        pods of `pods` (keys) that have claims."""
+        out = {}
+        for pod_key, (keys, _) in self._refs.items():
+            if pod_key not in pods:
                 continue
-            names = [r.name for r in claim.spec.devices.requests]
-            for d in claim.devices.tolist():
-                driver, pool, device = self.devices.keys[d]
-                index = self._request_of.get(d, -1)
-                out.append({"claim": key, "request": names[index] if 0 <= index < len(names) else "",
-                            "driver": driver, "pool": pool, "device": device})
+            held = []
+            for key in keys:
+                claim = self.claims.get(key)
+                if claim is None or claim.devices is None:
+                    continue
+                names = [r.name for r in claim.spec.devices.requests]
+                for d in claim.devices.tolist():
+                    driver, pool, device = self.devices.keys[d]
+                    index = self._request_of.get(d, -1)
+                    held.append({"claim": key, "request": names[index] if 0 <= index < len(names) else "",
+                                 "driver": driver, "pool": pool, "device": device})
+            if held:
+                out[pod_key] = held
         return out
 
     def relink(self, node_index: dict[str, int]) -> None:

@@ -15,7 +15,7 @@ from ..cluster_models.controllers import DaemonSet, daemon_probe, expand_control
 from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
 from ..cluster_models.load import cyclic_gc_paused
-from ..cluster_models.objects import Namespace, selector_matches
+from ..cluster_models.objects import DONE_PHASES, Namespace, selector_matches
 from ..cluster_models.requests import global_default_class
 from ..cluster_models.spreading import DefaultSelectors
 from ..cluster_models.tensors import ClusterTensors, bind_existing, compile_nodes, restrict
@@ -27,7 +27,6 @@ from ..plugins.taint_toleration import untolerated_hard
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
-_DONE_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
@@ -202,14 +201,15 @@ class Cluster:
         warnings = list(objects.warnings)
         pending: list[Pod] = []
         bound: list[tuple[Pod, str]] = []
+        later = {pod.key for pod in made.successors.values()}      # OrderedReady pods not created yet
         for pod in objects.pods:
             effective_priority(pod, classes)          # validates priorityClassName before anything is built
             device_request(pod)                       # validates the GPU-share annotations (sched/gpushare.py)
-            if pod.status.phase in _DONE_PHASES:
+            if pod.status.phase in DONE_PHASES:
                 continue
             if pod.spec.node_name:
                 bound.append((pod, pod.spec.node_name))
-            elif pod.key not in made.held:
+            elif pod.key not in later:
                 pending.append(pod)
         for pod, node in bound:
             node_id = tensors.node_index.get(node)

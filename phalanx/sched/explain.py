@@ -6,6 +6,8 @@ feasible nodes only, as upstream scores only those.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from ..cluster_models import Pod
@@ -152,7 +154,8 @@ def _node_line(report: dict, node: dict) -> str:
         detail = node["filters"][failing].get("taint")
         return (f"  {node['name']}: rejected by {failing}: " + "; ".join(node["filters"][failing]["reasons"])
                 + (f" ({detail})" if detail else ""))
-    parts = ", ".join(f"{k} skipped" if v.get("skipped") else f"{k} {v['raw']}->{v['normalized']}x{report['weights'][k]}"
+    weights = report["weights"]
+    parts = ", ".join(f"{k} skipped" if v.get("skipped") else f"{k} {v['raw']}->{v['normalized']}x{weights[k]}"
                       for k, v in node["scores"].items())
     return f"  {node['name']}: total {node['total']} ({parts})"
 
@@ -172,15 +175,11 @@ def render_text(report: dict, all_nodes: bool = False) -> str:
         if feasible:
             lines.append(f"  {len(feasible)} of {len(nodes)} nodes fit; the best {min(TOP_NODES, len(feasible))}:")
             lines += [_node_line(report, node) for node in feasible[:TOP_NODES]]
-        rejected: dict[str, int] = {}
-        for node in nodes:
-            if node["total"] is None:
-                failing = node["first_failure"]
-                for reason in node["filters"][failing]["reasons"]:
-                    rejected[f"{failing}: {reason}"] = rejected.get(f"{failing}: {reason}", 0) + 1
+        rejected = Counter(f"{n['first_failure']}: {reason}" for n in nodes if n["total"] is None
+                           for reason in n["filters"][n["first_failure"]]["reasons"])
         if rejected:
             lines.append(f"  {sum(n['total'] is None for n in nodes)} nodes rejected:")
-            lines += [f"    {count:>6} {reason}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1])]
+            lines += [f"    {count:>6} {reason}" for reason, count in rejected.most_common()]
         if len(nodes) > len(feasible[:TOP_NODES]):
             lines.append("  (--all-nodes lists every node)")
     pre = report.get("preemption")

@@ -258,8 +258,7 @@ class Scheduler:
         result.unserved = list(self.unserved)
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}
         result.warnings += _not_created(self.cluster.successors)
-        claims = self.cluster.claims
-        result.allocations = {key: held for key in result.bindings if (held := claims.allocations(key))}
+        result.allocations = self.cluster.claims.allocations(result.bindings)
         self.cluster.pending = [p for p in self.cluster.pending if p.key in self.unserved]
         return result
 
