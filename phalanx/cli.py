@@ -63,7 +63,7 @@ def _config(config: Optional[Path], compat: str, feature_gates: str):
 
 
 def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="",
-               preemption=True, topology_preemption=False) -> Scheduler:
+               preemption=True, topology_preemption=False, incremental=True) -> Scheduler:
     if backend not in BACKENDS:
         _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
     if tie_break not in TIE_BREAKS:
@@ -71,7 +71,8 @@ def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True,
     scheduler_config = _config(config, compat, feature_gates)     # its errors name the config file
     try:
         return Scheduler(cluster, scheduler_config, backend=backend, tie_break=tie_break, seed=seed,
-                         batching=batching, preemption=preemption, topology_preemption=topology_preemption)
+                         batching=batching, preemption=preemption, topology_preemption=topology_preemption,
+                         incremental=incremental)
     except BackendUnavailable as exc:
         _fail(f"--backend: {exc}")
 
@@ -92,6 +93,8 @@ def schedule(
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
     seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
+    no_incremental: bool = typer.Option(False, "--no-incremental", help="evaluate every node for every run (do not "
+                                                                        "keep shapes' results between their runs)"),
     no_preemption: bool = typer.Option(False, "--no-preemption",
                                        help="never evict pods (as profiles without DefaultPreemption)"),
     topology_preemption: bool = typer.Option(False, "--topology-preemption",
@@ -113,7 +116,7 @@ def schedule(
         state = Cluster.from_objects(objects)
         load_s = time.perf_counter() - t0
         scheduler = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
-                               feature_gates, not no_preemption, topology_preemption)
+                               feature_gates, not no_preemption, topology_preemption, not no_incremental)
         with _progress(len(state.pending), "pods", "scheduling") as update:
             scheduler.on_attempt = update
             result = scheduler.schedule()
@@ -263,7 +266,8 @@ def generate(
     out: Path = typer.Option(..., "--out", help="directory to write nodes.yaml and pods.yaml into"),
     nodes: int = typer.Option(1000, "--nodes", min=1),
     pods: int = typer.Option(2000, "--pods", min=0),
-    mix: str = typer.Option("basic", "--mix", help="basic, heterogeneous or gpu"),
+    mix: str = typer.Option("basic", "--mix", help="basic, heterogeneous, gpu or kube (four shapes interleaved in "
+                                                   "runs of 4, 3, 2, 1 on 32-cpu / 8-GPU nodes)"),
     seed: int = typer.Option(0, "--seed"),
     gpu_fraction: float = typer.Option(0.0, "--gpu-fraction", min=0.0, max=1.0),
     force: bool = typer.Option(False, "--force", help="write into a non-empty --out directory"),
@@ -271,15 +275,15 @@ def generate(
     """Write a synthetic cluster (and pending pods) as manifests."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not force)):
         _fail(f"--out: {out} is not an empty directory" + ("" if not out.is_dir() else " (--force writes into it)"))
-    from .cluster_models.generate import basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods
+    from .cluster_models.generate import basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods, kube_mix_pods
     from .cluster_models.write import write_manifests
     makers = {"basic": lambda n: basic_pods(n), "heterogeneous": lambda n: heterogeneous_pods(n, seed),
-              "gpu": lambda n: gpu_mix_pods(n, seed)}
+              "gpu": lambda n: gpu_mix_pods(n, seed), "kube": kube_mix_pods}
     if mix not in makers:
         _fail(f"--mix: unknown mix {mix!r} (use one of {', '.join(makers)})")
     gpu = gpu_fraction if gpu_fraction or mix != "gpu" else 0.25
     node_objs = generate_nodes(nodes, seed, gpu_fraction=gpu, taint_fraction=0.02, unschedulable_fraction=0.01,
-                               node_type="cpu-large" if mix == "gpu" else "basic")
+                               node_type={"gpu": "cpu-large", "kube": "kube-mix"}.get(mix, "basic"))
     out.mkdir(parents=True, exist_ok=True)
     write_manifests(out / "nodes.yaml", node_objs)
     write_manifests(out / "pods.yaml", makers[mix](pods))
@@ -291,6 +295,7 @@ def bench(
     name: str = typer.Argument(..., help="scenario name, e.g. SchedulingBasic_5000Nodes_10000Pods"),
     backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto"),
     no_batching: bool = typer.Option(False, "--no-batching"),
+    no_incremental: bool = typer.Option(False, "--no-incremental"),
     as_json: bool = typer.Option(False, "--json"),
 ):
     """Run one named benchmark scenario and report pods/s (scheduling time only)."""
@@ -298,7 +303,7 @@ def bench(
     if name not in SCENARIOS:
         _fail(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
     try:
-        report = run_scenario(name, backend=backend, batching=not no_batching)
+        report = run_scenario(name, backend=backend, batching=not no_batching, incremental=not no_incremental)
     except (ValueError, BackendUnavailable) as exc:
         _fail(f"--backend: {exc}")
     if as_json:

@@ -12,7 +12,8 @@ from typing import Callable
 from .cluster_models import ClusterObjects
 from .cluster_models.controllers import Deployment
 from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
-                                      gpu_mix_workloads, heterogeneous_pods, pod_template, preferred_affinity_pods)
+                                      gpu_mix_workloads, heterogeneous_pods, kube_mix_pods, pod_template,
+                                      preferred_affinity_pods)
 from .sched import Cluster, Scheduler
 from .sched.records import Preempted
 
@@ -108,6 +109,10 @@ SCENARIOS = {s.name: s for s in [
               preferred_affinity_pods,
               "pods preferring (weight 1) nodes that hold pods like them, on kubernetes.io/hostname "
               "(scheduler_perf SchedulingPreferredPodAffinity)"),
+    *[_scenario(f"SchedulingKubeMix_{n}Nodes_{p}Pods", n, p, lambda k: generate_nodes(k, node_type="kube-mix"),
+                kube_mix_pods, "32 cpu / 256Gi / 110-pod / 8-GPU nodes; pods cycling 4x 250m/512Mi, 3x 1/2Gi, "
+                "2x 2/8Gi, 1x 4/16Gi + 1 GPU (the mix real kube-scheduler v1.35 was timed on)")
+      for n, p in ((5000, 5000), (20_000, 3000), (50_000, 3000))],
     Scenario("SchedulingDeployment_5000Nodes_5000Pods", 5000, 5000, lambda: _deployment(5000, 5000),
              "a Deployment of 5,000 replicas: ReplicaSet-owned pods, spread by the system default constraints"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
@@ -136,7 +141,7 @@ SCENARIOS = {s.name: s for s in [
 ]}
 
 
-def run_scenario(name: str, backend: str = "numpy", batching: bool = True) -> dict:
+def run_scenario(name: str, backend: str = "numpy", batching: bool = True, incremental: bool = True) -> dict:
     """Build the scenario, schedule every pod once, and report pods/s of the scheduling alone."""
     if name not in SCENARIOS:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
@@ -144,7 +149,7 @@ def run_scenario(name: str, backend: str = "numpy", batching: bool = True) -> di
     t0 = time.perf_counter()
     cluster = Cluster.from_objects(scenario.build())
     load_s = time.perf_counter() - t0
-    scheduler = Scheduler(cluster, backend=backend, batching=batching)
+    scheduler = Scheduler(cluster, backend=backend, batching=batching, incremental=incremental)
     result = scheduler.schedule()
     pods = len(result.bindings) + len(result.unschedulable)
     preemptions = sum(1 for e in scheduler.log.entries if isinstance(e, Preempted))

@@ -522,6 +522,23 @@ def clusters(draw, max_nodes: int = 12, max_pods: int = 20):
     return nodes, pods, classes
 
 
+@st.composite
+def interleaved_clusters(draw, max_nodes: int = 12, max_pods: int = 60):
+    """(nodes, pods, priority_classes) whose pending pods come as runs of 1-4 identical pods of a few templates,
+    interleaved (the queues where a shape's kept results are reused between its runs, sched/incremental.py)."""
+    nnodes, nodes, classes, templates = draw(_cluster_base(max_nodes))
+    pods = [make_pod(f"b{i}", node_name=f"n{draw(st.integers(0, nnodes - 1))}",
+                     **templates[draw(st.integers(0, len(templates) - 1))])
+            for i in range(draw(st.integers(0, 4)))]
+    pending, wanted = 0, draw(st.integers(0, max_pods))
+    while pending < wanted:
+        t = templates[draw(st.integers(0, len(templates) - 1))]
+        for _ in range(draw(st.integers(1, 4))):
+            pods.append(make_pod(f"p{pending}", **t))
+            pending += 1
+    return nodes, pods, classes
+
+
 # --------------------------------------------------------------------------------------
 # random clusters with PodGroups
 # --------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ RACK_NODES, BLOCK_RACKS, ZONE_BLOCKS = 32, 16, 4
 NODE_TYPES = {
     "basic": ("4", "32Gi", "110", 0),
     "cpu-large": ("64", "256Gi", "110", 0),
+    "kube-mix": ("32", "256Gi", "110", 8),
     "gpu-8x": ("96", "1Ti", "110", 8),
 }
 GPU_TAINT = Taint(key=GPU, value="present", effect="NoSchedule")
@@ -144,6 +145,20 @@ def heterogeneous_pods(n: int, seed: int = 0) -> list[Pod]:
     for i in range(n):
         pod = pod_template(f"{cpu[i]}m", f"{mem[i] + i % 7}Mi")   # i % 7 keeps neighbours distinct
         pods.append(pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"pod-{i}"})}))
+    return pods
+
+
+# The pod mix real kube-scheduler v1.35 was timed on (issue 18): shapes cycling 4x A, 3x B, 2x C, 1x D.
+KUBE_MIX = (("250m", "512Mi", 0, 4), ("1", "2Gi", 0, 3), ("2", "8Gi", 0, 2), ("4", "16Gi", 1, 1))
+
+
+def kube_mix_pods(n: int) -> list[Pod]:
+    """Four shapes interleaved in runs of 4, 3, 2 and 1 identical pods (the last with one GPU), repeating."""
+    cycle = [t for cpu, memory, gpus, count in KUBE_MIX for t in [pod_template(cpu, memory, gpus=gpus)] * count]
+    pods = []
+    for i in range(n):
+        template = cycle[i % len(cycle)]
+        pods.append(template.model_copy(update={"metadata": template.metadata.model_copy(update={"name": f"pod-{i}"})}))
     return pods
 
 

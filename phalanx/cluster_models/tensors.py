@@ -183,6 +183,7 @@ class AffinityTerms:
     # ever appended, so an entry is extended, never invalidated)
     selecting: dict = field(default_factory=dict)
     kinds: set = field(default_factory=set)        # the kinds of term the classes hold
+    added: int = 0                  # rows ever added (never decreases: tells readers that terms came)
 
     @classmethod
     def empty(cls) -> "AffinityTerms":
@@ -213,6 +214,7 @@ class AffinityTerms:
                     self.cls = np.resize(self.cls, 2 * self.count)
                 self.pod[self.count], self.cls[self.count] = row, c
                 self.count += 1
+                self.added += 1
 
     def truncate(self, rows: int) -> None:
         """Forget the terms of BoundPods rows >= rows."""

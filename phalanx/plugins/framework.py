@@ -346,8 +346,16 @@ class Plugin:
 
     def score_behaviour(self, state) -> str:
         """How this pod's Score moves as copies of it are placed: FIXED (normalized over the feasible set, see
-        normalization_holders), NODE_LOCAL (copy_scores; not normalized) or PER_POD."""
+        normalization_holders), NODE_LOCAL (copy_scores; not normalized) or PER_POD. For a plugin that reads no
+        bound pods (reads_bound_pods) and no host state (host_only) FIXED and NODE_LOCAL also hold while any other
+        pods are placed or removed: the incremental per-shape path (sched/incremental.py) relies on it."""
         return FIXED
+
+    def prepare_token(self, cluster):
+        """For a plugin whose PreFilter or PreScore decides from the bound pods whether to skip a pod: a value
+        that changes whenever a binding may turn a skip into a run (None: no binding ever does). A shape's kept
+        results (sched/incremental.py) are prepared again when it changes."""
+        return None
 
     def skip_behaviour(self, pod: PodInfo) -> str:
         """For a pod this plugin's PreFilter or PreScore skipped: FIXED when copies of the pod placed one after

@@ -366,6 +366,11 @@ class InterPodAffinity(Plugin):
     def reads_bound_pods(self) -> bool:
         return True
 
+    def prepare_token(self, cluster):
+        # PreFilter and PreScore skip a pod without terms of its own until a bound pod brings terms; removing
+        # pods never makes them run.
+        return cluster.tensors.affinity_terms().added
+
     def host_only(self) -> bool:
         # Per-pod states hold per-node counts made on the host; runs where the plugin takes part are not compiled.
         return True

@@ -29,13 +29,14 @@ def scheduler_backend(name: str) -> str:
     return name
 
 
-def make_placer(name: str, cluster, framework, batching: bool) -> Placer:
-    """A Placer for one profile's Framework on `cluster`."""
+def make_placer(name: str, cluster, framework, batching: bool, incremental: bool = True) -> Placer:
+    """A Placer for one profile's Framework on `cluster`. incremental: keep shapes' results between their cycles
+    (numpy; sched/incremental.py)."""
     name = scheduler_backend(name)
     if name == "jax":
         from .jax_placer import JaxPlacer
         placer = JaxPlacer(cluster, framework, batching)
     else:
-        placer = Placer(cluster, framework, np, batching)
+        placer = Placer(cluster, framework, np, batching, incremental)
     placer.backend = name
     return placer

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.status import SUCCESS
-from ..plugins.framework import NOT_RUN, SKIP, CycleError, Outcome, PodInfo, Rejection
+from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, SKIP, CycleError, Outcome, PodInfo, Rejection
 from .framework import Framework
 from .shapes import PodShape
 
@@ -110,6 +110,31 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     return out
 
 
+class WithNodes:
+    """The cluster tensors with another node table (row subsets, replaced load columns): what Filters that read
+    only their own node's row are run on."""
+
+    def __init__(self, tensors, nodes):
+        self._tensors = tensors
+        self.nodes = nodes
+
+    def __getattr__(self, name):
+        return getattr(self._tensors, name)
+
+
+class NodeRows:
+    """The node table's rows `rows`, each column sliced when first read (a Filter reads a few of them)."""
+
+    def __init__(self, table, rows: np.ndarray):
+        self._table = table
+        self._rows = rows
+
+    def __getattr__(self, name):
+        column = getattr(self._table, name)[self._rows]
+        setattr(self, name, column)
+        return column
+
+
 @dataclass
 class Evaluation:
     filters: tuple[str, ...]                  # plugins that ran, profile order
@@ -160,3 +185,39 @@ def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = N
         total = total + weight * ev.normalized[plugin.name]
     ev.total = xp.where(feasible, total, 0)
     return ev
+
+
+# -- the batch path's per-round quantities, over all nodes; the numpy Placer, the compiled JAX rounds
+# (sched/jax_placer.py) and the kept shapes (sched/incremental.py) share them ---------------------------------
+def copy_capacity(xp, p: Prepared, tensors, default: int):
+    """(N,) int64 copies of the pod each node takes before a NODE_LOCAL filter rejects it; `default` where none
+    of them runs."""
+    cap = xp.full((tensors.nodes.allocatable.shape[0],), default, dtype=xp.int64)
+    for plugin, state in p.filters:
+        if plugin.filter_behaviour(state) == NODE_LOCAL:
+            cap = xp.minimum(cap, plugin.copy_capacity(xp, state, tensors))
+    return cap
+
+
+def fixed_scores(xp, p: Prepared, tensors, feasible):
+    """The weighted normalized FIXED scores, which stay put while the feasible set keeps the nodes their
+    normalization depends on ((N,) int64), and those nodes (per plugin, (N,) bool masks)."""
+    total = xp.zeros((feasible.shape[0],), dtype=xp.int64)
+    holders = []
+    for plugin, state, weight in p.scores:
+        if plugin.score_behaviour(state) != FIXED:
+            continue
+        raw = plugin.score(xp, state, tensors, feasible)
+        total = total + weight * plugin.normalize(xp, raw, feasible, state, tensors)
+        holders += plugin.normalization_holders(xp, raw, feasible, state)
+    return total, holders
+
+
+def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
+    """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
+    fixed_scores' total at those rows."""
+    out = static_total[:, None] + xp.zeros(copies.shape, dtype=xp.int64)
+    for plugin, state, weight in p.scores:
+        if plugin.score_behaviour(state) == NODE_LOCAL:
+            out = out + weight * plugin.copy_scores(xp, state, tensors, rows, copies)
+    return out

@@ -21,6 +21,8 @@ class Framework:
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
         self.warners = tuple(p for p in self.plugins.values() if type(p).warnings is not Plugin.warnings)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
+        self._tokeners = tuple(p for p in self.plugins.values()
+                               if type(p).prepare_token is not Plugin.prepare_token)
         # Pods with one PodSpec object and one PodGroup get one PreEnqueue answer when no plugin reads more.
         self.shared_pre_enqueue = all(p.pre_enqueue_reads != "pod" for p in self.at("preEnqueue"))
 
@@ -42,6 +44,10 @@ class Framework:
             if part is not None:
                 out[plugin.name] = part
         return out
+
+    def prepare_tokens(self, cluster) -> tuple:
+        """Every plugin's prepare_token now: kept shapes are prepared again when it changes."""
+        return tuple(plugin.prepare_token(cluster) for plugin in self._tokeners)
 
     def split_run(self, shape, pods: list, cluster) -> list[tuple[object, list]]:
         """Consecutive parts of a run of one shape that the plugins still tell apart now (Plugin.run_key), each

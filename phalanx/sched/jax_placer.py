@@ -49,7 +49,8 @@ from ..plugins.framework import PER_POD, Pads, pad1
 from .cluster import Cluster
 from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
 from .framework import Framework
-from .placement import Placer, RunOutcome, batchable, copy_capacity, copy_totals, fixed_scores, rejectors
+from .cycle import copy_capacity, copy_totals, fixed_scores
+from .placement import Placer, RunOutcome, batchable, rejectors
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls

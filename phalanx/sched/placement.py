@@ -16,15 +16,20 @@ import numpy as np
 from ..cluster_models import Pod
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
-from ..plugins.framework import FIXED, NODE_LOCAL, PER_POD
+from ..plugins.framework import PER_POD
 from .cluster import Cluster
-from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
+from .cycle import Evaluation, Prepared, copy_capacity, copy_totals, fixed_scores, prepare, run_filters, run_scores
 from .framework import Framework
+from .incremental import ShapeCache
 from .messages import first_failures, fit_error, reason_histogram
 from .preemption import with_nominated
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
+# Runs up to max(SHORT_RUN, nodes // _NODES_PER_UPDATE) long go pod by pod on the kept shape
+# (sched/incremental.py); longer ones take the batch path.
+SHORT_RUN = 8
+_NODES_PER_UPDATE = 800
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -92,12 +97,14 @@ def batchable(p: Prepared) -> bool:
 class Placer:
     """Filter/score evaluation and placement of pod runs on one cluster's tensors, for one profile."""
 
-    def __init__(self, cluster: Cluster, framework: Framework, xp, batching: bool):
+    def __init__(self, cluster: Cluster, framework: Framework, xp, batching: bool, incremental: bool = True):
         self.cluster = cluster
         self.framework = framework
         self.profile = framework.profile
         self.xp = xp
         self.batching = batching
+        # Shapes' results kept between their cycles (sched/incremental.py); numpy arrays on the host.
+        self.kept = ShapeCache() if incremental and xp is np else None
         self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
         self.caches: dict[str, dict] = {}     # per plugin, kept across cycles (tensors.changes tells what moved)
         # PostFilter for a pod no node fits: (placer, pod, prepared, evaluation) -> (message, nominated); None: the
@@ -117,6 +124,11 @@ class Placer:
         return out
 
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+        if self.kept is not None and not (self.batching and len(pods) > self.short_run()) and not self.sampling() \
+                and not self.cluster.nominations:
+            pods = self._place_kept(shape, pods, rank, out)
+            if not pods:
+                return
         if self.batching and len(pods) > 1 and not self.sampling() and not self.cluster.nominations:
             p = prepare(shape, self.cluster, self.framework)
             if batchable(p):
@@ -124,6 +136,11 @@ class Placer:
                 if not pods:
                     return
         self.place_each(shape, pods, rank, out)
+
+    def short_run(self) -> int:
+        """Runs up to this long go pod by pod on the kept shape; longer ones take the batch path (one kept-shape
+        update costs about what a batch round costs over _NODES_PER_UPDATE nodes)."""
+        return max(SHORT_RUN, self.cluster.tensors.nodes.size // _NODES_PER_UPDATE)
 
     def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
         """The per-pod path: each pod's own cycle. A pod no node fits goes through PostFilter (preemption); when
@@ -145,6 +162,19 @@ class Placer:
             out.fail(pods[i:], message, rejectors(ev))
             break
 
+    def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+        """The per-pod path on kept shape results: each pod takes the kept best node, whose row is evaluated again
+        for the next one. Returns the pods left from the first one no node fits (the per-pod path fails them with
+        the full cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
+        for i, pod in enumerate(pods):
+            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches)
+            node = -1 if kept is None else kept.best()
+            if node < 0:
+                return pods[i:]
+            out.pod_cycles += 1
+            out.placed.append(self.account(kept.prepared, np.array([node]), [pod]))
+        return []
+
     def after_failure(self, pod: Pod, p: Prepared, ev: Evaluation, message: str) -> tuple[str, bool]:
         """PostFilter for a pod no node fits: (its message, the PostFilter text appended; whether it was
         nominated to a node, so the rest of its run is still tried)."""
@@ -165,6 +195,8 @@ class Placer:
     def nodes_changed(self) -> None:
         """Node rows were added, rewritten or removed: drop what was derived from them."""
         self.caches = {}
+        if self.kept is not None:
+            self.kept.clear()
 
     # -- per-pod path ----------------------------------------------------------------------------
     def evaluate(self, shape: PodShape, rank=None, advance: bool = True,
@@ -282,39 +314,3 @@ class Placer:
             copy_totals(np, p, self.cluster.tensors, cand_nodes, static_total,
                         np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :])
             for j0 in range(0, copies, step)], axis=1)
-
-
-# -- the batch path's per-round quantities, over all nodes; the numpy Placer and the compiled JAX rounds
-# (sched/jax_placer.py) share them -------------------------------------------------------------------------
-def copy_capacity(xp, p: Prepared, tensors, default: int):
-    """(N,) int64 copies of the pod each node takes before a NODE_LOCAL filter rejects it; `default` where none
-    of them runs."""
-    cap = xp.full((tensors.nodes.allocatable.shape[0],), default, dtype=xp.int64)
-    for plugin, state in p.filters:
-        if plugin.filter_behaviour(state) == NODE_LOCAL:
-            cap = xp.minimum(cap, plugin.copy_capacity(xp, state, tensors))
-    return cap
-
-
-def fixed_scores(xp, p: Prepared, tensors, feasible):
-    """The weighted normalized FIXED scores, which stay put while the feasible set keeps the nodes their
-    normalization depends on ((N,) int64), and those nodes (per plugin, (N,) bool masks)."""
-    total = xp.zeros((feasible.shape[0],), dtype=xp.int64)
-    holders = []
-    for plugin, state, weight in p.scores:
-        if plugin.score_behaviour(state) != FIXED:
-            continue
-        raw = plugin.score(xp, state, tensors, feasible)
-        total = total + weight * plugin.normalize(xp, raw, feasible, state, tensors)
-        holders += plugin.normalization_holders(xp, raw, feasible, state)
-    return total, holders
-
-
-def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
-    """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
-    fixed_scores' total at those rows."""
-    out = static_total[:, None] + xp.zeros(copies.shape, dtype=xp.int64)
-    for plugin, state, weight in p.scores:
-        if plugin.score_behaviour(state) == NODE_LOCAL:
-            out = out + weight * plugin.copy_scores(xp, state, tensors, rows, copies)
-    return out

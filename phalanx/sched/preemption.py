@@ -31,7 +31,7 @@ from ..plugins.default_preemption import NO_VICTIMS
 from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
-from .cycle import Evaluation, Prepared, prepare, run_filters
+from .cycle import Evaluation, Prepared, WithNodes, prepare, run_filters
 from .messages import first_failures
 from .records import Preempted
 
@@ -135,16 +135,7 @@ def _node_rows(table, names: np.ndarray, nodes: np.ndarray, requested: np.ndarra
 
 def _load_view(tensors, requested, pod_count):
     """The cluster tensors with the node table's load columns replaced (what NODE_LOCAL filters read)."""
-    return _View(tensors, dataclasses.replace(tensors.nodes, requested=requested, pod_count=pod_count))
-
-
-class _View:
-    def __init__(self, tensors, nodes):
-        self._tensors = tensors
-        self.nodes = nodes
-
-    def __getattr__(self, name):
-        return getattr(self._tensors, name)
+    return WithNodes(tensors, dataclasses.replace(tensors.nodes, requested=requested, pod_count=pod_count))
 
 
 def node_status(ev: Evaluation, n: int) -> np.ndarray:
@@ -422,7 +413,7 @@ class DryRun:
         """Every Filter on the node rows `nodes` with their load replaced (potential nodes are all inside any
         PreFilterResult, so it is not applied)."""
         rows = _node_rows(self.cluster.tensors.nodes, self.names, nodes, requested, count)
-        local = run_filters(np, self._load_filters, _View(self.cluster.tensors, rows))
+        local = run_filters(np, self._load_filters, WithNodes(self.cluster.tensors, rows))
         fixed = self._fixed_codes
         codes, payloads, feasible = {}, {}, np.ones(len(nodes), bool)
         for plugin, _ in self.p.filters:
@@ -557,7 +548,7 @@ class DryRun:
             at_sel = r_at[sel]                   # one row per node
             trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
             trial = _node_rows(table, self.names, nodes[at_sel], trial_req, trial_count)
-            ok = np.asarray(run_filters(np, self._load_filters, _View(tensors, trial)).feasible)
+            ok = np.asarray(run_filters(np, self._load_filters, WithNodes(tensors, trial)).feasible)
             requested[at_sel[ok]] = trial_req[ok]
             count[at_sel[ok]] = trial_count[ok]
             return ok

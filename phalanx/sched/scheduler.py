@@ -112,7 +112,7 @@ class Scheduler:
     def __init__(self, cluster: Cluster, profile: Profile | SchedulerConfig = DEFAULT_CONFIG, *,
                  backend: str = "numpy", tie_break: str = "first", seed: int = 0, batching: bool = True,
                  gang_mode: str = "podgroup", permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S,
-                 preemption: bool = True, topology_preemption: bool = False):
+                 preemption: bool = True, topology_preemption: bool = False, incremental: bool = True):
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
@@ -133,7 +133,8 @@ class Scheduler:
         self.permit_timeout_s = float(permit_timeout_s)
         self.frameworks = {p.scheduler_name: Framework(p) for p in config.profiles}
         # backends.py; raises BackendUnavailable
-        self.placers = {name: make_placer(backend, cluster, fw, batching) for name, fw in self.frameworks.items()}
+        self.placers = {name: make_placer(backend, cluster, fw, batching, incremental)
+                        for name, fw in self.frameworks.items()}
         self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
         self.preemption = Preemption(self)

@@ -1,0 +1,211 @@
+"""Incremental per-shape evaluation: each pod shape's Filter verdicts and total scores over every node, kept
+between the shape's cycles. After placements only the nodes whose load changed since (tensors.changes) are
+evaluated again, and the best node is one argmax over a kept key, instead of every plugin over every node.
+
+A shape is kept only while nothing but node load moves what its plugins return:
+- every Filter that runs reads no pods (removal_behaviour FIXED) or only its own node's load (NODE_LOCAL);
+- every Score is FIXED (a function of the node, normalized over the feasible nodes) or NODE_LOCAL (its own node's
+  load, not normalized), and reads neither bound pods nor host state;
+- no Reserve keeps per-pod state, no PreFilter or PreScore failed;
+- the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token).
+FIXED normalized scores stay while a node holding each normalization's extreme stays feasible
+(normalization_holders); when the last one leaves, or a node becomes feasible again (pods removed), the shape is
+evaluated again over all nodes. Node rows added, rewritten or removed drop every kept shape (Placer.nodes_changed).
+
+The kept rows are exactly what a full cycle computes now: the same plugin calls (Filters on node rows, the batch
+path's copy_totals for the next pod), so decisions are the per-pod path's (tests/test_incremental.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels.status import SUCCESS
+from ..plugins.framework import FIXED, NODE_LOCAL
+from .cycle import NodeRows, Prepared, WithNodes, copy_totals, prepare, run_filters, run_scores
+from .shapes import PodShape
+
+# What the kept shapes of one Placer may hold; the least recently used go first.
+DEFAULT_BUDGET_BYTES = 256 << 20
+_NEXT_POD = np.ones((1, 1), np.int64)
+# A shape is kept while it comes back within this many load changes (tensors.changes entries) of its last cycle;
+# beyond it, or with more than 1/_MAX_ROWS_FRACTION of the rows changed (and more than _ROWS_ALWAYS), a full cycle
+# is cheaper.
+_MAX_CHUNKS = 256
+_MAX_ROWS_FRACTION = 8
+_ROWS_ALWAYS = 64       # copy_totals' copies: the next pod on the node's current load
+
+
+@dataclass
+class ShapeScores:
+    """One shape's results over all N nodes, valid for `tensors` up to change `mark`."""
+    shape: PodShape
+    tensors: object               # the ClusterTensors described (identity)
+    resources: int                # resource columns when prepared (a new column prepares the shape again)
+    tokens: tuple                 # the framework's prepare tokens when prepared
+    prepared: Prepared
+    local: Prepared               # the NODE_LOCAL Filters alone, run again on changed node rows
+    mark: int                     # len(tensors.changes) the arrays reflect
+    static_ok: np.ndarray         # (N,) bool the FIXED Filters pass and no PreFilterResult leaves the node out
+    feasible: np.ndarray          # (N,) bool every Filter passes
+    fixed_total: np.ndarray       # (N,) int64 weighted normalized FIXED scores
+    holders: list                 # per normalization, (N,) bool: it stays while one of them is feasible
+    total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod
+    rank: np.ndarray              # the tie-break ranks `key` was made with
+    key: np.ndarray               # (N,) int64 select_best's key: total * N + (N - 1 - rank), -1 if infeasible
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders)
+        return sum(a.nbytes for a in arrays)
+
+    def best(self) -> int:
+        """The node select_best picks, -1 when no node is feasible."""
+        node = int(np.argmax(self.key))
+        return node if self.key[node] >= 0 else -1
+
+
+def keepable(p: Prepared, framework) -> bool:
+    """Whether nothing but node load moves what the shape's plugins return (see the module docstring)."""
+    if p.rejection is not None or p.error is not None or p.score_error is not None:
+        return False
+    reserving = framework.at("reserve")
+    for plugin, state in p.filters:
+        if plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) or plugin in reserving or plugin.host_only():
+            return False
+    return all(plugin.score_behaviour(state) in (FIXED, NODE_LOCAL) and not plugin.reads_bound_pods()
+               and not plugin.host_only() for plugin, state, _ in p.scores)
+
+
+def _key(total, feasible, rank):
+    n = len(rank)
+    return np.where(feasible, total * n + (n - 1 - rank), -1)
+
+
+class ShapeCache:
+    """The kept ShapeScores of one Placer, least recently used first."""
+
+    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES):
+        self.budget_bytes = budget_bytes
+        self.entries: OrderedDict[int, ShapeScores] = OrderedDict()     # shape id -> its results
+        self.used = 0                            # bytes the entries hold
+        self.refused: dict[int, tuple] = {}      # shape id -> (shape, tensors, resources, tokens) found not keepable
+        # shape id -> len(tensors.changes) at its last cycle without kept results: a shape is kept when it comes
+        # back within _MAX_CHUNKS changes (a shape met once, or rarely, costs nothing beyond its full cycles)
+        self.last_seen: dict[int, int] = {}
+        self.builds = 0                          # full evaluations made to (re)build a shape
+        self.row_updates = 0                     # node rows evaluated again
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.refused.clear()
+        self.last_seen.clear()
+        self.used = 0
+
+    def get(self, shape: PodShape, cluster, framework, rank: np.ndarray, caches: dict) -> ShapeScores | None:
+        """The shape's kept results brought up to date, or None when the shape cannot be kept now. caches: the
+        Placer's per-plugin score caches (what a full cycle passes its Scores)."""
+        tensors = cluster.tensors
+        resources, tokens = len(tensors.resources), framework.prepare_tokens(cluster)
+        entry = self.entries.get(shape.id)
+        now = len(tensors.changes)
+        if entry is not None and entry.shape is shape and entry.tensors is tensors \
+                and entry.resources == resources and entry.tokens == tokens:
+            self.entries.move_to_end(shape.id)
+            if now - entry.mark > _MAX_CHUNKS:          # not met for long: as a shape met for the first time
+                self._drop(shape.id)
+                self.last_seen[shape.id] = now
+                return None
+            if self._sync(entry, rank):
+                return entry
+            p = entry.prepared
+        else:
+            last = self.last_seen.get(shape.id)
+            self.last_seen[shape.id] = now
+            if last is None or now - last > _MAX_CHUNKS:
+                return None
+            refused = self.refused.get(shape.id)
+            if refused is not None and refused[0] is shape and refused[1] is tensors \
+                    and refused[2:] == (resources, tokens):
+                return None
+            p = prepare(shape, cluster, framework)
+            if not keepable(p, framework):
+                self._drop(shape.id)
+                self.refused[shape.id] = (shape, tensors, resources, tokens)
+                return None
+        entry = self._build(p, shape, tensors, resources, tokens, rank, caches)
+        self._store(entry)
+        return entry
+
+    def _drop(self, shape_id: int) -> None:
+        gone = self.entries.pop(shape_id, None)
+        self.used -= gone.nbytes if gone is not None else 0
+
+    def _store(self, entry: ShapeScores) -> None:
+        old = self.entries.pop(entry.shape.id, None)
+        self.used += entry.nbytes - (old.nbytes if old is not None else 0)
+        self.entries[entry.shape.id] = entry
+        while self.used > self.budget_bytes and len(self.entries) > 1:
+            _, gone = self.entries.popitem(last=False)
+            self.used -= gone.nbytes
+
+    def _build(self, p: Prepared, shape: PodShape, tensors, resources: int, tokens: tuple, rank: np.ndarray,
+               caches: dict) -> ShapeScores:
+        """The shape's results from one full cycle (what the per-pod path computes), plus what keeping them needs."""
+        self.builds += 1
+        ev = run_filters(np, p, tensors)
+        feasible = np.asarray(ev.feasible).copy()
+        static_ok = np.ones(len(feasible), bool) if ev.outside is None else ~np.asarray(ev.outside)
+        for plugin, st in p.filters:
+            if plugin.removal_behaviour(st) == FIXED:
+                static_ok &= np.asarray(ev.codes[plugin.name]) == SUCCESS
+        local = dataclasses.replace(p, allowed=None, filters=tuple(
+            (plugin, st) for plugin, st in p.filters if plugin.removal_behaviour(st) == NODE_LOCAL))
+        fixed_total = np.zeros(len(feasible), np.int64)
+        holders = []
+        total = np.zeros(len(feasible), np.int64)
+        if feasible.any():
+            run_scores(np, p, tensors, ev, caches)
+            for plugin, st, weight in p.scores:
+                if plugin.score_behaviour(st) == FIXED:
+                    fixed_total = fixed_total + weight * ev.normalized[plugin.name]
+                    holders += plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
+            total = np.asarray(ev.total).copy()
+        return ShapeScores(shape, tensors, resources, tokens, p, local, len(tensors.changes), static_ok, feasible,
+                           fixed_total, holders, total, rank, _key(total, feasible, rank))
+
+    def _sync(self, s: ShapeScores, rank: np.ndarray) -> bool:
+        """Evaluate again the node rows whose load changed since `s.mark`; False when the normalization of a FIXED
+        score may have moved or too many rows changed (the shape is then evaluated again over all nodes)."""
+        tensors = s.tensors
+        changes = tensors.changes
+        if s.mark < len(changes):
+            new = changes[s.mark:]
+            rows = np.asarray(new[0], np.int64) if len(new) == 1 else np.unique(np.concatenate(new))
+            if len(rows) > _ROWS_ALWAYS and len(rows) * _MAX_ROWS_FRACTION > len(s.feasible):
+                return False
+            s.mark = len(changes)
+            self.row_updates += len(rows)
+            ok = s.static_ok[rows]
+            if s.local.filters:
+                ok &= np.asarray(run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows))).feasible)
+            was = s.feasible[rows]
+            if (ok != was).any():
+                if (ok & ~was).any():
+                    return False
+                left = rows[was & ~ok]
+                s.feasible[left] = False
+                # With no feasible node left nothing is normalized; a node feasible again builds the shape anew.
+                if any(h[left].any() and not (h & s.feasible).any() for h in s.holders) and s.feasible.any():
+                    return False
+                s.feasible[rows] = ok
+            total = copy_totals(np, s.prepared, tensors, rows, s.fixed_total[rows], _NEXT_POD)[:, 0]
+            s.total[rows] = total
+            if s.rank is rank:
+                s.key[rows] = np.where(ok, total * len(rank) + (len(rank) - 1 - rank[rows]), -1)
+        if s.rank is not rank:
+            s.rank, s.key = rank, _key(s.total, s.feasible, rank)
+        return True

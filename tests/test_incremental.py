@@ -1,0 +1,215 @@
+"""Kept per-shape results (sched/incremental.py) make exactly the decisions of a full cycle per pod, and what they
+keep equals a full evaluation of the current state, through placements, deletions and node events."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phalanx.cluster_models import ClusterObjects
+from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
+from phalanx.sched.incremental import ShapeCache
+from reference.scheduler import ref_schedule
+from strategies import first_attempts, interleaved_clusters, make_node, make_pod, profiles
+
+
+def _split(pods):
+    bound = [p for p in pods if p.spec.node_name]
+    pending = [p for p in pods if not p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+    return bound, pending
+
+
+@given(interleaved_clusters(max_nodes=10, max_pods=40), profiles(), st.booleans())
+@settings(max_examples=60)
+def test_interleaved_queue_matches_reference(cluster, profile, batching):
+    """Runs of a few shapes, interleaved: the same bindings and messages as the plain reference, pod for pod."""
+    nodes, pods, classes = cluster
+    want_bindings, want_unschedulable = ref_schedule(nodes, pods, classes, profile)
+    bound, pending = _split(pods)
+    state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
+    bindings, failures = first_attempts(Scheduler(state, profile, batching=batching), pending)
+    assert bindings == want_bindings
+    assert failures == want_unschedulable
+
+
+@st.composite
+def interleaved_cases(draw):
+    """Nodes of a few sizes with soft taints (TaintToleration's normalization moves as the nodes holding its extreme
+    fill), and queues of runs of 1-6 pods of a few templates, some preferring node labels, some tolerating."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    nodes = []
+    for i in range(draw(st.integers(2, 30))):
+        taints = [("maint", "x", "PreferNoSchedule")] if rng.random() < 0.3 else []
+        if rng.random() < 0.15:
+            taints.append(("spot", "y", "PreferNoSchedule"))
+        nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory=rng.choice(["2Gi", "4Gi", "16Gi"]),
+                               pods=int(rng.choice([3, 10, 110])), labels={"tier": str(rng.integers(0, 3))},
+                               taints=taints, unschedulable=bool(rng.random() < 0.05),
+                               gpu=int(rng.choice([0, 0, 2]))))
+    templates = []
+    for _ in range(draw(st.integers(1, 5))):
+        kw = dict(cpu=str(rng.choice(["100m", "250m", "500m", "1"])), memory=str(rng.choice(["100Mi", "500Mi", "1Gi"])))
+        if rng.random() < 0.3:
+            kw["preferred_terms"] = [(int(rng.integers(1, 100)), {"match_expressions": [
+                {"key": "tier", "operator": "In", "values": [str(rng.integers(0, 3))]}]})]
+        if rng.random() < 0.3:
+            kw["tolerations"] = [{"key": "maint", "operator": "Exists", "effect": "PreferNoSchedule"}]
+        if rng.random() < 0.2:
+            kw["gpu"] = "1"
+        if rng.random() < 0.1:
+            kw["host_ports"] = [(8080, "TCP", "")]
+        templates.append(kw)
+    pods, wanted = [], draw(st.integers(1, 120))
+    while len(pods) < wanted:
+        kw = templates[int(rng.integers(0, len(templates)))]
+        pods += [make_pod(f"p{len(pods) + j}", **kw) for j in range(int(rng.integers(1, 7)))]
+    return nodes, pods
+
+
+def _records(nodes, pods, incremental: bool, batching: bool = True, tie_break: str = "first"):
+    """Records of a run with events between rounds: the first half queued, bound pods deleted, a node cordoned
+    and one tainted, the second half queued. Returns (records, scheduler)."""
+    from phalanx.cluster_models.objects import Taint
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+    sched = Scheduler(cluster, batching=batching, tie_break=tie_break, seed=3, incremental=incremental)
+    half = len(pods) // 2
+    records = sched.add_pods(pods[:half]) + sched.step(0.0)
+    bound = [r.object for r in records if r.kind == "Bound"]
+    for key in bound[::3]:
+        records += sched.delete_pod(key)
+    records += sched.add_pods(pods[half:]) + sched.step(0.0)
+    node = nodes[0].model_copy(update={"spec": nodes[0].spec.model_copy(update={"unschedulable": True})})
+    records += sched.update_node(node)
+    last = nodes[-1]
+    tainted = last.model_copy(update={"spec": last.spec.model_copy(update={
+        "taints": [*last.spec.taints, Taint(key="late", value="z", effect="PreferNoSchedule")]})})
+    records += sched.update_node(tainted)
+    if bound and bound[-1] not in bound[::3]:
+        records += sched.delete_pod(bound[-1])
+    records += sched.step(30.0)
+    return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None)) for r in records], sched
+
+
+@given(interleaved_cases(), st.booleans(), st.sampled_from(["first", "random"]))
+@settings(max_examples=60, deadline=None)
+def test_incremental_equals_full_cycles_through_events(case, batching, tie_break):
+    """Placements, deletions (nodes become feasible again), node updates (kept shapes dropped): the same records
+    with kept shapes as with a full cycle per run."""
+    nodes, pods = case
+    kept, _ = _records(nodes, pods, incremental=True, batching=batching, tie_break=tie_break)
+    full, _ = _records(nodes, pods, incremental=False, batching=batching, tie_break=tie_break)
+    assert kept == full
+
+
+@given(interleaved_cases())
+@settings(max_examples=40, deadline=None)
+def test_kept_results_equal_a_full_evaluation(case):
+    """Every kept shape's feasibility and totals equal what a full cycle computes on the state left at the end."""
+    nodes, pods = case
+    _, sched = _records(nodes, pods, incremental=True)
+    placer = sched.placer
+    rank = sched.rank()
+    for entry in list(placer.kept.entries.values()):
+        kept = placer.kept.get(entry.shape, sched.cluster, placer.framework, rank, placer.caches)
+        if kept is None:            # not met for long: dropped, as it should be
+            continue
+        _, ev, node = placer.evaluate(entry.shape, rank, advance=False)
+        feasible = np.asarray(ev.feasible)
+        assert np.array_equal(kept.feasible, feasible)
+        if feasible.any():
+            assert np.array_equal(kept.total[feasible], np.asarray(ev.total)[feasible])
+        assert kept.best() == node
+
+
+def _soft_taints(n: int):
+    return [(f"k{i}", "v", "PreferNoSchedule") for i in range(n)]
+
+
+def test_normalization_moves_when_its_holder_fills():
+    """TaintToleration normalizes by the most untolerated soft taints among feasible nodes. n2 holds that maximum
+    (2); once a pod pinned there fills it, the maximum is 1 and n1's and n3's normalized score falls from 50 to 0:
+    the kept shape is built again and decides as the reference does."""
+    nodes = [make_node("n0", cpu="1", taints=_soft_taints(0)), make_node("n1", cpu="4", taints=_soft_taints(1)),
+             make_node("n2", cpu="1", taints=_soft_taints(2)), make_node("n3", cpu="2", taints=_soft_taints(1))]
+    a = dict(cpu="500m", memory="128Mi")
+    pinned = dict(cpu="1", memory="128Mi", node_selector={"kubernetes.io/hostname": "n2"},
+                  tolerations=[{"operator": "Exists"}])
+    pods = [make_pod("a0", **a), make_pod("a1", **a), make_pod("pin", **pinned),
+            *[make_pod(f"a{i}", **a) for i in range(2, 10)]]
+    want_bindings, _ = ref_schedule(nodes, pods, [], DEFAULT_PROFILE)
+    # One cycle at a time, so the shape is kept (from a1 on) before the pinned pod fills n2.
+    steps = [step for i, pod in enumerate(pods[:3]) for step in (("add", [pod]), ("step", float(i)))]
+    steps += [("add", pods[3:]), ("step", 3.0)]
+    records, kept = _bindings_and_builds(nodes, steps, incremental=True)
+    assert {obj: node for kind, obj, node in records if kind == "Bound"} == want_bindings
+    assert want_bindings["default/pin"] == "n2"
+    assert kept.builds == 2      # at a1, and again when n2, the only node with two soft taints, left
+
+
+def test_shapes_beyond_the_budget_are_evicted_and_decisions_stay():
+    nodes = [make_node(f"n{i}", cpu=str(1 + i % 4)) for i in range(12)]
+    pods = [make_pod(f"p{i}", cpu=["100m", "200m", "300m", "400m"][(i // 2) % 4], memory="64Mi") for i in range(80)]
+    def run(budget):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        sched = Scheduler(cluster)
+        sched.placer.kept = ShapeCache(budget)
+        return first_attempts(sched, pods), sched.placer.kept
+    (small, cache_small), (large, cache_large) = run(1), run(1 << 20)
+    assert small == large
+    assert len(cache_small.entries) == 1 and len(cache_large.entries) == 4
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_kube_mix_toy_matches_reference(incremental):
+    """The benchmark's pod mix (four shapes cycling in runs of 4, 3, 2, 1) on a small cluster, against the
+    reference."""
+    from phalanx.cluster_models.generate import generate_nodes, kube_mix_pods
+    nodes = generate_nodes(20, node_type="kube-mix", taint_fraction=0.3, unschedulable_fraction=0.1)
+    pods = kube_mix_pods(300)
+    want_bindings, want_unschedulable = ref_schedule(nodes, pods, [], DEFAULT_PROFILE)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+    sched = Scheduler(cluster, incremental=incremental)
+    bindings, failures = first_attempts(sched, pods)
+    assert bindings == want_bindings and failures == want_unschedulable
+    assert (sched.placer.kept is not None and sched.placer.kept.row_updates > 0) == incremental
+
+
+def _bindings_and_builds(nodes, steps, incremental: bool):
+    """Run `steps` ((kind, arg): ("add", pods), ("delete", key), ("step", t)); returns (records, kept cache)."""
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+    sched = Scheduler(cluster, incremental=incremental)
+    records = []
+    for kind, arg in steps:
+        records += {"add": sched.add_pods, "delete": sched.delete_pod, "step": sched.step}[kind](arg)
+    return [(r.kind, r.object, getattr(r, "node", None)) for r in records], sched.placer.kept
+
+
+def test_a_node_feasible_again_rebuilds_the_shape():
+    """A pod deleted frees a node that was full for the shape: the kept shape is built again (a new feasible node
+    may move a normalization), and the waiting pod lands there."""
+    nodes = [make_node("n0", cpu="1"), make_node("n1", cpu="1")]
+    a = [make_pod(f"a{i}", cpu="600m", memory="64Mi") for i in range(4)]
+    steps = [("add", a[:1]), ("step", 0.0), ("add", a[1:2]), ("step", 1.0), ("add", a[2:3]), ("step", 2.0),
+             ("delete", "default/a0"), ("step", 20.0), ("add", a[3:]), ("step", 40.0)]
+    kept_records, kept = _bindings_and_builds(nodes, steps, incremental=True)
+    full_records, _ = _bindings_and_builds(nodes, steps, incremental=False)
+    assert kept_records == full_records
+    bound = [(obj, node) for kind, obj, node in kept_records if kind == "Bound"]
+    assert bound[:2] == [("default/a0", "n0"), ("default/a1", "n1")] and ("default/a2", "n0") in bound
+    assert kept.builds == 2         # at a1 (the shape's second cycle), and when n0 could take a2 again
+
+
+def test_a_shape_not_met_for_long_is_dropped():
+    """After more than 256 load changes without a cycle of the shape, its kept results are dropped, not updated row
+    by row; decisions stay those of full cycles."""
+    nodes = [make_node(f"n{i}", cpu="64", memory="64Gi") for i in range(8)]
+    a = [make_pod(f"a{i}", cpu="300m", memory="64Mi") for i in range(2)]
+    others = [make_pod(f"o{i}", cpu=["100m", "200m"][i % 2], memory="64Mi") for i in range(300)]
+    steps = [("add", [a[0]]), ("step", 0.0), ("add", [a[1]]), ("step", 1.0), ("add", others), ("step", 2.0),
+             ("add", [make_pod("a2", cpu="300m", memory="64Mi")]), ("step", 3.0)]
+    kept_records, kept = _bindings_and_builds(nodes, steps, incremental=True)
+    full_records, _ = _bindings_and_builds(nodes, steps, incremental=False)
+    assert kept_records == full_records
+    # Built for a1 and for the two other shapes; a2 came after 300 changes: dropped, not built again.
+    assert kept.builds == 3 and len(kept.entries) == 2
