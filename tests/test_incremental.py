@@ -213,3 +213,17 @@ def test_a_shape_not_met_for_long_is_dropped():
     assert kept_records == full_records
     # Built for a1 and for the two other shapes; a2 came after 300 changes: dropped, not built again.
     assert kept.builds == 3 and len(kept.entries) == 2
+
+
+@given(st.lists(st.integers(-1, 50), min_size=1, max_size=40), st.integers(1, 20))
+def test_top_is_the_best_feasible_keys_in_order(values, k):
+    """ShapeScores.top(k): the nodes with the k largest keys (ties impossible: keys hold a distinct rank; here the
+    node index breaks them), best first, infeasible ones (key -1) left out; by argmax passes or by a partition."""
+    from phalanx.sched.incremental import ShapeScores
+    n = len(values)
+    key = np.array([v * n + (n - 1 - i) if v >= 0 else -1 for i, v in enumerate(values)], np.int64)
+    scores = ShapeScores(*([None] * 13), key=key)
+    want = sorted((i for i in range(n) if key[i] >= 0), key=lambda i: -key[i])[:k]
+    before = key.copy()
+    assert scores.top(k).tolist() == want
+    assert np.array_equal(scores.key, before)        # the kept key is left as it was

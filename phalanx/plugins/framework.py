@@ -380,7 +380,8 @@ class Plugin:
         raise NotImplementedError
 
     def copy_scores(self, xp, state, tensors, rows, copies):
-        """NODE_LOCAL scores: (len(rows), J) raw score of copy copies[0, j] (1 = the next pod) on rows."""
+        """NODE_LOCAL scores: (len(rows), J) raw score of copy copies[0, j] (1 = the next pod) on rows; copies may
+        be the int 1 (J = 1)."""
         raise NotImplementedError
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------

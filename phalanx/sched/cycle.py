@@ -215,8 +215,9 @@ def fixed_scores(xp, p: Prepared, tensors, feasible):
 
 def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
-    fixed_scores' total at those rows."""
-    out = static_total[:, None] + xp.zeros(copies.shape, dtype=xp.int64)
+    fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations)."""
+    out = static_total[:, None] if isinstance(copies, int) else static_total[:, None] + xp.zeros(copies.shape,
+                                                                                                 dtype=xp.int64)
     for plugin, state, weight in p.scores:
         if plugin.score_behaviour(state) == NODE_LOCAL:
             out = out + weight * plugin.copy_scores(xp, state, tensors, rows, copies)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.backend import smallest
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL
 from .cycle import NodeRows, Prepared, WithNodes, copy_totals, prepare, run_filters, run_scores
@@ -30,13 +31,13 @@ from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
 DEFAULT_BUDGET_BYTES = 256 << 20
-_NEXT_POD = np.ones((1, 1), np.int64)
 # A shape is kept while it comes back within this many load changes (tensors.changes entries) of its last cycle;
 # beyond it, or with more than 1/_MAX_ROWS_FRACTION of the rows changed (and more than _ROWS_ALWAYS), a full cycle
 # is cheaper.
 _MAX_CHUNKS = 256
 _MAX_ROWS_FRACTION = 8
-_ROWS_ALWAYS = 64       # copy_totals' copies: the next pod on the node's current load
+_ROWS_ALWAYS = 64
+_ARGMAX_TOP = 8       # copy_totals' copies: the next pod on the node's current load
 
 
 @dataclass
@@ -66,6 +67,23 @@ class ShapeScores:
         """The node select_best picks, -1 when no node is feasible."""
         node = int(np.argmax(self.key))
         return node if self.key[node] >= 0 else -1
+
+    def top(self, k: int) -> np.ndarray:
+        """The feasible nodes select_best would pick first, up to k of them (kernels.batch.contenders for the next
+        k pods), best first."""
+        key = self.key
+        if k <= _ARGMAX_TOP:                     # a few argmax passes beat a partition of every node
+            out = []
+            for _ in range(k):
+                node = int(np.argmax(key))
+                if key[node] < 0:
+                    break
+                out.append(node)
+                key = key if len(out) > 1 else key.copy()
+                key[node] = -1
+            return np.array(out, np.int64)
+        best = smallest(np, -key, k)
+        return best[key[best] >= 0]
 
 
 def keepable(p: Prepared, framework) -> bool:
@@ -172,7 +190,8 @@ class ShapeCache:
             for plugin, st, weight in p.scores:
                 if plugin.score_behaviour(st) == FIXED:
                     fixed_total = fixed_total + weight * ev.normalized[plugin.name]
-                    holders += plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
+                    holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
+                                if h.any()]          # no holder: nothing to lose (a maximum of 0)
             total = np.asarray(ev.total).copy()
         return ShapeScores(shape, tensors, resources, tokens, p, local, len(tensors.changes), static_ok, feasible,
                            fixed_total, holders, total, rank, _key(total, feasible, rank))
@@ -202,7 +221,7 @@ class ShapeCache:
                 if any(h[left].any() and not (h & s.feasible).any() for h in s.holders) and s.feasible.any():
                     return False
                 s.feasible[rows] = ok
-            total = copy_totals(np, s.prepared, tensors, rows, s.fixed_total[rows], _NEXT_POD)[:, 0]
+            total = copy_totals(np, s.prepared, tensors, rows, s.fixed_total[rows], 1)[:, 0]
             s.total[rows] = total
             if s.rank is rank:
                 s.key[rows] = np.where(ok, total * len(rank) + (len(rank) - 1 - rank[rows]), -1)

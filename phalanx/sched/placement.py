@@ -18,7 +18,8 @@ from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_e
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from ..plugins.framework import PER_POD
 from .cluster import Cluster
-from .cycle import Evaluation, Prepared, copy_capacity, copy_totals, fixed_scores, prepare, run_filters, run_scores
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, copy_capacity, copy_totals, fixed_scores, prepare,
+                    run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache
 from .messages import first_failures, fit_error, reason_histogram
@@ -30,6 +31,9 @@ NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # E
 # (sched/incremental.py); longer ones take the batch path.
 SHORT_RUN = 8
 _NODES_PER_UPDATE = 800
+# Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
+# contenders costs less.
+_KEPT_ROUND_MIN = 3
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -163,17 +167,46 @@ class Placer:
             break
 
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
-        """The per-pod path on kept shape results: each pod takes the kept best node, whose row is evaluated again
-        for the next one. Returns the pods left from the first one no node fits (the per-pod path fails them with
-        the full cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
-        for i, pod in enumerate(pods):
+        """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
+        batch path places them, its rounds on the k best nodes of the kept key (the contenders) instead of every
+        node. Returns the pods left from the first one no node fits (the per-pod path fails them with the full
+        cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
+        while pods:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches)
-            node = -1 if kept is None else kept.best()
-            if node < 0:
-                return pods[i:]
-            out.pod_cycles += 1
-            out.placed.append(self.account(kept.prepared, np.array([node]), [pod]))
+            if kept is None:
+                return pods
+            if len(pods) < _KEPT_ROUND_MIN or not self.batching:
+                node = kept.best()
+                if node < 0:
+                    return pods
+                out.pod_cycles += 1
+                out.placed.append(self.account(kept.prepared, np.array([node]), pods[:1]))
+                pods = pods[1:]
+                continue
+            take, nodes = self._kept_round(kept, len(pods), rank)
+            if not take:
+                return pods
+            out.batch_rounds += 1
+            out.placed.append(self.account(kept.prepared, nodes, pods[:take]))
+            pods = pods[take:]
         return []
+
+    def _kept_round(self, kept, k: int, rank: np.ndarray) -> tuple[int, np.ndarray]:
+        """One batch round for the next k pods from kept results: (how many are placed, their nodes)."""
+        p, tensors = kept.prepared, self.cluster.tensors
+        cand = kept.top(k)
+        if not len(cand):
+            return 0, cand
+        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand)), k)
+        totals = self._totals(p, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
+        pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
+        take = int(count)
+        if kept.holders:
+            fill_t = np.full(len(kept.key), NEVER, np.int64)
+            fill_t[cand] = fill_times(np, pick[:take], copy[:take], cap, len(cand))
+            end = normalization_epoch_end(np, fill_t, [h & kept.feasible for h in kept.holders])
+            take = min(take, int(end) + 1)
+        return take, cand[pick[:take]]
 
     def after_failure(self, pod: Pod, p: Prepared, ev: Evaluation, message: str) -> tuple[str, bool]:
         """PostFilter for a pod no node fits: (its message, the PostFilter text appended; whether it was
