@@ -32,6 +32,20 @@ def test_generate_then_schedule(tmp_path):
     assert set(report["timing"]) == {"load_s", "schedule_s"}
 
 
+def test_kube_mix_schedules_the_same_with_and_without_kept_shapes(tmp_path):
+    out = runner.invoke(app, ["generate", "--out", str(tmp_path), "--nodes", "10", "--pods", "400", "--mix", "kube"])
+    assert out.exit_code == 0, out.output
+    reports = []
+    for flags in ([], ["--no-incremental"], ["--no-incremental", "--no-batching"]):
+        res = runner.invoke(app, ["schedule", "-f", str(tmp_path), "--json", *flags])
+        assert res.exit_code == 0, res.output
+        reports.append(json.loads(res.stdout))
+    assert reports[0]["bindings"] == reports[1]["bindings"] == reports[2]["bindings"]
+    assert reports[0]["unschedulable"] == reports[1]["unschedulable"] == reports[2]["unschedulable"]
+    assert len(reports[0]["bindings"]) + len(reports[0]["unschedulable"]) == 400
+    assert reports[0]["unschedulable"]            # 10 nodes of 32 cpu: the mix (1.2 cpu a pod) overflows them
+
+
 def test_schedule_toy_matches_hand_worked_result(tmp_path):
     res = runner.invoke(app, ["schedule", "--cluster", str(_toy_dir(tmp_path)), "--json"])
     report = json.loads(res.stdout)
