@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= test
 DEMO_DIR ?= out/demo
 
-.PHONY: install demo test test-long bench clean
+.PHONY: install demo test test-long bench scaling clean
 
 install: $(VENV)/.installed-$(EXTRAS)
 
@@ -29,6 +29,9 @@ test-long: install
 
 bench: install
 	$(PY) -m pytest bench --benchmark-only --benchmark-columns=min,mean,rounds -s
+
+scaling: install           # us per pod against nodes, per mix, numpy and JAX-CPU (bench/scaling.{json,md,png})
+	$(PY) bench/scaling.py --out bench/scaling
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis .benchmarks
