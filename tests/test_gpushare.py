@@ -285,8 +285,10 @@ def test_failed_gang_cycle_on_a_mixed_node_restores_devices_and_node_table_bit_f
     # n0: 3 devices, x (100m) bound on gpu0. Gang of 4 (minCount 4): two whole-GPU members (one run: batched),
     # then two 950m shares. w0, w1 hold gpu1, gpu2 (the devices no share uses) -> nvidia.com/gpu 2 + 1 = 3 of 3;
     # s0 fits nowhere (gpu0 has 900 free, the others held whole) -> the cycle is undone.
+    # incremental=False: the two whole-GPU members take the batch path (kept shapes would place a run of 2 pod by
+    # pod), whose undo is what this checks.
     s = Scheduler(cluster([gnode("n0", 3)], pods=[gpod("x", 100, node_name="n0")],
-                          groups=[make_pod_group("g", min_count=4)]))
+                          groups=[make_pod_group("g", min_count=4)]), incremental=False)
     before, nodes0 = s.cluster.gpus.snapshot(), node_state(s)
     changes0 = len(s.cluster.tensors.changes)
     recs = s.add_pods([make_pod(f"w{i}", cpu="1", gpu=1, pod_group="g") for i in range(2)]

@@ -2,6 +2,8 @@
 keep equals a full evaluation of the current state, through placements, deletions and node events."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -222,8 +224,40 @@ def test_top_is_the_best_feasible_keys_in_order(values, k):
     from phalanx.sched.incremental import ShapeScores
     n = len(values)
     key = np.array([v * n + (n - 1 - i) if v >= 0 else -1 for i, v in enumerate(values)], np.int64)
-    scores = ShapeScores(*([None] * 13), key=key)
+    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": key})
     want = sorted((i for i in range(n) if key[i] >= 0), key=lambda i: -key[i])[:k]
     before = key.copy()
     assert scores.top(k).tolist() == want
     assert np.array_equal(scores.key, before)        # the kept key is left as it was
+
+
+def test_deployment_replicas_keep_their_node_local_scores_and_score_spreading_live():
+    """A Deployment's replicas are spread by the system default constraints (PodTopologySpread's Score reads the
+    bound pods): the shape is kept with that Score run over every node each cycle (live), the rest kept. Same
+    records as full cycles, through a deletion and a node update."""
+    from phalanx.cluster_models.controllers import Deployment
+    from phalanx.cluster_models.generate import generate_nodes
+    from phalanx.cluster_models.objects import Taint
+    nodes = generate_nodes(40, seed=2, taint_fraction=0.2)
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "300m", "memory": "1Gi"}}}]}}
+    deployment = Deployment.model_validate({"metadata": {"name": "web"}, "spec": {
+        "replicas": 150, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+
+    def run(incremental):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, controllers=[deployment]))
+        sched = Scheduler(cluster, incremental=incremental)
+        records = sched.add_pods(cluster.pending) + sched.step(0.0)
+        live = [plugin.name for e in (sched.placer.kept.entries.values() if incremental else ()) for plugin, _ in e.live]
+        bound = [r.object for r in records if r.kind == "Bound"]
+        records += sched.delete_pod(bound[7])
+        node = nodes[3].model_copy(update={"spec": nodes[3].spec.model_copy(update={
+            "taints": [Taint(key="late", value="z", effect="PreferNoSchedule")]})})
+        records += sched.update_node(node) + sched.step(30.0)
+        return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None)) for r in records], live
+
+    kept, live = run(True)
+    full, _ = run(False)
+    assert kept == full
+    assert sum(1 for r in kept if r[0] == "Bound") > 100
+    assert live == ["PodTopologySpread"]

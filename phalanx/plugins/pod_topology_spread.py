@@ -144,6 +144,9 @@ def _constraints(pod, tensors, own_labels, given, default_selector=None) -> tupl
     return tuple(out)
 
 
+_KEPT_SELECTORS = 256      # selectors whose counts one score cache keeps
+
+
 class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
     Args = PodTopologySpreadArgs
@@ -231,7 +234,7 @@ class PodTopologySpread(Plugin):
     def score(self, xp, state, tensors, feasible, cache=None):
         nodes = tensors.nodes
         affinity_ok, taints_ok = _inclusion(xp, state, nodes)
-        counts, n_values = _counts(xp, state, tensors)
+        counts, n_values = _counts(xp, state, tensors) if cache is None else _kept_counts(state, tensors, cache)
         return kernel.pod_topology_spread_score(xp, nodes.labels, n_values, counts, state.constraints, feasible,
                                                 affinity_ok, taints_ok, state.require_all)[0]
 
@@ -280,6 +283,36 @@ def _inclusion(xp, state: State, nodes):
         affinity_ok = affinity_kernel.node_affinity_filter(xp, nodes.labels, state.node_affinity)[0] == SUCCESS
     taints_ok = taint_kernel.taint_toleration_filter(xp, nodes.taints, state.untolerated)[0] == SUCCESS
     return affinity_ok, taints_ok
+
+
+def _kept_counts(state: State, tensors, cache: dict):
+    """_counts on the host, each selector's matching pods per node kept in `cache` across cycles and brought up to
+    date with the pods bound since; a pod removed or a binding log cut back counts them all again."""
+    bound = tensors.bound_pods()
+    n = tensors.nodes.labels.shape[0]
+    epoch = (len(tensors.truncations), len(tensors.log()[2]), n)
+    if len(cache) > _KEPT_SELECTORS:
+        cache.clear()
+    counts = []
+    for c in state.constraints:
+        if not c.selector:
+            counts.append(kernel.matching_pods_per_node(np, bound, n, state.namespace, c.selector))
+            continue
+        # The selector's masks grow with the pod-label vocabulary: a new vocabulary is a new entry.
+        key = (state.namespace, tuple((t.key, t.allowed.tobytes()) for t in c.selector))
+        hit = cache.get(key)
+        if hit is None or hit[1] != epoch or hit[2] > bound.count:
+            count = kernel.matching_pods_per_node(np, bound, n, state.namespace, c.selector)
+        else:
+            count, _, seen = hit
+            if seen < bound.count:
+                new = replace(bound, node=bound.node[seen:], namespace=bound.namespace[seen:],
+                              labels=bound.labels[seen:], terminating=bound.terminating[seen:],
+                              count=bound.count - seen, removed=None)
+                count = count + kernel.matching_pods_per_node(np, new, n, state.namespace, c.selector)
+        cache[key] = (count, epoch, bound.count)
+        counts.append(count)
+    return counts, [len(v) for v in tensors.node_labels.values]
 
 
 def _counts(xp, state: State, tensors):

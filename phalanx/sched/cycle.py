@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.status import SUCCESS
-from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, SKIP, CycleError, Outcome, PodInfo, Rejection
+from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo, Rejection
 from .framework import Framework
 from .shapes import PodShape
 
@@ -189,6 +189,13 @@ def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = N
 
 # -- the batch path's per-round quantities, over all nodes; the numpy Placer, the compiled JAX rounds
 # (sched/jax_placer.py) and the kept shapes (sched/incremental.py) share them ---------------------------------
+def batchable(p: Prepared) -> bool:
+    """Every plugin that runs keeps its Filter and Score exact under the batch path."""
+    return (all(plugin.filter_behaviour(state) != PER_POD for plugin, state in p.filters)
+            and all(plugin.score_behaviour(state) != PER_POD for plugin, state, _ in p.scores)
+            and all(plugin.skip_behaviour(p.pod) != PER_POD for plugin in p.skipped))
+
+
 def copy_capacity(xp, p: Prepared, tensors, default: int):
     """(N,) int64 copies of the pod each node takes before a NODE_LOCAL filter rejects it; `default` where none
     of them runs."""

@@ -2,12 +2,15 @@
 between the shape's cycles. After placements only the nodes whose load changed since (tensors.changes) are
 evaluated again, and the best node is one argmax over a kept key, instead of every plugin over every node.
 
-A shape is kept only while nothing but node load moves what its plugins return:
+A shape is kept only while nothing but node load moves what its Filters return:
 - every Filter that runs reads no pods (removal_behaviour FIXED) or only its own node's load (NODE_LOCAL);
-- every Score is FIXED (a function of the node, normalized over the feasible nodes) or NODE_LOCAL (its own node's
-  load, not normalized), and reads neither bound pods nor host state;
-- no Reserve keeps per-pod state, no PreFilter or PreScore failed;
-- the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token).
+- no Reserve keeps per-pod state, no plugin keeps host state, no PreFilter or PreScore failed;
+- the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token),
+  and no copy of the pod could make a skipped plugin run (skip_behaviour).
+Scores that are FIXED (a function of the node, normalized over the feasible nodes) or NODE_LOCAL (their own node's
+load, not normalized) and read no bound pods are kept. The others (PodTopologySpread, InterPodAffinity: they read
+the bound pods) are live: their PreScore and Score run over every node in each cycle, on the kept feasible set,
+and are added to the kept total. Only shapes without live Scores are placed in batch rounds.
 FIXED normalized scores stay while a node holding each normalization's extreme stays feasible
 (normalization_holders); when the last one leaves, or a node becomes feasible again (pods removed), the shape is
 evaluated again over all nodes. Node rows added, rewritten or removed drop every kept shape (Placer.nodes_changed).
@@ -25,8 +28,8 @@ import numpy as np
 
 from ..kernels.backend import smallest
 from ..kernels.status import SUCCESS
-from ..plugins.framework import FIXED, NODE_LOCAL
-from .cycle import NodeRows, Prepared, WithNodes, copy_totals, prepare, run_filters, run_scores
+from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
+from .cycle import NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters, run_scores
 from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
@@ -37,7 +40,7 @@ DEFAULT_BUDGET_BYTES = 256 << 20
 _MAX_CHUNKS = 256
 _MAX_ROWS_FRACTION = 8
 _ROWS_ALWAYS = 64
-_ARGMAX_TOP = 8       # copy_totals' copies: the next pod on the node's current load
+_ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
 
 
 @dataclass
@@ -49,6 +52,7 @@ class ShapeScores:
     tokens: tuple                 # the framework's prepare tokens when prepared
     prepared: Prepared
     local: Prepared               # the NODE_LOCAL Filters alone, run again on changed node rows
+    scoring: Prepared             # the kept Scores alone (copy_totals reads them)
     mark: int                     # len(tensors.changes) the arrays reflect
     static_ok: np.ndarray         # (N,) bool the FIXED Filters pass and no PreFilterResult leaves the node out
     feasible: np.ndarray          # (N,) bool every Filter passes
@@ -57,6 +61,9 @@ class ShapeScores:
     total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod
     rank: np.ndarray              # the tie-break ranks `key` was made with
     key: np.ndarray               # (N,) int64 select_best's key: total * N + (N - 1 - rank), -1 if infeasible
+    live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
+                                  # cycle, from a fresh PreScore, and added to `total` in `key`
+    rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
 
     @property
     def nbytes(self) -> int:
@@ -87,15 +94,23 @@ class ShapeScores:
 
 
 def keepable(p: Prepared, framework) -> bool:
-    """Whether nothing but node load moves what the shape's plugins return (see the module docstring)."""
+    """Whether nothing but node load moves what the shape's Filters return, and its Scores either move only with
+    node load (kept) or can be run again alone (live; see the module docstring)."""
     if p.rejection is not None or p.error is not None or p.score_error is not None:
         return False
     reserving = framework.at("reserve")
     for plugin, state in p.filters:
         if plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) or plugin in reserving or plugin.host_only():
             return False
-    return all(plugin.score_behaviour(state) in (FIXED, NODE_LOCAL) and not plugin.reads_bound_pods()
-               and not plugin.host_only() for plugin, state, _ in p.scores)
+    # A skipped plugin that a copy of the pod may make run (its own terms, once bound, select it) would be
+    # prepared again after every placement.
+    return not any(plugin.host_only() for plugin, _, _ in p.scores) \
+        and all(plugin.skip_behaviour(p.pod) != PER_POD for plugin in p.skipped)
+
+
+def _kept_score(plugin, state) -> bool:
+    """A Score that moves only with its node's load (NODE_LOCAL) or not at all (FIXED): kept between cycles."""
+    return plugin.score_behaviour(state) in (FIXED, NODE_LOCAL) and not plugin.reads_bound_pods()
 
 
 def _key(total, feasible, rank):
@@ -123,9 +138,11 @@ class ShapeCache:
         self.last_seen.clear()
         self.used = 0
 
-    def get(self, shape: PodShape, cluster, framework, rank: np.ndarray, caches: dict) -> ShapeScores | None:
+    def get(self, shape: PodShape, cluster, framework, rank: np.ndarray, caches: dict,
+            again: bool = False) -> ShapeScores | None:
         """The shape's kept results brought up to date, or None when the shape cannot be kept now. caches: the
-        Placer's per-plugin score caches (what a full cycle passes its Scores)."""
+        Placer's per-plugin score caches (what a full cycle passes its Scores); again: more pods of the shape
+        follow at once (then a shape met for the first time is kept right away)."""
         tensors = cluster.tensors
         resources, tokens = len(tensors.resources), framework.prepare_tokens(cluster)
         entry = self.entries.get(shape.id)
@@ -138,12 +155,12 @@ class ShapeCache:
                 self.last_seen[shape.id] = now
                 return None
             if self._sync(entry, rank):
-                return entry
+                return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
             p = entry.prepared
         else:
             last = self.last_seen.get(shape.id)
             self.last_seen[shape.id] = now
-            if last is None or now - last > _MAX_CHUNKS:
+            if not again and (last is None or now - last > _MAX_CHUNKS):
                 return None
             refused = self.refused.get(shape.id)
             if refused is not None and refused[0] is shape and refused[1] is tensors \
@@ -156,7 +173,7 @@ class ShapeCache:
                 return None
         entry = self._build(p, shape, tensors, resources, tokens, rank, caches)
         self._store(entry)
-        return entry
+        return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
 
     def _drop(self, shape_id: int) -> None:
         gone = self.entries.pop(shape_id, None)
@@ -174,6 +191,8 @@ class ShapeCache:
                caches: dict) -> ShapeScores:
         """The shape's results from one full cycle (what the per-pod path computes), plus what keeping them needs."""
         self.builds += 1
+        scoring = dataclasses.replace(p, scores=tuple(sc for sc in p.scores if _kept_score(sc[0], sc[1])))
+        live = tuple((plugin, weight) for plugin, st, weight in p.scores if not _kept_score(plugin, st))
         ev = run_filters(np, p, tensors)
         feasible = np.asarray(ev.feasible).copy()
         static_ok = np.ones(len(feasible), bool) if ev.outside is None else ~np.asarray(ev.outside)
@@ -186,15 +205,34 @@ class ShapeCache:
         holders = []
         total = np.zeros(len(feasible), np.int64)
         if feasible.any():
-            run_scores(np, p, tensors, ev, caches)
-            for plugin, st, weight in p.scores:
+            run_scores(np, scoring, tensors, ev, caches)
+            for plugin, st, weight in scoring.scores:
+                part = weight * ev.normalized[plugin.name]
+                total = total + part
                 if plugin.score_behaviour(st) == FIXED:
-                    fixed_total = fixed_total + weight * ev.normalized[plugin.name]
+                    fixed_total = fixed_total + part
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
-            total = np.asarray(ev.total).copy()
-        return ShapeScores(shape, tensors, resources, tokens, p, local, len(tensors.changes), static_ok, feasible,
-                           fixed_total, holders, total, rank, _key(total, feasible, rank))
+        return ShapeScores(shape, tensors, resources, tokens, p, local, scoring, len(tensors.changes), static_ok,
+                           feasible, fixed_total, holders, total, rank, _key(total, feasible, rank), live,
+                           rounds=not live and batchable(p))
+
+    def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
+        """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
+        False when one of them fails the cycle (the full cycle then reports it)."""
+        pod, tensors, total = s.prepared.pod, s.tensors, s.total
+        pre_scoring = framework.at("preScore")
+        for plugin, weight in s.live:
+            pre = plugin.pre_score(pod, cluster) if plugin in pre_scoring else NOT_RUN
+            if pre is SKIP:
+                continue
+            state = pre if isinstance(pre, CycleError) else plugin.score_state(pod, cluster, pre)
+            if isinstance(state, CycleError):
+                return False
+            raw = plugin.score(np, state, tensors, s.feasible, caches.setdefault(plugin.name, {}))
+            total = total + weight * plugin.normalize(np, raw, s.feasible, state, tensors)
+        s.rank, s.key = rank, _key(total, s.feasible, rank)
+        return True
 
     def _sync(self, s: ShapeScores, rank: np.ndarray) -> bool:
         """Evaluate again the node rows whose load changed since `s.mark`; False when the normalization of a FIXED
@@ -221,10 +259,10 @@ class ShapeCache:
                 if any(h[left].any() and not (h & s.feasible).any() for h in s.holders) and s.feasible.any():
                     return False
                 s.feasible[rows] = ok
-            total = copy_totals(np, s.prepared, tensors, rows, s.fixed_total[rows], 1)[:, 0]
+            total = copy_totals(np, s.scoring, tensors, rows, s.fixed_total[rows], 1)[:, 0]
             s.total[rows] = total
-            if s.rank is rank:
+            if s.rank is rank and not s.live:
                 s.key[rows] = np.where(ok, total * len(rank) + (len(rank) - 1 - rank[rows]), -1)
-        if s.rank is not rank:
+        if s.rank is not rank and not s.live:
             s.rank, s.key = rank, _key(s.total, s.feasible, rank)
         return True

@@ -47,10 +47,10 @@ from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_e
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from ..plugins.framework import PER_POD, Pads, pad1
 from .cluster import Cluster
-from .cycle import Evaluation, Prepared, prepare, run_filters, run_scores
+from .cycle import (Evaluation, Prepared, batchable, copy_capacity, copy_totals, fixed_scores, prepare, run_filters,
+                    run_scores)
 from .framework import Framework
-from .cycle import copy_capacity, copy_totals, fixed_scores
-from .placement import Placer, RunOutcome, batchable, rejectors
+from .placement import Placer, RunOutcome, rejectors
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls

@@ -16,10 +16,9 @@ import numpy as np
 from ..cluster_models import Pod
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
-from ..plugins.framework import PER_POD
 from .cluster import Cluster
-from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, copy_capacity, copy_totals, fixed_scores, prepare,
-                    run_filters, run_scores)
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_capacity, copy_totals, fixed_scores,
+                    prepare, run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache
 from .messages import first_failures, fit_error, reason_histogram
@@ -91,13 +90,6 @@ def rejectors(ev: Evaluation) -> frozenset:
     return frozenset(names)
 
 
-def batchable(p: Prepared) -> bool:
-    """Every plugin that runs keeps its Filter and Score exact under the batch path."""
-    return (all(plugin.filter_behaviour(state) != PER_POD for plugin, state in p.filters)
-            and all(plugin.score_behaviour(state) != PER_POD for plugin, state, _ in p.scores)
-            and all(plugin.skip_behaviour(p.pod) != PER_POD for plugin in p.skipped))
-
-
 class Placer:
     """Filter/score evaluation and placement of pod runs on one cluster's tensors, for one profile."""
 
@@ -128,17 +120,21 @@ class Placer:
         return out
 
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
-        if self.kept is not None and not (self.batching and len(pods) > self.short_run()) and not self.sampling() \
-                and not self.cluster.nominations:
+        """Short runs go on kept shape results, long ones in batches; a long run that cannot be batched goes on
+        kept results too; what is left, pod by pod with a full cycle each."""
+        eligible = not self.sampling() and not self.cluster.nominations
+        short = not self.batching or len(pods) <= self.short_run()
+        if self.kept is not None and eligible and short:
             pods = self._place_kept(shape, pods, rank, out)
             if not pods:
                 return
-        if self.batching and len(pods) > 1 and not self.sampling() and not self.cluster.nominations:
-            p = prepare(shape, self.cluster, self.framework)
-            if batchable(p):
+        if self.batching and len(pods) > 1 and eligible:
+            if batchable(prepare(shape, self.cluster, self.framework)):
                 pods = self._place_batch(shape, pods, rank, out)
-                if not pods:
-                    return
+            elif self.kept is not None and not short:
+                pods = self._place_kept(shape, pods, rank, out)
+            if not pods:
+                return
         self.place_each(shape, pods, rank, out)
 
     def short_run(self) -> int:
@@ -172,10 +168,10 @@ class Placer:
         node. Returns the pods left from the first one no node fits (the per-pod path fails them with the full
         cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
         while pods:
-            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches)
+            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
             if kept is None:
                 return pods
-            if len(pods) < _KEPT_ROUND_MIN or not self.batching:
+            if len(pods) < _KEPT_ROUND_MIN or not self.batching or not kept.rounds:
                 node = kept.best()
                 if node < 0:
                     return pods
@@ -198,7 +194,7 @@ class Placer:
         if not len(cand):
             return 0, cand
         cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand)), k)
-        totals = self._totals(p, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
+        totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
         pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
         take = int(count)
         if kept.holders:
