@@ -392,3 +392,38 @@ def test_loading_leaves_the_garbage_collector_as_it_was():
     with pytest.raises(InputError):
         load_text("kind: 3\n")
     assert gc.isenabled()
+
+
+# -- pods sharing a template ----------------------------------------------------------------------------------------
+
+def _replicas(names, **meta):
+    template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "web", "labels": {"app": "web"}, **meta},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
+                         "tolerations": [{"key": "k", "operator": "Exists"}]}}
+    return [{**template, "metadata": {**template["metadata"], "name": name}} for name in names]
+
+
+def test_pods_differing_only_in_name_are_validated_once_and_equal_to_validated_ones():
+    docs = _replicas(["w-0", "w-1", "w-2"])
+    loaded = load_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json").pods
+    alone = [load_text(json.dumps(d), f"{i}.json").pods[0] for i, d in enumerate(docs)]
+    assert [p.model_dump() for p in loaded] == [p.model_dump() for p in alone]
+    assert [p.key for p in loaded] == ["web/w-0", "web/w-1", "web/w-2"]
+    assert loaded[1].spec is loaded[0].spec and loaded[2].metadata.labels is loaded[0].metadata.labels
+
+
+def test_a_replica_with_a_bad_name_is_refused_as_alone():
+    docs = _replicas(["w-0", "W-1"])
+    assert load_error(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json") == (
+        "Pod web/W-1: metadata.name: must be a DNS subdomain: lowercase "
+        "letters, digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit "
+        "(got \"W-1\")")
+
+
+def test_replicas_with_unknown_fields_are_each_reported():
+    docs = _replicas(["w-0", "w-1"])
+    docs = [{**d, "spec": {**d["spec"], "nodeNmae": "n1"}} for d in docs]
+    objects = load_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json")
+    assert len(objects.pods) == 2
+    assert objects.warnings == ['2 Pods (web/w-0, web/w-1): unknown field "spec.nodeNmae" (ignored; --strict makes it '
+                                'an error)']

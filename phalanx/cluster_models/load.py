@@ -36,7 +36,7 @@ from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, 
 from .disruption import PodDisruptionBudget
 from .errors import InputError, field_path, validation_problem
 from .jobs import BATCH_V1, Job
-from .objects import RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField
+from .objects import RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_subdomain_problem
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -227,6 +227,19 @@ def _describe(kind: str, document: dict, where: str) -> str:
     return f"{kind} {name}"
 
 
+_POD_TEMPLATES = 4096      # distinct pod templates one load remembers (all-distinct pods would only fill memory)
+
+
+def _pod_template_key(document: dict) -> tuple[str, str] | None:
+    """What a Pod document is besides its metadata.name and uid, as text (dict order included: a template written
+    by one tool repeats it), or None for a document without a metadata object."""
+    meta = document.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    return (repr({k: v for k, v in document.items() if k != "metadata"}),
+            repr({k: v for k, v in meta.items() if k != "name" and k != "uid"}))
+
+
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
@@ -238,6 +251,9 @@ class _Collector:
         self._generated: set[tuple[str, str]] = set()      # names made from metadata.generateName
         self._name_generator = NameGenerator(self._names)
         self._skipped: dict[tuple[str, str], int] = {}  # (source, "apiVersion Kind") -> count
+        # A Pod document that differs from one validated before only in metadata.name and uid (a controller's
+        # replicas, a generated workload) is that pod renamed: its template key -> the validated pod.
+        self._pod_templates: dict[tuple[str, str], Pod] = {}
 
     def add_text(self, text: str, source: str, json_only: bool = False) -> None:
         if json_only:
@@ -288,6 +304,12 @@ class _Collector:
         generated = self._generate_name(kind, document, where)
         if generated is not None:
             document = {**document, "metadata": {**document["metadata"], "name": generated}}
+        template = _pod_template_key(document) if model is Pod else None
+        if template is not None:
+            obj = self._renamed(template, document["metadata"])
+            if obj is not None:
+                self._keep(obj)
+                return
         unknown: list = []                     # (model, field) pairs met, when they are not errors
         token = UNKNOWN_FIELDS.set(RAISE if self.strict else unknown)
         try:
@@ -307,7 +329,18 @@ class _Collector:
             # No API server has both: v1.36 replaced workloadRef by schedulingGroup and drops it as unknown.
             self._notes.setdefault(("Pod", "spec.workloadRef: ignored, spec.schedulingGroup is set (v1.36 replaced "
                                            "workloadRef with schedulingGroup)"), []).append(obj.key)
+        elif template is not None and not unknown and len(self._pod_templates) < _POD_TEMPLATES:
+            self._pod_templates[template] = obj      # only pods that left no note behind
         self._keep(obj)
+
+    def _renamed(self, template: tuple[str, str], meta: dict) -> Pod | None:
+        """The pod validated before under `template`, with this document's name and uid; None when there is none
+        or the name or uid would not pass as they are (the full validation then says why)."""
+        seen = self._pod_templates.get(template)
+        name, uid = meta.get("name"), meta.get("uid", "")
+        if seen is None or not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
+            return None
+        return seen.model_copy(update={"metadata": seen.metadata.model_copy(update={"name": name, "uid": uid})})
 
     def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
         """Validate again with unknown fields as errors, `count` times at most: each error's location is one
