@@ -261,3 +261,22 @@ def test_deployment_replicas_keep_their_node_local_scores_and_score_spreading_li
     assert kept == full
     assert sum(1 for r in kept if r[0] == "Bound") > 100
     assert live == ["PodTopologySpread"]
+
+
+def test_a_cluster_without_nodes_fails_pods_as_full_cycles_do():
+    """The only node removed: kept shapes step aside and the pods fail with the full cycle's message."""
+    nodes = [make_node("n0", cpu="1")]
+    spread = [{"max_skew": 1, "topology_key": "topology.kubernetes.io/zone", "when_unsatisfiable": "ScheduleAnyway",
+               "label_selector": {"match_labels": {"app": "a"}}}]
+    pods = [make_pod(f"p{i}", cpu="100m", memory="64Mi", labels={"app": "a"}, spread=spread) for i in range(3)]
+
+    def run(incremental):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        sched = Scheduler(cluster, incremental=incremental)
+        records = sched.add_pods(pods[:1]) + sched.step(0.0) + sched.remove_node("n0")
+        records += sched.add_pods(pods[1:]) + sched.step(1.0)
+        return [(r.kind, r.object, getattr(r, "message", None)) for r in records]
+
+    kept = run(True)
+    assert kept == run(False)
+    assert ("Unschedulable", "default/p1", "no nodes available to schedule pods") in kept

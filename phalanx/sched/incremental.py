@@ -144,6 +144,8 @@ class ShapeCache:
         Placer's per-plugin score caches (what a full cycle passes its Scores); again: more pods of the shape
         follow at once (then a shape met for the first time is kept right away)."""
         tensors = cluster.tensors
+        if not tensors.nodes.size:            # no node: the full cycle's "no nodes available"
+            return None
         resources, tokens = len(tensors.resources), framework.prepare_tokens(cluster)
         entry = self.entries.get(shape.id)
         now = len(tensors.changes)
