@@ -31,6 +31,7 @@ MIXES = {
 
 def build(mix: str, nodes: int, pods: int):
     from phalanx.cluster_models import ClusterObjects
+    from phalanx.scenarios import gpu_mix_nodes
     from phalanx.cluster_models.generate import (basic_pods, gang_pods, generate_nodes, gpu_mix_pods,
                                                  heterogeneous_pods, kube_mix_pods)
     if mix == "identical":
@@ -40,9 +41,7 @@ def build(mix: str, nodes: int, pods: int):
     if mix == "distinct":
         return ClusterObjects(nodes=generate_nodes(nodes), pods=heterogeneous_pods(pods))
     if mix == "gpu":
-        return ClusterObjects(nodes=generate_nodes(nodes, seed=1, gpu_fraction=0.25, taint_fraction=0.05,
-                                                   unschedulable_fraction=0.01, node_type="cpu-large"),
-                              pods=gpu_mix_pods(pods, seed=1))
+        return ClusterObjects(nodes=gpu_mix_nodes(nodes), pods=gpu_mix_pods(pods, seed=1))
     if mix == "gangs":
         groups, members = gang_pods(pods // 3, 3)
         return ClusterObjects(nodes=generate_nodes(nodes), pods=members, pod_groups=groups)

@@ -32,7 +32,7 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def main(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                       help="print the version and exit")) -> None:
     """Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics)."""
 

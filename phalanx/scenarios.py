@@ -45,14 +45,15 @@ def _deployment(n_nodes: int, replicas: int) -> ClusterObjects:
     return ClusterObjects(nodes=generate_nodes(n_nodes), controllers=[deployment])
 
 
-def _gpu_nodes(n: int):
+def gpu_mix_nodes(n: int):
+    """GpuMix's nodes: 25% tainted 8-GPU nodes, 64-cpu nodes, soft taints, cordoned nodes."""
     return generate_nodes(n, seed=1, gpu_fraction=0.25, taint_fraction=0.05, unschedulable_fraction=0.01,
                           node_type="cpu-large")
 
 
 def _gpu_gangs(n_nodes: int, n_pods: int) -> ClusterObjects:
     groups, pods = gpu_mix_workloads(n_pods, seed=1, gang_training=True)
-    return ClusterObjects(nodes=_gpu_nodes(n_nodes), pods=pods, pod_groups=groups)
+    return ClusterObjects(nodes=gpu_mix_nodes(n_nodes), pods=pods, pod_groups=groups)
 
 
 def _gang_scenario(name, n_nodes, gangs, size, description) -> Scenario:
@@ -117,7 +118,7 @@ SCENARIOS = {s.name: s for s in [
              "a Deployment of 5,000 replicas: ReplicaSet-owned pods, spread by the system default constraints"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
-    _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, _gpu_nodes, lambda n: gpu_mix_pods(n, seed=1),
+    _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, gpu_mix_nodes, lambda n: gpu_mix_pods(n, seed=1),
               "25% 8-GPU nodes (tainted), 64-cpu nodes, soft taints, cordoned nodes; CPU, 1/2/8-GPU pods"),
     Scenario("GpuMixGangs_100000Nodes_1000000Pods", 100_000, 1_000_000,
              lambda: _gpu_gangs(100_000, 1_000_000),

@@ -10,10 +10,15 @@ from .backend import set_at
 NONE = -1
 
 
+def selection_key(xp, total, feasible, rank, n: int):
+    """select_best's key per node: total * n + (n - 1 - rank) on feasible nodes, -1 elsewhere (distinct per node:
+    the ranks of the n nodes are distinct). Any subset of the nodes may be keyed at once."""
+    return xp.where(feasible, total * n + (n - 1 - rank), -1)
+
+
 def select_best(xp, total, feasible, rank):
     """Index of the feasible node with the highest total (lowest rank among equals), or NONE."""
-    n = total.shape[0]
-    key = xp.where(feasible, total * n + (n - 1 - rank), -1)
+    key = selection_key(xp, total, feasible, rank, total.shape[0])
     best = xp.argmax(key)
     return xp.where(key[best] >= 0, best, NONE)
 

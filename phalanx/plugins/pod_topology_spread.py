@@ -234,7 +234,7 @@ class PodTopologySpread(Plugin):
     def score(self, xp, state, tensors, feasible, cache=None):
         nodes = tensors.nodes
         affinity_ok, taints_ok = _inclusion(xp, state, nodes)
-        counts, n_values = _counts(xp, state, tensors) if cache is None else _kept_counts(state, tensors, cache)
+        counts, n_values = _counts(xp, state, tensors, cache)
         return kernel.pod_topology_spread_score(xp, nodes.labels, n_values, counts, state.constraints, feasible,
                                                 affinity_ok, taints_ok, state.require_all)[0]
 
@@ -285,11 +285,16 @@ def _inclusion(xp, state: State, nodes):
     return affinity_ok, taints_ok
 
 
-def _kept_counts(state: State, tensors, cache: dict):
-    """_counts on the host, each selector's matching pods per node kept in `cache` across cycles and brought up to
-    date with the pods bound since; a pod removed or a binding log cut back counts them all again."""
+def _counts(xp, state: State, tensors, cache: dict | None = None):
+    """Matching bound pods per node for each constraint, and the number of values of each node label key.
+    cache (host only): each selector's counts kept across cycles and brought up to date with the pods bound since;
+    a pod removed or a binding log cut back counts them all again."""
     bound = tensors.bound_pods()
     n = tensors.nodes.labels.shape[0]
+    n_values = [len(v) for v in tensors.node_labels.values]
+    if cache is None:
+        return [kernel.matching_pods_per_node(xp, bound, n, state.namespace, c.selector)
+                for c in state.constraints], n_values
     epoch = (len(tensors.truncations), len(tensors.log()[2]), n)
     if len(cache) > _KEPT_SELECTORS:
         cache.clear()
@@ -312,12 +317,4 @@ def _kept_counts(state: State, tensors, cache: dict):
                 count = count + kernel.matching_pods_per_node(np, new, n, state.namespace, c.selector)
         cache[key] = (count, epoch, bound.count)
         counts.append(count)
-    return counts, [len(v) for v in tensors.node_labels.values]
-
-
-def _counts(xp, state: State, tensors):
-    """Matching bound pods per node for each constraint, and the number of values of each node label key."""
-    bound = tensors.bound_pods()
-    n = tensors.nodes.labels.shape[0]
-    counts = [kernel.matching_pods_per_node(xp, bound, n, state.namespace, c.selector) for c in state.constraints]
-    return counts, [len(v) for v in tensors.node_labels.values]
+    return counts, n_values

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.backend import smallest
+from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters, run_scores
@@ -79,18 +80,20 @@ class ShapeScores:
         """The feasible nodes select_best would pick first, up to k of them (kernels.batch.contenders for the next
         k pods), best first."""
         key = self.key
-        if k <= _ARGMAX_TOP:                     # a few argmax passes beat a partition of every node
-            out = []
-            for _ in range(k):
-                node = int(np.argmax(key))
-                if key[node] < 0:
-                    break
-                out.append(node)
-                key = key if len(out) > 1 else key.copy()
-                key[node] = -1
-            return np.array(out, np.int64)
-        best = smallest(np, -key, k)
-        return best[key[best] >= 0]
+        if k > _ARGMAX_TOP:
+            best = smallest(np, -key, k)
+            return best[key[best] >= 0]
+        # A few argmax passes beat a partition of every node; the picked keys are masked, then put back.
+        picked, values = [], []
+        for _ in range(k):
+            node = int(np.argmax(key))
+            if key[node] < 0:
+                break
+            picked.append(node)
+            values.append(key[node])
+            key[node] = -1
+        key[picked] = values
+        return np.array(picked, np.int64)
 
 
 def keepable(p: Prepared, framework) -> bool:
@@ -111,11 +114,6 @@ def keepable(p: Prepared, framework) -> bool:
 def _kept_score(plugin, state) -> bool:
     """A Score that moves only with its node's load (NODE_LOCAL) or not at all (FIXED): kept between cycles."""
     return plugin.score_behaviour(state) in (FIXED, NODE_LOCAL) and not plugin.reads_bound_pods()
-
-
-def _key(total, feasible, rank):
-    n = len(rank)
-    return np.where(feasible, total * n + (n - 1 - rank), -1)
 
 
 class ShapeCache:
@@ -215,9 +213,9 @@ class ShapeCache:
                     fixed_total = fixed_total + part
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
+        key = selection_key(np, total, feasible, rank, len(rank))
         return ShapeScores(shape, tensors, resources, tokens, p, local, scoring, len(tensors.changes), static_ok,
-                           feasible, fixed_total, holders, total, rank, _key(total, feasible, rank), live,
-                           rounds=not live and batchable(p))
+                           feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p))
 
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
@@ -233,7 +231,7 @@ class ShapeCache:
                 return False
             raw = plugin.score(np, state, tensors, s.feasible, caches.setdefault(plugin.name, {}))
             total = total + weight * plugin.normalize(np, raw, s.feasible, state, tensors)
-        s.rank, s.key = rank, _key(total, s.feasible, rank)
+        s.rank, s.key = rank, selection_key(np, total, s.feasible, rank, len(rank))
         return True
 
     def _sync(self, s: ShapeScores, rank: np.ndarray) -> bool:
@@ -264,7 +262,7 @@ class ShapeCache:
             total = copy_totals(np, s.scoring, tensors, rows, s.fixed_total[rows], 1)[:, 0]
             s.total[rows] = total
             if s.rank is rank and not s.live:
-                s.key[rows] = np.where(ok, total * len(rank) + (len(rank) - 1 - rank[rows]), -1)
+                s.key[rows] = selection_key(np, total, ok, rank[rows], len(rank))
         if s.rank is not rank and not s.live:
-            s.rank, s.key = rank, _key(s.total, s.feasible, rank)
+            s.rank, s.key = rank, selection_key(np, s.total, s.feasible, rank, len(rank))
         return True

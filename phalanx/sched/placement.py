@@ -26,8 +26,8 @@ from .preemption import with_nominated
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
-# Runs up to max(SHORT_RUN, nodes // _NODES_PER_UPDATE) long go pod by pod on the kept shape
-# (sched/incremental.py); longer ones take the batch path.
+# Runs up to max(SHORT_RUN, nodes // _NODES_PER_UPDATE) long are placed on the kept shape (sched/incremental.py);
+# longer ones take the batch path over every node.
 SHORT_RUN = 8
 _NODES_PER_UPDATE = 800
 # Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
@@ -138,8 +138,8 @@ class Placer:
         self.place_each(shape, pods, rank, out)
 
     def short_run(self) -> int:
-        """Runs up to this long go pod by pod on the kept shape; longer ones take the batch path (one kept-shape
-        update costs about what a batch round costs over _NODES_PER_UPDATE nodes)."""
+        """Runs up to this long are placed on the kept shape; longer ones take the batch path over every node (one
+        kept-shape update costs about what a batch round costs over _NODES_PER_UPDATE nodes)."""
         return max(SHORT_RUN, self.cluster.tensors.nodes.size // _NODES_PER_UPDATE)
 
     def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
