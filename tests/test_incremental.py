@@ -61,12 +61,30 @@ def interleaved_cases(draw):
             kw["gpu"] = "1"
         if rng.random() < 0.1:
             kw["host_ports"] = [(8080, "TCP", "")]
+        if rng.random() < 0.4:
+            kw["labels"] = {"app": str(rng.choice(["a", "b"]))}
+        if rng.random() < 0.3:
+            kw["pod_affinity"] = _pod_terms(rng)
         templates.append(kw)
     pods, wanted = [], draw(st.integers(1, 120))
     while len(pods) < wanted:
         kw = templates[int(rng.integers(0, len(templates)))]
         pods += [make_pod(f"p{len(pods) + j}", **kw) for j in range(int(rng.integers(1, 7)))]
     return nodes, pods
+
+
+def _pod_terms(rng) -> dict:
+    """Preferred pod (anti-)affinity on hostname or tier (their scores are live in kept shapes), now and then a
+    required anti-affinity (the shape is then not kept)."""
+    def term():
+        return {"label_selector": {"match_labels": {"app": str(rng.choice(["a", "b"]))}},
+                "topology_key": str(rng.choice(["kubernetes.io/hostname", "tier"]))}
+    kind = str(rng.choice(["pod_affinity", "pod_anti_affinity"]))
+    part = {"preferred_during_scheduling_ignored_during_execution": [
+        {"weight": int(rng.integers(1, 100)), "pod_affinity_term": term()}]}
+    if kind == "pod_anti_affinity" and rng.random() < 0.3:
+        part["required_during_scheduling_ignored_during_execution"] = [term()]
+    return {kind: part}
 
 
 def _records(nodes, pods, incremental: bool, batching: bool = True, tie_break: str = "first"):

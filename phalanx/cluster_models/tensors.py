@@ -149,6 +149,13 @@ class BoundPods:
         removed = None if self.removed is None else self.removed[:m]
         return BoundPods(self.node[:m], self.namespace[:m], self.labels[:m], self.terminating[:m], m, removed)
 
+    def rows(self, first: int) -> "BoundPods":
+        """The rows from `first` on (pods bound since a reader last looked)."""
+        m = self.count
+        removed = None if self.removed is None else self.removed[first:m]
+        return BoundPods(self.node[first:m], self.namespace[first:m], self.labels[first:m],
+                         self.terminating[first:m], m - first, removed)
+
     def live(self) -> np.ndarray:
         """(M,) bool rows of pods still on their node (terminating ones included)."""
         if self.removed is None:
@@ -182,8 +189,11 @@ class AffinityTerms:
     # (namespace, labels) of a pod -> (C,) bool the classes selecting it (InterPodAffinity's memo; classes are only
     # ever appended, so an entry is extended, never invalidated)
     selecting: dict = field(default_factory=dict)
+    # InterPodAffinity's PreScore sums per incoming pod, brought up to date with the rows added since (its memo)
+    score_sums: dict = field(default_factory=dict)
     kinds: set = field(default_factory=set)        # the kinds of term the classes hold
     added: int = 0                  # rows ever added (never decreases: tells readers that terms came)
+    added_anti: int = 0             # of those, required anti-affinity rows (the only ones PreFilter reads)
 
     @classmethod
     def empty(cls) -> "AffinityTerms":
@@ -215,6 +225,7 @@ class AffinityTerms:
                 self.pod[self.count], self.cls[self.count] = row, c
                 self.count += 1
                 self.added += 1
+                self.added_anti += kind == REQUIRED_ANTI_AFFINITY
 
     def truncate(self, rows: int) -> None:
         """Forget the terms of BoundPods rows >= rows."""
@@ -244,6 +255,7 @@ class ClusterTensors:
     _terms: AffinityTerms = field(default_factory=AffinityTerms.empty)
     truncations: list[int] = field(default_factory=list)  # every truncate_log mark, in order (readers of log
                                                           # positions drop rows from the smallest new one)
+    node_rewrites: int = 0          # update_node calls so far (node labels read by caches may have changed)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -342,6 +354,10 @@ class ClusterTensors:
     def log(self) -> tuple[list[Pod], np.ndarray, set[int]]:
         """The binding log (read-only): pods in binding order, their node ids, and the positions unbound since."""
         return self._bound_pods, self._flat_nodes(), self._removed
+
+    def removals(self) -> int:
+        """How many log positions were unbound (grows with every removal; a cut-back log may lower it)."""
+        return len(self._removed)
 
     def live_bound(self) -> list[tuple[Pod, int]]:
         """(pod, node id) of every pod on a node now, in binding order."""
@@ -524,6 +540,7 @@ def update_node(tensors: ClusterTensors, node: Node) -> None:
         if name != "pods":
             tensors.resource_column(name)
     row = _node_row(tensors, node)
+    tensors.node_rewrites += 1
     table = tensors.nodes
     table.labels = _grow_columns(table.labels, len(tensors.node_labels.keys), -1)
     table.taints = _grow_columns(table.taints, len(tensors.taints), -1)

@@ -351,15 +351,16 @@ class Plugin:
         pods are placed or removed: the incremental per-shape path (sched/incremental.py) relies on it."""
         return FIXED
 
-    def prepare_token(self, cluster):
-        """For a plugin whose PreFilter or PreScore decides from the bound pods whether to skip a pod: a value
-        that changes whenever a binding may turn a skip into a run (None: no binding ever does). A shape's kept
-        results (sched/incremental.py) are prepared again when it changes."""
+    def prepare_token(self, cluster, point: str):
+        """For a plugin whose PreFilter or PreScore (point: "preFilter" or "preScore") decides from the bound pods
+        whether to skip a pod: a value that changes whenever a binding may turn that skip into a run (None: no
+        binding ever does). A shape's kept results (sched/incremental.py) are prepared again when it changes."""
         return None
 
-    def skip_behaviour(self, pod: PodInfo) -> str:
-        """For a pod this plugin's PreFilter or PreScore skipped: FIXED when copies of the pod placed one after
-        another keep it skipped, PER_POD when a copy may make it run for the next one."""
+    def skip_behaviour(self, pod: PodInfo, point: str) -> str:
+        """For a pod this plugin's PreFilter or PreScore (point: "preFilter" or "preScore") skipped: FIXED when
+        copies of the pod placed one after another keep it skipped, PER_POD when a copy may make it run for the
+        next one."""
         return FIXED
 
     def reads_bound_pods(self) -> bool:

@@ -34,6 +34,8 @@ _REASONS = {kernel.AFFINITY_BIT: REASON_AFFINITY, kernel.ANTI_AFFINITY_BIT: REAS
             kernel.EXISTING_ANTI_AFFINITY_BIT: REASON_EXISTING_ANTI_AFFINITY}
 # More copies than any node can hold: the capacity of a node this plugin does not limit.
 _UNLIMITED = 1 << 40
+# Incoming pods whose PreScore sums are kept per cluster (AffinityTerms.score_sums); beyond it they start over.
+_KEPT_SUMS = 64
 
 
 class InterPodAffinityArgs(PluginArgs):
@@ -70,8 +72,9 @@ class Term:
         if self.namespaces is None:
             ns_ok = np.ones(bound.count, bool)
         else:
-            ids = [tensors.namespaces.get(n) for n in self.namespaces]
-            ns_ok = np.isin(bound.namespace, [i for i in ids if i >= 0])
+            ids = [i for i in (tensors.namespaces.get(n) for n in self.namespaces) if i >= 0]
+            # one namespace (the usual term) is one comparison; isin sorts
+            ns_ok = bound.namespace == ids[0] if len(ids) == 1 else np.isin(bound.namespace, ids)
         return ns_ok & np.asarray(term_matches(np, bound.labels, tests))
 
 
@@ -83,6 +86,17 @@ class FilterState:
     existing: tuple               # (key, (N,) existing pods whose required anti-affinity of that key selects the pod)
     copies_per_node: bool         # copies of the pod block each other only on their own node (see filter_behaviour)
     self_blocking: tuple = ()     # node label key ids of the pod's anti-affinity terms that select the pod itself
+
+
+@dataclass(frozen=True)
+class ScoreSums:
+    """PreScore's per-node signed weights for one incoming pod, over the bound pods and term rows seen so far."""
+    affinity: object              # the pod's spec.affinity these are for (identity)
+    epoch: tuple                  # what, when it moves, makes the sums start over (pods removed, nodes rewritten)
+    bound_seen: int               # BoundPods rows summed
+    terms_seen: int               # AffinityTerms rows summed
+    by_key: tuple                 # (key, (N,) int64 signed weights per node) per topology key, sorted
+    contributed: bool             # some term reached a node carrying its key (else PreScore skips)
 
 
 @dataclass(frozen=True)
@@ -298,48 +312,78 @@ class InterPodAffinity(Plugin):
         has_constraints = bool(_preferred(pod, anti=False) or _preferred(pod, anti=True))
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
-        tensors = cluster.tensors
-        terms = tensors.affinity_terms()
+        terms = cluster.tensors.affinity_terms()
         if not has_constraints and not terms.kinds - {REQUIRED_ANTI_AFFINITY}:
             return SKIP                      # nothing could contribute
+        sums = self._score_sums(pod, cluster, terms)
+        if not sums.contributed:
+            return SKIP
+        # Copies hold the pod's terms once bound: preferred ones, and required affinity (hardPodAffinityWeight).
+        interacts = has_constraints or (self.args.hard_pod_affinity_weight > 0 and bool(_required(pod, anti=False)))
+        return ScoreState(sums.by_key, interacts)
+
+    def _score_sums(self, pod, cluster, terms) -> ScoreSums:
+        """The pod's PreScore sums now: those kept for it with the bound pods and term rows added since summed on
+        top (pods bind far more often than they leave, and each binding adds to one node); anything removed,
+        nodes added or rewritten, or new namespaces start them over."""
+        tensors = cluster.tensors
         bound = tensors.bound_pods()
+        epoch = (len(tensors.truncations), tensors.removals(), tensors.nodes.size, tensors.node_rewrites,
+                 len(cluster.namespaces))
+        key = (pod.metadata.namespace, tuple(sorted(pod.metadata.labels.items())), id(pod.spec.affinity),
+               self.args.hard_pod_affinity_weight)
+        sums = terms.score_sums.get(key)
+        if sums is None or sums.affinity is not pod.spec.affinity or sums.epoch != epoch \
+                or sums.bound_seen > bound.count or sums.terms_seen > terms.count:
+            sums = ScoreSums(pod.spec.affinity, epoch, 0, 0, (), False)
+        if sums.bound_seen < bound.count or sums.terms_seen < terms.count:
+            sums = self._sum_rows(pod, cluster, terms, bound, sums)
+            if len(terms.score_sums) >= _KEPT_SUMS and key not in terms.score_sums:
+                terms.score_sums.clear()
+            terms.score_sums[key] = sums
+        return sums
+
+    def _sum_rows(self, pod, cluster, terms, bound, sums: ScoreSums) -> ScoreSums:
+        """`sums` with the bound pods from row sums.bound_seen and the term rows from sums.terms_seen added:
+        the incoming pod's preferred terms over those pods, and those terms' weights where they select the pod."""
+        tensors = cluster.tensors
         n = tensors.nodes.size
         live = bound.live()
         ns = pod.metadata.namespace
-        weights: dict[int, np.ndarray] = {}       # node label key id -> (M,) signed weight per bound pod
-        contributed = False
+        per_node = dict(sums.by_key)              # node label key id -> (N,) signed weights (new arrays, below)
+        contributed = sums.contributed
 
         def add(key: int, rows: np.ndarray, w: np.ndarray) -> None:
             nonlocal contributed
             if key < 0 or not rows.size:
                 return
-            keyed = tensors.nodes.labels[bound.node[rows], key] >= 0
+            nodes = bound.node[rows]
+            keyed = tensors.nodes.labels[nodes, key] >= 0
             if keyed.any():
                 contributed = True
-                acc = weights.setdefault(key, np.zeros(bound.count, np.int64))
-                np.add.at(acc, rows[keyed], w[keyed])
+                acc = per_node[key].copy() if key in per_node else np.zeros(n, np.int64)
+                np.add.at(acc, nodes[keyed], w[keyed])
+                per_node[key] = acc
 
+        first = sums.bound_seen
+        new = bound.rows(first) if first else bound
         for anti, sign in ((False, 1), (True, -1)):
             for wt in _preferred(pod, anti):
                 t = _merged(wt.pod_affinity_term, ns, cluster, wt.weight)
-                rows = np.flatnonzero(live & t.bound_match(tensors, bound))
+                rows = first + np.flatnonzero(live[first:] & t.bound_match(tensors, new))
                 add(t.key, rows, np.full(rows.size, sign * wt.weight, np.int64))
-        hard = self.args.hard_pod_affinity_weight
-        if terms.count:
+        if terms.count > sums.terms_seen:
+            hard = self.args.hard_pod_affinity_weight
             selecting = self._selecting_classes(pod, cluster, terms)
-            cls, owner = terms.cls[: terms.count], terms.pod[: terms.count]
+            cls, owner = terms.cls[sums.terms_seen: terms.count], terms.pod[sums.terms_seen: terms.count]
             value = np.array([_class_weight(tc, hard) for tc in terms.classes], np.int64)
             _, keys = _class_columns(terms, tensors)
             take = selecting[cls] & live[owner] & (value[cls] != 0)
             for key in np.unique(keys[cls[take]]).tolist():
                 sel = np.flatnonzero(take & (keys[cls] == key))
                 add(key, owner[sel], value[cls[sel]])
-        if not contributed:
-            return SKIP
-        by_key = tuple((k, kernel.matching_pods_per_node(np, bound.node, w, n)) for k, w in sorted(weights.items()))
-        # Copies hold the pod's terms once bound: preferred ones, and required affinity (hardPodAffinityWeight).
-        interacts = has_constraints or (hard > 0 and bool(_required(pod, anti=False)))
-        return ScoreState(by_key, interacts)
+        return ScoreSums(sums.affinity, sums.epoch, bound.count, terms.count, tuple(sorted(per_node.items())),
+                         contributed)
 
     def score(self, xp, state, tensors, feasible, cache=None):
         return kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key)
@@ -355,9 +399,12 @@ class InterPodAffinity(Plugin):
         # Copies of a pod with preferred terms or required affinity add to the scores of their own domain.
         return PER_POD if state.interacts else FIXED
 
-    def skip_behaviour(self, pod):
+    def skip_behaviour(self, pod, point):
         # Skipped now, but once bound a copy holds the pod's preferred terms (or its required affinity, scored
-        # with hardPodAffinityWeight), which may select the next copy: PreScore would no longer skip.
+        # with hardPodAffinityWeight), which may select the next copy: PreScore would no longer skip. PreFilter
+        # skips only pods without required terms, whose copies bring none.
+        if point == "preFilter":
+            return FIXED
         pod = pod.pod
         has_preferred = bool(_preferred(pod, anti=False) or _preferred(pod, anti=True))
         hard = self.args.hard_pod_affinity_weight > 0 and bool(_required(pod, anti=False))
@@ -366,10 +413,11 @@ class InterPodAffinity(Plugin):
     def reads_bound_pods(self) -> bool:
         return True
 
-    def prepare_token(self, cluster):
-        # PreFilter and PreScore skip a pod without terms of its own until a bound pod brings terms; removing
-        # pods never makes them run.
-        return cluster.tensors.affinity_terms().added
+    def prepare_token(self, cluster, point):
+        # PreFilter skips a pod without required terms until a bound pod brings required anti-affinity, PreScore
+        # one without preferred terms until a bound pod brings any other term; removing pods never makes them run.
+        terms = cluster.tensors.affinity_terms()
+        return terms.added_anti if point == "preFilter" else terms.added - terms.added_anti
 
     def host_only(self) -> bool:
         # Per-pod states hold per-node counts made on the host; runs where the plugin takes part are not compiled.

@@ -295,7 +295,7 @@ def _counts(xp, state: State, tensors, cache: dict | None = None):
     if cache is None:
         return [kernel.matching_pods_per_node(xp, bound, n, state.namespace, c.selector)
                 for c in state.constraints], n_values
-    epoch = (len(tensors.truncations), len(tensors.log()[2]), n)
+    epoch = (len(tensors.truncations), tensors.removals(), n)
     if len(cache) > _KEPT_SELECTORS:
         cache.clear()
     counts = []
@@ -311,10 +311,7 @@ def _counts(xp, state: State, tensors, cache: dict | None = None):
         else:
             count, _, seen = hit
             if seen < bound.count:
-                new = replace(bound, node=bound.node[seen:], namespace=bound.namespace[seen:],
-                              labels=bound.labels[seen:], terminating=bound.terminating[seen:],
-                              count=bound.count - seen, removed=None)
-                count = count + kernel.matching_pods_per_node(np, new, n, state.namespace, c.selector)
+                count = count + kernel.matching_pods_per_node(np, bound.rows(seen), n, state.namespace, c.selector)
         cache[key] = (count, epoch, bound.count)
         counts.append(count)
     return counts, n_values

@@ -28,7 +28,7 @@ class Prepared:
     score_error: str | None = None        # a PreScore or Score failed (reported with two or more feasible nodes)
     allowed: np.ndarray | None = None     # (N,) bool nodes a PreFilterResult left (None: every node)
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
-    skipped: tuple = ()                   # plugins whose PreFilter or PreScore skipped the pod
+    skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
 
     @property
     def shape(self) -> PodShape:
@@ -78,7 +78,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     for plugin in framework.at("filter"):
         result = pre.get(plugin.name, NOT_RUN)
         if result is SKIP:
-            out.skipped += (plugin,)
+            out.skipped += ((plugin, "preFilter"),)
             continue
         state = plugin.filter_state(pod, cluster, result)
         if isinstance(state, CycleError):
@@ -97,7 +97,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     for plugin in framework.at("score"):
         result = pre.get(plugin.name, NOT_RUN)
         if result is SKIP:
-            out.skipped += (plugin,)
+            out.skipped += ((plugin, "preScore"),)
             continue
         if isinstance(result, CycleError):
             continue
@@ -193,7 +193,7 @@ def batchable(p: Prepared) -> bool:
     """Every plugin that runs keeps its Filter and Score exact under the batch path."""
     return (all(plugin.filter_behaviour(state) != PER_POD for plugin, state in p.filters)
             and all(plugin.score_behaviour(state) != PER_POD for plugin, state, _ in p.scores)
-            and all(plugin.skip_behaviour(p.pod) != PER_POD for plugin in p.skipped))
+            and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped))
 
 
 def copy_capacity(xp, p: Prepared, tensors, default: int):

@@ -39,9 +39,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     raw = {k: np.asarray(v) for k, v in ev.raw.items()}
     normalized = {k: np.asarray(v) for k, v in ev.normalized.items()}
     total = np.asarray(ev.total) if ev.total is not None else None
-    scoring = {plugin.name for plugin in framework.at("score")}
-    skipped_scores = list(dict.fromkeys(plugin.name for plugin in p.skipped if plugin.name in scoring
-                                        and plugin.name not in {q.name for q, _, _ in p.scores}))
+    skipped_scores = [plugin.name for plugin, point in p.skipped if point == "preScore"]
     nodes = []
     for i, name in enumerate(tensors.nodes.names):
         filters = {}

@@ -45,9 +45,12 @@ class Framework:
                 out[plugin.name] = part
         return out
 
-    def prepare_tokens(self, cluster) -> tuple:
-        """Every plugin's prepare_token now: kept shapes are prepared again when it changes."""
-        return tuple(plugin.prepare_token(cluster) for plugin in self._tokeners)
+    def prepare_tokens(self, cluster, live=frozenset()) -> tuple:
+        """Every plugin's prepare_tokens now: kept shapes are prepared again when one changes. live: plugins whose
+        PreScore runs afresh in every cycle anyway (their preScore token does not matter)."""
+        return tuple((plugin.prepare_token(cluster, "preFilter"),
+                      None if plugin in live else plugin.prepare_token(cluster, "preScore"))
+                     for plugin in self._tokeners)
 
     def split_run(self, shape, pods: list, cluster) -> list[tuple[object, list]]:
         """Consecutive parts of a run of one shape that the plugins still tell apart now (Plugin.run_key), each

@@ -5,8 +5,9 @@ evaluated again, and the best node is one argmax over a kept key, instead of eve
 A shape is kept only while nothing but node load moves what its Filters return:
 - every Filter that runs reads no pods (removal_behaviour FIXED) or only its own node's load (NODE_LOCAL);
 - no Reserve keeps per-pod state, no plugin keeps host state, no PreFilter or PreScore failed;
-- the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token),
-  and no copy of the pod could make a skipped plugin run (skip_behaviour).
+- the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token;
+  a live Score's PreScore runs in every cycle anyway), and no copy of the pod could make a skipped plugin run
+  (skip_behaviour).
 Scores that are FIXED (a function of the node, normalized over the feasible nodes) or NODE_LOCAL (their own node's
 load, not normalized) and read no bound pods are kept. The others (PodTopologySpread, InterPodAffinity: they read
 the bound pods) are live: their PreScore and Score run over every node in each cycle, on the kept feasible set,
@@ -50,7 +51,8 @@ class ShapeScores:
     shape: PodShape
     tensors: object               # the ClusterTensors described (identity)
     resources: int                # resource columns when prepared (a new column prepares the shape again)
-    tokens: tuple                 # the framework's prepare tokens when prepared
+    tokens: tuple                 # the framework's prepare tokens (for the live Scores, preFilter's only) when
+                                  # prepared
     prepared: Prepared
     local: Prepared               # the NODE_LOCAL Filters alone, run again on changed node rows
     scoring: Prepared             # the kept Scores alone (copy_totals reads them)
@@ -65,6 +67,10 @@ class ShapeScores:
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
+
+    @property
+    def live_plugins(self) -> frozenset:
+        return frozenset(plugin for plugin, _ in self.live)
 
     @property
     def nbytes(self) -> int:
@@ -106,9 +112,9 @@ def keepable(p: Prepared, framework) -> bool:
         if plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) or plugin in reserving or plugin.host_only():
             return False
     # A skipped plugin that a copy of the pod may make run (its own terms, once bound, select it) would be
-    # prepared again after every placement.
-    return not any(plugin.host_only() for plugin, _, _ in p.scores) \
-        and all(plugin.skip_behaviour(p.pod) != PER_POD for plugin in p.skipped)
+    # prepared again after every placement. Live Scores run afresh in every cycle, host state or not.
+    return not any(plugin.host_only() and _kept_score(plugin, state) for plugin, state, _ in p.scores) \
+        and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped)
 
 
 def _kept_score(plugin, state) -> bool:
@@ -144,11 +150,11 @@ class ShapeCache:
         tensors = cluster.tensors
         if not tensors.nodes.size:            # no node: the full cycle's "no nodes available"
             return None
-        resources, tokens = len(tensors.resources), framework.prepare_tokens(cluster)
+        resources = len(tensors.resources)
         entry = self.entries.get(shape.id)
         now = len(tensors.changes)
-        if entry is not None and entry.shape is shape and entry.tensors is tensors \
-                and entry.resources == resources and entry.tokens == tokens:
+        if entry is not None and entry.shape is shape and entry.tensors is tensors and entry.resources == resources \
+                and entry.tokens == framework.prepare_tokens(cluster, entry.live_plugins):
             self.entries.move_to_end(shape.id)
             if now - entry.mark > _MAX_CHUNKS:          # not met for long: as a shape met for the first time
                 self._drop(shape.id)
@@ -162,6 +168,7 @@ class ShapeCache:
             self.last_seen[shape.id] = now
             if not again and (last is None or now - last > _MAX_CHUNKS):
                 return None
+            tokens = framework.prepare_tokens(cluster)
             refused = self.refused.get(shape.id)
             if refused is not None and refused[0] is shape and refused[1] is tensors \
                     and refused[2:] == (resources, tokens):
@@ -171,7 +178,8 @@ class ShapeCache:
                 self._drop(shape.id)
                 self.refused[shape.id] = (shape, tensors, resources, tokens)
                 return None
-        entry = self._build(p, shape, tensors, resources, tokens, rank, caches)
+        entry = self._build(p, shape, tensors, resources, rank, caches)
+        entry.tokens = framework.prepare_tokens(cluster, entry.live_plugins)
         self._store(entry)
         return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
 
@@ -187,7 +195,7 @@ class ShapeCache:
             _, gone = self.entries.popitem(last=False)
             self.used -= gone.nbytes
 
-    def _build(self, p: Prepared, shape: PodShape, tensors, resources: int, tokens: tuple, rank: np.ndarray,
+    def _build(self, p: Prepared, shape: PodShape, tensors, resources: int, rank: np.ndarray,
                caches: dict) -> ShapeScores:
         """The shape's results from one full cycle (what the per-pod path computes), plus what keeping them needs."""
         self.builds += 1
@@ -214,7 +222,7 @@ class ShapeCache:
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
         key = selection_key(np, total, feasible, rank, len(rank))
-        return ShapeScores(shape, tensors, resources, tokens, p, local, scoring, len(tensors.changes), static_ok,
+        return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
                            feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p))
 
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:

@@ -198,7 +198,8 @@ def _compilable(p: Prepared) -> bool:
     """Runs whose plugins keep per-pod host state (Reserve), or that a PreFilter already failed, go eagerly."""
     return (p.rejection is None and p.error is None
             and not any(plugin.host_only() for plugin, *_ in (*p.filters, *p.scores))
-            and not any(plugin.host_only() and plugin.skip_behaviour(p.pod) == PER_POD for plugin in p.skipped))
+            and not any(plugin.host_only() and plugin.skip_behaviour(p.pod, point) == PER_POD
+                        for plugin, point in p.skipped))
 
 
 class JaxPlacer(Placer):

@@ -124,28 +124,40 @@ class Placer:
         kept results too; what is left, pod by pod with a full cycle each."""
         eligible = not self.sampling() and not self.cluster.nominations
         short = not self.batching or len(pods) <= self.short_run()
-        if self.kept is not None and eligible and short:
+        keep = self.kept is not None and eligible
+        if keep and short:
             pods = self._place_kept(shape, pods, rank, out)
             if not pods:
                 return
         if self.batching and len(pods) > 1 and eligible:
             if batchable(prepare(shape, self.cluster, self.framework)):
                 pods = self._place_batch(shape, pods, rank, out)
-            elif self.kept is not None and not short:
+            elif keep and not short:
                 pods = self._place_kept(shape, pods, rank, out)
             if not pods:
                 return
-        self.place_each(shape, pods, rank, out)
+        self.place_each(shape, pods, rank, out, keep=keep and len(pods) > 1)
 
     def short_run(self) -> int:
         """Runs up to this long are placed on the kept shape; longer ones take the batch path over every node (one
         kept-shape update costs about what a batch round costs over _NODES_PER_UPDATE nodes)."""
         return max(SHORT_RUN, self.cluster.tensors.nodes.size // _NODES_PER_UPDATE)
 
-    def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
+    def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
+                   keep: bool = False) -> None:
         """The per-pod path: each pod's own cycle. A pod no node fits goes through PostFilter (preemption); when
-        it was nominated the run goes on, otherwise the rest of the run fails as it did."""
-        for i, pod in enumerate(pods):
+        it was nominated the run goes on, otherwise the rest of the run fails as it did. keep: after each
+        placement the rest goes on the kept shape when it can be kept now (a copy may make a skipped plugin run,
+        e.g. the first pod of a run with preferred pod affinity and no pod to match yet)."""
+        i = 0
+        while i < len(pods):
+            if keep and i:
+                left = self._place_kept(shape, pods[i:], rank, out)
+                i = len(pods) - len(left)
+                if not left:
+                    return
+            pod = pods[i]
+            i += 1
             p, ev, node = self.evaluate(shape, rank, pod=pod)
             out.pod_cycles += 1
             if node >= 0:
@@ -159,7 +171,7 @@ class Placer:
             if nominated:
                 out.fail([pod], message, rejectors(ev))
                 continue
-            out.fail(pods[i:], message, rejectors(ev))
+            out.fail(pods[i - 1:], message, rejectors(ev))
             break
 
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:

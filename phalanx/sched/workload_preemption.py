@@ -215,7 +215,7 @@ def countable(p: Prepared) -> bool:
     while copies of the pod are placed (so a placement changes nothing but its own node)."""
     if p.rejection is not None or p.error is not None or p.score_error is not None:
         return False
-    if any(plugin.skip_behaviour(p.pod) == PER_POD for plugin in p.skipped):
+    if any(plugin.skip_behaviour(p.pod, point) == PER_POD for plugin, point in p.skipped if point == "preFilter"):
         return False
     return all((plugin.removal_behaviour(state), plugin.filter_behaviour(state)) in
                ((FIXED, FIXED), (NODE_LOCAL, NODE_LOCAL), (NODE_LOCAL, FIXED)) for plugin, state in p.filters)
