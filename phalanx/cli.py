@@ -1,4 +1,4 @@
-"""The `phalanx` command: schedule, explain, generate, bench, demo-gang, demo-preemption."""
+"""The `phalanx` command: schedule, explain, generate, bench, simulate, demo-gang, demo-preemption, trace."""
 from __future__ import annotations
 
 import gc
@@ -367,6 +367,120 @@ def demo_preemption(as_json: bool = typer.Option(False, "--json")):
 
 
 # --- phalanx trace alibaba: replay of the Alibaba GPU trace (FGD paper procedure) ------------------------------
+@app.command()
+def simulate(
+    nodes: int = typer.Option(1000, "--nodes", help="8-GPU nodes of the synthetic cluster (32 a rack)"),
+    hours: float = typer.Option(24.0, "--hours", help="simulated time"),
+    load: float = typer.Option(0.9, "--load", help="offered load: GPU-seconds asked for / GPU-seconds there are"),
+    seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),
+    policy: Optional[list[str]] = typer.Option(None, "--policy", help="pod-by-pod, gang, gang-topology, "
+                                               "gang-preemption (repeatable; default: all of them)"),
+    node_failures_per_day: float = typer.Option(0.0, "--node-failures-per-day",
+                                                help="failures per node per day (a node comes back after "
+                                                     "--repair-hours)"),
+    repair_hours: float = typer.Option(1.0, "--repair-hours"),
+    trace: Optional[str] = typer.Option(None, "--trace", help="replay an Alibaba pod list CSV in time instead of "
+                                        "the synthetic workload (a bare name is looked up in --data-dir)"),
+    trace_nodes: str = typer.Option("openb_node_list_gpu_node.csv", "--trace-nodes", help="the trace's node list"),
+    trace_day: float = typer.Option(130.0, "--trace-day", help="where the trace window starts, in days"),
+    clones: int = typer.Option(1, "--clones", help="each trace pod arrives this many times (more load)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="trace directory (default: $PHALANX_DATA, "
+                                            "else shared/data/alibaba-gpu-v2023 next to the repository)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write one row per run: .csv, or .parquet (pyarrow)"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="write utilization, pending-time CDF and rack "
+                                        "fragmentation plots to this directory (needs matplotlib)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """Simulate a day of training, inference and batch jobs arriving on a GPU cluster (or a window of the Alibaba
+    trace) under each policy, and compare: utilization, GPU-hours by state (held by incomplete gangs, stranded by
+    fragmentation), preemption cost, pending times, the simulator's own speed."""
+    from .cluster_models.generate import generate_nodes
+    from .simulate import POLICIES, Simulation, generate_jobs
+    from .simulate.report import comparison_table, plot as plot_results, write_rows
+    names = policy or list(POLICIES)
+    for name in names:
+        if name not in POLICIES:
+            _fail(f"--policy: unknown policy {name!r} (use one of {', '.join(POLICIES)})")
+    if nodes < 1:
+        _fail(f"--nodes: must be at least 1, got {nodes}")
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        _fail(f"--out: {out}: use a .csv or .parquet file name")
+    if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
+    if plot is not None and importlib.util.find_spec("matplotlib") is None:
+        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
+    if node_failures_per_day < 0 or not repair_hours > 0:
+        _fail("--node-failures-per-day must be >= 0 and --repair-hours > 0")
+    try:
+        if trace is not None:
+            from .cluster_models.alibaba import load_nodes, load_pods, resolve
+            from .simulate.alibaba import trace_jobs, trace_nodes as nodes_of_trace
+            where = str(data_dir) if data_dir else None
+            cluster = nodes_of_trace(load_nodes(resolve(trace_nodes, where)))
+            jobs = trace_jobs(load_pods(resolve(trace, where)), trace_day, hours, clones)
+            what = f"{Path(trace).name} from day {trace_day:g}" + (f" x{clones}" if clones > 1 else "")
+        else:
+            cluster = generate_nodes(nodes, seed=seed, node_type="gpu-8x")
+            jobs = generate_jobs(8 * nodes, hours, seed=seed, load=load)
+            what = f"load {load:g}"
+    except (InputError, ValueError) as exc:
+        _fail(str(exc))
+    gpus = sum(int(n.status.allocatable.get("nvidia.com/gpu", "0")) for n in cluster)
+    results = []
+    with _progress(len(names), "runs", "simulate") as update:
+        for name in names:
+            results.append(Simulation(cluster, jobs, POLICIES[name], hours=hours, seed=seed,
+                                      node_failures_per_day=node_failures_per_day,
+                                      repair_s=repair_hours * 3600).run())
+            if update:
+                update(1)
+    rows = [r.row() for r in results]
+    if out is not None:
+        write_rows(rows, out)
+    written = plot_results(results, plot) if plot is not None else []
+    if as_json:
+        typer.echo(json.dumps({"jobs": len(jobs), "runs": rows, "plots": [str(p) for p in written]}))
+        return
+    typer.echo(f"{len(jobs):,} jobs over {hours:g} h on {len(cluster):,} nodes ({gpus:,} GPUs), {what}, seed {seed}")
+    typer.echo(comparison_table(rows))
+    for path in written + ([out] if out is not None else []):
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
+def sweep(
+    config: Path = typer.Argument(..., help="sweep config (YAML): scenarios, policies, seeds"),
+    workers: int = typer.Option(1, "--workers", help="local processes (1: one run after another)"),
+    ray: Optional[str] = typer.Option(None, "--ray", help="run on Ray: 'local' starts one here, or a cluster "
+                                      "address (needs the dist extra)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write the merged rows: .csv, or .parquet (pyarrow)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """Run scenarios × policies × seeds of the simulator (each a pure function of them) and merge the rows."""
+    from .simulate.report import comparison_table, write_rows
+    from .simulate.sweep import load_sweep, run_sweep
+    if workers < 1:
+        _fail(f"--workers: must be at least 1, got {workers}")
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        _fail(f"--out: {out}: use a .csv or .parquet file name")
+    if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
+    try:
+        cfg = load_sweep(config)
+        with _progress(len(cfg.runs()), "runs", "sweep") as update:
+            rows = run_sweep(cfg, workers, ray, (lambda: update(1)) if update else None)
+    except InputError as exc:
+        _fail(str(exc))
+    if out is not None:
+        write_rows(rows, out)
+    if as_json:
+        typer.echo(json.dumps({"runs": rows}))
+        return
+    typer.echo(comparison_table(rows))
+    if out is not None:
+        typer.echo(f"wrote {out}")
+
+
 trace_app = typer.Typer(no_args_is_help=True, help="Replay cluster traces (GPU allocation experiments).")
 app.add_typer(trace_app, name="trace")
 

@@ -45,6 +45,11 @@ class TracePods:
     num_gpu: np.ndarray     # (P,) int64 GPUs requested (0..8)
     gpu_milli: np.ndarray   # (P,) int64 milli-GPU per requested GPU (1000 = whole GPU)
     gpu_spec: tuple         # (P,) allowed models as the trace writes them ("" = any), empty entries dropped
+    # When the file has the columns (the simulator replays them in time; the FGD replay does not read them):
+    creation: np.ndarray | None = None    # (P,) int64 creation_time, seconds
+    deletion: np.ndarray | None = None    # (P,) int64 deletion_time, seconds
+    scheduled: np.ndarray | None = None   # (P,) int64 scheduled_time, seconds; -1 when empty (never scheduled)
+    qos: tuple = ()                       # (P,) the qos column ("LS", "BE", ...), () without it
 
     @property
     def size(self) -> int:
@@ -153,7 +158,19 @@ def _memory_bytes(path: Path, line: int, name: str, text: str) -> int:
 def load_pods(path: str | Path) -> TracePods:
     path = Path(path)
     names, cpu, mem, num, milli, spec = [], [], [], [], [], []
+    times: dict[str, list[int]] = {"creation_time": [], "deletion_time": [], "scheduled_time": []}
+    qos: list[str] = []
+    timed = None
     for line, r in _rows(path, POD_COLUMNS):
+        if timed is None:
+            timed = all(c in r for c in times)
+        if timed:
+            for column, values in times.items():
+                text = r[column]
+                values.append(-1 if column == "scheduled_time" and text in ("", "nan")
+                              else _int(path, line, r["name"], text, column))
+        if "qos" in r:
+            qos.append(r["qos"])
         name = r["name"]
         if not name:
             raise InputError(f"{path}: line {line}: name: empty pod name")
@@ -170,6 +187,8 @@ def load_pods(path: str | Path) -> TracePods:
         spec.append("|".join(x for x in raw.split("|") if x) if n > 0 else "")
     if not names:
         raise InputError(f"{path}: no pods")
+    creation, deletion, scheduled = (np.asarray(v, np.int64) if timed else None for v in times.values())
     return TracePods(names=tuple(names), cpu_milli=np.asarray(cpu, dtype=np.int64),
                      memory=np.asarray(mem, dtype=np.int64), num_gpu=np.asarray(num, dtype=np.int64),
-                     gpu_milli=np.asarray(milli, dtype=np.int64), gpu_spec=tuple(spec))
+                     gpu_milli=np.asarray(milli, dtype=np.int64), gpu_spec=tuple(spec), creation=creation,
+                     deletion=deletion, scheduled=scheduled, qos=tuple(qos))

@@ -247,7 +247,8 @@ class ClusterTensors:
     # Binding log, in order: the pods and, chunk by chunk, their node ids (no per-pod tuples: a million
     # small objects would cost more than the placement itself).
     _bound_pods: list[Pod] = field(default_factory=list)
-    _bound_nodes: list[np.ndarray] = field(default_factory=list)
+    _bound_nodes: np.ndarray = field(default_factory=lambda: np.zeros(64, np.int32))   # (capacity,) node ids;
+                                                        # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
@@ -326,8 +327,12 @@ class ClusterTensors:
         if self._position is not None:
             start = len(self._bound_pods)
             self._position.update((p.key, start + i) for i, p in enumerate(pods))
+        start = len(self._bound_pods)
         self._bound_pods.extend(pods)
-        self._bound_nodes.append(np.asarray(node_ids, np.int32))
+        end = len(self._bound_pods)
+        if end > len(self._bound_nodes):          # grown by doubling: appends cost O(1) amortized
+            self._bound_nodes = np.resize(self._bound_nodes, max(end, 2 * len(self._bound_nodes)))
+        self._bound_nodes[start:end] = node_ids
 
     @property
     def changes(self) -> list[np.ndarray]:
@@ -345,8 +350,6 @@ class ClusterTensors:
                 del self._position[p.key]
         self._removed = {i for i in self._removed if i < mark}
         self.truncations.append(mark)
-        flat = self._flat_nodes()
-        self._bound_nodes[:] = [flat[:mark]] if mark else []
         del self._bound_pods[mark:]
         self.bound.count = min(self.bound.count, mark)
         self._terms.truncate(mark)
@@ -388,9 +391,7 @@ class ClusterTensors:
         return self._bound_pods[self._position[key]]
 
     def _flat_nodes(self) -> np.ndarray:
-        if len(self._bound_nodes) > 1:
-            self._bound_nodes[:] = [np.concatenate(self._bound_nodes)]
-        return self._bound_nodes[0] if self._bound_nodes else np.zeros(0, np.int32)
+        return self._bound_nodes[: len(self._bound_pods)]
 
     def unbind(self, key: str) -> int:
         """Take a bound pod off its node (deleted, completed, rejected at Permit); returns the node id, -1 if the

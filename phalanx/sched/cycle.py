@@ -12,6 +12,7 @@ import numpy as np
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo, Rejection
 from .framework import Framework
+from .messages import first_failures
 from .shapes import PodShape
 
 
@@ -150,6 +151,15 @@ class Evaluation:
     raw: dict[str, np.ndarray] = field(default_factory=dict)         # plugin -> (N,) int64
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
+    _first: np.ndarray | None = field(default=None, repr=False)   # first_failed(), once computed
+
+    def first_failed(self) -> np.ndarray:
+        """(N,) int index into `filters` of the first plugin that rejects each node, -1 when none does (the
+        message and the rejectors of a failed cycle both read it; computed once)."""
+        if self._first is None:
+            codes = {k: np.asarray(v) for k, v in self.codes.items()}
+            self._first = first_failures(self.filters, codes, len(np.asarray(self.feasible)))
+        return self._first
 
 
 def run_filters(xp, p: Prepared, tensors) -> Evaluation:

@@ -15,7 +15,7 @@ from ..cluster_models.generate import GPU
 from ..cluster_models.gpus import device_request
 from ..cluster_models.requests import pod_requests
 from ..kernels.status import CODE_NAMES, SUCCESS
-from .messages import first_failures, outside_reason
+from .messages import outside_reason
 from .podgroups import QUORUM_MESSAGE, GroupState
 from .scheduler import Scheduler
 from .workload_preemption import group_priority
@@ -34,7 +34,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
     payloads = {k: np.asarray(v) for k, v in ev.payloads.items()}
     feasible = np.asarray(ev.feasible)
-    first = first_failures(ev.filters, codes, tensors.nodes.size)
+    first = ev.first_failed()
     outside = np.asarray(ev.outside) if ev.outside is not None else np.zeros(len(first), bool)
     raw = {k: np.asarray(v) for k, v in ev.raw.items()}
     normalized = {k: np.asarray(v) for k, v in ev.normalized.items()}

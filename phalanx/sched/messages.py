@@ -26,7 +26,7 @@ def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: in
 def reason_histogram(framework, ev, tensors) -> dict[str, int]:
     """Reason string -> number of nodes reporting it (each node reports its first failing plugin's reasons;
     nodes outside a PreFilterResult report that instead)."""
-    first = first_failures(ev.filters, ev.codes, tensors.nodes.size)
+    first = ev.first_failed()
     hist: dict[str, int] = {}
     if ev.outside is not None:
         outside = np.asarray(ev.outside)

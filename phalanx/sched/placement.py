@@ -21,7 +21,7 @@ from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_c
                     prepare, run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache
-from .messages import first_failures, fit_error, reason_histogram
+from .messages import fit_error, reason_histogram
 from .preemption import with_nominated
 from .shapes import PodShape
 
@@ -82,9 +82,8 @@ def rejectors(ev: Evaluation) -> frozenset:
         return frozenset()
     if ev.prefilter_message:
         return frozenset({ev.rejected_by})
-    codes = {k: np.asarray(v) for k, v in ev.codes.items()}
-    first = first_failures(ev.filters, codes, len(np.asarray(ev.feasible)))
-    names = {ev.filters[i] for i in np.unique(first).tolist() if i >= 0}
+    hits = np.bincount(ev.first_failed() + 1, minlength=len(ev.filters) + 1)[1:]
+    names = {ev.filters[i] for i in np.flatnonzero(hits).tolist()}
     if ev.outside is not None and bool(np.asarray(ev.outside).any()):
         names.update(ev.narrowing)
     return frozenset(names)

@@ -663,7 +663,7 @@ class Preemption:
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
         spared = sched.groups.waiting_keys()
         key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.requested.shape, len(tensors.changes),
-               tensors.log_mark(), len(tensors.truncations), len(tensors.log()[2]), sched.now, frozenset(spared),
+               tensors.log_mark(), len(tensors.truncations), tensors.removals(), sched.now, frozenset(spared),
                len(cluster.pdbs))
         if self.cache.key != key:
             self.cache.reset(key, tensors.nodes.size, tensors.nodes.requested.shape[1])

@@ -1,0 +1,470 @@
+"""The discrete-event simulator: jobs arrive, their pods are scheduled by a Scheduler on its own clock, run and
+complete; a job of several workers makes progress only while all of them run; nodes fail and come back.
+
+The simulator drives the Scheduler through its event API only (add_pods, add_pod_group, delete_pod,
+remove_node, add_nodes, step) and reads what happened from the records it returns. Scheduling takes no simulated
+time. At each event time the scheduler first catches up (backoff expiries, Permit timeouts up to then), then the
+events apply, then it schedules what they made possible.
+
+Model (docs/semantics.md, "Simulator"):
+- A pod the cluster loses (its node failed, it was preempted) is recreated at once under a new name, as the Job
+  controller would; a job that was running loses the progress made since it last started (no checkpoints), and the
+  GPU-seconds it ran since then are counted as destroyed.
+- When a job has made `duration` seconds of progress its pods are deleted (completed) together.
+
+Every GPU-second of the run is in exactly one state of the ledger (Ledger.STATES): running (bound to a job that
+makes progress), incomplete (bound to a job that is not running because some of its workers are not bound),
+permit (a pod placed and held at Permit), stranded (idle on a partly used node whose free GPUs are fewer than the
+smallest worker of a pending job needs, though the node's whole capacity would hold it: capacity lost to
+fragmentation), idle (the rest of the idle capacity), down (its node failed).
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cluster_models import ClusterObjects
+from ..cluster_models.generate import GPU, pod_template
+from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
+from ..cluster_models.objects import PodSchedulingGroup
+from ..cluster_models.workloads import PodGroup
+from ..sched import Cluster, Scheduler
+from ..sched.records import BOUND, DELETED, PERMIT_REJECTED, PREEMPTED, WAITING
+from .workload import JobSpec
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a workload is scheduled: what a training job becomes and which scheduler runs it."""
+    name: str
+    groups: bool                  # training jobs are gang PodGroups (minCount = workers); else plain pods
+    topology: str | None = None   # the gang's topology constraint (a node label key), e.g. the rack
+    preemption: bool = False      # DefaultPreemption and workload-aware preemption (gangs are disruptionMode PodGroup)
+
+
+RACK = "topology.phalanx.dev/rack"
+POLICIES = {p.name: p for p in (
+    Policy("pod-by-pod", groups=False),
+    Policy("gang", groups=True),
+    Policy("gang-topology", groups=True, topology=RACK),
+    Policy("gang-preemption", groups=True, preemption=True),
+)}
+
+
+@dataclass
+class Job:
+    """A job's state during the run."""
+    spec: JobSpec
+    live: dict = field(default_factory=dict)      # pod key -> worker index, pods that exist now
+    bound: set = field(default_factory=set)       # pod keys bound
+    waiting: set = field(default_factory=set)     # pod keys held at Permit
+    progress: float = 0.0                         # seconds of progress kept
+    running_since: float | None = None            # when the current run (all workers bound) began
+    first_start: float | None = None
+    finished: float | None = None
+    epoch: int = 0                                # bumped when a run stops (its completion event is stale then)
+    recreated: int = 0                            # pods recreated so far (names them)
+    completing: bool = False                      # its pods are being deleted as completed
+
+    @property
+    def running(self) -> bool:
+        return self.running_since is not None
+
+
+class Ledger:
+    """GPU-seconds per state, integrated between changes; every GPU of the cluster is in one state at a time.
+    Counts are in milli-GPU (a share of a device holds its milli)."""
+    STATES = ("running", "incomplete", "permit", "stranded", "idle", "down")
+
+    def __init__(self, total_milli: int, sample_every: float):
+        self.total = total_milli
+        self.seconds = dict.fromkeys(self.STATES, 0.0)
+        self.running = self.incomplete = self.permit = self.down = 0
+        self.stranded = None                      # () -> the idle milli-GPUs that are stranded now
+        self.now = 0.0
+        self.sample_every = sample_every
+        self.samples: list[tuple] = []            # (time, milli-GPUs per state in STATES order)
+
+    def counts(self) -> tuple[int, ...]:
+        idle = self.total - self.running - self.incomplete - self.permit - self.down
+        stranded = self.stranded()
+        return self.running, self.incomplete, self.permit, stranded, idle - stranded, self.down
+
+    def advance(self, t: float) -> None:
+        if t <= self.now:
+            return
+        counts = self.counts()
+        dt = t - self.now
+        for state, n in zip(self.STATES, counts):
+            self.seconds[state] += n * dt
+        if not self.samples or t - self.samples[-1][0] >= self.sample_every:
+            self.samples.append((self.now, counts))
+        self.now = t
+
+
+@dataclass
+class SimResult:
+    """What one run measured."""
+    policy: str
+    seed: int
+    nodes: int
+    gpus: int
+    horizon_s: float
+    jobs: dict                   # class -> {"arrived", "started", "finished"}
+    pending_s: dict              # class -> {"p50", "p95", "p99"} seconds from arrival to first start
+    completion_s: dict           # class -> {"p50", "p95", "p99"} seconds from arrival to completion
+    gpu_hours: dict              # ledger state -> GPU-hours
+    preemptions: int             # pods preempted
+    destroyed_gpu_hours: float   # GPU-hours of progress lost by jobs whose pods were lost while running
+    pods_bound: int
+    events: int                  # simulated events applied (arrivals, completions, node failures and returns)
+    wall_s: float                # time the run took
+    scheduler_s: float           # of which in the scheduler
+    samples: list = field(default_factory=list, repr=False)   # (time, milli-GPUs per ledger state) over time
+    pending_times: dict = field(default_factory=dict, repr=False)   # class -> seconds to first start, per job
+    racks: list = field(default_factory=list, repr=False)     # rack names (the node label RACK; "" without it)
+    rack_samples: list = field(default_factory=list, repr=False)    # per sample, (racks,) fragmented idle
+                                                                    # milli-GPUs: free on nodes partly used
+
+    @property
+    def utilization(self) -> float:
+        """Running GPU-seconds over the GPU-seconds of nodes that were up."""
+        up = self.gpus * self.horizon_s / 3600 - self.gpu_hours["down"]
+        return self.gpu_hours["running"] / up if up > 0 else 0.0
+
+    def row(self) -> dict:
+        """One flat row (the comparison table, CSV)."""
+        out = {"policy": self.policy, "seed": self.seed, "nodes": self.nodes, "gpus": self.gpus,
+               "hours": round(self.horizon_s / 3600, 3), "utilization": round(self.utilization, 4)}
+        out.update({f"gpu_h_{k}": round(v, 2) for k, v in self.gpu_hours.items()})
+        for klass, c in self.jobs.items():
+            out.update({f"{klass}_{k}": v for k, v in c.items()})
+            out.update({f"{klass}_pending_{q}_s": v for q, v in self.pending_s[klass].items()})
+            out.update({f"{klass}_jct_{q}_s": v for q, v in self.completion_s[klass].items()})
+        out.update({"preemptions": self.preemptions, "destroyed_gpu_h": round(self.destroyed_gpu_hours, 2),
+                    "pods_bound": self.pods_bound, "events": self.events, "wall_s": round(self.wall_s, 3),
+                    "scheduler_s": round(self.scheduler_s, 3),
+                    "events_per_s": round(self.events / self.wall_s, 1) if self.wall_s > 0 else 0.0})
+        return out
+
+
+def _quantiles(values: list[float]) -> dict:
+    if not values:
+        return {"p50": None, "p95": None, "p99": None}
+    q = np.percentile(np.array(values), [50, 95, 99], method="higher")
+    return {"p50": round(float(q[0]), 1), "p95": round(float(q[1]), 1), "p99": round(float(q[2]), 1)}
+
+
+class Simulation:
+    """One run of a workload on a cluster under a policy."""
+
+    def __init__(self, nodes: list, jobs: list[JobSpec], policy: Policy, *, hours: float, seed: int = 0,
+                 node_failures_per_day: float = 0.0, repair_s: float = 3600.0, sample_every: float = 300.0):
+        self.nodes = {n.metadata.name: n for n in nodes}
+        self.policy = policy
+        self.seed = seed
+        self.horizon = hours * 3600.0
+        cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=[], warnings=[]))
+        self.sched = Scheduler(cluster, seed=seed, preemption=policy.preemption)
+        self.milli_of_node = {n.metadata.name: MILLI * int(n.status.allocatable.get(GPU, "0")) for n in nodes}
+        # Per node: milli-GPUs, milli held by pods (bound or at Permit), up; rack ids (the fragmentation heat map).
+        self.node_row = {name: i for i, name in enumerate(self.nodes)}
+        self.node_milli = np.array(list(self.milli_of_node.values()), np.int64)
+        self.node_used = np.zeros(len(nodes), np.int64)
+        self.node_up = np.ones(len(nodes), bool)
+        racks, self.node_rack = np.unique(np.array([n.metadata.labels.get(RACK, "") for n in nodes], dtype=object),
+                                          return_inverse=True)
+        self.racks = [str(r) for r in racks]
+        self.pod_node: dict[str, int] = {}          # pod key -> node row holding its GPUs
+        self.rack_samples: list[np.ndarray] = []
+        self.ledger = Ledger(sum(self.milli_of_node.values()), sample_every)
+        self.ledger.stranded = self._stranded
+        self.jobs: dict[str, Job] = {}
+        self.pod_job: dict[str, Job] = {}           # pod key -> its job
+        self.pending_heap: list[tuple[int, str]] = []   # (milli a worker holds, job name) of jobs not running
+                                                        # (lazily cleaned)
+        self.events: list[tuple] = []               # (time, seq, kind, payload)
+        self._seq = 0
+        self.preemptions = 0
+        self.destroyed = 0.0                        # GPU-seconds
+        self.pods_bound = 0
+        self.applied = 0
+        self.templates: dict[str, object] = {}      # job name -> its pod template (until the job completes)
+        self.scheduler_s = 0.0
+        for spec in jobs:
+            if spec.arrival < self.horizon:
+                self._push(spec.arrival, "arrive", spec)
+        if node_failures_per_day > 0:
+            rng = np.random.default_rng([seed, 2])
+            rate = node_failures_per_day / 86400.0 * len(nodes)
+            t = float(rng.exponential(1.0 / rate))
+            names = list(self.nodes)
+            while t < self.horizon:
+                self._push(t, "fail", names[int(rng.integers(len(names)))])
+                t += float(rng.exponential(1.0 / rate))
+        self.repair_s = repair_s
+        self.down: set[str] = set()
+
+    def _push(self, t: float, kind: str, payload) -> None:
+        heapq.heappush(self.events, (t, self._seq, kind, payload))
+        self._seq += 1
+
+    # -- the run ------------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        start = time.perf_counter()
+        while self.events and self.events[0][0] < self.horizon:
+            t = self.events[0][0]
+            self._schedule(t)                      # catch up: timers before t
+            self._advance(t)                       # the ledger's last interval ends before the events change it
+            while self.events and self.events[0][0] == t:
+                _, _, kind, payload = heapq.heappop(self.events)
+                self.applied += 1
+                getattr(self, f"_on_{kind}")(t, payload)
+            self._schedule(t)
+        self._schedule(self.horizon)
+        self._advance(self.horizon)
+        return self._result(time.perf_counter() - start)
+
+    def _schedule(self, t: float) -> None:
+        """Let the scheduler run up to t, then apply what it did (pods it lost are recreated and scheduled too)."""
+        for _ in range(100):
+            t0 = time.perf_counter()
+            records = self.sched.step(t)
+            self.scheduler_s += time.perf_counter() - t0
+            recreate = []
+            for r in records:
+                self._advance(r.time)
+                recreate += self._apply(r)
+            if not recreate:
+                return
+            self._add_pods(recreate)
+        raise RuntimeError("simulator: pods lost and recreated 100 times at one instant")
+
+    def _advance(self, t: float) -> None:
+        """Integrate the ledger up to t; with each of its samples, the racks' fragmented idle GPUs."""
+        taken = len(self.ledger.samples)
+        self.ledger.advance(t)
+        if len(self.ledger.samples) > taken:
+            used, gpus = self.node_used, self.node_milli
+            partly = self.node_up & (used > 0) & (used < gpus)
+            self.rack_samples.append(np.bincount(self.node_rack, weights=np.where(partly, gpus - used, 0),
+                                                 minlength=len(self.racks)).astype(np.int64))
+
+    def _hold(self, key: str, node: str | None, milli: int) -> None:
+        """A pod holds `milli` milli-GPUs of `node` (bound, or placed and waiting at Permit)."""
+        if key not in self.pod_node and node is not None:
+            row = self.pod_node[key] = self.node_row[node]
+            self.node_used[row] += milli
+
+    def _release(self, key: str, milli: int) -> None:
+        row = self.pod_node.pop(key, None)
+        if row is not None:
+            self.node_used[row] -= milli
+
+    def _apply(self, r) -> list:
+        """Update the jobs from one record; returns (job, worker) pairs whose pod must be recreated."""
+        job = self.pod_job.get(r.object)
+        if job is None:
+            return []
+        key = r.object
+        if r.kind == BOUND:
+            self.pods_bound += 1
+            self._unhold(job, key)
+            self._hold(key, r.node, job.spec.milli)
+            job.bound.add(key)
+            if job.running:
+                raise AssertionError(f"pod {key} bound to running job {job.spec.name}")
+            self.ledger.incomplete += job.spec.milli
+            if len(job.bound) == job.spec.workers:
+                self._start(job, r.time)
+        elif r.kind == WAITING:
+            job.waiting.add(key)
+            self.ledger.permit += job.spec.milli
+            self._hold(key, r.node, job.spec.milli)
+        elif r.kind == PERMIT_REJECTED:
+            self._unhold(job, key)
+            self._release(key, job.spec.milli)
+        elif r.kind == PREEMPTED:
+            self.preemptions += 1
+        elif r.kind == DELETED:
+            worker = job.live.pop(key, None)
+            self.pod_job.pop(key, None)
+            self._unhold(job, key)
+            self._release(key, job.spec.milli)
+            if key in job.bound:
+                if job.running:
+                    self._stop(job, r.time)
+                job.bound.discard(key)
+                self.ledger.incomplete -= job.spec.milli
+            if not job.completing and worker is not None:
+                return [(job, worker)]
+        return []
+
+    def _unhold(self, job: Job, key: str) -> None:
+        if key in job.waiting:
+            job.waiting.discard(key)
+            self.ledger.permit -= job.spec.milli
+
+    def _start(self, job: Job, t: float) -> None:
+        gpus = job.spec.demand_milli
+        self.ledger.incomplete -= gpus
+        self.ledger.running += gpus
+        job.running_since = t
+        if job.first_start is None:
+            job.first_start = t
+        self._push(t + job.spec.duration - job.progress, "complete", (job, job.epoch))
+
+    def _stop(self, job: Job, t: float) -> None:
+        """A worker of a running job was lost: the run's progress is lost with it (no checkpoints)."""
+        gpus = job.spec.demand_milli
+        self.ledger.running -= gpus
+        self.ledger.incomplete += gpus
+        self.destroyed += (t - job.running_since) * gpus
+        job.running_since = None
+        job.progress = 0.0
+        job.epoch += 1
+        if gpus:
+            heapq.heappush(self.pending_heap, (job.spec.milli, job.spec.name))
+
+    def _stranded(self) -> int:
+        """Idle milli-GPUs on up nodes, partly used, whose free capacity is below what the smallest pending worker
+        holds while their whole capacity is not."""
+        heap = self.pending_heap
+        while heap:
+            job = self.jobs.get(heap[0][1])
+            if job is not None and not job.running and job.finished is None:
+                break
+            heapq.heappop(heap)
+        if not heap:
+            return 0
+        worker = heap[0][0]
+        free = self.node_milli - self.node_used
+        return int(free[self.node_up & (free > 0) & (free < worker) & (self.node_milli >= worker)].sum())
+
+    # -- events -------------------------------------------------------------------------------------
+    def _on_arrive(self, t: float, spec: JobSpec) -> None:
+        job = self.jobs[spec.name] = Job(spec)
+        if spec.milli:
+            heapq.heappush(self.pending_heap, (spec.milli, spec.name))
+        gang = self.policy.groups and spec.workers > 1
+        if gang:
+            self.sched.add_pod_group(self._pod_group(spec))
+        self._add_pods([(job, i) for i in range(spec.workers)], recreated=False)
+
+    def _on_complete(self, t: float, payload) -> None:
+        job, epoch = payload
+        if epoch != job.epoch or not job.running:
+            return
+        self._advance(t)
+        job.progress = job.spec.duration
+        job.running_since = None
+        job.finished = t
+        gpus = job.spec.demand_milli
+        self.ledger.running -= gpus
+        self.ledger.incomplete += gpus       # until its pods are deleted, just below
+        job.completing = True
+        self.templates.pop(job.spec.name, None)
+        for key in list(job.live):
+            t0 = time.perf_counter()
+            records = self.sched.delete_pod(key, "completed")
+            self.scheduler_s += time.perf_counter() - t0
+            for r in records:
+                self._apply(r)
+
+    def _on_fail(self, t: float, name: str) -> None:
+        if name in self.down:
+            return
+        self._advance(t)
+        t0 = time.perf_counter()
+        records = self.sched.remove_node(name)
+        self.scheduler_s += time.perf_counter() - t0
+        recreate = []
+        for r in records:
+            recreate += self._apply(r)
+        self.down.add(name)
+        self.node_up[self.node_row[name]] = False
+        self.ledger.down += self.milli_of_node[name]
+        self._push(t + self.repair_s, "repair", name)
+        self._add_pods(recreate)
+
+    def _on_repair(self, t: float, name: str) -> None:
+        self._advance(t)
+        self.down.discard(name)
+        self.node_up[self.node_row[name]] = True
+        self.ledger.down -= self.milli_of_node[name]
+        t0 = time.perf_counter()
+        self.sched.add_nodes([self.nodes[name]])
+        self.scheduler_s += time.perf_counter() - t0
+
+    # -- objects ------------------------------------------------------------------------------------
+    def _pod_group(self, spec: JobSpec) -> PodGroup:
+        pg = {"schedulingPolicy": {"gang": {"minCount": spec.workers}}, "priority": spec.priority}
+        if self.policy.topology:
+            pg["schedulingConstraints"] = {"topology": [{"key": self.policy.topology}]}
+        if self.policy.preemption:
+            pg["disruptionMode"] = "PodGroup"
+        return PodGroup.model_validate({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                        "metadata": {"name": spec.name, "namespace": spec.klass}, "spec": pg})
+
+    def _add_pods(self, workers: list, recreated: bool = True) -> None:
+        """Create the pods of (job, worker index) pairs: a job's first pods, or pods the Job controller recreates
+        (named apart: -r1, -r2, ...)."""
+        pods = []
+        for job, worker in workers:
+            spec = job.spec
+            template = self._template(spec)
+            if recreated:
+                job.recreated += 1
+                name = f"{spec.name}-{worker}-r{job.recreated}"
+            else:
+                name = f"{spec.name}-{worker}"
+            meta = template.metadata.model_copy(update={"name": name})
+            pod = template.model_copy(update={"metadata": meta})
+            job.live[pod.key] = worker
+            self.pod_job[pod.key] = job
+            pods.append(pod)
+        t0 = time.perf_counter()
+        records = self.sched.add_pods(pods)
+        self.scheduler_s += time.perf_counter() - t0
+        for r in records:
+            self._apply(r)
+
+    def _template(self, spec: JobSpec):
+        """The pod every worker of `spec` is a copy of (one spec object per job: intake validates it once)."""
+        template = self.templates.get(spec.name)
+        if template is None:
+            shared = spec.gpus and (spec.gpu_milli < MILLI or spec.gpu_models)
+            template = pod_template(spec.cpu, spec.memory, gpus=0 if shared else spec.gpus, namespace=spec.klass,
+                                    labels={"job": spec.name, "class": spec.klass})
+            if shared:           # a share of a device, or devices of some models: GpuShare (sched/gpushare.py)
+                notes = {ALI_GPU_COUNT: str(spec.gpus), ALI_GPU_MILLI: str(spec.gpu_milli)}
+                if spec.gpu_models:
+                    notes[ALI_GPU_MODEL] = spec.gpu_models
+                template = template.model_copy(update={"metadata": template.metadata.model_copy(
+                    update={"annotations": notes})})
+            update = {"priority": spec.priority}
+            if self.policy.groups and spec.workers > 1:
+                update["scheduling_group"] = PodSchedulingGroup(pod_group_name=spec.name)
+            template = template.model_copy(update={"spec": template.spec.model_copy(update=update)})
+            self.templates[spec.name] = template
+        return template
+
+    # -- the result ---------------------------------------------------------------------------------
+    def _result(self, wall_s: float) -> SimResult:
+        classes = sorted({j.spec.klass for j in self.jobs.values()})
+        counts, pending, completion, waits = {}, {}, {}, {}
+        for klass in classes:
+            of = [j for j in self.jobs.values() if j.spec.klass == klass]
+            counts[klass] = {"arrived": len(of), "started": sum(j.first_start is not None for j in of),
+                             "finished": sum(j.finished is not None for j in of)}
+            waits[klass] = [j.first_start - j.spec.arrival for j in of if j.first_start is not None]
+            pending[klass] = _quantiles(waits[klass])
+            completion[klass] = _quantiles([j.finished - j.spec.arrival for j in of if j.finished is not None])
+        return SimResult(self.policy.name, self.seed, len(self.nodes), self.ledger.total // MILLI, self.horizon,
+                         counts, pending, completion,
+                         {k: v / 3600 / MILLI for k, v in self.ledger.seconds.items()},
+                         self.preemptions, self.destroyed / 3600 / MILLI, self.pods_bound, self.applied, wall_s,
+                         self.scheduler_s, self.ledger.samples, waits, self.racks, self.rack_samples)

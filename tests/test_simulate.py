@@ -1,0 +1,255 @@
+"""The simulator (phalanx/simulate): hand-checked toys for the GPU-second ledger, gang progress and node failures,
+conservation of GPU-seconds on random runs, determinism by seed, the CLI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from phalanx.cli import app
+from phalanx.cluster_models.generate import make_node
+from phalanx.simulate import POLICIES, JobSpec, Simulation, generate_jobs
+
+H = 3600.0
+
+
+def _nodes(n: int):
+    return [make_node(f"node-{i:06d}", "gpu-8x", i) for i in range(n)]
+
+
+def _job(name, klass, arrival, workers, gpus, duration, priority=0, cpu="1"):
+    return JobSpec(name, klass, arrival, workers, gpus, cpu, "1Gi", duration, priority)
+
+
+def _gpu_h(result, state):
+    return pytest.approx(result.gpu_hours[state], abs=1e-9)
+
+
+def test_a_partly_bound_job_holds_gpus_pod_by_pod_and_not_as_a_gang():
+    """3 nodes of 8 GPUs. A one-node batch job runs 0-2 h; a 3-worker training job (8 GPUs each, 1 h) arrives at
+    10 s. Pod by pod two workers bind at once and hold 16 GPUs until the batch job leaves at 2 h; as a gang nothing
+    binds until then. Both run the training job 2-3 h."""
+    jobs = [_job("x", "batch", 0.0, 1, 8, 2 * H), _job("t", "training", 10.0, 3, 8, H)]
+    pod_by_pod = Simulation(_nodes(3), jobs, POLICIES["pod-by-pod"], hours=4).run()
+    gang = Simulation(_nodes(3), jobs, POLICIES["gang"], hours=4).run()
+    for r in (pod_by_pod, gang):
+        assert r.gpu_hours["running"] == pytest.approx(8 * 2 + 24 * 1)
+        assert r.jobs["training"] == {"arrived": 1, "started": 1, "finished": 1}
+        assert r.pending_s["training"]["p50"] == pytest.approx(2 * H - 10.0)
+        assert r.completion_s["training"]["p50"] == pytest.approx(3 * H - 10.0)
+        assert r.gpu_hours["permit"] == 0 and r.gpu_hours["down"] == 0
+    assert pod_by_pod.gpu_hours["incomplete"] == pytest.approx(16 * (2 * H - 10.0) / H)
+    assert gang.gpu_hours["incomplete"] == 0
+    # Idle: pod by pod 8 GPUs 0-10 s, 24 GPUs 3-4 h; the gang leaves 16 idle 0-2 h (not stranded: the pending
+    # gang asks for 24).
+    assert pod_by_pod.gpu_hours["idle"] + pod_by_pod.gpu_hours["stranded"] == pytest.approx((16 * 10.0 + 24 * H) / H)
+    assert gang.gpu_hours["idle"] == pytest.approx((16 * 2 * H + 24 * H) / H)
+    assert gang.gpu_hours["stranded"] == 0
+
+
+def test_idle_gpus_a_pending_job_could_use_in_total_are_stranded():
+    """2 nodes of 96 cpu. Two 4-GPU batch jobs of 40 cpu take half of each node (LeastAllocated on cpu spreads
+    them); an 8-GPU job then fits nowhere though 8 GPUs are idle: they are stranded until the first one leaves."""
+    jobs = [_job("a", "batch", 0.0, 1, 4, 2 * H, cpu="40"), _job("b", "batch", 0.0, 1, 4, 3 * H, cpu="40"),
+            _job("c", "batch", 60.0, 1, 8, H)]
+    r = Simulation(_nodes(2), jobs, POLICIES["pod-by-pod"], hours=4).run()
+    assert r.gpu_hours["stranded"] == pytest.approx(8 * (2 * H - 60.0) / H)
+    assert r.pending_s["batch"]["p99"] == pytest.approx(2 * H - 60.0)
+
+
+def test_a_node_failure_destroys_the_progress_of_a_running_gang_and_its_pod_is_recreated():
+    """2 nodes; a 2-worker job of 8 GPUs each needs 2 h. Node 0 fails at 30 min and returns at 40 min: the run
+    so far is lost (16 GPUs x 30 min), the recreated worker binds when the node returns, and the job runs 2 h more."""
+    jobs = [_job("t", "training", 0.0, 2, 8, 2 * H)]
+    sim = Simulation(_nodes(2), jobs, POLICIES["gang"], hours=3, repair_s=600.0)
+    sim._push(1800.0, "fail", "node-000000")
+    r = sim.run()
+    assert r.destroyed_gpu_hours == pytest.approx(16 * 0.5)
+    assert r.gpu_hours["down"] == pytest.approx(8 * 600 / H)
+    assert r.gpu_hours["incomplete"] == pytest.approx(8 * 600 / H)
+    assert r.gpu_hours["running"] == pytest.approx(16 * (1800 + 2 * H) / H)
+    assert r.completion_s["training"]["p50"] == pytest.approx(2400 + 2 * H)
+    assert r.pods_bound == 3
+
+
+@st.composite
+def _runs(draw):
+    nodes = draw(st.integers(2, 12))
+    return (nodes, draw(st.floats(0.5, 6.0)), draw(st.integers(0, 10_000)), draw(st.sampled_from(list(POLICIES))),
+            draw(st.sampled_from([0.0, 0.0, 2.0])), draw(st.floats(0.3, 2.0)))
+
+
+@given(_runs())
+@settings(max_examples=25, deadline=None)
+def test_every_gpu_second_is_in_exactly_one_state(run):
+    nodes, hours, seed, policy, failures, load = run
+    jobs = generate_jobs(8 * nodes, hours, seed=seed, load=load)
+    r = Simulation(_nodes(nodes), jobs, POLICIES[policy], hours=hours, seed=seed,
+                   node_failures_per_day=failures, repair_s=900.0).run()
+    assert all(v >= -1e-6 for v in r.gpu_hours.values())
+    assert sum(r.gpu_hours.values()) == pytest.approx(8 * nodes * hours, rel=1e-9)
+    for _, counts in r.samples:
+        assert sum(counts) == 8000 * nodes and min(counts) >= 0
+    finished = sum(c["finished"] for c in r.jobs.values())
+    started = sum(c["started"] for c in r.jobs.values())
+    assert finished <= started <= len(jobs)
+
+
+@pytest.mark.parametrize("policy", ["gang-preemption", "pod-by-pod"])
+def test_the_same_seed_gives_the_same_run(policy):
+    def run():
+        jobs = generate_jobs(8 * 20, 6, seed=5, load=1.2)
+        r = Simulation(_nodes(20), jobs, POLICIES[policy], hours=6, seed=5, node_failures_per_day=1.0).run()
+        row = {k: v for k, v in r.row().items() if k not in ("wall_s", "scheduler_s", "events_per_s")}
+        return row, r.samples, [s.tolist() for s in r.rack_samples]
+    assert run() == run()
+
+
+def test_workload_generator_meets_its_offered_load_and_checks_its_inputs():
+    jobs = generate_jobs(8000, 48, seed=1, load=0.5)
+    asked = sum(j.demand_milli / 1000 * j.duration for j in jobs)
+    assert asked / (8000 * 48 * H) == pytest.approx(0.5, rel=0.15)
+    assert [j.arrival for j in jobs] == sorted(j.arrival for j in jobs)
+    with pytest.raises(ValueError, match="no GPUs"):
+        generate_jobs(0, 1)
+    with pytest.raises(ValueError, match="load"):
+        generate_jobs(8, 1, load=0)
+
+
+def test_cli_simulate_compares_policies(tmp_path):
+    out = tmp_path / "runs.csv"
+    result = CliRunner().invoke(app, ["simulate", "--nodes", "16", "--hours", "3", "--policy", "pod-by-pod",
+                                      "--policy", "gang", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert [r["policy"] for r in report["runs"]] == ["pod-by-pod", "gang"]
+    assert out.read_text().splitlines()[0].startswith("policy,seed,nodes,gpus,hours,utilization")
+    text = CliRunner().invoke(app, ["simulate", "--nodes", "8", "--hours", "1", "--policy", "gang"])
+    assert text.exit_code == 0 and "gang" in text.output and "stranded GPU-h" in text.output
+    bad = CliRunner().invoke(app, ["simulate", "--policy", "fifo"])
+    assert bad.exit_code == 2 and "unknown policy 'fifo'" in bad.output
+    bad = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "x.txt")])
+    assert bad.exit_code == 2 and ".csv or .parquet" in bad.output
+
+
+# -- sweeps ---------------------------------------------------------------------------------------------------
+SWEEP = """
+scenarios:
+  - {name: tiny, nodes: 6, hours: 2, load: 1.0}
+  - {name: failing, nodes: 4, hours: 1.5, node_failures_per_day: 3, repair_hours: 0.2}
+policies: [pod-by-pod, gang-preemption]
+seeds: [0, 1]
+"""
+
+
+def _without_timings(rows):
+    return [{k: v for k, v in row.items() if k not in ("wall_s", "scheduler_s", "events_per_s")} for row in rows]
+
+
+def test_a_sweep_on_a_process_pool_equals_its_runs_one_by_one(tmp_path):
+    from phalanx.simulate.sweep import load_sweep, run_one, run_sweep
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP)
+    config = load_sweep(path)
+    alone = [run_one(run) for run in config.runs()]
+    assert [(r["scenario"], r["policy"], r["seed"]) for r in alone] == [
+        (s, p, seed) for s in ("tiny", "failing") for p in ("pod-by-pod", "gang-preemption") for seed in (0, 1)]
+    assert _without_timings(run_sweep(config, workers=2)) == _without_timings(alone)
+
+
+def test_a_sweep_on_a_local_ray_equals_its_runs_one_by_one(tmp_path):
+    pytest.importorskip("ray")
+    from phalanx.simulate.sweep import load_sweep, run_one, run_sweep
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP)
+    config = load_sweep(path)
+    alone = [run_one(run) for run in config.runs()]
+    assert _without_timings(run_sweep(config, ray_address="local")) == _without_timings(alone)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("scenarios: []", "scenarios: List should have at least 1 item"),
+    ("scenarios: [{name: a, nodes: 0, hours: 1}]", "scenarios.0.nodes: Input should be greater than 0"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1, gpus: 3}]", "scenarios.0.gpus: Extra inputs are not permitted"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}]\npolicies: [fifo]", "policies: Value error, unknown policy 'fifo'"),
+    ("scenarios: [", "sweep.yaml: while parsing"),
+])
+def test_a_bad_sweep_config_names_the_file_and_field(tmp_path, text, message):
+    from phalanx.cluster_models import InputError
+    from phalanx.simulate.sweep import load_sweep
+    path = tmp_path / "sweep.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match="sweep.yaml") as err:
+        load_sweep(path)
+    assert message in str(err.value)
+
+
+def test_cli_sweep_prints_the_merged_table(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP)
+    out = tmp_path / "rows.csv"
+    result = CliRunner().invoke(app, ["sweep", str(path), "--workers", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].split()[:3] == ["scenario", "seed", "policy"]
+    assert len(out.read_text().splitlines()) == 1 + 8
+    bad = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.yaml")])
+    assert bad.exit_code == 2 and "missing.yaml" in bad.output
+
+
+# -- the Alibaba trace in time ----------------------------------------------------------------------------------
+TRACE_NODES = """sn,cpu_milli,memory_mib,gpu,model
+n0,8000,16384,1,T4
+n1,8000,16384,1,V100M16
+"""
+TRACE_PODS = """name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+p-old,1000,1024,1,500,,LS,Running,0,90000,10
+p-gone,1000,1024,0,0,,BE,Succeeded,100,200,100
+p-a,1000,1024,1,500,,BE,Running,86460,90060,86460
+p-b,1000,1024,1,1000,V100M16,BE,Running,86520,88320,
+p-late,1000,1024,0,0,,BE,Running,200000,300000,200000
+"""
+
+
+def test_a_trace_window_replays_pods_alive_at_its_start_and_those_created_in_it(tmp_path):
+    """Day 1, 2 h: p-old (alive, 1 h left) at 0, p-a at 60 s for 1 h, p-b (never scheduled in the trace: its life
+    from creation) at 120 s for 30 min; p-gone and p-late are outside. p-old takes n0 (a tie, the first node);
+    p-a takes n1 (LeastAllocated: n0 holds p-old's cpu); p-b needs a whole V100 (n1) and waits for p-a to leave
+    at 3660 s. Both nodes then hold half a GPU that p-b's whole GPU cannot use: stranded."""
+    from phalanx.cluster_models.alibaba import load_nodes, load_pods
+    from phalanx.simulate.alibaba import trace_jobs, trace_nodes
+    (tmp_path / "nodes.csv").write_text(TRACE_NODES)
+    (tmp_path / "pods.csv").write_text(TRACE_PODS)
+    nodes = trace_nodes(load_nodes(tmp_path / "nodes.csv"))
+    assert nodes[1].metadata.labels["nvidia.com/gpu.product"] == "V100M16"
+    jobs = trace_jobs(load_pods(tmp_path / "pods.csv"), start_day=1, hours=2)
+    assert [(j.name, j.klass, j.arrival, j.duration, j.gpu_milli, j.gpu_models) for j in jobs] == [
+        ("p-old", "inference", 0.0, 3600.0, 500, ""), ("p-a", "batch", 60.0, 3600.0, 500, ""),
+        ("p-b", "batch", 120.0, 1800.0, 1000, "V100M16")]
+    sim = Simulation(nodes, jobs, POLICIES["pod-by-pod"], hours=2)
+    r = sim.run()
+    bound = {rec.object: rec.node for rec in sim.sched.records if rec.kind == "Bound"}
+    assert bound == {"inference/p-old-0": "n0", "batch/p-a-0": "n1", "batch/p-b-0": "n1"}
+    assert r.pending_s["batch"]["p99"] == pytest.approx(3660.0 - 120.0)
+    assert r.gpu_hours["running"] == pytest.approx((0.5 * 3600 + 0.5 * 3600 + 1800) / H)
+    assert r.gpu_hours["stranded"] == pytest.approx((0.5 * (3600 - 120) + 0.5 * (3660 - 120)) / H)
+    assert sum(r.gpu_hours.values()) == pytest.approx(2 * 2)
+    clones = trace_jobs(load_pods(tmp_path / "pods.csv"), start_day=1, hours=2, clones=2)
+    assert [j.name for j in clones] == ["p-old-c1", "p-old-c2", "p-a-c1", "p-a-c2", "p-b-c1", "p-b-c2"]
+
+
+def test_cli_simulate_replays_a_trace(tmp_path):
+    (tmp_path / "nodes.csv").write_text(TRACE_NODES)
+    (tmp_path / "pods.csv").write_text(TRACE_PODS)
+    result = CliRunner().invoke(app, ["simulate", "--trace", "pods.csv", "--trace-nodes", "nodes.csv",
+                                      "--data-dir", str(tmp_path), "--trace-day", "1", "--hours", "2",
+                                      "--policy", "pod-by-pod", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["jobs"] == 3
+    no_times = tmp_path / "bare.csv"
+    no_times.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1024,0,0\n")
+    bad = CliRunner().invoke(app, ["simulate", "--trace", str(no_times), "--trace-nodes", "nodes.csv",
+                                   "--data-dir", str(tmp_path)])
+    assert bad.exit_code == 2 and "cannot be replayed in time" in bad.output
