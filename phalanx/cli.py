@@ -374,11 +374,18 @@ def simulate(
     load: float = typer.Option(0.9, "--load", help="offered load: GPU-seconds asked for / GPU-seconds there are"),
     seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),
     policy: Optional[list[str]] = typer.Option(None, "--policy", help="pod-by-pod, gang, gang-topology, "
-                                               "gang-preemption (repeatable; default: all of them)"),
+                                               "gang-preemption, gang-permit (repeatable; default: all of them)"),
     node_failures_per_day: float = typer.Option(0.0, "--node-failures-per-day",
                                                 help="failures per node per day (a node comes back after "
                                                      "--repair-hours)"),
     repair_hours: float = typer.Option(1.0, "--repair-hours"),
+    autoscale_nodes: int = typer.Option(0, "--autoscale-nodes", help="an autoscaler may add up to this many nodes "
+                                        "(copies of the cluster's largest GPU node; 0: none)"),
+    provision_minutes: float = typer.Option(10.0, "--provision-minutes", help="autoscaler: from asking to joining"),
+    scale_down_minutes: float = typer.Option(10.0, "--scale-down-minutes",
+                                             help="autoscaler: an added node empty this long is removed"),
+    permit_timeout: float = typer.Option(300.0, "--permit-timeout", help="seconds a gang waits at Permit "
+                                         "(the gang-permit policy)"),
     trace: Optional[str] = typer.Option(None, "--trace", help="replay an Alibaba pod list CSV in time instead of "
                                         "the synthetic workload (a bare name is looked up in --data-dir)"),
     trace_nodes: str = typer.Option("openb_node_list_gpu_node.csv", "--trace-nodes", help="the trace's node list"),
@@ -411,6 +418,8 @@ def simulate(
         _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     if node_failures_per_day < 0 or not repair_hours > 0:
         _fail("--node-failures-per-day must be >= 0 and --repair-hours > 0")
+    if autoscale_nodes < 0 or not provision_minutes >= 0 or not scale_down_minutes > 0 or not permit_timeout > 0:
+        _fail("--autoscale-nodes and --provision-minutes must be >= 0, --scale-down-minutes and --permit-timeout > 0")
     try:
         if trace is not None:
             from .cluster_models.alibaba import load_nodes, load_pods, resolve
@@ -426,12 +435,16 @@ def simulate(
     except (InputError, ValueError) as exc:
         _fail(str(exc))
     gpus = sum(int(n.status.allocatable.get("nvidia.com/gpu", "0")) for n in cluster)
+    from .simulate.autoscaler import Autoscaler
+    template = max(cluster, key=lambda n: int(n.status.allocatable.get("nvidia.com/gpu", "0")))
     results = []
     with _progress(len(names), "runs", "simulate") as update:
         for name in names:
+            scaler = Autoscaler(template, autoscale_nodes, provision_minutes * 60, scale_down_minutes * 60) \
+                if autoscale_nodes else None
             results.append(Simulation(cluster, jobs, POLICIES[name], hours=hours, seed=seed,
-                                      node_failures_per_day=node_failures_per_day,
-                                      repair_s=repair_hours * 3600).run())
+                                      node_failures_per_day=node_failures_per_day, repair_s=repair_hours * 3600,
+                                      autoscaler=scaler, permit_timeout_s=permit_timeout).run())
             if update:
                 update(1)
     rows = [r.row() for r in results]
@@ -479,6 +492,98 @@ def sweep(
     typer.echo(comparison_table(rows))
     if out is not None:
         typer.echo(f"wrote {out}")
+
+
+def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
+    """--shape "cpu=8,memory=64Gi,nvidia.com/gpu=8" (a pod requesting that, tolerating GPU taints) or --pod."""
+    from .cluster_models.generate import pod_template
+    from .cluster_models.objects import ResourceRequirements
+    if (shape is None) == (pod is None):
+        _fail("give exactly one of --shape and --pod")
+    if pod is not None:
+        return _pod_to_explain(pod, state), pod
+    requests = {}
+    for part in shape.split(","):
+        name, eq, amount = part.strip().partition("=")
+        if not eq or not name or not amount:
+            _fail(f"--shape: expected name=quantity[,name=quantity...] (got {part.strip()!r})")
+        requests[name.strip()] = amount.strip()
+    template = pod_template("0", "0", tolerate_gpu=True)
+    container = template.spec.containers[0]
+    try:
+        resources = ResourceRequirements.model_validate({"requests": requests})
+    except ValueError as exc:
+        _fail(f"--shape: {str(exc).splitlines()[-1].strip()}")
+    spec = template.spec.model_copy(update={"containers": [container.model_copy(update={"resources": resources})]})
+    return template.model_copy(update={"spec": spec}), shape
+
+
+@app.command()
+def capacity(
+    cluster: list[Path] = typer.Option(..., "--cluster", "-f", help="file or directory of manifests; repeatable"),
+    shape: Optional[str] = typer.Option(None, "--shape", help='requests of one pod, e.g. "cpu=8,memory=64Gi,'
+                                        'nvidia.com/gpu=8"'),
+    pod: Optional[str] = typer.Option(None, "--pod", help="or a pod manifest / namespace/name of a pod in --cluster"),
+    count: int = typer.Option(1, "--count", "-n", help="copies that must be placed together"),
+    topology_key: Optional[str] = typer.Option(None, "--topology-key", help="all copies inside one domain of this "
+                                               "node label (e.g. topology.phalanx.dev/rack)"),
+    evict: Optional[list[str]] = typer.Option(None, "--evict", help="namespace/name of a pod or PodGroup to evict "
+                                              "first (repeatable): which pending PodGroups would fit then"),
+    config: Optional[Path] = typer.Option(None, "--config", help="KubeSchedulerConfiguration"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+):
+    """Can COUNT copies of a pod shape be placed now (inside one domain of --topology-key, or anywhere)? Where,
+    and if not how many fit per domain and what binds; free GPUs in domains where no pending PodGroup fits; with
+    --evict, which pending PodGroups the evictions would let in."""
+    from .sched.capacity import answer, pending_groups, stranded_gpus
+    if count < 1:
+        _fail(f"--count: must be at least 1, got {count}")
+    try:
+        objects = load_paths(cluster)
+        state = Cluster.from_objects(objects)
+        probe, describe = _probe_pod(shape, pod, state)
+        if probe in state.pending:
+            state.pending.remove(probe)
+        scheduler = _scheduler(state, config, "1.36", "numpy", "first", 0)
+        result = answer(scheduler, probe, count, topology_key, describe)
+        groups = pending_groups(scheduler, topology_key)
+        stranded = stranded_gpus(scheduler, groups, topology_key)
+        after = None
+        if evict:
+            evicted = set(evict)
+            kept = [p for p in objects.pods if not (p.key in evicted or (
+                p.spec.scheduling_group is not None
+                and f"{p.metadata.namespace}/{p.spec.scheduling_group.pod_group_name}" in evicted))]
+            if len(kept) == len(objects.pods):
+                _fail(f"--evict: none of {', '.join(sorted(evicted))} is a pod or PodGroup of --cluster")
+            import dataclasses
+            freed = Cluster.from_objects(dataclasses.replace(objects, pods=kept))
+            before = {g.group for g in groups if g.domains}
+            after = [g for g in pending_groups(_scheduler(freed, config, "1.36", "numpy", "first", 0), topology_key)
+                     if g.domains and g.group not in before]
+    except InputError as exc:
+        _fail(str(exc))
+    if as_json:
+        out = result.to_json()
+        out["pending_groups"] = [g.__dict__ for g in groups]
+        out["stranded_gpus"] = stranded
+        if after is not None:
+            out["fit_after_eviction"] = [g.group for g in after]
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(result.summary())
+    if groups:
+        typer.echo("pending PodGroups:")
+        for g in groups:
+            where = ("fit in " + ", ".join(g.domains[:5]) + (" ..." if len(g.domains) > 5 else "")
+                     if g.domains else "fit nowhere now")
+            typer.echo(f"  {g.group}: {g.needed} more member{'s' if g.needed > 1 else ''} {where}")
+    if stranded:
+        typer.echo(f"free GPUs where no pending PodGroup fits: {sum(stranded.values()):,} in {len(stranded)} "
+                   f"domain{'s' if len(stranded) > 1 else ''}")
+    if after is not None:
+        typer.echo("after the evictions these pending PodGroups would fit: "
+                   + (", ".join(g.group for g in after) or "none"))
 
 
 trace_app = typer.Typer(no_args_is_help=True, help="Replay cluster traces (GPU allocation experiments).")

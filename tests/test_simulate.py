@@ -253,3 +253,58 @@ def test_cli_simulate_replays_a_trace(tmp_path):
     bad = CliRunner().invoke(app, ["simulate", "--trace", str(no_times), "--trace-nodes", "nodes.csv",
                                    "--data-dir", str(tmp_path)])
     assert bad.exit_code == 2 and "cannot be replayed in time" in bad.output
+
+
+# -- the autoscaler ---------------------------------------------------------------------------------------------
+def _autoscaled(policy, timeout=300.0):
+    from phalanx.simulate.autoscaler import Autoscaler
+    nodes = _nodes(1)
+    scaler = Autoscaler(nodes[0], max_nodes=4, provision_s=600.0, scale_down_s=600.0)
+    jobs = [_job("t", "training", 0.0, 2, 8, H)]
+    sim = Simulation(nodes, jobs, POLICIES[policy], hours=2, autoscaler=scaler, permit_timeout_s=timeout)
+    return sim.run(), scaler
+
+
+def test_the_autoscaler_adds_the_node_a_gang_lacks_and_removes_it_once_empty():
+    """One 8-GPU node; a gang of two 8-GPU workers fails its cycle at 0. At the first scan (10 s) one worker packs
+    onto the free node, the other needs a node: one is asked for and joins at 610 s; the gang binds on both and
+    runs to 4210 s; the added node is removed 600 s after it empties (4810 s)."""
+    r, scaler = _autoscaled("gang")
+    assert (scaler.asked, r.nodes_added, r.nodes_removed) == (1, 1, 1)
+    assert r.pending_s["training"]["p50"] == pytest.approx(610.0)
+    assert r.completion_s["training"]["p50"] == pytest.approx(610.0 + H)
+    # The pool node is in the ledger as unprovisioned except 610-4810 s; three more never join.
+    assert r.gpu_hours["unprovisioned"] == pytest.approx((8 * (610 + (2 * H - 4810)) + 3 * 8 * 2 * H) / H)
+    assert r.gpu_hours["running"] == pytest.approx(16.0)
+    assert sum(r.gpu_hours.values()) == pytest.approx(5 * 8 * 2)
+
+
+def test_a_gang_held_at_permit_holds_gpus_while_the_node_is_provisioned():
+    """gang_mode "permit": the first worker waits at Permit on the free node while the second is unschedulable.
+    A timeout longer than provisioning holds its 8 GPUs until the node joins (610 s); a shorter one releases them
+    at 300 s, and the gang binds when the node joins."""
+    for timeout, held in ((900.0, 610.0), (300.0, 300.0)):
+        r, scaler = _autoscaled("gang-permit", timeout=timeout)
+        assert scaler.asked == 1 and r.jobs["training"]["finished"] == 1
+        assert r.gpu_hours["permit"] == pytest.approx(8 * held / H)
+        assert r.pending_s["training"]["p50"] == pytest.approx(610.0)
+        assert sum(r.gpu_hours.values()) == pytest.approx(5 * 8 * 2)
+
+
+def test_a_permit_timeout_shorter_than_provisioning_loops():
+    """One node, busy for 10 h; a gang of three 8-GPU workers held at Permit (300 s); the autoscaler may add two
+    nodes (600 s to join, removed 60 s after they empty). Every 970 s: it asks for two nodes 10 s after the gang
+    is unschedulable, two members wait at Permit on them from the join, the timeout releases them, the nodes go
+    60 s later, and the gang, retried, is unschedulable again. Joins at 611, 1581, 2551, 3521 s in the first hour."""
+    from phalanx.simulate.autoscaler import Autoscaler
+    nodes = _nodes(1)
+    scaler = Autoscaler(nodes[0], max_nodes=2, provision_s=600.0, scale_down_s=60.0)
+    jobs = [_job("x", "batch", 0.0, 1, 8, 10 * H), _job("t", "training", 1.0, 3, 8, H)]
+    sim = Simulation(nodes, jobs, POLICIES["gang-permit"], hours=1, autoscaler=scaler, permit_timeout_s=300.0)
+    r = sim.run()
+    joins = sorted({rec.time for rec in sim.sched.records if rec.kind == "WaitingOnPermit"})
+    assert joins == [611.0, 1581.0, 2551.0, 3521.0]
+    assert (scaler.asked, r.nodes_added, r.nodes_removed) == (8, 8, 6)
+    assert r.gpu_hours["permit"] == pytest.approx((3 * 2 * 8 * 300 + 2 * 8 * (3600 - 3521)) / H)
+    assert r.jobs["training"]["started"] == 0
+    assert sum(r.gpu_hours.values()) == pytest.approx(3 * 8 * 1)

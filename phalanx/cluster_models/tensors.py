@@ -250,6 +250,7 @@ class ClusterTensors:
     _bound_nodes: np.ndarray = field(default_factory=lambda: np.zeros(64, np.int32))   # (capacity,) node ids;
                                                         # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
+    _removed_last: int = -1                               # the largest of them (-1: none)
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
@@ -348,7 +349,9 @@ class ClusterTensors:
         if self._position is not None:
             for p in self._bound_pods[mark:]:
                 del self._position[p.key]
-        self._removed = {i for i in self._removed if i < mark}
+        if self._removed_last >= mark:           # rare: a pod bound after the mark was removed since
+            self._removed = {i for i in self._removed if i < mark}
+            self._removed_last = max(self._removed, default=-1)
         self.truncations.append(mark)
         del self._bound_pods[mark:]
         self.bound.count = min(self.bound.count, mark)
@@ -402,6 +405,7 @@ class ClusterTensors:
         i = self._position[key]
         pod = self._bound_pods[i]
         self._removed.add(i)
+        self._removed_last = max(self._removed_last, i)
         self._add_load(np.array([node]), self.request_vector(pod_requests(pod)),
                        np.array(pod_nonzero_requests(pod), np.int64), -1)
         if i < self.bound.count:

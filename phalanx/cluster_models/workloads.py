@@ -522,11 +522,14 @@ class PodGroupIndex:
         self.by_name: dict[tuple[str, str], PodGroup] = {}
         self.by_workload_ref: dict[tuple[str, str, str, str], PodGroup] = {}
         for group in objects.pod_groups:
-            if group._workload_ref is not None:
-                self.by_workload_ref[group._workload_ref] = group
-            else:
-                self.by_name[(group.metadata.namespace, group.metadata.name)] = group
+            self.add(group)
         self.workloads = {(w.metadata.namespace, w.metadata.name): w for w in objects.workloads}
+
+    def add(self, group: PodGroup) -> None:
+        if group._workload_ref is not None:
+            self.by_workload_ref[group._workload_ref] = group
+        else:
+            self.by_name[(group.metadata.namespace, group.metadata.name)] = group
 
     def resolve(self, pod: Pod) -> PodGroupResolution:
         sg = pod.spec.scheduling_group

@@ -90,7 +90,7 @@ def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | 
                 "message": outcome.message}
     node, victims = outcome.nominate, list(outcome.success.victims)
     cluster, priority = scheduler.cluster, outcome.dry_run.priority
-    gone, waiting = {v.key for v in victims}, scheduler.groups.waiting_keys()
+    gone, waiting = {v.key for v in victims}, scheduler.permit.waiting_keys()
     node_id = cluster.tensors.node_index[node]
     spared = []
     for other, at in cluster.tensors.live_bound():

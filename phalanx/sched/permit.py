@@ -19,6 +19,22 @@ PLUGIN = "GangScheduling"
 class Permit:
     def __init__(self, sched):
         self.sched = sched
+        self.timed: dict[str, GroupState] = {}      # groups with waiting members (a deadline), by key
+
+    def _deadline(self, gs: GroupState, deadline: float | None) -> None:
+        gs.permit_deadline = deadline
+        if deadline is None:
+            self.timed.pop(gs.key, None)
+        else:
+            self.timed[gs.key] = gs
+
+    def waiting_keys(self) -> set[str]:
+        """Pods waiting at Permit in any group (they hold nodes; preemption does not evict them)."""
+        return {key for gs in self.timed.values() for key in gs.waiting}
+
+    def cleared(self, gs: GroupState) -> None:
+        """The group has no waiting member left (they were deleted): no deadline."""
+        self._deadline(gs, None)
 
     def run(self, gs: GroupState, pod, node: int, framework) -> bool:
         """Permit for a gang member just placed on `node`: True when it may be bound now; otherwise it waits (its
@@ -31,7 +47,7 @@ class Permit:
         sched.log.append(Placed(WAITING, sched.now, [pod], np.array([node]), [sched.cluster.tensors.nodes.names[node]]))
         sched.pending_message.pop(pod.key, None)
         if gs.permit_deadline is None:
-            gs.permit_deadline = sched.now + sched.permit_timeout_s
+            self._deadline(gs, sched.now + sched.permit_timeout_s)
         scheduled = len(gs.waiting) + len(gs.bound)
         if all(plugin.permit(gs, scheduled)[0] == ALLOW for plugin in plugins):
             self.allow(gs)
@@ -44,26 +60,28 @@ class Permit:
         sched.bound(pods, np.array([tensors.node_of(p.key) for p in pods], np.int64))
         gs.bound.update(gs.waiting)
         gs.waiting.clear()
-        gs.permit_deadline = None
+        self._deadline(gs, None)
         sched.set_condition(gs, "True", "Scheduled", "")
 
     def next_deadline(self) -> float | None:
-        deadlines = [gs.permit_deadline for gs in self.sched.groups.values() if gs.permit_deadline is not None]
+        deadlines = [gs.permit_deadline for gs in self.timed.values()]
         return min(deadlines) if deadlines else None
 
     def expire(self) -> None:
         """Reject every waiting member of the groups whose deadline has come; their nodes are released."""
         sched = self.sched
-        for gs in sched.groups.values():
-            if gs.permit_deadline is None or gs.permit_deadline > sched.now:
-                continue
+        due = [gs for gs in self.timed.values() if gs.permit_deadline <= sched.now]
+        if len(due) > 1:                         # in the groups' own order, as they are retried
+            order = {key: i for i, key in enumerate(sched.groups.states)}
+            due.sort(key=lambda gs: order.get(gs.key, len(order)))
+        for gs in due:
             waiting = list(gs.waiting.values())
             pods = [p for p, _ in waiting]
             message = f"rejected due to timeout after waiting {go_duration(sched.permit_timeout_s)} at plugin {PLUGIN}"
             for pod in pods:
                 sched.release(pod.key)
             gs.waiting.clear()
-            gs.permit_deadline = None
+            self._deadline(gs, None)
             gs.rejected_at = sched.progress
             sched.fail(pods, message, PERMIT_REJECTED)
             for pod, seq in waiting:
@@ -76,4 +94,4 @@ class Permit:
         """A gang timing out at `deadline` was already rejected at Permit with nothing bound and no outside event
         since: the timeouts only hand the same nodes from gang to gang."""
         return any(gs.permit_deadline == deadline and gs.rejected_at == self.sched.progress
-                   for gs in self.sched.groups.values())
+                   for gs in self.timed.values())

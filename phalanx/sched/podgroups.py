@@ -90,6 +90,12 @@ class Groups:
     def reindex(self) -> None:
         self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
                                                    workloads=self.cluster.workloads))
+        self.keys = {g.key for g in self.cluster.pod_groups}      # every PodGroup's namespace/name
+
+    def added(self, group) -> None:
+        """A PodGroup appeared (cluster.pod_groups has it already)."""
+        self._index.add(group)
+        self.keys.add(group.key)
 
     def resolve(self, pod: Pod) -> tuple[GroupState | None, str | None]:
         """(its group's state or None, why it waits when its group does not exist)."""
@@ -123,12 +129,6 @@ class Groups:
                                  f"\"{spec.priority_class_name}\" not found")
             return cls.value
         return max((self.cluster.priority(p) for p, _ in gs.pending.values()), default=0)
-
-    def waiting_keys(self) -> set[str]:
-        """Pods waiting at Permit in any group (they hold nodes; preemption does not evict them)."""
-        if not self.of_pod:
-            return set()
-        return {key for gs in self.states.values() for key in gs.waiting}
 
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
         """Pending members by (priority desc, arrival)."""

@@ -661,7 +661,7 @@ class Preemption:
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        spared = sched.groups.waiting_keys()
+        spared = sched.permit.waiting_keys()
         key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.requested.shape, len(tensors.changes),
                tensors.log_mark(), len(tensors.truncations), tensors.removals(), sched.now, frozenset(spared),
                len(cluster.pdbs))

@@ -359,12 +359,12 @@ class Scheduler:
 
     def add_pod_group(self, group: PodGroup) -> list[Record]:
         """A PodGroup appears; pods that were waiting for it join it."""
-        if group.key in self.groups.states or any(g.key == group.key for g in self.cluster.pod_groups):
+        if group.key in self.groups.states or group.key in self.groups.keys:
             raise InputError(f"PodGroup {group.key}: metadata.name: already exists")
         start = len(self.log)
         self.progress += 1
         self.cluster.pod_groups.append(group)
-        self.groups.reindex()
+        self.groups.added(group)
         touched = []
         for key, (pod, seq) in sorted(self.queue.held.items(), key=lambda kv: kv[1][1]):
             gs, reason = self.groups.resolve(pod)
@@ -445,7 +445,7 @@ class Scheduler:
             in_runs = key in gs.enqueued        # permit mode: members go through the pod queue
             gs.enqueued.discard(key)
             if not gs.waiting:
-                gs.permit_deadline = None
+                self.permit.cleared(gs)
         pooled = self.queue.forget(key)
         self.unserved.pop(key, None)
         seq = self.arrival.pop(key, None)
@@ -534,6 +534,12 @@ class Scheduler:
         if math.isfinite(until):
             self.now = until
         return self.log.records(start)
+
+    def next_due(self) -> float | None:
+        """When the scheduler next has something to do on its own (a backoff ending, a Permit timeout); None when
+        only an outside event can make anything happen. A simulator steps to min(this, its next event)."""
+        due = [t for t in (self.queue.next_backoff_expiry(), self.permit.next_deadline()) if t is not None]
+        return min(due) if due else None
 
     def run_until_idle(self) -> list[Record]:
         """Go on, moving the clock to backoff expiries and Permit timeouts, until nothing can happen without an

@@ -341,7 +341,7 @@ class WorkloadPreemption:
     def _in(self, gs, plugins, priority: int, policy: str, nodes) -> "str | GroupPreemption":
         """The plugins over the whole cluster (nodes None, as v1.36) or inside one topology domain."""
         sched = self.sched
-        dry_run = GroupDryRun(sched, gs, sched.groups.waiting_keys(), nodes)
+        dry_run = GroupDryRun(sched, gs, sched.permit.waiting_keys(), nodes)
         failed = FailedGroupCycle(gs.key, priority, policy, dry_run)
         reasons = []
         for plugin in plugins:

@@ -32,7 +32,9 @@ from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, M
 from ..cluster_models.objects import PodSchedulingGroup
 from ..cluster_models.workloads import PodGroup
 from ..sched import Cluster, Scheduler
-from ..sched.records import BOUND, DELETED, PERMIT_REJECTED, PREEMPTED, WAITING
+from ..sched.records import BOUND, DELETED, PERMIT_REJECTED, PREEMPTED, UNSCHEDULABLE, WAITING
+from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
+from .autoscaler import Autoscaler
 from .workload import JobSpec
 
 
@@ -43,6 +45,7 @@ class Policy:
     groups: bool                  # training jobs are gang PodGroups (minCount = workers); else plain pods
     topology: str | None = None   # the gang's topology constraint (a node label key), e.g. the rack
     preemption: bool = False      # DefaultPreemption and workload-aware preemption (gangs are disruptionMode PodGroup)
+    gang_mode: str = "podgroup"   # "permit": members go pod by pod and wait at Permit for the gang (v1.35 style)
 
 
 RACK = "topology.phalanx.dev/rack"
@@ -51,6 +54,7 @@ POLICIES = {p.name: p for p in (
     Policy("gang", groups=True),
     Policy("gang-topology", groups=True, topology=RACK),
     Policy("gang-preemption", groups=True, preemption=True),
+    Policy("gang-permit", groups=True, gang_mode="permit"),
 )}
 
 
@@ -77,21 +81,21 @@ class Job:
 class Ledger:
     """GPU-seconds per state, integrated between changes; every GPU of the cluster is in one state at a time.
     Counts are in milli-GPU (a share of a device holds its milli)."""
-    STATES = ("running", "incomplete", "permit", "stranded", "idle", "down")
+    STATES = ("running", "incomplete", "permit", "stranded", "idle", "down", "unprovisioned")
 
     def __init__(self, total_milli: int, sample_every: float):
         self.total = total_milli
         self.seconds = dict.fromkeys(self.STATES, 0.0)
-        self.running = self.incomplete = self.permit = self.down = 0
+        self.running = self.incomplete = self.permit = self.down = self.unprovisioned = 0
         self.stranded = None                      # () -> the idle milli-GPUs that are stranded now
         self.now = 0.0
         self.sample_every = sample_every
         self.samples: list[tuple] = []            # (time, milli-GPUs per state in STATES order)
 
     def counts(self) -> tuple[int, ...]:
-        idle = self.total - self.running - self.incomplete - self.permit - self.down
+        idle = self.total - self.running - self.incomplete - self.permit - self.down - self.unprovisioned
         stranded = self.stranded()
-        return self.running, self.incomplete, self.permit, stranded, idle - stranded, self.down
+        return self.running, self.incomplete, self.permit, stranded, idle - stranded, self.down, self.unprovisioned
 
     def advance(self, t: float) -> None:
         if t <= self.now:
@@ -121,6 +125,8 @@ class SimResult:
     destroyed_gpu_hours: float   # GPU-hours of progress lost by jobs whose pods were lost while running
     pods_bound: int
     events: int                  # simulated events applied (arrivals, completions, node failures and returns)
+    nodes_added: int             # nodes the autoscaler added (0 without one)
+    nodes_removed: int           # of those, removed again when they stood empty
     wall_s: float                # time the run took
     scheduler_s: float           # of which in the scheduler
     samples: list = field(default_factory=list, repr=False)   # (time, milli-GPUs per ledger state) over time
@@ -131,8 +137,8 @@ class SimResult:
 
     @property
     def utilization(self) -> float:
-        """Running GPU-seconds over the GPU-seconds of nodes that were up."""
-        up = self.gpus * self.horizon_s / 3600 - self.gpu_hours["down"]
+        """Running GPU-seconds over the GPU-seconds of nodes that were in the cluster and up."""
+        up = self.gpus * self.horizon_s / 3600 - self.gpu_hours["down"] - self.gpu_hours["unprovisioned"]
         return self.gpu_hours["running"] / up if up > 0 else 0.0
 
     def row(self) -> dict:
@@ -145,6 +151,7 @@ class SimResult:
             out.update({f"{klass}_pending_{q}_s": v for q, v in self.pending_s[klass].items()})
             out.update({f"{klass}_jct_{q}_s": v for q, v in self.completion_s[klass].items()})
         out.update({"preemptions": self.preemptions, "destroyed_gpu_h": round(self.destroyed_gpu_hours, 2),
+                    "nodes_added": self.nodes_added, "nodes_removed": self.nodes_removed,
                     "pods_bound": self.pods_bound, "events": self.events, "wall_s": round(self.wall_s, 3),
                     "scheduler_s": round(self.scheduler_s, 3),
                     "events_per_s": round(self.events / self.wall_s, 1) if self.wall_s > 0 else 0.0})
@@ -162,26 +169,37 @@ class Simulation:
     """One run of a workload on a cluster under a policy."""
 
     def __init__(self, nodes: list, jobs: list[JobSpec], policy: Policy, *, hours: float, seed: int = 0,
-                 node_failures_per_day: float = 0.0, repair_s: float = 3600.0, sample_every: float = 300.0):
-        self.nodes = {n.metadata.name: n for n in nodes}
+                 node_failures_per_day: float = 0.0, repair_s: float = 3600.0, sample_every: float = 300.0,
+                 autoscaler: Autoscaler | None = None, permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S):
+        self.autoscaler = autoscaler
+        pool = autoscaler.pool() if autoscaler is not None else []
+        self.nodes = {n.metadata.name: n for n in [*nodes, *pool]}
+        self.cluster_nodes = len(nodes)
         self.policy = policy
         self.seed = seed
         self.horizon = hours * 3600.0
         cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=[], warnings=[]))
-        self.sched = Scheduler(cluster, seed=seed, preemption=policy.preemption)
-        self.milli_of_node = {n.metadata.name: MILLI * int(n.status.allocatable.get(GPU, "0")) for n in nodes}
+        self.sched = Scheduler(cluster, seed=seed, preemption=policy.preemption, gang_mode=policy.gang_mode,
+                               permit_timeout_s=permit_timeout_s)
+        self.milli_of_node = {name: MILLI * int(n.status.allocatable.get(GPU, "0")) for name, n in self.nodes.items()}
         # Per node: milli-GPUs, milli held by pods (bound or at Permit), up; rack ids (the fragmentation heat map).
         self.node_row = {name: i for i, name in enumerate(self.nodes)}
+        self.node_names = list(self.nodes)
         self.node_milli = np.array(list(self.milli_of_node.values()), np.int64)
-        self.node_used = np.zeros(len(nodes), np.int64)
-        self.node_up = np.ones(len(nodes), bool)
-        racks, self.node_rack = np.unique(np.array([n.metadata.labels.get(RACK, "") for n in nodes], dtype=object),
-                                          return_inverse=True)
+        self.node_used = np.zeros(len(self.nodes), np.int64)
+        self.node_pods = np.zeros(len(self.nodes), np.int64)     # pods holding each node (autoscaler scale-down)
+        self.node_up = np.array([i < len(nodes) for i in range(len(self.nodes))], bool)
+        racks, self.node_rack = np.unique(np.array([n.metadata.labels.get(RACK, "") for n in self.nodes.values()],
+                                                   dtype=object), return_inverse=True)
         self.racks = [str(r) for r in racks]
         self.pod_node: dict[str, int] = {}          # pod key -> node row holding its GPUs
         self.rack_samples: list[np.ndarray] = []
         self.ledger = Ledger(sum(self.milli_of_node.values()), sample_every)
         self.ledger.stranded = self._stranded
+        self.ledger.unprovisioned = sum(self.milli_of_node[n.metadata.name] for n in pool)
+        self.unschedulable: dict[str, int] = {}     # GPU pods whose last attempt failed -> their milli (autoscaler)
+        self.scan_due = False                       # an autoscaler scan is in the event heap
+        self.emptied: dict[str, float] = {}         # autoscaled node -> since when it holds no pod
         self.jobs: dict[str, Job] = {}
         self.pod_job: dict[str, Job] = {}           # pod key -> its job
         self.pending_heap: list[tuple[int, str]] = []   # (milli a worker holds, job name) of jobs not running
@@ -201,7 +219,7 @@ class Simulation:
             rng = np.random.default_rng([seed, 2])
             rate = node_failures_per_day / 86400.0 * len(nodes)
             t = float(rng.exponential(1.0 / rate))
-            names = list(self.nodes)
+            names = [n.metadata.name for n in nodes]
             while t < self.horizon:
                 self._push(t, "fail", names[int(rng.integers(len(names)))])
                 t += float(rng.exponential(1.0 / rate))
@@ -209,15 +227,23 @@ class Simulation:
         self.down: set[str] = set()
 
     def _push(self, t: float, kind: str, payload) -> None:
-        heapq.heappush(self.events, (t, self._seq, kind, payload))
+        # An event due at a time the scheduler has passed (a record from its catch-up to this event time, e.g. a
+        # Permit timeout, asking for something later than it but earlier than now) happens now.
+        heapq.heappush(self.events, (max(t, self.sched.now), self._seq, kind, payload))
         self._seq += 1
 
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> SimResult:
         start = time.perf_counter()
-        while self.events and self.events[0][0] < self.horizon:
-            t = self.events[0][0]
-            self._schedule(t)                      # catch up: timers before t
+        while True:
+            t = min(self.events[0][0], self.horizon) if self.events else self.horizon
+            due = self.sched.next_due()
+            if due is not None and due < t:        # the scheduler's own timer first: what it does may add events
+                self._schedule(max(due, self.sched.now))
+                continue
+            if t >= self.horizon:
+                break
+            self._schedule(t)
             self._advance(t)                       # the ledger's last interval ends before the events change it
             while self.events and self.events[0][0] == t:
                 _, _, kind, payload = heapq.heappop(self.events)
@@ -255,14 +281,26 @@ class Simulation:
 
     def _hold(self, key: str, node: str | None, milli: int) -> None:
         """A pod holds `milli` milli-GPUs of `node` (bound, or placed and waiting at Permit)."""
+        self.unschedulable.pop(key, None)
         if key not in self.pod_node and node is not None:
             row = self.pod_node[key] = self.node_row[node]
             self.node_used[row] += milli
+            self.node_pods[row] += 1
+            self.emptied.pop(node, None)
 
-    def _release(self, key: str, milli: int) -> None:
+    def _release(self, key: str, milli: int, t: float) -> None:
         row = self.pod_node.pop(key, None)
         if row is not None:
             self.node_used[row] -= milli
+            self.node_pods[row] -= 1
+            name = self.node_names[row]
+            if self.autoscaler is not None and not self.node_pods[row] and name in self.autoscaler.added:
+                self._emptied(name, t)
+
+    def _emptied(self, name: str, t: float) -> None:
+        """A node the autoscaler added holds no pod from t: it goes at t + scale_down_s unless a pod comes."""
+        self.emptied[name] = t
+        self._push(t + self.autoscaler.scale_down_s, "scale_down", name)
 
     def _apply(self, r) -> list:
         """Update the jobs from one record; returns (job, worker) pairs whose pod must be recreated."""
@@ -286,14 +324,21 @@ class Simulation:
             self._hold(key, r.node, job.spec.milli)
         elif r.kind == PERMIT_REJECTED:
             self._unhold(job, key)
-            self._release(key, job.spec.milli)
+            self._release(key, job.spec.milli, r.time)
+        elif r.kind == UNSCHEDULABLE:
+            if self.autoscaler is not None and job.spec.milli:
+                self.unschedulable[key] = job.spec.milli
+                if not self.scan_due:
+                    self.scan_due = True
+                    self._push(r.time + self.autoscaler.scan_s, "scan", None)
         elif r.kind == PREEMPTED:
             self.preemptions += 1
         elif r.kind == DELETED:
             worker = job.live.pop(key, None)
             self.pod_job.pop(key, None)
             self._unhold(job, key)
-            self._release(key, job.spec.milli)
+            self._release(key, job.spec.milli, r.time)
+            self.unschedulable.pop(key, None)
             if key in job.bound:
                 if job.running:
                     self._stop(job, r.time)
@@ -390,6 +435,44 @@ class Simulation:
         self._push(t + self.repair_s, "repair", name)
         self._add_pods(recreate)
 
+    def _on_scan(self, t: float, _) -> None:
+        """The autoscaler looks at the unschedulable GPU pods and asks for nodes."""
+        self.scan_due = False
+        template = self.milli_of_node[self.autoscaler.free[0]] if self.autoscaler.free else 0
+        free = (self.node_milli - self.node_used)[self.node_up]
+        for name in self.autoscaler.scale_up(list(self.unschedulable.values()), free, template):
+            self._push(t + self.autoscaler.provision_s, "provisioned", name)
+        if self.unschedulable and self.autoscaler.free:
+            self.scan_due = True
+            self._push(t + self.autoscaler.scan_s, "scan", None)
+
+    def _on_provisioned(self, t: float, name: str) -> None:
+        self._advance(t)
+        self.autoscaler.joined(name)
+        row = self.node_row[name]
+        self.node_up[row] = True
+        self.ledger.unprovisioned -= self.milli_of_node[name]
+        t0 = time.perf_counter()
+        self.sched.add_nodes([self.nodes[name]])
+        self.scheduler_s += time.perf_counter() - t0
+        self._emptied(name, t)
+
+    def _on_scale_down(self, t: float, name: str) -> None:
+        """A node the autoscaler added goes if it held no pod for scale_down_s."""
+        row = self.node_row[name]
+        since = self.emptied.get(name)
+        if name not in self.autoscaler.added or self.node_pods[row] or since is None \
+                or t - since < self.autoscaler.scale_down_s:
+            return
+        del self.emptied[name]
+        self._advance(t)
+        t0 = time.perf_counter()
+        self.sched.remove_node(name)
+        self.scheduler_s += time.perf_counter() - t0
+        self.autoscaler.gone(name)
+        self.node_up[row] = False
+        self.ledger.unprovisioned += self.milli_of_node[name]
+
     def _on_repair(self, t: float, name: str) -> None:
         self._advance(t)
         self.down.discard(name)
@@ -463,8 +546,10 @@ class Simulation:
             waits[klass] = [j.first_start - j.spec.arrival for j in of if j.first_start is not None]
             pending[klass] = _quantiles(waits[klass])
             completion[klass] = _quantiles([j.finished - j.spec.arrival for j in of if j.finished is not None])
-        return SimResult(self.policy.name, self.seed, len(self.nodes), self.ledger.total // MILLI, self.horizon,
+        return SimResult(self.policy.name, self.seed, self.cluster_nodes, self.ledger.total // MILLI, self.horizon,
                          counts, pending, completion,
                          {k: v / 3600 / MILLI for k, v in self.ledger.seconds.items()},
-                         self.preemptions, self.destroyed / 3600 / MILLI, self.pods_bound, self.applied, wall_s,
+                         self.preemptions, self.destroyed / 3600 / MILLI, self.pods_bound, self.applied,
+                         self.autoscaler.joins if self.autoscaler else 0,
+                         self.autoscaler.removed if self.autoscaler else 0, wall_s,
                          self.scheduler_s, self.ledger.samples, waits, self.racks, self.rack_samples)

@@ -12,6 +12,7 @@ _COLUMNS = (("policy", "policy", "{}"), ("utilization", "util", "{:.1%}"),
             ("gpu_h_running", "running GPU-h", "{:,.0f}"), ("gpu_h_incomplete", "incomplete GPU-h", "{:,.0f}"),
             ("gpu_h_permit", "at Permit GPU-h", "{:,.0f}"), ("gpu_h_stranded", "stranded GPU-h", "{:,.0f}"),
             ("preemptions", "preempted pods", "{:,}"), ("destroyed_gpu_h", "destroyed GPU-h", "{:,.1f}"),
+            ("nodes_added", "nodes added", "{:,}"),
             ("training_finished", "training done", "{:,}"), ("training_pending_p50_s", "train wait p50 s", "{}"),
             ("training_pending_p95_s", "p95 s", "{}"), ("training_pending_p99_s", "p99 s", "{}"),
             ("wall_s", "wall s", "{:.1f}"), ("events_per_s", "events/s", "{:,.0f}"))
