@@ -373,6 +373,7 @@ def simulate(
     hours: float = typer.Option(24.0, "--hours", help="simulated time"),
     load: float = typer.Option(0.9, "--load", help="offered load: GPU-seconds asked for / GPU-seconds there are"),
     seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),
+    workers: int = typer.Option(1, "--workers", help="run the policies on this many local processes"),
     policy: Optional[list[str]] = typer.Option(None, "--policy", help="pod-by-pod, gang, gang-topology, "
                                                "gang-preemption, gang-permit (repeatable; default: all of them)"),
     node_failures_per_day: float = typer.Option(0.0, "--node-failures-per-day",
@@ -401,15 +402,17 @@ def simulate(
     """Simulate a day of training, inference and batch jobs arriving on a GPU cluster (or a window of the Alibaba
     trace) under each policy, and compare: utilization, GPU-hours by state (held by incomplete gangs, stranded by
     fragmentation), preemption cost, pending times, the simulator's own speed."""
-    from .cluster_models.generate import generate_nodes
-    from .simulate import POLICIES, Simulation, generate_jobs
+    from .simulate import POLICIES
     from .simulate.report import comparison_table, plot as plot_results, write_rows
+    from .simulate.sweep import Scenario, run_many, simulate_one
     names = policy or list(POLICIES)
     for name in names:
         if name not in POLICIES:
             _fail(f"--policy: unknown policy {name!r} (use one of {', '.join(POLICIES)})")
     if nodes < 1:
         _fail(f"--nodes: must be at least 1, got {nodes}")
+    if workers < 1:
+        _fail(f"--workers: must be at least 1, got {workers}")
     if out is not None and out.suffix not in (".csv", ".parquet"):
         _fail(f"--out: {out}: use a .csv or .parquet file name")
     if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
@@ -420,33 +423,21 @@ def simulate(
         _fail("--node-failures-per-day must be >= 0 and --repair-hours > 0")
     if autoscale_nodes < 0 or not provision_minutes >= 0 or not scale_down_minutes > 0 or not permit_timeout > 0:
         _fail("--autoscale-nodes and --provision-minutes must be >= 0, --scale-down-minutes and --permit-timeout > 0")
+    if not hours > 0 or not 0 < load <= 10 or clones < 1:
+        _fail("--hours must be > 0, --load in (0, 10], --clones at least 1")
+    scenario = Scenario(hours=hours, nodes=None if trace else nodes, load=load, trace=trace,
+                        trace_nodes=trace_nodes, data_dir=str(data_dir) if data_dir else None, day=trace_day,
+                        clones=clones, node_failures_per_day=node_failures_per_day, repair_hours=repair_hours,
+                        autoscale_nodes=autoscale_nodes, provision_minutes=provision_minutes,
+                        scale_down_minutes=scale_down_minutes, permit_timeout=permit_timeout)
     try:
-        if trace is not None:
-            from .cluster_models.alibaba import load_nodes, load_pods, resolve
-            from .simulate.alibaba import trace_jobs, trace_nodes as nodes_of_trace
-            where = str(data_dir) if data_dir else None
-            cluster = nodes_of_trace(load_nodes(resolve(trace_nodes, where)))
-            jobs = trace_jobs(load_pods(resolve(trace, where)), trace_day, hours, clones)
-            what = f"{Path(trace).name} from day {trace_day:g}" + (f" x{clones}" if clones > 1 else "")
-        else:
-            cluster = generate_nodes(nodes, seed=seed, node_type="gpu-8x")
-            jobs = generate_jobs(8 * nodes, hours, seed=seed, load=load)
-            what = f"load {load:g}"
+        cluster, jobs, what = scenario.build(seed)          # here first: bad input fails before any run
+        runs = [{"scenario": scenario.model_dump(), "policy": name, "seed": seed} for name in names]
+        with _progress(len(runs), "runs", "simulate") as update:
+            results = run_many(runs, simulate_one, workers, on_done=(lambda: update(1)) if update else None)
     except (InputError, ValueError) as exc:
         _fail(str(exc))
     gpus = sum(int(n.status.allocatable.get("nvidia.com/gpu", "0")) for n in cluster)
-    from .simulate.autoscaler import Autoscaler
-    template = max(cluster, key=lambda n: int(n.status.allocatable.get("nvidia.com/gpu", "0")))
-    results = []
-    with _progress(len(names), "runs", "simulate") as update:
-        for name in names:
-            scaler = Autoscaler(template, autoscale_nodes, provision_minutes * 60, scale_down_minutes * 60) \
-                if autoscale_nodes else None
-            results.append(Simulation(cluster, jobs, POLICIES[name], hours=hours, seed=seed,
-                                      node_failures_per_day=node_failures_per_day, repair_s=repair_hours * 3600,
-                                      autoscaler=scaler, permit_timeout_s=permit_timeout).run())
-            if update:
-                update(1)
     rows = [r.row() for r in results]
     if out is not None:
         write_rows(rows, out)
@@ -471,7 +462,7 @@ def sweep(
 ):
     """Run scenarios × policies × seeds of the simulator (each a pure function of them) and merge the rows."""
     from .simulate.report import comparison_table, write_rows
-    from .simulate.sweep import load_sweep, run_sweep
+    from .simulate.sweep import load_sweep, run_many
     if workers < 1:
         _fail(f"--workers: must be at least 1, got {workers}")
     if out is not None and out.suffix not in (".csv", ".parquet"):
@@ -481,7 +472,8 @@ def sweep(
     try:
         cfg = load_sweep(config)
         with _progress(len(cfg.runs()), "runs", "sweep") as update:
-            rows = run_sweep(cfg, workers, ray, (lambda: update(1)) if update else None)
+            rows = run_many(cfg.runs(), workers=workers, ray_address=ray,
+                            on_done=(lambda: update(1)) if update else None)
     except InputError as exc:
         _fail(str(exc))
     if out is not None:

@@ -108,6 +108,19 @@ def test_the_same_seed_gives_the_same_run(policy):
     assert run() == run()
 
 
+def test_forgetting_decisions_once_read_changes_nothing_but_memory():
+    jobs = generate_jobs(8 * 10, 4, seed=2, load=1.5)
+    runs = [Simulation(_nodes(10), jobs, POLICIES["gang-preemption"], hours=4, seed=2, keep_decisions=keep)
+            for keep in (False, True)]
+    rows = [{k: v for k, v in sim.run().row().items() if k not in ("wall_s", "scheduler_s", "events_per_s")}
+            for sim in runs]
+    assert rows[0] == rows[1]
+    forgetful, keeping = (sim.sched for sim in runs)
+    assert forgetful.decision_mark() == keeping.decision_mark() > 0
+    assert forgetful.records == [] and len(keeping.records) > 0
+    assert forgetful.decisions(0) == [] and keeping.decisions(keeping.decision_mark() - 1)
+
+
 def test_workload_generator_meets_its_offered_load_and_checks_its_inputs():
     jobs = generate_jobs(8000, 48, seed=1, load=0.5)
     asked = sum(j.demand_milli / 1000 * j.duration for j in jobs)
@@ -139,7 +152,7 @@ def test_cli_simulate_compares_policies(tmp_path):
 SWEEP = """
 scenarios:
   - {name: tiny, nodes: 6, hours: 2, load: 1.0}
-  - {name: failing, nodes: 4, hours: 1.5, node_failures_per_day: 3, repair_hours: 0.2}
+  - {name: failing, nodes: 4, hours: 1.5, node_failures_per_day: 3, repair_hours: 0.2, autoscale_nodes: 2}
 policies: [pod-by-pod, gang-preemption]
 seeds: [0, 1]
 """
@@ -150,24 +163,24 @@ def _without_timings(rows):
 
 
 def test_a_sweep_on_a_process_pool_equals_its_runs_one_by_one(tmp_path):
-    from phalanx.simulate.sweep import load_sweep, run_one, run_sweep
+    from phalanx.simulate.sweep import load_sweep, run_many, run_one
     path = tmp_path / "sweep.yaml"
     path.write_text(SWEEP)
     config = load_sweep(path)
     alone = [run_one(run) for run in config.runs()]
     assert [(r["scenario"], r["policy"], r["seed"]) for r in alone] == [
         (s, p, seed) for s in ("tiny", "failing") for p in ("pod-by-pod", "gang-preemption") for seed in (0, 1)]
-    assert _without_timings(run_sweep(config, workers=2)) == _without_timings(alone)
+    assert _without_timings(run_many(config.runs(), workers=2)) == _without_timings(alone)
 
 
 def test_a_sweep_on_a_local_ray_equals_its_runs_one_by_one(tmp_path):
     pytest.importorskip("ray")
-    from phalanx.simulate.sweep import load_sweep, run_one, run_sweep
+    from phalanx.simulate.sweep import load_sweep, run_many, run_one
     path = tmp_path / "sweep.yaml"
     path.write_text(SWEEP)
     config = load_sweep(path)
     alone = [run_one(run) for run in config.runs()]
-    assert _without_timings(run_sweep(config, ray_address="local")) == _without_timings(alone)
+    assert _without_timings(run_many(config.runs(), ray_address="local")) == _without_timings(alone)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -175,6 +188,7 @@ def test_a_sweep_on_a_local_ray_equals_its_runs_one_by_one(tmp_path):
     ("scenarios: [{name: a, nodes: 0, hours: 1}]", "scenarios.0.nodes: Input should be greater than 0"),
     ("scenarios: [{name: a, nodes: 2, hours: 1, gpus: 3}]", "scenarios.0.gpus: Extra inputs are not permitted"),
     ("scenarios: [{name: a, nodes: 2, hours: 1}]\npolicies: [fifo]", "policies: Value error, unknown policy 'fifo'"),
+    ("scenarios: [{name: a, hours: 1}]", "scenarios.0: Value error, give exactly one of nodes"),
     ("scenarios: [", "sweep.yaml: while parsing"),
 ])
 def test_a_bad_sweep_config_names_the_file_and_field(tmp_path, text, message):
@@ -228,7 +242,7 @@ def test_a_trace_window_replays_pods_alive_at_its_start_and_those_created_in_it(
     assert [(j.name, j.klass, j.arrival, j.duration, j.gpu_milli, j.gpu_models) for j in jobs] == [
         ("p-old", "inference", 0.0, 3600.0, 500, ""), ("p-a", "batch", 60.0, 3600.0, 500, ""),
         ("p-b", "batch", 120.0, 1800.0, 1000, "V100M16")]
-    sim = Simulation(nodes, jobs, POLICIES["pod-by-pod"], hours=2)
+    sim = Simulation(nodes, jobs, POLICIES["pod-by-pod"], hours=2, keep_decisions=True)
     r = sim.run()
     bound = {rec.object: rec.node for rec in sim.sched.records if rec.kind == "Bound"}
     assert bound == {"inference/p-old-0": "n0", "batch/p-a-0": "n1", "batch/p-b-0": "n1"}
@@ -300,7 +314,8 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
     nodes = _nodes(1)
     scaler = Autoscaler(nodes[0], max_nodes=2, provision_s=600.0, scale_down_s=60.0)
     jobs = [_job("x", "batch", 0.0, 1, 8, 10 * H), _job("t", "training", 1.0, 3, 8, H)]
-    sim = Simulation(nodes, jobs, POLICIES["gang-permit"], hours=1, autoscaler=scaler, permit_timeout_s=300.0)
+    sim = Simulation(nodes, jobs, POLICIES["gang-permit"], hours=1, autoscaler=scaler, permit_timeout_s=300.0,
+                     keep_decisions=True)
     r = sim.run()
     joins = sorted({rec.time for rec in sim.sched.records if rec.kind == "WaitingOnPermit"})
     assert joins == [611.0, 1581.0, 2551.0, 3521.0]
@@ -308,3 +323,11 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
     assert r.gpu_hours["permit"] == pytest.approx((3 * 2 * 8 * 300 + 2 * 8 * (3600 - 3521)) / H)
     assert r.jobs["training"]["started"] == 0
     assert sum(r.gpu_hours.values()) == pytest.approx(3 * 8 * 1)
+
+
+def test_cli_simulate_on_two_processes_prints_what_one_prints():
+    args = ["simulate", "--nodes", "12", "--hours", "3", "--policy", "gang", "--policy", "gang-permit",
+            "--autoscale-nodes", "3", "--json"]
+    one, two = (CliRunner().invoke(app, args + ["--workers", str(w)]) for w in (1, 2))
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    assert _without_timings(json.loads(one.output)["runs"]) == _without_timings(json.loads(two.output)["runs"])

@@ -365,6 +365,16 @@ class ClusterTensors:
         """How many log positions were unbound (grows with every removal; a cut-back log may lower it)."""
         return len(self._removed)
 
+    def live_bound_arrays(self) -> tuple[list[Pod], np.ndarray]:
+        """(pods on a node now, in binding order; (M,) int64 their node ids): what restrict takes."""
+        pods, nodes = self._bound_pods, self._flat_nodes()
+        if not self._removed:
+            return list(pods), nodes.astype(np.int64)
+        keep = np.ones(len(pods), bool)
+        keep[list(self._removed)] = False
+        rows = np.flatnonzero(keep)
+        return [pods[i] for i in rows.tolist()], nodes[rows].astype(np.int64)
+
     def live_bound(self) -> list[tuple[Pod, int]]:
         """(pod, node id) of every pod on a node now, in binding order."""
         if not self._bound_pods:
@@ -577,12 +587,13 @@ def _write_row(tensors: ClusterTensors, i: int, node: Node, row) -> None:
     table.taints[i, taint_ids] = np.arange(len(taint_ids), dtype=np.int16)
 
 
-def restrict(tensors: ClusterTensors, node_ids: np.ndarray, live: list[tuple[Pod, int]] | None = None) -> ClusterTensors:
+def restrict(tensors: ClusterTensors, node_ids: np.ndarray,
+             live: tuple[list[Pod], np.ndarray] | None = None) -> ClusterTensors:
     """A copy of the cluster seen through the nodes `node_ids` (ascending) only: their rows, renumbered 0..k-1,
     and the pods bound to them, in binding order; vocabularies are shared (grow them on `tensors` first: the copy
     must not add columns). What a scheduling framework sees under a placement's node list (KEP-5732
-    AssumePlacement); placing pods on the copy leaves `tensors` untouched. `live`: tensors.live_bound(), when the
-    caller restricts to several node sets in a row."""
+    AssumePlacement); placing pods on the copy leaves `tensors` untouched. `live`: tensors.live_bound_arrays(),
+    when the caller restricts to several node sets in a row."""
     node_ids = np.asarray(node_ids, np.int64)
     t = tensors.nodes
     table = NodeTable([t.names[i] for i in node_ids.tolist()], t.allocatable[node_ids], t.requested[node_ids],
@@ -594,13 +605,11 @@ def restrict(tensors: ClusterTensors, node_ids: np.ndarray, live: list[tuple[Pod
                          node_index={name: i for i, name in enumerate(table.names)})
     renumber = np.full(t.size, -1, np.int64)
     renumber[node_ids] = np.arange(len(node_ids))
-    pods, nodes = [], []
-    for pod, n in tensors.live_bound() if live is None else live:
-        if renumber[n] >= 0:
-            pods.append(pod)
-            nodes.append(renumber[n])
-    if pods:
-        sub.record_bound(pods, np.array(nodes, np.int32))
+    live_pods, live_nodes = tensors.live_bound_arrays() if live is None else live
+    at = renumber[live_nodes]
+    rows = np.flatnonzero(at >= 0)
+    if len(rows):
+        sub.record_bound([live_pods[i] for i in rows.tolist()], at[rows].astype(np.int32))
     return sub
 
 

@@ -242,9 +242,11 @@ class GpuBook:
         """A copy for a restricted copy of the cluster (topology.py): the devices of `node_ids`, renumbered.
         Attach it to the copy's Cluster (its node table rows carry `extra` as the whole one's do)."""
         t = self.table
+        node_ids = np.asarray(node_ids, np.int64)
         counts = t.per_node_count()[node_ids]
-        rows = (np.concatenate([np.arange(t.offsets[n], t.offsets[n + 1]) for n in node_ids])
-                if len(node_ids) else np.zeros(0, np.int64)).astype(np.int64)
+        # each node's device rows, in node order: its first row plus 0..count-1
+        before = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        rows = np.repeat(t.offsets[node_ids] - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
         sub = GpuTable(node=np.repeat(np.arange(len(node_ids), dtype=np.int64), counts), index=t.index[rows],
                        model=t.model[rows], memory_mib=t.memory_mib[rows], milli_used=t.milli_used[rows].copy(),
                        healthy=t.healthy[rows].copy(),

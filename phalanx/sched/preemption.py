@@ -245,7 +245,7 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     released on the copy) and with `added` (pod, node id) bound: nominated pods, whose columns the real tables
     have had since they were nominated (the copy shares the vocabularies)."""
     tensors = cluster.tensors
-    sub = cluster.restricted(np.arange(tensors.nodes.size), tensors.live_bound())
+    sub = cluster.restricted(np.arange(tensors.nodes.size), tensors.live_bound_arrays())
     for key in removed:
         sub.tensors.unbind(key)
         sub.claims.release(key)

@@ -114,24 +114,35 @@ class Preempted:
 
 
 class DecisionLog:
-    """Every decision, in order."""
+    """Every decision, in order; positions are absolute (they stay valid after the oldest entries are forgotten)."""
 
     def __init__(self):
         self.entries: list = []
+        self.forgotten = 0               # entries dropped from the front (forget)
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return self.forgotten + len(self.entries)
 
     def append(self, entry) -> None:
         self.entries.append(entry)
 
+    def since(self, start: int) -> list:
+        """The entries from position `start` on (those still kept)."""
+        return self.entries[max(start - self.forgotten, 0):]
+
+    def forget(self, upto: int) -> None:
+        """Drop the entries before position `upto` (a long simulation that read them keeps memory flat)."""
+        drop = min(max(upto - self.forgotten, 0), len(self.entries))
+        del self.entries[:drop]
+        self.forgotten += drop
+
     def records(self, start: int = 0) -> list[Record]:
-        return [r for entry in self.entries[start:] for r in entry.records()]
+        return [r for entry in self.since(start) for r in entry.records()]
 
     def bindings(self, start: int = 0) -> dict[str, str]:
         """pod key -> node of every BOUND decision since `start`."""
         out: dict[str, str] = {}
-        for entry in self.entries[start:]:
+        for entry in self.since(start):
             if isinstance(entry, Placed) and entry.kind == BOUND:
                 out.update(zip((p.key for p in entry.pods), entry.nodes))
         return out

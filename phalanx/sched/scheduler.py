@@ -254,7 +254,7 @@ class Scheduler:
         result.schedule_s = time.perf_counter() - t0
         result.compiles, result.compile_s = (now - before for now, before in zip(self.compile_stats(), compiled))
         result.bindings = self.log.bindings(start_log)
-        result.preemptions = [e.summary() for e in self.log.entries[start_log:] if isinstance(e, Preempted)]
+        result.preemptions = [e.summary() for e in self.log.since(start_log) if isinstance(e, Preempted)]
         result.unschedulable = dict(self.pending_message)
         result.unserved = list(self.unserved)
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}
@@ -527,13 +527,31 @@ class Scheduler:
     def step(self, until: float) -> list[Record]:
         """Schedule everything that can go before time `until` (seconds on this scheduler's clock), then set
         the clock to `until`. Returns what happened, in order."""
+        start = len(self.log)
+        self.advance(until)
+        return self.log.records(start)
+
+    def advance(self, until: float) -> None:
+        """step() without making a Record per pod: what happened is decisions(mark) (a simulator's fast path)."""
         if until < self.now:
             raise ValueError(f"until={until} is before the scheduler's clock ({self.now})")
-        start = len(self.log)
         self._run(until)
         if math.isfinite(until):
             self.now = until
-        return self.log.records(start)
+
+    def decision_mark(self) -> int:
+        """Where the decision log ends now (decisions() reads from there)."""
+        return len(self.log)
+
+    def decisions(self, since: int) -> list:
+        """The decision log's typed entries from `since` on (records.py: Placed, Failed, Deleted, GroupCondition,
+        Preempted), one per decision however many pods it concerns."""
+        return self.log.since(since)
+
+    def forget_decisions(self, upto: int) -> None:
+        """Drop the logged decisions before mark `upto` (records and decisions no longer return them): a long
+        simulation that has read them keeps its memory flat."""
+        self.log.forget(upto)
 
     def next_due(self) -> float | None:
         """When the scheduler next has something to do on its own (a backoff ending, a Permit timeout); None when

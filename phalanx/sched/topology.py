@@ -11,14 +11,22 @@ one is applied to the real node table, and the caller commits it like any other 
 Deterministic where upstream is not: placements are tried in order of their first node (upstream: Go map
 order), and equal scores go to the first (tie_break="first") or a seeded draw (tie_break="random"); upstream
 draws at random.
+
+A placement that cannot hold the members still to place is not tried: when the members share one shape and every
+Filter that runs reads only its own node (FIXED / NODE_LOCAL), one Filter pass over the whole cluster bounds how
+many copies each node takes, and a placement whose nodes take fewer than needed fails its cycle whatever it does.
+The decisions are the same (only infeasible placements are left out; the first placement, whose failures the
+message reports, is tried when no placement is feasible); with tie_break="random" every placement is tried, since
+each draws from the seeded stream.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..plugins.framework import CycleError
+from ..plugins.framework import FIXED, NODE_LOCAL, CycleError
 from ..plugins.topology_placement import NO_PLACEMENTS_MESSAGE
 from .backends import make_placer
+from .cycle import copy_capacity, prepare, run_filters
 from .placement import Placement
 
 
@@ -54,17 +62,22 @@ def topology_attempt(cycle, gs, candidates):
         return attempt
     framework = sched.framework_for_group(gs)
     cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
-    live = cluster.tensors.live_bound()
-    tried = []
-    for nodes in candidates:
+    live = cluster.tensors.live_bound_arrays()
+
+    def attempt_in(nodes):
         sub = cluster.restricted(nodes, live)
         placer = make_placer(sched.backend, sub, framework, sched.placer.batching)
         rank = np.arange(len(nodes)) if sched.tie_break == "first" else sched.rng.permutation(len(nodes))
-        tried.append((nodes, cycle.try_group(gs, placer, rank)))
-    feasible = [(nodes, a) for nodes, a in tried
+        return cycle.try_group(gs, placer, rank)
+
+    room = _copies_bound(sched, framework, gs) if sched.tie_break == "first" and len(candidates) > 1 else None
+    need = max(gs.min_count - len(gs.bound), 1)
+    tried = [(i, nodes, attempt_in(nodes)) for i, nodes in enumerate(candidates)
+             if room is None or int(room[nodes].sum()) >= need]
+    feasible = [(nodes, a) for _, nodes, a in tried
                 if a.infeasible is None and a.placed_count >= 1 and a.placed_count + len(gs.bound) >= gs.min_count]
     if not feasible:
-        first = tried[0][1]
+        first = tried[0][2] if tried and tried[0][0] == 0 else attempt_in(candidates[0])
         first.group_message = placements_unavailable(len(candidates))
         first.placed_elsewhere, first.placed = first.placed_count, []    # on the restricted copy, now dropped
         return first
@@ -72,6 +85,25 @@ def topology_attempt(cycle, gs, candidates):
     nodes, chosen = feasible[best]
     chosen.placed = [_apply(sched, pl, nodes) for pl in chosen.placed]
     return chosen
+
+
+def _copies_bound(sched, framework, gs) -> np.ndarray | None:
+    """(N,) int64 copies of the group's pending members each node could take, an upper bound of what any
+    placement's cycle places there; None unless the members share one shape whose Filters read only their own
+    node (then one Filter pass over the whole cluster gives what each restricted copy would see)."""
+    shapes = {id(s): s for s in (sched.member_shape(gs, p, seq) for p, seq in gs.pending.values())}
+    if len(shapes) != 1:
+        return None
+    p = prepare(next(iter(shapes.values())), sched.cluster, framework)
+    if p.rejection is not None or p.error is not None:
+        return None
+    for plugin, state in p.filters:
+        if plugin.host_only() or plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) \
+                or plugin.filter_behaviour(state) not in (FIXED, NODE_LOCAL):
+            return None
+    tensors = sched.cluster.tensors
+    ev = run_filters(np, p, tensors)
+    return np.where(np.asarray(ev.feasible), np.asarray(copy_capacity(np, p, tensors, len(gs.pending))), 0)
 
 
 def _best(sched, framework, gs, feasible) -> int:

@@ -132,7 +132,7 @@ class GroupDryRun:
         sub = self._without({p.key: p for u in units for p in u.pods})
         rank = sched.rank()
         if self.nodes is not None:          # the cycle inside the domain, as a topology placement runs it
-            sub = sub.restricted(self.nodes, sub.tensors.live_bound())
+            sub = sub.restricted(self.nodes, sub.tensors.live_bound_arrays())
             rank = np.arange(len(self.nodes))
         placer = make_placer(sched.backend, sub, sched.framework_for_group(self.gs), sched.placer.batching)
         mark = sub.tensors.log_mark()

@@ -2,7 +2,8 @@
 complete; a job of several workers makes progress only while all of them run; nodes fail and come back.
 
 The simulator drives the Scheduler through its event API only (add_pods, add_pod_group, delete_pod,
-remove_node, add_nodes, step) and reads what happened from the records it returns. Scheduling takes no simulated
+remove_node, add_nodes, advance) and reads what happened from its typed decisions (Scheduler.decisions: one entry
+per decision, however many pods it concerns). Scheduling takes no simulated
 time. At each event time the scheduler first catches up (backoff expiries, Permit timeouts up to then), then the
 events apply, then it schedules what they made possible.
 
@@ -32,7 +33,8 @@ from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, M
 from ..cluster_models.objects import PodSchedulingGroup
 from ..cluster_models.workloads import PodGroup
 from ..sched import Cluster, Scheduler
-from ..sched.records import BOUND, DELETED, PERMIT_REJECTED, PREEMPTED, UNSCHEDULABLE, WAITING
+from ..sched.records import (BOUND, DELETED, PERMIT_REJECTED, UNSCHEDULABLE, WAITING, Deleted, Failed, Placed,
+                             Preempted)
 from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
 from .autoscaler import Autoscaler
 from .workload import JobSpec
@@ -170,8 +172,10 @@ class Simulation:
 
     def __init__(self, nodes: list, jobs: list[JobSpec], policy: Policy, *, hours: float, seed: int = 0,
                  node_failures_per_day: float = 0.0, repair_s: float = 3600.0, sample_every: float = 300.0,
-                 autoscaler: Autoscaler | None = None, permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S):
+                 autoscaler: Autoscaler | None = None, permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S,
+                 keep_decisions: bool = False):
         self.autoscaler = autoscaler
+        self.keep_decisions = keep_decisions        # else the scheduler forgets each decision once it is read
         pool = autoscaler.pool() if autoscaler is not None else []
         self.nodes = {n.metadata.name: n for n in [*nodes, *pool]}
         self.cluster_nodes = len(nodes)
@@ -257,13 +261,7 @@ class Simulation:
     def _schedule(self, t: float) -> None:
         """Let the scheduler run up to t, then apply what it did (pods it lost are recreated and scheduled too)."""
         for _ in range(100):
-            t0 = time.perf_counter()
-            records = self.sched.step(t)
-            self.scheduler_s += time.perf_counter() - t0
-            recreate = []
-            for r in records:
-                self._advance(r.time)
-                recreate += self._apply(r)
+            recreate = self._call(self.sched.advance, t)
             if not recreate:
                 return
             self._add_pods(recreate)
@@ -302,46 +300,69 @@ class Simulation:
         self.emptied[name] = t
         self._push(t + self.autoscaler.scale_down_s, "scale_down", name)
 
-    def _apply(self, r) -> list:
-        """Update the jobs from one record; returns (job, worker) pairs whose pod must be recreated."""
-        job = self.pod_job.get(r.object)
+    def _call(self, fn, *args) -> list:
+        """Call a Scheduler method and apply the decisions it made; returns (job, worker) pairs whose pod must be
+        recreated."""
+        mark = self.sched.decision_mark()
+        t0 = time.perf_counter()
+        fn(*args)
+        self.scheduler_s += time.perf_counter() - t0
+        recreate = []
+        entries = self.sched.decisions(mark)
+        if not self.keep_decisions:
+            self.sched.forget_decisions(mark + len(entries))
+        for e in entries:
+            self._advance(e.time)
+            if isinstance(e, Placed):
+                for pod, node in zip(e.pods, e.nodes):
+                    self._apply(e.kind, e.time, pod.key, node)
+            elif isinstance(e, Failed):
+                if e.kind == PERMIT_REJECTED or self.autoscaler is not None:
+                    for pod in e.pods:
+                        self._apply(e.kind, e.time, pod.key, None)
+            elif isinstance(e, Deleted):
+                recreate += self._apply(DELETED, e.time, e.key, None)
+            elif isinstance(e, Preempted):
+                self.preemptions += len(e.victims)
+        return recreate
+
+    def _apply(self, kind: str, t: float, key: str, node: str | None) -> list:
+        """Update the jobs from one pod's decision; returns (job, worker) pairs whose pod must be recreated."""
+        job = self.pod_job.get(key)
         if job is None:
             return []
-        key = r.object
-        if r.kind == BOUND:
+        if kind == BOUND:
             self.pods_bound += 1
             self._unhold(job, key)
-            self._hold(key, r.node, job.spec.milli)
+            self._hold(key, node, job.spec.milli)
             job.bound.add(key)
             if job.running:
                 raise AssertionError(f"pod {key} bound to running job {job.spec.name}")
             self.ledger.incomplete += job.spec.milli
             if len(job.bound) == job.spec.workers:
-                self._start(job, r.time)
-        elif r.kind == WAITING:
+                self._start(job, t)
+        elif kind == WAITING:
             job.waiting.add(key)
             self.ledger.permit += job.spec.milli
-            self._hold(key, r.node, job.spec.milli)
-        elif r.kind == PERMIT_REJECTED:
+            self._hold(key, node, job.spec.milli)
+        elif kind == PERMIT_REJECTED:
             self._unhold(job, key)
-            self._release(key, job.spec.milli, r.time)
-        elif r.kind == UNSCHEDULABLE:
-            if self.autoscaler is not None and job.spec.milli:
+            self._release(key, job.spec.milli, t)
+        elif kind == UNSCHEDULABLE:
+            if job.spec.milli:
                 self.unschedulable[key] = job.spec.milli
                 if not self.scan_due:
                     self.scan_due = True
-                    self._push(r.time + self.autoscaler.scan_s, "scan", None)
-        elif r.kind == PREEMPTED:
-            self.preemptions += 1
-        elif r.kind == DELETED:
+                    self._push(t + self.autoscaler.scan_s, "scan", None)
+        elif kind == DELETED:
             worker = job.live.pop(key, None)
             self.pod_job.pop(key, None)
             self._unhold(job, key)
-            self._release(key, job.spec.milli, r.time)
+            self._release(key, job.spec.milli, t)
             self.unschedulable.pop(key, None)
             if key in job.bound:
                 if job.running:
-                    self._stop(job, r.time)
+                    self._stop(job, t)
                 job.bound.discard(key)
                 self.ledger.incomplete -= job.spec.milli
             if not job.completing and worker is not None:
@@ -396,7 +417,7 @@ class Simulation:
             heapq.heappush(self.pending_heap, (spec.milli, spec.name))
         gang = self.policy.groups and spec.workers > 1
         if gang:
-            self.sched.add_pod_group(self._pod_group(spec))
+            self._call(self.sched.add_pod_group, self._pod_group(spec))
         self._add_pods([(job, i) for i in range(spec.workers)], recreated=False)
 
     def _on_complete(self, t: float, payload) -> None:
@@ -413,22 +434,13 @@ class Simulation:
         job.completing = True
         self.templates.pop(job.spec.name, None)
         for key in list(job.live):
-            t0 = time.perf_counter()
-            records = self.sched.delete_pod(key, "completed")
-            self.scheduler_s += time.perf_counter() - t0
-            for r in records:
-                self._apply(r)
+            self._call(self.sched.delete_pod, key, "completed")
 
     def _on_fail(self, t: float, name: str) -> None:
         if name in self.down:
             return
         self._advance(t)
-        t0 = time.perf_counter()
-        records = self.sched.remove_node(name)
-        self.scheduler_s += time.perf_counter() - t0
-        recreate = []
-        for r in records:
-            recreate += self._apply(r)
+        recreate = self._call(self.sched.remove_node, name)
         self.down.add(name)
         self.node_up[self.node_row[name]] = False
         self.ledger.down += self.milli_of_node[name]
@@ -452,9 +464,7 @@ class Simulation:
         row = self.node_row[name]
         self.node_up[row] = True
         self.ledger.unprovisioned -= self.milli_of_node[name]
-        t0 = time.perf_counter()
-        self.sched.add_nodes([self.nodes[name]])
-        self.scheduler_s += time.perf_counter() - t0
+        self._call(self.sched.add_nodes, [self.nodes[name]])
         self._emptied(name, t)
 
     def _on_scale_down(self, t: float, name: str) -> None:
@@ -466,9 +476,7 @@ class Simulation:
             return
         del self.emptied[name]
         self._advance(t)
-        t0 = time.perf_counter()
-        self.sched.remove_node(name)
-        self.scheduler_s += time.perf_counter() - t0
+        self._call(self.sched.remove_node, name)
         self.autoscaler.gone(name)
         self.node_up[row] = False
         self.ledger.unprovisioned += self.milli_of_node[name]
@@ -478,9 +486,7 @@ class Simulation:
         self.down.discard(name)
         self.node_up[self.node_row[name]] = True
         self.ledger.down -= self.milli_of_node[name]
-        t0 = time.perf_counter()
-        self.sched.add_nodes([self.nodes[name]])
-        self.scheduler_s += time.perf_counter() - t0
+        self._call(self.sched.add_nodes, [self.nodes[name]])
 
     # -- objects ------------------------------------------------------------------------------------
     def _pod_group(self, spec: JobSpec) -> PodGroup:
@@ -509,11 +515,7 @@ class Simulation:
             job.live[pod.key] = worker
             self.pod_job[pod.key] = job
             pods.append(pod)
-        t0 = time.perf_counter()
-        records = self.sched.add_pods(pods)
-        self.scheduler_s += time.perf_counter() - t0
-        for r in records:
-            self._apply(r)
+        self._call(self.sched.add_pods, pods)
 
     def _template(self, spec: JobSpec):
         """The pod every worker of `spec` is a copy of (one spec object per job: intake validates it once)."""

@@ -1,15 +1,26 @@
-"""`phalanx sweep config.yaml`: scenarios × policies × seeds of the simulator, each run a pure function of its
-scenario, policy and seed, fanned out over a local process pool or a Ray cluster, merged into one table.
+"""Runs of the simulator described as data: a Scenario (a synthetic cluster and workload, or a window of the Alibaba
+trace), a policy and a seed. Each run is a pure function of them (`simulate_one`), so `phalanx simulate` and
+`phalanx sweep config.yaml` fan runs out over a local process pool or a Ray cluster and merge one table.
 
-The config (YAML; field names as below, unknown ones are errors):
+The sweep config (YAML; field names as below, unknown ones are errors):
 
-    scenarios:                     # one or more synthetic clusters and workloads
+    scenarios:                     # one or more
       - name: small                # a label for the table
-        nodes: 200                 # 8-GPU nodes
+        nodes: 200                 # synthetic: 8-GPU nodes (32 a rack) ...
+        load: 0.9                  #   ... and the offered load of the generated jobs
         hours: 12
-        load: 0.9                  # offered load
         node_failures_per_day: 0   # per node
         repair_hours: 1
+        autoscale_nodes: 0         # an autoscaler may add this many nodes (simulate/autoscaler.py)
+        provision_minutes: 10
+        scale_down_minutes: 10
+        permit_timeout: 300        # seconds (gang-permit)
+      - name: trace-day
+        trace: openb_pod_list_default.csv   # or a window of the Alibaba trace (instead of nodes/load)
+        trace_nodes: openb_node_list_gpu_node.csv
+        day: 130
+        hours: 24
+        clones: 1
     policies: [pod-by-pod, gang]   # default: every policy
     seeds: [0, 1, 2]               # default: [0]
 
@@ -23,20 +34,49 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
-from .engine import POLICIES
+from .engine import POLICIES, SimResult
 
 
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str
-    nodes: int = Field(gt=0)
+    name: str = "run"
     hours: float = Field(gt=0)
+    nodes: int | None = Field(default=None, gt=0)
     load: float = Field(default=0.9, gt=0, le=10)
+    trace: str | None = None
+    trace_nodes: str = "openb_node_list_gpu_node.csv"
+    data_dir: str | None = None
+    day: float = Field(default=130.0, ge=0)
+    clones: int = Field(default=1, ge=1)
     node_failures_per_day: float = Field(default=0.0, ge=0)
     repair_hours: float = Field(default=1.0, gt=0)
+    autoscale_nodes: int = Field(default=0, ge=0)
+    provision_minutes: float = Field(default=10.0, ge=0)
+    scale_down_minutes: float = Field(default=10.0, gt=0)
+    permit_timeout: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Scenario":
+        if (self.nodes is None) == (self.trace is None):
+            raise ValueError("give exactly one of nodes (a synthetic cluster) and trace")
+        return self
+
+    def build(self, seed: int) -> tuple[list, list, str]:
+        """(nodes, jobs, a description) of this scenario for `seed`. Raises InputError for a bad trace."""
+        if self.trace is not None:
+            from ..cluster_models.alibaba import load_nodes, load_pods, resolve
+            from .alibaba import trace_jobs, trace_nodes
+            nodes = trace_nodes(load_nodes(resolve(self.trace_nodes, self.data_dir)))
+            jobs = trace_jobs(load_pods(resolve(self.trace, self.data_dir)), self.day, self.hours, self.clones)
+            return nodes, jobs, f"{Path(self.trace).name} from day {self.day:g}" + (
+                f" x{self.clones}" if self.clones > 1 else "")
+        from ..cluster_models.generate import generate_nodes
+        from .workload import generate_jobs
+        nodes = generate_nodes(self.nodes, seed=seed, node_type="gpu-8x")
+        return nodes, generate_jobs(8 * self.nodes, self.hours, seed=seed, load=self.load), f"load {self.load:g}"
 
 
 class SweepConfig(BaseModel):
@@ -54,7 +94,7 @@ class SweepConfig(BaseModel):
         return policies
 
     def runs(self) -> list[dict]:
-        """Every (scenario, policy, seed) as the plain dict run_one takes, in table order."""
+        """Every (scenario, policy, seed) as the plain dict simulate_one takes, in table order."""
         return [{"scenario": s.model_dump(), "policy": p, "seed": seed}
                 for s in self.scenarios for p in self.policies for seed in self.seeds]
 
@@ -73,44 +113,51 @@ def load_sweep(path: Path) -> SweepConfig:
         raise InputError(f"{path}: {where}: {err['msg']}") from None
 
 
-def run_one(run: dict) -> dict:
-    """One simulation from its plain description: the table row (timings included)."""
-    from ..cluster_models.generate import generate_nodes
+def simulate_one(run: dict) -> SimResult:
+    """One simulation from its plain description ({"scenario", "policy", "seed"})."""
+    from .autoscaler import Autoscaler
     from .engine import Simulation
-    from .workload import generate_jobs
-    s, seed = run["scenario"], run["seed"]
-    nodes = generate_nodes(s["nodes"], seed=seed, node_type="gpu-8x")
-    jobs = generate_jobs(8 * s["nodes"], s["hours"], seed=seed, load=s["load"])
-    result = Simulation(nodes, jobs, POLICIES[run["policy"]], hours=s["hours"], seed=seed,
-                        node_failures_per_day=s["node_failures_per_day"],
-                        repair_s=s["repair_hours"] * 3600).run()
-    return {"scenario": s["name"], **result.row()}
+    scenario, seed = Scenario.model_validate(run["scenario"]), run["seed"]
+    nodes, jobs, _ = scenario.build(seed)
+    scaler = None
+    if scenario.autoscale_nodes:
+        template = max(nodes, key=lambda n: int(n.status.allocatable.get("nvidia.com/gpu", "0")))
+        scaler = Autoscaler(template, scenario.autoscale_nodes, scenario.provision_minutes * 60,
+                            scenario.scale_down_minutes * 60)
+    return Simulation(nodes, jobs, POLICIES[run["policy"]], hours=scenario.hours, seed=seed,
+                      node_failures_per_day=scenario.node_failures_per_day, repair_s=scenario.repair_hours * 3600,
+                      autoscaler=scaler, permit_timeout_s=scenario.permit_timeout).run()
 
 
-def run_sweep(config: SweepConfig, workers: int = 1, ray_address: str | None = None, on_done=None) -> list[dict]:
-    """Every run of the sweep, rows in config order: one by one (workers 1), on a process pool, or on Ray
+def run_one(run: dict) -> dict:
+    """One simulation's table row (timings included), led by its scenario's name."""
+    return {"scenario": run["scenario"]["name"], **simulate_one(run).row()}
+
+
+def run_many(runs: list[dict], fn=run_one, workers: int = 1, ray_address: str | None = None,
+             on_done=None) -> list:
+    """fn over every run, results in order: one after another (workers 1), on a process pool, or on Ray
     (`ray_address`: "local" starts one here, else the address of a running cluster)."""
-    runs = config.runs()
     if ray_address is not None:
-        return _on_ray(runs, ray_address, on_done)
+        return _on_ray(runs, fn, ray_address, on_done)
     if workers <= 1:
-        rows = []
+        out = []
         for run in runs:
-            rows.append(run_one(run))
+            out.append(fn(run))
             if on_done:
                 on_done()
-        return rows
+        return out
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_one, run) for run in runs]
-        rows = []
+        futures = [pool.submit(fn, run) for run in runs]
+        out = []
         for f in futures:
-            rows.append(f.result())
+            out.append(f.result())
             if on_done:
                 on_done()
-        return rows
+        return out
 
 
-def _on_ray(runs: list[dict], address: str, on_done) -> list[dict]:
+def _on_ray(runs: list[dict], fn, address: str, on_done) -> list:
     try:
         import ray
     except ImportError:
@@ -120,15 +167,14 @@ def _on_ray(runs: list[dict], address: str, on_done) -> list[dict]:
         ray.init(address=None if address == "local" else address, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     try:
-        remote = ray.remote(run_one)
+        remote = ray.remote(fn)
         refs = [remote.remote(run) for run in runs]
-        rows = []
+        out = []
         for ref in refs:
-            rows.append(ray.get(ref))
+            out.append(ray.get(ref))
             if on_done:
                 on_done()
-        return rows
+        return out
     finally:
         if started:
             ray.shutdown()
-
