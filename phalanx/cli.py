@@ -369,7 +369,7 @@ def demo_preemption(as_json: bool = typer.Option(False, "--json")):
 # --- phalanx trace alibaba: replay of the Alibaba GPU trace (FGD paper procedure) ------------------------------
 @app.command()
 def simulate(
-    nodes: int = typer.Option(1000, "--nodes", help="8-GPU nodes of the synthetic cluster (32 a rack)"),
+    nodes: int = typer.Option(256, "--nodes", help="8-GPU nodes of the synthetic cluster (32 a rack)"),
     hours: float = typer.Option(24.0, "--hours", help="simulated time"),
     load: float = typer.Option(0.9, "--load", help="offered load: GPU-seconds asked for / GPU-seconds there are"),
     seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),

@@ -197,6 +197,8 @@ class Simulation:
                                                    dtype=object), return_inverse=True)
         self.racks = [str(r) for r in racks]
         self.pod_node: dict[str, int] = {}          # pod key -> node row holding its GPUs
+        self.usage_version = 0                      # bumped whenever node_used or node_up changes
+        self._stranded_key, self._stranded_milli = None, 0
         self.rack_samples: list[np.ndarray] = []
         self.ledger = Ledger(sum(self.milli_of_node.values()), sample_every)
         self.ledger.stranded = self._stranded
@@ -283,6 +285,7 @@ class Simulation:
         if key not in self.pod_node and node is not None:
             row = self.pod_node[key] = self.node_row[node]
             self.node_used[row] += milli
+            self.usage_version += 1
             self.node_pods[row] += 1
             self.emptied.pop(node, None)
 
@@ -290,6 +293,7 @@ class Simulation:
         row = self.pod_node.pop(key, None)
         if row is not None:
             self.node_used[row] -= milli
+            self.usage_version += 1
             self.node_pods[row] -= 1
             name = self.node_names[row]
             if self.autoscaler is not None and not self.node_pods[row] and name in self.autoscaler.added:
@@ -406,9 +410,14 @@ class Simulation:
             heapq.heappop(heap)
         if not heap:
             return 0
-        worker = heap[0][0]
-        free = self.node_milli - self.node_used
-        return int(free[self.node_up & (free > 0) & (free < worker) & (self.node_milli >= worker)].sum())
+        key = (self.usage_version, heap[0][0])
+        if key != self._stranded_key:           # the ledger asks at every step; nodes change far less often
+            worker = heap[0][0]
+            free = self.node_milli - self.node_used
+            self._stranded_key = key
+            self._stranded_milli = int(
+                free[self.node_up & (free > 0) & (free < worker) & (self.node_milli >= worker)].sum())
+        return self._stranded_milli
 
     # -- events -------------------------------------------------------------------------------------
     def _on_arrive(self, t: float, spec: JobSpec) -> None:
@@ -443,6 +452,7 @@ class Simulation:
         recreate = self._call(self.sched.remove_node, name)
         self.down.add(name)
         self.node_up[self.node_row[name]] = False
+        self.usage_version += 1
         self.ledger.down += self.milli_of_node[name]
         self._push(t + self.repair_s, "repair", name)
         self._add_pods(recreate)
@@ -463,6 +473,7 @@ class Simulation:
         self.autoscaler.joined(name)
         row = self.node_row[name]
         self.node_up[row] = True
+        self.usage_version += 1
         self.ledger.unprovisioned -= self.milli_of_node[name]
         self._call(self.sched.add_nodes, [self.nodes[name]])
         self._emptied(name, t)
@@ -479,12 +490,14 @@ class Simulation:
         self._call(self.sched.remove_node, name)
         self.autoscaler.gone(name)
         self.node_up[row] = False
+        self.usage_version += 1
         self.ledger.unprovisioned += self.milli_of_node[name]
 
     def _on_repair(self, t: float, name: str) -> None:
         self._advance(t)
         self.down.discard(name)
         self.node_up[self.node_row[name]] = True
+        self.usage_version += 1
         self.ledger.down -= self.milli_of_node[name]
         self._call(self.sched.add_nodes, [self.nodes[name]])
 
