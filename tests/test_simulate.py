@@ -173,6 +173,8 @@ def test_a_sweep_on_a_process_pool_equals_its_runs_one_by_one(tmp_path):
     assert _without_timings(run_many(config.runs(), workers=2)) == _without_timings(alone)
 
 
+# ray.init starts its processes with subprocess (fork, then exec at once): JAX's fork warning does not apply.
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 def test_a_sweep_on_a_local_ray_equals_its_runs_one_by_one(tmp_path):
     pytest.importorskip("ray")
     from phalanx.simulate.sweep import load_sweep, run_many, run_one

@@ -30,6 +30,7 @@ from the tests; the process pool (standard library) is the default and needs not
 """
 from __future__ import annotations
 
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -147,7 +148,8 @@ def run_many(runs: list[dict], fn=run_one, workers: int = 1, ray_address: str | 
             if on_done:
                 on_done()
         return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # spawn, not fork: a forked child of a process whose threads hold locks (JAX's, a BLAS pool) may deadlock
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(fn, run) for run in runs]
         out = []
         for f in futures:
