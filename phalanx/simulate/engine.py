@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models import ClusterObjects
-from ..cluster_models.generate import GPU, pod_template
+from ..cluster_models.generate import RACK, pod_template
 from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
 from ..cluster_models.objects import PodSchedulingGroup
 from ..cluster_models.workloads import PodGroup
@@ -37,6 +37,7 @@ from ..sched.records import (BOUND, DELETED, PERMIT_REJECTED, UNSCHEDULABLE, WAI
                              Preempted)
 from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
 from .autoscaler import Autoscaler
+from .usage import NodeUsage
 from .workload import JobSpec
 
 
@@ -50,7 +51,6 @@ class Policy:
     gang_mode: str = "podgroup"   # "permit": members go pod by pod and wait at Permit for the gang (v1.35 style)
 
 
-RACK = "topology.phalanx.dev/rack"
 POLICIES = {p.name: p for p in (
     Policy("pod-by-pod", groups=False),
     Policy("gang", groups=True),
@@ -185,24 +185,11 @@ class Simulation:
         cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=[], warnings=[]))
         self.sched = Scheduler(cluster, seed=seed, preemption=policy.preemption, gang_mode=policy.gang_mode,
                                permit_timeout_s=permit_timeout_s)
-        self.milli_of_node = {name: MILLI * int(n.status.allocatable.get(GPU, "0")) for name, n in self.nodes.items()}
-        # Per node: milli-GPUs, milli held by pods (bound or at Permit), up; rack ids (the fragmentation heat map).
-        self.node_row = {name: i for i, name in enumerate(self.nodes)}
-        self.node_names = list(self.nodes)
-        self.node_milli = np.array(list(self.milli_of_node.values()), np.int64)
-        self.node_used = np.zeros(len(self.nodes), np.int64)
-        self.node_pods = np.zeros(len(self.nodes), np.int64)     # pods holding each node (autoscaler scale-down)
-        self.node_up = np.array([i < len(nodes) for i in range(len(self.nodes))], bool)
-        racks, self.node_rack = np.unique(np.array([n.metadata.labels.get(RACK, "") for n in self.nodes.values()],
-                                                   dtype=object), return_inverse=True)
-        self.racks = [str(r) for r in racks]
-        self.pod_node: dict[str, int] = {}          # pod key -> node row holding its GPUs
-        self.usage_version = 0                      # bumped whenever node_used or node_up changes
-        self._stranded_key, self._stranded_milli = None, 0
+        self.usage = NodeUsage(list(self.nodes.values()), len(nodes))
         self.rack_samples: list[np.ndarray] = []
-        self.ledger = Ledger(sum(self.milli_of_node.values()), sample_every)
+        self.ledger = Ledger(int(self.usage.milli.sum()), sample_every)
         self.ledger.stranded = self._stranded
-        self.ledger.unprovisioned = sum(self.milli_of_node[n.metadata.name] for n in pool)
+        self.ledger.unprovisioned = sum(self.usage.milli_of(n.metadata.name) for n in pool)
         self.unschedulable: dict[str, int] = {}     # GPU pods whose last attempt failed -> their milli (autoscaler)
         self.scan_due = False                       # an autoscaler scan is in the event heap
         self.emptied: dict[str, float] = {}         # autoscaled node -> since when it holds no pod
@@ -274,30 +261,19 @@ class Simulation:
         taken = len(self.ledger.samples)
         self.ledger.advance(t)
         if len(self.ledger.samples) > taken:
-            used, gpus = self.node_used, self.node_milli
-            partly = self.node_up & (used > 0) & (used < gpus)
-            self.rack_samples.append(np.bincount(self.node_rack, weights=np.where(partly, gpus - used, 0),
-                                                 minlength=len(self.racks)).astype(np.int64))
+            self.rack_samples.append(self.usage.fragmented())
 
     def _hold(self, key: str, node: str | None, milli: int) -> None:
         """A pod holds `milli` milli-GPUs of `node` (bound, or placed and waiting at Permit)."""
         self.unschedulable.pop(key, None)
-        if key not in self.pod_node and node is not None:
-            row = self.pod_node[key] = self.node_row[node]
-            self.node_used[row] += milli
-            self.usage_version += 1
-            self.node_pods[row] += 1
+        if node is not None:
+            self.usage.hold(key, node, milli)
             self.emptied.pop(node, None)
 
     def _release(self, key: str, milli: int, t: float) -> None:
-        row = self.pod_node.pop(key, None)
-        if row is not None:
-            self.node_used[row] -= milli
-            self.usage_version += 1
-            self.node_pods[row] -= 1
-            name = self.node_names[row]
-            if self.autoscaler is not None and not self.node_pods[row] and name in self.autoscaler.added:
-                self._emptied(name, t)
+        name = self.usage.release(key, milli)
+        if name is not None and self.autoscaler is not None and name in self.autoscaler.added:
+            self._emptied(name, t)
 
     def _emptied(self, name: str, t: float) -> None:
         """A node the autoscaler added holds no pod from t: it goes at t + scale_down_s unless a pod comes."""
@@ -410,14 +386,7 @@ class Simulation:
             heapq.heappop(heap)
         if not heap:
             return 0
-        key = (self.usage_version, heap[0][0])
-        if key != self._stranded_key:           # the ledger asks at every step; nodes change far less often
-            worker = heap[0][0]
-            free = self.node_milli - self.node_used
-            self._stranded_key = key
-            self._stranded_milli = int(
-                free[self.node_up & (free > 0) & (free < worker) & (self.node_milli >= worker)].sum())
-        return self._stranded_milli
+        return self.usage.stranded(heap[0][0])
 
     # -- events -------------------------------------------------------------------------------------
     def _on_arrive(self, t: float, spec: JobSpec) -> None:
@@ -451,18 +420,16 @@ class Simulation:
         self._advance(t)
         recreate = self._call(self.sched.remove_node, name)
         self.down.add(name)
-        self.node_up[self.node_row[name]] = False
-        self.usage_version += 1
-        self.ledger.down += self.milli_of_node[name]
+        self.usage.set_up(name, False)
+        self.ledger.down += self.usage.milli_of(name)
         self._push(t + self.repair_s, "repair", name)
         self._add_pods(recreate)
 
     def _on_scan(self, t: float, _) -> None:
         """The autoscaler looks at the unschedulable GPU pods and asks for nodes."""
         self.scan_due = False
-        template = self.milli_of_node[self.autoscaler.free[0]] if self.autoscaler.free else 0
-        free = (self.node_milli - self.node_used)[self.node_up]
-        for name in self.autoscaler.scale_up(list(self.unschedulable.values()), free, template):
+        template = self.usage.milli_of(self.autoscaler.free[0]) if self.autoscaler.free else 0
+        for name in self.autoscaler.scale_up(list(self.unschedulable.values()), self.usage.free_up(), template):
             self._push(t + self.autoscaler.provision_s, "provisioned", name)
         if self.unschedulable and self.autoscaler.free:
             self.scan_due = True
@@ -471,34 +438,29 @@ class Simulation:
     def _on_provisioned(self, t: float, name: str) -> None:
         self._advance(t)
         self.autoscaler.joined(name)
-        row = self.node_row[name]
-        self.node_up[row] = True
-        self.usage_version += 1
-        self.ledger.unprovisioned -= self.milli_of_node[name]
+        self.usage.set_up(name, True)
+        self.ledger.unprovisioned -= self.usage.milli_of(name)
         self._call(self.sched.add_nodes, [self.nodes[name]])
         self._emptied(name, t)
 
     def _on_scale_down(self, t: float, name: str) -> None:
         """A node the autoscaler added goes if it held no pod for scale_down_s."""
-        row = self.node_row[name]
         since = self.emptied.get(name)
-        if name not in self.autoscaler.added or self.node_pods[row] or since is None \
+        if name not in self.autoscaler.added or not self.usage.empty(name) or since is None \
                 or t - since < self.autoscaler.scale_down_s:
             return
         del self.emptied[name]
         self._advance(t)
         self._call(self.sched.remove_node, name)
         self.autoscaler.gone(name)
-        self.node_up[row] = False
-        self.usage_version += 1
-        self.ledger.unprovisioned += self.milli_of_node[name]
+        self.usage.set_up(name, False)
+        self.ledger.unprovisioned += self.usage.milli_of(name)
 
     def _on_repair(self, t: float, name: str) -> None:
         self._advance(t)
         self.down.discard(name)
-        self.node_up[self.node_row[name]] = True
-        self.usage_version += 1
-        self.ledger.down -= self.milli_of_node[name]
+        self.usage.set_up(name, True)
+        self.ledger.down -= self.usage.milli_of(name)
         self._call(self.sched.add_nodes, [self.nodes[name]])
 
     # -- objects ------------------------------------------------------------------------------------
@@ -567,4 +529,4 @@ class Simulation:
                          self.preemptions, self.destroyed / 3600 / MILLI, self.pods_bound, self.applied,
                          self.autoscaler.joins if self.autoscaler else 0,
                          self.autoscaler.removed if self.autoscaler else 0, wall_s,
-                         self.scheduler_s, self.ledger.samples, waits, self.racks, self.rack_samples)
+                         self.scheduler_s, self.ledger.samples, waits, self.usage.racks, self.rack_samples)
