@@ -367,6 +367,16 @@ def demo_preemption(as_json: bool = typer.Option(False, "--json")):
 
 
 # --- phalanx trace alibaba: replay of the Alibaba GPU trace (FGD paper procedure) ------------------------------
+def _check_runs(workers: int, out: Optional[Path]) -> None:
+    """--workers and --out of simulate and sweep."""
+    if workers < 1:
+        _fail(f"--workers: must be at least 1, got {workers}")
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        _fail(f"--out: {out}: use a .csv or .parquet file name")
+    if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
+
+
 @app.command()
 def simulate(
     nodes: int = typer.Option(256, "--nodes", help="8-GPU nodes of the synthetic cluster (32 a rack)"),
@@ -411,12 +421,7 @@ def simulate(
             _fail(f"--policy: unknown policy {name!r} (use one of {', '.join(POLICIES)})")
     if nodes < 1:
         _fail(f"--nodes: must be at least 1, got {nodes}")
-    if workers < 1:
-        _fail(f"--workers: must be at least 1, got {workers}")
-    if out is not None and out.suffix not in (".csv", ".parquet"):
-        _fail(f"--out: {out}: use a .csv or .parquet file name")
-    if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
-        _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
+    _check_runs(workers, out)
     if plot is not None and importlib.util.find_spec("matplotlib") is None:
         _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     if node_failures_per_day < 0 or not repair_hours > 0:
@@ -463,12 +468,7 @@ def sweep(
     """Run scenarios × policies × seeds of the simulator (each a pure function of them) and merge the rows."""
     from .simulate.report import comparison_table, write_rows
     from .simulate.sweep import load_sweep, run_many
-    if workers < 1:
-        _fail(f"--workers: must be at least 1, got {workers}")
-    if out is not None and out.suffix not in (".csv", ".parquet"):
-        _fail(f"--out: {out}: use a .csv or .parquet file name")
-    if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
-        _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
+    _check_runs(workers, out)
     try:
         cfg = load_sweep(config)
         with _progress(len(cfg.runs()), "runs", "sweep") as update:

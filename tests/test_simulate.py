@@ -24,8 +24,8 @@ def _job(name, klass, arrival, workers, gpus, duration, priority=0, cpu="1"):
     return JobSpec(name, klass, arrival, workers, gpus, cpu, "1Gi", duration, priority)
 
 
-def _gpu_h(result, state):
-    return pytest.approx(result.gpu_hours[state], abs=1e-9)
+def _without_timings(rows):
+    return [{k: v for k, v in row.items() if k not in ("wall_s", "scheduler_s", "events_per_s")} for row in rows]
 
 
 def test_a_partly_bound_job_holds_gpus_pod_by_pod_and_not_as_a_gang():
@@ -103,8 +103,7 @@ def test_the_same_seed_gives_the_same_run(policy):
     def run():
         jobs = generate_jobs(8 * 20, 6, seed=5, load=1.2)
         r = Simulation(_nodes(20), jobs, POLICIES[policy], hours=6, seed=5, node_failures_per_day=1.0).run()
-        row = {k: v for k, v in r.row().items() if k not in ("wall_s", "scheduler_s", "events_per_s")}
-        return row, r.samples, [s.tolist() for s in r.rack_samples]
+        return _without_timings([r.row()]), r.samples, [s.tolist() for s in r.rack_samples]
     assert run() == run()
 
 
@@ -112,8 +111,7 @@ def test_forgetting_decisions_once_read_changes_nothing_but_memory():
     jobs = generate_jobs(8 * 10, 4, seed=2, load=1.5)
     runs = [Simulation(_nodes(10), jobs, POLICIES["gang-preemption"], hours=4, seed=2, keep_decisions=keep)
             for keep in (False, True)]
-    rows = [{k: v for k, v in sim.run().row().items() if k not in ("wall_s", "scheduler_s", "events_per_s")}
-            for sim in runs]
+    rows = _without_timings([sim.run().row() for sim in runs])
     assert rows[0] == rows[1]
     forgetful, keeping = (sim.sched for sim in runs)
     assert forgetful.decision_mark() == keeping.decision_mark() > 0
@@ -156,10 +154,6 @@ scenarios:
 policies: [pod-by-pod, gang-preemption]
 seeds: [0, 1]
 """
-
-
-def _without_timings(rows):
-    return [{k: v for k, v in row.items() if k not in ("wall_s", "scheduler_s", "events_per_s")} for row in rows]
 
 
 def test_a_sweep_on_a_process_pool_equals_its_runs_one_by_one(tmp_path):

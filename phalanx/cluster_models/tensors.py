@@ -377,10 +377,8 @@ class ClusterTensors:
 
     def live_bound(self) -> list[tuple[Pod, int]]:
         """(pod, node id) of every pod on a node now, in binding order."""
-        if not self._bound_pods:
-            return []
-        nodes = self._flat_nodes().tolist()
-        return [(p, n) for i, (p, n) in enumerate(zip(self._bound_pods, nodes)) if i not in self._removed]
+        pods, nodes = self.live_bound_arrays()
+        return list(zip(pods, nodes.tolist()))
 
     def node_of(self, key: str) -> int:
         """Node id a live pod is bound to, -1 if it is not bound."""

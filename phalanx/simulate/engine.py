@@ -220,9 +220,7 @@ class Simulation:
         self.down: set[str] = set()
 
     def _push(self, t: float, kind: str, payload) -> None:
-        # An event due at a time the scheduler has passed (a record from its catch-up to this event time, e.g. a
-        # Permit timeout, asking for something later than it but earlier than now) happens now.
-        heapq.heappush(self.events, (max(t, self.sched.now), self._seq, kind, payload))
+        heapq.heappush(self.events, (t, self._seq, kind, payload))
         self._seq += 1
 
     # -- the run ------------------------------------------------------------------------------------
@@ -417,11 +415,8 @@ class Simulation:
     def _on_fail(self, t: float, name: str) -> None:
         if name in self.down:
             return
-        self._advance(t)
-        recreate = self._call(self.sched.remove_node, name)
+        recreate = self._node_out(t, name, failed=True)
         self.down.add(name)
-        self.usage.set_up(name, False)
-        self.ledger.down += self.usage.milli_of(name)
         self._push(t + self.repair_s, "repair", name)
         self._add_pods(recreate)
 
@@ -436,11 +431,8 @@ class Simulation:
             self._push(t + self.autoscaler.scan_s, "scan", None)
 
     def _on_provisioned(self, t: float, name: str) -> None:
-        self._advance(t)
         self.autoscaler.joined(name)
-        self.usage.set_up(name, True)
-        self.ledger.unprovisioned -= self.usage.milli_of(name)
-        self._call(self.sched.add_nodes, [self.nodes[name]])
+        self._node_in(t, name, failed=False)
         self._emptied(name, t)
 
     def _on_scale_down(self, t: float, name: str) -> None:
@@ -450,17 +442,33 @@ class Simulation:
                 or t - since < self.autoscaler.scale_down_s:
             return
         del self.emptied[name]
-        self._advance(t)
-        self._call(self.sched.remove_node, name)
+        self._node_out(t, name, failed=False)
         self.autoscaler.gone(name)
-        self.usage.set_up(name, False)
-        self.ledger.unprovisioned += self.usage.milli_of(name)
 
     def _on_repair(self, t: float, name: str) -> None:
-        self._advance(t)
         self.down.discard(name)
+        self._node_in(t, name, failed=True)
+
+    def _node_out(self, t: float, name: str, failed: bool) -> list:
+        """A node leaves the cluster (failed, or removed by the autoscaler); its pods are deleted and its GPUs go to
+        the ledger's down or unprovisioned state. Returns the lost pods to recreate."""
+        self._advance(t)
+        recreate = self._call(self.sched.remove_node, name)
+        self.usage.set_up(name, False)
+        if failed:
+            self.ledger.down += self.usage.milli_of(name)
+        else:
+            self.ledger.unprovisioned += self.usage.milli_of(name)
+        return recreate
+
+    def _node_in(self, t: float, name: str, failed: bool) -> None:
+        """A node (re)joins the cluster: repaired, or provisioned by the autoscaler."""
+        self._advance(t)
         self.usage.set_up(name, True)
-        self.ledger.down -= self.usage.milli_of(name)
+        if failed:
+            self.ledger.down -= self.usage.milli_of(name)
+        else:
+            self.ledger.unprovisioned -= self.usage.milli_of(name)
         self._call(self.sched.add_nodes, [self.nodes[name]])
 
     # -- objects ------------------------------------------------------------------------------------
