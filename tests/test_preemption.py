@@ -448,10 +448,12 @@ def test_explain_lists_the_victims_the_spared_and_the_gpu_hours_lost():
 
 @settings(max_examples=100, deadline=None)
 @given(case=preemption_cases(), data=st.data())
-def test_runs_of_preemptors_decide_alike_with_and_without_the_dry_run_cache(case, data):
+def test_runs_of_preemptors_decide_alike_with_and_without_kept_results(case, data):
     # Several identical preemptors (then a different one) in one run: each later one reuses the per-node results
-    # of the earlier ones except where pods were nominated since (DryRunCache). The whole run's records, the
-    # preemptions and their order must equal those of a run that evaluates every node afresh.
+    # of the earlier ones except where pods were nominated since (DryRunCache), and the earlier one's failed
+    # Filter pass, message and node statuses with the nodes whose nominations changed evaluated again
+    # (KeptFailure). The whole run's records (messages included), the preemptions and their order must equal
+    # those of a run that evaluates every node afresh.
     pod, nodes, layout, pdbs, pct, absolute = case
     copies = data.draw(st.integers(2, 5))
     pending = [pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"preemptor-{i}"})})
@@ -466,7 +468,7 @@ def test_runs_of_preemptors_decide_alike_with_and_without_the_dry_run_cache(case
                                  warnings=[])
         objects.pdbs = [pdb_object(i, ref) for i, ref in enumerate(pdbs)]
         sched = Scheduler(Cluster.from_objects(objects), config)
-        sched.preemption.caching = caching
+        sched.preemption.caching = sched.placer.keep_failures = caching
         records = sched.add_pods(pending) + sched.run_until_idle()
         runs.append(([(r.time, r.kind, r.object, r.node, r.message) for r in records],
                      [e.summary() for e in sched.log.entries if isinstance(e, Preempted)]))

@@ -72,15 +72,19 @@ class DefaultPreemption(Plugin):
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
         order = np.roll(potential, -int(np.searchsorted(potential, failed.offset % n)))
-        batches, scanned = [], 0
+        batches, scanned, missing, found = [], 0, wanted, 0
         dry_run = failed.dry_run
         while scanned < len(order):
-            batches.append(dry_run.select(order[scanned: scanned + dry_run.chunk(len(order) - scanned, wanted)]))
+            take = dry_run.chunk(len(order) - scanned, missing, scanned, found)
+            batches.append(dry_run.select(order[scanned: scanned + take]))
             scanned += len(batches[-1].nodes)
             fits = np.concatenate([b.fits for b in batches])
             violating = np.concatenate([b.violations for b in batches]) > 0
             if kernel.scan_prefix(fits, violating, wanted) < scanned:
                 break
+            fine, bad = int(np.sum(fits & ~violating)), int(np.sum(fits & violating))
+            found = fine + bad
+            missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
         result = dry_run.merge(batches)
         prefix = kernel.scan_prefix(result.fits, result.violations > 0, wanted)
         fits = result.fits[:prefix]
@@ -89,7 +93,7 @@ class DefaultPreemption(Plugin):
         bad = np.flatnonzero(fits & violating)[:wanted]
         candidates = np.concatenate([fine, bad])
         if len(candidates) == 0:
-            return self._not_helpful(n, result.failures)
+            return self._not_helpful(n, result.failures())
         best = candidates[kernel.pick_one(result.violations[candidates], result.top_priority[candidates],
                                           result.priority_sum[candidates], result.count[candidates],
                                           result.top_start[candidates])]

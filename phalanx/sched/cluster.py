@@ -38,6 +38,9 @@ class Nomination:
     request: np.ndarray        # (R',) int64 its requests over the resource columns when it was nominated
 
 
+_TOUCHED_KEPT = 4096        # nomination changes remembered (a kept evaluation older than that is made again)
+
+
 class Nominations:
     """pod key -> Nomination, with the nominated pods' load per node kept up to date for each priority level: Filter
     adds the load of the pods nominated at a priority >= the pod's own, so a cycle reads a few (N, R) arrays instead
@@ -49,6 +52,10 @@ class Nominations:
         self._levels: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # priority -> (requested (N, R), count (N,))
         self._tensors = None        # the ClusterTensors the levels are laid out for (None: to build)
         self._shape = (0, 0)        # its (nodes, resource columns) then
+        # Nodes whose nominations changed, in order (what a kept evaluation re-reads): _touched[i] is change
+        # _dropped + i; the oldest are dropped once there are many.
+        self._touched: list[str] = []
+        self._dropped = 0
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -86,11 +93,25 @@ class Nominations:
         self._account(nom, -1)
         return nom
 
+    def mark(self) -> int:
+        """A position in the changes (for changed_since)."""
+        return self._dropped + len(self._touched)
+
+    def changed_since(self, mark: int) -> set[str] | None:
+        """Names of the nodes whose nominations changed since `mark`; None when that is no longer known."""
+        if mark < self._dropped:
+            return None
+        return set(self._touched[mark - self._dropped:])
+
     def on_node(self, node: str) -> list[tuple[str, Nomination]]:
         """(key, nomination) of the pods nominated to `node`, in nomination order."""
         return [(key, self._by_key[key]) for key in self._on_node.get(node, ())]
 
     def _account(self, nom: Nomination, sign: int) -> None:
+        if len(self._touched) >= _TOUCHED_KEPT:
+            self._dropped += len(self._touched)
+            self._touched = []
+        self._touched.append(nom.node)
         if self._tensors is None:
             return
         if self._tensors.nodes.requested.shape != self._shape:
@@ -126,21 +147,31 @@ class Nominations:
     def load_for(self, pod: Pod, priority: int, tensors) -> tuple[np.ndarray, np.ndarray] | None:
         """(requested (N, R), pod count (N,)) the pods of for_pod add to their nodes, or None when they add
         nothing. R is the node table's resource columns."""
+        requested, count = self._load(pod, priority, tensors, None)
+        return (requested, count) if count.any() else None
+
+    def load_at(self, pod: Pod, priority: int, tensors, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """load_for on the node ids `nodes` alone: ((k, R) requested, (k,) pod count)."""
+        return self._load(pod, priority, tensors, np.asarray(nodes, np.int64))
+
+    def _load(self, pod: Pod, priority: int, tensors, nodes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """nodes: node ids, None for every node."""
         n, r = tensors.nodes.requested.shape
         if self._tensors is not tensors or self._shape != (n, r):
             self._rebuild(tensors)
-        requested, count = np.zeros((n, r), np.int64), np.zeros(n, np.int64)
+        k = n if nodes is None else len(nodes)
+        requested, count = np.zeros((k, r), np.int64), np.zeros(k, np.int64)
         for level, (req, cnt) in self._levels.items():
             if level >= priority:
-                requested += req
-                count += cnt
+                requested += req if nodes is None else req[nodes]
+                count += cnt if nodes is None else cnt[nodes]
         own = self._by_key.get(pod.key)
-        if own is not None and own.priority >= priority:
-            node = tensors.node_index.get(own.node)
-            if node is not None:
-                requested[node, : len(own.request)] -= own.request
-                count[node] -= 1
-        return (requested, count) if count.any() else None
+        node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)
+        if node >= 0:
+            at = [node] if nodes is None else np.flatnonzero(nodes == node)
+            requested[at, : len(own.request)] -= own.request
+            count[at] -= 1
+        return requested, count
 
     def _rebuild(self, tensors) -> None:
         """Lay the levels out again for `tensors` (nodes added or removed, a new resource column)."""

@@ -152,6 +152,8 @@ class Evaluation:
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
     _first: np.ndarray | None = field(default=None, repr=False)   # first_failed(), once computed
+    _histogram: dict | None = field(default=None, repr=False)     # messages.reason_histogram, once computed
+    _status: np.ndarray | None = field(default=None, repr=False)  # preemption.node_status, once computed
 
     def first_failed(self) -> np.ndarray:
         """(N,) int index into `filters` of the first plugin that rejects each node, -1 when none does (the
@@ -160,6 +162,13 @@ class Evaluation:
             codes = {k: np.asarray(v) for k, v in self.codes.items()}
             self._first = first_failures(self.filters, codes, len(np.asarray(self.feasible)))
         return self._first
+
+    def rows(self, rows: np.ndarray) -> "Evaluation":
+        """The Filter results of the nodes `rows` alone (numpy)."""
+        return Evaluation(self.filters, {k: np.asarray(v)[rows] for k, v in self.codes.items()},
+                          {k: np.asarray(v)[rows] for k, v in self.payloads.items()}, np.asarray(self.feasible)[rows],
+                          outside=None if self.outside is None else np.asarray(self.outside)[rows],
+                          narrowing=self.narrowing)
 
 
 def run_filters(xp, p: Prepared, tensors) -> Evaluation:

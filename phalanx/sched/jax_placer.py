@@ -213,10 +213,10 @@ class JaxPlacer(Placer):
         self._resident: _Resident | None = None
 
     # -- explain / what-if: the same kernels, eagerly on JAX arrays --------------------------------
-    def evaluate(self, shape: PodShape, rank=None, advance: bool = True,
-                 pod: Pod | None = None) -> tuple[Prepared, Evaluation, int]:
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True, pod: Pod | None = None,
+                 failed=None) -> tuple[Prepared, Evaluation, int]:
         with precision(self.xp):
-            p, ev, node = super().evaluate(shape, rank, advance, pod)
+            p, ev, node = super().evaluate(shape, rank, advance, pod, failed)
         for name in ("codes", "payloads", "raw", "normalized"):
             setattr(ev, name, {k: to_host(v) for k, v in getattr(ev, name).items()})
         for name in ("feasible", "outside", "total"):

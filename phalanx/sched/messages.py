@@ -25,7 +25,13 @@ def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: in
 
 def reason_histogram(framework, ev, tensors) -> dict[str, int]:
     """Reason string -> number of nodes reporting it (each node reports its first failing plugin's reasons;
-    nodes outside a PreFilterResult report that instead)."""
+    nodes outside a PreFilterResult report that instead). Computed once per evaluation."""
+    if ev._histogram is None:
+        ev._histogram = _histogram(framework, ev, tensors)
+    return dict(ev._histogram)
+
+
+def _histogram(framework, ev, tensors) -> dict[str, int]:
     first = ev.first_failed()
     hist: dict[str, int] = {}
     if ev.outside is not None:

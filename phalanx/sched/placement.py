@@ -22,7 +22,7 @@ from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_c
 from .framework import Framework
 from .incremental import ShapeCache
 from .messages import fit_error, reason_histogram
-from .preemption import with_nominated
+from .preemption import KeptFailure, passes_nominated, with_nominated, with_nominated_again
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
@@ -105,6 +105,9 @@ class Placer:
         # PostFilter for a pod no node fits: (placer, pod, prepared, evaluation) -> (message, nominated); None: the
         # failure stands as Filter left it (sched/preemption.py sets it).
         self.post_filter = None
+        # A failed, nominated pod's cycle is kept for the next pod of its run (preemptors); False: every cycle is
+        # made afresh (tests compare the two).
+        self.keep_failures = xp is np
 
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
@@ -149,25 +152,30 @@ class Placer:
         placement the rest goes on the kept shape when it can be kept now (a copy may make a skipped plugin run,
         e.g. the first pod of a run with preferred pod affinity and no pod to match yet)."""
         i = 0
+        failed = None        # the last pod's failed cycle, while only nominations changed since (preemptors)
+        nominations = self.cluster.nominations
         while i < len(pods):
-            if keep and i:
+            if keep and i and not nominations:
                 left = self._place_kept(shape, pods[i:], rank, out)
                 i = len(pods) - len(left)
                 if not left:
                     return
             pod = pods[i]
             i += 1
-            p, ev, node = self.evaluate(shape, rank, pod=pod)
+            mark = nominations.mark()
+            p, ev, node = self.evaluate(shape, rank, pod=pod, failed=failed)
             out.pod_cycles += 1
             if node >= 0:
+                failed = None
                 pl = self.account(p, np.array([node]), [pod])
                 pl.reserved = self.reserve(p, ev, node, pod)
-                if self.cluster.nominations:
-                    pl.nomination = self.cluster.nominations.pop(pod.key, None)
+                if nominations:
+                    pl.nomination = nominations.pop(pod.key, None)
                 out.placed.append(pl)
                 continue
             message, nominated = self.after_failure(pod, p, ev, self.message(ev))
             if nominated:
+                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark) if self.keep_failures else None
                 out.fail([pod], message, rejectors(ev))
                 continue
             out.fail(pods[i - 1:], message, rejectors(ev))
@@ -239,22 +247,30 @@ class Placer:
             self.kept.clear()
 
     # -- per-pod path ----------------------------------------------------------------------------
-    def evaluate(self, shape: PodShape, rank=None, advance: bool = True,
-                 pod: Pod | None = None) -> tuple[Prepared, Evaluation, int]:
+    def evaluate(self, shape: PodShape, rank=None, advance: bool = True, pod: Pod | None = None,
+                 failed: KeptFailure | None = None) -> tuple[Prepared, Evaluation, int]:
         """Filter and score one pod of `shape` (`pod`, default the shape's own) against the current state; returns
         the chosen node or -1. Pods nominated to nodes count there (RunFilterPluginsWithNominatedPods); a pod with
-        a nominated node takes it without scoring when it passes there. advance=False leaves
-        nextStartNodeIndex where it is (explain is a what-if, not a cycle)."""
+        a nominated node takes it without scoring when it passes there, and in a cycle (advance) no other node is
+        evaluated then (upstream evaluateNominatedNode: `ev` covers that node alone). advance=False leaves
+        nextStartNodeIndex where it is and evaluates every node (explain is a what-if, not a cycle). failed: the
+        failed cycle of an identical pod just before, nothing changed since but nominations (its PreFilter stands,
+        and only the nodes whose nominations changed are evaluated again)."""
         xp, tensors, cluster = self.xp, self.cluster.tensors, self.cluster
         pod = shape.pod if pod is None else pod
-        p = prepare(shape, cluster, self.framework)
+        p = prepare(shape, cluster, self.framework) if failed is None else failed.p
         n = tensors.nodes.size
         if not (cluster.nominations and p.rejection is None and p.error is None):
             ev = run_filters(xp, p, tensors)
         else:
-            ev = with_nominated(xp, cluster, self.framework, p, pod, cluster.priority(pod))
+            priority = cluster.priority(pod)
             own = cluster.nominations.get(pod.key)
             node = tensors.node_index.get(own.node, -1) if own is not None else -1
+            if node >= 0 and advance and passes_nominated(cluster, p, pod, priority, node):
+                return p, Evaluation(p.filter_names, {}, {}, np.ones(1, bool)), node
+            ev = None if failed is None else with_nominated_again(cluster, self.framework, failed, pod, priority)
+            if ev is None:
+                ev = with_nominated(xp, cluster, self.framework, p, pod, priority)
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)

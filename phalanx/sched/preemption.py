@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,8 +31,8 @@ from ..plugins.default_preemption import NO_VICTIMS
 from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
-from .cycle import Evaluation, Prepared, WithNodes, prepare, run_filters
-from .messages import first_failures
+from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
+from .messages import first_failures, reason_histogram
 from .records import Preempted
 
 
@@ -104,8 +104,8 @@ class BoundRows:
 
 
 @dataclass
-class DryRunBatch:
-    """SelectVictimsOnNode for some nodes, in scan order."""
+class VictimSelection:
+    """SelectVictimsOnNode computed for some nodes, in scan order (what DryRunCache.store keeps)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
     violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
@@ -113,14 +113,31 @@ class DryRunBatch:
     priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
     count: np.ndarray                 # (k,) int64 victims
     top_start: np.ndarray             # (k,) float64 earliest start among the highest-priority victims
-    failures: dict                    # reasons (tuple) -> how many of these nodes fail with them (not candidates)
     victim_rows: np.ndarray           # binding-log rows of the victims, node after node, most important first
     offsets: np.ndarray               # (k + 1,) each node's victims are victim_rows[offsets[i]:offsets[i + 1]]
-    pods: list = field(default_factory=list)   # the binding log the rows index
-    reasons: list | None = None       # (k,) each node's failure reasons, () for a candidate (vectorised path)
+    reasons: list                     # (k,) each node's failure reasons (tuple of strings), () for a candidate
+
+
+@dataclass
+class DryRunBatch:
+    """SelectVictimsOnNode for some nodes, in scan order: what DefaultPreemption reads (gathered from the dry run's
+    per-node results)."""
+    nodes: np.ndarray                 # (k,) node ids
+    fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
+    violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
+    top_priority: np.ndarray          # (k,) int64 highest victim priority
+    priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
+    count: np.ndarray                 # (k,) int64 victims
+    top_start: np.ndarray             # (k,) float64 earliest start among the highest-priority victims
+    results: "DryRunCache"            # where the victims and failure reasons are
 
     def victims_of(self, i: int) -> list[Pod]:
-        return [self.pods[r] for r in self.victim_rows[self.offsets[i]: self.offsets[i + 1]].tolist()]
+        """The victims on the batch's i-th node, most important first."""
+        return self.results.victims_of(int(self.nodes[i]))
+
+    def failures(self) -> dict[tuple[str, ...], int]:
+        """Failure reasons (tuple) -> how many of these nodes fail with them (not candidates)."""
+        return self.results.failures(self.nodes)
 
 
 def _node_rows(table, names: np.ndarray, nodes: np.ndarray, requested: np.ndarray, pod_count: np.ndarray):
@@ -140,7 +157,13 @@ def _load_view(tensors, requested, pod_count):
 
 def node_status(ev: Evaluation, n: int) -> np.ndarray:
     """(N,) int8 each node's status code (its first failing Filter's); nodes a PreFilter rejected or left out
-    are UnschedulableAndUnresolvable."""
+    are UnschedulableAndUnresolvable. Computed once per evaluation."""
+    if ev._status is None:
+        ev._status = _node_status(ev, n)
+    return ev._status
+
+
+def _node_status(ev: Evaluation, n: int) -> np.ndarray:
     if ev.prefilter_message is not None or ev.error is not None:
         return np.full(n, UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8)
     codes = {k: np.asarray(v) for k, v in ev.codes.items()}
@@ -170,19 +193,6 @@ def _node_reasons(framework, ev: Evaluation, nodes, tensors) -> list[tuple[str, 
             texts = [tuple(framework.plugin(name).reasons(b, tensors)) for b in bits.tolist()]
             for j, t in zip(mine.tolist(), inverse.tolist()):
                 out[j] = texts[t]
-    return out
-
-
-def _failures(framework, ev: Evaluation, nodes, tensors) -> dict[tuple[str, ...], int]:
-    """How many of `nodes` fail with each list of reasons (their first failing Filter's)."""
-    return _histogram(_node_reasons(framework, ev, nodes, tensors))
-
-
-def _histogram(reasons) -> dict[tuple[str, ...], int]:
-    out: dict[tuple[str, ...], int] = {}
-    for r in reasons:
-        if r:
-            out[r] = out.get(r, 0) + 1
     return out
 
 
@@ -240,6 +250,80 @@ def with_nominated(xp, cluster, framework, p: Prepared, pod: Pod, priority: int)
     return ev
 
 
+@dataclass
+class KeptFailure:
+    """A failed cycle's Filter results, pods nominated to nodes counted, kept for the next pod of its run: an
+    identical pod that sees the same state but for the pods nominated since (Placer.place_each knows when)."""
+    p: Prepared
+    ev: Evaluation
+    pod: Pod            # the pod evaluated (its own nomination was left out)
+    priority: int
+    mark: int           # Nominations.mark() before it was evaluated
+
+
+def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priority: int) -> Evaluation | None:
+    """with_nominated for `pod`, of kept's shape and priority, from kept's results: only the nodes whose
+    nominations changed since (and both pods' own nominated nodes, whose load one of them leaves out) are
+    evaluated again, the message's histogram and the node statuses patched on those rows. None where that is not
+    exact (some Filter reads more than its node's row, the changes are forgotten, another priority)."""
+    nominations, tensors, old = cluster.nominations, cluster.tensors, kept.ev
+    if priority != kept.priority or old.extras or not vectorised(kept.p):
+        return None
+    changed = nominations.changed_since(kept.mark)
+    if changed is None:
+        return None
+    for key in (pod.key, kept.pod.key):
+        nom = nominations.get(key)
+        if nom is not None:
+            changed.add(nom.node)
+    rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
+    requested, count = nominations.load_at(pod, priority, tensors, rows)
+    view = NodeRows(tensors.nodes, rows)
+    view.requested = tensors.nodes.requested[rows] + requested
+    view.pod_count = tensors.nodes.pod_count[rows] + count
+    sub = run_filters(np, dataclasses.replace(kept.p, allowed=None), WithNodes(tensors, view))
+    if old.outside is not None:
+        sub.outside, sub.narrowing = old.outside[rows], old.narrowing
+        sub.feasible = sub.feasible & ~sub.outside
+    ev = dataclasses.replace(old, codes={k: np.array(v) for k, v in old.codes.items()},
+                             payloads={k: np.array(v) for k, v in old.payloads.items()},
+                             feasible=np.array(old.feasible), _first=None, _histogram=None, _status=None)
+    for name in ev.codes:
+        ev.codes[name][rows] = sub.codes[name]
+        ev.payloads[name][rows] = sub.payloads[name]
+    ev.feasible[rows] = sub.feasible
+    if old._first is not None:
+        ev._first = old._first.copy()
+        ev._first[rows] = sub.first_failed()
+    if old._histogram is not None:
+        hist = dict(old._histogram)
+        for reason, c in reason_histogram(framework, old.rows(rows), tensors).items():
+            hist[reason] -= c
+        for reason, c in reason_histogram(framework, sub, tensors).items():
+            hist[reason] = hist.get(reason, 0) + c
+        ev._histogram = {reason: c for reason, c in hist.items() if c}
+    if old._status is not None:
+        ev._status = old._status.copy()
+        ev._status[rows] = node_status(sub, len(rows))
+    return ev
+
+
+def passes_nominated(cluster, p: Prepared, pod: Pod, priority: int, node: int) -> bool | None:
+    """evaluateNominatedNode: whether the pod passes every Filter on its nominated node alone, with the pods
+    nominated there that count for it (a PreFilterResult is not consulted, as upstream does not); None when some
+    Filter may read more than its node's row (the caller evaluates every node instead)."""
+    if not vectorised(p):
+        return None
+    tensors = cluster.tensors
+    at = np.array([node])
+    requested, count = cluster.nominations.load_at(pod, priority, tensors, at)
+    rows = NodeRows(tensors.nodes, at)
+    rows.requested = tensors.nodes.requested[at] + requested
+    rows.pod_count = tensors.nodes.pod_count[at] + count
+    ev = run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows))
+    return bool(ev.feasible[0])
+
+
 def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     """A copy of the cluster without the bound pods `removed` (keys; their load and what their plugins held
     released on the copy) and with `added` (pod, node id) bound: nominated pods, whose columns the real tables
@@ -256,7 +340,8 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
 
 
 class DryRunCache:
-    """The vectorised dry run's per-node results (DryRunBatch rows), kept across the failed cycles of identical
+    """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
+    dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
     preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
     columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
     its result, so a node is evaluated again when the load nominated there for the preemptor differs from the
@@ -267,8 +352,9 @@ class DryRunCache:
         self.key = None
         self.memo: dict = {}
 
-    def reset(self, key, n: int, r: int) -> None:
+    def reset(self, key, n: int, r: int, pods: list) -> None:
         self.key = key
+        self.pods = pods                                 # the binding log the victim rows index
         self.memo = {}                                   # what every dry run under this key computes alike
         self.known = np.zeros(n, bool)
         self.nominated = np.zeros((n, r), np.int64)      # the nominee load each node was evaluated with
@@ -286,35 +372,39 @@ class DryRunCache:
 
     def stale(self, nodes: np.ndarray, load) -> np.ndarray:
         """(len(nodes),) bool: not evaluated yet, or evaluated with another nominated load."""
-        requested, count = (0, 0) if load is None else (load[0][nodes], load[1][nodes])
-        return ~(self.known[nodes] & (self.nominated[nodes] == requested).all(axis=1)
-                 & (self.nominated_count[nodes] == count))
+        known = self.known[nodes]
+        if load is None:
+            return ~(known & (self.nominated_count[nodes] == 0) & ~self.nominated[nodes].any(axis=1))
+        return ~(known & (self.nominated_count[nodes] == load[1][nodes])
+                 & (self.nominated[nodes] == load[0][nodes]).all(axis=1))
 
-    def store(self, batch: DryRunBatch, load) -> None:
-        nodes = batch.nodes
+    def store(self, sel: VictimSelection, load) -> None:
+        nodes = sel.nodes
         self.known[nodes] = True
         self.nominated[nodes] = 0 if load is None else load[0][nodes]
         self.nominated_count[nodes] = 0 if load is None else load[1][nodes]
-        self.fits[nodes] = batch.fits
-        self.violations[nodes] = batch.violations
-        self.top_priority[nodes] = batch.top_priority
-        self.priority_sum[nodes] = batch.priority_sum
-        self.count[nodes] = batch.count
-        self.top_start[nodes] = batch.top_start
-        self.reason[nodes] = [self.reasons.add(r) if r else -1 for r in batch.reasons]
-        self.first[nodes] = len(self.victims) + batch.offsets[:-1]
-        self.victims = np.concatenate([self.victims, batch.victim_rows])
+        self.fits[nodes] = sel.fits
+        self.violations[nodes] = sel.violations
+        self.top_priority[nodes] = sel.top_priority
+        self.priority_sum[nodes] = sel.priority_sum
+        self.count[nodes] = sel.count
+        self.top_start[nodes] = sel.top_start
+        self.reason[nodes] = [self.reasons.add(r) if r else -1 for r in sel.reasons]
+        self.first[nodes] = len(self.victims) + sel.offsets[:-1]
+        self.victims = np.concatenate([self.victims, sel.victim_rows])
 
-    def batch(self, nodes: np.ndarray, pods: list) -> DryRunBatch:
-        count = self.count[nodes]
-        offsets = np.concatenate([[0], np.cumsum(count)])
-        take = np.repeat(self.first[nodes] - offsets[:-1], count) + np.arange(offsets[-1])
+    def batch(self, nodes: np.ndarray) -> DryRunBatch:
+        return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self.top_priority[nodes],
+                           self.priority_sum[nodes], self.count[nodes], self.top_start[nodes], self)
+
+    def victims_of(self, node: int) -> list[Pod]:
+        first = int(self.first[node])
+        return [self.pods[r] for r in self.victims[first: first + int(self.count[node])].tolist()]
+
+    def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
         failing, hits = np.unique(ids[ids >= 0], return_counts=True)
-        failures = {self.reasons.items[i]: c for i, c in zip(failing.tolist(), hits.tolist())}
-        return DryRunBatch(np.asarray(nodes), self.fits[nodes], self.violations[nodes], self.top_priority[nodes],
-                           self.priority_sum[nodes], count, self.top_start[nodes], failures, self.victims[take],
-                           offsets, pods)
+        return {self.reasons.items[i]: c for i, c in zip(failing.tolist(), hits.tolist())}
 
 
 class DryRun:
@@ -324,7 +414,6 @@ class DryRun:
     def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
                  nominations: Nominations, spared: set[str] = frozenset(), cache: "DryRunCache | None" = None):
         self.cluster = cluster
-        self.cache = cache               # per-node results of earlier identical preemptors still valid
         self.framework = framework
         self.p = p
         self.pod = pod
@@ -335,17 +424,25 @@ class DryRun:
         self.spared = spared
         self.vectorised = vectorised(p)
         self.log_pods = cluster.tensors.log()[0]
+        if cache is None or not self.vectorised:
+            # Results of this dry run alone (the per-node path's results depend on more than nominated load).
+            cache = DryRunCache()
+            cache.reset(None, cluster.tensors.nodes.size, cluster.tensors.nodes.requested.shape[1], self.log_pods)
+        self.results = cache
         self.scanned_to = -1             # the last node select() looked at
-        self._chunk = 0                  # nodes the last vectorised select() took
         self._pdbs = None
 
-    def chunk(self, left: int, wanted: int) -> int:
-        """How many nodes the next select() takes: vectorised, first enough to hold `wanted` candidates if every
-        node is one (the scan usually stops there), then twice the previous chunk; else one at a time."""
+    def chunk(self, left: int, missing: int, scanned: int = 0, found: int = 0) -> int:
+        """How many nodes the next select() takes when `missing` more candidates are wanted after `found` in the
+        first `scanned` nodes: vectorised, as many nodes as that rate says hold them (every node at first), with
+        room to spare, doubling the scan while none was found; else one at a time."""
         if not self.vectorised:
             return 1
-        self._chunk = max(wanted, 64) if self._chunk == 0 else 2 * self._chunk
-        return min(left, self._chunk)
+        if scanned == 0:
+            return min(left, max(missing, 64))
+        if found == 0:
+            return min(left, scanned)
+        return min(left, max(64, 2 * missing * scanned // found))
 
     @functools.cached_property
     def nominee_load(self):
@@ -359,9 +456,7 @@ class DryRun:
 
     def _shared(self, name: str, make):
         """A value every dry run under the same cache key computes alike: made once per key."""
-        if self.cache is None:
-            return make()
-        memo = self.cache.memo
+        memo = self.results.memo
         if name not in memo:
             memo[name] = make()
         return memo[name]
@@ -434,15 +529,7 @@ class DryRun:
     def merge(self, batches: list[DryRunBatch]) -> DryRunBatch:
         if len(batches) == 1:
             return batches[0]
-        shift = np.cumsum([0] + [len(b.victim_rows) for b in batches[:-1]])
-        offsets = np.concatenate([[0]] + [b.offsets[1:] + s for b, s in zip(batches, shift)])
-        cat = lambda name: np.concatenate([getattr(b, name) for b in batches])     # noqa: E731
-        failures: dict[tuple[str, ...], int] = {}
-        for b in batches:
-            for reasons, c in b.failures.items():
-                failures[reasons] = failures.get(reasons, 0) + c
-        return DryRunBatch(cat("nodes"), cat("fits"), cat("violations"), cat("top_priority"), cat("priority_sum"),
-                           cat("count"), cat("top_start"), failures, cat("victim_rows"), offsets, self.log_pods)
+        return self.results.batch(np.concatenate([b.nodes for b in batches]))
 
     # -- what both paths share ----------------------------------------------------------------------
     def _victims_by_node(self, nodes: np.ndarray):
@@ -469,7 +556,7 @@ class DryRun:
             return np.zeros((len(rows), 0), bool), np.zeros(0, np.int64)
         return pdb_matches(self._pdbs, [self.log_pods[r] for r in rows.tolist()])
 
-    def _summary(self, nodes, fits, rows, at, victim, violating, failures) -> DryRunBatch:
+    def _summary(self, nodes, fits, rows, at, victim, violating, reasons) -> VictimSelection:
         k = len(nodes)
         # Upstream lists the victims in reprieve order (PDB-violating first) and then sorts them by importance;
         # Go sorts a few elements by insertion, so equally important victims keep their reprieve order.
@@ -490,27 +577,26 @@ class DryRun:
         is_top = prio == top[at]
         np.minimum.at(top_start, at[is_top], start[is_top])
         violations = np.bincount(at[violating], minlength=k).astype(np.int64)
-        return DryRunBatch(np.asarray(nodes), fits, violations, top, total, count, top_start, failures, rows, offsets,
-                           self.log_pods)
+        return VictimSelection(np.asarray(nodes), fits, violations, top, total, count, top_start, rows, offsets,
+                               reasons)
 
     # -- select ---------------------------------------------------------------------------------------
     def select(self, nodes: np.ndarray) -> DryRunBatch:
+        nodes = np.asarray(nodes, np.int64)
         self.scanned_to = int(nodes[-1])
-        if self.cache is None or not self.vectorised:
-            return self._select(nodes)
-        load = self.nominee_load
-        stale = self.cache.stale(nodes, load)
+        load = self.nominee_load if self.vectorised else None
+        stale = self.results.stale(nodes, load)
         if stale.any():
-            self.cache.store(self._select(np.asarray(nodes)[stale]), load)
-        return self.cache.batch(nodes, self.log_pods)
+            self.results.store(self._select(nodes[stale]), load)
+        return self.results.batch(nodes)
 
-    def _select(self, nodes: np.ndarray) -> DryRunBatch:
+    def _select(self, nodes: np.ndarray) -> VictimSelection:
         rows, at = self._victims_by_node(nodes)
         matches, allowed = self._pdb_matches(rows)
         violating = kernel.pdb_violating(at, matches, allowed)
         return (self._select_vectorised if self.vectorised else self._select_each)(nodes, rows, at, violating)
 
-    def _select_vectorised(self, nodes, rows, at, violating) -> DryRunBatch:
+    def _select_vectorised(self, nodes, rows, at, violating) -> VictimSelection:
         tensors = self.cluster.tensors
         nodes = np.asarray(nodes)
         k = len(nodes)
@@ -534,7 +620,6 @@ class DryRun:
             reasons[j] = r
         for j in np.flatnonzero(~has_victims).tolist():
             reasons[j] = (NO_VICTIMS,)
-        failures = _histogram(reasons)
         # Reprieve in order: each node's PDB-violating victims first, then the rest, most important first.
         order = kernel.reprieve_order(at, violating)
         r_rows, r_at = rows[order], at[order]
@@ -556,15 +641,13 @@ class DryRun:
         kept = kernel.reprieve(rank, fits_with)
         victim = np.ones(len(rows), bool)
         victim[order[live][kept]] = False
-        out = self._summary(nodes, fits, rows, at, victim, violating, failures)
-        out.reasons = reasons
-        return out
+        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
 
-    def _select_each(self, nodes, rows, at, violating) -> DryRunBatch:
+    def _select_each(self, nodes, rows, at, violating) -> VictimSelection:
         k = len(nodes)
         fits = np.zeros(k, bool)
         victim = np.ones(len(rows), bool)
-        failures: dict[tuple[str, ...], int] = {}
+        reasons: list[tuple[str, ...]] = [()] * k
         for i, node in enumerate(np.asarray(nodes).tolist()):
             mine = np.flatnonzero(at == i)
             ok, why = False, (NO_VICTIMS,)
@@ -572,8 +655,7 @@ class DryRun:
                 keys = [self.log_pods[r].key for r in rows[mine].tolist()]
                 ok, why = self._fits_without(node, set(keys))
             if not ok:
-                if why:
-                    failures[why] = failures.get(why, 0) + 1
+                reasons[i] = why
                 continue
             fits[i] = True
             removed = set(keys)
@@ -584,7 +666,7 @@ class DryRun:
                 if self._fits_without(node, trial)[0]:
                     removed = trial
                     victim[j] = False
-        return self._summary(nodes, fits, rows, at, victim, violating, failures)
+        return self._summary(nodes, fits, rows, at, victim, violating, reasons)
 
     def _fits_without(self, node: int, removed: set) -> tuple[bool, tuple[str, ...]]:
         """Whether the preemptor passes every Filter on `node` with `removed` gone: with the pods nominated there
@@ -597,7 +679,7 @@ class DryRun:
             if ev.prefilter_message is not None or ev.error is not None:
                 return False, (ev.prefilter_message or ev.error,)
             if not bool(np.asarray(ev.feasible)[node]):
-                return False, next(iter(_failures(self.framework, ev, [node], sub.tensors)), ())
+                return False, _node_reasons(self.framework, ev, [node], sub.tensors)[0]
         return True, ()
 
 
@@ -666,7 +748,7 @@ class Preemption:
                tensors.log_mark(), len(tensors.truncations), tensors.removals(), sched.now, frozenset(spared),
                len(cluster.pdbs))
         if self.cache.key != key:
-            self.cache.reset(key, tensors.nodes.size, tensors.nodes.requested.shape[1])
+            self.cache.reset(key, tensors.nodes.size, tensors.nodes.requested.shape[1], tensors.log()[0])
         dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
                          self.cache if self.caching else None)
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
