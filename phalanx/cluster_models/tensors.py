@@ -104,6 +104,8 @@ def _grow_columns(a: np.ndarray, cols: int, fill) -> np.ndarray:
     return out
 
 
+_SPEC_LOADS_KEPT = 4096     # pod specs whose loads unbind remembers
+
 @dataclass
 class NodeTable:
     names: list[str]                # N node names, index = node id
@@ -251,6 +253,9 @@ class ClusterTensors:
                                                         # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
     _removed_last: int = -1                               # the largest of them (-1: none)
+    # id(pod spec) -> (spec, requests, (2,) int64 non-zero cpu/memory): what unbind takes off a node (replicas
+    # share a spec; forgotten when many).
+    _spec_loads: dict = field(default_factory=dict)
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
@@ -414,14 +419,23 @@ class ClusterTensors:
         pod = self._bound_pods[i]
         self._removed.add(i)
         self._removed_last = max(self._removed_last, i)
-        self._add_load(np.array([node]), self.request_vector(pod_requests(pod)),
-                       np.array(pod_nonzero_requests(pod), np.int64), -1)
+        requests, nonzero = self._load_of(pod)
+        self._add_load(np.array([node]), self.request_vector(requests), nonzero, -1)
         if i < self.bound.count:
             self.bound.terminating[i] = True
             self.bound.removed[i] = True
         if pod_host_ports(pod):
             self._recompute_ports(node)
         return node
+
+    def _load_of(self, pod: Pod) -> tuple[dict[str, int], np.ndarray]:
+        hit = self._spec_loads.get(id(pod.spec))
+        if hit is None or hit[0] is not pod.spec:
+            if len(self._spec_loads) >= _SPEC_LOADS_KEPT:
+                self._spec_loads.clear()
+            hit = self._spec_loads[id(pod.spec)] = (pod.spec, pod_requests(pod),
+                                                    np.array(pod_nonzero_requests(pod), np.int64))
+        return hit[1], hit[2]
 
     def _recompute_ports(self, node: int) -> None:
         """A node's host-port row from the pods still on it (two pods may share a port when NodePorts is off)."""

@@ -34,7 +34,6 @@ Whole `nvidia.com/gpu` pods and shares on one node (a node whose devices come fr
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np

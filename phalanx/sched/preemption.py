@@ -344,21 +344,21 @@ class DryRunCache:
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
     preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
     columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
-    its result, so a node is evaluated again when the load nominated there for the preemptor differs from the
-    load it was evaluated with. Ids of the same state give the same rows; the scan, the early stop and the
-    choice among candidates stay with the plugin."""
+    its result, so a node whose nominations changed since it was evaluated is evaluated again (`refresh`), and
+    so is a preemptor's own nominated node (the load there leaves the preemptor itself out). Ids of the same
+    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin."""
 
     def __init__(self):
         self.key = None
         self.memo: dict = {}
 
-    def reset(self, key, n: int, r: int, pods: list) -> None:
+    def reset(self, key, n: int, pods: list, mark: int = 0) -> None:
         self.key = key
         self.pods = pods                                 # the binding log the victim rows index
         self.memo = {}                                   # what every dry run under this key computes alike
+        self.mark = mark                                 # Nominations.mark() the results are up to date with
+        self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
         self.known = np.zeros(n, bool)
-        self.nominated = np.zeros((n, r), np.int64)      # the nominee load each node was evaluated with
-        self.nominated_count = np.zeros(n, np.int64)
         self.fits = np.zeros(n, bool)
         self.violations = np.zeros(n, np.int64)
         self.top_priority = np.zeros(n, np.int64)
@@ -370,19 +370,27 @@ class DryRunCache:
         self.first = np.zeros(n, np.int64)               # each node's victims: self.victims[first:first + count]
         self.victims = np.zeros(0, np.int64)
 
-    def stale(self, nodes: np.ndarray, load) -> np.ndarray:
-        """(len(nodes),) bool: not evaluated yet, or evaluated with another nominated load."""
-        known = self.known[nodes]
-        if load is None:
-            return ~(known & (self.nominated_count[nodes] == 0) & ~self.nominated[nodes].any(axis=1))
-        return ~(known & (self.nominated_count[nodes] == load[1][nodes])
-                 & (self.nominated[nodes] == load[0][nodes]).all(axis=1))
+    def refresh(self, nominations: Nominations, node_index: dict, pod: Pod) -> None:
+        """Before `pod`'s dry run: forget the nodes whose nominations changed since the last one, and the nodes
+        whose load left a preemptor's own nomination out (the last one's and this one's)."""
+        changed = nominations.changed_since(self.mark)
+        self.mark = nominations.mark()
+        if changed is None:
+            self.known[:] = False
+        else:
+            self.known[[node_index[name] for name in changed if name in node_index]] = False
+        own = nominations.get(pod.key)
+        self.known[self.own] = False
+        self.own = [node_index[own.node]] if own is not None and own.node in node_index else []
+        self.known[self.own] = False
 
-    def store(self, sel: VictimSelection, load) -> None:
+    def stale(self, nodes: np.ndarray) -> np.ndarray:
+        """(len(nodes),) bool: not evaluated since what they read last changed."""
+        return ~self.known[nodes]
+
+    def store(self, sel: VictimSelection) -> None:
         nodes = sel.nodes
         self.known[nodes] = True
-        self.nominated[nodes] = 0 if load is None else load[0][nodes]
-        self.nominated_count[nodes] = 0 if load is None else load[1][nodes]
         self.fits[nodes] = sel.fits
         self.violations[nodes] = sel.violations
         self.top_priority[nodes] = sel.top_priority
@@ -427,7 +435,7 @@ class DryRun:
         if cache is None or not self.vectorised:
             # Results of this dry run alone (the per-node path's results depend on more than nominated load).
             cache = DryRunCache()
-            cache.reset(None, cluster.tensors.nodes.size, cluster.tensors.nodes.requested.shape[1], self.log_pods)
+            cache.reset(None, cluster.tensors.nodes.size, self.log_pods)
         self.results = cache
         self.scanned_to = -1             # the last node select() looked at
         self._pdbs = None
@@ -584,10 +592,9 @@ class DryRun:
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
         self.scanned_to = int(nodes[-1])
-        load = self.nominee_load if self.vectorised else None
-        stale = self.results.stale(nodes, load)
+        stale = self.results.stale(nodes)
         if stale.any():
-            self.results.store(self._select(nodes[stale]), load)
+            self.results.store(self._select(nodes[stale]))
         return self.results.batch(nodes)
 
     def _select(self, nodes: np.ndarray) -> VictimSelection:
@@ -748,7 +755,8 @@ class Preemption:
                tensors.log_mark(), len(tensors.truncations), tensors.removals(), sched.now, frozenset(spared),
                len(cluster.pdbs))
         if self.cache.key != key:
-            self.cache.reset(key, tensors.nodes.size, tensors.nodes.requested.shape[1], tensors.log()[0])
+            self.cache.reset(key, tensors.nodes.size, tensors.log()[0], nominations.mark())
+        self.cache.refresh(nominations, tensors.node_index, pod)
         dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
                          self.cache if self.caching else None)
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))

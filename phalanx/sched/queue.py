@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..cluster_models import Pod
 from .shapes import PodShape
@@ -158,7 +158,10 @@ class SchedulingQueue:
         parked = self.unschedulable.pop(key, None)
         if parked is not None:
             for event in parked.events:
-                self._listening[event].discard(key)
+                keys = self._listening[event]
+                keys.discard(key)
+                if not keys:     # a set keeps its size once grown: iterating an emptied big one is not free
+                    del self._listening[event]
         return parked
 
     def listening(self, event: str) -> bool:

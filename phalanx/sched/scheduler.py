@@ -40,8 +40,8 @@ from .pod_cycle import PodCycle
 from .preemption import Preemption
 from .workload_preemption import WorkloadPreemption
 from .podgroups import PERMIT_TIMEOUT_S, GroupState, Groups
-from .queue import Parked, PodRun, SchedulingQueue, cut_runs
-from .records import (BOUND, PERMIT_REJECTED, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
+from .queue import Parked, SchedulingQueue, cut_runs
+from .records import (BOUND, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
                       Preempted, Record)
 from .shapes import PodShape, ShapeTable
 
