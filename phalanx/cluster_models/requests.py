@@ -148,6 +148,25 @@ def pod_nonzero_requests(pod: Pod) -> tuple[int, int]:
     return counts["cpu"], counts["memory"]
 
 
+_LOADS_KEPT = 4096   # distinct request-bearing parts pod_load remembers
+_loads: dict[tuple[int, ...], tuple] = {}
+
+
+def pod_load(pod: Pod) -> tuple[dict[str, int], tuple[int, int]]:
+    """(pod_requests, pod_nonzero_requests) of a pod, remembered for the spec parts they read (containers, init
+    containers, pod-level resources, overhead): pods of one template share them even where their specs differ
+    (nodeName, say). The results are shared: do not change them."""
+    spec = pod.spec
+    parts = (spec.containers, spec.init_containers, spec.resources, spec.overhead)
+    key = tuple(map(id, parts))
+    hit = _loads.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], parts)):
+        if len(_loads) >= _LOADS_KEPT:
+            _loads.clear()
+        hit = _loads[key] = (parts, pod_requests(pod), pod_nonzero_requests(pod))
+    return hit[1], hit[2]
+
+
 def pod_scoring_requests(pod: Pod) -> dict[str, int]:
     """The incoming pod's requests as the NodeResourcesFit scoring strategies read them.
 

@@ -12,7 +12,7 @@ from operator import attrgetter
 import numpy as np
 
 from .objects import Node, Pod, PodAffinityTerm
-from .requests import pod_nonzero_requests, pod_requests
+from .requests import pod_load
 
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
@@ -103,8 +103,6 @@ def _grow_columns(a: np.ndarray, cols: int, fill) -> np.ndarray:
     out[:, : a.shape[1]] = a
     return out
 
-
-_SPEC_LOADS_KEPT = 4096     # pod specs whose loads unbind remembers
 
 @dataclass
 class NodeTable:
@@ -253,9 +251,6 @@ class ClusterTensors:
                                                         # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
     _removed_last: int = -1                               # the largest of them (-1: none)
-    # id(pod spec) -> (spec, requests, (2,) int64 non-zero cpu/memory): what unbind takes off a node (replicas
-    # share a spec; forgotten when many).
-    _spec_loads: dict = field(default_factory=dict)
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
@@ -419,23 +414,14 @@ class ClusterTensors:
         pod = self._bound_pods[i]
         self._removed.add(i)
         self._removed_last = max(self._removed_last, i)
-        requests, nonzero = self._load_of(pod)
-        self._add_load(np.array([node]), self.request_vector(requests), nonzero, -1)
+        requests, nonzero = pod_load(pod)
+        self._add_load(np.array([node]), self.request_vector(requests), np.array(nonzero, np.int64), -1)
         if i < self.bound.count:
             self.bound.terminating[i] = True
             self.bound.removed[i] = True
         if pod_host_ports(pod):
             self._recompute_ports(node)
         return node
-
-    def _load_of(self, pod: Pod) -> tuple[dict[str, int], np.ndarray]:
-        hit = self._spec_loads.get(id(pod.spec))
-        if hit is None or hit[0] is not pod.spec:
-            if len(self._spec_loads) >= _SPEC_LOADS_KEPT:
-                self._spec_loads.clear()
-            hit = self._spec_loads[id(pod.spec)] = (pod.spec, pod_requests(pod),
-                                                    np.array(pod_nonzero_requests(pod), np.int64))
-        return hit[1], hit[2]
 
     def _recompute_ports(self, node: int) -> None:
         """A node's host-port row from the pods still on it (two pods may share a port when NodePorts is off)."""
@@ -627,7 +613,7 @@ def restrict(tensors: ClusterTensors, node_ids: np.ndarray,
 
 def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
     """Account a pod that the input already shows bound (spec.nodeName)."""
-    request = tensors.request_vector(pod_requests(pod))
+    requests, nonzero = pod_load(pod)
     ports = [tensors.port_column(p) for p in pod_host_ports(pod)]
-    tensors.account(np.array([node_id]), request, np.array(pod_nonzero_requests(pod), np.int64), ports)
+    tensors.account(np.array([node_id]), tensors.request_vector(requests), np.array(nonzero, np.int64), ports)
     tensors.record_bound([pod], [node_id])

@@ -73,13 +73,20 @@ def reprieve(rank, fits_with) -> np.ndarray:
     return kept
 
 
-def scan_prefix(is_candidate, violating, wanted: int) -> int:
+def scan_prefix(is_candidate, violating, wanted: int, fine: int = 0, bad: int = 0) -> int:
     """How many potential nodes DryRunPreemption looks at, in scan order: it stops once it holds a candidate that
-    violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`)."""
-    fine = np.cumsum(is_candidate & ~violating)
-    bad = np.minimum(np.cumsum(is_candidate & violating), wanted)
+    violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`). fine, bad: candidates
+    (not violating, violating) among the nodes scanned before these; len(is_candidate) when it does not stop
+    here."""
+    fine = fine + np.cumsum(is_candidate & ~violating)
+    bad = np.minimum(bad + np.cumsum(is_candidate & violating), wanted)
     done = np.flatnonzero((fine > 0) & (np.minimum(fine, wanted) + bad >= wanted))
     return int(done[0]) + 1 if len(done) else len(is_candidate)
+
+
+def scan_done(fine: int, bad: int, wanted: int) -> bool:
+    """Whether DryRunPreemption stops with `fine` candidates that violate no PDB and `bad` that do."""
+    return fine > 0 and min(fine, wanted) + min(bad, wanted) >= wanted
 
 
 def pick_one(violations, top_priority, priority_sum, count, top_start) -> int:

@@ -71,22 +71,24 @@ class DefaultPreemption(Plugin):
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
-        order = np.roll(potential, -int(np.searchsorted(potential, failed.offset % n)))
-        batches, scanned, missing, found = [], 0, wanted, 0
+        start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
+        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(potential)
         dry_run = failed.dry_run
-        while scanned < len(order):
-            take = dry_run.chunk(len(order) - scanned, missing, scanned, found)
-            batches.append(dry_run.select(order[scanned: scanned + take]))
-            scanned += len(batches[-1].nodes)
-            fits = np.concatenate([b.fits for b in batches])
-            violating = np.concatenate([b.violations for b in batches]) > 0
-            if kernel.scan_prefix(fits, violating, wanted) < scanned:
-                break
-            fine, bad = int(np.sum(fits & ~violating)), int(np.sum(fits & violating))
-            found = fine + bad
+        while scanned < len(potential):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
+            take = dry_run.chunk(len(potential) - scanned, missing, scanned, fine + bad)
+            batch = dry_run.select(potential[(start + scanned + np.arange(take)) % len(potential)])
+            batches.append(batch)
+            violating = batch.violations > 0
+            before = (fine, bad)
+            fine += int(np.sum(batch.fits & ~violating))
+            bad += int(np.sum(batch.fits & violating))
+            if kernel.scan_done(fine, bad, wanted):
+                prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
+                break
+            scanned += len(batch.nodes)
+        dry_run.stopped_at(int(potential[(start + prefix - 1) % len(potential)]))
         result = dry_run.merge(batches)
-        prefix = kernel.scan_prefix(result.fits, result.violations > 0, wanted)
         fits = result.fits[:prefix]
         violating = result.violations[:prefix] > 0
         fine = np.flatnonzero(fits & ~violating)[:wanted]

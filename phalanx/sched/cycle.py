@@ -124,14 +124,17 @@ class WithNodes:
 
 
 class NodeRows:
-    """The node table's rows `rows`, each column sliced when first read (a Filter reads a few of them)."""
+    """The node table's rows `rows`, each column sliced when first read (a Filter reads a few of them); columns
+    given as keywords replace the table's (e.g. the load with pods taken off or nominated)."""
 
-    def __init__(self, table, rows: np.ndarray):
+    def __init__(self, table, rows: np.ndarray, **columns):
         self._table = table
         self._rows = rows
+        self.__dict__.update(columns)
 
     def __getattr__(self, name):
-        column = getattr(self._table, name)[self._rows]
+        column = getattr(self._table, name)
+        column = column[self._rows] if isinstance(column, np.ndarray) else [column[i] for i in self._rows.tolist()]
         setattr(self, name, column)
         return column
 

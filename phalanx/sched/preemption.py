@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.requests import pod_requests
+from ..cluster_models.requests import pod_load
 from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -52,7 +52,6 @@ class BoundRows:
         # resolved to its PodGroup when victim units are made, so a PodGroup added later counts).
         self.group_refs = Vocab()
         self.group_ref_pods: list[Pod] = []
-        self._requests: dict[int, tuple[object, np.ndarray]] = {}   # id(spec) -> (spec, row): templates share specs
 
     def started(self, cluster, pods: list[Pod], t: float) -> None:
         """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
@@ -87,10 +86,8 @@ class BoundRows:
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
         for i, pod in enumerate(new, self.rows):
-            hit = self._requests.get(id(pod.spec))
-            if hit is None or hit[0] is not pod.spec:
-                hit = self._requests[id(pod.spec)] = (pod.spec, tensors.request_vector(pod_requests(pod)))
-            self.request[i, : len(hit[1])] = hit[1]
+            vector = tensors.request_vector(pod_load(pod)[0])
+            self.request[i, : len(vector)] = vector
         self.rows = need
 
     def _group_ref(self, pod: Pod) -> int:
@@ -140,16 +137,6 @@ class DryRunBatch:
         return self.results.failures(self.nodes)
 
 
-def _node_rows(table, names: np.ndarray, nodes: np.ndarray, requested: np.ndarray, pod_count: np.ndarray):
-    """The node table's rows `nodes` (in that order), with their load columns replaced. names: (N,) object array
-    of table.names."""
-    return dataclasses.replace(
-        table, names=names[nodes], allocatable=table.allocatable[nodes],
-        requested=requested, nonzero_requested=table.nonzero_requested[nodes], pod_count=pod_count,
-        allowed_pods=table.allowed_pods[nodes], unschedulable=table.unschedulable[nodes],
-        labels=table.labels[nodes], taints=table.taints[nodes], host_ports=table.host_ports[nodes])
-
-
 def _load_view(tensors, requested, pod_count):
     """The cluster tensors with the node table's load columns replaced (what NODE_LOCAL filters read)."""
     return WithNodes(tensors, dataclasses.replace(tensors.nodes, requested=requested, pod_count=pod_count))
@@ -180,19 +167,19 @@ def _node_status(ev: Evaluation, n: int) -> np.ndarray:
 def _node_reasons(framework, ev: Evaluation, nodes, tensors) -> list[tuple[str, ...]]:
     """Each of `nodes`' failure: the reasons of its first failing Filter."""
     nodes = np.asarray(nodes, np.int64)
-    out: list[tuple[str, ...]] = [()] * len(nodes)
-    if len(nodes) == 0:
-        return out
-    first = first_failures(ev.filters, {k: np.asarray(v) for k, v in ev.codes.items()},
-                           len(np.asarray(ev.feasible)))[nodes]
-    for i, name in enumerate(ev.filters):
-        mine = np.flatnonzero(first == i)
-        if len(mine):
-            payloads = np.asarray(ev.payloads[name])[nodes[mine]]
-            bits, inverse = np.unique(payloads, return_inverse=True)
-            texts = [tuple(framework.plugin(name).reasons(b, tensors)) for b in bits.tolist()]
-            for j, t in zip(mine.tolist(), inverse.tolist()):
-                out[j] = texts[t]
+    first = ev.first_failed()[nodes].tolist()
+    payloads = {name: np.asarray(ev.payloads[name])[nodes].tolist() for name in {ev.filters[i] for i in first if i >= 0}}
+    texts: dict[tuple[int, int], tuple[str, ...]] = {}
+    out: list[tuple[str, ...]] = []
+    for j, i in enumerate(first):
+        if i < 0:
+            out.append(())
+            continue
+        name = ev.filters[i]
+        key = (i, payloads[name][j])
+        if key not in texts:
+            texts[key] = tuple(framework.plugin(name).reasons(key[1], tensors))
+        out.append(texts[key])
     return out
 
 
@@ -278,9 +265,8 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
             changed.add(nom.node)
     rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
     requested, count = nominations.load_at(pod, priority, tensors, rows)
-    view = NodeRows(tensors.nodes, rows)
-    view.requested = tensors.nodes.requested[rows] + requested
-    view.pod_count = tensors.nodes.pod_count[rows] + count
+    view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
+                    pod_count=tensors.nodes.pod_count[rows] + count)
     sub = run_filters(np, dataclasses.replace(kept.p, allowed=None), WithNodes(tensors, view))
     if old.outside is not None:
         sub.outside, sub.narrowing = old.outside[rows], old.narrowing
@@ -317,9 +303,8 @@ def passes_nominated(cluster, p: Prepared, pod: Pod, priority: int, node: int) -
     tensors = cluster.tensors
     at = np.array([node])
     requested, count = cluster.nominations.load_at(pod, priority, tensors, at)
-    rows = NodeRows(tensors.nodes, at)
-    rows.requested = tensors.nodes.requested[at] + requested
-    rows.pod_count = tensors.nodes.pod_count[at] + count
+    rows = NodeRows(tensors.nodes, at, requested=tensors.nodes.requested[at] + requested,
+                    pod_count=tensors.nodes.pod_count[at] + count)
     ev = run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows))
     return bool(ev.feasible[0])
 
@@ -437,7 +422,7 @@ class DryRun:
             cache = DryRunCache()
             cache.reset(None, cluster.tensors.nodes.size, self.log_pods)
         self.results = cache
-        self.scanned_to = -1             # the last node select() looked at
+        self.scanned_to = -1             # the node the scan stopped after (-1: none scanned)
         self._pdbs = None
 
     def chunk(self, left: int, missing: int, scanned: int = 0, found: int = 0) -> int:
@@ -451,11 +436,6 @@ class DryRun:
         if found == 0:
             return min(left, scanned)
         return min(left, max(64, 2 * missing * scanned // found))
-
-    @functools.cached_property
-    def nominee_load(self):
-        """Vectorised path: the load of the pods nominated to nodes that count for the preemptor."""
-        return self.nominations.load_for(self.pod, self.priority, self.cluster.tensors)
 
     @functools.cached_property
     def nominees(self) -> list[tuple[Nomination, int]]:
@@ -508,14 +488,16 @@ class DryRun:
     def _fixed_codes(self) -> Evaluation:
         """The FIXED Filters over every node, once (per cache key): removing pods does not move them (their state
         may hold per-node arrays, so they are not re-run on row subsets)."""
-        p = dataclasses.replace(self.p, allowed=None, filters=tuple(
-            (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == FIXED))
-        return self._shared("fixed", lambda: run_filters(np, p, self.cluster.tensors))
+        def make():
+            p = dataclasses.replace(self.p, allowed=None, filters=tuple(
+                (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == FIXED))
+            return run_filters(np, p, self.cluster.tensors)
+        return self._shared("fixed", make)
 
     def _evaluate_rows(self, nodes: np.ndarray, requested: np.ndarray, count: np.ndarray) -> Evaluation:
         """Every Filter on the node rows `nodes` with their load replaced (potential nodes are all inside any
         PreFilterResult, so it is not applied)."""
-        rows = _node_rows(self.cluster.tensors.nodes, self.names, nodes, requested, count)
+        rows = NodeRows(self.cluster.tensors.nodes, nodes, requested=requested, pod_count=count)
         local = run_filters(np, self._load_filters, WithNodes(self.cluster.tensors, rows))
         fixed = self._fixed_codes
         codes, payloads, feasible = {}, {}, np.ones(len(nodes), bool)
@@ -525,11 +507,6 @@ class DryRun:
             payloads[plugin.name] = np.asarray(source.payloads[plugin.name])[at]
             feasible &= codes[plugin.name] == SUCCESS
         return Evaluation(self.p.filter_names, codes, payloads, feasible, {})
-
-    @functools.cached_property
-    def names(self) -> np.ndarray:
-        """(N,) object array of the node names (what row views of the node table carry)."""
-        return self._shared("names", lambda: np.array(self.cluster.tensors.nodes.names, dtype=object))
 
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
@@ -569,8 +546,13 @@ class DryRun:
         # Upstream lists the victims in reprieve order (PDB-violating first) and then sorts them by importance;
         # Go sorts a few elements by insertion, so equally important victims keep their reprieve order.
         met = np.empty(len(rows), np.int64)
-        met[kernel.reprieve_order(at, violating)] = np.arange(len(rows))
         keep = victim & fits[at]
+        if not keep.any():
+            nothing = np.zeros(k, np.int64)
+            lowest = np.full(k, np.iinfo(np.int64).min, np.int64)
+            return VictimSelection(np.asarray(nodes), fits, nothing, lowest, nothing, nothing, np.full(k, np.inf),
+                                   np.zeros(0, np.int64), np.zeros(k + 1, np.int64), reasons)
+        met[kernel.reprieve_order(at, violating)] = np.arange(len(rows))
         rows, at, violating, met = rows[keep], at[keep], violating[keep], met[keep]
         prio, start = self.rows.priority[rows], self._start(rows)
         order = kernel.victim_order(at, prio, start, met)
@@ -589,9 +571,12 @@ class DryRun:
                                reasons)
 
     # -- select ---------------------------------------------------------------------------------------
+    def stopped_at(self, node: int) -> None:
+        """The scan stopped after `node` (the next preemption's scan starts after it, with tie_break "first")."""
+        self.scanned_to = node
+
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
-        self.scanned_to = int(nodes[-1])
         stale = self.results.stale(nodes)
         if stale.any():
             self.results.store(self._select(nodes[stale]))
@@ -611,10 +596,8 @@ class DryRun:
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
-        requested, count = table.requested[nodes], table.pod_count[nodes]
-        if self.nominee_load is not None:
-            requested += self.nominee_load[0][nodes]
-            count += self.nominee_load[1][nodes]
+        nominee_requested, nominee_count = self.nominations.load_at(self.pod, self.priority, tensors, nodes)
+        requested, count = table.requested[nodes] + nominee_requested, table.pod_count[nodes] + nominee_count
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
             requested[at[starts]] -= np.add.reduceat(self.rows.request[rows][:, :width], starts, axis=0)
@@ -627,6 +610,8 @@ class DryRun:
             reasons[j] = r
         for j in np.flatnonzero(~has_victims).tolist():
             reasons[j] = (NO_VICTIMS,)
+        if not fits.any():
+            return self._summary(nodes, fits, rows, at, np.ones(len(rows), bool), violating, reasons)
         # Reprieve in order: each node's PDB-violating victims first, then the rest, most important first.
         order = kernel.reprieve_order(at, violating)
         r_rows, r_at = rows[order], at[order]
@@ -639,7 +624,7 @@ class DryRun:
         def fits_with(sel):
             at_sel = r_at[sel]                   # one row per node
             trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
-            trial = _node_rows(table, self.names, nodes[at_sel], trial_req, trial_count)
+            trial = NodeRows(table, nodes[at_sel], requested=trial_req, pod_count=trial_count)
             ok = np.asarray(run_filters(np, self._load_filters, WithNodes(tensors, trial)).feasible)
             requested[at_sel[ok]] = trial_req[ok]
             count[at_sel[ok]] = trial_count[ok]

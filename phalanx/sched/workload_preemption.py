@@ -22,10 +22,10 @@ from ..plugins.framework import FIXED, NODE_LOCAL, PER_POD, CycleError, FailedGr
 from ..plugins.topology_placement import NO_PLACEMENTS_MESSAGE
 from .backends import make_placer
 from .cluster import Nomination
-from .cycle import Prepared, WithNodes, copy_capacity, prepare, run_filters
+from .cycle import NodeRows, Prepared, WithNodes, copy_capacity, prepare, run_filters
 from .podgroups import GROUP_UNSCHEDULABLE
 from .topology import placements
-from .preemption import _copy_without, _node_rows, pdb_matches
+from .preemption import _copy_without, pdb_matches
 from .records import Preempted
 
 NOT_REGISTERED = "default preemption plugin is not registered, workload aware preemption is disabled"
@@ -245,7 +245,6 @@ class MemberCount:
             inside = np.zeros(len(self.fixed_ok), bool)
             inside[domain] = True
             self.fixed_ok = self.fixed_ok & inside
-        self.names = np.array(tensors.nodes.names, dtype=object)
         self.requested = tensors.nodes.requested.copy()      # (N, R) load with the units in self.gone taken off
         self.pod_count = tensors.nodes.pod_count.copy()      # (N,)
         if load is not None:
@@ -255,8 +254,8 @@ class MemberCount:
         self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
 
     def _copies(self, nodes: np.ndarray) -> np.ndarray:
-        view = WithNodes(self.tensors, _node_rows(self.tensors.nodes, self.names, nodes, self.requested[nodes],
-                                              self.pod_count[nodes]))
+        view = WithNodes(self.tensors, NodeRows(self.tensors.nodes, nodes, requested=self.requested[nodes],
+                                                pod_count=self.pod_count[nodes]))
         ok = self.fixed_ok[nodes] & np.asarray(run_filters(np, self.p_local, view).feasible)
         return np.where(ok, copy_capacity(np, self.p_local, view, self.members), 0)
 
