@@ -166,13 +166,6 @@ class Evaluation:
             self._first = first_failures(self.filters, codes, len(np.asarray(self.feasible)))
         return self._first
 
-    def rows(self, rows: np.ndarray) -> "Evaluation":
-        """The Filter results of the nodes `rows` alone (numpy)."""
-        return Evaluation(self.filters, {k: np.asarray(v)[rows] for k, v in self.codes.items()},
-                          {k: np.asarray(v)[rows] for k, v in self.payloads.items()}, np.asarray(self.feasible)[rows],
-                          outside=None if self.outside is None else np.asarray(self.outside)[rows],
-                          narrowing=self.narrowing)
-
 
 def run_filters(xp, p: Prepared, tensors) -> Evaluation:
     n = tensors.nodes.allocatable.shape[0]

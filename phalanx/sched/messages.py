@@ -7,7 +7,7 @@ import numpy as np
 from ..kernels.status import SUCCESS
 from ..plugins.framework import fit_error
 
-__all__ = ["first_failures", "fit_error", "outside_reason", "reason_histogram"]
+__all__ = ["first_failures", "fit_error", "node_reasons", "outside_reason", "reason_histogram"]
 
 
 def outside_reason(narrowing: tuple[str, ...]) -> str:
@@ -21,6 +21,30 @@ def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: in
     for i in range(len(filters) - 1, -1, -1):
         first = np.where(np.asarray(codes[filters[i]]) != SUCCESS, i, first)
     return first
+
+
+def node_reasons(framework, ev, nodes, tensors) -> list[tuple[str, ...]]:
+    """Each of `nodes`' reasons as reason_histogram counts them: its first failing Filter's, that of nodes left out
+    by a PreFilterResult, () for a node that passes."""
+    nodes = np.asarray(nodes, np.int64)
+    first = ev.first_failed()[nodes].tolist()
+    outside = [False] * len(first) if ev.outside is None else np.asarray(ev.outside)[nodes].tolist()
+    payloads = {name: np.asarray(ev.payloads[name])[nodes].tolist() for name in {ev.filters[i] for i in first if i >= 0}}
+    texts: dict[tuple[int, int], tuple[str, ...]] = {}
+    out: list[tuple[str, ...]] = []
+    for j, i in enumerate(first):
+        if outside[j]:
+            out.append((outside_reason(ev.narrowing),))
+            continue
+        if i < 0:
+            out.append(())
+            continue
+        name = ev.filters[i]
+        key = (i, payloads[name][j])
+        if key not in texts:
+            texts[key] = tuple(framework.plugin(name).reasons(key[1], tensors))
+        out.append(texts[key])
+    return out
 
 
 def reason_histogram(framework, ev, tensors) -> dict[str, int]:

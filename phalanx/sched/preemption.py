@@ -32,7 +32,7 @@ from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
-from .messages import first_failures, reason_histogram
+from .messages import first_failures, node_reasons
 from .records import Preempted
 
 
@@ -164,25 +164,6 @@ def _node_status(ev: Evaluation, n: int) -> np.ndarray:
     return out
 
 
-def _node_reasons(framework, ev: Evaluation, nodes, tensors) -> list[tuple[str, ...]]:
-    """Each of `nodes`' failure: the reasons of its first failing Filter."""
-    nodes = np.asarray(nodes, np.int64)
-    first = ev.first_failed()[nodes].tolist()
-    payloads = {name: np.asarray(ev.payloads[name])[nodes].tolist() for name in {ev.filters[i] for i in first if i >= 0}}
-    texts: dict[tuple[int, int], tuple[str, ...]] = {}
-    out: list[tuple[str, ...]] = []
-    for j, i in enumerate(first):
-        if i < 0:
-            out.append(())
-            continue
-        name = ev.filters[i]
-        key = (i, payloads[name][j])
-        if key not in texts:
-            texts[key] = tuple(framework.plugin(name).reasons(key[1], tensors))
-        out.append(texts[key])
-    return out
-
-
 def pdb_matches(pdbs: list, pods: list[Pod]) -> tuple[np.ndarray, np.ndarray]:
     """((V, B) bool which PDB counts which pod, (B,) disruptionsAllowed now). pdbs: Cluster.disruptions_allowed().
     A PDB counts a pod of its namespace with labels its (non-empty) selector matches, not already in its
@@ -283,10 +264,12 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         ev._first[rows] = sub.first_failed()
     if old._histogram is not None:
         hist = dict(old._histogram)
-        for reason, c in reason_histogram(framework, old.rows(rows), tensors).items():
-            hist[reason] -= c
-        for reason, c in reason_histogram(framework, sub, tensors).items():
-            hist[reason] = hist.get(reason, 0) + c
+        for reasons in node_reasons(framework, old, rows, tensors):
+            for reason in reasons:
+                hist[reason] -= 1
+        for reasons in node_reasons(framework, sub, np.arange(len(rows)), tensors):
+            for reason in reasons:
+                hist[reason] = hist.get(reason, 0) + 1
         ev._histogram = {reason: c for reason, c in hist.items() if c}
     if old._status is not None:
         ev._status = old._status.copy()
@@ -343,6 +326,7 @@ class DryRunCache:
         self.memo = {}                                   # what every dry run under this key computes alike
         self.mark = mark                                 # Nominations.mark() the results are up to date with
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
+        self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
         self.known = np.zeros(n, bool)
         self.fits = np.zeros(n, bool)
         self.violations = np.zeros(n, np.int64)
@@ -362,16 +346,29 @@ class DryRunCache:
         self.mark = nominations.mark()
         if changed is None:
             self.known[:] = False
-        else:
-            self.known[[node_index[name] for name in changed if name in node_index]] = False
+            self.forgotten.clear()
+            changed = ()
         own = nominations.get(pod.key)
-        self.known[self.own] = False
+        ids = [node_index[name] for name in changed if name in node_index] + self.own
         self.own = [node_index[own.node]] if own is not None and own.node in node_index else []
-        self.known[self.own] = False
+        for node in ids + self.own:
+            if self.known[node]:
+                self.known[node] = False
+                self.forgotten.add(node)
 
     def stale(self, nodes: np.ndarray) -> np.ndarray:
         """(len(nodes),) bool: not evaluated since what they read last changed."""
         return ~self.known[nodes]
+
+    def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
+        """The stale ones of `nodes`, and with them every node forgotten since it was evaluated: later scans meet
+        those again (one per preemptor in a run of them), so one batch serves several preemptors."""
+        stale = nodes[self.stale(nodes)]
+        if not len(stale) or not self.forgotten:
+            return stale
+        out = np.union1d(stale, np.fromiter(self.forgotten, np.int64, len(self.forgotten)))
+        self.forgotten.clear()
+        return out
 
     def store(self, sel: VictimSelection) -> None:
         nodes = sel.nodes
@@ -577,9 +574,9 @@ class DryRun:
 
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
-        stale = self.results.stale(nodes)
-        if stale.any():
-            self.results.store(self._select(nodes[stale]))
+        stale = self.results.to_evaluate(nodes)
+        if len(stale):
+            self.results.store(self._select(stale))
         return self.results.batch(nodes)
 
     def _select(self, nodes: np.ndarray) -> VictimSelection:
@@ -606,7 +603,7 @@ class DryRun:
         fits = np.asarray(ev.feasible) & has_victims
         failing = np.flatnonzero(has_victims & ~fits)
         reasons: list[tuple[str, ...]] = [()] * k
-        for j, r in zip(failing.tolist(), _node_reasons(self.framework, ev, failing, tensors)):
+        for j, r in zip(failing.tolist(), node_reasons(self.framework, ev, failing, tensors)):
             reasons[j] = r
         for j in np.flatnonzero(~has_victims).tolist():
             reasons[j] = (NO_VICTIMS,)
@@ -671,7 +668,7 @@ class DryRun:
             if ev.prefilter_message is not None or ev.error is not None:
                 return False, (ev.prefilter_message or ev.error,)
             if not bool(np.asarray(ev.feasible)[node]):
-                return False, _node_reasons(self.framework, ev, [node], sub.tensors)[0]
+                return False, node_reasons(self.framework, ev, [node], sub.tensors)[0]
         return True, ()
 
 
