@@ -452,8 +452,9 @@ def test_runs_of_preemptors_decide_alike_with_and_without_kept_results(case, dat
     # Several identical preemptors (then a different one) in one run: each later one reuses the per-node results
     # of the earlier ones except where pods were nominated since (DryRunCache), and the earlier one's failed
     # Filter pass, message and node statuses with the nodes whose nominations changed evaluated again
-    # (KeptFailure). The whole run's records (messages included), the preemptions and their order must equal
-    # those of a run that evaluates every node afresh.
+    # (KeptFailure); retried preemptors are checked on their nominated nodes together (_place_nominated). The
+    # whole run's records (messages included), the preemptions and their order must equal those of a run that
+    # evaluates every node afresh, pod by pod.
     pod, nodes, layout, pdbs, pct, absolute = case
     copies = data.draw(st.integers(2, 5))
     pending = [pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"preemptor-{i}"})})
@@ -468,7 +469,7 @@ def test_runs_of_preemptors_decide_alike_with_and_without_kept_results(case, dat
                                  warnings=[])
         objects.pdbs = [pdb_object(i, ref) for i, ref in enumerate(pdbs)]
         sched = Scheduler(Cluster.from_objects(objects), config)
-        sched.preemption.caching = sched.placer.keep_failures = caching
+        sched.preemption.caching = sched.placer.keep_failures = sched.placer.batch_nominated = caching
         records = sched.add_pods(pending) + sched.run_until_idle()
         runs.append(([(r.time, r.kind, r.object, r.node, r.message) for r in records],
                      [e.summary() for e in sched.log.entries if isinstance(e, Preempted)]))
@@ -541,3 +542,31 @@ spec: {{priority: 0, containers: [{{name: c, ports: [{{containerPort: 80, hostPo
     s.add_pods([port("d")])                                     # the port is taken; c's priority is not lower
     records = s.step(0.0)
     assert [r.kind for r in records] == ["Unschedulable"] and not any(r.kind == PREEMPTED for r in records)
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes=st.integers(2, 8), preemptors=st.integers(2, 7), blockers=st.lists(st.sampled_from(["1", "2", "3"]),
+                                                                               max_size=4),
+       taken=st.lists(st.integers(0, 7), max_size=3))
+def test_retried_preemptors_are_placed_alike_together_and_one_by_one(nodes, preemptors, blockers, taken):
+    # Identical preemptors each evict the low pods of a node and are nominated there; before they are retried,
+    # higher-priority pods arrive (they may take a nominated node: nominations only hold off pods of lower or equal
+    # priority) and some nodes are cordoned. The retried preemptors checked on their nominated nodes together
+    # (Placer._place_nominated: the passing front of the run bound at once) must decide as one at a time does.
+    runs = []
+    for together in (True, False):
+        ns = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(nodes)]
+        low = [make_pod(f"low-{i}-{j}", cpu="1", memory="100", priority=0, node_name=f"n{i}")
+               for i in range(nodes) for j in range(4)]
+        sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=ns, pods=low, priority_classes=[], warnings=[])))
+        sched.placer.batch_nominated = together
+        records = sched.add_pods([make_pod(f"p{i}", cpu="3", memory="100", priority=10) for i in range(preemptors)])
+        records += sched.add_pods([make_pod(f"b{i}", cpu=cpu, memory="100", priority=100)
+                                   for i, cpu in enumerate(blockers)])
+        for i in sorted(set(taken)):
+            if i < nodes:
+                records += sched.update_node(ns[i].model_copy(update={
+                    "spec": ns[i].spec.model_copy(update={"unschedulable": True})}))
+        records += sched.run_until_idle()
+        runs.append([(r.time, r.kind, r.object, r.node, r.message) for r in records])
+    assert runs[0] == runs[1]

@@ -147,14 +147,15 @@ class Nominations:
     def load_for(self, pod: Pod, priority: int, tensors) -> tuple[np.ndarray, np.ndarray] | None:
         """(requested (N, R), pod count (N,)) the pods of for_pod add to their nodes, or None when they add
         nothing. R is the node table's resource columns."""
-        requested, count = self._load(pod, priority, tensors, None)
+        requested, count = self._load([pod], priority, tensors, None)
         return (requested, count) if count.any() else None
 
-    def load_at(self, pod: Pod, priority: int, tensors, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """load_for on the node ids `nodes` alone: ((k, R) requested, (k,) pod count)."""
-        return self._load(pod, priority, tensors, np.asarray(nodes, np.int64))
+    def load_at(self, pods: list[Pod], priority: int, tensors, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The load on the node ids `nodes` alone that pods nominated at a priority >= `priority` add, each of
+        `pods`' own nomination left out (load_for when `pods` is one pod): ((k, R) requested, (k,) pod count)."""
+        return self._load(pods, priority, tensors, np.asarray(nodes, np.int64))
 
-    def _load(self, pod: Pod, priority: int, tensors, nodes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _load(self, pods: list[Pod], priority: int, tensors, nodes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """nodes: node ids, None for every node."""
         n, r = tensors.nodes.requested.shape
         if self._tensors is not tensors or self._shape != (n, r):
@@ -165,12 +166,13 @@ class Nominations:
             if level >= priority:
                 requested += req if nodes is None else req[nodes]
                 count += cnt if nodes is None else cnt[nodes]
-        own = self._by_key.get(pod.key)
-        node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)
-        if node >= 0:
-            at = [node] if nodes is None else np.flatnonzero(nodes == node)
-            requested[at, : len(own.request)] -= own.request
-            count[at] -= 1
+        for pod in pods:
+            own = self._by_key.get(pod.key)
+            node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)
+            if node >= 0:
+                at = [node] if nodes is None else np.flatnonzero(nodes == node)
+                requested[at, : len(own.request)] -= own.request
+                count[at] -= 1
         return requested, count
 
     def _rebuild(self, tensors) -> None:

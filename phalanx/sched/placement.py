@@ -20,7 +20,7 @@ from .cluster import Cluster
 from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_capacity, copy_totals, fixed_scores,
                     prepare, run_filters, run_scores)
 from .framework import Framework
-from .incremental import ShapeCache
+from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
 from .preemption import KeptFailure, passes_nominated, with_nominated, with_nominated_again
 from .shapes import PodShape
@@ -33,6 +33,7 @@ _NODES_PER_UPDATE = 800
 # Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
 # contenders costs less.
 _KEPT_ROUND_MIN = 3
+_NOMINATED_BATCH = 256      # retried preemptors checked on their nominated nodes together, at most
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -108,6 +109,9 @@ class Placer:
         # A failed, nominated pod's cycle is kept for the next pod of its run (preemptors); False: every cycle is
         # made afresh (tests compare the two).
         self.keep_failures = xp is np
+        # Pods retried on the nodes they were nominated to are checked there together (_place_nominated); False:
+        # one at a time (tests compare the two).
+        self.batch_nominated = True
 
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
@@ -160,6 +164,11 @@ class Placer:
                 i = len(pods) - len(left)
                 if not left:
                     return
+            if nominations and failed is None and self.batch_nominated:
+                taken = self._place_nominated(shape, pods[i:], out)
+                if taken:
+                    i += taken
+                    continue
             pod = pods[i]
             i += 1
             mark = nominations.mark()
@@ -180,6 +189,39 @@ class Placer:
                 continue
             out.fail(pods[i - 1:], message, rejectors(ev))
             break
+
+    def _place_nominated(self, shape: PodShape, pods: list[Pod], out: RunOutcome) -> int:
+        """Retried preemptors: the pods at the front of the run (one priority) nominated to distinct nodes are placed
+        there at once as far as Filter passes for each on its node (evaluateNominatedNode, without scoring). Exact
+        when the shape can be kept (incremental.keepable): placing a copy changes no other node's Filter and no
+        PreFilter. Returns how many were placed (0: go pod by pod)."""
+        cluster = self.cluster
+        nominations, index = cluster.nominations, cluster.tensors.node_index
+        priority = cluster.priority(pods[0])
+        nodes: list[int] = []
+        seen: set[int] = set()
+        for pod in pods[:_NOMINATED_BATCH]:
+            own = nominations.get(pod.key)
+            node = index.get(own.node, -1) if own is not None else -1
+            if node < 0 or node in seen or cluster.priority(pod) != priority:
+                break
+            seen.add(node)
+            nodes.append(node)
+        if len(nodes) < 2:
+            return 0
+        p = prepare(shape, cluster, self.framework)
+        if not keepable(p, self.framework):
+            return 0
+        passes = passes_nominated(cluster, p, pods[: len(nodes)], priority, nodes)
+        if passes is None:
+            return 0
+        taken = len(nodes) if passes.all() else int(np.argmin(passes))
+        for pod, node in zip(pods[:taken], nodes):
+            out.pod_cycles += 1
+            pl = self.account(p, np.array([node]), [pod])     # no Filter that ran reserves (keepable)
+            pl.nomination = nominations.pop(pod.key, None)
+            out.placed.append(pl)
+        return taken
 
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
         """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
@@ -266,7 +308,8 @@ class Placer:
             priority = cluster.priority(pod)
             own = cluster.nominations.get(pod.key)
             node = tensors.node_index.get(own.node, -1) if own is not None else -1
-            if node >= 0 and advance and passes_nominated(cluster, p, pod, priority, node):
+            passes = None if node < 0 or not advance else passes_nominated(cluster, p, [pod], priority, [node])
+            if passes is not None and passes[0]:
                 return p, Evaluation(p.filter_names, {}, {}, np.ones(1, bool)), node
             ev = None if failed is None else with_nominated_again(cluster, self.framework, failed, pod, priority)
             if ev is None:

@@ -245,7 +245,7 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         if nom is not None:
             changed.add(nom.node)
     rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
-    requested, count = nominations.load_at(pod, priority, tensors, rows)
+    requested, count = nominations.load_at([pod], priority, tensors, rows)
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     sub = run_filters(np, dataclasses.replace(kept.p, allowed=None), WithNodes(tensors, view))
@@ -277,19 +277,19 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     return ev
 
 
-def passes_nominated(cluster, p: Prepared, pod: Pod, priority: int, node: int) -> bool | None:
-    """evaluateNominatedNode: whether the pod passes every Filter on its nominated node alone, with the pods
-    nominated there that count for it (a PreFilterResult is not consulted, as upstream does not); None when some
-    Filter may read more than its node's row (the caller evaluates every node instead)."""
+def passes_nominated(cluster, p: Prepared, pods: list[Pod], priority: int, nodes: np.ndarray) -> np.ndarray | None:
+    """evaluateNominatedNode for pods of one shape and priority, each on its own nominated node (`nodes`,
+    distinct): (k,) bool whether each passes every Filter there alone, with the pods nominated there that count
+    for it (a PreFilterResult is not consulted, as upstream does not); None when some Filter may read more than
+    its node's row (the caller evaluates every node instead)."""
     if not vectorised(p):
         return None
     tensors = cluster.tensors
-    at = np.array([node])
-    requested, count = cluster.nominations.load_at(pod, priority, tensors, at)
-    rows = NodeRows(tensors.nodes, at, requested=tensors.nodes.requested[at] + requested,
-                    pod_count=tensors.nodes.pod_count[at] + count)
-    ev = run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows))
-    return bool(ev.feasible[0])
+    nodes = np.asarray(nodes, np.int64)
+    requested, count = cluster.nominations.load_at(pods, priority, tensors, nodes)
+    rows = NodeRows(tensors.nodes, nodes, requested=tensors.nodes.requested[nodes] + requested,
+                    pod_count=tensors.nodes.pod_count[nodes] + count)
+    return np.asarray(run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows)).feasible)
 
 
 def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
@@ -593,7 +593,7 @@ class DryRun:
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
-        nominee_requested, nominee_count = self.nominations.load_at(self.pod, self.priority, tensors, nodes)
+        nominee_requested, nominee_count = self.nominations.load_at([self.pod], self.priority, tensors, nodes)
         requested, count = table.requested[nodes] + nominee_requested, table.pod_count[nodes] + nominee_count
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
