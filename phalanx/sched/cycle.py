@@ -5,6 +5,7 @@ plugins' kernels; this module only walks the extension points in the profile's o
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,8 @@ class Prepared:
     allowed: np.ndarray | None = None     # (N,) bool nodes a PreFilterResult left (None: every node)
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
+    _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
+                                                                                 # (a replaced copy makes its own)
 
     @property
     def shape(self) -> PodShape:
@@ -38,6 +41,14 @@ class Prepared:
     @property
     def request(self) -> np.ndarray:
         return self.pod.request
+
+    def node_local(self) -> "Prepared":
+        """The cycle with only the Filters whose removal_behaviour is NODE_LOCAL (they read the load of their own
+        node row alone: what pods taken off or nominated to a node move), every node allowed."""
+        if self._node_local is None:
+            self._node_local = dataclasses.replace(self, allowed=None, filters=tuple(
+                (plugin, state) for plugin, state in self.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
+        return self._node_local
 
     @property
     def filter_names(self) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_c
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
-from .preemption import KeptFailure, passes_nominated, with_nominated, with_nominated_again
+from .preemption import KeptFailure, passes_nominated, tensors_state, with_nominated, with_nominated_again
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
@@ -172,6 +172,8 @@ class Placer:
             pod = pods[i]
             i += 1
             mark = nominations.mark()
+            if failed is not None and not failed.holds(self.cluster):
+                failed = None
             p, ev, node = self.evaluate(shape, rank, pod=pod, failed=failed)
             out.pod_cycles += 1
             if node >= 0:
@@ -184,7 +186,8 @@ class Placer:
                 continue
             message, nominated = self.after_failure(pod, p, ev, self.message(ev))
             if nominated:
-                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark) if self.keep_failures else None
+                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, tensors_state(self.cluster.tensors)) \
+                    if self.keep_failures else None
                 out.fail([pod], message, rejectors(ev))
                 continue
             out.fail(pods[i - 1:], message, rejectors(ev))

@@ -218,15 +218,42 @@ def with_nominated(xp, cluster, framework, p: Prepared, pod: Pod, priority: int)
     return ev
 
 
+def tensors_state(tensors) -> tuple:
+    """What identifies the node table's state apart from pods nominated to nodes: the table and its vocabularies'
+    widths, its load changes, the binding log (growth, cuts, removals)."""
+    nodes = tensors.nodes
+    return (id(tensors), nodes.requested.shape, nodes.labels.shape, nodes.taints.shape, nodes.host_ports.shape,
+            len(tensors.changes), tensors.log_mark(), len(tensors.truncations), tensors.removals())
+
+
 @dataclass
 class KeptFailure:
     """A failed cycle's Filter results, pods nominated to nodes counted, kept for the next pod of its run: an
-    identical pod that sees the same state but for the pods nominated since (Placer.place_each knows when)."""
+    identical pod that sees the same state but for the pods nominated since (Placer.place_each hands it on; the
+    state is checked again before it is used)."""
     p: Prepared
     ev: Evaluation
     pod: Pod            # the pod evaluated (its own nomination was left out)
     priority: int
     mark: int           # Nominations.mark() before it was evaluated
+    state: tuple        # tensors_state() then
+
+    def holds(self, cluster) -> bool:
+        """Whether nothing but nominations changed since (its PreFilter stands)."""
+        return self.state == tensors_state(cluster.tensors)
+
+
+def _on_rows(filters: tuple[str, ...], moved: Evaluation, base: Evaluation, rows: np.ndarray) -> Evaluation:
+    """Filter results on the node rows `rows`: `moved`'s (computed on those rows) for the Filters it ran, `base`'s
+    (over every node) for the others."""
+    codes, payloads = {}, {}
+    feasible = np.ones(len(rows), bool)
+    for name in filters:
+        source, at = (moved, slice(None)) if name in moved.codes else (base, rows)
+        codes[name] = np.asarray(source.codes[name])[at]
+        payloads[name] = np.asarray(source.payloads[name])[at]
+        feasible &= codes[name] == SUCCESS
+    return Evaluation(filters, codes, payloads, feasible)
 
 
 def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priority: int) -> Evaluation | None:
@@ -248,9 +275,11 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     requested, count = nominations.load_at([pod], priority, tensors, rows)
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
-    sub = run_filters(np, dataclasses.replace(kept.p, allowed=None), WithNodes(tensors, view))
+    # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
+    sub = _on_rows(old.filters, run_filters(np, kept.p.node_local(), WithNodes(tensors, view)), old, rows)
+    sub.narrowing = old.narrowing
     if old.outside is not None:
-        sub.outside, sub.narrowing = old.outside[rows], old.narrowing
+        sub.outside = old.outside[rows]
         sub.feasible = sub.feasible & ~sub.outside
     ev = dataclasses.replace(old, codes={k: np.array(v) for k, v in old.codes.items()},
                              payloads={k: np.array(v) for k, v in old.payloads.items()},
@@ -476,12 +505,6 @@ class DryRun:
         return rows, nodes[rows].astype(np.int64)
 
     @functools.cached_property
-    def _load_filters(self) -> Prepared:
-        """The cycle with only its NODE_LOCAL Filters (they read the load of their own node row alone)."""
-        return dataclasses.replace(self.p, allowed=None, filters=tuple(
-            (plugin, state) for plugin, state in self.p.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
-
-    @functools.cached_property
     def _fixed_codes(self) -> Evaluation:
         """The FIXED Filters over every node, once (per cache key): removing pods does not move them (their state
         may hold per-node arrays, so they are not re-run on row subsets)."""
@@ -495,15 +518,8 @@ class DryRun:
         """Every Filter on the node rows `nodes` with their load replaced (potential nodes are all inside any
         PreFilterResult, so it is not applied)."""
         rows = NodeRows(self.cluster.tensors.nodes, nodes, requested=requested, pod_count=count)
-        local = run_filters(np, self._load_filters, WithNodes(self.cluster.tensors, rows))
-        fixed = self._fixed_codes
-        codes, payloads, feasible = {}, {}, np.ones(len(nodes), bool)
-        for plugin, _ in self.p.filters:
-            source, at = (local, slice(None)) if plugin.name in local.codes else (fixed, nodes)
-            codes[plugin.name] = np.asarray(source.codes[plugin.name])[at]
-            payloads[plugin.name] = np.asarray(source.payloads[plugin.name])[at]
-            feasible &= codes[plugin.name] == SUCCESS
-        return Evaluation(self.p.filter_names, codes, payloads, feasible, {})
+        moved = run_filters(np, self.p.node_local(), WithNodes(self.cluster.tensors, rows))
+        return _on_rows(self.p.filter_names, moved, self._fixed_codes, nodes)
 
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
@@ -622,7 +638,7 @@ class DryRun:
             at_sel = r_at[sel]                   # one row per node
             trial_req, trial_count = requested[at_sel] + r_req[sel], count[at_sel] + 1
             trial = NodeRows(table, nodes[at_sel], requested=trial_req, pod_count=trial_count)
-            ok = np.asarray(run_filters(np, self._load_filters, WithNodes(tensors, trial)).feasible)
+            ok = np.asarray(run_filters(np, self.p.node_local(), WithNodes(tensors, trial)).feasible)
             requested[at_sel[ok]] = trial_req[ok]
             count[at_sel[ok]] = trial_count[ok]
             return ok
@@ -733,8 +749,7 @@ class Preemption:
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
         spared = sched.permit.waiting_keys()
-        key = (id(placer.framework), id(p.shape), priority, id(tensors), tensors.nodes.requested.shape, len(tensors.changes),
-               tensors.log_mark(), len(tensors.truncations), tensors.removals(), sched.now, frozenset(spared),
+        key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, frozenset(spared),
                len(cluster.pdbs))
         if self.cache.key != key:
             self.cache.reset(key, tensors.nodes.size, tensors.log()[0], nominations.mark())

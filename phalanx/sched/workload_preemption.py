@@ -236,8 +236,7 @@ class MemberCount:
         self.members = members          # pending members, all of one shape
         self.needed = needed            # members the cycle must place: minCount less those bound, at least one
         self.request = request          # (log rows, R') each binding-log row's requests (BoundRows.request)
-        self.p_local = dataclasses.replace(p, allowed=None, filters=tuple(
-            (plugin, state) for plugin, state in p.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
+        self.p_local = p.node_local()
         fixed = dataclasses.replace(p, filters=tuple(
             (plugin, state) for plugin, state in p.filters if plugin.removal_behaviour(state) == FIXED))
         self.fixed_ok = np.asarray(run_filters(np, fixed, tensors).feasible)     # (N,) bool, PreFilterResult too
