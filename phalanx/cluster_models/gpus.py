@@ -195,6 +195,14 @@ class GpuRequest:
     def total_milli(self) -> int:
         return self.count * self.milli
 
+    @property
+    def affinity(self) -> int:
+        """The GPU affinity tag GpuClustering groups pods by (the simulator's GetGpuAffinityFromPodAnnotation), as a
+        column: -1 no GPU, 0 a share of one GPU ("share-gpu"), k whole GPUs ("<k>-gpu")."""
+        if self.count == 0:
+            return -1
+        return 0 if self.share else self.count
+
 
 def check_gpu_request(count: int, milli: int, where: str) -> None:
     """Whole GPUs (milli 1000) or a fraction of one GPU (count 1, milli 1..1000); no GPU: count 0, milli 0."""

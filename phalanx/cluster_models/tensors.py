@@ -336,6 +336,12 @@ class ClusterTensors:
         self._bound_nodes[start:end] = node_ids
 
     @property
+    def node_rows(self) -> np.ndarray | None:
+        """Node ids of the rows `nodes` holds: None, every node in id order (sched.cycle.WithNodes views hold some
+        rows and name them)."""
+        return None
+
+    @property
     def changes(self) -> list[np.ndarray]:
         """Node ids whose load changed, one array per change, oldest first (read-only)."""
         return self._changes

@@ -158,6 +158,24 @@ def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ
     return _score(xp, f_before, f_after), f_after
 
 
+def share_score(xp, free, cand, counts, cpu_left, access, f_before, typ: TypicalPods, cpu_req: int, milli: int):
+    """fgd_score for a fractional pod on nodes with device rows free (n, D), scoring each distinct candidate free
+    value of a node once (first_of_value): (score (n,) int64, device (n,) int64, F after (n,) float64), -1 / -1 /
+    0.0 on nodes without a candidate. Host side (the pairs are a data-dependent selection); the per-pair arithmetic
+    is fgd_share_pairs."""
+    n = free.shape[0]
+    k_node, k_dev = xp.nonzero(first_of_value(xp, free, cand))
+    cnt, frag, total = counts
+    score, f_after = fgd_share_pairs(xp, cnt[k_node], frag[k_node], total[k_node], cpu_left[k_node],
+                                     access[k_node], f_before[k_node], free[k_node, k_dev], typ, cpu_req, milli)
+    pick, best = best_pair(xp, score, k_node, k_dev, n)
+    if not len(k_node):
+        return best, xp.full(n, -1, dtype=xp.int64), xp.zeros(n)
+    has = pick >= 0
+    at = xp.maximum(pick, 0)
+    return best, xp.where(has, k_dev[at], -1), xp.where(has, f_after[at], 0.0)
+
+
 def best_pair(xp, score, node, device, n: int):
     """Per node (n,): the pair with the highest score, the lowest device index on ties; -1 where a node has none.
     Pairs must be grouped by node (any order inside). Returns (pair index, score) per node."""

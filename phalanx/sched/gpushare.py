@@ -39,25 +39,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, node_gpus
+from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
 @dataclass
 class GpuInputs:
-    """The GpuShare PreFilter result of one pod: the kernel's inputs."""
+    """The GpuShare PreFilter result of one pod: its request, and the book its Filter reads when it runs (the free
+    devices are read then, not copied here, so results kept between the pod's cycles stay exact:
+    sched/incremental.py)."""
     pod: str
     count: int
     milli: int
     allowed: tuple | None             # model ids (gpu_fit.allowed_ids), None: any model
-    free: np.ndarray                  # (N, D) int64 free milli per device slot (padding, unhealthy, held by
-                                      # whole-GPU pods: 0)
-    model: np.ndarray                 # (N, D) int64 model id per slot (-1: padding or unknown model)
-    n_devices: np.ndarray             # (N,) int64
+    own_whole: int                    # the pod's own nvidia.com/gpu request (whole devices besides its share)
+    book: "GpuBook"
 
-    def filter(self, xp):
-        return gpu_share_filter(xp, xp.asarray(self.free), xp.asarray(self.model), xp.asarray(self.n_devices),
-                                self.count, self.milli, self.allowed)
+    def filter(self, xp, rows=None):
+        """Filter codes and payloads of the nodes `rows` (None: every node)."""
+        free, model, n_devices = self.book.devices(rows, self.own_whole)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), xp.asarray(n_devices), self.count,
+                                self.milli, self.allowed)
 
 
 @dataclass
@@ -85,6 +87,11 @@ class GpuBook:
         self.owner = None                 # the Cluster whose .tensors (node table) this book corrects (attach)
         self.extra = np.zeros(len(self.names), np.int64)          # per node: devices shares use, counted in the
         self._extra_on = None             # requested nvidia.com/gpu of this ClusterTensors (the one they are in)
+        self._counts = table.per_node_count()                     # (N,) int64 devices per node
+        self._width = max(table.max_devices(), 1)                 # D: device slots per node in the dense views
+        self._dense = None                # (free (N, D), model (N, D)) of the table as it is now, once read
+        self._tags = None                 # affinity_counts' state, see there
+        self._derived: dict = {}          # derived(): values of the node set (models), until a node event
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -156,29 +163,97 @@ class GpuBook:
     # -- PreFilter / Filter inputs --------------------------------------------------------------------
     def prepare(self, pod_key: str, req: GpuRequest, own_whole: int = 0) -> GpuInputs:
         """own_whole: the pod's own nvidia.com/gpu request (whole devices it would hold besides its share)."""
+        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(self.table.models, req.models), own_whole, self)
+
+    def devices(self, rows=None, own: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The devices of the nodes `rows` (None: every node) as the GpuShare filter and the GPU scores read them:
+        free (n, D) int64 milli per device slot (padding, unhealthy devices and the devices whole-GPU pods hold: 0;
+        `own`: whole devices the pod asks besides, held too), model (n, D) int64 model id (-1 padding) and
+        devices (n,) int64 per node."""
         t = self.table
-        free = without_whole_devices(np, t.dense_free(), self.whole_counts(own_whole))
-        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(t.models, req.models), free,
-                         t.dense_model(), t.per_node_count())
+        if rows is None:
+            if self._dense is None:
+                self._dense = (t.dense_free(), t.dense_model())
+            free, model = self._dense
+            count, whole = self._counts, self.whole_counts(own)
+        else:
+            rows = np.asarray(rows, np.int64)
+            count = self._counts[rows]
+            slot = np.arange(self._width, dtype=np.int64)
+            valid = slot[None, :] < count[:, None]
+            if t.size:
+                at = np.where(valid, t.offsets[rows][:, None] + slot[None, :], 0)
+                free = np.where(valid & t.healthy[at], MILLI - t.milli_used[at], 0)
+                model = np.where(valid, t.model[at], -1)
+            else:
+                free, model = np.zeros(valid.shape, np.int64), np.full(valid.shape, -1, np.int64)
+            whole = self.whole_counts(own)[rows]
+        return without_whole_devices(np, free, whole), model, count
+
+    def node_models(self) -> list[str]:
+        """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
+        t = self.table
+        return [t.models[m] if m >= 0 else "" for m in t.node_model().tolist()]
+
+    def derived(self, key, make):
+        """make(self), remembered under `key` until the devices are rebuilt (node events): what plugins compute
+        from the nodes' models alone (FGDScore's model access per typical pod)."""
+        hit = self._derived.get(key)
+        if hit is None:
+            hit = self._derived[key] = make(self)
+        return hit
+
+    def affinity_counts(self, width: int = 1) -> np.ndarray:
+        """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods
+        sharing a GPU, column k pods of k whole GPUs; pods without GPUs are not counted), over the bound pods of the
+        node table's binding log. Bindings appended since the last read are added; a removal or an undo recounts
+        from the tags kept per log position."""
+        t = self._tensors()
+        n = len(self.names)
+        if t is None:
+            return np.zeros((n, width), np.int64)
+        pods, nodes, removed = t.log()
+        state = self._tags
+        if state is None or state[0] is not t or state[1] != n:
+            state = (t, n, 0, 0, np.zeros(0, np.int64), np.zeros((n, 1), np.int64))
+        _, _, cuts, removals, tag_of, counts = state
+        recount = removals != t.removals() or len(t.truncations) > cuts
+        seen = len(tag_of)
+        if len(t.truncations) > cuts:              # an undo cut the log back: the tags after the cut are gone
+            seen = min(seen, min(t.truncations[cuts:]))
+            tag_of = tag_of[:seen]
+        new = np.asarray([gpu_request_from_pod(p).affinity for p in pods[seen:]], np.int64)
+        tag_of = np.concatenate([tag_of, new])
+        cols = max(counts.shape[1], int(new.max()) + 1 if len(new) else 0)
+        if recount or cols > counts.shape[1]:
+            live = tag_of >= 0
+            live[list(removed)] = False
+            rows, counts = np.flatnonzero(live), np.zeros((n, cols), np.int64)
+        else:
+            rows = seen + np.flatnonzero(new >= 0)
+        counts = counts + np.bincount(nodes[rows].astype(np.int64) * cols + tag_of[rows],
+                                      minlength=n * cols).reshape(n, cols)
+        self._tags = (t, n, len(t.truncations), t.removals(), tag_of, counts)
+        return counts if cols >= width else np.pad(counts, ((0, 0), (0, width - cols)))
 
     # -- placements ---------------------------------------------------------------------------------------
-    def allocate(self, g: GpuInputs, node: int, pod_key: str) -> GpuUndo:
-        """The pod placed on `node` (its own load already in the node table) takes `count` devices there: best
-        fit among its devices that fit and that whole-GPU pods do not hold."""
-        t = self.table
-        lo, hi = int(t.offsets[node]), int(t.offsets[node + 1])
-        free = np.where(t.healthy[lo:hi], MILLI - t.milli_used[lo:hi], 0)[None, :]
-        free = without_whole_devices(np, free, self.whole_counts()[node:node + 1])
-        fits = device_fits(np, free, t.model[lo:hi][None, :], g.milli, g.allowed)
-        index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
-        if len(index) != g.count:
+    def allocate(self, g: GpuInputs, node: int, pod_key: str, index: np.ndarray | None = None) -> GpuUndo:
+        """The pod placed on `node` (its own load already in the node table) takes `count` devices there: `index`
+        when a Score plugin's policy picked them (Plugin.pick), else best fit among its devices that fit and that
+        whole-GPU pods do not hold."""
+        free, model, _ = self.devices([node])       # its own whole devices are in the node table now
+        fits = device_fits(np, free, model, g.milli, g.allowed)
+        if index is None:
+            index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
+        if len(index) != g.count or not fits[0, index].all():
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
-        return self._take(pod_key, self.names[node], index, g.milli)
+        return self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
 
     def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
         node = self.index[node_name]
         rows = self.table.offsets[node] + index
         self.table.milli_used[rows] += milli
+        self._dense = None
         self.held[pod_key] = (node_name, index, milli)
         if refresh:
             self._refresh([node])
@@ -187,6 +262,7 @@ class GpuBook:
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self.table.milli_used[rec.rows] -= rec.milli
+        self._dense = None
         self.held.pop(rec.pod, None)
         self._refresh([self.index[rec.node]])
 
@@ -197,6 +273,7 @@ class GpuBook:
             node_name, index, milli = held
             node = self.index[node_name]
             self.table.milli_used[self.table.offsets[node] + index] -= milli
+            self._dense = None
             self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:

@@ -3,8 +3,10 @@ between the shape's cycles. After placements only the nodes whose load changed s
 evaluated again, and the best node is one argmax over a kept key, instead of every plugin over every node.
 
 A shape is kept only while nothing but node load moves what its Filters return:
-- every Filter that runs reads no pods (removal_behaviour FIXED) or only its own node's load (NODE_LOCAL);
-- no Reserve keeps per-pod state, no plugin keeps host state, no PreFilter or PreScore failed;
+- every Filter that runs reads no pods (kept_behaviour FIXED) or only its own node's state, which moves only with
+  the node's load (NODE_LOCAL: the node table's load columns, or host state read when the Filter runs, as
+  GpuShare's devices); a Reserve that keeps per-pod state runs for each pod placed on kept results;
+- no Score that is kept holds a host copy of node state (kept_behaviour), no PreFilter or PreScore failed;
 - the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token;
   a live Score's PreScore runs in every cycle anyway), and no copy of the pod could make a skipped plugin run
   (skip_behaviour).
@@ -107,13 +109,13 @@ def keepable(p: Prepared, framework) -> bool:
     node load (kept) or can be run again alone (live; see the module docstring)."""
     if p.rejection is not None or p.error is not None or p.score_error is not None:
         return False
-    reserving = framework.at("reserve")
     for plugin, state in p.filters:
-        if plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) or plugin in reserving or plugin.host_only():
+        if plugin.kept_behaviour(state) not in (FIXED, NODE_LOCAL):
             return False
     # A skipped plugin that a copy of the pod may make run (its own terms, once bound, select it) would be
     # prepared again after every placement. Live Scores run afresh in every cycle, host state or not.
-    return not any(plugin.host_only() and _kept_score(plugin, state) for plugin, state, _ in p.scores) \
+    return not any(plugin.host_only() and plugin.kept_behaviour(state) == PER_POD and _kept_score(plugin, state)
+                   for plugin, state, _ in p.scores) \
         and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped)
 
 
@@ -205,10 +207,10 @@ class ShapeCache:
         feasible = np.asarray(ev.feasible).copy()
         static_ok = np.ones(len(feasible), bool) if ev.outside is None else ~np.asarray(ev.outside)
         for plugin, st in p.filters:
-            if plugin.removal_behaviour(st) == FIXED:
+            if plugin.kept_behaviour(st) == FIXED:
                 static_ok &= np.asarray(ev.codes[plugin.name]) == SUCCESS
         local = dataclasses.replace(p, allowed=None, filters=tuple(
-            (plugin, st) for plugin, st in p.filters if plugin.removal_behaviour(st) == NODE_LOCAL))
+            (plugin, st) for plugin, st in p.filters if plugin.kept_behaviour(st) == NODE_LOCAL))
         fixed_total = np.zeros(len(feasible), np.int64)
         holders = []
         total = np.zeros(len(feasible), np.int64)
@@ -256,7 +258,7 @@ class ShapeCache:
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:
-                ok &= np.asarray(run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows))).feasible)
+                ok &= np.asarray(run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)).feasible)
             was = s.feasible[rows]
             if (ok != was).any():
                 if (ok & ~was).any():

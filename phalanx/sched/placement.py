@@ -161,7 +161,7 @@ class Placer:
             out.pod_cycles += 1
             if node >= 0:
                 pl = self.account(p, np.array([node]), [pod])
-                pl.reserved = self.reserve(p, ev, node, pod)
+                pl.reserved = self.reserve(p, ev.extras, node, pod)
                 if self.cluster.nominations:
                     pl.nomination = self.cluster.nominations.pop(pod.key, None)
                 out.placed.append(pl)
@@ -187,7 +187,9 @@ class Placer:
                 if node < 0:
                     return pods
                 out.pod_cycles += 1
-                out.placed.append(self.account(kept.prepared, np.array([node]), pods[:1]))
+                pl = self.account(kept.prepared, np.array([node]), pods[:1])
+                pl.reserved = self.reserve(kept.prepared, {}, node, pods[0])
+                out.placed.append(pl)
                 pods = pods[1:]
                 continue
             take, nodes = self._kept_round(kept, len(pods), rank)
@@ -204,7 +206,7 @@ class Placer:
         cand = kept.top(k)
         if not len(cand):
             return 0, cand
-        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand)), k)
+        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand), cand), k)
         totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
         pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
         take = int(count)
@@ -223,13 +225,19 @@ class Placer:
         extra, nominated = self.post_filter(self, pod, p, ev)
         return (f"{message} {extra}" if extra and not nominated else message), nominated
 
-    def reserve(self, p: Prepared, ev: Evaluation, node: int, pod: Pod) -> list:
-        """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node."""
-        out = []
+    def reserve(self, p: Prepared, extras: dict, node: int, pod: Pod) -> list:
+        """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node. extras: what their
+        Filters returned besides codes and payloads (Evaluation.extras; none on kept results, whose keepable
+        Filters return none)."""
+        out, picks = [], None
         for plugin in self.framework.at("reserve"):
             for ran, state in p.filters:
                 if ran is plugin:
-                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, ev.extras.get(plugin.name))))
+                    if picks is None:
+                        picks = tuple(pick for scorer, st, _ in p.scores
+                                      if (pick := scorer.pick(st, node, self.cluster)) is not None)
+                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, extras.get(plugin.name),
+                                                       picks)))
         return out
 
     def nodes_changed(self) -> None:
