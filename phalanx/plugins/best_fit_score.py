@@ -3,6 +3,8 @@ min-max normalized over the feasible nodes. Simulator: pkg/simulator/plugin/best
 NormalizeScore). Arithmetic: kernels/gpu_scores.py bestfit, min_max_normalize."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels.gpu_scores import bestfit, min_max_normalize
 from .framework import PER_POD
 from .gpu_scoring import GpuScore
@@ -11,8 +13,8 @@ from .gpu_scoring import GpuScore
 class BestFitScore(GpuScore):
     name = "BestFitScore"
 
-    def raw(self, xp, state, view):
-        return bestfit(xp, view.cpu_left, view.free, state.cpu, state.count * state.milli)
+    def evaluate(self, state, view):
+        return (bestfit(np, view.cpu_left, view.free, state.cpu, state.count * state.milli),)
 
     def normalize(self, xp, raw, feasible, state, tensors):
         return min_max_normalize(xp, raw, feasible)

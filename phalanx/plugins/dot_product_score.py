@@ -4,6 +4,8 @@ pkg/simulator/plugin/dot_product_score.go (DimExtMethod merge, NormMethod max, t
 Arithmetic: kernels/gpu_scores.py dotprod."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels.gpu_scores import dotprod
 from .gpu_scoring import GpuScore
 
@@ -11,5 +13,5 @@ from .gpu_scoring import GpuScore
 class DotProductScore(GpuScore):
     name = "DotProductScore"
 
-    def raw(self, xp, state, view):
-        return dotprod(xp, view.cpu_left, view.free, state.cpu, state.count * state.milli)
+    def evaluate(self, state, view):
+        return (dotprod(np, view.cpu_left, view.free, state.cpu, state.count * state.milli),)

@@ -11,7 +11,6 @@ they cover `popularityThreshold`% of the pods, frequencies renormalised over the
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -112,37 +111,48 @@ class FGDScore(GpuScore):
         typ = typical_pods([pod_key(p) for p in pods], args.popularity_threshold)
         return args.model_copy(update={"typical_pods": as_args(typ)})
 
-    def _access(self, book):
-        """(N, T) bool: typical pod t may use node n's model."""
-        return book.derived(("FGDScore access", self.typical), lambda b: fgd.access_matrix(np, b.node_models(),
-                                                                                            self.typical))
+    def _access(self, book, rows):
+        """(n, T) bool: typical pod t may use the model of node rows[i] (rows None: every node)."""
+        access = book.derived(("FGDScore access", self.typical), lambda b: fgd.access_matrix(np, b.node_models(),
+                                                                                              self.typical))
+        return access if rows is None else access[rows]
 
-    def _evaluate(self, state, view):
-        """(score (n,) int64, device (n,) int64: a share's best device, -1 otherwise) on the view's nodes."""
+    def _node_state(self, state, view):
+        """(cnt (n, T), frag (n, T), total (n,), F (n,)) of the view's nodes (kernels/fgd.py node_counts, F). A node's
+        own are kept by the book and computed again only where its load changed; a view after copies of the pod, or
+        with the devices a share pod's own nvidia.com/gpu would hold, is computed as it stands."""
         typ = self.typical
-        access = self._access(state.book)
-        access = access if view.rows is None else access[view.rows]
+        if view.copies or state.own_whole:
+            return self._fragmentation(view, typ, self._access(state.book, view.rows))
+        book, tensors = state.book, view.tensors
+        values = book.node_values(("FGDScore", typ), lambda rows: self._fragmentation(
+            node_view(state, tensors, rows), typ, self._access(book, rows)))
+        return values if view.rows is None else tuple(v[view.rows] for v in values)
+
+    @staticmethod
+    def _fragmentation(view, typ, access):
         counts = fgd.node_counts(np, view.free, typ)
-        f_before = fgd.frag_from_counts(np, *counts, view.cpu_left, access, typ)
+        return (*counts, fgd.frag_from_counts(np, *counts, view.cpu_left, access, typ))
+
+    def evaluate(self, state, view):
+        """(score (n,) int64, device (n,) int64: a share's best device, -1 otherwise) on the view's nodes."""
+        if state.requests_nothing:       # the simulator's FGDScore: a pod that requests nothing scores 100
+            n = view.free.shape[0]
+            return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        typ = self.typical
+        access = self._access(state.book, view.rows)
+        cnt, frag, total, f_before = self._node_state(state, view)
         cand = device_fits(np, view.free, view.model, state.milli, state.allowed)
         if state.share:
-            score, device, _ = fgd.share_score(np, view.free, cand, counts, view.cpu_left, access, f_before, typ,
-                                               state.cpu, state.milli)
+            score, device, _ = fgd.share_score(np, view.free, cand, (cnt, frag, total), view.cpu_left, access,
+                                               f_before, typ, state.cpu, state.milli)
             return score, device
         score, device, _ = fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu,
-                                         state.count, state.milli, counts)
+                                         state.count, state.milli, (cnt, frag, total))
         return score, device
 
-    def raw(self, xp, state, view):
-        if state.requests_nothing:       # the simulator's FGDScore: a pod that requests nothing scores 100
-            return xp.full(view.free.shape[:1], MAX_NODE_SCORE, dtype=xp.int64)
-        return xp.asarray(self._evaluate(state, view)[0])
-
     def pick(self, state, node, cluster):
+        # The device the share's score on the node was computed with (the node unchanged since: kept values).
         if not state.share:
             return None
-        # The pod's own load (CPU, whole devices) is in the node table by now, its share not yet taken: with the CPU
-        # given back, the state it was scored on.
-        view = node_view(dataclasses.replace(state, own_whole=0), cluster.tensors, np.array([node]))
-        view.cpu_left = view.cpu_left + state.cpu_request
-        return DevicePick(self._evaluate(state, view)[1])
+        return DevicePick(self.node_scores(state, cluster.tensors)[1][node:node + 1].copy())

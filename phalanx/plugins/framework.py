@@ -198,6 +198,9 @@ class Plugin:
     # What PreEnqueue's answer depends on, so that pods arriving together share it: "pod" (anything of the pod),
     # "spec" (its PodSpec alone), "group" (its PodSpec and its PodGroup).
     pre_enqueue_reads: ClassVar[str] = "pod"
+    # Whether `signature` reads only the pod's spec, labels and annotations (pods copied from one template share
+    # those objects, so they sign alike and their shape is found by template).
+    signs_from_template: ClassVar[bool] = False
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 
@@ -409,9 +412,9 @@ class Plugin:
 
     def pick(self, state, node: int, cluster):
         """For a Score plugin whose policy also decides what a Reserve plugin takes on the chosen node (the devices
-        of a GPU share: FGDScore, RandomScore; the trace simulator's allocateGpuIdFunc): that choice on `node` as the
-        node is now, for Reserve's `picks`; None: no choice. Asked once per placed pod that a Reserve plugin keeps
-        state for, after the node is chosen."""
+        of a GPU share: FGDScore, RandomScore; the trace simulator's allocateGpuIdFunc): that choice on `node`, for
+        Reserve's `picks`; None: no choice. Asked once per placed pod that a Reserve plugin keeps state for, once
+        the node is chosen and before the pod's load is placed there (the node as the pod was scored on it)."""
         return None
 
     def unreserve(self, record, cluster) -> None:

@@ -13,13 +13,11 @@ from .gpu_scoring import GpuScore
 class GpuClusteringScore(GpuScore):
     name = "GpuClusteringScore"
 
-    def raw(self, xp, state, view):
+    def evaluate(self, state, view):
         tag = state.affinity
         if tag < 0:
-            return gpuclustering(xp, view.free, np.zeros((view.free.shape[0], 1), np.int64), tag)
+            return (gpuclustering(np, view.free, np.zeros((view.free.shape[0], 1), np.int64), tag),)
         counts = state.book.affinity_counts(tag + 1)
-        counts = counts if view.rows is None else counts[view.rows]
-        if view.copies:                  # the earlier copies of the pod carry its tag
-            counts = counts.copy()
-            counts[:, tag] += view.copies
-        return gpuclustering(xp, view.free, counts, tag)
+        counts = counts[view.rows] if view.rows is not None else counts.copy()
+        counts[:, tag] += view.copies            # the earlier copies of the pod carry its tag
+        return (gpuclustering(np, view.free, counts, tag),)

@@ -3,6 +3,8 @@ nodes (three integer bands). Simulator: pkg/simulator/plugin/gpu_packing_score.g
 kernels/gpu_scores.py gpupacking."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels.gpu_scores import gpupacking
 from .gpu_scoring import GpuScore
 
@@ -10,5 +12,5 @@ from .gpu_scoring import GpuScore
 class GpuPackingScore(GpuScore):
     name = "GpuPackingScore"
 
-    def raw(self, xp, state, view):
-        return gpupacking(xp, view.free, view.devices, state.count, state.milli)
+    def evaluate(self, state, view):
+        return (gpupacking(np, view.free, view.devices, state.count, state.milli),)

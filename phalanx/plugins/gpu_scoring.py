@@ -68,6 +68,7 @@ class NodeView:
     devices: np.ndarray        # (n,) int64 devices per node
     cpu_left: np.ndarray       # (n,) int64 allocatable milli-CPU less the requests of the pods on the node
     copies: int                # earlier copies of the pod already on each of these nodes (0: the next pod)
+    tensors: object            # the node table read (ClusterTensors)
 
 
 def node_view(state: GpuScoreState, tensors, rows) -> NodeView:
@@ -77,7 +78,7 @@ def node_view(state: GpuScoreState, tensors, rows) -> NodeView:
     cpu = tensors.resources.get("cpu")
     alloc = nodes.allocatable[:, cpu] if rows is None else nodes.allocatable[rows, cpu]
     used = nodes.requested[:, cpu] if rows is None else nodes.requested[rows, cpu]
-    return NodeView(rows, free, model, devices, alloc - used, 0)
+    return NodeView(rows, free, model, devices, alloc - used, 0, tensors)
 
 
 def after_copies(state: GpuScoreState, view: NodeView, copies: int) -> NodeView:
@@ -91,11 +92,12 @@ def after_copies(state: GpuScoreState, view: NodeView, copies: int) -> NodeView:
     if state.count:
         free = without_whole_devices(np, free, np.full(free.shape[0], copies * state.count, np.int64))
     return NodeView(view.rows, free, view.model, view.devices, view.cpu_left - copies * state.cpu_request,
-                    view.copies + copies)
+                    view.copies + copies, view.tensors)
 
 
 class GpuScore(Plugin):
     """Base of the GPU score policies: Score only (no PreScore upstream), read from the GpuBook when it runs."""
+    signs_from_template = True         # the annotations
 
     def signature(self, pod):
         # The annotation form of the request is not in the spec (as GpuShare signs it).
@@ -115,14 +117,25 @@ class GpuScore(Plugin):
         return NODE_LOCAL
 
     def score(self, xp, state, tensors, feasible, cache=None):
-        return self.raw(xp, state, node_view(state, tensors, None))
+        return xp.asarray(self.node_scores(state, tensors)[0].copy())     # the book's array moves on later reads
 
     def copy_scores(self, xp, state, tensors, rows, copies):
-        view = node_view(state, tensors, np.asarray(rows, np.int64))
+        rows = np.asarray(rows, np.int64)
         wanted = [1] if isinstance(copies, int) else np.asarray(copies)[0].tolist()
-        columns = [self.raw(xp, state, after_copies(state, view, j - 1)) for j in wanted]
-        return xp.stack(columns, axis=1)
+        view = node_view(state, tensors, rows) if max(wanted) > 1 else None
+        columns = [self.node_scores(state, tensors)[0][rows] if j == 1
+                   else self.evaluate(state, after_copies(state, view, j - 1))[0] for j in wanted]
+        return xp.asarray(np.stack(columns, axis=1))
 
-    def raw(self, xp, state: GpuScoreState, view: NodeView):
-        """(n,) int64 the policy's raw score of the pod on the view's nodes."""
+    def node_scores(self, state: GpuScoreState, tensors) -> tuple:
+        """evaluate's arrays over every node for this pod's request as the nodes are now. A node's score moves only
+        with its own load, so the book keeps them per request and evaluates again only the nodes whose load changed
+        since they were last read (GpuBook.node_values; the replay's trick: a request met again long after costs
+        what the nodes placed on since cost)."""
+        return state.book.node_values((self.name, state),
+                                      lambda rows: self.evaluate(state, node_view(state, tensors, rows)))
+
+    def evaluate(self, state: GpuScoreState, view: NodeView) -> tuple:
+        """(raw scores (n,) int64, ...) of the pod on the view's nodes (numpy, host side); a policy may add per-node
+        arrays its pick reads."""
         raise NotImplementedError

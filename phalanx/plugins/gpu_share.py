@@ -26,6 +26,7 @@ class DevicePick:
 
 class GpuShare(Plugin):
     name = "GpuShare"
+    signs_from_template = True         # the annotations
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def signature(self, pod):

@@ -89,9 +89,11 @@ class GpuBook:
         self._extra_on = None             # requested nvidia.com/gpu of this ClusterTensors (the one they are in)
         self._counts = table.per_node_count()                     # (N,) int64 devices per node
         self._width = max(table.max_devices(), 1)                 # D: device slots per node in the dense views
-        self._dense = None                # (free (N, D), model (N, D)) of the table as it is now, once read
+        self._free = table.dense_free()   # (N, D) int64 the table's free milli per device slot, kept with it
+        self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
+        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen)
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -169,26 +171,15 @@ class GpuBook:
         """The devices of the nodes `rows` (None: every node) as the GpuShare filter and the GPU scores read them:
         free (n, D) int64 milli per device slot (padding, unhealthy devices and the devices whole-GPU pods hold: 0;
         `own`: whole devices the pod asks besides, held too), model (n, D) int64 model id (-1 padding) and
-        devices (n,) int64 per node."""
-        t = self.table
+        devices (n,) int64 per node. The arrays may be the book's own: read them before the next placement."""
         if rows is None:
-            if self._dense is None:
-                self._dense = (t.dense_free(), t.dense_model())
-            free, model = self._dense
-            count, whole = self._counts, self.whole_counts(own)
+            free, model, count = self._free, self._model, self._counts
         else:
-            rows = np.asarray(rows, np.int64)
-            count = self._counts[rows]
-            slot = np.arange(self._width, dtype=np.int64)
-            valid = slot[None, :] < count[:, None]
-            if t.size:
-                at = np.where(valid, t.offsets[rows][:, None] + slot[None, :], 0)
-                free = np.where(valid & t.healthy[at], MILLI - t.milli_used[at], 0)
-                model = np.where(valid, t.model[at], -1)
-            else:
-                free, model = np.zeros(valid.shape, np.int64), np.full(valid.shape, -1, np.int64)
-            whole = self.whole_counts(own)[rows]
-        return without_whole_devices(np, free, whole), model, count
+            free, model, count = self._free[rows], self._model[rows], self._counts[rows]
+        if self._gpu_column(self._tensors()) < 0:      # no node counts whole devices: none is held
+            return free, model, count
+        whole = self.whole_counts(own)
+        return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
 
     def node_models(self) -> list[str]:
         """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
@@ -202,6 +193,25 @@ class GpuBook:
         if hit is None:
             hit = self._derived[key] = make(self)
         return hit
+
+    def node_values(self, key, compute) -> tuple:
+        """compute(rows) -> a tuple of (n, ...) arrays for the nodes `rows` (None: every node), for values that move
+        only with a node's own load (FGDScore's fragmentation): kept for every node and computed again only for the
+        nodes the node table's changes list since the last read. The arrays returned are updated in place by later
+        reads: use them before the next one."""
+        t = self._tensors()
+        chunks = t.changes
+        hit = self._values.get(key)
+        if hit is None or hit[0] is not t:
+            values = compute(None)
+        else:
+            _, values, seen = hit
+            if seen < len(chunks):
+                rows = t.changed_since(seen)
+                for v, new in zip(values, compute(rows)):
+                    v[rows] = new
+        self._values[key] = (t, values, len(chunks))
+        return values
 
     def affinity_counts(self, width: int = 1) -> np.ndarray:
         """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods
@@ -253,7 +263,7 @@ class GpuBook:
         node = self.index[node_name]
         rows = self.table.offsets[node] + index
         self.table.milli_used[rows] += milli
-        self._dense = None
+        self._free[node, index] -= milli
         self.held[pod_key] = (node_name, index, milli)
         if refresh:
             self._refresh([node])
@@ -262,7 +272,7 @@ class GpuBook:
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self.table.milli_used[rec.rows] -= rec.milli
-        self._dense = None
+        self._free[self.index[rec.node], rec.index] += rec.milli
         self.held.pop(rec.pod, None)
         self._refresh([self.index[rec.node]])
 
@@ -273,7 +283,7 @@ class GpuBook:
             node_name, index, milli = held
             node = self.index[node_name]
             self.table.milli_used[self.table.offsets[node] + index] -= milli
-            self._dense = None
+            self._free[node, index] += milli
             self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:

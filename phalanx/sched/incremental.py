@@ -33,7 +33,8 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters, run_scores
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters,
+                    run_scores)
 from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
@@ -69,6 +70,8 @@ class ShapeScores:
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
+    codes: dict = dataclasses.field(default_factory=dict)       # Filter plugin -> (N,) int8 its codes now
+    payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
 
     @property
     def live_plugins(self) -> frozenset:
@@ -76,8 +79,16 @@ class ShapeScores:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders)
+        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders,
+                  *self.codes.values(), *self.payloads.values())
         return sum(a.nbytes for a in arrays)
+
+    def evaluation(self) -> Evaluation:
+        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read)."""
+        p = self.prepared
+        outside = None if p.allowed is None else ~np.asarray(p.allowed)
+        return Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
+                          outside=outside, narrowing=p.narrowing)
 
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
@@ -225,7 +236,9 @@ class ShapeCache:
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
         key = selection_key(np, total, feasible, rank, len(rank))
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
-                           feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p))
+                           feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
+                           codes={k: np.asarray(v).copy() for k, v in ev.codes.items()},
+                           payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()})
 
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
@@ -250,15 +263,18 @@ class ShapeCache:
         tensors = s.tensors
         changes = tensors.changes
         if s.mark < len(changes):
-            new = changes[s.mark:]
-            rows = np.asarray(new[0], np.int64) if len(new) == 1 else np.unique(np.concatenate(new))
+            rows = tensors.changed_since(s.mark)
             if len(rows) > _ROWS_ALWAYS and len(rows) * _MAX_ROWS_FRACTION > len(s.feasible):
                 return False
             s.mark = len(changes)
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:
-                ok &= np.asarray(run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)).feasible)
+                ev = run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
+                ok &= np.asarray(ev.feasible)
+                for name, codes in ev.codes.items():
+                    s.codes[name][rows] = codes
+                    s.payloads[name][rows] = ev.payloads[name]
             was = s.feasible[rows]
             if (ok != was).any():
                 if (ok & ~was).any():

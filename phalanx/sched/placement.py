@@ -160,8 +160,9 @@ class Placer:
             p, ev, node = self.evaluate(shape, rank, pod=pod)
             out.pod_cycles += 1
             if node >= 0:
+                picks = self.picks(p, node)
                 pl = self.account(p, np.array([node]), [pod])
-                pl.reserved = self.reserve(p, ev.extras, node, pod)
+                pl.reserved = self.reserve(p, ev.extras, node, pod, picks)
                 if self.cluster.nominations:
                     pl.nomination = self.cluster.nominations.pop(pod.key, None)
                 out.placed.append(pl)
@@ -176,8 +177,9 @@ class Placer:
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
         """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
         batch path places them, its rounds on the k best nodes of the kept key (the contenders) instead of every
-        node. Returns the pods left from the first one no node fits (the per-pod path fails them with the full
-        cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
+        node. A pod no node fits fails the rest of the run with the message the kept Filter results give when the
+        profile has no PostFilter; else the pods from it on are returned (the per-pod path fails them with the
+        full cycle's message and PostFilter), and all of them when the shape cannot be kept now."""
         while pods:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
             if kept is None:
@@ -185,10 +187,17 @@ class Placer:
             if len(pods) < _KEPT_ROUND_MIN or not self.batching or not kept.rounds:
                 node = kept.best()
                 if node < 0:
-                    return pods
+                    if self.framework.at("postFilter"):
+                        return pods
+                    # No PostFilter to run: the pod fails with the full cycle's message, from the kept results.
+                    ev = kept.evaluation()
+                    out.pod_cycles += 1
+                    out.fail(pods, self.message(ev), rejectors(ev))
+                    return []
                 out.pod_cycles += 1
+                picks = self.picks(kept.prepared, node)
                 pl = self.account(kept.prepared, np.array([node]), pods[:1])
-                pl.reserved = self.reserve(kept.prepared, {}, node, pods[0])
+                pl.reserved = self.reserve(kept.prepared, {}, node, pods[0], picks)
                 out.placed.append(pl)
                 pods = pods[1:]
                 continue
@@ -225,17 +234,23 @@ class Placer:
         extra, nominated = self.post_filter(self, pod, p, ev)
         return (f"{message} {extra}" if extra and not nominated else message), nominated
 
-    def reserve(self, p: Prepared, extras: dict, node: int, pod: Pod) -> list:
+    def picks(self, p: Prepared, node: int) -> tuple:
+        """What the profile's Score plugins pick for the pod on its chosen node (Plugin.pick), asked before the pod's
+        load is placed there, when a Reserve plugin keeps state for the pod (its Filter ran for it)."""
+        reserving = self.framework.at("reserve")
+        if not any(plugin in reserving for plugin, _ in p.filters):
+            return ()
+        return tuple(pick for plugin, state, _ in p.scores
+                     if (pick := plugin.pick(state, node, self.cluster)) is not None)
+
+    def reserve(self, p: Prepared, extras: dict, node: int, pod: Pod, picks: tuple = ()) -> list:
         """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node. extras: what their
         Filters returned besides codes and payloads (Evaluation.extras; none on kept results, whose keepable
-        Filters return none)."""
-        out, picks = [], None
+        Filters return none); picks: the Score plugins' picks (Placer.picks)."""
+        out = []
         for plugin in self.framework.at("reserve"):
             for ran, state in p.filters:
                 if ran is plugin:
-                    if picks is None:
-                        picks = tuple(pick for scorer, st, _ in p.scores
-                                      if (pick := scorer.pick(st, node, self.cluster)) is not None)
                     out.append((plugin, plugin.reserve(state, node, pod, self.cluster, extras.get(plugin.name),
                                                        picks)))
         return out

@@ -224,12 +224,14 @@ def replay_nodes(nodes: TraceNodes, rows: np.ndarray) -> list[Node]:
 
 def replay_pods(pods: TracePods, order: np.ndarray) -> list:
     """One Pod per arrival (`order`: pod list rows), named `<k>-<name>` (clones arrive more than once): its CPU and
-    memory requests, and its GPUs in the trace's annotation form (served by GpuShare). Arrivals of one row share
-    one template's spec and annotations."""
+    memory requests, and its GPUs in the trace's annotation form (served by GpuShare). Arrivals of one request
+    share one template's spec and annotations."""
     templates = {}
     out = []
     for k, i in enumerate(order.tolist()):
-        template = templates.get(i)
+        key = (int(pods.cpu_milli[i]), int(pods.memory[i]), int(pods.num_gpu[i]), int(pods.gpu_milli[i]),
+               pods.gpu_spec[i])
+        template = templates.get(key)
         if template is None:
             template = pod_template(f"{int(pods.cpu_milli[i])}m", str(int(pods.memory[i])))
             if pods.num_gpu[i]:
@@ -238,7 +240,7 @@ def replay_pods(pods: TracePods, order: np.ndarray) -> list:
                     notes[ALI_GPU_MODEL] = pods.gpu_spec[i]
                 template = template.model_copy(update={"metadata": template.metadata.model_copy(
                     update={"annotations": notes})})
-            templates[i] = template
+            templates[key] = template
         meta = template.metadata.model_copy(update={"name": f"{k}-{pods.names[i]}"})
         out.append(template.model_copy(update={"metadata": meta}))
     return out
