@@ -618,7 +618,7 @@ def trace_alibaba(
             typer.echo(json.dumps({"trace": trace, "rows": rows}) if as_json else
                        f"unallocated GPU % at 100% arrived GPU demand, {trace}, seeds {seeds or seed}\n{text}")
             return
-        from .sched.trace_replay import replay
+        from .simulate.alibaba import replay
         result = replay(node_list, pod_list, policy, seed, trace=trace, tie_break=tie_break)
     except InputError as exc:
         _fail(str(exc))

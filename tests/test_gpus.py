@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from phalanx.cluster_models.alibaba import TraceNodes, TracePods
 from phalanx.cluster_models.gpus import GpuTable
 from phalanx.kernels import fgd, gpu_fit, gpu_scores
-from phalanx.sched.trace_replay import replay_order, typical_pods
+from phalanx.simulate.alibaba import replay_order, typical_pods
 from reference import gpus as ref
 
 MODELS = ("A", "B", "C")
