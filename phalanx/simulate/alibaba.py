@@ -23,11 +23,12 @@ from ..cluster_models.gpus import (ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, 
                                    NVIDIA_PRODUCT_LABEL, GpuTable)
 from ..cluster_models.objects import Node, NodeSpec, NodeStatus, ObjectMeta
 from ..kernels import fgd
-from ..plugins.fgd_score import POPULARITY_THRESHOLD, FGDScore, as_args
+from ..plugins.fgd_score import POPULARITY_THRESHOLD
 from ..plugins.fgd_score import typical_pods as fgd_typical
 from ..plugins.gpu_scoring import DEFAULT_CPU_MILLI
 from ..sched import Cluster, Scheduler
 from ..sched.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, config_from_doc
+from .engine import SCORES, score_args
 from .workload import PRIORITY, JobSpec
 
 DAY = 86400.0
@@ -103,10 +104,7 @@ numpy PCG64 seeded with `seed`, not Go's math/rand: the procedure is the simulat
 (docs/semantics.md).
 """
 
-# The experiment's policy names -> the Score plugin each runs.
-POLICY_PLUGINS = {"random": "RandomScore", "dotprod": "DotProductScore", "gpuclustering": "GpuClusteringScore",
-                  "gpupacking": "GpuPackingScore", "bestfit": "BestFitScore", "fgd": "FGDScore"}
-REPLAY_POLICIES = tuple(POLICY_PLUGINS)
+REPLAY_POLICIES = tuple(SCORES)          # the experiment's policies: each runs its Score plugin (engine.SCORES)
 # perm: first node of one seeded node permutation drawn after the arrival order (what the simulator's renaming
 # + smallest-name rule amounts to); name: the smallest real node name; random: the Scheduler's seeded tie-break.
 TIE_BREAKS = ("perm", "name", "random")
@@ -188,15 +186,13 @@ class ReplayResult:
 
 def replay_config(policy: str, typ: fgd.TypicalPods) -> SchedulerConfig:
     """The experiment's profile: the simulator's filters and the policy's Score plugin alone."""
-    plugin = POLICY_PLUGINS[policy]
+    plugin = SCORES[policy]
     only = lambda *names: {"enabled": [{"name": n} for n in names]}      # noqa: E731
     profile = {"schedulerName": DEFAULT_SCHEDULER_NAME, "plugins": {
         "multiPoint": {"enabled": [{"name": plugin, "weight": 1}], "disabled": [{"name": "*"}]},
         "queueSort": only("PrioritySort"), "preFilter": only("NodeResourcesFit", "GpuShare"),
-        "filter": only("NodeResourcesFit", "GpuShare"), "reserve": only("GpuShare"), "bind": only("DefaultBinder")}}
-    if plugin == FGDScore.name:
-        profile["pluginConfig"] = [{"name": plugin, "args": {"typicalPods": [
-            a.model_dump(by_alias=True) for a in as_args(typ)]}}]
+        "filter": only("NodeResourcesFit", "GpuShare"), "reserve": only("GpuShare"), "bind": only("DefaultBinder")},
+        "pluginConfig": score_args(policy, typ)}
     # Every node is scored, as the simulator's (percentageOfNodesToScore 100).
     return config_from_doc({"kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 100,
                             "profiles": [profile]}, "trace replay")
@@ -249,8 +245,8 @@ def replay_pods(pods: TracePods, order: np.ndarray) -> list:
 def replay(nodes: TraceNodes, pods: TracePods, policy: str = "fgd", seed: int = 42, trace: str = "",
            tie_break: str = "perm", ratio: float = TUNE_RATIO) -> ReplayResult:
     """Run the experiment once. Raises InputError for an unknown policy or tie-break."""
-    if policy not in POLICY_PLUGINS:
-        raise InputError(f"--policy: unknown policy {policy!r} (use one of {', '.join(POLICY_PLUGINS)})")
+    if policy not in SCORES:
+        raise InputError(f"--policy: unknown policy {policy!r} (use one of {', '.join(SCORES)})")
     if tie_break not in TIE_BREAKS:
         raise InputError(f"--tie-break: unknown tie-break {tie_break!r} (use one of {', '.join(TIE_BREAKS)})")
     rng = np.random.default_rng(seed)
