@@ -39,7 +39,7 @@ class TypicalPod(PluginArgs):
     @model_validator(mode="after")
     def _request(self):
         try:
-            check_gpu_request(self.gpu_count, self.gpu_milli, "typical pod")
+            check_gpu_request(self.gpu_count, self.gpu_milli, "typical pod", ("gpuCount", "gpuMilli"))
         except InputError as exc:
             raise ValueError(str(exc).removeprefix("typical pod: ")) from None
         if not math.isfinite(self.frequency):
