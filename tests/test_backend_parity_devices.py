@@ -53,8 +53,6 @@ def test_gpu_score_policies(backend, nodes, pod, u):
     scores = gpu_scores.bestfit(np, cpu, free, pod["cpu"], total)
     both(backend, gpu_scores.min_max_normalize, {"scores": scores, "feasible": feasible})
     both(backend, gpu_scores.random_score, {"feasible": feasible, "u": np.float64(u)})
-    both(backend, gpu_scores.pick_max, {"scores": scores, "feasible": feasible})
-    both(backend, gpu_scores.pick_max, {"scores": scores // 10, "feasible": feasible, "u": np.float64(u)})
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,4 +1,5 @@
-"""The Alibaba GPU trace (clusterdata alibaba-gpu-v2023, openb_*) replayed in time by the simulator.
+"""The Alibaba GPU trace (clusterdata alibaba-gpu-v2023, openb_*) as Scheduler objects: replayed in time by the
+simulator, and replayed as the FGD paper's experiment (`phalanx trace alibaba`).
 
 A window of the trace: the pods alive at its start (created before, deleted after) arrive at time 0 and run for
 what is left of their life; the pods created inside it arrive when they were created and run for as long as the
@@ -7,6 +8,30 @@ job of one worker: qos LS (latency-sensitive) is class "inference" at priority 1
 requests keep the trace's form (alibabacloud.com/gpu-count / gpu-milli / gpu-card-model annotations, served by the
 GpuShare plugin): shares of a device and model constraints are exact. `clones` > 1 makes each pod arrive that many
 times (the same instant, names -c1, -c2, ...), to raise the load as the FGD experiment does.
+
+The FGD paper's experiment replays the trace the way its simulator does (Weng et al., ATC'23; the simulator's
+scripts/generate_config_and_run.py and pkg/simulator/{core,simulator,analysis}.go):
+
+  1. GPU nodes only (openb_node_list_gpu_node.csv); the pods of one pod list.
+  2. Typical pods from the whole pod list (popularity threshold 95%, increase step 1, CPU pods included): FGDScore's
+     args.
+  3. Arrival order: pods sorted by name, then shuffled with the seed.
+  4. Workload tuning to 1.3 x the cluster's GPU capacity: clones of pods drawn uniformly (with replacement) from
+     the pod list are appended until the next clone would pass the target (the check adds the clone's per-GPU
+     milli, as the simulator's tuneUpPods does); a list above the target loses uniformly drawn pods instead.
+  5. One pod at a time, no departures; a pod that fits nowhere is dropped. A Scheduler whose profile has exactly
+     the simulator's filters (NodeResourcesFit on CPU, memory and pods, 1001 per node; GpuShare, the device filter)
+     and the policy's Score plugin; every pod arrives before scheduling starts, in arrival order at one priority,
+     which is the order the queue takes them in; a pod no node fits waits for an event no replay makes. The best
+     node wins, ties to the first node of one seeded random order of the nodes (tie_break="perm": the simulator
+     renames every node "%04d-<name>" with rand.Perm before the run, and its scheduler fork keeps the smallest
+     name; the nodes are given to the Scheduler in that order), then GpuShare's Reserve takes the devices (the
+     policy's pick for FGD and Random shares, best fit otherwise).
+  6. After every pod: arrived GPU demand and allocated milli-GPU (the simulator's [Alloc] line).
+
+The random streams (shuffle, clones, node order, then the Scheduler's: RandomScore, --tie-break random) are one
+numpy PCG64 seeded with `seed`, not Go's math/rand: the procedure is the simulator's, the draws are not
+(docs/semantics.md).
 """
 from __future__ import annotations
 
@@ -78,31 +103,7 @@ def trace_jobs(pods: TracePods, start_day: float, hours: float, clones: int = 1)
     return jobs
 
 
-# -- the FGD paper's experiment (`phalanx trace alibaba`) through the Scheduler ------------------------------------
-"""The trace replayed the way the FGD paper's experiments do (Weng et al., ATC'23; the simulator's
-scripts/generate_config_and_run.py and pkg/simulator/{core,simulator,analysis}.go):
-
-  1. GPU nodes only (openb_node_list_gpu_node.csv); the pods of one pod list.
-  2. Typical pods from the whole pod list (popularity threshold 95%, increase step 1, CPU pods included): FGDScore's
-     args.
-  3. Arrival order: pods sorted by name, then shuffled with the seed.
-  4. Workload tuning to 1.3 x the cluster's GPU capacity: clones of pods drawn uniformly (with replacement) from
-     the pod list are appended until the next clone would pass the target (the check adds the clone's per-GPU
-     milli, as the simulator's tuneUpPods does); a list above the target loses uniformly drawn pods instead.
-  5. One pod at a time, no departures; a pod that fits nowhere is dropped. A Scheduler whose profile has exactly
-     the simulator's filters (NodeResourcesFit on CPU, memory and pods, 1001 per node; GpuShare, the device filter)
-     and the policy's Score plugin; every pod arrives before scheduling starts, in arrival order at one priority,
-     which is the order the queue takes them in; a pod no node fits waits for an event no replay makes. The best
-     node wins, ties to the first node of one seeded random order of the nodes (tie_break="perm": the simulator
-     renames every node "%04d-<name>" with rand.Perm before the run, and its scheduler fork keeps the smallest
-     name; the nodes are given to the Scheduler in that order), then GpuShare's Reserve takes the devices (the
-     policy's pick for FGD and Random shares, best fit otherwise).
-  6. After every pod: arrived GPU demand and allocated milli-GPU (the simulator's [Alloc] line).
-
-The random streams (shuffle, clones, node order, then the Scheduler's: RandomScore, --tie-break random) are one
-numpy PCG64 seeded with `seed`, not Go's math/rand: the procedure is the simulator's, the draws are not
-(docs/semantics.md).
-"""
+# -- the FGD paper's experiment (`phalanx trace alibaba`) through the Scheduler: see the module docstring ------
 
 REPLAY_POLICIES = tuple(SCORES)          # the experiment's policies: each runs its Score plugin (engine.SCORES)
 # perm: first node of one seeded node permutation drawn after the arrival order (what the simulator's renaming
