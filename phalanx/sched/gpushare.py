@@ -43,6 +43,9 @@ from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_r
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
+_VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
+
+
 @dataclass
 class GpuInputs:
     """The GpuShare PreFilter result of one pod: its request, and the book its Filter reads when it runs (the free
@@ -93,7 +96,8 @@ class GpuBook:
         self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
-        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen)
+        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen), least
+                                          # recently read first
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -201,7 +205,7 @@ class GpuBook:
         reads: use them before the next one."""
         t = self._tensors()
         chunks = t.changes
-        hit = self._values.get(key)
+        hit = self._values.pop(key, None)
         if hit is None or hit[0] is not t:
             values = compute(None)
         else:
@@ -211,6 +215,8 @@ class GpuBook:
                 for v, new in zip(values, compute(rows)):
                     v[rows] = new
         self._values[key] = (t, values, len(chunks))
+        if len(self._values) > _VALUES_KEPT:
+            del self._values[next(iter(self._values))]
         return values
 
     def affinity_counts(self, width: int = 1) -> np.ndarray:
