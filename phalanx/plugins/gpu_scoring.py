@@ -1,7 +1,7 @@
 """What the GPU-cluster score policies share: the Score plugins of the simulator of Weng et al., "Beware of
 Fragmentation" (ATC'23; hkust-adsl/kubernetes-scheduler-simulator, pkg/simulator/plugin/*_score.go), each in its
 own module under their simulator names: FGDScore, BestFitScore, DotProductScore, GpuPackingScore,
-GpuClusteringScore, RandomScore. docs/semantics.md, "GPU score policies".
+GpuClusteringScore, RandomScore. docs/semantics.md, "GPU score policies as Score plugins".
 
 A policy scores a node from the pod's GPU request and the node's own state, read when Score runs: the free
 milli-GPU of its devices (the cluster's GpuBook, sched/gpushare.py: shares taken, devices whole-GPU pods hold at 0),
@@ -9,11 +9,12 @@ their models, and its unrequested CPU (the node table). The arithmetic is in ker
 kernels/fgd.py. The pod's request is its annotation form (alibabacloud.com/gpu-count, gpu-milli, gpu-card-model,
 served by GpuShare) or whole `nvidia.com/gpu` devices of any model.
 
-Scores that read only their node (all but BestFit, min-max normalized over the feasible nodes, and RandomScore)
-are NODE_LOCAL: a node's score moves only when its load does, so kept per-shape results (sched/incremental.py)
-evaluate again only the nodes placed on since, and copies of one pod are scored from the state the earlier copies
-leave (the batch path): c copies of a whole-GPU pod hold c x count more of the node's lowest-index idle devices
-(the best-fit choice for whole GPUs). Shares are never batched (GpuShare's Filter is PER_POD).
+A node's raw score moves only when its load does, so the book keeps each request's raw scores over every node and
+scores again only the nodes whose load changed since (GpuScore.node_scores). Scores that need nothing else (all but
+BestFit, min-max normalized over the feasible nodes, and RandomScore) are NODE_LOCAL: kept per-shape results
+(sched/incremental.py) read them for the nodes placed on since, and copies of one pod are scored from the state the
+earlier copies leave (the batch path): c copies of a whole-GPU pod hold c x count more of the node's lowest-index
+idle devices (the best-fit choice for whole GPUs). Shares are never batched (GpuShare's Filter is PER_POD).
 """
 from __future__ import annotations
 
