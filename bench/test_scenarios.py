@@ -35,7 +35,7 @@ TRACE_REPLAYS = {"TraceReplay_AlibabaDefault_FGD": "fgd", "TraceReplay_AlibabaDe
 def test_trace_replay(benchmark, name):
     from phalanx.cluster_models.alibaba import default_data_dir
     from phalanx.trace_runs import load
-    from phalanx.sched.trace_replay import replay
+    from phalanx.simulate.alibaba import replay
     if default_data_dir() is None:
         pytest.skip("trace data not found (set PHALANX_DATA)")
     nodes, pods = load("openb_pod_list_default.csv")

@@ -385,7 +385,11 @@ def simulate(
     seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),
     workers: int = typer.Option(1, "--workers", help="run the policies on this many local processes"),
     policy: Optional[list[str]] = typer.Option(None, "--policy", help="pod-by-pod, gang, gang-topology, "
-                                               "gang-preemption, gang-permit (repeatable; default: all of them)"),
+                                               "gang-preemption, gang-permit, each optionally +<score> (e.g. "
+                                               "gang+fgd; repeatable; default: the five)"),
+    score: Optional[list[str]] = typer.Option(None, "--score", help="a GPU score policy (fgd, bestfit, dotprod, "
+                                              "gpupacking, gpuclustering, random) as the only Score plugin: "
+                                              "each policy runs also with it (repeatable)"),
     node_failures_per_day: float = typer.Option(0.0, "--node-failures-per-day",
                                                 help="failures per node per day (a node comes back after "
                                                      "--repair-hours)"),
@@ -413,12 +417,19 @@ def simulate(
     trace) under each policy, and compare: utilization, GPU-hours by state (held by incomplete gangs, stranded by
     fragmentation), preemption cost, pending times, the simulator's own speed."""
     from .simulate import POLICIES
+    from .simulate.engine import SCORES, policy_named
     from .simulate.report import comparison_table, plot as plot_results, write_rows
     from .simulate.sweep import Scenario, run_many, simulate_one
+    for name in score or []:
+        if name not in SCORES:
+            _fail(f"--score: unknown score policy {name!r} (use one of {', '.join(SCORES)})")
     names = policy or list(POLICIES)
+    names = names + [f"{name}+{s}" for s in score or [] for name in names if "+" not in name]
     for name in names:
-        if name not in POLICIES:
-            _fail(f"--policy: unknown policy {name!r} (use one of {', '.join(POLICIES)})")
+        try:
+            policy_named(name)
+        except ValueError as exc:
+            _fail(f"--policy: {exc}")
     if nodes < 1:
         _fail(f"--nodes: must be at least 1, got {nodes}")
     _check_runs(workers, out)
@@ -618,7 +629,7 @@ def trace_alibaba(
             typer.echo(json.dumps({"trace": trace, "rows": rows}) if as_json else
                        f"unallocated GPU % at 100% arrived GPU demand, {trace}, seeds {seeds or seed}\n{text}")
             return
-        from .sched.trace_replay import replay
+        from .simulate.alibaba import replay
         result = replay(node_list, pod_list, policy, seed, trace=trace, tie_break=tie_break)
     except InputError as exc:
         _fail(str(exc))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .cluster_models.alibaba import NODE_LIST, load_nodes, load_pods, resolve
 from .cluster_models.errors import InputError
-from .sched.trace_replay import POLICIES, ReplayResult, replay
+from .simulate.alibaba import REPLAY_POLICIES as POLICIES
+from .simulate.alibaba import ReplayResult, replay
 
 # Unallocated GPU % at 100% arrived GPU demand on openb_pod_list_default, mean of seeds 42-51, computed from the
 # simulator repository's experiments/analysis/expected_results/analysis_allo_discrete.csv (the data behind the

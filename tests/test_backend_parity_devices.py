@@ -2,7 +2,7 @@
 JAX (jit, every array a jit argument, static configuration closed over) and, with a CUDA GPU, CuPy.
 
 Inputs come from the same strategies as the kernels' own reference tests (tests/test_gpus.py) or are plain random
-arrays of the shapes the callers pass (sched/topology.py, sched/claims.py, sched/trace_replay.py).
+arrays of the shapes the callers pass (sched/topology.py, sched/claims.py, plugins/fgd_score.py).
 """
 from __future__ import annotations
 
@@ -53,8 +53,6 @@ def test_gpu_score_policies(backend, nodes, pod, u):
     scores = gpu_scores.bestfit(np, cpu, free, pod["cpu"], total)
     both(backend, gpu_scores.min_max_normalize, {"scores": scores, "feasible": feasible})
     both(backend, gpu_scores.random_score, {"feasible": feasible, "u": np.float64(u)})
-    both(backend, gpu_scores.pick_max, {"scores": scores, "feasible": feasible})
-    both(backend, gpu_scores.pick_max, {"scores": scores // 10, "feasible": feasible, "u": np.float64(u)})
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -123,7 +121,7 @@ def test_dynamic_resources_filter(backend, data):
 
 
 def _fractional(pod):
-    """The pod as one fractional GPU (count 1, milli < 1000): the path trace_replay._fgd_share takes."""
+    """The pod as one fractional GPU (count 1, milli < 1000): the path fgd.share_score takes (FGDScore)."""
     return dict(pod, count=1, milli=pod["milli"] % 1000 or 500)
 
 
@@ -131,7 +129,7 @@ def _fractional(pod):
 @FEW
 @given(nodes=nodes_st(), pod=pod_st().map(_fractional), typical=typical_st())
 def test_fgd_fractional_pairs(backend, nodes, pod, typical):
-    """The fractional-pod FGD path as the replay runs it: the counts it keeps (node_counts, frag_from_counts),
+    """The fractional-pod FGD path as FGDScore runs it (fgd.share_score): the counts it keeps (node_counts, frag_from_counts),
     first_of_value, fgd_share_pairs on the (node, device) pairs (picked on the host with np.nonzero, as the caller
     does; the kernels themselves are jit-compiled on them), best_pair, and fgd_score given the kept counts."""
     _, typ = typical

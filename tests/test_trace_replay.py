@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from phalanx.cli import app
 from phalanx.cluster_models import InputError
 from phalanx.cluster_models.alibaba import default_data_dir, load_nodes, load_pods
-from phalanx.sched.trace_replay import arrival_order, replay
+from phalanx.simulate.alibaba import arrival_order, replay
 
 runner = CliRunner()
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,A\nn1,64000,131072,4,B\nn2,16000,32768,1,A\n"

@@ -195,17 +195,27 @@ class GpuRequest:
     def total_milli(self) -> int:
         return self.count * self.milli
 
+    @property
+    def affinity(self) -> int:
+        """The GPU affinity tag GpuClustering groups pods by (the simulator's GetGpuAffinityFromPodAnnotation), as a
+        column: -1 no GPU, 0 a share of one GPU ("share-gpu"), k whole GPUs ("<k>-gpu")."""
+        if self.count == 0:
+            return -1
+        return 0 if self.share else self.count
 
-def check_gpu_request(count: int, milli: int, where: str) -> None:
-    """Whole GPUs (milli 1000) or a fraction of one GPU (count 1, milli 1..1000); no GPU: count 0, milli 0."""
+
+def check_gpu_request(count: int, milli: int, where: str, fields: tuple[str, str] = ("num_gpu", "gpu_milli")) -> None:
+    """Whole GPUs (milli 1000) or a fraction of one GPU (count 1, milli 1..1000); no GPU: count 0, milli 0. `fields`:
+    the names of count and milli in the input (the trace's columns by default)."""
+    count_field, milli_field = fields
     if count < 0:
-        raise InputError(f"{where}: num_gpu: must be >= 0 (got {count})")
+        raise InputError(f"{where}: {count_field}: must be >= 0 (got {count})")
     if count == 0 and milli != 0:
-        raise InputError(f"{where}: gpu_milli: must be 0 when num_gpu is 0 (got {milli})")
+        raise InputError(f"{where}: {milli_field}: must be 0 when {count_field} is 0 (got {milli})")
     if count == 1 and not 1 <= milli <= MILLI:
-        raise InputError(f"{where}: gpu_milli: must be 1..1000 for one GPU (got {milli})")
+        raise InputError(f"{where}: {milli_field}: must be 1..1000 for one GPU (got {milli})")
     if count > 1 and milli != MILLI:
-        raise InputError(f"{where}: gpu_milli: must be 1000 when num_gpu > 1 (got {milli})")
+        raise InputError(f"{where}: {milli_field}: must be 1000 when {count_field} > 1 (got {milli})")
 
 
 def gpu_request_from_pod(pod) -> GpuRequest:

@@ -17,6 +17,7 @@ from .requests import pod_load
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+_FEW_CHANGES = 64          # changed_since: up to this many changes are merged in Python
 
 
 class Vocab:
@@ -336,9 +337,24 @@ class ClusterTensors:
         self._bound_nodes[start:end] = node_ids
 
     @property
+    def node_rows(self) -> np.ndarray | None:
+        """Node ids of the rows `nodes` holds: None, every node in id order (sched.cycle.WithNodes views hold some
+        rows and name them)."""
+        return None
+
+    @property
     def changes(self) -> list[np.ndarray]:
         """Node ids whose load changed, one array per change, oldest first (read-only)."""
         return self._changes
+
+    def changed_since(self, seen: int) -> np.ndarray:
+        """(k,) int64 the node ids of changes[seen:], each once, ascending."""
+        new = self._changes[seen:]
+        if len(new) == 1:
+            return np.unique(np.asarray(new[0], np.int64))
+        if len(new) <= _FEW_CHANGES:        # the per-pod path's one-node changes: a set beats a sort of a concat
+            return np.array(sorted({n for chunk in new for n in chunk.tolist()}), np.int64)
+        return np.unique(np.concatenate(new)).astype(np.int64)
 
     def log_mark(self) -> int:
         """Where the binding log ends now; `truncate_log` goes back to it."""

@@ -22,7 +22,10 @@ placement is the state before plus the change on those devices (exact), and F is
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+import numpy as np
 
 from .backend import sequential_sum, set_at
 from .gpu_fit import select_devices
@@ -43,6 +46,14 @@ class TypicalPods:
     def size(self) -> int:
         return len(self.cpu)
 
+    @functools.cached_property
+    def columns(self) -> tuple:
+        """(cpu, milli, count) (T,) int64 and freq (T,) float64 as host arrays, made once."""
+        return (np.asarray(self.cpu, dtype=np.int64).reshape(self.size),
+                np.asarray(self.milli, dtype=np.int64).reshape(self.size),
+                np.asarray(self.count, dtype=np.int64).reshape(self.size),
+                np.asarray(self.freq, dtype=np.float64).reshape(self.size))
+
 
 def access_matrix(xp, node_model_names, typ: TypicalPods):
     """(N, T) bool host-side: typical pod t may use node n's model (IsNodeAccessibleToPodByType)."""
@@ -58,7 +69,7 @@ def access_matrix(xp, node_model_names, typ: TypicalPods):
 
 def device_terms(xp, v, typ: TypicalPods):
     """For device free values v (...,): (fits (..., T) bool: v >= m_t, nofit_milli (..., T) int64: v where not)."""
-    m = xp.asarray(typ.milli, dtype=xp.int64)
+    m = xp.asarray(typ.columns[1])
     fits = v[..., None] >= m
     return fits, xp.where(fits, 0, v[..., None])
 
@@ -76,10 +87,7 @@ CLASSES = 6
 
 def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
     """F (...,) float64 from cnt, frag (..., T), total, cpu_left (...,) and access (..., T)."""
-    cpu_t = xp.asarray(typ.cpu, dtype=xp.int64)
-    milli_t = xp.asarray(typ.milli, dtype=xp.int64)
-    count_t = xp.asarray(typ.count, dtype=xp.int64)
-    freq_t = xp.asarray(typ.freq, dtype=xp.float64)
+    cpu_t, milli_t, count_t, freq_t = (xp.asarray(c) for c in typ.columns)
     cpu_ok = cpu_left[..., None] >= cpu_t
     gpu_ok = cnt >= count_t
     gpu_pod = milli_t > 0
@@ -156,6 +164,24 @@ def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ
     f_after = frag_from_counts(xp, cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64),
                                frag + nofit_new - nofit_old, total - milli, cpu_left - cpu_req, access, typ)
     return _score(xp, f_before, f_after), f_after
+
+
+def share_score(xp, free, cand, counts, cpu_left, access, f_before, typ: TypicalPods, cpu_req: int, milli: int):
+    """fgd_score for a fractional pod on nodes with device rows free (n, D), scoring each distinct candidate free
+    value of a node once (first_of_value): (score (n,) int64, device (n,) int64, F after (n,) float64), -1 / -1 /
+    0.0 on nodes without a candidate. Host side (the pairs are a data-dependent selection); the per-pair arithmetic
+    is fgd_share_pairs."""
+    n = free.shape[0]
+    k_node, k_dev = xp.nonzero(first_of_value(xp, free, cand))
+    cnt, frag, total = counts
+    score, f_after = fgd_share_pairs(xp, cnt[k_node], frag[k_node], total[k_node], cpu_left[k_node],
+                                     access[k_node], f_before[k_node], free[k_node, k_dev], typ, cpu_req, milli)
+    pick, best = best_pair(xp, score, k_node, k_dev, n)
+    if not len(k_node):
+        return best, xp.full(n, -1, dtype=xp.int64), xp.zeros(n)
+    has = pick >= 0
+    at = xp.maximum(pick, 0)
+    return best, xp.where(has, k_dev[at], -1), xp.where(has, f_after[at], 0.0)
 
 
 def best_pair(xp, score, node, device, n: int):

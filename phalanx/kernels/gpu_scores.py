@@ -102,19 +102,3 @@ def random_score(xp, feasible, u: float):
     k = xp.floor(u * cnt).astype(xp.int64)
     pos = xp.cumsum(feasible.astype(xp.int64)) - 1
     return xp.where(feasible & (pos == k), MAX_NODE_SCORE, 0).astype(xp.int64)
-
-
-def pick_max(xp, scores, feasible, u=None):
-    """The node selectHost takes: the highest score among feasible nodes; ties go to the floor(u * ties)-th tied
-    node in node order (u in [0, 1): kube-scheduler's reservoir sampling is uniform over ties), or to the first
-    when u is None. -1 when no node is feasible."""
-    low = xp.iinfo(xp.int64).min
-    masked = xp.where(feasible, scores, low)
-    best = xp.max(masked)
-    tied = feasible & (masked == best)
-    if u is None:
-        first = xp.argmax(tied)
-    else:
-        k = xp.floor(u * xp.sum(tied)).astype(xp.int64)
-        first = xp.argmax(tied & (xp.cumsum(tied.astype(xp.int64)) - 1 == k))
-    return xp.where(xp.any(feasible), first, -1)

@@ -56,7 +56,7 @@ class DynamicResources(Plugin):
     def reserves_for(self, pod) -> bool:
         return bool(pod.spec.resource_claims)
 
-    def reserve(self, state, node, pod, cluster, assignment):
+    def reserve(self, state, node, pod, cluster, assignment, picks=()):
         return cluster.claims.allocate(state, node, assignment)
 
     def unreserve(self, record, cluster):

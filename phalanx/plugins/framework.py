@@ -198,6 +198,9 @@ class Plugin:
     # What PreEnqueue's answer depends on, so that pods arriving together share it: "pod" (anything of the pod),
     # "spec" (its PodSpec alone), "group" (its PodSpec and its PodGroup).
     pre_enqueue_reads: ClassVar[str] = "pod"
+    # Whether `signature` reads only the pod's spec, labels and annotations (pods copied from one template share
+    # those objects, so they sign alike and their shape is found by template).
+    signs_from_template: ClassVar[bool] = False
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 
@@ -217,6 +220,13 @@ class Plugin:
 
     def __reduce__(self):
         return (type(self), (self.args, self.context))
+
+    @classmethod
+    def args_from_input(cls, args: PluginArgs | None, cluster) -> PluginArgs | None:
+        """The args with what the configuration left out taken from the scheduler's input (`cluster`: its pending
+        and bound pods when the Scheduler is made), for a plugin whose defaults depend on the workload (FGDScore's
+        typical pods). Default: as configured."""
+        return args
 
     def signature(self, pod):
         """What this plugin reads of the pod beyond its spec, for the pod's shape signature (KEP-5598 SignPod):
@@ -363,6 +373,14 @@ class Plugin:
         next one."""
         return FIXED
 
+    def kept_behaviour(self, state) -> str:
+        """How this pod's Filter moves between its cycles while pods are placed and removed anywhere, for the kept
+        per-shape results (sched/incremental.py): FIXED, NODE_LOCAL (on a node only when tensors.changes lists the
+        node; it is run again on those rows, tensors.node_rows) or PER_POD. For a Score that is kept
+        (score_behaviour FIXED or NODE_LOCAL) only PER_POD matters: a host_only plugin's state is taken to be a copy
+        made at PreFilter/PreScore unless it says otherwise. Default: removal_behaviour, PER_POD when host_only."""
+        return PER_POD if self.host_only() else self.removal_behaviour(state)
+
     def reads_bound_pods(self) -> bool:
         """Whether Filter/Score read tensors.bound_pods() (then a compiled pod-by-pod loop appends the run's own
         pods to that table as it places them)."""
@@ -386,9 +404,17 @@ class Plugin:
         raise NotImplementedError
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------
-    def reserve(self, state, node: int, pod, cluster, extra):
+    def reserve(self, state, node: int, pod, cluster, extra, picks=()):
         """Per-pod state taken on the chosen node (DRA claims, GPU devices); returns what unreserve needs.
-        `extra`: what this plugin's Filter returned besides code and payload (None if nothing)."""
+        `extra`: what this plugin's Filter returned besides code and payload (None if nothing); `picks`: what the
+        profile's Score plugins picked for the pod on this node (Plugin.pick), in profile order."""
+        return None
+
+    def pick(self, state, node: int, cluster):
+        """For a Score plugin whose policy also decides what a Reserve plugin takes on the chosen node (the devices
+        of a GPU share: FGDScore, RandomScore; the trace simulator's allocateGpuIdFunc): that choice on `node`, for
+        Reserve's `picks`; None: no choice. Asked once per placed pod that a Reserve plugin keeps state for, once
+        the node is chosen and before the pod's load is placed there (the node as the pod was scored on it)."""
         return None
 
     def unreserve(self, record, cluster) -> None:

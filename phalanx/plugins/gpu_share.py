@@ -3,18 +3,30 @@
 per device, best fit. docs/semantics.md, "GPU shares in the Scheduler".
 
 The device table and who holds which share is the cluster's GpuBook (sched/gpushare.py, reached through the
-cluster handle). PreFilter reads the free milli per device, Filter checks every node at once
-(kernels/gpu_share.py), Reserve takes the best-fitting devices on the chosen node, Unreserve gives them back.
+cluster handle). PreFilter prepares the request, Filter reads the free milli per device of the nodes it checks
+(kernels/gpu_share.py), Reserve takes the best-fitting devices on the chosen node (or those a Score plugin's
+policy picked: DevicePick), Unreserve gives them back.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from ..cluster_models.gpus import NVIDIA_GPU, device_request
 from ..kernels.gpu_share import REASONS
-from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin
+from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin
+
+
+@dataclass(frozen=True)
+class DevicePick:
+    """The devices a Score plugin's policy gives a pod on the chosen node (Plugin.pick), for GpuShare's Reserve."""
+    index: np.ndarray          # (count,) int64 device indices on the node
 
 
 class GpuShare(Plugin):
     name = "GpuShare"
+    signs_from_template = True         # the annotations
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def signature(self, pod):
@@ -30,7 +42,7 @@ class GpuShare(Plugin):
         return cluster.gpus.prepare(pod.pod.key, req, own)
 
     def filter(self, xp, state, tensors):
-        return state.filter(xp)
+        return state.filter(xp, tensors.node_rows)
 
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
@@ -38,14 +50,21 @@ class GpuShare(Plugin):
     def filter_behaviour(self, state):
         return PER_POD
 
+    def kept_behaviour(self, state):
+        # The state reads the GpuBook when Filter runs, and a node's devices change only with its load (a share is
+        # taken, undone or released with the pod's load; node events drop kept results).
+        return NODE_LOCAL
+
     def host_only(self) -> bool:
         return True
 
     def reserves_for(self, pod) -> bool:
         return device_request(pod) is not None
 
-    def reserve(self, state, node, pod, cluster, assignment):
-        return cluster.gpus.allocate(state, node, pod.key)
+    def reserve(self, state, node, pod, cluster, assignment, picks=()):
+        # A Score plugin whose policy also chooses the devices (FGDScore, RandomScore) picked them for this node.
+        index = next((pick.index for pick in picks if isinstance(pick, DevicePick)), None)
+        return cluster.gpus.allocate(state, node, pod.key, index)
 
     def unreserve(self, record, cluster):
         cluster.gpus.undo(record)

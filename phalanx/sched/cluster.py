@@ -216,6 +216,8 @@ class Cluster:
     default_selectors: DefaultSelectors = field(default_factory=DefaultSelectors)  # default topology spreading
     successors: dict[str, Pod] = field(default_factory=dict)   # OrderedReady StatefulSets: pod key -> the pod its
                                                                 # controller creates once that pod is bound
+    rng: np.random.Generator | None = None     # the Scheduler's seeded random stream, for plugins that draw
+                                               # (RandomScore); set by the Scheduler
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
     _pdb_floor: dict[str, int] = field(default_factory=dict)        # PDB key -> desiredHealthy fixed at load
 

@@ -456,6 +456,15 @@ def with_compat(profile: Profile, compat: str) -> Profile:
     return replace(profile, compat=compat)
 
 
+def args_from_input(config: SchedulerConfig, cluster) -> SchedulerConfig:
+    """Every profile's plugin args with what a plugin takes from the scheduler's input when the configuration
+    leaves it out (Plugin.args_from_input: FGDScore's typical pods, from the input's pods)."""
+    def complete(profile: Profile) -> Profile:
+        args = tuple((name, REGISTRY[name].args_from_input(a, cluster)) for name, a in profile.args)
+        return profile if args == profile.args else replace(profile, args=args)
+    return replace(config, profiles=tuple(complete(p) for p in config.profiles))
+
+
 def without_plugin(config: SchedulerConfig, name: str) -> SchedulerConfig:
     """Every profile with `name` disabled at every extension point (e.g. DefaultPreemption: no preemption)."""
     def strip(profile: Profile) -> Profile:

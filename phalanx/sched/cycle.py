@@ -124,11 +124,13 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
 
 class WithNodes:
     """The cluster tensors with another node table (row subsets, replaced load columns): what Filters that read
-    only their own node's row are run on."""
+    only their own node's row are run on. node_rows: the node ids of its rows, when a plugin reads host state of
+    the nodes (GpuShare: their devices) besides the table."""
 
-    def __init__(self, tensors, nodes):
+    def __init__(self, tensors, nodes, node_rows: np.ndarray | None = None):
         self._tensors = tensors
         self.nodes = nodes
+        self.node_rows = node_rows
 
     def __getattr__(self, name):
         return getattr(self._tensors, name)

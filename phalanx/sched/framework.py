@@ -19,6 +19,7 @@ class Framework:
         self.weights: dict[str, int] = dict(profile.weights)
         self.placement_weights: dict[str, int] = dict(profile.placement_weights)
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
+        self.template_signatures = all(type(p).signs_from_template for p in self._signers)
         self.warners = tuple(p for p in self.plugins.values() if type(p).warnings is not Plugin.warnings)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
         self._tokeners = tuple(p for p in self.plugins.values()

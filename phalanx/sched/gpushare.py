@@ -38,25 +38,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, node_gpus
+from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
+_VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
+
+
 @dataclass
 class GpuInputs:
-    """The GpuShare PreFilter result of one pod: the kernel's inputs."""
+    """The GpuShare PreFilter result of one pod: its request, and the book its Filter reads when it runs (the free
+    devices are read then, not copied here, so results kept between the pod's cycles stay exact:
+    sched/incremental.py)."""
     pod: str
     count: int
     milli: int
     allowed: tuple | None             # model ids (gpu_fit.allowed_ids), None: any model
-    free: np.ndarray                  # (N, D) int64 free milli per device slot (padding, unhealthy, held by
-                                      # whole-GPU pods: 0)
-    model: np.ndarray                 # (N, D) int64 model id per slot (-1: padding or unknown model)
-    n_devices: np.ndarray             # (N,) int64
+    own_whole: int                    # the pod's own nvidia.com/gpu request (whole devices besides its share)
+    book: "GpuBook"
 
-    def filter(self, xp):
-        return gpu_share_filter(xp, xp.asarray(self.free), xp.asarray(self.model), xp.asarray(self.n_devices),
-                                self.count, self.milli, self.allowed)
+    def filter(self, xp, rows=None):
+        """Filter codes and payloads of the nodes `rows` (None: every node)."""
+        free, model, n_devices = self.book.devices(rows, self.own_whole)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), xp.asarray(n_devices), self.count,
+                                self.milli, self.allowed)
 
 
 @dataclass
@@ -84,6 +89,14 @@ class GpuBook:
         self.owner = None                 # the Cluster whose .tensors (node table) this book corrects (attach)
         self.extra = np.zeros(len(self.names), np.int64)          # per node: devices shares use, counted in the
         self._extra_on = None             # requested nvidia.com/gpu of this ClusterTensors (the one they are in)
+        self._counts = table.per_node_count()                     # (N,) int64 devices per node
+        self._width = max(table.max_devices(), 1)                 # D: device slots per node in the dense views
+        self._free = table.dense_free()   # (N, D) int64 the table's free milli per device slot, kept with it
+        self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
+        self._tags = None                 # affinity_counts' state, see there
+        self._derived: dict = {}          # derived(): values of the node set (models), until a node event
+        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen), least
+                                          # recently read first
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -155,29 +168,107 @@ class GpuBook:
     # -- PreFilter / Filter inputs --------------------------------------------------------------------
     def prepare(self, pod_key: str, req: GpuRequest, own_whole: int = 0) -> GpuInputs:
         """own_whole: the pod's own nvidia.com/gpu request (whole devices it would hold besides its share)."""
+        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(self.table.models, req.models), own_whole, self)
+
+    def devices(self, rows=None, own: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The devices of the nodes `rows` (None: every node) as the GpuShare filter and the GPU scores read them:
+        free (n, D) int64 milli per device slot (padding, unhealthy devices and the devices whole-GPU pods hold: 0;
+        `own`: whole devices the pod asks besides, held too), model (n, D) int64 model id (-1 padding) and
+        devices (n,) int64 per node. The arrays may be the book's own: read them before the next placement."""
+        if rows is None:
+            free, model, count = self._free, self._model, self._counts
+        else:
+            free, model, count = self._free[rows], self._model[rows], self._counts[rows]
+        if self._gpu_column(self._tensors()) < 0:      # no node counts whole devices: none is held
+            return free, model, count
+        whole = self.whole_counts(own)
+        return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
+
+    def node_models(self) -> list[str]:
+        """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
         t = self.table
-        free = without_whole_devices(np, t.dense_free(), self.whole_counts(own_whole))
-        return GpuInputs(pod_key, req.count, req.milli, allowed_ids(t.models, req.models), free,
-                         t.dense_model(), t.per_node_count())
+        return [t.models[m] if m >= 0 else "" for m in t.node_model().tolist()]
+
+    def derived(self, key, make):
+        """make(self), remembered under `key` until the devices are rebuilt (node events): what plugins compute
+        from the nodes' models alone (FGDScore's model access per typical pod)."""
+        hit = self._derived.get(key)
+        if hit is None:
+            hit = self._derived[key] = make(self)
+        return hit
+
+    def node_values(self, key, compute) -> tuple:
+        """compute(rows) -> a tuple of (n, ...) arrays for the nodes `rows` (None: every node), for values that move
+        only with a node's own load (FGDScore's fragmentation): kept for every node and computed again only for the
+        nodes the node table's changes list since the last read. The arrays returned are updated in place by later
+        reads: use them before the next one."""
+        t = self._tensors()
+        chunks = t.changes
+        hit = self._values.pop(key, None)
+        if hit is None or hit[0] is not t:
+            values = compute(None)
+        else:
+            _, values, seen = hit
+            if seen < len(chunks):
+                rows = t.changed_since(seen)
+                for v, new in zip(values, compute(rows)):
+                    v[rows] = new
+        self._values[key] = (t, values, len(chunks))
+        if len(self._values) > _VALUES_KEPT:
+            del self._values[next(iter(self._values))]
+        return values
+
+    def affinity_counts(self, width: int = 1) -> np.ndarray:
+        """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods
+        sharing a GPU, column k pods of k whole GPUs; pods without GPUs are not counted), over the bound pods of the
+        node table's binding log. Bindings appended since the last read are added; a removal or an undo recounts
+        from the tags kept per log position."""
+        t = self._tensors()
+        n = len(self.names)
+        if t is None:
+            return np.zeros((n, width), np.int64)
+        pods, nodes, removed = t.log()
+        state = self._tags
+        if state is None or state[0] is not t or state[1] != n:
+            state = (t, n, 0, 0, np.zeros(0, np.int64), np.zeros((n, 1), np.int64))
+        _, _, cuts, removals, tag_of, counts = state
+        recount = removals != t.removals() or len(t.truncations) > cuts
+        seen = len(tag_of)
+        if len(t.truncations) > cuts:              # an undo cut the log back: the tags after the cut are gone
+            seen = min(seen, min(t.truncations[cuts:]))
+            tag_of = tag_of[:seen]
+        new = np.asarray([gpu_request_from_pod(p).affinity for p in pods[seen:]], np.int64)
+        tag_of = np.concatenate([tag_of, new])
+        cols = max(counts.shape[1], int(new.max()) + 1 if len(new) else 0)
+        if recount or cols > counts.shape[1]:
+            live = tag_of >= 0
+            live[list(removed)] = False
+            rows, counts = np.flatnonzero(live), np.zeros((n, cols), np.int64)
+        else:
+            rows = seen + np.flatnonzero(new >= 0)
+        counts = counts + np.bincount(nodes[rows].astype(np.int64) * cols + tag_of[rows],
+                                      minlength=n * cols).reshape(n, cols)
+        self._tags = (t, n, len(t.truncations), t.removals(), tag_of, counts)
+        return counts if cols >= width else np.pad(counts, ((0, 0), (0, width - cols)))
 
     # -- placements ---------------------------------------------------------------------------------------
-    def allocate(self, g: GpuInputs, node: int, pod_key: str) -> GpuUndo:
-        """The pod placed on `node` (its own load already in the node table) takes `count` devices there: best
-        fit among its devices that fit and that whole-GPU pods do not hold."""
-        t = self.table
-        lo, hi = int(t.offsets[node]), int(t.offsets[node + 1])
-        free = np.where(t.healthy[lo:hi], MILLI - t.milli_used[lo:hi], 0)[None, :]
-        free = without_whole_devices(np, free, self.whole_counts()[node:node + 1])
-        fits = device_fits(np, free, t.model[lo:hi][None, :], g.milli, g.allowed)
-        index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
-        if len(index) != g.count:
+    def allocate(self, g: GpuInputs, node: int, pod_key: str, index: np.ndarray | None = None) -> GpuUndo:
+        """The pod placed on `node` (its own load already in the node table) takes `count` devices there: `index`
+        when a Score plugin's policy picked them (Plugin.pick), else best fit among its devices that fit and that
+        whole-GPU pods do not hold."""
+        free, model, _ = self.devices([node])       # its own whole devices are in the node table now
+        fits = device_fits(np, free, model, g.milli, g.allowed)
+        if index is None:
+            index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
+        if len(index) != g.count or not fits[0, index].all():
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
-        return self._take(pod_key, self.names[node], index, g.milli)
+        return self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
 
     def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
         node = self.index[node_name]
         rows = self.table.offsets[node] + index
         self.table.milli_used[rows] += milli
+        self._free[node, index] -= milli
         self.held[pod_key] = (node_name, index, milli)
         if refresh:
             self._refresh([node])
@@ -186,6 +277,7 @@ class GpuBook:
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self.table.milli_used[rec.rows] -= rec.milli
+        self._free[self.index[rec.node], rec.index] += rec.milli
         self.held.pop(rec.pod, None)
         self._refresh([self.index[rec.node]])
 
@@ -196,6 +288,7 @@ class GpuBook:
             node_name, index, milli = held
             node = self.index[node_name]
             self.table.milli_used[self.table.offsets[node] + index] -= milli
+            self._free[node, index] += milli
             self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:

@@ -3,8 +3,10 @@ between the shape's cycles. After placements only the nodes whose load changed s
 evaluated again, and the best node is one argmax over a kept key, instead of every plugin over every node.
 
 A shape is kept only while nothing but node load moves what its Filters return:
-- every Filter that runs reads no pods (removal_behaviour FIXED) or only its own node's load (NODE_LOCAL);
-- no Reserve keeps per-pod state, no plugin keeps host state, no PreFilter or PreScore failed;
+- every Filter that runs reads no pods (kept_behaviour FIXED) or only its own node's state, which moves only with
+  the node's load (NODE_LOCAL: the node table's load columns, or host state read when the Filter runs, as
+  GpuShare's devices); a Reserve that keeps per-pod state runs for each pod placed on kept results;
+- no Score that is kept holds a host copy of node state (kept_behaviour), no PreFilter or PreScore failed;
 - the plugins whose PreFilter or PreScore skip the pod depending on the bound pods still would (prepare_token;
   a live Score's PreScore runs in every cycle anyway), and no copy of the pod could make a skipped plugin run
   (skip_behaviour).
@@ -31,7 +33,8 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters, run_scores
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters,
+                    run_scores)
 from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
@@ -67,6 +70,8 @@ class ShapeScores:
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
+    codes: dict = dataclasses.field(default_factory=dict)       # Filter plugin -> (N,) int8 its codes now
+    payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
 
     @property
     def live_plugins(self) -> frozenset:
@@ -74,8 +79,16 @@ class ShapeScores:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders)
+        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders,
+                  *self.codes.values(), *self.payloads.values())
         return sum(a.nbytes for a in arrays)
+
+    def evaluation(self) -> Evaluation:
+        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read)."""
+        p = self.prepared
+        outside = None if p.allowed is None else ~np.asarray(p.allowed)
+        return Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
+                          outside=outside, narrowing=p.narrowing)
 
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
@@ -107,13 +120,13 @@ def keepable(p: Prepared, framework) -> bool:
     node load (kept) or can be run again alone (live; see the module docstring)."""
     if p.rejection is not None or p.error is not None or p.score_error is not None:
         return False
-    reserving = framework.at("reserve")
     for plugin, state in p.filters:
-        if plugin.removal_behaviour(state) not in (FIXED, NODE_LOCAL) or plugin in reserving or plugin.host_only():
+        if plugin.kept_behaviour(state) not in (FIXED, NODE_LOCAL):
             return False
     # A skipped plugin that a copy of the pod may make run (its own terms, once bound, select it) would be
     # prepared again after every placement. Live Scores run afresh in every cycle, host state or not.
-    return not any(plugin.host_only() and _kept_score(plugin, state) for plugin, state, _ in p.scores) \
+    return not any(plugin.host_only() and plugin.kept_behaviour(state) == PER_POD and _kept_score(plugin, state)
+                   for plugin, state, _ in p.scores) \
         and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped)
 
 
@@ -205,10 +218,10 @@ class ShapeCache:
         feasible = np.asarray(ev.feasible).copy()
         static_ok = np.ones(len(feasible), bool) if ev.outside is None else ~np.asarray(ev.outside)
         for plugin, st in p.filters:
-            if plugin.removal_behaviour(st) == FIXED:
+            if plugin.kept_behaviour(st) == FIXED:
                 static_ok &= np.asarray(ev.codes[plugin.name]) == SUCCESS
         local = dataclasses.replace(p, allowed=None, filters=tuple(
-            (plugin, st) for plugin, st in p.filters if plugin.removal_behaviour(st) == NODE_LOCAL))
+            (plugin, st) for plugin, st in p.filters if plugin.kept_behaviour(st) == NODE_LOCAL))
         fixed_total = np.zeros(len(feasible), np.int64)
         holders = []
         total = np.zeros(len(feasible), np.int64)
@@ -223,7 +236,9 @@ class ShapeCache:
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
         key = selection_key(np, total, feasible, rank, len(rank))
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
-                           feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p))
+                           feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
+                           codes={k: np.asarray(v).copy() for k, v in ev.codes.items()},
+                           payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()})
 
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
@@ -248,15 +263,18 @@ class ShapeCache:
         tensors = s.tensors
         changes = tensors.changes
         if s.mark < len(changes):
-            new = changes[s.mark:]
-            rows = np.asarray(new[0], np.int64) if len(new) == 1 else np.unique(np.concatenate(new))
+            rows = tensors.changed_since(s.mark)
             if len(rows) > _ROWS_ALWAYS and len(rows) * _MAX_ROWS_FRACTION > len(s.feasible):
                 return False
             s.mark = len(changes)
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:
-                ok &= np.asarray(run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows))).feasible)
+                ev = run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
+                ok &= np.asarray(ev.feasible)
+                for name, codes in ev.codes.items():
+                    s.codes[name][rows] = codes
+                    s.payloads[name][rows] = ev.payloads[name]
             was = s.feasible[rows]
             if (ok != was).any():
                 if (ok & ~was).any():

@@ -178,8 +178,9 @@ class Placer:
             out.pod_cycles += 1
             if node >= 0:
                 failed = None
+                picks = self.picks(p, node)
                 pl = self.account(p, np.array([node]), [pod])
-                pl.reserved = self.reserve(p, ev, node, pod)
+                pl.reserved = self.reserve(p, ev.extras, node, pod, picks)
                 if nominations:
                     pl.nomination = nominations.pop(pod.key, None)
                 out.placed.append(pl)
@@ -196,8 +197,9 @@ class Placer:
     def _place_nominated(self, shape: PodShape, pods: list[Pod], out: RunOutcome) -> int:
         """Retried preemptors: the pods at the front of the run (one priority) nominated to distinct nodes are placed
         there at once as far as Filter passes for each on its node (evaluateNominatedNode, without scoring). Exact
-        when the shape can be kept (incremental.keepable): placing a copy changes no other node's Filter and no
-        PreFilter. Returns how many were placed (0: go pod by pod)."""
+        when the shape can be kept (incremental.keepable: placing a copy changes no other node's Filter and no
+        PreFilter) and no Filter that runs reserves per-pod state. Returns how many were placed (0: go pod by
+        pod)."""
         cluster = self.cluster
         nominations, index = cluster.nominations, cluster.tensors.node_index
         priority = cluster.priority(pods[0])
@@ -213,7 +215,8 @@ class Placer:
         if len(nodes) < 2:
             return 0
         p = prepare(shape, cluster, self.framework)
-        if not keepable(p, self.framework):
+        reserving = self.framework.at("reserve")
+        if not keepable(p, self.framework) or any(plugin in reserving for plugin, _ in p.filters):
             return 0
         passes = passes_nominated(cluster, p, pods[: len(nodes)], priority, nodes)
         if passes is None:
@@ -221,7 +224,7 @@ class Placer:
         taken = len(nodes) if passes.all() else int(np.argmin(passes))
         for pod, node in zip(pods[:taken], nodes):
             out.pod_cycles += 1
-            pl = self.account(p, np.array([node]), [pod])     # no Filter that ran reserves (keepable)
+            pl = self.account(p, np.array([node]), [pod])     # no Filter that ran reserves
             pl.nomination = nominations.pop(pod.key, None)
             out.placed.append(pl)
         return taken
@@ -229,8 +232,9 @@ class Placer:
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
         """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
         batch path places them, its rounds on the k best nodes of the kept key (the contenders) instead of every
-        node. Returns the pods left from the first one no node fits (the per-pod path fails them with the full
-        cycle's message and PostFilter), or all of them when the shape cannot be kept now."""
+        node. A pod no node fits fails the rest of the run with the message the kept Filter results give when the
+        profile has no PostFilter; else the pods from it on are returned (the per-pod path fails them with the
+        full cycle's message and PostFilter), and all of them when the shape cannot be kept now."""
         while pods:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
             if kept is None:
@@ -238,9 +242,18 @@ class Placer:
             if len(pods) < _KEPT_ROUND_MIN or not self.batching or not kept.rounds:
                 node = kept.best()
                 if node < 0:
-                    return pods
+                    if self.framework.at("postFilter"):
+                        return pods
+                    # No PostFilter to run: the pod fails with the full cycle's message, from the kept results.
+                    ev = kept.evaluation()
+                    out.pod_cycles += 1
+                    out.fail(pods, self.message(ev), rejectors(ev))
+                    return []
                 out.pod_cycles += 1
-                out.placed.append(self.account(kept.prepared, np.array([node]), pods[:1]))
+                picks = self.picks(kept.prepared, node)
+                pl = self.account(kept.prepared, np.array([node]), pods[:1])
+                pl.reserved = self.reserve(kept.prepared, {}, node, pods[0], picks)
+                out.placed.append(pl)
                 pods = pods[1:]
                 continue
             take, nodes = self._kept_round(kept, len(pods), rank)
@@ -257,7 +270,7 @@ class Placer:
         cand = kept.top(k)
         if not len(cand):
             return 0, cand
-        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand)), k)
+        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand), cand), k)
         totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
         pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
         take = int(count)
@@ -276,13 +289,25 @@ class Placer:
         extra, nominated = self.post_filter(self, pod, p, ev)
         return (f"{message} {extra}" if extra and not nominated else message), nominated
 
-    def reserve(self, p: Prepared, ev: Evaluation, node: int, pod: Pod) -> list:
-        """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node."""
+    def picks(self, p: Prepared, node: int) -> tuple:
+        """What the profile's Score plugins pick for the pod on its chosen node (Plugin.pick), asked before the pod's
+        load is placed there, when a Reserve plugin keeps state for the pod (its Filter ran for it)."""
+        reserving = self.framework.at("reserve")
+        if not any(plugin in reserving for plugin, _ in p.filters):
+            return ()
+        return tuple(pick for plugin, state, _ in p.scores
+                     if (pick := plugin.pick(state, node, self.cluster)) is not None)
+
+    def reserve(self, p: Prepared, extras: dict, node: int, pod: Pod, picks: tuple = ()) -> list:
+        """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node. extras: what their
+        Filters returned besides codes and payloads (Evaluation.extras; none on kept results, whose keepable
+        Filters return none); picks: the Score plugins' picks (Placer.picks)."""
         out = []
         for plugin in self.framework.at("reserve"):
             for ran, state in p.filters:
                 if ran is plugin:
-                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, ev.extras.get(plugin.name))))
+                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, extras.get(plugin.name),
+                                                       picks)))
         return out
 
     def nodes_changed(self) -> None:

@@ -30,7 +30,7 @@ from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, up
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
 from .backends import SCHEDULER_BACKENDS, make_placer
 from .cluster import Cluster, Nomination
-from .config import DEFAULT_CONFIG, Profile, SchedulerConfig, without_plugin
+from .config import DEFAULT_CONFIG, Profile, SchedulerConfig, args_from_input, without_plugin
 from .cycle import Evaluation, Prepared
 from .framework import Framework
 from .group_cycle import GroupAttempt, GroupCycle
@@ -112,7 +112,10 @@ class Scheduler:
     def __init__(self, cluster: Cluster, profile: Profile | SchedulerConfig = DEFAULT_CONFIG, *,
                  backend: str = "numpy", tie_break: str = "first", seed: int = 0, batching: bool = True,
                  gang_mode: str = "podgroup", permit_timeout_s: float = DEFAULT_PERMIT_TIMEOUT_S,
-                 preemption: bool = True, topology_preemption: bool = False, incremental: bool = True):
+                 preemption: bool = True, topology_preemption: bool = False, incremental: bool = True,
+                 rng: np.random.Generator | None = None):
+        """rng: the random stream to draw from (tie-breaks, RandomScore) instead of default_rng(seed), for a caller
+        that drew from it before (the trace replay's arrival order and node order come first)."""
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
         if backend not in SCHEDULER_BACKENDS:
@@ -124,10 +127,10 @@ class Scheduler:
         config = profile if isinstance(profile, SchedulerConfig) else SchedulerConfig((profile,))
         if not preemption:          # as profiles without DefaultPreemption
             config = without_plugin(config, "DefaultPreemption")
-        self.config = config
+        self.config = config = args_from_input(config, cluster)
         self.cluster = cluster
         self.tie_break = tie_break
-        self.rng = np.random.default_rng(seed)
+        self.rng = cluster.rng = np.random.default_rng(seed) if rng is None else rng
         self._node_order = np.arange(0)      # rank() for tie_break "first"
         self.gang_mode = gang_mode
         self.permit_timeout_s = float(permit_timeout_s)

@@ -68,8 +68,8 @@ class ShapeTable:
         self.framework = framework
         self.by_signature: dict[str, PodShape] = {}
         # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
-        # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond the spec
-        # skips both the plugins' signatures and re-serializing the spec.
+        # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond those
+        # objects skips both the plugins' signatures and re-serializing the spec.
         self.by_template: dict[tuple[int, int, int], tuple[object, object, object, PodShape]] = {}
         self.shapes: list[PodShape] = []
 
@@ -89,6 +89,6 @@ class ShapeTable:
                              pod_host_ports(pod), unmodelled_constraints(pod, self.framework))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
-        if not extra:
+        if not extra or self.framework.template_signatures:
             self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
         return shape

@@ -21,6 +21,7 @@ fragmentation), idle (the rest of the idle capacity), down (its node failed).
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import time
 from dataclasses import dataclass, field
@@ -31,8 +32,12 @@ from ..cluster_models import ClusterObjects
 from ..cluster_models.generate import RACK, pod_template
 from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
 from ..cluster_models.objects import PodSchedulingGroup
+from ..cluster_models.quantity import milli_value, parse_quantity
 from ..cluster_models.workloads import PodGroup
+from ..plugins.fgd_score import FGDScore, as_args, typical_pods
+from ..plugins.gpu_scoring import DEFAULT_CPU_MILLI
 from ..sched import Cluster, Scheduler
+from ..sched.config import DEFAULT_CONFIG, DEFAULT_SCHEDULER_NAME, SchedulerConfig, config_from_doc
 from ..sched.records import (BOUND, DELETED, PERMIT_REJECTED, UNSCHEDULABLE, WAITING, Deleted, Failed, Placed,
                              Preempted)
 from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
@@ -49,6 +54,8 @@ class Policy:
     topology: str | None = None   # the gang's topology constraint (a node label key), e.g. the rack
     preemption: bool = False      # DefaultPreemption and workload-aware preemption (gangs are disruptionMode PodGroup)
     gang_mode: str = "podgroup"   # "permit": members go pod by pod and wait at Permit for the gang (v1.35 style)
+    score: str | None = None      # a GPU score policy (SCORES) as the profile's only Score plugin; None: the default
+                                  # Score plugins
 
 
 POLICIES = {p.name: p for p in (
@@ -58,6 +65,42 @@ POLICIES = {p.name: p for p in (
     Policy("gang-preemption", groups=True, preemption=True),
     Policy("gang-permit", groups=True, gang_mode="permit"),
 )}
+
+# The GPU score policies of the FGD paper (its names) and the Score plugin each is; "<policy>+<score>" runs a
+# policy with that plugin as the only Score plugin (e.g. gang+fgd).
+SCORES = {"random": "RandomScore", "dotprod": "DotProductScore", "gpuclustering": "GpuClusteringScore",
+          "gpupacking": "GpuPackingScore", "bestfit": "BestFitScore", "fgd": "FGDScore"}
+
+
+def policy_named(name: str) -> Policy:
+    """A policy by name: one of POLICIES, optionally "+<score>" (SCORES). Raises ValueError for an unknown one."""
+    base, plus, score = name.partition("+")
+    if base not in POLICIES or (plus and score not in SCORES):
+        raise ValueError(f"unknown policy {name!r} (use one of {', '.join(POLICIES)}, optionally followed by "
+                         f"+ and a score policy: {', '.join(SCORES)})")
+    return dataclasses.replace(POLICIES[base], name=name, score=score) if plus else POLICIES[base]
+
+
+def score_config(score: str, jobs: list[JobSpec]) -> SchedulerConfig:
+    """The default profile with the score policy `score` as its only Score plugin (weight 1). FGDScore's typical
+    pods are the workload's: one per worker of every job (its non-zero CPU request, GPU share and models)."""
+    plugin = SCORES[score]
+    keys = [(milli_value(parse_quantity(job.cpu)) or DEFAULT_CPU_MILLI, job.gpu_milli if job.gpus else 0,
+             job.gpus, job.gpu_models) for job in jobs for _ in range(job.workers)]
+    profile = {"schedulerName": DEFAULT_SCHEDULER_NAME, "plugins": {
+        "multiPoint": {"enabled": [{"name": plugin}]},
+        "score": {"enabled": [{"name": plugin, "weight": 1}], "disabled": [{"name": "*"}]}},
+        "pluginConfig": score_args(score, typical_pods(keys) if keys else None)}
+    return config_from_doc({"kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 100,
+                            "profiles": [profile]}, f"score policy {score}")
+
+
+def score_args(score: str, typ) -> list[dict]:
+    """The pluginConfig entries of the score policy `score`: FGDScore's typical pods `typ` (None: from the
+    Scheduler's input)."""
+    if SCORES[score] != FGDScore.name or typ is None:
+        return []
+    return [{"name": FGDScore.name, "args": {"typicalPods": [a.model_dump(by_alias=True) for a in as_args(typ)]}}]
 
 
 @dataclass
@@ -183,7 +226,8 @@ class Simulation:
         self.seed = seed
         self.horizon = hours * 3600.0
         cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=[], warnings=[]))
-        self.sched = Scheduler(cluster, seed=seed, preemption=policy.preemption, gang_mode=policy.gang_mode,
+        config = DEFAULT_CONFIG if policy.score is None else score_config(policy.score, jobs)
+        self.sched = Scheduler(cluster, config, seed=seed, preemption=policy.preemption, gang_mode=policy.gang_mode,
                                permit_timeout_s=permit_timeout_s)
         self.usage = NodeUsage(list(self.nodes.values()), len(nodes))
         self.rack_samples: list[np.ndarray] = []

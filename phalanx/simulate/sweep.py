@@ -21,7 +21,7 @@ The sweep config (YAML; field names as below, unknown ones are errors):
         day: 130
         hours: 24
         clones: 1
-    policies: [pod-by-pod, gang]   # default: every policy
+    policies: [pod-by-pod, gang]   # default: every policy; "gang+fgd": with a GPU score policy (engine.SCORES)
     seeds: [0, 1, 2]               # default: [0]
 
 Ray (the optional `dist` extra) was chosen because it is the engine such sweeps already run on, it schedules
@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
-from .engine import POLICIES, SimResult
+from .engine import POLICIES, SimResult, policy_named
 
 
 class Scenario(BaseModel):
@@ -90,8 +90,7 @@ class SweepConfig(BaseModel):
     @classmethod
     def _known(cls, policies: list[str]) -> list[str]:
         for p in policies:
-            if p not in POLICIES:
-                raise ValueError(f"unknown policy {p!r} (use one of {', '.join(POLICIES)})")
+            policy_named(p)
         return policies
 
     def runs(self) -> list[dict]:
@@ -125,7 +124,7 @@ def simulate_one(run: dict) -> SimResult:
         template = max(nodes, key=lambda n: int(n.status.allocatable.get("nvidia.com/gpu", "0")))
         scaler = Autoscaler(template, scenario.autoscale_nodes, scenario.provision_minutes * 60,
                             scenario.scale_down_minutes * 60)
-    return Simulation(nodes, jobs, POLICIES[run["policy"]], hours=scenario.hours, seed=seed,
+    return Simulation(nodes, jobs, policy_named(run["policy"]), hours=scenario.hours, seed=seed,
                       node_failures_per_day=scenario.node_failures_per_day, repair_s=scenario.repair_hours * 3600,
                       autoscaler=scaler, permit_timeout_s=scenario.permit_timeout).run()
 

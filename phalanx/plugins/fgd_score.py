@@ -1,0 +1,158 @@
+"""FGDScore (Fragmentation Gradient Descent, the FGD paper's policy): favours the node whose GPU fragmentation,
+measured against the workload's typical pods, grows least with the pod: int(100 sigmoid((F - F') / 1000)); a
+share of a GPU tries each device with room and takes the best one (the first on ties), and that is the device
+GpuShare's Reserve gives it (pick). Simulator: pkg/simulator/plugin/fgd_score.go, pkg/utils/frag.go. Arithmetic:
+kernels/fgd.py.
+
+Typical pods are FGDScore's args: given inline in pluginConfig (`typicalPods`: cpuMilli, gpuMilli per GPU,
+gpuCount, gpuModels, frequency), or, when left out, computed from the pods of the scheduler's input (pending and
+bound when the Scheduler is made) as the simulator computes them from its pod list: the most frequent shapes until
+they cover `popularityThreshold`% of the pods, frequencies renormalised over them (typical_pods).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ..cluster_models import pod_requests
+from ..cluster_models.errors import InputError
+from ..cluster_models.gpus import check_gpu_request, gpu_request_from_pod
+from ..kernels import fgd
+from ..kernels.gpu_fit import device_fits
+from ..kernels.gpu_scores import MAX_NODE_SCORE
+from .framework import PluginArgs
+from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, node_view
+from .gpu_share import DevicePick
+
+POPULARITY_THRESHOLD = 95        # the simulator's default podPopularityThreshold (podIncreaseStep 1)
+
+
+class TypicalPod(PluginArgs):
+    cpu_milli: int = Field(ge=0)                 # non-zero CPU request, millicores
+    gpu_milli: int = 0                           # milli-GPU per GPU
+    gpu_count: int = 0
+    gpu_models: str = ""                         # allowed models, "|"-separated ("" any)
+    frequency: float = Field(gt=0)               # share of the workload
+
+    @model_validator(mode="after")
+    def _request(self):
+        try:
+            check_gpu_request(self.gpu_count, self.gpu_milli, "typical pod", ("gpuCount", "gpuMilli"))
+        except InputError as exc:
+            raise ValueError(str(exc).removeprefix("typical pod: ")) from None
+        if not math.isfinite(self.frequency):
+            raise ValueError(f"frequency: must be finite (got {self.frequency})")
+        return self
+
+
+class FGDScoreArgs(PluginArgs):
+    typical_pods: list[TypicalPod] = Field(default_factory=list)     # empty: from the input's pods
+    popularity_threshold: int = Field(POPULARITY_THRESHOLD, ge=1, le=100)
+
+
+def typical_pods(keys, threshold: int = POPULARITY_THRESHOLD, step: int = 1) -> fgd.TypicalPods:
+    """utils.GetTypicalPods (CPU pods included, no GPU weight) over one key per pod of the workload, (non-zero
+    milli-CPU, milli-GPU per GPU, GPUs, models string): shapes by decreasing count (ties: larger CPU, milli, GPUs,
+    model string first), taken `step` at a time until they cover `threshold`% of the pods, with frequencies
+    renormalised over the shapes taken."""
+    counts: dict[tuple, float] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0.0) + 1.0
+    total = float(sum(counts.values()))
+    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    expected = float(threshold) * total / 100.0
+    i, taken, cum = 0, 0, 0.0
+    freq = [0.0] * len(ordered)
+    while cum < expected:
+        taken += step
+        while i < taken and i < len(ordered):
+            cum += ordered[i][1]
+            freq[i] = ordered[i][1] / total
+            i += 1
+    if i < len(ordered):
+        ordered = ordered[:i]
+        freq = [f / (cum / total) for f in freq[:i]]
+    return fgd.TypicalPods(cpu=tuple(k[0] for k, _ in ordered), milli=tuple(k[1] for k, _ in ordered),
+                           count=tuple(k[2] for k, _ in ordered), spec=tuple(k[3] for k, _ in ordered),
+                           freq=tuple(freq))
+
+
+def pod_key(pod) -> tuple:
+    """A Pod's typical-pod key: (non-zero milli-CPU, milli-GPU per GPU, GPUs, models string)."""
+    req = gpu_request_from_pod(pod)
+    return (int(pod_requests(pod).get("cpu", 0)) or DEFAULT_CPU_MILLI, req.milli, req.count, "|".join(req.models))
+
+
+def as_args(typ: fgd.TypicalPods) -> list[TypicalPod]:
+    return [TypicalPod(cpu_milli=c, gpu_milli=m, gpu_count=k, gpu_models=s, frequency=f)
+            for c, m, k, s, f in zip(typ.cpu, typ.milli, typ.count, typ.spec, typ.freq)]
+
+
+class FGDScore(GpuScore):
+    name = "FGDScore"
+    Args = FGDScoreArgs
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        pods = self.args.typical_pods
+        self.typical = fgd.TypicalPods(cpu=tuple(p.cpu_milli for p in pods), milli=tuple(p.gpu_milli for p in pods),
+                                       count=tuple(p.gpu_count for p in pods),
+                                       spec=tuple(p.gpu_models for p in pods), freq=tuple(p.frequency for p in pods))
+
+    @classmethod
+    def args_from_input(cls, args, cluster):
+        if args.typical_pods:
+            return args
+        pods = [*cluster.pending, *(pod for pod, _ in cluster.tensors.live_bound())]
+        if not pods:
+            return args
+        typ = typical_pods([pod_key(p) for p in pods], args.popularity_threshold)
+        return args.model_copy(update={"typical_pods": as_args(typ)})
+
+    def _access(self, book, rows):
+        """(n, T) bool: typical pod t may use the model of node rows[i] (rows None: every node)."""
+        access = book.derived(("FGDScore access", self.typical), lambda b: fgd.access_matrix(np, b.node_models(),
+                                                                                              self.typical))
+        return access if rows is None else access[rows]
+
+    def _node_state(self, state, view):
+        """(cnt (n, T), frag (n, T), total (n,), F (n,)) of the view's nodes (kernels/fgd.py node_counts, F). A node's
+        own are kept by the book and computed again only where its load changed; a view after copies of the pod, or
+        with the devices a share pod's own nvidia.com/gpu would hold, is computed as it stands."""
+        typ = self.typical
+        if view.copies or state.own_whole:
+            return self._fragmentation(view, typ, self._access(state.book, view.rows))
+        book, tensors = state.book, view.tensors
+        values = book.node_values(("FGDScore", typ), lambda rows: self._fragmentation(
+            node_view(state, tensors, rows), typ, self._access(book, rows)))
+        return values if view.rows is None else tuple(v[view.rows] for v in values)
+
+    @staticmethod
+    def _fragmentation(view, typ, access):
+        counts = fgd.node_counts(np, view.free, typ)
+        return (*counts, fgd.frag_from_counts(np, *counts, view.cpu_left, access, typ))
+
+    def evaluate(self, state, view):
+        """(score (n,) int64, device (n,) int64: a share's best device, -1 otherwise) on the view's nodes."""
+        if state.requests_nothing:       # the simulator's FGDScore: a pod that requests nothing scores 100
+            n = view.free.shape[0]
+            return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        typ = self.typical
+        access = self._access(state.book, view.rows)
+        cnt, frag, total, f_before = self._node_state(state, view)
+        cand = device_fits(np, view.free, view.model, state.milli, state.allowed)
+        if state.share:
+            score, device, _ = fgd.share_score(np, view.free, cand, (cnt, frag, total), view.cpu_left, access,
+                                               f_before, typ, state.cpu, state.milli)
+            return score, device
+        score, device, _ = fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu,
+                                         state.count, state.milli, (cnt, frag, total))
+        return score, device
+
+    def pick(self, state, node, cluster):
+        # The device the share's score on the node was computed with (the node unchanged since: kept values).
+        if not state.share:
+            return None
+        return DevicePick(self.node_scores(state, cluster.tensors)[1][node:node + 1].copy())
