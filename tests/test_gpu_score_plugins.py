@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from reference import gpus as ref
 from strategies import make_node, make_pod
@@ -273,7 +273,23 @@ def test_batched_runs_of_whole_gpu_pods_equal_pod_by_pod(node_specs, runs, score
     batched = Scheduler(build(), config, preemption=False).schedule()
     one_by_one = Scheduler(build(), config, preemption=False, batching=False, incremental=False).schedule()
     assert batched.bindings == one_by_one.bindings
-    assert batched.batch_rounds > 0 or len(batched.bindings) <= 1 or all(c == 1 for *_, c in runs)
+    event(f"batch rounds: {batched.batch_rounds > 0}")
+
+
+@pytest.mark.parametrize("score", ["FGDScore", "DotProductScore", "GpuPackingScore", "GpuClusteringScore"])
+def test_a_long_run_of_whole_gpu_pods_is_batched_and_equals_pod_by_pod(score):
+    # Runs up to SHORT_RUN (8) copies go on kept shapes pod by pod; a run of 12 one-GPU pods takes batch rounds.
+    def build():
+        nodes = [gnode(f"n{i}", gpus, cpu=64) for i, gpus in enumerate((8, 4, 2))]
+        pods = [make_pod(f"r-{k}", cpu="2", memory="1Gi", gpu=1) for k in range(12)]
+        return Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods))
+    typical = [{"cpuMilli": 4000, "gpuMilli": 1000, "gpuCount": 1, "frequency": 0.6},
+               {"cpuMilli": 2000, "frequency": 0.4}]
+    config = profile([score], typical, filters=("NodeResourcesFit",))
+    batched = Scheduler(build(), config, preemption=False).schedule()
+    one_by_one = Scheduler(build(), config, preemption=False, batching=False, incremental=False).schedule()
+    assert batched.bindings == one_by_one.bindings and len(batched.bindings) == 12
+    assert batched.batch_rounds > 0
 
 
 # ------------------------------------------------------------------------------- the simulator
