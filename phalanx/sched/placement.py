@@ -135,6 +135,7 @@ class Placer:
             pods = self._place_kept(shape, pods, rank, out)
             if not pods:
                 return
+            eligible = not self.cluster.nominations        # a failed pod may have been nominated (preemption)
         if self.batching and len(pods) > 1 and eligible:
             if batchable(prepare(shape, self.cluster, self.framework)):
                 pods = self._place_batch(shape, pods, rank, out)
@@ -232,9 +233,9 @@ class Placer:
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
         """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
         batch path places them, its rounds on the k best nodes of the kept key (the contenders) instead of every
-        node. A pod no node fits fails the rest of the run with the message the kept Filter results give when the
-        profile has no PostFilter; else the pods from it on are returned (the per-pod path fails them with the
-        full cycle's message and PostFilter), and all of them when the shape cannot be kept now."""
+        node. A pod no node fits fails from the kept Filter results with the full cycle's message and PostFilter
+        (_fail_kept). Returns the pods left for the per-pod path: after a pod nominated by preemption, or all of
+        them when the shape cannot be kept now."""
         while pods:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
             if kept is None:
@@ -242,13 +243,7 @@ class Placer:
             if len(pods) < _KEPT_ROUND_MIN or not self.batching or not kept.rounds:
                 node = kept.best()
                 if node < 0:
-                    if self.framework.at("postFilter"):
-                        return pods
-                    # No PostFilter to run: the pod fails with the full cycle's message, from the kept results.
-                    ev = kept.evaluation()
-                    out.pod_cycles += 1
-                    out.fail(pods, self.message(ev), rejectors(ev))
-                    return []
+                    return self._fail_kept(kept, pods, out)
                 out.pod_cycles += 1
                 picks = self.picks(kept.prepared, node)
                 pl = self.account(kept.prepared, np.array([node]), pods[:1])
@@ -258,10 +253,23 @@ class Placer:
                 continue
             take, nodes = self._kept_round(kept, len(pods), rank)
             if not take:
-                return pods
+                return self._fail_kept(kept, pods, out) if kept.best() < 0 else pods
             out.batch_rounds += 1
             out.placed.append(self.account(kept.prepared, nodes, pods[:take]))
             pods = pods[take:]
+        return []
+
+    def _fail_kept(self, kept, pods: list[Pod], out: RunOutcome) -> list[Pod]:
+        """The first pod fits nowhere: it fails with the full cycle's message and PostFilter, from the kept Filter
+        results (what a full cycle would return now). Nominated (preemption): the pods after it are returned for
+        the per-pod path, which counts nominated pods; otherwise they fail the same way."""
+        ev = kept.evaluation()
+        out.pod_cycles += 1
+        message, nominated = self.after_failure(pods[0], kept.prepared, ev, self.message(ev))
+        if nominated:
+            out.fail(pods[:1], message, rejectors(ev))
+            return pods[1:]
+        out.fail(pods, message, rejectors(ev))
         return []
 
     def _kept_round(self, kept, k: int, rank: np.ndarray) -> tuple[int, np.ndarray]:
