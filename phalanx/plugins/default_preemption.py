@@ -135,19 +135,22 @@ class DefaultPreemption(Plugin):
         units = [units[i] for i in order.tolist()]
         violating = dry_run.pdb_violating(units)
         reprieve = [units[i] for i in [*np.flatnonzero(violating).tolist(), *np.flatnonzero(~violating).tolist()]]
-        removed, evicted, at = list(units), [], 0
+        # The units still removed, as a mask over the reprieve order (the dry run reads their positions).
+        positions, removed, evicted, at = dry_run.index(reprieve), np.ones(len(reprieve), bool), [], 0
         while at < len(reprieve):
             if dry_run.monotone:         # a run of units given back at once, then the one that cannot be
                 def fits_without_first(k, start=at):
-                    back = {id(u) for u in reprieve[start: start + k]}
-                    return not dry_run.schedules_without([u for u in removed if id(u) not in back])
+                    trial = removed.copy()
+                    trial[start: start + k] = False
+                    return not dry_run.schedules_without_at(positions[trial])
                 k = kernel.longest_reprieve(len(reprieve) - at, fits_without_first)
-                back = {id(u) for u in reprieve[at: at + k]}
-                removed, at = [u for u in removed if id(u) not in back], at + k
+                removed[at: at + k] = False
+                at += k
                 if at == len(reprieve):
                     break
-            trial = [u for u in removed if u is not reprieve[at]]
-            if dry_run.schedules_without(trial):
+            trial = removed.copy()
+            trial[at] = False
+            if dry_run.schedules_without_at(positions[trial]):
                 evicted.append(reprieve[at])     # in reprieve order
             else:
                 removed = trial

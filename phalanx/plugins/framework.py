@@ -134,7 +134,8 @@ class FailedGroupCycle:
     priority: int                 # its priority (spec.priority, or its PriorityClass's value, else 0)
     preemption_policy: str        # "Never" when any member says so, else "PreemptLowerPriority"
     dry_run: object               # sched.workload_preemption.GroupDryRun: victim units, the group re-run without some
-                                  # (schedules_without), whether giving units back can only hurt (monotone)
+                                  # (schedules_without; by position in its units: index, schedules_without_at),
+                                  # whether giving units back can only hurt (monotone)
 
 
 # PostFilterResult.nominate when the plugin leaves the pod's nomination as it is (upstream ModeNoop).

@@ -85,17 +85,20 @@ class Groups:
         self.cluster = cluster
         self.states: dict[str, GroupState] = {}
         self.of_pod: dict[str, GroupState] = {}              # pod key -> its group, for grouped pods
+        self.version = 0            # bumped whenever the PodGroups change (what a pod's reference resolves to)
         self.reindex()
 
     def reindex(self) -> None:
         self._index = PodGroupIndex(ClusterObjects(pod_groups=self.cluster.pod_groups,
                                                    workloads=self.cluster.workloads))
         self.keys = {g.key for g in self.cluster.pod_groups}      # every PodGroup's namespace/name
+        self.version += 1
 
     def added(self, group) -> None:
         """A PodGroup appeared (cluster.pod_groups has it already)."""
         self._index.add(group)
         self.keys.add(group.key)
+        self.version += 1
 
     def resolve(self, pod: Pod) -> tuple[GroupState | None, str | None]:
         """(its group's state or None, why it waits when its group does not exist)."""

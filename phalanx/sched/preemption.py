@@ -52,6 +52,9 @@ class BoundRows:
         # resolved to its PodGroup when victim units are made, so a PodGroup added later counts).
         self.group_refs = Vocab()
         self.group_ref_pods: list[Pod] = []
+        # Each reference's PodGroup state (None: no group, or not one), while Groups.version stays `resolved_at`.
+        self.resolved: dict[int, object] = {}
+        self.resolved_at = -1
 
     def started(self, cluster, pods: list[Pod], t: float) -> None:
         """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
@@ -89,6 +92,14 @@ class BoundRows:
             vector = tensors.request_vector(pod_load(pod)[0])
             self.request[i, : len(vector)] = vector
         self.rows = need
+
+    def group_state(self, ref: int, groups):
+        """The state of the PodGroup reference `ref` resolves to now (None: none)."""
+        if self.resolved_at != groups.version:
+            self.resolved, self.resolved_at = {}, groups.version
+        if ref not in self.resolved:
+            self.resolved[ref] = groups.group_of(self.group_ref_pods[ref])[0]
+        return self.resolved[ref]
 
     def _group_ref(self, pod: Pod) -> int:
         spec = pod.spec

@@ -35,12 +35,17 @@ CONSTRAINED = "workload aware preemption is not supported for pod groups with sc
 @dataclass
 class VictimUnit:
     """What workload-aware preemption evicts at once."""
-    key: str                 # the PodGroup's key (disruptionMode PodGroup) or the pod's
+    source: object           # the PodGroup (disruptionMode PodGroup) or the pod
     rows: np.ndarray         # (k,) binding-log rows of its bound pods, in binding order
     log: list                # the binding log's pods (rows index it)
     priority: int            # the PodGroup's priority, or the pod's
     is_group: bool           # upstream IsPodGroup: its (first) pod belongs to a PodGroup, whatever the mode
     start: float             # earliest start of its pods (unset: now), on the scheduler's clock
+
+    @property
+    def key(self) -> str:
+        """The PodGroup's key or the pod's."""
+        return self.source.key
 
     @property
     def pods(self) -> list[Pod]:
@@ -91,7 +96,7 @@ class GroupDryRun:
         at: dict[int, int] = {}                           # id(PodGroup) -> its index in groups
         by_ref = np.full(len(bound.group_ref_pods) + 1, -1, np.int64)
         for r in np.unique(ref[ref >= 0]).tolist():
-            gs = sched.groups.group_of(bound.group_ref_pods[r])[0]
+            gs = bound.group_state(r, sched.groups)
             if gs is not None and gs.group.spec.disruption_mode == "PodGroup":
                 if id(gs.group) not in at:
                     at[id(gs.group)] = len(groups)
@@ -103,31 +108,52 @@ class GroupDryRun:
         rows, unit, ref = rows[order], unit[order], ref[order]
         firsts = np.flatnonzero(np.concatenate([[True], unit[1:] != unit[:-1]])) if len(unit) else \
             np.zeros(0, np.int64)
+        lengths = np.diff(np.append(firsts, len(rows)))
         start = bound.start[rows]
         start = np.where(np.isnan(start), sched.now, start)
         earliest = np.minimum.reduceat(start, firsts) if len(firsts) else start
-        priorities = [group_priority(g, cluster) for g in groups]
-        units = []
-        for u, seg, t, first in zip(unit[firsts].tolist(), np.split(rows, firsts[1:]), earliest.tolist(),
-                                    firsts.tolist()):
-            if u < len(groups):
-                units.append(VictimUnit(groups[u].key, seg, log, priorities[u], True, t))
-            else:
-                units.append(VictimUnit(log[int(seg[0])].key, seg, log, int(bound.priority[seg[0]]),
-                                        bool(ref[first] >= 0), t))
-        units.sort(key=lambda v: int(v.rows[0]))
+        # Units in binding order of their first pod (the first row of each segment is its earliest).
+        final = np.argsort(rows[firsts], kind="stable")
         if self.nodes is not None:          # units with a pod in the domain (a whole group goes with it)
             inside = np.zeros(tensors.nodes.size, bool)
             inside[self.nodes] = True
-            on = tensors.log()[1]
-            units = [v for v in units if inside[on[v.rows]].any()]
+            hit = inside[tensors.log()[1][rows]]
+            final = final[np.logical_or.reduceat(hit, firsts)[final]] if len(firsts) else final
+        # Every unit's rows, unit after unit (MemberCount moves units by these arrays).
+        self.unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])),
+                                        lengths[final]) + np.arange(int(lengths[final].sum()))]
+        self.row_unit = np.repeat(np.arange(len(final)), lengths[final])      # (rows,) each row's unit position
+        priorities = [group_priority(g, cluster) for g in groups]
+        units = []
+        for j in final.tolist():
+            u, first = int(unit[firsts[j]]), int(firsts[j])
+            seg = rows[first: first + int(lengths[j])]
+            if u < len(groups):
+                units.append(VictimUnit(groups[u], seg, log, priorities[u], True, float(earliest[j])))
+            else:
+                units.append(VictimUnit(log[int(seg[0])], seg, log, int(bound.priority[seg[0]]),
+                                        bool(ref[first] >= 0), float(earliest[j])))
         return units
+
+    def index(self, units: list[VictimUnit]) -> np.ndarray:
+        """(k,) int64 the positions of `units` in self.units (what schedules_without_at takes)."""
+        at = self.__dict__.get("_at")
+        if at is None:
+            at = self.__dict__["_at"] = {id(u): i for i, u in enumerate(self.units)}
+        return np.array([at[id(u)] for u in units], np.int64)
+
+    def schedules_without_at(self, at: np.ndarray) -> str:
+        """schedules_without for the units at positions `at` of self.units (the counting path reads them as a mask,
+        so a reprieve loop's probes cost no Python per unit)."""
+        if self._count is not None:
+            return self._count.schedules_without_at(at)
+        return self.schedules_without([self.units[i] for i in np.asarray(at).tolist()])
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
         """"" when the group's cycle succeeds (minCount reached with at least one member placed) on the cluster
         without `units`; else why it does not."""
         if self._count is not None:
-            return self._count.schedules_without(units)
+            return self._count.schedules_without_at(self.index(units))
         sched = self.sched
         sub = self._without({p.key: p for u in units for p in u.pods})
         rank = sched.rank()
@@ -169,8 +195,9 @@ class GroupDryRun:
         sched.preemption.rows.sync(cluster, sched.start_of)
         load = nominations.load_for(members[0], cluster.priority(members[0]), cluster.tensors) if nominations \
             else None
+        units = self.units
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
-                           sched.preemption.rows.request, self.nodes)
+                           sched.preemption.rows.request, len(units), self.unit_rows, self.row_unit, self.nodes)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -229,8 +256,8 @@ class MemberCount:
     without the units taken off and with the pods nominated to nodes that count for the members; per-node copies
     are kept and recomputed on the nodes of the units that come or go between calls."""
 
-    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray,
-                 domain: np.ndarray | None = None):
+    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray, units: int,
+                 unit_rows: np.ndarray, row_unit: np.ndarray, domain: np.ndarray | None = None):
         tensors = cluster.tensors
         self.tensors = tensors
         self.members = members          # pending members, all of one shape
@@ -249,7 +276,9 @@ class MemberCount:
         if load is not None:
             self.requested += load[0]
             self.pod_count += load[1]
-        self.gone: dict[int, VictimUnit] = {}    # id -> unit taken off
+        self.unit_rows = unit_rows               # binding-log rows of the dry run's units, unit after unit
+        self.row_unit = row_unit                 # (len(unit_rows),) the unit position of each
+        self.gone = np.zeros(units, bool)        # (U,) the units taken off now
         self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
 
     def _copies(self, nodes: np.ndarray) -> np.ndarray:
@@ -258,21 +287,24 @@ class MemberCount:
         ok = self.fixed_ok[nodes] & np.asarray(run_filters(np, self.p_local, view).feasible)
         return np.where(ok, copy_capacity(np, self.p_local, view, self.members), 0)
 
-    def _move(self, units, sign: int) -> np.ndarray:
-        """Put the units' pods back on (sign 1) or take them off (-1) their nodes; returns the nodes."""
-        rows = np.concatenate([u.rows for u in units]) if units else np.zeros(0, np.int64)
+    def _move(self, rows: np.ndarray, sign: int) -> np.ndarray:
+        """Put the pods of binding-log rows back on (sign 1) or take them off (-1) their nodes; returns the nodes."""
         nodes = self.tensors.log()[1][rows].astype(np.int64)
         width = self.requested.shape[1]
         np.add.at(self.requested, nodes, sign * self.request[rows][:, :width])
         np.add.at(self.pod_count, nodes, sign)
         return nodes
 
-    def schedules_without(self, units: list[VictimUnit]) -> str:
-        wanted = {id(u): u for u in units}           # a pod and a PodGroup may share a name: not keyed by it
-        back = [u for key, u in self.gone.items() if key not in wanted]
-        off = [u for key, u in wanted.items() if key not in self.gone]
-        if back or off:
-            nodes = np.unique(np.concatenate([self._move(back, 1), self._move(off, -1)]))
+    def schedules_without_at(self, at: np.ndarray) -> str:
+        """Whether the group's cycle succeeds without the units at positions `at` of the dry run's units."""
+        wanted = np.zeros(len(self.gone), bool)
+        wanted[at] = True
+        changed = wanted != self.gone
+        if changed.any():
+            moved = changed[self.row_unit]
+            off = wanted[self.row_unit]
+            nodes = np.unique(np.concatenate([self._move(self.unit_rows[moved & ~off], 1),
+                                              self._move(self.unit_rows[moved & off], -1)]))
             self.copies[nodes] = self._copies(nodes)
             self.gone = wanted
         placed = min(self.members, int(self.copies.sum()))
