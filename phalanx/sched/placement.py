@@ -172,8 +172,8 @@ class Placer:
                     continue
             pod = pods[i]
             i += 1
-            mark = nominations.mark()
-            if failed is not None and not failed.holds(self.cluster):
+            mark, state = nominations.mark(), tensors_state(self.cluster.tensors)
+            if failed is not None and failed.state != state:
                 failed = None
             p, ev, node = self.evaluate(shape, rank, pod=pod, failed=failed)
             out.pod_cycles += 1
@@ -188,8 +188,7 @@ class Placer:
                 continue
             message, nominated = self.after_failure(pod, p, ev, self.message(ev))
             if nominated:
-                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, tensors_state(self.cluster.tensors)) \
-                    if self.keep_failures else None
+                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, state) if self.keep_failures else None
                 out.fail([pod], message, rejectors(ev))
                 continue
             out.fail(pods[i - 1:], message, rejectors(ev))

@@ -247,11 +247,7 @@ class KeptFailure:
     pod: Pod            # the pod evaluated (its own nomination was left out)
     priority: int
     mark: int           # Nominations.mark() before it was evaluated
-    state: tuple        # tensors_state() then
-
-    def holds(self, cluster) -> bool:
-        """Whether nothing but nominations changed since (its PreFilter stands)."""
-        return self.state == tensors_state(cluster.tensors)
+    state: tuple        # tensors_state() then: used only while it holds (nothing but nominations changed)
 
 
 def _on_rows(filters: tuple[str, ...], moved: Evaluation, base: Evaluation, rows: np.ndarray) -> Evaluation:
