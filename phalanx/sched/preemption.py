@@ -32,7 +32,7 @@ from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
-from .messages import first_failures, node_reasons
+from .messages import node_reasons
 from .records import Preempted
 
 
@@ -164,12 +164,11 @@ def node_status(ev: Evaluation, n: int) -> np.ndarray:
 def _node_status(ev: Evaluation, n: int) -> np.ndarray:
     if ev.prefilter_message is not None or ev.error is not None:
         return np.full(n, UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8)
-    codes = {k: np.asarray(v) for k, v in ev.codes.items()}
-    first = first_failures(ev.filters, codes, n)
+    first = ev.first_failed()           # what the message read too
     out = np.zeros(n, np.int8)
     for i, name in enumerate(ev.filters):
         rows = first == i
-        out[rows] = codes[name][rows]
+        out[rows] = np.asarray(ev.codes[name])[rows]
     if ev.outside is not None:
         out[np.asarray(ev.outside)] = UNSCHEDULABLE_AND_UNRESOLVABLE
     return out
@@ -288,9 +287,10 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     if old.outside is not None:
         sub.outside = old.outside[rows]
         sub.feasible = sub.feasible & ~sub.outside
-    ev = dataclasses.replace(old, codes={k: np.array(v) for k, v in old.codes.items()},
-                             payloads={k: np.array(v) for k, v in old.payloads.items()},
-                             feasible=np.array(old.feasible), _first=None, _histogram=None, _status=None)
+    # A failed cycle's results (no scores): the previous pod's, copied, then patched on the rows.
+    ev = Evaluation(old.filters, {k: np.array(v) for k, v in old.codes.items()},
+                    {k: np.array(v) for k, v in old.payloads.items()}, np.array(old.feasible),
+                    outside=old.outside, narrowing=old.narrowing)
     for name in ev.codes:
         ev.codes[name][rows] = sub.codes[name]
         ev.payloads[name][rows] = sub.payloads[name]
