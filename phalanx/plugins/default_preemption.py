@@ -81,8 +81,8 @@ class DefaultPreemption(Plugin):
             batches.append(batch)
             violating = batch.violations > 0
             before = (fine, bad)
-            fine += int(np.sum(batch.fits & ~violating))
-            bad += int(np.sum(batch.fits & violating))
+            candidates, violators = np.count_nonzero(batch.fits), np.count_nonzero(batch.fits & violating)
+            fine, bad = fine + candidates - violators, bad + violators
             if kernel.scan_done(fine, bad, wanted):
                 prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
                 break

@@ -129,15 +129,31 @@ class VictimSelection:
 @dataclass
 class DryRunBatch:
     """SelectVictimsOnNode for some nodes, in scan order: what DefaultPreemption reads (gathered from the dry run's
-    per-node results)."""
+    per-node results; the node-choice criteria when first read, since the scan reads only fits and violations)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
     violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
-    top_priority: np.ndarray          # (k,) int64 highest victim priority
-    priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
-    count: np.ndarray                 # (k,) int64 victims
-    top_start: np.ndarray             # (k,) float64 earliest start among the highest-priority victims
-    results: "DryRunCache"            # where the victims and failure reasons are
+    results: "DryRunCache"            # where the victims, failure reasons and the other criteria are
+
+    @functools.cached_property
+    def top_priority(self) -> np.ndarray:
+        """(k,) int64 highest victim priority."""
+        return self.results.top_priority[self.nodes]
+
+    @functools.cached_property
+    def priority_sum(self) -> np.ndarray:
+        """(k,) int64 sum of (victim priority + MaxInt32 + 1)."""
+        return self.results.priority_sum[self.nodes]
+
+    @functools.cached_property
+    def count(self) -> np.ndarray:
+        """(k,) int64 victims."""
+        return self.results.count[self.nodes]
+
+    @functools.cached_property
+    def top_start(self) -> np.ndarray:
+        """(k,) float64 earliest start among the highest-priority victims."""
+        return self.results.top_start[self.nodes]
 
     def victims_of(self, i: int) -> list[Pod]:
         """The victims on the batch's i-th node, most important first."""
@@ -420,8 +436,7 @@ class DryRunCache:
         self.victims = np.concatenate([self.victims, sel.victim_rows])
 
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
-        return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self.top_priority[nodes],
-                           self.priority_sum[nodes], self.count[nodes], self.top_start[nodes], self)
+        return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self)
 
     def victims_of(self, node: int) -> list[Pod]:
         first = int(self.first[node])
