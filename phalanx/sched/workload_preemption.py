@@ -122,7 +122,7 @@ class GroupDryRun:
         # Every unit's rows, unit after unit (MemberCount moves units by these arrays).
         self.unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])),
                                         lengths[final]) + np.arange(int(lengths[final].sum()))]
-        self.row_unit = np.repeat(np.arange(len(final)), lengths[final])      # (rows,) each row's unit position
+        self.unit_start = np.concatenate([[0], np.cumsum(lengths[final])])    # (U + 1,) unit u's rows start here
         priorities = [group_priority(g, cluster) for g in groups]
         units = []
         for j in final.tolist():
@@ -197,7 +197,7 @@ class GroupDryRun:
             else None
         units = self.units
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
-                           sched.preemption.rows.request, len(units), self.unit_rows, self.row_unit, self.nodes)
+                           sched.preemption.rows.request, len(units), self.unit_rows, self.unit_start, self.nodes)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -257,7 +257,7 @@ class MemberCount:
     are kept and recomputed on the nodes of the units that come or go between calls."""
 
     def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray, units: int,
-                 unit_rows: np.ndarray, row_unit: np.ndarray, domain: np.ndarray | None = None):
+                 unit_rows: np.ndarray, unit_start: np.ndarray, domain: np.ndarray | None = None):
         tensors = cluster.tensors
         self.tensors = tensors
         self.members = members          # pending members, all of one shape
@@ -277,7 +277,7 @@ class MemberCount:
             self.requested += load[0]
             self.pod_count += load[1]
         self.unit_rows = unit_rows               # binding-log rows of the dry run's units, unit after unit
-        self.row_unit = row_unit                 # (len(unit_rows),) the unit position of each
+        self.unit_start = unit_start             # (U + 1,) unit u's rows are unit_rows[unit_start[u]:unit_start[u + 1]]
         self.gone = np.zeros(units, bool)        # (U,) the units taken off now
         self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
 
@@ -286,6 +286,12 @@ class MemberCount:
                                                 pod_count=self.pod_count[nodes]))
         ok = self.fixed_ok[nodes] & np.asarray(run_filters(np, self.p_local, view).feasible)
         return np.where(ok, copy_capacity(np, self.p_local, view, self.members), 0)
+
+    def _rows_of(self, units: np.ndarray) -> np.ndarray:
+        """The binding-log rows of the units at positions `units`."""
+        first, length = self.unit_start[units], self.unit_start[units + 1] - self.unit_start[units]
+        ends = np.cumsum(length)
+        return self.unit_rows[np.repeat(first - (ends - length), length) + np.arange(int(ends[-1]) if len(ends) else 0)]
 
     def _move(self, rows: np.ndarray, sign: int) -> np.ndarray:
         """Put the pods of binding-log rows back on (sign 1) or take them off (-1) their nodes; returns the nodes."""
@@ -299,12 +305,11 @@ class MemberCount:
         """Whether the group's cycle succeeds without the units at positions `at` of the dry run's units."""
         wanted = np.zeros(len(self.gone), bool)
         wanted[at] = True
-        changed = wanted != self.gone
-        if changed.any():
-            moved = changed[self.row_unit]
-            off = wanted[self.row_unit]
-            nodes = np.unique(np.concatenate([self._move(self.unit_rows[moved & ~off], 1),
-                                              self._move(self.unit_rows[moved & off], -1)]))
+        changed = np.flatnonzero(wanted != self.gone)
+        if len(changed):
+            off = wanted[changed]
+            nodes = np.unique(np.concatenate([self._move(self._rows_of(changed[~off]), 1),
+                                              self._move(self._rows_of(changed[off]), -1)]))
             self.copies[nodes] = self._copies(nodes)
             self.gone = wanted
         placed = min(self.members, int(self.copies.sum()))
