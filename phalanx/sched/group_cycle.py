@@ -16,6 +16,13 @@ from .shapes import PodShape
 from .topology import placements, topology_attempt
 
 
+# Gangs in one train, at first: a train places gang after gang as their own cycles would, so a long queue of them
+# may go as several trains with the same result. A train that fails gives its later gangs back to the activeQ,
+# which costs their member lists and shapes (one train per attempt on a long queue of failing gangs), so trains
+# start short and double while every gang of the last one was placed.
+_TRAIN_GANGS = 256
+
+
 @dataclass
 class GroupAttempt:
     """One PodGroup cycle: what was placed, what fit nowhere and why, and whether minCount was reached."""
@@ -35,6 +42,7 @@ class GroupAttempt:
 class GroupCycle:
     def __init__(self, sched):
         self.sched = sched
+        self.train_gangs = _TRAIN_GANGS     # the next train's length at most
 
     def attempt(self, gs: GroupState) -> None:
         if gs.state == "active" and not gs.pending:
@@ -92,13 +100,14 @@ class GroupCycle:
         return shape if ok else None
 
     def _train(self, first: GroupState, shape: PodShape) -> None:
-        """Consecutive all-or-nothing gangs of one shape, placed as one run of pods. The greedy places pod after
-        pod either way, so every gang fully placed in the run gets exactly the nodes its own cycle would give
-        it; the first gang cut short fails as its own cycle would (same state, same order), its placements
-        are undone, and the gangs after it go back to the activeQ to be tried against the state without it."""
+        """Consecutive all-or-nothing gangs of one shape (up to train_gangs), placed as one run of pods. The
+        greedy places pod after pod either way, so every gang fully placed in the run gets exactly the nodes its
+        own cycle would give it; the first gang cut short fails as its own cycle would (same state, same order),
+        its placements are undone, and the gangs after it go back to the activeQ to be tried against the state
+        without it."""
         sched = self.sched
         train = [first]
-        while True:
+        while len(train) < self.train_gangs:
             nxt = sched.queue.peek_active()
             if not (isinstance(nxt, GroupState) and nxt.state == "active" and self._train_shape(nxt) is shape):
                 break
@@ -132,7 +141,9 @@ class GroupCycle:
             sched.set_condition(gs, "True", "Scheduled", "")
             offset += len(m)
         else:
+            self.train_gangs *= 2
             return
+        self.train_gangs = _TRAIN_GANGS
         placer.undo(out.placed, mark, keep=offset)
         short, m = train[i], members[i]
         sched.stats.group_attempts += 1
