@@ -254,6 +254,16 @@ def test_bad_fgd_args_are_one_line_errors_naming_the_field(args, message):
 
 
 # --------------------------------------------------------------- copies of one pod: batched = pod by pod
+def _batched_and_pod_by_pod(build, score):
+    """The same cluster (build()) scheduled with the score plugin alone after NodeResourcesFit: batched and kept
+    shapes as by default, and pod by pod with full cycles."""
+    typical = [{"cpuMilli": 4000, "gpuMilli": 1000, "gpuCount": 1, "frequency": 0.6},
+               {"cpuMilli": 2000, "frequency": 0.4}]
+    config = profile([score], typical, filters=("NodeResourcesFit",))
+    return (Scheduler(build(), config, preemption=False).schedule(),
+            Scheduler(build(), config, preemption=False, batching=False, incremental=False).schedule())
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([0, 1, 2, 4]), st.integers(1, 8)), min_size=1, max_size=5),
        st.lists(st.tuples(st.sampled_from([0, 1, 2]), st.integers(1, 4), st.integers(1, 12)), min_size=1,
@@ -267,11 +277,7 @@ def test_batched_runs_of_whole_gpu_pods_equal_pod_by_pod(node_specs, runs, score
         pods = [make_pod(f"r{r}-{k}", cpu=f"{cores}", memory="1Gi", gpu=gpus or None)
                 for r, (gpus, cores, copies) in enumerate(runs) for k in range(copies)]
         return Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods))
-    typical = [{"cpuMilli": 4000, "gpuMilli": 1000, "gpuCount": 1, "frequency": 0.6},
-               {"cpuMilli": 2000, "frequency": 0.4}]
-    config = profile([score], typical, filters=("NodeResourcesFit",))
-    batched = Scheduler(build(), config, preemption=False).schedule()
-    one_by_one = Scheduler(build(), config, preemption=False, batching=False, incremental=False).schedule()
+    batched, one_by_one = _batched_and_pod_by_pod(build, score)
     assert batched.bindings == one_by_one.bindings
     event(f"batch rounds: {batched.batch_rounds > 0}")
 
@@ -283,11 +289,7 @@ def test_a_long_run_of_whole_gpu_pods_is_batched_and_equals_pod_by_pod(score):
         nodes = [gnode(f"n{i}", gpus, cpu=64) for i, gpus in enumerate((8, 4, 2))]
         pods = [make_pod(f"r-{k}", cpu="2", memory="1Gi", gpu=1) for k in range(12)]
         return Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods))
-    typical = [{"cpuMilli": 4000, "gpuMilli": 1000, "gpuCount": 1, "frequency": 0.6},
-               {"cpuMilli": 2000, "frequency": 0.4}]
-    config = profile([score], typical, filters=("NodeResourcesFit",))
-    batched = Scheduler(build(), config, preemption=False).schedule()
-    one_by_one = Scheduler(build(), config, preemption=False, batching=False, incremental=False).schedule()
+    batched, one_by_one = _batched_and_pod_by_pod(build, score)
     assert batched.bindings == one_by_one.bindings and len(batched.bindings) == 12
     assert batched.batch_rounds > 0
 

@@ -570,3 +570,31 @@ def test_retried_preemptors_are_placed_alike_together_and_one_by_one(nodes, pree
         records += sched.run_until_idle()
         runs.append([(r.time, r.kind, r.object, r.node, r.message) for r in records])
     assert runs[0] == runs[1]
+
+
+def test_nominated_pods_columns_are_on_the_cluster_tables_through_a_node_rebuild():
+    # Filter binds nominated pods on cluster copies (with_nominated's per-node path for host-port pods, the dry
+    # run), and copies share the vocabularies: a preemptor nominated with a host port new to the cluster must have
+    # its column on the real node table, also after remove_node rebuilds it with vocabularies of its own, or the
+    # next pod's NodePorts state is wider than the table (a broadcast error test_simulation's capacity invariant
+    # found). Each later preemptor (another new port) is evaluated while the earlier ones are nominated.
+    nodes = [make_node(f"n{i}", cpu="1", memory="1Gi") for i in range(4)]
+    bound = [make_pod(f"low{i}", cpu="1", memory="100", priority=0, node_name=f"n{i}") for i in range(4)]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=[],
+                                                          warnings=[])))
+
+    def preemptor(name, port):
+        out = sched.add_pods([make_pod(name, cpu="1", memory="100", priority=10, host_ports=[(port, "TCP", "")])])
+        out += sched.step(sched.now)          # it preempts and waits in backoff, nominated
+        tensors = sched.cluster.tensors
+        assert f"default/{name}" in sched.cluster.nominations
+        assert tensors.nodes.host_ports.shape[1] == len(tensors.ports)
+        return out
+
+    records = preemptor("p", 8080) + preemptor("q", 9090)
+    records += sched.remove_node("n3")
+    tensors = sched.cluster.tensors
+    assert tensors.nodes.host_ports.shape[1] == len(tensors.ports) >= 2
+    records += preemptor("r", 7070) + sched.run_until_idle()
+    bound_to = {r.object: r.node for r in records if r.kind == "Bound"}
+    assert set(bound_to) >= {"default/p", "default/q", "default/r"}

@@ -528,18 +528,3 @@ def test_object_model_requests_match_reference(cluster):
         }
         assert tuple(requests.pod_nonzero_requests(p)) == P.pod_nonzero_cpu_mem(p)
 
-
-def test_node_ports_reads_a_port_vocabulary_wider_or_narrower_than_the_node_table():
-    # The port vocabulary is shared with cluster copies (preemption's dry runs bind nominated pods there), so it may
-    # hold ports the node table has no column for yet (no node here uses them), or gain ports after a PreFilter
-    # (not the pod's). Found by test_simulation's capacity invariant: a broadcast error in Filter.
-    import numpy as np
-    from types import SimpleNamespace
-    from phalanx.kernels.status import SUCCESS, UNSCHEDULABLE
-    from phalanx.plugins.node_ports import NodePorts
-    plugin = NodePorts()
-    table = SimpleNamespace(nodes=SimpleNamespace(host_ports=np.array([[True, False], [False, True]])))
-    codes, _ = plugin.filter(np, np.array([False, True, True]), table)       # a third port no node uses
-    assert codes.tolist() == [SUCCESS, UNSCHEDULABLE]
-    codes, _ = plugin.filter(np, np.array([True]), table)                    # a second port added since
-    assert codes.tolist() == [UNSCHEDULABLE, SUCCESS]

@@ -96,9 +96,7 @@ class DefaultPreemption(Plugin):
         candidates = np.concatenate([fine, bad])
         if len(candidates) == 0:
             return self._not_helpful(n, result.failures())
-        best = candidates[kernel.pick_one(result.violations[candidates], result.top_priority[candidates],
-                                          result.priority_sum[candidates], result.count[candidates],
-                                          result.top_start[candidates])]
+        best = candidates[kernel.pick_one(*result.criteria(candidates))]
         return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
                                 victims=tuple(result.victims_of(int(best))))
 

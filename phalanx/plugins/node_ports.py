@@ -33,12 +33,7 @@ class NodePorts(Plugin):
         return conflicts(pod.shape.host_ports, cluster.tensors.ports)
 
     def filter(self, xp, state, tensors):
-        used = tensors.nodes.host_ports
-        width = used.shape[1]
-        # The port vocabulary is shared with cluster copies (preemption's dry runs), which may add ports this node
-        # table has no column for: no node here uses them. Ports added after PreFilter are not the pod's.
-        conflict = state[:width] if len(state) >= width else np.pad(state, (0, width - len(state)))
-        return node_ports_filter(xp, used, conflict)
+        return node_ports_filter(xp, tensors.nodes.host_ports, state)
 
     def reasons(self, payload, tensors):
         return [REASON]

@@ -129,31 +129,18 @@ class VictimSelection:
 @dataclass
 class DryRunBatch:
     """SelectVictimsOnNode for some nodes, in scan order: what DefaultPreemption reads (gathered from the dry run's
-    per-node results; the node-choice criteria when first read, since the scan reads only fits and violations)."""
+    per-node results; the node-choice criteria only for the candidates, since the scan reads fits and violations)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
     violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
-    results: "DryRunCache"            # where the victims, failure reasons and the other criteria are
+    results: "DryRunCache"            # where the victims, failure reasons and the other criteria are (criteria())
 
-    @functools.cached_property
-    def top_priority(self) -> np.ndarray:
-        """(k,) int64 highest victim priority."""
-        return self.results.top_priority[self.nodes]
-
-    @functools.cached_property
-    def priority_sum(self) -> np.ndarray:
-        """(k,) int64 sum of (victim priority + MaxInt32 + 1)."""
-        return self.results.priority_sum[self.nodes]
-
-    @functools.cached_property
-    def count(self) -> np.ndarray:
-        """(k,) int64 victims."""
-        return self.results.count[self.nodes]
-
-    @functools.cached_property
-    def top_start(self) -> np.ndarray:
-        """(k,) float64 earliest start among the highest-priority victims."""
-        return self.results.top_start[self.nodes]
+    def criteria(self, at: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What pickOneNodeForPreemption orders the batch's nodes at positions `at` by: (violations, highest victim
+        priority, sum of (victim priority + MaxInt32 + 1), victims, earliest start among the highest-priority
+        victims), gathered for those nodes alone."""
+        nodes, r = self.nodes[at], self.results
+        return self.violations[at], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
 
     def victims_of(self, i: int) -> list[Pod]:
         """The victims on the batch's i-th node, most important first."""
@@ -751,6 +738,9 @@ class Preemption:
             for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
                 if other.priority < priority:
                     del nominations[key]
+            # Filter binds nominated pods on cluster copies (with_nominated, the dry run), which share the
+            # vocabularies: the columns the pod needs go on this cluster's tables first.
+            cluster.grow_vocabularies([(pod, p.shape)])
             nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
             self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))

@@ -16,6 +16,8 @@ still happen without an outside event. Events (pods, groups, nodes added or remo
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import time
 from collections.abc import Callable
@@ -515,6 +517,13 @@ class Scheduler:
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
         self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
         self.cluster.gpus.rebuild(keep)                                # GpuShare rows follow node ids
+        # The rebuilt table has vocabularies of its own: nominated pods get their columns again (Filter binds them
+        # on cluster copies) and their requests over its resource columns.
+        nominations = self.cluster.nominations
+        for key, nom in list(nominations.items()):
+            shape = self.shape_of(nom.pod)
+            self.cluster.grow_vocabularies([(nom.pod, shape)])
+            nominations[key] = dataclasses.replace(nom, request=shape.request_vector(rebuilt))
         self._nodes_changed()
         for placer in self.placers.values():
             placer.next_start = placer.next_start % max(1, len(keep))

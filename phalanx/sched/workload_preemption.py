@@ -75,9 +75,14 @@ class GroupDryRun:
         self._sub = None         # the cluster copy the re-runs use, without the pods in self._gone
         self._gone: dict[str, tuple[Pod, int]] = {}    # pod key -> (pod, node id) taken off self._sub
 
-    @functools.cached_property
+    @property
     def units(self) -> list[VictimUnit]:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
+        return self._layout[0]
+
+    @functools.cached_property
+    def _layout(self) -> tuple[list[VictimUnit], np.ndarray, np.ndarray]:
+        """(units; their binding-log rows, unit after unit; (U + 1,) where each unit's rows start in them)."""
         sched = self.sched
         tensors, cluster = sched.cluster.tensors, sched.cluster
         bound = sched.preemption.rows
@@ -120,9 +125,9 @@ class GroupDryRun:
             hit = inside[tensors.log()[1][rows]]
             final = final[np.logical_or.reduceat(hit, firsts)[final]] if len(firsts) else final
         # Every unit's rows, unit after unit (MemberCount moves units by these arrays).
-        self.unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])),
-                                        lengths[final]) + np.arange(int(lengths[final].sum()))]
-        self.unit_start = np.concatenate([[0], np.cumsum(lengths[final])])    # (U + 1,) unit u's rows start here
+        unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])), lengths[final])
+                         + np.arange(int(lengths[final].sum()))]
+        unit_start = np.concatenate([[0], np.cumsum(lengths[final])])
         priorities = [group_priority(g, cluster) for g in groups]
         units = []
         for j in final.tolist():
@@ -133,14 +138,16 @@ class GroupDryRun:
             else:
                 units.append(VictimUnit(log[int(seg[0])], seg, log, int(bound.priority[seg[0]]),
                                         bool(ref[first] >= 0), float(earliest[j])))
-        return units
+        return units, unit_rows, unit_start
+
+    @functools.cached_property
+    def _positions(self) -> dict[int, int]:
+        """id(unit) -> its position in self.units."""
+        return {id(u): i for i, u in enumerate(self.units)}
 
     def index(self, units: list[VictimUnit]) -> np.ndarray:
         """(k,) int64 the positions of `units` in self.units (what schedules_without_at takes)."""
-        at = self.__dict__.get("_at")
-        if at is None:
-            at = self.__dict__["_at"] = {id(u): i for i, u in enumerate(self.units)}
-        return np.array([at[id(u)] for u in units], np.int64)
+        return np.array([self._positions[id(u)] for u in units], np.int64)
 
     def schedules_without_at(self, at: np.ndarray) -> str:
         """schedules_without for the units at positions `at` of self.units (the counting path reads them as a mask,
@@ -195,9 +202,9 @@ class GroupDryRun:
         sched.preemption.rows.sync(cluster, sched.start_of)
         load = nominations.load_for(members[0], cluster.priority(members[0]), cluster.tensors) if nominations \
             else None
-        units = self.units
+        _, unit_rows, unit_start = self._layout
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
-                           sched.preemption.rows.request, len(units), self.unit_rows, self.unit_start, self.nodes)
+                           sched.preemption.rows.request, unit_rows, unit_start, self.nodes)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -256,7 +263,7 @@ class MemberCount:
     without the units taken off and with the pods nominated to nodes that count for the members; per-node copies
     are kept and recomputed on the nodes of the units that come or go between calls."""
 
-    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray, units: int,
+    def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray,
                  unit_rows: np.ndarray, unit_start: np.ndarray, domain: np.ndarray | None = None):
         tensors = cluster.tensors
         self.tensors = tensors
@@ -278,7 +285,7 @@ class MemberCount:
             self.pod_count += load[1]
         self.unit_rows = unit_rows               # binding-log rows of the dry run's units, unit after unit
         self.unit_start = unit_start             # (U + 1,) unit u's rows are unit_rows[unit_start[u]:unit_start[u + 1]]
-        self.gone = np.zeros(units, bool)        # (U,) the units taken off now
+        self.gone = np.zeros(len(unit_start) - 1, bool)   # (U,) the units taken off now
         self.copies = self._copies(np.arange(tensors.nodes.size))     # (N,) copies each node takes now
 
     def _copies(self, nodes: np.ndarray) -> np.ndarray:
