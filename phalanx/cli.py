@@ -411,6 +411,14 @@ def simulate(
     out: Optional[Path] = typer.Option(None, "--out", help="write one row per run: .csv, or .parquet (pyarrow)"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="write utilization, pending-time CDF and rack "
                                         "fragmentation plots to this directory (needs matplotlib)"),
+    checkpoint_dir: Optional[Path] = typer.Option(None, "--checkpoint-dir", help="save each run's state in this "
+                                                  "directory (<scenario>-<policy>-seed<seed>.json.gz) every "
+                                                  "--checkpoint-every simulated hours; --resume goes on from one"),
+    checkpoint_every: float = typer.Option(1.0, "--checkpoint-every", help="simulated hours between checkpoints"),
+    resume: Optional[list[Path]] = typer.Option(None, "--resume", help="go on with a run saved in this checkpoint "
+                                                "file to its end (repeatable); the cluster, workload, policy and "
+                                                "options are the checkpoint's, and the other workload options are "
+                                                "not read"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ):
     """Simulate a day of training, inference and batch jobs arriving on a GPU cluster (or a window of the Alibaba
@@ -418,8 +426,19 @@ def simulate(
     fragmentation), preemption cost, pending times, the simulator's own speed."""
     from .simulate import POLICIES
     from .simulate.engine import SCORES, policy_named
-    from .simulate.report import comparison_table, plot as plot_results, write_rows
-    from .simulate.sweep import Scenario, run_many, simulate_one
+    from .simulate.sweep import Scenario, checkpoint_name, run_many, simulate_one
+    if not checkpoint_every > 0:
+        _fail(f"--checkpoint-every: must be > 0 hours, got {checkpoint_every:g}")
+    if checkpoint_dir is not None:
+        if checkpoint_dir.exists() and not checkpoint_dir.is_dir():
+            _fail(f"--checkpoint-dir: {checkpoint_dir} is not a directory")
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    _check_runs(workers, out)
+    if plot is not None and importlib.util.find_spec("matplotlib") is None:
+        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
+    if resume:
+        _resume_runs(resume, checkpoint_dir, checkpoint_every * 3600, workers, out, plot, as_json)
+        return
     for name in score or []:
         if name not in SCORES:
             _fail(f"--score: unknown score policy {name!r} (use one of {', '.join(SCORES)})")
@@ -432,9 +451,6 @@ def simulate(
             _fail(f"--policy: {exc}")
     if nodes < 1:
         _fail(f"--nodes: must be at least 1, got {nodes}")
-    _check_runs(workers, out)
-    if plot is not None and importlib.util.find_spec("matplotlib") is None:
-        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     if node_failures_per_day < 0 or not repair_hours > 0:
         _fail("--node-failures-per-day must be >= 0 and --repair-hours > 0")
     if autoscale_nodes < 0 or not provision_minutes >= 0 or not scale_down_minutes > 0 or not permit_timeout > 0:
@@ -449,22 +465,61 @@ def simulate(
     try:
         cluster, jobs, what = scenario.build(seed)          # here first: bad input fails before any run
         runs = [{"scenario": scenario.model_dump(), "policy": name, "seed": seed} for name in names]
+        if checkpoint_dir is not None:
+            for run in runs:
+                run["checkpoint"] = {"path": str(checkpoint_dir / checkpoint_name(run)),
+                                     "every_s": checkpoint_every * 3600}
         with _progress(len(runs), "runs", "simulate") as update:
             results = run_many(runs, simulate_one, workers, on_done=(lambda: update(1)) if update else None)
     except (InputError, ValueError) as exc:
         _fail(str(exc))
     gpus = sum(int(n.status.allocatable.get("nvidia.com/gpu", "0")) for n in cluster)
+    header = f"{len(jobs):,} jobs over {hours:g} h on {len(cluster):,} nodes ({gpus:,} GPUs), {what}, seed {seed}"
+    _report_runs(results, header, {"jobs": len(jobs)}, out, plot, as_json)
+
+
+def _report_runs(results, header: str, extra: dict, out: Optional[Path], plot: Optional[Path],
+                 as_json: bool) -> None:
+    """simulate's output: the comparison table (or one JSON object), the rows and plots written."""
+    from .simulate.report import comparison_table, plot as plot_results, write_rows
     rows = [r.row() for r in results]
     if out is not None:
         write_rows(rows, out)
     written = plot_results(results, plot) if plot is not None else []
     if as_json:
-        typer.echo(json.dumps({"jobs": len(jobs), "runs": rows, "plots": [str(p) for p in written]}))
+        typer.echo(json.dumps({**extra, "runs": rows, "plots": [str(p) for p in written]}))
         return
-    typer.echo(f"{len(jobs):,} jobs over {hours:g} h on {len(cluster):,} nodes ({gpus:,} GPUs), {what}, seed {seed}")
+    typer.echo(header)
     typer.echo(comparison_table(rows))
     for path in written + ([out] if out is not None else []):
         typer.echo(f"wrote {path}")
+
+
+def _resume_runs(files: list[Path], checkpoint_dir: Optional[Path], every_s: float, workers: int,
+                 out: Optional[Path], plot: Optional[Path], as_json: bool) -> None:
+    """simulate --resume: each checkpoint's run goes on to its end; saving again to --checkpoint-dir if given."""
+    from .simulate.checkpoint import CheckpointError, read
+    from .simulate.sweep import run_many, simulate_one
+    runs, lines = [], []
+    for path in files:
+        try:
+            doc = read(path)
+        except CheckpointError as exc:
+            _fail(f"--resume: {exc}")
+        inputs = doc["inputs"]
+        lines.append(f"{path}: {inputs['policy']}, seed {inputs['seed']}, {len(inputs['nodes']):,} nodes, "
+                     f"{len(inputs['jobs']):,} jobs, resumed at {doc['simulation']['reached'] / 3600:g} h of "
+                     f"{inputs['hours']:g} h")
+        run = {"resume": str(path)}
+        if checkpoint_dir is not None:
+            run["checkpoint"] = {"path": str(checkpoint_dir / path.name), "every_s": every_s}
+        runs.append(run)
+    try:
+        with _progress(len(runs), "runs", "simulate") as update:
+            results = run_many(runs, simulate_one, workers, on_done=(lambda: update(1)) if update else None)
+    except (InputError, ValueError) as exc:
+        _fail(str(exc))
+    _report_runs(results, "\n".join(lines), {"resumed": [str(p) for p in files]}, out, plot, as_json)
 
 
 @app.command()

@@ -395,3 +395,24 @@ def test_a_generate_name_that_is_not_a_string():
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": 5}, "spec": {"containers": [{"name": "c"}]}}
     assert load_error(pod) == ("Pod <unnamed> (document 1 of x.yaml): metadata.generateName: expected a string, got a "
                                "number")
+
+
+def test_controllers_added_while_scheduling_make_their_pods_and_feed_default_spreading():
+    """Scheduler.add_controllers: a Deployment's ReplicaSet and pods arrive as at load, the ReplicaSet selects them
+    for the system default spreading (one per node on three equal nodes); what the API server would refuse
+    changes nothing."""
+    from phalanx.cluster_models.controllers import Deployment
+    sched = Scheduler(cluster(*[node(f"n{i}", cpu="8") for i in range(3)]))
+    pods = sched.add_controllers([Deployment.model_validate(deployment("web"))])
+    assert len({p.key for p in pods}) == 3
+    assert {(r.kind, r.name.startswith("web-")) for p in pods for r in p.metadata.owner_references} == \
+        {("ReplicaSet", True)}
+    assert sched.cluster.default_selectors.selector(pods[0]) is not None
+    sched.run_until_idle()
+    assert sorted(sched.cluster.tensors.node_of(p.key) for p in pods) == [0, 1, 2]
+    before = dict(sched.cluster.default_selectors.owners)
+    bad = deployment("bad")
+    bad["spec"]["template"]["spec"]["priorityClassName"] = "missing"
+    with pytest.raises(InputError, match="missing"):
+        sched.add_controllers([Deployment.model_validate(bad)])
+    assert sched.cluster.default_selectors.owners == before and len(sched._live) == 3

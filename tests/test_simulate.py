@@ -327,3 +327,68 @@ def test_cli_simulate_on_two_processes_prints_what_one_prints():
     one, two = (CliRunner().invoke(app, args + ["--workers", str(w)]) for w in (1, 2))
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     assert _without_timings(json.loads(one.output)["runs"]) == _without_timings(json.loads(two.output)["runs"])
+
+
+@pytest.mark.parametrize("policy", ["gang", "gang-preemption"])
+def test_kept_gang_shortfalls_change_no_decision(policy):
+    """Saturated runs whose waiting gangs are retried after every pod that leaves (GroupCycle.shortfalls answers
+    most retries from the last failed cycle of their shape): every record equals that of a run that makes every
+    cycle, preemption (nominated gang members see their own nodes free) and node failures included."""
+    jobs = generate_jobs(8 * 24, 5, seed=1, load=2.0)
+
+    def run(keep: bool):
+        sim = Simulation(_nodes(24), jobs, POLICIES[policy], hours=5, seed=1, node_failures_per_day=1.0,
+                         keep_decisions=True)
+        sim.sched.group_cycle.keep_shortfalls = keep
+        hits = []
+        shortfall = sim.sched.group_cycle._shortfall
+        sim.sched.group_cycle._shortfall = lambda *a: hits.append(shortfall(*a)) or hits[-1]
+        sim.run()
+        return sim.sched.records, sum(h is not None for h in hits)
+    kept, hits = run(True)
+    every, none = run(False)
+    assert hits > 0 and none == 0
+    assert kept == every
+
+
+def test_a_deployment_serves_from_each_bound_replica_and_is_deleted_after_its_duration():
+    """2 nodes of 8 GPUs. A Deployment of 3 replicas of 4 GPUs arrives at 0 for 2 h: its controllers make a
+    ReplicaSet whose pods bind at once (node-0, node-1 by LeastAllocated, then node-0: the tie goes to the first),
+    each serving on its own: 12 GPUs running for 2 h, none incomplete. An 8-GPU batch job arriving at 10 s fits
+    nowhere while node-1's 4 free GPUs are stranded; the Deployment is deleted at 2 h and the batch job runs to
+    2.5 h."""
+    service = JobSpec("web", "inference", 0.0, 3, 4, "1", "1Gi", 2 * H, 1000, kind="Deployment")
+    sim = Simulation(_nodes(2), [service, _job("b", "batch", 10.0, 1, 8, 0.5 * H)], POLICIES["gang"], hours=3,
+                     keep_decisions=True)
+    r = sim.run()
+    bound = [rec for rec in sim.sched.records if rec.kind == "Bound"]
+    assert [rec.node for rec in bound] == ["node-000000", "node-000001", "node-000000", "node-000000"]
+    assert all(rec.object.startswith("inference/web-") for rec in bound[:3]) and bound[3].object == "batch/b-0"
+    owners = sim.sched.cluster.default_selectors.owners
+    assert [(kind, ns) for kind, ns, _ in owners] == [("ReplicaSet", "inference")]
+    assert r.gpu_hours["running"] == pytest.approx(12 * 2 + 8 * 0.5)
+    assert r.gpu_hours["incomplete"] == 0
+    assert r.gpu_hours["stranded"] == pytest.approx(4 * (2 * H - 10.0) / H)
+    assert r.jobs["inference"] == {"arrived": 1, "started": 1, "finished": 1}
+    assert r.pending_s["inference"]["p50"] == 0 and r.completion_s["inference"]["p50"] == pytest.approx(2 * H)
+    assert r.pending_s["batch"]["p50"] == pytest.approx(2 * H - 10.0)
+    deleted = [rec for rec in sim.sched.records if rec.kind == "Deleted" and rec.object.startswith("inference/")]
+    assert len(deleted) == 3 and {rec.message for rec in deleted} == {"owner Deployment inference/web deleted"}
+    assert sum(r.gpu_hours.values()) == pytest.approx(16 * 3)
+
+
+def test_a_lost_replica_is_recreated_and_costs_the_service_no_work():
+    """2 nodes of 8 GPUs; a Deployment of 2 replicas of 8 GPUs for 2 h. Node 0 fails at 30 min and returns at 40
+    min: its replica is lost (8 GPUs down, nothing destroyed: a replica keeps no progress), the ReplicaSet's new pod
+    binds when the node returns, and the other replica served throughout."""
+    service = JobSpec("web", "inference", 0.0, 2, 8, "1", "1Gi", 2 * H, 1000, kind="Deployment")
+    sim = Simulation(_nodes(2), [service], POLICIES["gang"], hours=3, repair_s=600.0, keep_decisions=True)
+    sim._push(1800.0, "fail", "node-000000")
+    r = sim.run()
+    assert r.destroyed_gpu_hours == 0
+    assert r.gpu_hours["running"] == pytest.approx(8 * 2 + 8 * (2 * H - 600) / H)
+    assert r.gpu_hours["down"] == pytest.approx(8 * 600 / H)
+    assert r.gpu_hours["incomplete"] == 0 and r.pods_bound == 3
+    again = [rec for rec in sim.sched.records if rec.kind == "Bound"][-1]
+    assert again.time == 2400.0 and again.object.endswith("-r1")
+    assert r.completion_s["inference"]["p50"] == pytest.approx(2 * H)

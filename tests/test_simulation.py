@@ -690,10 +690,12 @@ def test_failed_group_step_restores_tensors_bit_for_bit(case, profile):
 # --------------------------------------------------------------------------------------------------
 # 4. determinism
 # --------------------------------------------------------------------------------------------------
-def replay(actions: list[tuple], cluster, profile, **kw) -> Sim:
-    """The same actions on a second Scheduler built from deep copies of every object."""
+def replay(actions: list[tuple], cluster, profile, keep_shortfalls: bool = True, **kw) -> Sim:
+    """The same actions on a second Scheduler built from deep copies of every object (keep_shortfalls False: every
+    gang's cycle runs, none is answered from the last failed one of its shape)."""
     nodes, pods, classes, groups = (copy_all(x) for x in cluster)
     sim = Sim(nodes, pods, classes, groups, profile, check_capacity=False, **kw)
+    sim.s.group_cycle.keep_shortfalls = keep_shortfalls
     for action in actions:
         sim.do(tuple(copy_all(x) if isinstance(x, list) and x and hasattr(x[0], "model_copy")
                      else x.model_copy(deep=True) if hasattr(x, "model_copy") else x for x in action))
@@ -727,6 +729,26 @@ def test_same_inputs_give_the_same_records(gang_mode, data):
     t1, t2 = first.s.cluster.tensors, second.s.cluster.tensors
     assert [(p.key, n) for p, n in t1.live_bound()] == [(p.key, n) for p, n in t2.live_bound()]
     assert np.array_equal(t1.nodes.requested, t2.nodes.requested)
+
+
+@pytest.mark.parametrize("gang_mode", ["podgroup", "permit"])
+@settings(max_examples=SIM_EXAMPLES // 2)
+@given(data=st.data())
+def test_kept_gang_shortfalls_record_what_every_cycle_would(gang_mode, data):
+    """A gang of identical members that needs more of them than the last failed cycle of its shape placed, in the
+    state that cycle left, is failed from that cycle (GroupCycle.shortfalls): the records equal those of a
+    scheduler that runs every cycle."""
+    cluster = data.draw(clusters_with_groups(), label="cluster")
+    profile = data.draw(st.one_of(st.just(DEFAULT_PROFILE), profiles()), label="profile")
+    first = Sim(*cluster, profile, check_capacity=False, gang_mode=gang_mode)
+    first.do(("start", data.draw(st.booleans(), label="schedule first")))
+    for _ in range(data.draw(st.integers(1, 8), label="events")):
+        first.do(draw_event(data, first))
+    first.finish()
+    second = replay(first.actions, cluster, profile, keep_shortfalls=False, gang_mode=gang_mode)
+    assert second.s.records == first.s.records
+    t1, t2 = first.s.cluster.tensors, second.s.cluster.tensors
+    assert [(p.key, n) for p, n in t1.live_bound()] == [(p.key, n) for p, n in t2.live_bound()]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
@@ -802,6 +824,33 @@ def test_gang_backoff_doubles_to_ten_seconds_and_waits_for_an_event():
     s.step(60)
     s.add_nodes([make_node("gpu2", gpu=1)])
     assert s.step(60) == [bound(60, "m1", "n1"), bound(60, "m2", "gpu2"), condition(60, "g", "True")]
+
+
+def test_waiting_gangs_of_one_shape_fail_from_the_first_ones_cycle():
+    """Two nodes of 4 cpu hold 4 one-cpu pods each; five gangs of 3 one-cpu members wait. A deleted pod frees one
+    cpu: every gang is woken, the first one's cycle places one member and fails, and the four after it fail from
+    that cycle's kept shortfall with the records their own cycles make."""
+    def run(keep: bool):
+        groups = [make_pod_group(f"g{g}", min_count=3) for g in range(5)]
+        s = new_scheduler([make_node(f"n{i}") for i in range(2)], groups=groups)
+        s.group_cycle.keep_shortfalls = keep
+        hits = []
+        shortfall = s.group_cycle._shortfall
+        s.group_cycle._shortfall = lambda *a: hits.append(shortfall(*a)) or hits[-1]
+        s.add_pods([make_pod(f"fill-{i}", cpu="1") for i in range(8)])
+        s.run_until_idle()
+        for g in range(5):
+            s.add_pods([make_pod(f"g{g}-{i}", cpu="1", pod_group=f"g{g}") for i in range(3)])
+        s.run_until_idle()
+        mark, asked = len(s.records), len(hits)
+        s.delete_pod("default/fill-0")
+        s.step(1000.0)
+        return s.records[mark:], [h for h in hits[asked:] if h is not None]
+    kept, hits = run(True)
+    every, none = run(False)
+    assert kept == every and not none
+    assert len(hits) == 4 and {h.placed for h in hits} == {1}
+    assert {r.object for r in kept if r.kind == UNSCHEDULABLE} == {f"default/g{g}-{i}" for g in range(5) for i in range(3)}
 
 
 def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():

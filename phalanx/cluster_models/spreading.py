@@ -40,11 +40,16 @@ class DefaultSelectors:
         for service in services:
             if service.spec.selector is not None:
                 out.services.setdefault(service.metadata.namespace, []).append(service.spec.selector)
+        out.add_owners(controllers)
+        return out
+
+    def add_owners(self, controllers: Iterable) -> None:
+        """The ReplicationControllers, ReplicaSets and StatefulSets among `controllers` select pods from now on."""
         for obj in controllers:
             kind = type(obj).__name__
             if kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
-                out.owners[(kind, obj.metadata.namespace, obj.metadata.name)] = obj
-        return out
+                self.owners[(kind, obj.metadata.namespace, obj.metadata.name)] = obj
+                self._known.clear()       # a pod that named this owner before it existed had no selector
 
     def __bool__(self) -> bool:
         return bool(self.services or self.owners)

@@ -42,6 +42,8 @@ class DynamicResources(Plugin):
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
 
+    post_filter_reads_nodes = False
+
     def post_filter(self, failed, cluster):
         # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.
         message = "still not schedulable" if failed.pod.pod.spec.resource_claims else "no new claims to deallocate"

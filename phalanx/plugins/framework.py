@@ -119,10 +119,11 @@ class FailedCycle:
     pod: PodInfo
     priority: int                 # the pod's priority (spec.priority or its PriorityClass's)
     preemption_policy: str        # "PreemptLowerPriority" or "Never", as admission leaves it
-    codes: np.ndarray             # (N,) int8 each node's status code in this cycle (UnschedulableAndUnresolvable
-                                  # for nodes a PreFilter rejected or left out)
+    codes: np.ndarray | None      # (N,) int8 each node's status code in this cycle (UnschedulableAndUnresolvable
+                                  # for nodes a PreFilter rejected or left out); None when no plugin reads nodes
     nominated: int                # node id of the pod's status.nominatedNodeName, -1 if none (or gone)
-    dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins
+    dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins (or None, as
+                                  # codes)
     offset: int                   # node id DefaultPreemption's scan starts at, wrapping (upstream: random)
 
 
@@ -202,6 +203,9 @@ class Plugin:
     # Whether `signature` reads only the pod's spec, labels and annotations (pods copied from one template share
     # those objects, so they sign alike and their shape is found by template).
     signs_from_template: ClassVar[bool] = False
+    # Whether PostFilter reads the failed cycle's node statuses and dry run (FailedCycle.codes / .dry_run); when no
+    # PostFilter plugin of a profile does, they are not built (None).
+    post_filter_reads_nodes: ClassVar[bool] = True
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 

@@ -89,7 +89,8 @@ def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | 
         return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
                 "message": outcome.message}
     node, victims = outcome.nominate, list(outcome.success.victims)
-    cluster, priority = scheduler.cluster, outcome.dry_run.priority
+    cluster = scheduler.cluster
+    priority = cluster.priority(pod)
     gone, waiting = {v.key for v in victims}, scheduler.permit.waiting_keys()
     node_id = cluster.tensors.node_index[node]
     spared = []

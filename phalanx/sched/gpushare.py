@@ -318,16 +318,24 @@ class GpuBook:
                 t.changes.append(had)
         held, owner = self.held, self.owner
         self.__init__(_table(nodes), [n.metadata.name for n in nodes])
+        self.hold_again([(pod_key, *holding) for pod_key, holding in held.items()])
+        if owner is not None:
+            self.attach(owner)
+            self._refresh()
+
+    def hold_again(self, held) -> None:
+        """Pods take the devices they held again (a rebuilt table, a restored checkpoint): (pod key, node name,
+        device indices, milli) each, in order; an index beyond its node's devices is dropped, a node not here
+        skipped."""
         counts = self.table.per_node_count()
-        for pod_key, (node_name, index, milli) in held.items():
+        for pod_key, node_name, index, milli in held:
             node = self.index.get(node_name)
             if node is None:
                 continue
             kept = index[index < counts[node]]
             if len(kept):
                 self._take(pod_key, node_name, kept, milli, refresh=False)
-        if owner is not None:
-            self.attach(owner)
+        if self.owner is not None:
             self._refresh()
 
     def restricted(self, node_ids: np.ndarray, names) -> GpuBook:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..cluster_models import Pod
 from .placement import Placement, Placer
+from .preemption import tensors_state
 from .podgroups import GROUP_UNSCHEDULABLE, MEMBER_UNSCHEDULABLE, GroupState
 from .queue import cut_runs
 from .shapes import PodShape
@@ -18,9 +19,23 @@ from .topology import placements, topology_attempt
 
 # Gangs in one train, at first: a train places gang after gang as their own cycles would, so a long queue of them
 # may go as several trains with the same result. A train that fails gives its later gangs back to the activeQ,
-# which costs their member lists and shapes (one train per attempt on a long queue of failing gangs), so trains
-# start short and double while every gang of the last one was placed.
+# which costs their member lists and shapes (one train per attempt on a long queue of failing gangs), so after a
+# failure trains are one gang long and double while every gang of the last one was placed.
 _TRAIN_GANGS = 256
+
+
+@dataclass
+class Shortfall:
+    """A failed cycle of a gang of identical members (GroupCycle._train_shape): how many members the state took
+    before one fit nowhere, that pod's failure, and the state in which it holds. A later gang of the shape that needs
+    more members than that fails the same way as long as nothing happened since but that cycle's own placements,
+    undone (the state is compared), so its cycle is not run again: saturated clusters retry thousands of waiting
+    gangs after every pod that leaves."""
+    placed: int
+    nodes: np.ndarray            # (placed,) int64 the node each placed member took
+    message: str
+    rejectors: frozenset
+    state: tuple
 
 
 @dataclass
@@ -43,6 +58,8 @@ class GroupCycle:
     def __init__(self, sched):
         self.sched = sched
         self.train_gangs = _TRAIN_GANGS     # the next train's length at most
+        self.shortfalls: dict[tuple, Shortfall] = {}   # (id(placer), id(shape), priority) -> its last failed cycle
+        self.keep_shortfalls = True         # False: every gang's cycle runs (tests compare the two)
 
     def attempt(self, gs: GroupState) -> None:
         if gs.state == "active" and not gs.pending:
@@ -114,6 +131,8 @@ class GroupCycle:
             train.append(sched.queue.pop_active())
         if len(train) == 1:
             self._cycle(first)
+            if not first.pending:
+                self.train_gangs *= 2
             return
         members = [[p for p, _ in sched.groups.members_in_order(gs)] for gs in train]
         pods = [p for m in members for p in m]
@@ -122,33 +141,43 @@ class GroupCycle:
             for gs in train:          # plugins tell the members apart: each gang its own cycle, in queue order
                 self._cycle(gs)
             return
-        mark = sched.cluster.tensors.log_mark()
-        out = placer.place_run(shape, pods, sched.rank())
-        sched.stats.pod_cycles += out.pod_cycles
-        sched.stats.batch_rounds += out.batch_rounds
-        placed = len(pods) - len(out.failed)
-        nodes = np.concatenate([pl.node_ids for pl in out.placed]) if out.placed else np.zeros(0, np.int64)
-        offset = 0
-        for i, (gs, m) in enumerate(zip(train, members)):
-            if offset + len(m) > placed:
-                break
-            sched.stats.group_attempts += 1
-            sched.bound(m, nodes[offset:offset + len(m)])
-            for pod in m:
-                del gs.pending[pod.key]
-                gs.bound.add(pod.key)
-            gs.state = "idle"
-            sched.set_condition(gs, "True", "Scheduled", "")
-            offset += len(m)
+        i, offset, nodes = 0, 0, np.zeros(0, np.int64)
+        kept = self._shortfall(placer, shape, first)
+        if kept is not None:                 # the first gang is cut short as the train would cut it
+            got, message, nodes = kept.placed, kept.message, kept.nodes
         else:
-            self.train_gangs *= 2
-            return
-        self.train_gangs = _TRAIN_GANGS
-        placer.undo(out.placed, mark, keep=offset)
+            mark = sched.cluster.tensors.log_mark()
+            moves = self._moves(placer)
+            out = placer.place_run(shape, pods, sched.rank())
+            sched.stats.pod_cycles += out.pod_cycles
+            sched.stats.batch_rounds += out.batch_rounds
+            placed = len(pods) - len(out.failed)
+            if out.placed:
+                nodes = np.concatenate([pl.node_ids for pl in out.placed])
+            for i, (gs, m) in enumerate(zip(train, members)):
+                if offset + len(m) > placed:
+                    break
+                sched.stats.group_attempts += 1
+                sched.bound(m, nodes[offset:offset + len(m)])
+                for pod in m:
+                    del gs.pending[pod.key]
+                    gs.bound.add(pod.key)
+                gs.state = "idle"
+                sched.set_condition(gs, "True", "Scheduled", "")
+                offset += len(m)
+            else:
+                self.train_gangs *= 2
+                return
+            if out.placed:
+                placer.undo(out.placed, mark, keep=offset)
+            got, message = placed - offset, out.failures[0].message
+            if i == 0:
+                self._remember(placer, shape, first, nodes[:got], out.failures[0].message, out.failures[0].rejectors,
+                               moves)
+        self.train_gangs = 1
         short, m = train[i], members[i]
         sched.stats.group_attempts += 1
-        got = placed - offset
-        sched.fail(m[got:], out.failures[0].message)
+        sched.fail(m[got:], message)
         extra = sched.workload_preemption.run(short, list(zip(m[:got], nodes[offset:offset + got].tolist())))
         sched.fail(m[:got], _with(MEMBER_UNSCHEDULABLE, extra))
         sched.set_condition(short, "False", "Unschedulable", _with(GROUP_UNSCHEDULABLE, extra))
@@ -160,7 +189,16 @@ class GroupCycle:
         sched = self.sched
         sched.stats.group_attempts += 1
         mark = sched.cluster.tensors.log_mark()
-        attempt = self.group_attempt(gs)
+        shape, placer = self._train_shape(gs), sched.placer_for_group(gs)
+        kept = self._shortfall(placer, shape, gs) if shape is not None else None
+        if kept is not None:
+            members = [p for p, _ in sched.groups.members_in_order(gs)]
+            attempt = GroupAttempt(len(members), failed=[(members[kept.placed:], kept.message, kept.rejectors)],
+                                   infeasible=MEMBER_UNSCHEDULABLE)
+            placed = list(zip(members[:kept.placed], kept.nodes.tolist()))
+        else:
+            moves = self._moves(placer)
+            attempt = self.group_attempt(gs)
         failed_keys = {p.key for pods, _, _ in attempt.failed for p in pods}
         for pods, message, _ in attempt.failed:
             sched.fail(pods, message)
@@ -168,8 +206,14 @@ class GroupCycle:
             sched.fail([p for p, _ in gs.pending.values() if p.key not in failed_keys], attempt.error)
             sched.set_condition(gs, "False", "SchedulerError", attempt.error)
         elif attempt.infeasible is not None or attempt.group_message is not None:
-            placed = [(pod, node) for pl in attempt.placed for pod, node in zip(pl.pods, pl.node_ids.tolist())]
-            sched.placer_for_group(gs).undo(attempt.placed, mark)
+            if kept is None:
+                placed = [(pod, node) for pl in attempt.placed for pod, node in zip(pl.pods, pl.node_ids.tolist())]
+            if attempt.placed:
+                placer.undo(attempt.placed, mark)
+            if shape is not None and kept is None and len(attempt.failed) == 1 and attempt.infeasible is not None:
+                _, message, rejectors = attempt.failed[0]
+                self._remember(placer, shape, gs, np.array([node for _, node in placed], np.int64), message,
+                               rejectors, moves)
             extra = sched.workload_preemption.run(gs, placed)      # on the state without this cycle's placements
             rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
             sched.fail(rest, _with(attempt.infeasible or attempt.group_message, extra))
@@ -186,6 +230,47 @@ class GroupCycle:
             self._failed(gs)
         else:
             gs.state = "idle"
+
+    # -- kept shortfalls ----------------------------------------------------------------------------------
+    def _moves(self, placer: Placer) -> tuple:
+        """What a failed cycle may move besides the node table: nominations, nextStartNodeIndex, where the next
+        preemption scan starts."""
+        sched = self.sched
+        return sched.cluster.nominations.mark(), placer.next_start, sched.preemption.next_offset
+
+    def _state(self, placer: Placer) -> tuple:
+        sched = self.sched
+        return tensors_state(sched.cluster.tensors), sched.progress, self._moves(placer)
+
+    def _key(self, placer: Placer, shape: PodShape, gs: GroupState) -> tuple | None:
+        """What a gang's cycle outcome is kept under: its profile, shape and priority (pods nominated at or above
+        it count against it). None for a gang with a nominated member: its own nominations do not count against
+        it, so it sees a state of its own."""
+        nominations = self.sched.cluster.nominations
+        if nominations and any(key in nominations for key in gs.pending):
+            return None
+        pod = next(iter(gs.pending.values()))[0]
+        return id(placer), id(shape), self.sched.cluster.priority(pod)
+
+    def _remember(self, placer: Placer, shape: PodShape, gs: GroupState, nodes: np.ndarray, message: str,
+                  rejectors: frozenset, moves: tuple) -> None:
+        """After a failed cycle of the gang `gs` of `shape`, its placements (on `nodes`) undone and before
+        workload-aware preemption runs on that state: kept when the cycle moved nothing but the node table (no
+        nomination, no scan position)."""
+        key = self._key(placer, shape, gs)
+        if key is not None and moves == self._moves(placer):
+            self.shortfalls[key] = Shortfall(len(nodes), nodes, message, rejectors, self._state(placer))
+
+    def _shortfall(self, placer: Placer, shape: PodShape, gs: GroupState) -> Shortfall | None:
+        """The kept failure for the gang `gs` of `shape`: when it holds now and the gang needs more members than it
+        placed."""
+        if not self.keep_shortfalls:
+            return None
+        key = self._key(placer, shape, gs)
+        kept = self.shortfalls.get(key) if key is not None else None
+        if kept is None or kept.placed >= len(gs.pending) or kept.state != self._state(placer):
+            return None
+        return kept
 
     def _failed(self, gs: GroupState) -> None:
         sched = self.sched

@@ -703,7 +703,7 @@ class PostFilterOutcome:
     message: str                 # their reasons ("" when one succeeded)
     nominate: str | None         # the node to nominate, "" to clear the nomination, None to keep it
     success: object              # the succeeding plugin's PostFilterResult (victims), or None
-    dry_run: DryRun
+    dry_run: DryRun | None       # None when no plugin reads nodes (Plugin.post_filter_reads_nodes)
 
 
 class Preemption:
@@ -729,8 +729,8 @@ class Preemption:
             return "", False
         sched, cluster = self.sched, self.sched.cluster
         nominations, dry_run = cluster.nominations, outcome.dry_run
-        nominate, success, priority = outcome.nominate, outcome.success, dry_run.priority
-        if dry_run.scanned_to >= 0:
+        nominate, success, priority = outcome.nominate, outcome.success, cluster.priority(pod)
+        if dry_run is not None and dry_run.scanned_to >= 0:
             self.next_offset = dry_run.scanned_to + 1
         if nominate == "":
             nominations.pop(pod.key, None)
@@ -754,20 +754,22 @@ class Preemption:
         if not plugins:
             return None
         tensors = cluster.tensors
-        codes = node_status(ev, tensors.nodes.size)
-        self.rows.sync(cluster, sched.start_of)
         priority = cluster.priority(pod)
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        spared = sched.permit.waiting_keys()
-        key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, frozenset(spared),
-               len(cluster.pdbs))
-        if self.cache.key != key:
-            self.cache.reset(key, tensors.nodes.size, tensors.log()[0], nominations.mark())
-        self.cache.refresh(nominations, tensors.node_index, pod)
-        dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
-                         self.cache if self.caching else None)
+        codes = dry_run = None
+        if any(plugin.post_filter_reads_nodes for plugin in plugins):
+            codes = node_status(ev, tensors.nodes.size)
+            self.rows.sync(cluster, sched.start_of)
+            spared = sched.permit.waiting_keys()
+            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, frozenset(spared),
+                   len(cluster.pdbs))
+            if self.cache.key != key:
+                self.cache.reset(key, tensors.nodes.size, tensors.log()[0], nominations.mark())
+            self.cache.refresh(nominations, tensors.node_index, pod)
+            dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
+                             self.cache if self.caching else None)
         offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
         failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
                              nominated, dry_run, offset)

@@ -111,6 +111,12 @@ class SchedulingQueue:
             out.append(heapq.heappop(self._backoff)[3])
         return out
 
+    def in_order(self) -> tuple[list, list]:
+        """The activeQ as (priority, seq, entry) and the backoffQ as (ready time, seq, entry), each in the order they
+        would leave (pushing them back in that order rebuilds both queues)."""
+        active = [(-prio, seq, entry) for prio, seq, _, entry in sorted(self._active, key=lambda item: item[:3])]
+        return active, [(at, seq, entry) for at, seq, _, entry in sorted(self._backoff, key=lambda item: item[:3])]
+
     def entries(self) -> list:
         """Every queued entry, in no particular order."""
         return [item[3] for item in self._active] + [item[3] for item in self._backoff]

@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by
+from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
 from ..cluster_models.objects import rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
 from .backends import SCHEDULER_BACKENDS, make_placer
-from .cluster import Cluster, Nomination
+from .cluster import Cluster, Nomination, daemon_nodes
 from .config import DEFAULT_CONFIG, Profile, SchedulerConfig, args_from_input, without_plugin
 from .cycle import Evaluation, Prepared
 from .framework import Framework
@@ -211,6 +212,10 @@ class Scheduler:
             shape = gs.shapes[seq] = self.shape_of(pod)
         return shape
 
+    def framework_for(self, pod: Pod) -> Framework:
+        """The profile serving the pod (the first one for a pod no profile serves)."""
+        return self.frameworks.get(pod.spec.scheduler_name) or self.framework
+
     def shape_of(self, pod: Pod) -> PodShape:
         table = self.shapes_by_profile.get(pod.spec.scheduler_name)
         return (self.shapes if table is None else table).intern(pod)
@@ -219,7 +224,7 @@ class Scheduler:
         """A group's pods are scheduled by one profile: its first pending member's (upstream requires them to
         name the same scheduler)."""
         first = next(iter(gs.pending.values()), None)
-        return (self.frameworks.get(first[0].spec.scheduler_name) or self.framework) if first else self.framework
+        return self.framework_for(first[0]) if first else self.framework
 
     def placer_for_group(self, gs: GroupState) -> Placer:
         return self.placers[self.framework_for_group(gs).profile.scheduler_name]
@@ -228,7 +233,7 @@ class Scheduler:
         """Whether a plugin keeps per-pod state for this shape's pods (Reserve: DRA claims, GPU shares)."""
         hit = self._reserves.get(id(shape))      # shapes live as long as their ShapeTable: ids are stable
         if hit is None:
-            fw = self.frameworks.get(shape.pod.spec.scheduler_name) or self.framework
+            fw = self.framework_for(shape.pod)
             hit = self._reserves[id(shape)] = any(plugin.reserves_for(shape.pod) for plugin in fw.at("reserve"))
         return hit
 
@@ -274,19 +279,8 @@ class Scheduler:
         already bound, already known, or names an unknown PriorityClass. Pods naming a schedulerName no profile
         serves are left pending and reported (a warning, ScheduleResult.unserved)."""
         pods = list(pods)
-        keys = [p.key for p in pods]
+        keys = self._check_new(pods)
         seen = set(keys)
-        check_bound = self.cluster.tensors.log_mark() > 0
-        for pod, key in zip(pods, keys):
-            if pod.spec.node_name:
-                raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
-            if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
-                raise InputError(f"Pod {key}: metadata.name: already exists")
-            self.cluster.priority(pod)
-            device_request(pod)          # GPU-share annotations are valid (sched/gpushare.py)
-        if len(seen) < len(keys):
-            dup = next(k for i, k in enumerate(keys) if k in keys[:i])
-            raise InputError(f"Pod {dup}: metadata.name: already exists")
         start = len(self.log)
         self.progress += 1
         self._live.update(seen)
@@ -327,6 +321,23 @@ class Scheduler:
         for gs in dict.fromkeys(touched):
             self._group_changed(gs, warnings)
         return self.log.records(start)
+
+    def _check_new(self, pods: list[Pod]) -> list[str]:
+        """The keys of pods about to arrive; InputError for one that is bound, known, named twice, or names an unknown
+        PriorityClass or bad GPU-share annotations."""
+        keys = [p.key for p in pods]
+        check_bound = self.cluster.tensors.log_mark() > 0
+        for pod, key in zip(pods, keys):
+            if pod.spec.node_name:
+                raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
+            if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
+                raise InputError(f"Pod {key}: metadata.name: already exists")
+            self.cluster.priority(pod)
+            device_request(pod)          # GPU-share annotations are valid (sched/gpushare.py)
+        if len(set(keys)) < len(keys):
+            dup = next(k for i, k in enumerate(keys) if k in keys[:i])
+            raise InputError(f"Pod {dup}: metadata.name: already exists")
+        return keys
 
     def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None,
                     shared: dict | None = None) -> bool:
@@ -401,6 +412,28 @@ class Scheduler:
             self.add_pod_group(made.pod_group)
         self.add_pods(made.pods)
         return self.log.records(start)
+
+    def add_controllers(self, controllers: list) -> list[Pod]:
+        """Workload controllers appear (Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets):
+        each creates its pods as at load (cluster_models.controllers) and they arrive now, in that order; the
+        ReplicaSets (a Deployment's too), ReplicationControllers and StatefulSets select pods for the system default
+        topology spreading from now on, as loaded ones do. Returns the pods created. Raises InputError, changing
+        nothing, for a CronJob (add_job takes its Job), an OrderedReady StatefulSet of more than one pod, or a pod
+        name that exists."""
+        tensors = self.cluster.tensors
+        made = expand_controllers(list(controllers), [], lambda ds: daemon_nodes(ds, tensors))
+        if made.jobs:
+            raise InputError(f"CronJob {made.jobs[0].metadata.namespace}/{made.jobs[0].metadata.name}: add its Job "
+                             f"with add_job")
+        if made.successors:
+            pod = next(iter(made.successors.values()))
+            raise InputError(f"Pod {pod.key}: podManagementPolicy OrderedReady: StatefulSets added while scheduling "
+                             f"must be Parallel")
+        self._check_new(made.pods)
+        # Before the pods arrive: their shapes read their default spreading selector.
+        self.cluster.default_selectors.add_owners([*controllers, *made.replica_sets])
+        self.add_pods(made.pods)
+        return made.pods
 
     def delete_job(self, key: str) -> list[Record]:
         """Deleting a Job removes what it owns: its pods (bound or pending), its PodGroup and Workload."""
@@ -655,7 +688,7 @@ class Scheduler:
     # -- the unschedulable pool and queueing hints -------------------------------------------------------
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
-        framework = self.frameworks.get(pod.spec.scheduler_name) or self.framework
+        framework = self.framework_for(pod)
         plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
         events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
         self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), plugins, events), self.now)

@@ -12,9 +12,13 @@ Model (docs/semantics.md, "Simulator"):
   controller would; a job that was running loses the progress made since it last started (no checkpoints), and the
   GPU-seconds it ran since then are counted as destroyed.
 - When a job has made `duration` seconds of progress its pods are deleted (completed) together.
+- A Deployment (JobSpec.kind, the inference class) is created through the Scheduler as its controllers would create
+  it (a ReplicaSet and its pods, which system default topology spreading then selects); each bound replica serves
+  on its own (running), a lost one is recreated as the ReplicaSet controller would, and the Deployment is deleted
+  `duration` seconds after it arrived, its pods with it. Nothing of a service's work is lost with a replica.
 
 Every GPU-second of the run is in exactly one state of the ledger (Ledger.STATES): running (bound to a job that
-makes progress), incomplete (bound to a job that is not running because some of its workers are not bound),
+makes progress, or a Deployment's replica), incomplete (bound to a job that is not running because some of its workers are not bound),
 permit (a pod placed and held at Permit), stranded (idle on a partly used node whose free GPUs are fewer than the
 smallest worker of a pending job needs, though the node's whole capacity would hold it: capacity lost to
 fragmentation), idle (the rest of the idle capacity), down (its node failed).
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..cluster_models import ClusterObjects
+from ..cluster_models.controllers import Deployment, expand_controllers
 from ..cluster_models.generate import RACK, pod_template
 from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
 from ..cluster_models.objects import PodSchedulingGroup
@@ -121,6 +127,11 @@ class Job:
     @property
     def running(self) -> bool:
         return self.running_since is not None
+
+    @property
+    def short(self) -> bool:
+        """Some worker (replica) is not bound and the job is not over."""
+        return len(self.bound) < self.spec.workers and self.finished is None
 
 
 class Ledger:
@@ -219,6 +230,9 @@ class Simulation:
                  keep_decisions: bool = False):
         self.autoscaler = autoscaler
         self.keep_decisions = keep_decisions        # else the scheduler forgets each decision once it is read
+        self.initial_nodes = list(nodes)            # the inputs, as given (a checkpoint carries them)
+        self.workload = list(jobs)
+        self.node_failures_per_day = node_failures_per_day
         pool = autoscaler.pool() if autoscaler is not None else []
         self.nodes = {n.metadata.name: n for n in [*nodes, *pool]}
         self.cluster_nodes = len(nodes)
@@ -249,6 +263,8 @@ class Simulation:
         self.applied = 0
         self.templates: dict[str, object] = {}      # job name -> its pod template (until the job completes)
         self.scheduler_s = 0.0
+        self.wall_s = 0.0                           # spent in run() so far (before a checkpoint it resumed from too)
+        self.reached = 0.0                          # run_until has applied everything due before this time
         for spec in jobs:
             if spec.arrival < self.horizon:
                 self._push(spec.arrival, "arrive", spec)
@@ -268,15 +284,39 @@ class Simulation:
         self._seq += 1
 
     # -- the run ------------------------------------------------------------------------------------
-    def run(self) -> SimResult:
+    def run(self, checkpoint_every: float | None = None, on_checkpoint=None) -> SimResult:
+        """Run to the horizon. With `checkpoint_every` (simulated seconds), `on_checkpoint(self)` is called each
+        time the run reaches a multiple of it (simulate/checkpoint.py saves the state then); pausing there changes
+        nothing in the run."""
         start = time.perf_counter()
+        if checkpoint_every is not None:
+            if not checkpoint_every > 0:
+                raise ValueError(f"checkpoint_every must be > 0, got {checkpoint_every!r}")
+            stop = (math.floor(self.reached / checkpoint_every) + 1) * checkpoint_every
+            while stop < self.horizon:
+                self.run_until(stop)
+                self.wall_s += time.perf_counter() - start
+                start = time.perf_counter()
+                on_checkpoint(self)
+                stop += checkpoint_every
+        self.run_until(self.horizon)
+        self._schedule(self.horizon)
+        self._advance(self.horizon)
+        self.wall_s += time.perf_counter() - start
+        return self._result(self.wall_s)
+
+    def run_until(self, stop: float) -> None:
+        """Apply every event and scheduler timer due before `stop` (at most the horizon); what is due at `stop` or
+        later waits for the next call. The run is the same whatever the calls' stops."""
         while True:
             t = min(self.events[0][0], self.horizon) if self.events else self.horizon
             due = self.sched.next_due()
             if due is not None and due < t:        # the scheduler's own timer first: what it does may add events
+                if max(due, self.sched.now) >= stop:
+                    break
                 self._schedule(max(due, self.sched.now))
                 continue
-            if t >= self.horizon:
+            if t >= self.horizon or t >= stop:
                 break
             self._schedule(t)
             self._advance(t)                       # the ledger's last interval ends before the events change it
@@ -285,9 +325,7 @@ class Simulation:
                 self.applied += 1
                 getattr(self, f"_on_{kind}")(t, payload)
             self._schedule(t)
-        self._schedule(self.horizon)
-        self._advance(self.horizon)
-        return self._result(time.perf_counter() - start)
+        self.reached = max(self.reached, min(stop, self.horizon))
 
     def _schedule(self, t: float) -> None:
         """Let the scheduler run up to t, then apply what it did (pods it lost are recreated and scheduled too)."""
@@ -358,6 +396,11 @@ class Simulation:
             self._unhold(job, key)
             self._hold(key, node, job.spec.milli)
             job.bound.add(key)
+            if job.spec.service:            # a replica serves as soon as it is bound
+                self.ledger.running += job.spec.milli
+                if job.first_start is None:
+                    job.first_start = t
+                return []
             if job.running:
                 raise AssertionError(f"pod {key} bound to running job {job.spec.name}")
             self.ledger.incomplete += job.spec.milli
@@ -382,7 +425,12 @@ class Simulation:
             self._unhold(job, key)
             self._release(key, job.spec.milli, t)
             self.unschedulable.pop(key, None)
-            if key in job.bound:
+            if key in job.bound and job.spec.service:
+                job.bound.discard(key)
+                self.ledger.running -= job.spec.milli
+                if job.spec.milli and not job.completing:
+                    heapq.heappush(self.pending_heap, (job.spec.milli, job.spec.name))
+            elif key in job.bound:
                 if job.running:
                     self._stop(job, t)
                 job.bound.discard(key)
@@ -423,7 +471,7 @@ class Simulation:
         heap = self.pending_heap
         while heap:
             job = self.jobs.get(heap[0][1])
-            if job is not None and not job.running and job.finished is None:
+            if job is not None and job.short:
                 break
             heapq.heappop(heap)
         if not heap:
@@ -435,26 +483,45 @@ class Simulation:
         job = self.jobs[spec.name] = Job(spec)
         if spec.milli:
             heapq.heappush(self.pending_heap, (spec.milli, spec.name))
+        if spec.service:
+            self._push(t + spec.duration, "complete", (job, job.epoch))
+            self._call(self._create_deployment, job)
+            return
         gang = self.policy.groups and spec.workers > 1
         if gang:
             self._call(self.sched.add_pod_group, self._pod_group(spec))
         self._add_pods([(job, i) for i in range(spec.workers)], recreated=False)
 
+    def _create_deployment(self, job: Job) -> None:
+        """The Deployment's controllers make its ReplicaSet and pods (their decisions are applied after this)."""
+        pods = self.sched.add_controllers([self._deployment(job.spec)])
+        self.templates[job.spec.name] = pods[0]       # the ReplicaSet's pod: what recreated replicas copy
+        for worker, pod in enumerate(pods):
+            job.live[pod.key] = worker
+            self.pod_job[pod.key] = job
+
     def _on_complete(self, t: float, payload) -> None:
         job, epoch = payload
+        if job.spec.service:
+            self._retire(job, t, f"owner Deployment {job.spec.klass}/{job.spec.name} deleted")
+            return
         if epoch != job.epoch or not job.running:
             return
         self._advance(t)
         job.progress = job.spec.duration
         job.running_since = None
-        job.finished = t
         gpus = job.spec.demand_milli
         self.ledger.running -= gpus
         self.ledger.incomplete += gpus       # until its pods are deleted, just below
+        self._retire(job, t, "completed")
+
+    def _retire(self, job: Job, t: float, reason: str) -> None:
+        """The job is over (completed, or a Deployment deleted): its pods are deleted."""
+        job.finished = t
         job.completing = True
         self.templates.pop(job.spec.name, None)
         for key in list(job.live):
-            self._call(self.sched.delete_pod, key, "completed")
+            self._call(self.sched.delete_pod, key, reason)
 
     def _on_fail(self, t: float, name: str) -> None:
         if name in self.down:
@@ -545,23 +612,42 @@ class Simulation:
         self._call(self.sched.add_pods, pods)
 
     def _template(self, spec: JobSpec):
-        """The pod every worker of `spec` is a copy of (one spec object per job: intake validates it once)."""
+        """The pod every worker of `spec` is a copy of (one spec object per job: intake validates it once); a
+        Deployment's is a pod of its ReplicaSet, as the controllers make it."""
         template = self.templates.get(spec.name)
         if template is None:
-            shared = spec.gpus and (spec.gpu_milli < MILLI or spec.gpu_models)
-            template = pod_template(spec.cpu, spec.memory, gpus=0 if shared else spec.gpus, namespace=spec.klass,
-                                    labels={"job": spec.name, "class": spec.klass})
-            if shared:           # a share of a device, or devices of some models: GpuShare (sched/gpushare.py)
-                notes = {ALI_GPU_COUNT: str(spec.gpus), ALI_GPU_MILLI: str(spec.gpu_milli)}
-                if spec.gpu_models:
-                    notes[ALI_GPU_MODEL] = spec.gpu_models
-                template = template.model_copy(update={"metadata": template.metadata.model_copy(
-                    update={"annotations": notes})})
-            update = {"priority": spec.priority}
-            if self.policy.groups and spec.workers > 1:
-                update["scheduling_group"] = PodSchedulingGroup(pod_group_name=spec.name)
-            template = template.model_copy(update={"spec": template.spec.model_copy(update=update)})
+            if spec.service:
+                template = expand_controllers([self._deployment(spec)], [], lambda ds: []).pods[0]
+            else:
+                template = self._job_pod(spec)
             self.templates[spec.name] = template
+        return template
+
+    def _deployment(self, spec: JobSpec) -> Deployment:
+        """The apps/v1 Deployment of a service: `workers` replicas of the job's pod, selected by its job label."""
+        pod = self._job_pod(spec)
+        return Deployment.model_validate({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": spec.name, "namespace": spec.klass},
+            "spec": {"replicas": spec.workers, "selector": {"matchLabels": {"job": spec.name}},
+                     "template": {"metadata": {"labels": pod.metadata.labels, "annotations": pod.metadata.annotations},
+                                  "spec": pod.spec.model_dump(by_alias=True, exclude_none=True, mode="json")}}})
+
+    def _job_pod(self, spec: JobSpec):
+        """A worker of `spec` as the simulator makes it (a gang member when the policy makes gangs)."""
+        shared = spec.gpus and (spec.gpu_milli < MILLI or spec.gpu_models)
+        template = pod_template(spec.cpu, spec.memory, gpus=0 if shared else spec.gpus, namespace=spec.klass,
+                                labels={"job": spec.name, "class": spec.klass})
+        if shared:           # a share of a device, or devices of some models: GpuShare (sched/gpushare.py)
+            notes = {ALI_GPU_COUNT: str(spec.gpus), ALI_GPU_MILLI: str(spec.gpu_milli)}
+            if spec.gpu_models:
+                notes[ALI_GPU_MODEL] = spec.gpu_models
+            template = template.model_copy(update={"metadata": template.metadata.model_copy(
+                update={"annotations": notes})})
+        update = {"priority": spec.priority}
+        if self.policy.groups and spec.workers > 1 and not spec.service:
+            update["scheduling_group"] = PodSchedulingGroup(pod_group_name=spec.name)
+        template = template.model_copy(update={"spec": template.spec.model_copy(update=update)})
         return template
 
     # -- the result ---------------------------------------------------------------------------------

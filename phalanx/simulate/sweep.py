@@ -114,7 +114,26 @@ def load_sweep(path: Path) -> SweepConfig:
 
 
 def simulate_one(run: dict) -> SimResult:
-    """One simulation from its plain description ({"scenario", "policy", "seed"})."""
+    """One simulation from its plain description: {"scenario", "policy", "seed"}, or {"resume": a checkpoint
+    file}; with "checkpoint": {"path", "every_s"} its state is saved to that file every `every_s` simulated
+    seconds (simulate/checkpoint.py)."""
+    from . import checkpoint
+    if "resume" in run:
+        sim = checkpoint.load(run["resume"])
+    else:
+        sim = _simulation(run)
+    saving = run.get("checkpoint")
+    if saving is None:
+        return sim.run()
+    return sim.run(saving["every_s"], lambda s: checkpoint.save(s, saving["path"]))
+
+
+def checkpoint_name(run: dict) -> str:
+    """The file a run's checkpoints go to, in a checkpoint directory: scenario, policy and seed name it."""
+    return f"{run['scenario']['name']}-{run['policy']}-seed{run['seed']}.json.gz"
+
+
+def _simulation(run: dict):
     from .autoscaler import Autoscaler
     from .engine import Simulation
     scenario, seed = Scenario.model_validate(run["scenario"]), run["seed"]
@@ -126,7 +145,7 @@ def simulate_one(run: dict) -> SimResult:
                             scenario.scale_down_minutes * 60)
     return Simulation(nodes, jobs, policy_named(run["policy"]), hours=scenario.hours, seed=seed,
                       node_failures_per_day=scenario.node_failures_per_day, repair_s=scenario.repair_hours * 3600,
-                      autoscaler=scaler, permit_timeout_s=scenario.permit_timeout).run()
+                      autoscaler=scaler, permit_timeout_s=scenario.permit_timeout)
 
 
 def run_one(run: dict) -> dict:

@@ -1,7 +1,7 @@
 """Seeded workload generators for the simulator: jobs of three classes arriving as a Poisson process.
 
 - training: gang jobs of 2-16 workers holding 4 or 8 GPUs each; a job makes progress only while every worker runs.
-- inference: one replica of a service, 1 GPU, running for hours.
+- inference: a Deployment of 1, 2 or 4 replicas of 1 GPU each, serving for hours (each replica on its own).
 - batch: one pod, 0 or 1 GPU, minutes.
 
 The arrival rate is set so that the GPU-seconds the jobs ask for equal `load` × the cluster's GPUs over time (the
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 CLASSES = ("training", "inference", "batch")
+KINDS = ("Job", "Deployment")
 PRIORITY = {"inference": 1000, "training": 100, "batch": 0}
 # Share of jobs by class (by count).
 MIX = {"training": 0.25, "inference": 0.15, "batch": 0.60}
@@ -33,6 +34,17 @@ class JobSpec:
     priority: int      # spec.priority of its pods
     gpu_milli: int = 1000   # milli of each GPU a worker uses (< 1000: a share of one device)
     gpu_models: str = ""    # "|"-separated GPU models a worker may use ("" any)
+    kind: str = "Job"       # "Job": the workers make progress together for `duration` seconds; "Deployment": the
+                            # workers are replicas, each serving on its own, and the service lives `duration` seconds
+                            # from its arrival
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"job {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
+
+    @property
+    def service(self) -> bool:
+        return self.kind == "Deployment"
 
     @property
     def milli(self) -> int:
@@ -53,8 +65,9 @@ def _shape(rng: np.random.Generator, klass: str) -> tuple[int, int, str, str, fl
         duration = float(np.clip(rng.lognormal(np.log(2 * 3600), 0.8), 600, 12 * 3600))
         return workers, gpus, str(4 * gpus), f"{32 * gpus}Gi", duration
     if klass == "inference":
+        replicas = int(rng.choice([1, 2, 4], p=[0.5, 0.3, 0.2]))
         duration = float(np.clip(rng.lognormal(np.log(6 * 3600), 0.6), 1800, 24 * 3600))
-        return 1, 1, "4", "32Gi", duration
+        return replicas, 1, "4", "32Gi", duration
     gpus = int(rng.random() < 0.5)
     duration = float(np.clip(rng.lognormal(np.log(20 * 60), 0.7), 60, 4 * 3600))
     return 1, gpus, "2", "8Gi", duration
@@ -84,4 +97,4 @@ def generate_jobs(total_gpus: int, hours: float, seed: int = 0, load: float = 0.
         klass = classes[int(rng.choice(len(classes), p=probs))]
         workers, gpus, cpu, memory, duration = _shape(rng, klass)
         jobs.append(JobSpec(f"{klass[0]}{len(jobs):06d}", klass, t, workers, gpus, cpu, memory, duration,
-                            PRIORITY[klass]))
+                            PRIORITY[klass], kind="Deployment" if klass == "inference" else "Job"))
