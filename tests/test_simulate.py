@@ -329,7 +329,7 @@ def test_cli_simulate_on_two_processes_prints_what_one_prints():
     assert _without_timings(json.loads(one.output)["runs"]) == _without_timings(json.loads(two.output)["runs"])
 
 
-@pytest.mark.parametrize("policy", ["gang", "gang-preemption"])
+@pytest.mark.parametrize("policy", ["gang", "gang-preemption", "gang-topology"])
 def test_kept_gang_shortfalls_change_no_decision(policy):
     """Saturated runs whose waiting gangs are retried after every pod that leaves (GroupCycle.shortfalls answers
     most retries from the last failed cycle of their shape): every record equals that of a run that makes every

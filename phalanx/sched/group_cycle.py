@@ -26,16 +26,28 @@ _TRAIN_GANGS = 256
 
 @dataclass
 class Shortfall:
-    """A failed cycle of a gang of identical members (GroupCycle._train_shape): how many members the state took
-    before one fit nowhere, that pod's failure, and the state in which it holds. A later gang of the shape that needs
-    more members than that fails the same way as long as nothing happened since but that cycle's own placements,
-    undone (the state is compared), so its cycle is not run again: saturated clusters retry thousands of waiting
-    gangs after every pod that leaves."""
-    placed: int
+    """A failed cycle of a gang of identical members, all needed (GroupCycle._uniform_shape), and the state in which
+    it holds. Without a topology constraint: how many members the state took before one fit nowhere and that pod's
+    failure, so a later gang of the shape that needs more members fails the same way. With one: the whole failed
+    attempt, for a later gang of the same size. Either holds as long as nothing happened since but that cycle's
+    own placements, undone (the state is compared), so the cycle is not run again: saturated clusters retry
+    thousands of waiting gangs after every pod that leaves."""
+    placed: int                  # members placed (on the cluster) before the first failure
     nodes: np.ndarray            # (placed,) int64 the node each placed member took
-    message: str
-    rejectors: frozenset
+    failed: list                 # [(start, end, FitError, rejectors)]: the failed members' ranges in member order
+    infeasible: str | None       # GroupAttempt's fields of the failed cycle
+    group_message: str | None
+    placed_elsewhere: int
+    members: int | None          # the gang size it holds for (topology); None: any size above `placed`
     state: tuple
+
+    def attempt(self, members: list[Pod]) -> "GroupAttempt":
+        """The failed cycle of a gang with these members (in member order)."""
+        failed = self.failed if self.members is not None else [(self.placed, len(members), *self.failed[0][2:])]
+        return GroupAttempt(len(members), failed=[(members[a:b], message, rejectors)
+                                                  for a, b, message, rejectors in failed],
+                            infeasible=self.infeasible, group_message=self.group_message,
+                            placed_elsewhere=self.placed_elsewhere)
 
 
 @dataclass
@@ -58,7 +70,7 @@ class GroupCycle:
     def __init__(self, sched):
         self.sched = sched
         self.train_gangs = _TRAIN_GANGS     # the next train's length at most
-        self.shortfalls: dict[tuple, Shortfall] = {}   # (id(placer), id(shape), priority) -> its last failed cycle
+        self.shortfalls: dict[tuple, Shortfall] = {}   # _key -> the last failed cycle of its gangs
         self.keep_shortfalls = True         # False: every gang's cycle runs (tests compare the two)
 
     def attempt(self, gs: GroupState) -> None:
@@ -103,12 +115,16 @@ class GroupCycle:
         return topology_attempt(self, gs, candidates)
 
     def _train_shape(self, gs: GroupState) -> PodShape | None:
-        """The one shape of a gang that needs all its pending pods, has none placed yet and no host ports (so
-        consecutive such gangs can be placed in one batch); None otherwise. Random tie-breaks draw one
-        permutation per cycle, so they are not coalesced."""
+        """The one shape of a gang that can ride a train (consecutive such gangs placed in one batch):
+        _uniform_shape, without a topology constraint."""
+        return None if gs.group.spec.scheduling_constraints else self._uniform_shape(gs)
+
+    def _uniform_shape(self, gs: GroupState) -> PodShape | None:
+        """The one shape of a gang that needs all its pending pods, has none placed yet and no host ports; None
+        otherwise. Random tie-breaks draw per cycle, so such gangs are never coalesced nor answered from another's
+        cycle."""
         sched = self.sched
-        if (sched.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending)
-                or gs.group.spec.scheduling_constraints):
+        if sched.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending):
             return None
         shapes = {id(shape): shape for shape in (sched.member_shape(gs, p, seq) for p, seq in gs.pending.values())}
         shape = next(iter(shapes.values())) if len(shapes) == 1 else None
@@ -144,7 +160,7 @@ class GroupCycle:
         i, offset, nodes = 0, 0, np.zeros(0, np.int64)
         kept = self._shortfall(placer, shape, first)
         if kept is not None:                 # the first gang is cut short as the train would cut it
-            got, message, nodes = kept.placed, kept.message, kept.nodes
+            got, message, nodes = kept.placed, kept.failed[0][2], kept.nodes
         else:
             mark = sched.cluster.tensors.log_mark()
             moves = self._moves(placer)
@@ -172,8 +188,10 @@ class GroupCycle:
                 placer.undo(out.placed, mark, keep=offset)
             got, message = placed - offset, out.failures[0].message
             if i == 0:
-                self._remember(placer, shape, first, nodes[:got], out.failures[0].message, out.failures[0].rejectors,
-                               moves)
+                failure = out.failures[0]
+                self._remember(placer, shape, first, nodes[:got], GroupAttempt(
+                    len(members[0]), failed=[(members[0][got:], failure.message, failure.rejectors)],
+                    infeasible=MEMBER_UNSCHEDULABLE), moves)
         self.train_gangs = 1
         short, m = train[i], members[i]
         sched.stats.group_attempts += 1
@@ -189,12 +207,11 @@ class GroupCycle:
         sched = self.sched
         sched.stats.group_attempts += 1
         mark = sched.cluster.tensors.log_mark()
-        shape, placer = self._train_shape(gs), sched.placer_for_group(gs)
+        shape, placer = self._uniform_shape(gs), sched.placer_for_group(gs)
         kept = self._shortfall(placer, shape, gs) if shape is not None else None
         if kept is not None:
             members = [p for p, _ in sched.groups.members_in_order(gs)]
-            attempt = GroupAttempt(len(members), failed=[(members[kept.placed:], kept.message, kept.rejectors)],
-                                   infeasible=MEMBER_UNSCHEDULABLE)
+            attempt = kept.attempt(members)
             placed = list(zip(members[:kept.placed], kept.nodes.tolist()))
         else:
             moves = self._moves(placer)
@@ -210,10 +227,8 @@ class GroupCycle:
                 placed = [(pod, node) for pl in attempt.placed for pod, node in zip(pl.pods, pl.node_ids.tolist())]
             if attempt.placed:
                 placer.undo(attempt.placed, mark)
-            if shape is not None and kept is None and len(attempt.failed) == 1 and attempt.infeasible is not None:
-                _, message, rejectors = attempt.failed[0]
-                self._remember(placer, shape, gs, np.array([node for _, node in placed], np.int64), message,
-                               rejectors, moves)
+            if shape is not None and kept is None:
+                self._remember(placer, shape, gs, np.array([node for _, node in placed], np.int64), attempt, moves)
             extra = sched.workload_preemption.run(gs, placed)      # on the state without this cycle's placements
             rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
             sched.fail(rest, _with(attempt.infeasible or attempt.group_message, extra))
@@ -250,16 +265,30 @@ class GroupCycle:
         if nominations and any(key in nominations for key in gs.pending):
             return None
         pod = next(iter(gs.pending.values()))[0]
-        return id(placer), id(shape), self.sched.cluster.priority(pod)
+        return id(placer), id(shape), self.sched.cluster.priority(pod), repr(gs.group.spec.scheduling_constraints)
 
-    def _remember(self, placer: Placer, shape: PodShape, gs: GroupState, nodes: np.ndarray, message: str,
-                  rejectors: frozenset, moves: tuple) -> None:
-        """After a failed cycle of the gang `gs` of `shape`, its placements (on `nodes`) undone and before
-        workload-aware preemption runs on that state: kept when the cycle moved nothing but the node table (no
-        nomination, no scan position)."""
+    def _remember(self, placer: Placer, shape: PodShape, gs: GroupState, nodes: np.ndarray, attempt: GroupAttempt,
+                  moves: tuple) -> None:
+        """After a failed cycle of the gang `gs` of `shape`, its placements (on `nodes`, members in order) undone and
+        before workload-aware preemption runs on that state: kept when the cycle moved nothing but the node table
+        (no nomination, no scan position) and its failed members are ranges in member order."""
         key = self._key(placer, shape, gs)
-        if key is not None and moves == self._moves(placer):
-            self.shortfalls[key] = Shortfall(len(nodes), nodes, message, rejectors, self._state(placer))
+        if key is None or moves != self._moves(placer):
+            return
+        index = {pod.key: i for i, (pod, _) in enumerate(self.sched.groups.members_in_order(gs))}
+        failed = []
+        for pods, message, rejectors in attempt.failed:
+            at = [index[pod.key] for pod in pods]
+            if not at or at != list(range(at[0], at[0] + len(at))):
+                return
+            failed.append((at[0], at[0] + len(at), message, rejectors))
+        topology = gs.group.spec.scheduling_constraints is not None
+        suffix = len(failed) == 1 and failed[0][:2] == (len(nodes), len(gs.pending))
+        if not failed or (not topology and (not suffix or attempt.infeasible != MEMBER_UNSCHEDULABLE)):
+            return
+        self.shortfalls[key] = Shortfall(len(nodes), nodes, failed, attempt.infeasible, attempt.group_message,
+                                         attempt.placed_elsewhere, len(gs.pending) if topology else None,
+                                         self._state(placer))
 
     def _shortfall(self, placer: Placer, shape: PodShape, gs: GroupState) -> Shortfall | None:
         """The kept failure for the gang `gs` of `shape`: when it holds now and the gang needs more members than it
@@ -268,7 +297,9 @@ class GroupCycle:
             return None
         key = self._key(placer, shape, gs)
         kept = self.shortfalls.get(key) if key is not None else None
-        if kept is None or kept.placed >= len(gs.pending) or kept.state != self._state(placer):
+        if kept is None or kept.state != self._state(placer):
+            return None
+        if kept.placed >= len(gs.pending) if kept.members is None else kept.members != len(gs.pending):
             return None
         return kept
 
