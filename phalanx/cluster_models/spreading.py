@@ -49,7 +49,7 @@ class DefaultSelectors:
             kind = type(obj).__name__
             if kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
                 self.owners[(kind, obj.metadata.namespace, obj.metadata.name)] = obj
-                self._known.clear()       # a pod that named this owner before it existed had no selector
+        self._known.clear()       # a pod that named one of them before it existed had no selector
 
     def __bool__(self) -> bool:
         return bool(self.services or self.owners)

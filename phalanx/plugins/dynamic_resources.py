@@ -20,6 +20,7 @@ class DynamicResources(Plugin):
     # claim allocated where the pod cannot go (a pod with claims gets "still not schedulable").
     unmodelled_points = ("preEnqueue", "score", "preBind")
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+    post_filter_reads_nodes = False     # its PostFilter reads the pod's claims only
 
     def signs(self, spec) -> bool:
         return bool(spec.resource_claims)
@@ -41,8 +42,6 @@ class DynamicResources(Plugin):
 
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
-
-    post_filter_reads_nodes = False
 
     def post_filter(self, failed, cluster):
         # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.

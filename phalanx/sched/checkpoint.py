@@ -31,10 +31,8 @@ from ..cluster_models import Pod, PodGroup
 from ..cluster_models.controllers import ReplicaSet, ReplicationController, StatefulSet
 from ..cluster_models.spreading import DefaultSelectors
 from ..cluster_models.tensors import bind_existing
-from ..plugins.framework import ALL_EVENTS
-from .cluster import Nomination
 from .podgroups import GroupState
-from .queue import Attempts, Parked, PodRun
+from .queue import Attempts, PodRun
 
 # The controllers that select pods for default topology spreading (cluster_models.spreading), by kind.
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
@@ -49,11 +47,12 @@ class CheckpointError(ValueError):
     """A state that cannot be taken, or a checkpoint that does not fit the scheduler it is restored into."""
 
 
-def _dump(obj) -> dict:
+def manifest(obj) -> dict:
+    """An API object as its JSON manifest."""
     return obj.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-MANIFESTS: PodCodec = (_dump, Pod.model_validate)
+MANIFESTS: PodCodec = (manifest, Pod.model_validate)
 
 
 def _refuse_unsupported(sched) -> None:
@@ -77,7 +76,7 @@ def _entry(entry) -> dict:
 
 
 def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
-                    encode_group: Callable[[PodGroup], object] = _dump) -> dict:
+                    encode_group: Callable[[PodGroup], object] = manifest) -> dict:
     """The scheduler's state as JSON-ready data (module docstring). Raises CheckpointError for what is not taken."""
     _refuse_unsupported(sched)
     cluster, queue = sched.cluster, sched.queue
@@ -122,7 +121,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
         "pdb_floor": dict(cluster._pdb_floor),
         "spreading": {"services": {ns: [dict(sel) for sel in sels]
                                    for ns, sels in cluster.default_selectors.services.items()},
-                      "owners": [_dump(obj) for obj in cluster.default_selectors.owners.values()]},
+                      "owners": [manifest(obj) for obj in cluster.default_selectors.owners.values()]},
         "pod_groups": [encode_group(g) for g in cluster.pod_groups],
         "groups": groups,
         "of_pod": {key: gs.key for key, gs in sched.groups.of_pod.items()},
@@ -130,7 +129,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
             "active": [[first, seq, _entry(e)] for first, seq, e in active],
             "backoff": [[first, seq, _entry(e)] for first, seq, e in backoff],
             "attempts": {key: [a.count, a.failed_at] for key, a in queue.attempts.items()},
-            "pool": [[ref(p.pod), p.seq, p.priority, [plugin.name for plugin in p.plugins]]
+            "pool": [[ref(p.pod), p.seq, [plugin.name for plugin in p.plugins]]
                      for p in queue.unschedulable.values()],
             "held": [[ref(pod), seq] for pod, seq in queue.held.values()],
             "deleted": sorted(queue.deleted)},
@@ -218,18 +217,11 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     sched._live = set(state["live"])
     sched.pending_message = dict(state["pending_message"])
     for key, node in state["nominations"]:
-        pod = pods[key]
-        shape = sched.shape_of(pod)
-        cluster.grow_vocabularies([(pod, shape)])
-        cluster.nominations[key] = Nomination(pod, node, cluster.priority(pod), shape.request_vector(tensors))
+        sched.nominate(pods[key], node)
 
     q = state["queue"]
-    for pod_key, seq, priority, names in q["pool"]:
-        pod = pods[pod_key]
-        framework = sched.framework_for(pod)
-        plugins = tuple(framework.plugin(name) for name in names)
-        events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
-        queue.park(Parked(pod, sched.shape_of(pod), seq, priority, plugins, events), sched.now)
+    for key, seq, rejectors in q["pool"]:
+        sched.park(pods[key], seq, frozenset(rejectors))
     queue.attempts = {key: Attempts(count, failed_at) for key, (count, failed_at) in q["attempts"].items()}
     queue.held = {key: (pods[key], seq) for key, seq in q["held"]}
     queue.deleted = set(q["deleted"])

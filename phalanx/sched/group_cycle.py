@@ -32,14 +32,18 @@ class Shortfall:
     attempt, for a later gang of the same size. Either holds as long as nothing happened since but that cycle's
     own placements, undone (the state is compared), so the cycle is not run again: saturated clusters retry
     thousands of waiting gangs after every pod that leaves."""
-    placed: int                  # members placed (on the cluster) before the first failure
-    nodes: np.ndarray            # (placed,) int64 the node each placed member took
+    nodes: np.ndarray            # (placed,) int64 the node each member placed (on the cluster) before the first
+                                 # failure took
     failed: list                 # [(start, end, FitError, rejectors)]: the failed members' ranges in member order
     infeasible: str | None       # GroupAttempt's fields of the failed cycle
     group_message: str | None
     placed_elsewhere: int
     members: int | None          # the gang size it holds for (topology); None: any size above `placed`
     state: tuple
+
+    @property
+    def placed(self) -> int:
+        return len(self.nodes)
 
     def attempt(self, members: list[Pod]) -> "GroupAttempt":
         """The failed cycle of a gang with these members (in member order)."""
@@ -286,7 +290,7 @@ class GroupCycle:
         suffix = len(failed) == 1 and failed[0][:2] == (len(nodes), len(gs.pending))
         if not failed or (not topology and (not suffix or attempt.infeasible != MEMBER_UNSCHEDULABLE)):
             return
-        self.shortfalls[key] = Shortfall(len(nodes), nodes, failed, attempt.infeasible, attempt.group_message,
+        self.shortfalls[key] = Shortfall(nodes, failed, attempt.infeasible, attempt.group_message,
                                          attempt.placed_elsewhere, len(gs.pending) if topology else None,
                                          self._state(placer))
 

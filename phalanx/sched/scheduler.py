@@ -16,8 +16,6 @@ still happen without an outside event. Events (pods, groups, nodes added or remo
 """
 from __future__ import annotations
 
-import dataclasses
-
 import math
 import time
 from collections.abc import Callable
@@ -216,6 +214,14 @@ class Scheduler:
         """The profile serving the pod (the first one for a pod no profile serves)."""
         return self.frameworks.get(pod.spec.scheduler_name) or self.framework
 
+    def nominate(self, pod: Pod, node: str) -> None:
+        """The pod waits for `node` (status.nominatedNodeName): its columns go on the cluster's tables first (Filter
+        binds nominated pods on cluster copies, which share the vocabularies), its request over their resources."""
+        shape = self.shape_of(pod)
+        self.cluster.grow_vocabularies([(pod, shape)])
+        self.cluster.nominations[pod.key] = Nomination(pod, node, self.cluster.priority(pod),
+                                                       shape.request_vector(self.cluster.tensors))
+
     def shape_of(self, pod: Pod) -> PodShape:
         table = self.shapes_by_profile.get(pod.spec.scheduler_name)
         return (self.shapes if table is None else table).intern(pod)
@@ -299,10 +305,7 @@ class Scheduler:
                 continue
             arrival[key] = seq
             if pod.status.nominated_node_name:
-                shape = self.shape_of(pod)
-                self.cluster.grow_vocabularies([(pod, shape)])    # Filter binds it on cluster copies (preemption.py)
-                priority, request = self.cluster.priority(pod), shape.request_vector(self.cluster.tensors)
-                self.cluster.nominations[key] = Nomination(pod, pod.status.nominated_node_name, priority, request)
+                self.nominate(pod, pod.status.nominated_node_name)
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
@@ -550,13 +553,9 @@ class Scheduler:
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
         self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
         self.cluster.gpus.rebuild(keep)                                # GpuShare rows follow node ids
-        # The rebuilt table has vocabularies of its own: nominated pods get their columns again (Filter binds them
-        # on cluster copies) and their requests over its resource columns.
-        nominations = self.cluster.nominations
-        for key, nom in list(nominations.items()):
-            shape = self.shape_of(nom.pod)
-            self.cluster.grow_vocabularies([(nom.pod, shape)])
-            nominations[key] = dataclasses.replace(nom, request=shape.request_vector(rebuilt))
+        # The rebuilt table has vocabularies of its own: nominated pods get their columns and requests again.
+        for _, nom in list(self.cluster.nominations.items()):
+            self.nominate(nom.pod, nom.node)
         self._nodes_changed()
         for placer in self.placers.values():
             placer.next_start = placer.next_start % max(1, len(keep))

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..cluster_models import ClusterObjects, Node, Pod, PodGroup
 from ..sched import Cluster, Scheduler
-from ..sched.checkpoint import CheckpointError, restore_scheduler, scheduler_state
+from ..sched.checkpoint import CheckpointError, manifest, restore_scheduler, scheduler_state
 from .autoscaler import Autoscaler
 from .engine import Job, Simulation, policy_named
 from .workload import JobSpec
@@ -35,10 +35,6 @@ FORMAT = "phalanx.simulation-checkpoint"
 VERSION = 1
 
 __all__ = ["CheckpointError", "FORMAT", "VERSION", "load", "read", "resume", "save", "simulation_state"]
-
-
-def _manifest(obj) -> dict:
-    return obj.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 class _Codec:
@@ -53,7 +49,7 @@ class _Codec:
         template = self.sim.templates.get(job)       # a live job's (a completed one's is gone)
         if template is not None and template.spec is pod.spec:
             return [job, pod.metadata.name]
-        return _manifest(pod)
+        return manifest(pod)
 
     def decode_pod(self, doc) -> Pod:
         if isinstance(doc, dict):
@@ -64,7 +60,7 @@ class _Codec:
 
     def encode_group(self, group: PodGroup):
         spec = self.specs.get(group.metadata.name)
-        return spec.name if spec is not None and self.sim._pod_group(spec) == group else _manifest(group)
+        return spec.name if spec is not None and self.sim._pod_group(spec) == group else manifest(group)
 
     def decode_group(self, doc) -> PodGroup:
         return PodGroup.model_validate(doc) if isinstance(doc, dict) else self.sim._pod_group(self.specs[doc])
@@ -91,9 +87,9 @@ def simulation_state(sim: Simulation) -> dict:
         "sample_every": ledger.sample_every, "permit_timeout_s": sim.sched.permit_timeout_s,
         "keep_decisions": sim.keep_decisions,
         "autoscaler": None if scaler is None else {
-            "template": _manifest(scaler.template), "max_nodes": scaler.max_nodes, "provision_s": scaler.provision_s,
+            "template": manifest(scaler.template), "max_nodes": scaler.max_nodes, "provision_s": scaler.provision_s,
             "scale_down_s": scaler.scale_down_s, "scan_s": scaler.scan_s},
-        "nodes": [_manifest(n) for n in sim.initial_nodes],
+        "nodes": [manifest(n) for n in sim.initial_nodes],
         "jobs": [dataclasses.asdict(spec) for spec in sim.workload],
     }
     jobs = {name: {"live": dict(job.live), "bound": sorted(job.bound), "waiting": sorted(job.waiting),
