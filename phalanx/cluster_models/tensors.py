@@ -178,6 +178,26 @@ class TermClass:
     namespace: str                  # the owner's namespace (a term without namespaces and namespaceSelector means it)
 
 
+def pod_term_classes(pod: Pod) -> list[TermClass]:
+    """The pod's (anti-)affinity terms as a bound pod holds them (pods without pod affinity hold none)."""
+    affinity = pod.spec.affinity
+    out = []
+    if affinity is None:
+        return out
+    for kind, part, preferred in ((REQUIRED_AFFINITY, affinity.pod_affinity, False),
+                                  (REQUIRED_ANTI_AFFINITY, affinity.pod_anti_affinity, False),
+                                  (PREFERRED_AFFINITY, affinity.pod_affinity, True),
+                                  (PREFERRED_ANTI_AFFINITY, affinity.pod_anti_affinity, True)):
+        if part is None:
+            continue
+        if preferred:
+            terms = [(w.weight, w.pod_affinity_term) for w in part.preferred_during_scheduling_ignored_during_execution]
+        else:
+            terms = [(0, t) for t in part.required_during_scheduling_ignored_during_execution]
+        out += [TermClass(kind, weight, term, pod.metadata.namespace) for weight, term in terms]
+    return out
+
+
 @dataclass
 class AffinityTerms:
     """The pod (anti-)affinity terms of the bound pods: one row per (pod, term), the term as a class id."""
@@ -201,32 +221,20 @@ class AffinityTerms:
         return cls(np.zeros(16, np.int32), np.zeros(16, np.int32))
 
     def add(self, row: int, pod: Pod) -> None:
-        affinity = pod.spec.affinity
-        for kind, part, preferred in ((REQUIRED_AFFINITY, affinity.pod_affinity, False),
-                                      (REQUIRED_ANTI_AFFINITY, affinity.pod_anti_affinity, False),
-                                      (PREFERRED_AFFINITY, affinity.pod_affinity, True),
-                                      (PREFERRED_ANTI_AFFINITY, affinity.pod_anti_affinity, True)):
-            if part is None:
-                continue
-            if preferred:
-                terms = [(w.weight, w.pod_affinity_term)
-                         for w in part.preferred_during_scheduling_ignored_during_execution]
-            else:
-                terms = [(0, t) for t in part.required_during_scheduling_ignored_during_execution]
-            for weight, term in terms:
-                key = (kind, weight, pod.metadata.namespace, term.model_dump_json())
-                c = self.index.get(key)
-                if c is None:
-                    c = self.index[key] = len(self.classes)
-                    self.classes.append(TermClass(kind, weight, term, pod.metadata.namespace))
-                    self.kinds.add(kind)
-                if self.count == len(self.pod):
-                    self.pod = np.resize(self.pod, 2 * self.count)
-                    self.cls = np.resize(self.cls, 2 * self.count)
-                self.pod[self.count], self.cls[self.count] = row, c
-                self.count += 1
-                self.added += 1
-                self.added_anti += kind == REQUIRED_ANTI_AFFINITY
+        for tc in pod_term_classes(pod):
+            key = (tc.kind, tc.weight, tc.namespace, tc.term.model_dump_json())
+            c = self.index.get(key)
+            if c is None:
+                c = self.index[key] = len(self.classes)
+                self.classes.append(tc)
+                self.kinds.add(tc.kind)
+            if self.count == len(self.pod):
+                self.pod = np.resize(self.pod, 2 * self.count)
+                self.cls = np.resize(self.cls, 2 * self.count)
+            self.pod[self.count], self.cls[self.count] = row, c
+            self.count += 1
+            self.added += 1
+            self.added_anti += tc.kind == REQUIRED_ANTI_AFFINITY
 
     def truncate(self, rows: int) -> None:
         """Forget the terms of BoundPods rows >= rows."""

@@ -89,16 +89,21 @@ def feasible_range(xp, raw, feasible):
     return xp.max(xp.where(feasible, raw, -big)), xp.min(xp.where(feasible, raw, big))
 
 
+def minmax_scale(xp, raw, lo, hi):
+    """int64(100 * ((raw - lo) / (hi - lo))) for raw scores of feasible nodes whose raw scores range over [lo, hi];
+    0 when hi == lo. The division comes first, then the multiplication, then truncation, as in Go's float64
+    arithmetic. A raw score equal to lo scales to 0 whatever hi is."""
+    diff = xp.maximum(hi - lo, 0)
+    frac = divide(xp, (raw - lo).astype(xp.float64), xp.maximum(diff, 1).astype(xp.float64))
+    return xp.where(diff > 0, (float(MAX_NODE_SCORE) * frac).astype(xp.int64), 0)
+
+
 def interpod_affinity_normalize(xp, raw, feasible):
-    """int64(100 * ((s - min) / (max - min))) over the feasible nodes; 0 everywhere when all are equal. The
-    division comes first, then the multiplication, then truncation, as in Go's float64 arithmetic."""
+    """NormalizeScore: minmax_scale over the feasible nodes, 0 elsewhere."""
     hi, lo = feasible_range(xp, raw, feasible)
-    diff = xp.maximum(hi - lo, 0)                  # no feasible node: nothing is read
-    frac = divide(xp, xp.where(feasible, raw - lo, 0).astype(xp.float64), xp.maximum(diff, 1).astype(xp.float64))
-    out = xp.where(diff > 0, (float(MAX_NODE_SCORE) * frac).astype(xp.int64), 0)
-    return xp.where(feasible, out, 0)
+    return xp.where(feasible, minmax_scale(xp, xp.where(feasible, raw, lo), lo, hi), 0)
 
 
 __all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
-           "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_score",
+           "interpod_affinity_filter", "interpod_affinity_normalize", "minmax_scale", "interpod_affinity_score",
            "matching_pods_per_node"]

@@ -53,6 +53,10 @@ ALL_EVENTS = frozenset({POD_DELETED, POD_BOUND, NODE_ADDED, NODE_UPDATED, GROUP_
 FIXED = "fixed"            # they do not move: a function of the state before the run
 NODE_LOCAL = "node-local"  # they move only on the node that took a copy: Filter bounds the copies per node
                            # (copy_capacity), Score is a per-node sequence (copy_scores) with no normalization
+DOMAIN = "domain"          # Score only: a copy adds a fixed signed weight to the raw score of every node sharing its
+                           # node's value of a label key (copy_domains), and NormalizeScore is a function of the raw
+                           # score and the feasible nodes' minimum and maximum (scale): the run is placed by a
+                           # sequential loop over picks (kernels/domain_batch.py) instead of a cycle per pod
 PER_POD = "per-pod"        # anything else (other nodes' pods, per-pod state at Reserve): the run goes pod by pod
 
 
@@ -200,8 +204,8 @@ class Plugin:
     # What PreEnqueue's answer depends on, so that pods arriving together share it: "pod" (anything of the pod),
     # "spec" (its PodSpec alone), "group" (its PodSpec and its PodGroup).
     pre_enqueue_reads: ClassVar[str] = "pod"
-    # Whether `signature` reads only the pod's spec, labels and annotations (pods copied from one template share
-    # those objects, so they sign alike and their shape is found by template).
+    # Whether `signature` reads only the pod's spec, labels, annotations and namespace (pods copied from one template
+    # into one namespace share those objects, so they sign alike and their shape is found by template).
     signs_from_template: ClassVar[bool] = False
     # Whether PostFilter reads the failed cycle's node statuses and dry run (FailedCycle.codes / .dry_run); when no
     # PostFilter plugin of a profile does, they are not built (None).
@@ -361,7 +365,7 @@ class Plugin:
 
     def score_behaviour(self, state) -> str:
         """How this pod's Score moves as copies of it are placed: FIXED (normalized over the feasible set, see
-        normalization_holders), NODE_LOCAL (copy_scores; not normalized) or PER_POD. For a plugin that reads no
+        normalization_holders), NODE_LOCAL (copy_scores; not normalized), DOMAIN (copy_domains, scale) or PER_POD. For a plugin that reads no
         bound pods (reads_bound_pods) and no host state (host_only) FIXED and NODE_LOCAL also hold while any other
         pods are placed or removed: the incremental per-shape path (sched/incremental.py) relies on it."""
         return FIXED
@@ -406,6 +410,17 @@ class Plugin:
     def copy_scores(self, xp, state, tensors, rows, copies):
         """NODE_LOCAL scores: (len(rows), J) raw score of copy copies[0, j] (1 = the next pod) on rows; copies may
         be the int 1 (J = 1)."""
+        raise NotImplementedError
+
+    def copy_domains(self, state) -> tuple[tuple[int, int], ...]:
+        """DOMAIN scores: ((node label key id, weight), ...): a copy placed on a node carrying the key adds `weight`
+        to the raw score of every node with the same value of that key (the node itself included)."""
+        raise NotImplementedError
+
+    def scale(self, xp, raw, lo, hi):
+        """DOMAIN scores: NormalizeScore of raw scores `raw` (any subset of the feasible nodes) when the feasible
+        nodes' raw scores range over [lo, hi]. A raw score equal to lo must scale to a value that does not depend
+        on hi (the sequential loop rescales only the nodes above the minimum when the maximum moves)."""
         raise NotImplementedError
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------

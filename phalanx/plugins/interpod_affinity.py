@@ -20,11 +20,11 @@ import numpy as np
 from pydantic import field_validator
 
 from ..cluster_models.tensors import (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY,
-                                      REQUIRED_ANTI_AFFINITY, TermClass)
+                                      REQUIRED_ANTI_AFFINITY, TermClass, pod_term_classes)
 from ..kernels import interpod_affinity as kernel
 from ..kernels.node_affinity import term_matches
-from .framework import (FIXED, NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_BOUND, POD_DELETED, SKIP, Plugin,
-                        PluginArgs)
+from .framework import (DOMAIN, FIXED, NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_BOUND, POD_DELETED, SKIP,
+                        Plugin, PluginArgs)
 from .labels import selector_matches, selector_tests
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -97,12 +97,14 @@ class ScoreSums:
     terms_seen: int               # AffinityTerms rows summed
     by_key: tuple                 # (key, (N,) int64 signed weights per node) per topology key, sorted
     contributed: bool             # some term reached a node carrying its key (else PreScore skips)
+    copy: tuple                   # ScoreState.copy: what one more bound copy of the pod adds (made with the epoch)
 
 
 @dataclass(frozen=True)
 class ScoreState:
     by_key: tuple                 # (key, (N,) signed weights of matching pods per node) per topology key
-    interacts: bool               # copies of the pod change these scores (it has preferred terms or hard affinity)
+    copy: tuple                   # ((key, weight), ...): a bound copy of the pod adds weight to its domain of key
+                                  # (the pod's preferred terms and its own terms selecting itself; nonzero only)
 
 
 def _has_pod_affinity(pod) -> bool:
@@ -168,6 +170,7 @@ class InterPodAffinity(Plugin):
     name = "InterPodAffinity"
     Args = InterPodAffinityArgs
     events = frozenset({POD_BOUND, POD_DELETED, NODE_ADDED, NODE_UPDATED})
+    signs_from_template = True         # its signature: labels and namespace
 
     def signs(self, spec) -> bool:
         return spec.affinity is not None and (spec.affinity.pod_affinity is not None
@@ -318,9 +321,7 @@ class InterPodAffinity(Plugin):
         sums = self._score_sums(pod, cluster, terms)
         if not sums.contributed:
             return SKIP
-        # Copies hold the pod's terms once bound: preferred ones, and required affinity (hardPodAffinityWeight).
-        interacts = has_constraints or (self.args.hard_pod_affinity_weight > 0 and bool(_required(pod, anti=False)))
-        return ScoreState(sums.by_key, interacts)
+        return ScoreState(sums.by_key, sums.copy)
 
     def _score_sums(self, pod, cluster, terms) -> ScoreSums:
         """The pod's PreScore sums now: those kept for it with the bound pods and term rows added since summed on
@@ -335,7 +336,7 @@ class InterPodAffinity(Plugin):
         sums = terms.score_sums.get(key)
         if sums is None or sums.affinity is not pod.spec.affinity or sums.epoch != epoch \
                 or sums.bound_seen > bound.count or sums.terms_seen > terms.count:
-            sums = ScoreSums(pod.spec.affinity, epoch, 0, 0, (), False)
+            sums = ScoreSums(pod.spec.affinity, epoch, 0, 0, (), False, self._copy_weights(pod, cluster))
         if sums.bound_seen < bound.count or sums.terms_seen < terms.count:
             sums = self._sum_rows(pod, cluster, terms, bound, sums)
             if len(terms.score_sums) >= _KEPT_SUMS and key not in terms.score_sums:
@@ -383,7 +384,26 @@ class InterPodAffinity(Plugin):
                 sel = np.flatnonzero(take & (keys[cls] == key))
                 add(key, owner[sel], value[cls[sel]])
         return ScoreSums(sums.affinity, sums.epoch, bound.count, terms.count, tuple(sorted(per_node.items())),
-                         contributed)
+                         contributed, sums.copy)
+
+    def _copy_weights(self, pod, cluster) -> tuple:
+        """What _sum_rows adds for one more bound copy of `pod`, per topology key: the pod's preferred terms that
+        select the copy, and the copy's terms (as an existing pod's: hardPodAffinityWeight for required affinity)
+        that select the pod; keys no node carries and zero sums left out."""
+        ns = pod.metadata.namespace
+        weights: dict[int, int] = {}
+        for anti, sign in ((False, 1), (True, -1)):
+            for wt in _preferred(pod, anti):
+                t = _merged(wt.pod_affinity_term, ns, cluster, wt.weight)
+                if t.key >= 0 and t.matches(pod):
+                    weights[t.key] = weights.get(t.key, 0) + sign * wt.weight
+        ns_labels = cluster.namespace(ns).metadata.labels
+        keys = cluster.tensors.node_labels.keys
+        for tc in pod_term_classes(pod):
+            weight, key = _class_weight(tc, self.args.hard_pod_affinity_weight), keys.get(tc.term.topology_key)
+            if weight and key >= 0 and _existing_term_selects(tc, pod, ns_labels):
+                weights[key] = weights.get(key, 0) + weight
+        return tuple(sorted((key, weight) for key, weight in weights.items() if weight))
 
     def score(self, xp, state, tensors, feasible, cache=None):
         return kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key)
@@ -391,13 +411,19 @@ class InterPodAffinity(Plugin):
     def normalize(self, xp, raw, feasible, state, tensors):
         return kernel.interpod_affinity_normalize(xp, raw, feasible)
 
+    def scale(self, xp, raw, lo, hi):
+        return kernel.minmax_scale(xp, raw, lo, hi)
+
+    def copy_domains(self, state):
+        return state.copy
+
     def normalization_holders(self, xp, raw, feasible, state):
         hi, lo = kernel.feasible_range(xp, raw, feasible)
         return [feasible & (raw == hi), feasible & (raw == lo)]
 
     def score_behaviour(self, state):
-        # Copies of a pod with preferred terms or required affinity add to the scores of their own domain.
-        return PER_POD if state.interacts else FIXED
+        # A copy adds to the scores of its own domains where its terms and the pod's select each other.
+        return DOMAIN if state.copy else FIXED
 
     def skip_behaviour(self, pod, point):
         # Skipped now, but once bound a copy holds the pod's preferred terms (or its required affinity, scored

@@ -150,6 +150,7 @@ _KEPT_SELECTORS = 256      # selectors whose counts one score cache keeps
 class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
     Args = PodTopologySpreadArgs
+    signs_from_template = True         # its signature: labels and namespace
 
     def hint(self, event, pod, objects, cluster) -> bool:
         """isSchedulableAfterPodChange: a pod bound or deleted helps only if it lives in the pod's namespace and

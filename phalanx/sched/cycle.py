@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.status import SUCCESS
-from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo, Rejection
+from ..plugins.framework import (DOMAIN, FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo,
+                                 Rejection)
 from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
@@ -217,11 +218,27 @@ def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = N
 
 # -- the batch path's per-round quantities, over all nodes; the numpy Placer, the compiled JAX rounds
 # (sched/jax_placer.py) and the kept shapes (sched/incremental.py) share them ---------------------------------
+def _score_behaviours(p: Prepared) -> set[str] | None:
+    """The Scores' batching behaviours, None when some plugin's Filter, Score or skip moves in a way no batch path
+    follows (PER_POD)."""
+    if any(plugin.filter_behaviour(state) == PER_POD for plugin, state in p.filters) \
+            or any(plugin.skip_behaviour(p.pod, point) == PER_POD for plugin, point in p.skipped):
+        return None
+    behaviours = {plugin.score_behaviour(state) for plugin, state, _ in p.scores}
+    return None if PER_POD in behaviours else behaviours
+
+
 def batchable(p: Prepared) -> bool:
-    """Every plugin that runs keeps its Filter and Score exact under the batch path."""
-    return (all(plugin.filter_behaviour(state) != PER_POD for plugin, state in p.filters)
-            and all(plugin.score_behaviour(state) != PER_POD for plugin, state, _ in p.scores)
-            and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped))
+    """Every plugin that runs keeps its Filter and Score exact under the batch path's rounds (kernels/batch.py)."""
+    behaviours = _score_behaviours(p)
+    return behaviours is not None and DOMAIN not in behaviours
+
+
+def domain_batchable(p: Prepared) -> bool:
+    """Copies of the pod are placed exactly by the sequential loop of kernels/domain_batch.py: some Score is DOMAIN,
+    every other plugin would allow the batch path's rounds."""
+    behaviours = _score_behaviours(p)
+    return behaviours is not None and DOMAIN in behaviours
 
 
 def copy_capacity(xp, p: Prepared, tensors, default: int):

@@ -19,7 +19,6 @@ class Framework:
         self.weights: dict[str, int] = dict(profile.weights)
         self.placement_weights: dict[str, int] = dict(profile.placement_weights)
         self._signers = tuple(p for p in self.plugins.values() if type(p).signature is not Plugin.signature)
-        self.template_signatures = all(type(p).signs_from_template for p in self._signers)
         self.warners = tuple(p for p in self.plugins.values() if type(p).warnings is not Plugin.warnings)
         self._run_keyers = tuple(p for p in self.plugins.values() if type(p).run_key is not Plugin.run_key)
         self._tokeners = tuple(p for p in self.plugins.values()
@@ -45,6 +44,11 @@ class Framework:
             if part is not None:
                 out[plugin.name] = part
         return out
+
+    def signs_by_template(self, spec) -> bool:
+        """Whether every plugin that may sign pods with this PodSpec reads only their spec, labels, annotations and
+        namespace (then pods copied from one template into one namespace share a shape found by template)."""
+        return all(type(p).signs_from_template or not p.signs(spec) for p in self._signers)
 
     def prepare_tokens(self, cluster, live=frozenset()) -> tuple:
         """Every plugin's prepare_tokens now: kept shapes are prepared again when one changes. live: plugins whose

@@ -15,10 +15,12 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
+from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
-from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_capacity, copy_totals, fixed_scores,
-                    prepare, run_filters, run_scores)
+from ..plugins.framework import DOMAIN
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_capacity, copy_totals,
+                    domain_batchable, fixed_scores, prepare, run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
@@ -137,13 +139,22 @@ class Placer:
                 return
             eligible = not self.cluster.nominations        # a failed pod may have been nominated (preemption)
         if self.batching and len(pods) > 1 and eligible:
-            if batchable(prepare(shape, self.cluster, self.framework)):
-                pods = self._place_batch(shape, pods, rank, out)
-            elif keep and not short:
-                pods = self._place_kept(shape, pods, rank, out)
+            pods = self._place_batches(shape, pods, rank, out, kept=keep and not short)
             if not pods:
                 return
-        self.place_each(shape, pods, rank, out, keep=keep and len(pods) > 1)
+        self.place_each(shape, pods, rank, out, keep=keep and len(pods) > 1,
+                        rebatch=self.batching and eligible and len(pods) > 2)
+
+    def _place_batches(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
+                       kept: bool) -> list[Pod]:
+        """A run in batch rounds when the plugins allow one (kernels/batch.py, or kernels/domain_batch.py for DOMAIN
+        scores), else on kept results (kept); returns the pods left for the per-pod path."""
+        p = prepare(shape, self.cluster, self.framework)
+        if batchable(p):
+            return self._place_batch(shape, pods, rank, out)
+        if domain_batchable(p):
+            return self._place_domain(shape, pods, rank, out)
+        return self._place_kept(shape, pods, rank, out) if kept else pods
 
     def short_run(self) -> int:
         """Runs up to this long are placed on the kept shape; longer ones take the batch path over every node (one
@@ -151,15 +162,21 @@ class Placer:
         return max(SHORT_RUN, self.cluster.tensors.nodes.size // _NODES_PER_UPDATE)
 
     def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
-                   keep: bool = False) -> None:
+                   keep: bool = False, rebatch: bool = False) -> None:
         """The per-pod path: each pod's own cycle. A pod no node fits goes through PostFilter (preemption); when
-        it was nominated the run goes on, otherwise the rest of the run fails as it did. keep: after each
-        placement the rest goes on the kept shape when it can be kept now (a copy may make a skipped plugin run,
-        e.g. the first pod of a run with preferred pod affinity and no pod to match yet)."""
+        it was nominated the run goes on, otherwise the rest of the run fails as it did. A copy may make a skipped
+        plugin run (e.g. the first pod of a run with preferred pod affinity and no pod to match yet), so after the
+        first placement the rest goes in batch rounds when the plugins allow them now (rebatch), and after each
+        placement on the kept shape when it can be kept now (keep)."""
         i = 0
         failed = None        # the last pod's failed cycle, while only nominations changed since (preemptors)
         nominations = self.cluster.nominations
         while i < len(pods):
+            if rebatch and i == 1 and not nominations:
+                left = self._place_batches(shape, pods[i:], rank, out, kept=False)
+                i = len(pods) - len(left)
+                if not left:
+                    return
             if keep and i and not nominations:
                 left = self._place_kept(shape, pods[i:], rank, out)
                 i = len(pods) - len(left)
@@ -439,6 +456,45 @@ class Placer:
             take = min(count, int(normalization_epoch_end(np, fill_t, holders)) + 1)
             out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
             remaining = remaining[take:]
+        return []
+
+    def _place_domain(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+        """A run whose Scores include DOMAIN ones (copies move the raw scores of their node's domains, and the
+        normalization with them): each round evaluates every node once, then picks the copies one after another
+        (kernels/domain_batch.py). Returns the pods left as _place_batch does, and those the plugins no longer
+        allow in rounds."""
+        tensors = self.cluster.tensors
+        remaining = members
+        while remaining:
+            p = prepare(shape, self.cluster, self.framework)
+            if not domain_batchable(p):
+                return remaining
+            ev = run_filters(np, p, tensors)
+            out.batch_rounds += 1
+            cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
+            if len(cand_nodes) == 0 or self._score_error(p, ev):
+                if self.post_filter is not None and ev.error is None:
+                    return remaining
+                out.fail(remaining, self.message(ev), rejectors(ev))
+                return []
+            k = len(remaining)
+            cap = copy_capacity(np, p, tensors, k)[cand_nodes]
+            static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
+            copies = int(min(cap.max(), k, max(1, _BLOCK_ELEMENTS // len(cand_nodes))))
+            totals = self._totals(p, cand_nodes, copies, static_total[cand_nodes])
+            labels = tensors.nodes.labels
+            scores = [DomainScore(weight, np.asarray(plugin.score(np, state, tensors, ev.feasible,
+                                                                  self.caches.setdefault(plugin.name, {})))[cand_nodes],
+                                  tuple((labels[cand_nodes, key].astype(np.int64), w)
+                                        for key, w in plugin.copy_domains(state)),
+                                  lambda raw, lo, hi, plugin=plugin: plugin.scale(np, raw, lo, hi))
+                      for plugin, state, weight in p.scores if plugin.score_behaviour(state) == DOMAIN]
+            picks = domain_pick_order(totals, cap, rank[cand_nodes], tensors.nodes.size, k, scores,
+                                      [h[cand_nodes] for h in holders if h.any()])
+            if not len(picks):
+                return remaining
+            out.placed.append(self.account(p, cand_nodes[picks], remaining[:len(picks)]))
+            remaining = remaining[len(picks):]
         return []
 
     def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:

@@ -69,13 +69,13 @@ class ShapeTable:
         self.by_signature: dict[str, PodShape] = {}
         # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
         # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond those
-        # objects skips both the plugins' signatures and re-serializing the spec.
-        self.by_template: dict[tuple[int, int, int], tuple[object, object, object, PodShape]] = {}
+        # objects and the namespace skips both the plugins' signatures and re-serializing the spec.
+        self.by_template: dict[tuple[int, int, int, str], tuple[object, object, object, PodShape]] = {}
         self.shapes: list[PodShape] = []
 
     def intern(self, pod: Pod) -> PodShape:
         meta = pod.metadata
-        template = (id(pod.spec), id(meta.labels), id(meta.annotations))
+        template = (id(pod.spec), id(meta.labels), id(meta.annotations), meta.namespace)
         hit = self.by_template.get(template)
         if hit is not None and hit[0] is pod.spec and hit[1] is meta.labels and hit[2] is meta.annotations:
             return hit[3]
@@ -89,6 +89,6 @@ class ShapeTable:
                              pod_host_ports(pod), unmodelled_constraints(pod, self.framework))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
-        if not extra or self.framework.template_signatures:
+        if not extra or self.framework.signs_by_template(pod.spec):
             self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
         return shape
