@@ -9,7 +9,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
-from phalanx.kernels.domain_batch import DomainScore, domain_pick_order
+from phalanx.kernels.domain_batch import AddedWeights, DomainScore, domain_pick_order
 from phalanx.kernels.interpod_affinity import minmax_scale
 from phalanx.sched import Cluster, Scheduler
 from reference.domain_batch import minmax, ref_pick_order
@@ -48,7 +48,8 @@ def test_pick_order_equals_the_plain_loop(case):
     totals, cap, rank, k, scores, holders = case
     n = int(rank.max()) + 1
     picks = domain_pick_order(totals, cap, rank, n, k,
-                              [DomainScore(w, raw, tuple(domains), lambda r, lo, hi: minmax_scale(np, r, lo, hi))
+                              [DomainScore(w, AddedWeights(raw, tuple(domains)),
+                                           lambda r, lo, hi: minmax_scale(np, r, lo, hi))
                                for w, raw, domains in scores], holders)
     expected = ref_pick_order(totals.tolist(), cap.tolist(), rank.tolist(), k,
                               [(w, raw.tolist(), [(d.tolist(), a) for d, a in domains]) for w, raw, domains in scores],
@@ -177,6 +178,126 @@ def test_domain_rounds_equal_pod_by_pod(case, tie_break):
     single = _schedule(nodes, pods, profile, batching=False, incremental=False, tie_break=tie_break, seed=5)
     for incremental in (False, True):
         batched = _schedule(nodes, pods, profile, incremental=incremental, tie_break=tie_break, seed=5)
+        assert list(batched.bindings.items()) == list(single.bindings.items())
+        assert batched.unschedulable == single.unschedulable
+    event(f"runs in rounds: {batched.pod_cycles < single.pod_cycles}")
+
+
+# -- PodTopologySpread's raw-score model against its Score recomputed from scratch ----------------------------
+@given(data=st.data(), n=st.integers(1, 30))
+def test_spread_model_tracks_the_score(data, n):
+    """SpreadScores moved copy by copy (and node by node as they fill) equals pod_topology_spread_score computed
+    again over the counts and the feasible set after each copy."""
+    from phalanx.kernels import pod_topology_spread as pts
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    keys = data.draw(st.integers(1, 3))
+    labels = np.stack([np.arange(n) if i == 0 else rng.integers(-1, 3, n) for i in range(keys)], axis=1)
+    labels = np.where(rng.random((n, keys)) < 0.1, -1, labels).astype(np.int32)
+    n_values = [n] + [3] * (keys - 1)
+    constraints = tuple(pts.Constraint(
+        key=i, is_hostname=i == 0, max_skew=int(rng.integers(1, 6)), min_domains=1,
+        selector=data.draw(st.sampled_from([(), None, ("test",)])), self_match=int(rng.integers(0, 2)),
+        honor_affinity=bool(rng.integers(0, 2)), honor_taints=bool(rng.integers(0, 2)),
+        empty_value=int(rng.choice([-1, 2]))) for i in range(keys))
+    counts = [rng.integers(0, 4, n) for _ in range(keys)]
+    feasible = rng.random(n) < 0.8
+    affinity_ok, taints_ok = rng.random(n) < 0.8, rng.random(n) < 0.8
+    require_all = data.draw(st.booleans())
+    rows = np.flatnonzero(feasible)
+    model = pts.SpreadScores(labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all,
+                             rows)
+
+    def fresh():
+        raw, _ = pts.pod_topology_spread_score(np, labels, n_values, counts, constraints, feasible, affinity_ok,
+                                               taints_ok, require_all)
+        return raw[rows]
+
+    alive = feasible[rows].copy()
+    assert model.raw[alive].tolist() == fresh()[alive].tolist()
+    for _ in range(data.draw(st.integers(0, 3 * n))):
+        if not alive.any():
+            break
+        c = int(rng.choice(np.flatnonzero(alive)))
+        for count, con in zip(counts, constraints):
+            count[rows[c]] += int(bool(con.selector) and con.self_match)
+        model.copy(c)
+        if rng.random() < 0.3:                       # the node filled
+            alive[c] = False
+            feasible[rows[c]] = False
+            model.leave(c)
+        assert model.raw[alive].tolist() == fresh()[alive].tolist()
+
+
+def test_spread_scale_is_the_normalization():
+    # hi 10, lo 2: 100 * (10 + 2 - s) // 10 -> s=2: 100, s=7: 50, s=10: 20; hi 0 -> 100 everywhere
+    from phalanx.kernels.pod_topology_spread import spread_scale
+    assert spread_scale(np, np.array([2, 7, 10]), 2, 10).tolist() == [100, 50, 20]
+    assert spread_scale(np, np.array([0, 0]), 0, 0).tolist() == [100, 100]
+
+
+# -- whole runs with PodTopologySpread: explicit ScheduleAnyway constraints and Deployments' default spreading --
+@st.composite
+def spread_cases(draw):
+    """Nodes in zones and racks (some without them, some tainted, some with too little room), pods bound already,
+    and long runs of pods spread by their own ScheduleAnyway constraints or, as a Deployment's replicas, by the
+    system default constraints."""
+    from phalanx.cluster_models.controllers import Deployment
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_nodes = draw(st.integers(1, 24))
+    nodes = []
+    for i in range(n_nodes):
+        labels = {HOSTNAME: f"n{i}"}
+        if rng.random() < 0.85:
+            labels[ZONE] = str(rng.choice(["z0", "z1", "z2", ""]))
+        if rng.random() < 0.6:
+            labels[RACK] = f"r{rng.integers(0, 4)}"
+        taints = [("dedicated", "x", "NoSchedule")] if rng.random() < 0.1 else []
+        nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory="4Gi",
+                               pods=int(rng.choice([2, 3, 5, 110])), labels=labels, taints=taints))
+    pods = [make_pod(f"b{i}", cpu="100m", memory="100Mi", labels={"app": str(rng.choice(["web", "db"]))},
+                     node_name=f"n{rng.integers(0, n_nodes)}") for i in range(draw(st.integers(0, 8)))]
+    controllers = []
+    for t in range(draw(st.integers(1, 3))):
+        app = str(rng.choice(["web", "db"]))
+        cpu = str(rng.choice(["100m", "250m", "500m"]))
+        count = int(rng.integers(2, 40))
+        if rng.random() < 0.4:
+            controllers.append(Deployment.model_validate({"metadata": {"name": f"d{t}"}, "spec": {
+                "replicas": count, "selector": {"matchLabels": {"app": app, "d": str(t)}},
+                "template": {"metadata": {"labels": {"app": app, "d": str(t)}},
+                             "spec": {"containers": [{"name": "c", "resources": {"requests": {
+                                 "cpu": cpu, "memory": "100Mi"}}}]}}}}))
+            continue
+        spread = []
+        for key in rng.choice([HOSTNAME, ZONE, RACK], size=int(rng.integers(1, 4)), replace=False):
+            c = {"max_skew": int(rng.integers(1, 4)), "topology_key": str(key), "when_unsatisfiable": "ScheduleAnyway",
+                 "label_selector": {"match_labels": {"app": str(rng.choice([app, app, "other"]))}}}
+            if rng.random() < 0.3:
+                c["node_taints_policy"] = "Honor"
+            if rng.random() < 0.2:
+                c["node_affinity_policy"] = "Ignore"
+            spread.append(c)
+        kw = {"node_selector": {RACK: "r1"}} if rng.random() < 0.15 else {}
+        pods += [make_pod(f"t{t}-{i}", cpu=cpu, memory="100Mi", labels={"app": app}, spread=spread, **kw)
+                 for i in range(count)]
+    profile = make_profile(fit_strategy=draw(st.sampled_from(["LeastAllocated", "MostAllocated"])),
+                           scores=(("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+                                   ("PodTopologySpread", draw(st.sampled_from([1, 2, 5]))), ("InterPodAffinity", 2),
+                                   ("NodeResourcesBalancedAllocation", 1)))
+    return nodes, pods, controllers, profile
+
+
+@given(spread_cases(), st.sampled_from(["first", "random"]))
+def test_spread_rounds_equal_pod_by_pod(case, tie_break):
+    nodes, pods, controllers, profile = case
+
+    def run(**kw):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, controllers=controllers))
+        return Scheduler(cluster, profile, tie_break=tie_break, seed=5, **kw).schedule()
+
+    single = run(batching=False, incremental=False)
+    for incremental in (False, True):
+        batched = run(incremental=incremental)
         assert list(batched.bindings.items()) == list(single.bindings.items())
         assert batched.unschedulable == single.unschedulable
     event(f"runs in rounds: {batched.pod_cycles < single.pod_cycles}")

@@ -252,7 +252,8 @@ def test_top_is_the_best_feasible_keys_in_order(values, k):
 def test_deployment_replicas_keep_their_node_local_scores_and_score_spreading_live():
     """A Deployment's replicas are spread by the system default constraints (PodTopologySpread's Score reads the
     bound pods): the shape is kept with that Score run over every node each cycle (live), the rest kept. Same
-    records as full cycles, through a deletion and a node update."""
+    records as full cycles, through a deletion and a node update. Batching is off: with it, a run this long goes in
+    domain rounds (tests/test_domain_batch.py)."""
     from phalanx.cluster_models.controllers import Deployment
     from phalanx.cluster_models.generate import generate_nodes
     from phalanx.cluster_models.objects import Taint
@@ -264,7 +265,7 @@ def test_deployment_replicas_keep_their_node_local_scores_and_score_spreading_li
 
     def run(incremental):
         cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, controllers=[deployment]))
-        sched = Scheduler(cluster, incremental=incremental)
+        sched = Scheduler(cluster, incremental=incremental, batching=False)
         records = sched.add_pods(cluster.pending) + sched.step(0.0)
         live = [plugin.name for e in (sched.placer.kept.entries.values() if incremental else ()) for plugin, _ in e.live]
         bound = [r.object for r in records if r.kind == "Bound"]

@@ -1,19 +1,20 @@
-"""Batching for runs whose scores move on the topology domains of the node that takes a copy (DOMAIN scores, e.g.
-InterPodAffinity for pods whose terms select the pod itself), with exactly the decisions of the pod-by-pod loop.
+"""Batching for runs whose scores move on the topology domains of the node that takes a copy (DOMAIN scores:
+InterPodAffinity for pods whose terms select the pod itself, PodTopologySpread's ScheduleAnyway constraints), with
+exactly the decisions of the pod-by-pod loop.
 
-A copy placed on node m adds a fixed weight to the raw score of every node sharing m's value of a label key, and
-the score is normalized over the feasible nodes by a function of their minimum and maximum raw score, so every
-pick moves what the next one sees: the loop is sequential. It keeps each candidate's select_best key exact and
-recomputes only what a pick moved:
+A copy placed on node m moves the raw scores of the nodes sharing m's domains, and the score is normalized over the
+feasible nodes by a function of their minimum and maximum raw score, so every pick moves what the next one sees:
+the loop is sequential. It keeps each candidate's select_best key exact and recomputes only what a pick moved:
 - the picked node's FIXED + NODE_LOCAL total for its next copy (a column of the precomputed copy totals);
-- per DOMAIN score, the raw scores of the picked node's domains, and the feasible minimum and maximum (kept with
-  their multiplicities, so that a pass over the candidates is needed only when the last node at an extreme leaves
-  it without a moved node reaching it);
-- the normalized scores of the nodes whose raw score moved; when the maximum moved, of every node above the
-  minimum (a node at the minimum scales to a value that does not depend on the maximum: Plugin.scale); when the
-  minimum moved, of every node.
-Then one argmax over the candidates. In the common pile-up (each copy raises its own node, which keeps winning
-until it is full; per-node keys such as kubernetes.io/hostname) a pick is scalar work and that argmax.
+- per DOMAIN score, the raw scores the copy moved (the plugin's raw-score model: `copy`, and `leave` when the node
+  filled), and the feasible minimum and maximum, kept with their multiplicities so that a pass over the candidates
+  is needed only when the last node at an extreme leaves it without a moved node reaching it;
+- the normalized scores of the nodes whose raw score moved; when the maximum moved, of every node off the minimum
+  (a node at the minimum scales to a value that does not depend on the maximum: Plugin.scale); when the minimum
+  moved, or the model says every raw score moved, of every node.
+Then one argmax over the candidates. When a copy moves only its own node (per-node keys such as
+kubernetes.io/hostname: the scheduler_perf pods that pile onto one node until it is full) a pick is scalar work
+and that argmax.
 
 Host side (numpy), a Python loop over picks. The (C,) arrays are over the candidates: the nodes feasible when the
 round started (copies only add load, so no other node becomes feasible during the round).
@@ -26,52 +27,82 @@ from dataclasses import dataclass
 import numpy as np
 
 
+class RawModel:
+    """A DOMAIN score's raw scores over the candidates while copies land (what a plugin's copy_model returns)."""
+    raw: np.ndarray                       # (C,) int64 raw scores now (one array, updated in place)
+    scored: np.ndarray | None             # (C,) bool candidates the normalization reads (None: all); others score 0
+
+    def copy(self, c: int):
+        """A copy was placed on candidate c: update `raw`. Returns (c, c's old raw score) when only c's moved,
+        (indices (S,), their old raw scores (S,)) when those moved, or None when any may have."""
+        raise NotImplementedError
+
+    def leave(self, c: int) -> bool:
+        """Candidate c filled (it leaves the feasible set, after its copy): whether every raw score moved."""
+        return False
+
+
+class AddedWeights(RawModel):
+    """Raw scores to which a copy adds a fixed weight on every node sharing its node's value of a label key
+    (InterPodAffinity: its terms and the pod's select each other)."""
+
+    def __init__(self, raw: np.ndarray, domains: tuple):
+        """raw: (C,) int64; domains: ((C,) int64 domain id of each candidate for a key (-1: no key), weight)."""
+        self.raw = raw.astype(np.int64).copy()
+        self.scored = None
+        self._keys = []
+        for dom, weight in domains:
+            keyed = dom[dom >= 0]
+            per_node = len(np.unique(keyed)) == len(keyed)        # every domain is one node (hostname)
+            order = None if per_node else np.argsort(dom, kind="stable")
+            start = None if per_node else np.searchsorted(dom[order], np.arange(int(dom.max()) + 2))
+            self._keys.append((dom, int(weight), order, start))
+
+    def copy(self, c: int):
+        single, spread = 0, []
+        for dom, weight, order, start in self._keys:
+            d = int(dom[c])
+            if d < 0:
+                continue
+            if order is None:
+                single += weight
+            else:
+                spread.append((order[start[d]:start[d + 1]], weight))
+        if not spread:
+            old = int(self.raw[c])
+            self.raw[c] = old + single
+            return c, old
+        idx = np.unique(np.concatenate([[c]] + [m for m, _ in spread]))
+        old = self.raw[idx]
+        self.raw[c] += single
+        for members, weight in spread:
+            self.raw[members] += weight
+        return idx, old
+
+
 @dataclass
 class DomainScore:
     """One DOMAIN Score plugin over the candidates."""
     weight: int                          # the plugin's weight in the profile
-    raw: np.ndarray                      # (C,) int64 raw scores before the run
-    domains: tuple                       # ((C,) int64 domain id of each candidate for a label key (-1: the node
-                                         # lacks the key), int weight a copy adds to its domain) per key
+    model: RawModel                      # its raw scores, moved copy by copy
     scale: Callable                      # (raw (S,) int64, lo, hi) -> (S,) int64 normalized scores
 
 
-class _Members:
-    """The candidates of each domain of one label key."""
-
-    def __init__(self, dom: np.ndarray):
-        self.dom = dom
-        keyed = dom[dom >= 0]
-        self.per_node = len(np.unique(keyed)) == len(keyed)      # every domain is one node (hostname)
-        if not self.per_node:
-            self.order = np.argsort(dom, kind="stable")
-            self.start = np.searchsorted(dom[self.order], np.arange(int(dom.max()) + 2))
-
-    def of(self, c: int) -> np.ndarray | None:
-        """The candidates in c's domain (c included), None when c lacks the key."""
-        d = int(self.dom[c])
-        if d < 0:
-            return None
-        return None if self.per_node else self.order[self.start[d]:self.start[d + 1]]
-
-    def has(self, c: int) -> bool:
-        return self.dom[c] >= 0
-
-
 class _Scaled:
-    """A DOMAIN score over the candidates: raw and weighted normalized scores, the feasible extremes with their
-    multiplicities, and the feasible candidates above the minimum (every other feasible one is at it)."""
+    """A DOMAIN score over the candidates: weighted normalized scores, the extremes of the raw scores of the
+    feasible candidates the normalization reads (with multiplicities), and those of them off the minimum."""
 
     def __init__(self, score: DomainScore, alive: np.ndarray):
-        self.weight, self.scale = score.weight, score.scale
-        self.raw = score.raw.astype(np.int64).copy()
-        self.keys = [(_Members(dom), int(w)) for dom, w in score.domains if w]
-        self.norm = np.zeros(len(self.raw), np.int64)
+        self.weight, self.scale, self.model = score.weight, score.scale, score.model
+        self.raw = self.model.raw
+        n = len(self.raw)
+        self.scored = np.ones(n, bool) if self.model.scored is None else self.model.scored
+        self.norm = np.zeros(n, np.int64)
         self._memo: dict[tuple[int, int, int], int] = {}       # (raw, lo, hi) -> weighted normalized score
         self.rescale_all(alive)
 
     def extremes(self, alive: np.ndarray) -> None:
-        live = self.raw[alive]
+        live = self.raw[alive & self.scored]
         if not len(live):
             self.lo = self.hi = self.n_lo = self.n_hi = 0
             return
@@ -80,9 +111,10 @@ class _Scaled:
 
     def rescale_all(self, alive: np.ndarray) -> None:
         self.extremes(alive)
-        idx = np.flatnonzero(alive)
+        read = alive & self.scored
+        idx = np.flatnonzero(read)
         self.norm[idx] = self.weight * self.scale(self.raw[idx], self.lo, self.hi)
-        self.above = set(np.flatnonzero(alive & (self.raw != self.lo)).tolist())
+        self.above = read & (self.raw != self.lo)
 
     def _scaled(self, v: int) -> int:
         key = (v, self.lo, self.hi)
@@ -91,13 +123,27 @@ class _Scaled:
             hit = self._memo[key] = self.weight * int(self.scale(np.array([v], np.int64), self.lo, self.hi)[0])
         return hit
 
-    def _leave(self, v: int) -> None:
-        self.n_lo -= v == self.lo
-        self.n_hi -= v == self.hi
+    def _out(self, values: np.ndarray) -> None:
+        """Raw scores that stop being read (moved, or their node left)."""
+        self.n_lo -= int((values == self.lo).sum())
+        self.n_hi -= int((values == self.hi).sum())
 
-    def _enter(self, v: int) -> None:
-        # After _leave, an extreme whose last node left (multiplicity 0) is known again only if an entering value
-        # reaches or passes it: every other feasible value lies strictly inside.
+    def _in(self, values: np.ndarray) -> None:
+        """Raw scores read from now on. After _out, an extreme whose last node left (multiplicity 0) is known again
+        only if an entering value reaches or passes it: every other value read lies strictly inside."""
+        if not len(values):
+            return
+        low, high = int(values.min()), int(values.max())
+        if low < self.lo:
+            self.lo, self.n_lo = low, int((values == low).sum())
+        elif low == self.lo:
+            self.n_lo += int((values == low).sum())
+        if high > self.hi:
+            self.hi, self.n_hi = high, int((values == high).sum())
+        elif high == self.hi:
+            self.n_hi += int((values == high).sum())
+
+    def _in_one(self, v: int) -> None:
         if v < self.lo:
             self.lo, self.n_lo = v, 1
         elif v == self.lo:
@@ -108,60 +154,75 @@ class _Scaled:
             self.n_hi += 1
 
     def pick(self, c: int, alive: np.ndarray):
-        """The raw scores after a copy on candidate c (`alive`: the candidates still feasible after it). Returns
-        the candidates whose normalized score moved: () or (c,) when at most c's did, an index array, or None when
-        every candidate's may have (all rescaled)."""
+        """After a copy on candidate c (`alive`: the candidates still feasible after it). Returns the candidates
+        whose normalized score moved: () or (c,) when at most c's did, an index array, or None when every
+        candidate's may have (all rescaled)."""
+        moved = self.model.copy(c)
+        if not alive[c] and self.model.leave(c):
+            moved = None
+        if moved is None:
+            self.rescale_all(alive)
+            return None
+        idx, old = moved
+        if isinstance(idx, int):
+            return self._pick_one(c, old, alive)
+        if not (idx == c).any():                               # c may leave with its raw score unmoved
+            idx, old = np.append(idx, c), np.append(old, self.raw[c])
         lo, hi = self.lo, self.hi
-        spread = [(members.of(c), w) for members, w in self.keys if members.has(c)]
-        if all(m is None for m, _ in spread):                  # per-node keys (or none): only c moves
-            old = int(self.raw[c])
-            new = old + sum(w for _, w in spread)
-            self.raw[c] = new
-            self._leave(old)
-            if alive[c]:
-                self._enter(new)
-            touched = None
-        else:
-            touched = np.unique(np.concatenate([[c]] + [np.array([c]) if m is None else m for m, _ in spread]))
-            old = self.raw[touched]
-            for m, w in spread:
-                self.raw[c if m is None else m] += w
-            after = alive[touched]
-            for v in old[after | (touched == c)].tolist():   # c was feasible before its copy
-                self._leave(v)
-            for v in self.raw[touched][after].tolist():
-                self._enter(v)
+        read = self.scored[idx]
+        after = read & alive[idx]
+        self._out(old[read & (alive[idx] | (idx == c))])      # c was read before its copy
+        touched = idx[after]
+        new = self.raw[touched]
+        self._in(new)
         if self.n_lo <= 0 or self.n_hi <= 0:
             self.extremes(alive)
         if self.lo != lo:
             self.rescale_all(alive)
             return None
-        if touched is None:
-            if alive[c] and new != self.lo:
-                self.above.add(c)
-            else:
-                self.above.discard(c)
-            if self.hi == hi:
-                if not alive[c] or new == old:
-                    return ()
-                self.norm[c] = self._scaled(new)
-                return (c,)
-            live = [c] if alive[c] else []
+        self.above[idx] = after & (self.raw[idx] != self.lo)
+        if self.hi == hi:
+            redo = touched[new != old[after]]
         else:
-            live = touched[alive[touched]]
-            self.above.update(live[self.raw[live] != self.lo].tolist())
-            if not alive[c]:
-                self.above.discard(c)
-            if self.hi == hi:
-                self.norm[live] = self.weight * self.scale(self.raw[live], self.lo, self.hi)
-                return live
-            live = live.tolist()
-        redo = np.fromiter(self.above.union(live), np.int64)
+            redo = np.flatnonzero(self.above)
+            if len(touched) and not self.above[touched].all():
+                redo = np.union1d(redo, touched)
         if len(redo) == 1:
             self.norm[redo[0]] = self._scaled(int(self.raw[redo[0]]))
         elif len(redo):
             self.norm[redo] = self.weight * self.scale(self.raw[redo], self.lo, self.hi)
-        return redo
+        return redo if len(redo) > 1 or (len(redo) == 1 and redo[0] != c) else ((c,) if len(redo) else ())
+
+    def _pick_one(self, c: int, old: int, alive: np.ndarray):
+        """pick when the copy moved c's raw score alone (per-node keys): scalar work, and a rescale of the nodes off
+        the minimum when the maximum moved."""
+        lo, hi = self.lo, self.hi
+        new = int(self.raw[c])
+        read = bool(self.scored[c])
+        if read:
+            self.n_lo -= old == lo                             # c was read before its copy
+            self.n_hi -= old == hi
+            if alive[c]:
+                self._in_one(new)
+        if self.n_lo <= 0 or self.n_hi <= 0:
+            self.extremes(alive)
+        if self.lo != lo:
+            self.rescale_all(alive)
+            return None
+        self.above[c] = read and bool(alive[c]) and new != self.lo
+        if self.hi == hi:
+            if not (read and alive[c]) or new == old:
+                return ()
+            self.norm[c] = self._scaled(new)
+            return (c,)
+        redo = np.flatnonzero(self.above)
+        if read and alive[c] and not self.above[c]:
+            redo = np.append(redo, c)
+        if len(redo) == 1:
+            self.norm[redo[0]] = self._scaled(int(self.raw[redo[0]]))
+        elif len(redo):
+            self.norm[redo] = self.weight * self.scale(self.raw[redo], self.lo, self.hi)
+        return redo if len(redo) > 1 or (len(redo) == 1 and redo[0] != c) else ((c,) if len(redo) else ())
 
 
 def domain_pick_order(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, n: int, k: int,
@@ -171,7 +232,8 @@ def domain_pick_order(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, n: 
     totals: (C, J) int64 weighted FIXED + NODE_LOCAL total of each candidate's j-th further copy (j = 0: the next
     pod); cap: (C,) copies each candidate takes before a Filter rejects it; rank: (C,) the candidates' tie-break
     ranks among the n nodes (select_best: the highest total, then the lowest rank); k: pods in the run; scores:
-    the DOMAIN scores; holders: per FIXED normalization, (C,) bool the candidates holding its extreme (non-empty).
+    the DOMAIN scores (their models are moved); holders: per FIXED normalization, (C,) bool the candidates holding
+    its extreme (non-empty).
 
     Up to k picks; the picks stop after one that fills the last candidate, fills the last holder of a FIXED
     normalization (it moves), or takes a candidate's J-th copy (its totals end there)."""
@@ -219,4 +281,4 @@ def domain_pick_order(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, n: 
     return np.array(picks, np.int64)
 
 
-__all__ = ["DomainScore", "domain_pick_order"]
+__all__ = ["AddedWeights", "DomainScore", "RawModel", "domain_pick_order"]

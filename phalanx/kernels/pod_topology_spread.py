@@ -1,8 +1,9 @@
 """PodTopologySpread: DoNotSchedule constraints filter, ScheduleAnyway constraints score.
 Upstream: plugins/podtopologyspread/{common,filtering,scoring}.go.
 
-The score depends on counts over other nodes and on the feasible set, so pods with spread constraints
-are never batched; they take the per-pod path.
+The score depends on counts over other nodes and on the feasible set: runs of pods with DoNotSchedule constraints
+go pod by pod; ScheduleAnyway ones are DOMAIN scores, placed by the sequential loop of kernels/domain_batch.py with
+SpreadScores moving their raw scores copy by copy.
 
 Scoring requires every topology key on a node (requireAllTopologies) except for pods spread by the system
 default constraints: then no node is ignored, and a node without a key sits in the domain of the value ""
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend import bincount, log_table, pin_rounding
+from .domain_batch import RawModel
 from .node_affinity import term_matches
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -142,11 +144,23 @@ def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok
             counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
             dom_count = bincount(xp, xp.where(counted, value, -1), count, nv + 1)
             cnt = xp.where(has_key, dom_count[value], 0)
-        weight = logs[size + 2]
-        # cnt * weight rounds on its own before max_skew - 1 is added, as in Go (no fused multiply-add).
-        term = pin_rounding(xp, cnt.astype(xp.float64) * weight, xp.minimum(cnt, 0))
-        score = score + xp.where(has_key, term + float(c.max_skew - 1), 0.0)
+        score = score + _term(xp, cnt, logs[size + 2], has_key, c.max_skew)
     return score, scored, ignored
+
+
+def _term(xp, cnt, weight, has_key, max_skew: int):
+    """scoreForCount of the nodes carrying the constraint's key: cnt * weight + (maxSkew - 1), the product rounded
+    on its own before the sum, as in Go (no fused multiply-add)."""
+    term = pin_rounding(xp, cnt.astype(xp.float64) * weight, xp.minimum(cnt, 0))
+    return xp.where(has_key, term + float(max_skew - 1), 0.0)
+
+
+def spread_scale(xp, raw, lo, hi):
+    """NormalizeScore of raw scores of scored nodes whose raw scores range over [lo, hi] (both 0 when no node is
+    scored): MaxNodeScore * (max + min - s) / max, in integers, and MaxNodeScore everywhere when max is 0. A raw
+    score equal to lo scales to MaxNodeScore whatever hi is."""
+    hi = xp.maximum(hi, 0)            # raw scores are never negative: the max over every node, unscored ones at 0
+    return xp.where(hi == 0, MAX_NODE_SCORE, MAX_NODE_SCORE * (hi + lo - raw) // xp.maximum(hi, 1))
 
 
 def pod_topology_spread_normalize(xp, raw, feasible, ignored):
@@ -154,5 +168,123 @@ def pod_topology_spread_normalize(xp, raw, feasible, ignored):
     hi = xp.max(xp.where(scored, raw, 0))
     lo = xp.min(xp.where(scored, raw, 1 << 62))
     lo = xp.where(xp.any(scored), lo, 0)
-    out = xp.where(hi == 0, MAX_NODE_SCORE, MAX_NODE_SCORE * (hi + lo - raw) // xp.maximum(hi, 1))
-    return xp.where(scored, out, 0)
+    return xp.where(scored, spread_scale(xp, xp.where(scored, raw, lo), lo, hi), 0)
+
+
+@dataclass
+class _Part:
+    """One constraint of SpreadScores over the candidates."""
+    constraint: Constraint
+    has_key: np.ndarray            # (C,) bool the candidate carries the topology key
+    adds: bool                     # a copy counts for the constraint (its selector selects it)
+    size: int                      # scored nodes (hostname) or domains among them: the weight log(size + 2)
+    term: np.ndarray               # (C,) float64 scoreForCount now (_term)
+    count: np.ndarray | None = None     # hostname: (C,) int64 matching pods on each candidate
+    value: np.ndarray | None = None     # otherwise: (C,) int64 each candidate's domain ("" for a missing key)
+    counted: np.ndarray | None = None   # (C,) bool the inclusion policies count the candidate's pods
+    dom_count: np.ndarray | None = None  # (V,) int64 matching pods per domain, from counted nodes
+    present: np.ndarray | None = None   # (V,) int64 scored nodes per domain
+    order: np.ndarray | None = None     # candidates by domain; start: (V + 1,) where each domain's begin
+    start: np.ndarray | None = None
+
+
+class SpreadScores(RawModel):
+    """PodTopologySpread's raw Score over the candidates (the feasible nodes `rows`) while copies of the pod land, for
+    the sequential loop of kernels/domain_batch.py: per constraint the matching pods per node (hostname) or per
+    domain, and the number of domains among the scored nodes (the weight log(size + 2)). A copy adds itself where
+    the constraint's selector selects it (not for an empty selector: countPodsMatchSelector), to its domain only
+    from a node the inclusion policies count, and moves the scoreForCount of its node or of every candidate of its
+    domain; a node that fills leaves the scored nodes, and when that changes a weight every raw score moves. The
+    arithmetic is float_score's (_term added up in constraint order from 0.0, then _go_round)."""
+
+    def __init__(self, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool,
+                 rows: np.ndarray):
+        n = labels.shape[0]
+        self.rows = rows
+        all_keys = has_all_keys(np, labels, constraints, n) if require_all else np.ones(n, bool)
+        scored = feasible & all_keys
+        self.scored = all_keys[rows]
+        self.logs = log_table(n + 3)
+        self.parts: list[_Part] = []
+        for c, count in zip(constraints, counts):
+            has_key = _domains(np, labels, c, n) >= 0
+            part = _Part(c, has_key[rows], bool(c.selector) and bool(c.self_match), 0, np.zeros(len(rows)))
+            if c.is_hostname:
+                part.count, part.size = np.asarray(count, np.int64)[rows].copy(), int(scored.sum())
+            else:
+                nv = n_values[c.key] if c.key >= 0 else 0
+                value = np.where(has_key, _domains(np, labels, c, n), c.empty_value if c.empty_value >= 0 else nv)
+                counted = all_keys & _inclusion(np, c, affinity_ok, taints_ok)
+                part.value, part.counted = value[rows].astype(np.int64), counted[rows]
+                part.present = np.bincount(value[scored], minlength=nv + 1)
+                part.dom_count = np.bincount(value[counted], weights=np.asarray(count)[counted],
+                                             minlength=nv + 1).astype(np.int64)
+                part.size = int((part.present > 0).sum())
+                part.order = np.argsort(part.value, kind="stable")
+                part.start = np.searchsorted(part.value[part.order], np.arange(nv + 2))
+            self.parts.append(part)
+        self.raw = np.zeros(len(rows), np.int64)
+        self._terms()
+
+    def _cnt(self, part: _Part, idx):
+        if part.count is not None:
+            return part.count[idx]
+        return np.where(part.has_key[idx], part.dom_count[part.value[idx]], 0)
+
+    def _terms(self) -> None:
+        """Every candidate's terms and raw score (the weights moved); `raw` is updated in place (the loop reads it)."""
+        for part in self.parts:
+            part.term = _term(np, self._cnt(part, slice(None)), self.logs[part.size + 2], part.has_key,
+                              part.constraint.max_skew)
+        self.raw[:] = self._raw(slice(None))
+
+    def _raw(self, idx) -> np.ndarray:
+        score = 0.0
+        for part in self.parts:
+            score = score + part.term[idx]
+        return np.where(self.scored[idx], _go_round(np, np.asarray(score, np.float64)), 0)
+
+    def copy(self, c: int):
+        domains = []             # the candidates of each domain the copy counts in (c among them)
+        for part in self.parts:
+            if not part.adds:
+                continue
+            one = slice(c, c + 1)
+            if part.count is not None:
+                part.count[c] += 1
+                part.term[c] = _term(np, part.count[one], self.logs[part.size + 2], part.has_key[one],
+                                     part.constraint.max_skew)[0]
+            elif part.counted[c]:
+                v = int(part.value[c])
+                part.dom_count[v] += 1
+                members = part.order[part.start[v]:part.start[v + 1]]
+                value = _term(np, part.dom_count[v:v + 1], self.logs[part.size + 2], np.ones(1, bool),
+                              part.constraint.max_skew)[0]
+                part.term[members] = np.where(part.has_key[members], value, 0.0)
+                domains.append(members)
+        old = int(self.raw[c])
+        if not domains:
+            self.raw[c] = self._raw(slice(c, c + 1))[0]
+            return c, old
+        idx = domains[0] if len(domains) == 1 else np.unique(np.concatenate(domains))
+        old = self.raw[idx]
+        self.raw[idx] = self._raw(idx)
+        return idx, old
+
+    def leave(self, c: int) -> bool:
+        if not self.scored[c]:
+            return False
+        moved = False
+        for part in self.parts:
+            if part.count is not None:
+                part.size -= 1
+                moved = True
+            else:
+                v = int(part.value[c])
+                part.present[v] -= 1
+                if not part.present[v]:
+                    part.size -= 1
+                    moved = True
+        if moved:
+            self._terms()
+        return moved

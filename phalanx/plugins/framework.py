@@ -53,9 +53,9 @@ ALL_EVENTS = frozenset({POD_DELETED, POD_BOUND, NODE_ADDED, NODE_UPDATED, GROUP_
 FIXED = "fixed"            # they do not move: a function of the state before the run
 NODE_LOCAL = "node-local"  # they move only on the node that took a copy: Filter bounds the copies per node
                            # (copy_capacity), Score is a per-node sequence (copy_scores) with no normalization
-DOMAIN = "domain"          # Score only: a copy adds a fixed signed weight to the raw score of every node sharing its
-                           # node's value of a label key (copy_domains), and NormalizeScore is a function of the raw
-                           # score and the feasible nodes' minimum and maximum (scale): the run is placed by a
+DOMAIN = "domain"          # Score only: a copy moves the raw scores of the nodes sharing its node's topology
+                           # domains, as a model says copy by copy (copy_model), and NormalizeScore is a function of
+                           # the raw score and the feasible nodes' minimum and maximum (scale): the run is placed by a
                            # sequential loop over picks (kernels/domain_batch.py) instead of a cycle per pod
 PER_POD = "per-pod"        # anything else (other nodes' pods, per-pod state at Reserve): the run goes pod by pod
 
@@ -412,9 +412,10 @@ class Plugin:
         be the int 1 (J = 1)."""
         raise NotImplementedError
 
-    def copy_domains(self, state) -> tuple[tuple[int, int], ...]:
-        """DOMAIN scores: ((node label key id, weight), ...): a copy placed on a node carrying the key adds `weight`
-        to the raw score of every node with the same value of that key (the node itself included)."""
+    def copy_model(self, state, tensors, feasible, rows, cache=None):
+        """DOMAIN scores: the raw scores of the nodes `rows` (the feasible ones, (C,) int64) as a
+        kernels.domain_batch.RawModel, which moves them as copies of the pod are placed on those nodes one after
+        another, exactly as Score would compute them for the next copy. `cache` as for score."""
         raise NotImplementedError
 
     def scale(self, xp, raw, lo, hi):

@@ -22,6 +22,7 @@ from pydantic import field_validator
 from ..cluster_models.tensors import (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY,
                                       REQUIRED_ANTI_AFFINITY, TermClass, pod_term_classes)
 from ..kernels import interpod_affinity as kernel
+from ..kernels.domain_batch import AddedWeights
 from ..kernels.node_affinity import term_matches
 from .framework import (DOMAIN, FIXED, NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_BOUND, POD_DELETED, SKIP,
                         Plugin, PluginArgs)
@@ -414,8 +415,10 @@ class InterPodAffinity(Plugin):
     def scale(self, xp, raw, lo, hi):
         return kernel.minmax_scale(xp, raw, lo, hi)
 
-    def copy_domains(self, state):
-        return state.copy
+    def copy_model(self, state, tensors, feasible, rows, cache=None):
+        labels = tensors.nodes.labels
+        return AddedWeights(self.score(np, state, tensors, feasible)[rows],
+                            tuple((labels[rows, key].astype(np.int64), weight) for key, weight in state.copy))
 
     def normalization_holders(self, xp, raw, feasible, state):
         hi, lo = kernel.feasible_range(xp, raw, feasible)

@@ -21,7 +21,7 @@ from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
 from ..kernels.status import SUCCESS
-from .framework import PER_POD, POD_BOUND, POD_DELETED, SKIP, Pads, Plugin, PluginArgs, pad1
+from .framework import DOMAIN, PER_POD, POD_BOUND, POD_DELETED, SKIP, Pads, Plugin, PluginArgs, pad1
 from .labels import label_test, selector_matches, selector_tests
 from .node_affinity import pad_terms, required_node_affinity
 from .taint_toleration import untolerated_hard
@@ -248,7 +248,18 @@ class PodTopologySpread(Plugin):
         return PER_POD
 
     def score_behaviour(self, state):
-        return PER_POD
+        # A copy adds to the counts of its own domains; a node that fills changes the number of scored domains.
+        return DOMAIN
+
+    def copy_model(self, state, tensors, feasible, rows, cache=None):
+        nodes = tensors.nodes
+        affinity_ok, taints_ok = _inclusion(np, state, nodes)
+        counts, n_values = _counts(np, state, tensors, cache)
+        return kernel.SpreadScores(nodes.labels, n_values, counts, state.constraints, feasible, affinity_ok, taints_ok,
+                                   state.require_all, rows)
+
+    def scale(self, xp, raw, lo, hi):
+        return kernel.spread_scale(xp, raw, lo, hi)
 
     def reads_bound_pods(self) -> bool:
         return True

@@ -482,11 +482,8 @@ class Placer:
             static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
             copies = int(min(cap.max(), k, max(1, _BLOCK_ELEMENTS // len(cand_nodes))))
             totals = self._totals(p, cand_nodes, copies, static_total[cand_nodes])
-            labels = tensors.nodes.labels
-            scores = [DomainScore(weight, np.asarray(plugin.score(np, state, tensors, ev.feasible,
-                                                                  self.caches.setdefault(plugin.name, {})))[cand_nodes],
-                                  tuple((labels[cand_nodes, key].astype(np.int64), w)
-                                        for key, w in plugin.copy_domains(state)),
+            scores = [DomainScore(weight, plugin.copy_model(state, tensors, ev.feasible, cand_nodes,
+                                                            self.caches.setdefault(plugin.name, {})),
                                   lambda raw, lo, hi, plugin=plugin: plugin.scale(np, raw, lo, hi))
                       for plugin, state, weight in p.scores if plugin.score_behaviour(state) == DOMAIN]
             picks = domain_pick_order(totals, cap, rank[cand_nodes], tensors.nodes.size, k, scores,

@@ -59,6 +59,8 @@ class BoundRows:
     def started(self, cluster, pods: list[Pod], t: float) -> None:
         """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
         later one runs PostFilter) read no start yet."""
+        if not self.rows:           # nothing synced yet (no dry run so far): no row to date
+            return
         tensors = cluster.tensors
         rows = [r for r in (tensors.position(p.key) for p in pods) if 0 <= r < self.rows]
         self.start[rows] = t
