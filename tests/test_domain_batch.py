@@ -118,6 +118,21 @@ def test_preferred_anti_affinity_spreads_copies():
 
 
 # -- whole runs: random clusters, batched against pod by pod ------------------------------------------------
+def _zoned_nodes(rng, n_nodes: int, zones: list[str], taint: tuple) -> list:
+    """Nodes with a hostname, most in a zone and some in a rack, a few with `taint`, of a few sizes."""
+    nodes = []
+    for i in range(n_nodes):
+        labels = {HOSTNAME: f"n{i}"}
+        if rng.random() < 0.85:
+            labels[ZONE] = str(rng.choice(zones))
+        if rng.random() < 0.65:
+            labels[RACK] = f"r{rng.integers(0, 4)}"
+        nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory=str(rng.choice(["1Gi", "4Gi"])),
+                               pods=int(rng.choice([2, 3, 5, 110])), labels=labels,
+                               taints=[taint] if rng.random() < 0.15 else []))
+    return nodes
+
+
 @st.composite
 def domain_cases(draw):
     """Nodes in zones and racks, bound pods holding terms, and long runs of pods whose preferred (anti-)affinity
@@ -125,16 +140,7 @@ def domain_cases(draw):
     (FIXED normalizations that move as nodes fill) and MostAllocated (rising per-node scores) in some."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n_nodes = draw(st.integers(1, 24))
-    nodes = []
-    for i in range(n_nodes):
-        labels = {HOSTNAME: f"n{i}"}
-        if rng.random() < 0.9:
-            labels[ZONE] = f"z{rng.integers(0, 3)}"
-        if rng.random() < 0.7:
-            labels[RACK] = f"r{rng.integers(0, 5)}"
-        taints = [("maint", "x", "PreferNoSchedule")] if rng.random() < 0.2 else []
-        nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory=rng.choice(["1Gi", "4Gi"]),
-                               pods=int(rng.choice([2, 3, 5, 110])), labels=labels, taints=taints))
+    nodes = _zoned_nodes(rng, n_nodes, ["z0", "z1", "z2"], ("maint", "x", "PreferNoSchedule"))
 
     def affinity(app):
         terms = {}
@@ -244,16 +250,7 @@ def spread_cases(draw):
     from phalanx.cluster_models.controllers import Deployment
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n_nodes = draw(st.integers(1, 24))
-    nodes = []
-    for i in range(n_nodes):
-        labels = {HOSTNAME: f"n{i}"}
-        if rng.random() < 0.85:
-            labels[ZONE] = str(rng.choice(["z0", "z1", "z2", ""]))
-        if rng.random() < 0.6:
-            labels[RACK] = f"r{rng.integers(0, 4)}"
-        taints = [("dedicated", "x", "NoSchedule")] if rng.random() < 0.1 else []
-        nodes.append(make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory="4Gi",
-                               pods=int(rng.choice([2, 3, 5, 110])), labels=labels, taints=taints))
+    nodes = _zoned_nodes(rng, n_nodes, ["z0", "z1", "z2", ""], ("dedicated", "x", "NoSchedule"))
     pods = [make_pod(f"b{i}", cpu="100m", memory="100Mi", labels={"app": str(rng.choice(["web", "db"]))},
                      node_name=f"n{rng.integers(0, n_nodes)}") for i in range(draw(st.integers(0, 8)))]
     controllers = []

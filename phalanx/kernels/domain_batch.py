@@ -128,30 +128,26 @@ class _Scaled:
         self.n_lo -= int((values == self.lo).sum())
         self.n_hi -= int((values == self.hi).sum())
 
-    def _in(self, values: np.ndarray) -> None:
-        """Raw scores read from now on. After _out, an extreme whose last node left (multiplicity 0) is known again
-        only if an entering value reaches or passes it: every other value read lies strictly inside."""
-        if not len(values):
-            return
-        low, high = int(values.min()), int(values.max())
+    def _in(self, low: int, n_low: int, high: int, n_high: int) -> None:
+        """Raw scores read from now on: their minimum and maximum, each with its multiplicity. After _out, an
+        extreme whose last node left (multiplicity 0) is known again only if an entering value reaches or passes
+        it: every other value read lies strictly inside."""
         if low < self.lo:
-            self.lo, self.n_lo = low, int((values == low).sum())
+            self.lo, self.n_lo = low, n_low
         elif low == self.lo:
-            self.n_lo += int((values == low).sum())
+            self.n_lo += n_low
         if high > self.hi:
-            self.hi, self.n_hi = high, int((values == high).sum())
+            self.hi, self.n_hi = high, n_high
         elif high == self.hi:
-            self.n_hi += int((values == high).sum())
+            self.n_hi += n_high
 
-    def _in_one(self, v: int) -> None:
-        if v < self.lo:
-            self.lo, self.n_lo = v, 1
-        elif v == self.lo:
-            self.n_lo += 1
-        if v > self.hi:
-            self.hi, self.n_hi = v, 1
-        elif v == self.hi:
-            self.n_hi += 1
+    def _rescale(self, redo: np.ndarray, c: int):
+        """The normalized scores of `redo` again; pick's result for them."""
+        if len(redo) == 1:
+            self.norm[redo[0]] = self._scaled(int(self.raw[redo[0]]))
+        elif len(redo):
+            self.norm[redo] = self.weight * self.scale(self.raw[redo], self.lo, self.hi)
+        return redo if len(redo) > 1 or (len(redo) == 1 and redo[0] != c) else ((c,) if len(redo) else ())
 
     def pick(self, c: int, alive: np.ndarray):
         """After a copy on candidate c (`alive`: the candidates still feasible after it). Returns the candidates
@@ -174,7 +170,9 @@ class _Scaled:
         self._out(old[read & (alive[idx] | (idx == c))])      # c was read before its copy
         touched = idx[after]
         new = self.raw[touched]
-        self._in(new)
+        if len(new):
+            low, high = int(new.min()), int(new.max())
+            self._in(low, int((new == low).sum()), high, int((new == high).sum()))
         if self.n_lo <= 0 or self.n_hi <= 0:
             self.extremes(alive)
         if self.lo != lo:
@@ -187,11 +185,7 @@ class _Scaled:
             redo = np.flatnonzero(self.above)
             if len(touched) and not self.above[touched].all():
                 redo = np.union1d(redo, touched)
-        if len(redo) == 1:
-            self.norm[redo[0]] = self._scaled(int(self.raw[redo[0]]))
-        elif len(redo):
-            self.norm[redo] = self.weight * self.scale(self.raw[redo], self.lo, self.hi)
-        return redo if len(redo) > 1 or (len(redo) == 1 and redo[0] != c) else ((c,) if len(redo) else ())
+        return self._rescale(redo, c)
 
     def _pick_one(self, c: int, old: int, alive: np.ndarray):
         """pick when the copy moved c's raw score alone (per-node keys): scalar work, and a rescale of the nodes off
@@ -203,7 +197,7 @@ class _Scaled:
             self.n_lo -= old == lo                             # c was read before its copy
             self.n_hi -= old == hi
             if alive[c]:
-                self._in_one(new)
+                self._in(new, 1, new, 1)
         if self.n_lo <= 0 or self.n_hi <= 0:
             self.extremes(alive)
         if self.lo != lo:
@@ -218,11 +212,7 @@ class _Scaled:
         redo = np.flatnonzero(self.above)
         if read and alive[c] and not self.above[c]:
             redo = np.append(redo, c)
-        if len(redo) == 1:
-            self.norm[redo[0]] = self._scaled(int(self.raw[redo[0]]))
-        elif len(redo):
-            self.norm[redo] = self.weight * self.scale(self.raw[redo], self.lo, self.hi)
-        return redo if len(redo) > 1 or (len(redo) == 1 and redo[0] != c) else ((c,) if len(redo) else ())
+        return self._rescale(redo, c)
 
 
 def domain_pick_order(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, n: int, k: int,

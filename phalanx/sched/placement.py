@@ -56,6 +56,15 @@ class Placement:
 
 
 @dataclass
+class _Round:
+    """A batch round's evaluation of the next pod over every node."""
+    p: Prepared
+    ev: Evaluation
+    nodes: np.ndarray                # (C,) int64 the feasible nodes
+    cap: np.ndarray                  # (C,) int64 copies each takes before a NODE_LOCAL Filter rejects it
+
+
+@dataclass
 class RunFailure:
     """Pods of a run that fit nowhere: the first one failed, the identical ones after it would fail the same way."""
     pods: list[Pod]
@@ -151,9 +160,9 @@ class Placer:
         scores), else on kept results (kept); returns the pods left for the per-pod path."""
         p = prepare(shape, self.cluster, self.framework)
         if batchable(p):
-            return self._place_batch(shape, pods, rank, out)
+            return self._place_rounds(shape, pods, rank, out, batchable, self._batch_picks)
         if domain_batchable(p):
-            return self._place_domain(shape, pods, rank, out)
+            return self._place_rounds(shape, pods, rank, out, domain_batchable, self._domain_picks)
         return self._place_kept(shape, pods, rank, out) if kept else pods
 
     def short_run(self) -> int:
@@ -425,74 +434,71 @@ class Placer:
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------
-    def _place_batch(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
-        """Places what it can; returns the pods left when no node fits the next one and PostFilter plugins may
-        still act on it (the per-pod path takes them), else fails them."""
-        tensors = self.cluster.tensors
+    def _round(self, shape: PodShape, remaining: list[Pod], out: RunOutcome, allowed) -> "_Round | list[Pod]":
+        """A batch round's evaluation over every node; or, when there is no round to make, the pods to return:
+        all of them when the plugins no longer allow the round (`allowed(prepared)` is false) or no node fits the
+        next pod and PostFilter plugins may still act on it (the per-pod path takes them), none when they failed."""
+        p = prepare(shape, self.cluster, self.framework)
+        if not allowed(p):
+            return remaining
+        ev = run_filters(np, p, self.cluster.tensors)
+        out.batch_rounds += 1
+        nodes = np.flatnonzero(np.asarray(ev.feasible))
+        if len(nodes) == 0 or self._score_error(p, ev):
+            if self.post_filter is not None and ev.error is None:
+                return remaining
+            out.fail(remaining, self.message(ev), rejectors(ev))
+            return []
+        return _Round(p, ev, nodes, copy_capacity(np, p, self.cluster.tensors, len(remaining))[nodes])
+
+    def _place_rounds(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome, allowed,
+                      picks) -> list[Pod]:
+        """Places what it can, round after round: each round evaluates every node once (_round), then
+        `picks(round, k, rank)` says which nodes the next k pods take, in order (as many as the round can tell).
+        Returns the pods left as _round says."""
         remaining = members
         while remaining:
-            p = prepare(shape, self.cluster, self.framework)
-            ev = run_filters(np, p, tensors)
-            out.batch_rounds += 1
-            cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
-            if len(cand_nodes) == 0 or self._score_error(p, ev):
-                if self.post_filter is not None and ev.error is None:
-                    return remaining
-                out.fail(remaining, self.message(ev), rejectors(ev))
-                return []
-            k = len(remaining)
-            cap = copy_capacity(np, p, tensors, k)[cand_nodes]
-            static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
-            static_total, holders = static_total[cand_nodes], [h[cand_nodes] for h in holders]
-            # Only nodes whose first copy ranks among the k best can take any of the k pods.
-            sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
-            copies = int(min(cap[sub].max(), k))
-            totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
-            cand, copy, count = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
-            count = int(count)
-            cand, copy = cand[:count], copy[:count]
-            fill_t = np.full(len(cand_nodes), NEVER, np.int64)
-            fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
-            take = min(count, int(normalization_epoch_end(np, fill_t, holders)) + 1)
-            out.placed.append(self.account(p, cand_nodes[sub[cand[:take]]], remaining[:take]))
-            remaining = remaining[take:]
+            r = self._round(shape, remaining, out, allowed)
+            if isinstance(r, list):
+                return r
+            nodes = picks(r, len(remaining), rank)
+            if not len(nodes):
+                return remaining
+            out.placed.append(self.account(r.p, nodes, remaining[:len(nodes)]))
+            remaining = remaining[len(nodes):]
         return []
 
-    def _place_domain(self, shape: PodShape, members: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
-        """A run whose Scores include DOMAIN ones (copies move the raw scores of their node's domains, and the
-        normalization with them): each round evaluates every node once, then picks the copies one after another
-        (kernels/domain_batch.py). Returns the pods left as _place_batch does, and those the plugins no longer
-        allow in rounds."""
-        tensors = self.cluster.tensors
-        remaining = members
-        while remaining:
-            p = prepare(shape, self.cluster, self.framework)
-            if not domain_batchable(p):
-                return remaining
-            ev = run_filters(np, p, tensors)
-            out.batch_rounds += 1
-            cand_nodes = np.flatnonzero(np.asarray(ev.feasible))
-            if len(cand_nodes) == 0 or self._score_error(p, ev):
-                if self.post_filter is not None and ev.error is None:
-                    return remaining
-                out.fail(remaining, self.message(ev), rejectors(ev))
-                return []
-            k = len(remaining)
-            cap = copy_capacity(np, p, tensors, k)[cand_nodes]
-            static_total, holders = fixed_scores(np, p, tensors, ev.feasible)
-            copies = int(min(cap.max(), k, max(1, _BLOCK_ELEMENTS // len(cand_nodes))))
-            totals = self._totals(p, cand_nodes, copies, static_total[cand_nodes])
-            scores = [DomainScore(weight, plugin.copy_model(state, tensors, ev.feasible, cand_nodes,
-                                                            self.caches.setdefault(plugin.name, {})),
-                                  lambda raw, lo, hi, plugin=plugin: plugin.scale(np, raw, lo, hi))
-                      for plugin, state, weight in p.scores if plugin.score_behaviour(state) == DOMAIN]
-            picks = domain_pick_order(totals, cap, rank[cand_nodes], tensors.nodes.size, k, scores,
-                                      [h[cand_nodes] for h in holders if h.any()])
-            if not len(picks):
-                return remaining
-            out.placed.append(self.account(p, cand_nodes[picks], remaining[:len(picks)]))
-            remaining = remaining[len(picks):]
-        return []
+    def _batch_picks(self, r: _Round, k: int, rank: np.ndarray) -> np.ndarray:
+        """A round of the batch path (kernels/batch.py): the greedy's picks while the normalizations hold."""
+        p, cand_nodes, cap = r.p, r.nodes, r.cap
+        static_total, holders = fixed_scores(np, p, self.cluster.tensors, r.ev.feasible)
+        static_total, holders = static_total[cand_nodes], [h[cand_nodes] for h in holders]
+        # Only nodes whose first copy ranks among the k best can take any of the k pods.
+        sub = contenders(np, self._totals(p, cand_nodes, 1, static_total)[:, 0], rank[cand_nodes], k)
+        copies = int(min(cap[sub].max(), k))
+        totals = self._totals(p, cand_nodes[sub], copies, static_total[sub])
+        cand, copy, count = pick_order(np, totals, cap[sub], rank[cand_nodes[sub]], k)
+        count = int(count)
+        cand, copy = cand[:count], copy[:count]
+        fill_t = np.full(len(cand_nodes), NEVER, np.int64)
+        fill_t[sub] = fill_times(np, cand, copy, cap[sub], len(sub))
+        take = min(count, int(normalization_epoch_end(np, fill_t, holders)) + 1)
+        return cand_nodes[sub[cand[:take]]]
+
+    def _domain_picks(self, r: _Round, k: int, rank: np.ndarray) -> np.ndarray:
+        """A round for a run whose Scores include DOMAIN ones (copies move the raw scores of their node's domains,
+        and the normalization with them): the copies picked one after another (kernels/domain_batch.py)."""
+        p, cand_nodes, cap, tensors = r.p, r.nodes, r.cap, self.cluster.tensors
+        static_total, holders = fixed_scores(np, p, tensors, r.ev.feasible)
+        copies = int(min(cap.max(), k, max(1, _BLOCK_ELEMENTS // len(cand_nodes))))
+        totals = self._totals(p, cand_nodes, copies, static_total[cand_nodes])
+        scores = [DomainScore(weight, plugin.copy_model(state, tensors, r.ev.feasible, cand_nodes,
+                                                        self.caches.setdefault(plugin.name, {})),
+                              lambda raw, lo, hi, plugin=plugin: plugin.scale(np, raw, lo, hi))
+                  for plugin, state, weight in p.scores if plugin.score_behaviour(state) == DOMAIN]
+        picks = domain_pick_order(totals, cap, rank[cand_nodes], tensors.nodes.size, k, scores,
+                                  [h[cand_nodes] for h in holders if h.any()])
+        return cand_nodes[picks]
 
     def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
         """(C, copies) int64 total score of the j-th further copy on each candidate, in blocks of copies."""

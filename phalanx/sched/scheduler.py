@@ -276,7 +276,7 @@ class Scheduler:
         result.pod_groups = {key: gs.condition for key, gs in self.groups.states.items() if gs.condition is not None}
         result.warnings += _not_created(self.cluster.successors)
         result.allocations = self.cluster.claims.allocations(result.bindings)
-        self.cluster.pending = [p for p in self.cluster.pending if p.key in self.unserved]
+        self.cluster.pending = [p for p in self.cluster.pending if p.key in self.unserved] if self.unserved else []
         return result
 
     # -- events in ----------------------------------------------------------------------------------
@@ -294,6 +294,8 @@ class Scheduler:
         touched: list[GroupState] = []
         arrived = []
         arrival, frameworks = self.arrival, self.frameworks
+        pre_enqueue, shared = self.pre_enqueue, {}
+        register = self.cluster.claims.register
         for pod, key in zip(pods, keys):
             seq, self._seq = self._seq, self._seq + 1
             framework = frameworks.get(pod.spec.scheduler_name)
@@ -311,13 +313,17 @@ class Scheduler:
             if member:
                 self.groups.join(gs, pod, seq)       # a member counts for its group (quorum) from now on
                 touched.append(gs)
-            arrived.append((pod, seq, framework, gs, member))
-        # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all).
-        pre_enqueue, shared = self.pre_enqueue, {}
+            if gs is not None or arrived:
+                arrived.append((pod, seq, framework, gs, member))
+            elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
+                register(pod, None)
+                plain.append((pod, seq))
+        # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
+        # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
             if pre_enqueue(pod, seq, framework, gs if member else None, shared):
                 # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
-                self.cluster.claims.register(pod, gs.group if gs is not None else None)
+                register(pod, gs.group if gs is not None else None)
                 if not member:
                     plain.append((pod, seq))
         self._enqueue_plain(plain, warnings)
@@ -330,13 +336,17 @@ class Scheduler:
         PriorityClass or bad GPU-share annotations."""
         keys = [p.key for p in pods]
         check_bound = self.cluster.tensors.log_mark() > 0
+        checked = set()     # (PodSpec, annotations) objects of this call's pods checked already (alive: ids stable)
         for pod, key in zip(pods, keys):
             if pod.spec.node_name:
                 raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
             if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
                 raise InputError(f"Pod {key}: metadata.name: already exists")
-            self.cluster.priority(pod)
-            device_request(pod)          # GPU-share annotations are valid (sched/gpushare.py)
+            template = (id(pod.spec), id(pod.metadata.annotations))
+            if template not in checked:
+                checked.add(template)
+                self.cluster.priority(pod)
+                device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
         if len(set(keys)) < len(keys):
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
@@ -732,21 +742,23 @@ class Scheduler:
         prios = [self.cluster.priority(p) for p, _ in pods]
         order = np.lexsort((np.array([s for _, s in pods]), -np.array(prios, np.int64))).tolist()
         ordered = [pods[i][0] for i in order]
-        shapes = [self._shape(p, warnings) for p in ordered]
+        shapes = list(map(self.shape_of, ordered))
+        if warnings is not None:
+            for pod, shape in zip(ordered, shapes):
+                if shape.unmodelled:
+                    self._warn_unmodelled(pod, shape, warnings)
         for run in cut_runs(ordered, shapes, [prios[i] for i in order], [pods[i][1] for i in order]):
             self.queue.push_active(run, run.priority, run.seqs[0])
 
-    def _shape(self, pod: Pod, warnings: list[str] | None) -> PodShape:
-        shape = self.shape_of(pod)
-        if shape.unmodelled and warnings is not None:
-            for text in shape.unmodelled:
-                entry = self._reported.get(text)
-                if entry is None or entry.warnings is not warnings:
-                    entry = self._reported[text] = _Reported(warnings, len(warnings))
-                    warnings.append("")
-                entry.pods.append(pod.key)
-                warnings[entry.index] = entry.line(text)
-        return shape
+    def _warn_unmodelled(self, pod: Pod, shape: PodShape, warnings: list[str]) -> None:
+        """What of the pod phalanx does not model, one warning line per text naming every pod it concerns."""
+        for text in shape.unmodelled:
+            entry = self._reported.get(text)
+            if entry is None or entry.warnings is not warnings:
+                entry = self._reported[text] = _Reported(warnings, len(warnings))
+                warnings.append("")
+            entry.pods.append(pod.key)
+            warnings[entry.index] = entry.line(text)
 
     def _group_changed(self, gs: GroupState, warnings: list[str] | None = None) -> None:
         """Members were added (or the group appeared): held members whose holding plugin registered the event go
@@ -762,7 +774,9 @@ class Scheduler:
             gs.shapes = {seq: gs.shapes[seq] for _, seq in gs.pending.values() if seq in gs.shapes}
         for pod, seq in gs.pending.values():
             if seq not in gs.shapes:
-                gs.shapes[seq] = self._shape(pod, warnings)
+                shape = gs.shapes[seq] = self.shape_of(pod)
+                if shape.unmodelled and warnings is not None:
+                    self._warn_unmodelled(pod, shape, warnings)
         if self.gang_mode == "permit":
             ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
             gs.enqueued.update(p.key for p, _ in ready)
