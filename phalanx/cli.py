@@ -38,7 +38,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_print_versi
 
 
 @contextmanager
-def _progress(total: int, unit: str, desc: str):
+def _progress(total: int | None, unit: str, desc: str):
     """A progress bar on stderr while the block runs, only when stderr is a terminal; yields its update(n), or
     None (no bar)."""
     if not sys.stderr.isatty():
@@ -47,6 +47,12 @@ def _progress(total: int, unit: str, desc: str):
     from tqdm import tqdm
     with tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False, mininterval=0.5) as bar:
         yield bar.update
+
+
+def _load(paths, strict: bool = False):
+    """load_paths with a progress bar of the documents read (on a terminal)."""
+    with _progress(None, "objects", "loading") as update:
+        return load_paths(paths, strict=strict, progress=update)
 
 
 def _fail(message: str) -> None:
@@ -120,7 +126,7 @@ def schedule(
         _fail(f"--output: unknown format {output!r} (use json, yaml or wide)")
     try:
         t0 = time.perf_counter()
-        objects = load_paths([*cluster, *([pods] if pods else [])], strict=strict)
+        objects = _load([*cluster, *([pods] if pods else [])], strict)
         _settled()
         state = Cluster.from_objects(objects)
         _settled()
@@ -244,7 +250,7 @@ def explain(
     if (pod is None) == (group is None):
         _fail("give exactly one of --pod and --group")
     try:
-        state = Cluster.from_objects(load_paths(cluster, strict=strict))
+        state = Cluster.from_objects(_load(cluster, strict))
         if group is not None:
             scheduler = _scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates)
             scheduler.schedule()
@@ -597,7 +603,7 @@ def capacity(
     if count < 1:
         _fail(f"--count: must be at least 1, got {count}")
     try:
-        objects = load_paths(cluster)
+        objects = _load(cluster)
         state = Cluster.from_objects(objects)
         probe, describe = _probe_pod(shape, pod, state)
         if probe in state.pending:

@@ -1,8 +1,9 @@
 """What the API server rejects when a Pod, Node or PriorityClass is created, phalanx rejects with one line naming
 the object and the field (pkg/apis/core/validation ValidatePodCreate, ValidateNode, ValidatePriorityClass;
-apimachinery's name and label formats). Each case changes one field of a valid manifest; the expected text is
-written out by hand; then fields the API does not have (a warning, or an error when strict). Not checked yet
-(docs/semantics.md): a pod without containers, node label values, a document without apiVersion."""
+apimachinery's name and label formats; kubectl's own checks). Each case changes one field of a valid manifest; the
+expected text is written out by hand; then fields the API does not have (a warning, or an error when strict). Pods
+without containers and node label values are manifest checks: objects built in Python are not checked for them
+(docs/semantics.md)."""
 from __future__ import annotations
 
 import copy
@@ -17,6 +18,10 @@ NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
 NODE_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+DEPLOYMENT_WITHOUT_CONTAINERS = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
 
 
 def changed(obj: dict, path: list, value) -> dict:
@@ -102,6 +107,31 @@ CASES = [
      "PriorityClass urgent: value: Forbidden: maximum allowed value of a user defined priority is 1000000000"),
     ("unknown Pod version", [changed(POD, ["apiVersion"], "v2")],
      'Pod default/p: apiVersion: unknown version "v2" of Pod (served: v1)'),
+    ("a pod without containers", [changed(POD, ["spec", "containers"], [])],
+     "Pod default/p: spec.containers: Required value"),
+    ("a pod without a spec", [{k: v for k, v in POD.items() if k != "spec"}],
+     "Pod default/p: spec.containers: Required value"),
+    ("a Deployment's template without containers", [DEPLOYMENT_WITHOUT_CONTAINERS],
+     "Deployment default/web: spec.template.spec.containers: Required value"),
+    ("a Job's template without containers", [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                                             "spec": {"template": {"spec": {"restartPolicy": "Never"}}}}],
+     "Job default/j: spec.template.spec.containers: Required value"),
+    ("a CronJob's template without containers", [{
+        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+        "spec": {"schedule": "0 3 * * *",
+                 "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never"}}}}}}],
+     "CronJob default/nightly: spec.jobTemplate.spec.template.spec.containers: Required value"),
+    ("node label value starting with '-'", [changed(NODE, ["metadata", "labels"], {"gen": "-3"})],
+     "Node n1: metadata.labels: a valid label must be an empty string or consist of alphanumeric characters, '-', "
+     "'_' or '.', and must start and end with an alphanumeric character (got \"-3\")"),
+    ("node label key with a space", [changed(NODE, ["metadata", "labels"], {"my key": "v"})],
+     "Node n1: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+     "start and end with an alphanumeric character (got \"my key\")"),
+    ("a document without apiVersion", [{k: v for k, v in POD.items() if k != "apiVersion"}],
+     "Pod default/p: apiVersion: Required value"),
+    ("a list item without apiVersion", [{"apiVersion": "v1", "kind": "List", "items": [
+        {k: v for k, v in NODE.items() if k != "apiVersion"}]}],
+     "Node n1: apiVersion: Required value"),
     ("unknown PodGroup version", [{"apiVersion": "scheduling.k8s.io/v1alpha9", "kind": "PodGroup",
                                    "metadata": {"name": "g"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}],
      'PodGroup default/g: apiVersion: unknown version "scheduling.k8s.io/v1alpha9" of PodGroup (served: '

@@ -19,6 +19,9 @@ from phalanx.cluster_models import (
 )
 
 
+MINIMAL = {"spec": {"containers": [{"name": "c"}]}}       # the least pod template the API server takes
+
+
 def job_yaml(name: str = "train", namespace: str = "ml", uid: str | None = None, **spec) -> str:
     metadata = {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})}
     spec.setdefault("template", {
@@ -127,12 +130,12 @@ def test_jobs_that_are_not_gang_scheduled_get_plain_pods(spec, names, indexes, g
 
 
 def test_counts_left_out_default_to_one_pod_run_once():
-    spec = load_job(template={}).spec
+    spec = load_job(template=MINIMAL).spec
     assert (spec.parallelism, spec.completions, spec.completion_mode, spec.suspend) == (1, 1, "NonIndexed", False)
     # parallelism alone leaves completions unset (a work queue)
-    assert load_job(parallelism=5, template={}).spec.completions is None
+    assert load_job(parallelism=5, template=MINIMAL).spec.completions is None
     # an Indexed Job with neither count is valid: completions defaults to 1 before validation
-    assert load_job(completionMode="Indexed", template={}).spec.completions == 1
+    assert load_job(completionMode="Indexed", template=MINIMAL).spec.completions == 1
 
 
 # ---- suspension ----
@@ -155,7 +158,7 @@ def job_with(spec: str, name: str = "j") -> str:
     return f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: ns}}\n{spec}"
 
 
-T = "  template: {}\n"
+T = "  template: {spec: {containers: [{name: c}]}}\n"
 
 
 @pytest.mark.parametrize("text,message", [
@@ -201,9 +204,9 @@ def test_validation_messages(text, message):
 
 def test_hostname_rule_needs_an_indexed_job_with_completions():
     # 63 characters plus "-0" would not be a DNS label, but these Jobs create no indexed hostnames
-    assert load_job(name="a" * 63, completionMode="Indexed", completions=0, template={}).spec.completions == 0
-    assert load_job(name="a" * 63, parallelism=3, completions=3, template={}).metadata.name == "a" * 63
-    assert load_job(name="a.b", parallelism=3, template={}).key == "ml/a.b"
+    assert load_job(name="a" * 63, completionMode="Indexed", completions=0, template=MINIMAL).spec.completions == 0
+    assert load_job(name="a" * 63, parallelism=3, completions=3, template=MINIMAL).metadata.name == "a" * 63
+    assert load_job(name="a.b", parallelism=3, template=MINIMAL).key == "ml/a.b"
 
 
 # ---- loading ----
@@ -212,7 +215,7 @@ def test_load_text_keeps_jobs_unexpanded():
     text = "---\n".join([
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
         job_yaml(parallelism=2, completions=2, completionMode="Indexed"),
-        job_yaml(name="other", namespace="default", template={}),
+        job_yaml(name="other", namespace="default", template=MINIMAL),
     ])
     objects = load_text(text)
     assert [j.key for j in objects.jobs] == ["ml/train", "default/other"]
@@ -225,8 +228,9 @@ def test_load_text_keeps_jobs_unexpanded():
 
 def test_job_list_items_leave_kind_off_and_namespace_defaults():
     text = ("apiVersion: batch/v1\nkind: JobList\nitems:\n"
-            "- metadata: {name: a}\n  spec: {template: {}}\n"
-            "- metadata: {name: b, namespace: x}\n  spec: {parallelism: 2, template: {}}\n")
+            "- metadata: {name: a}\n  spec: {template: {spec: {containers: [{name: c}]}}}\n"
+            "- metadata: {name: b, namespace: x}\n"
+            "  spec: {parallelism: 2, template: {spec: {containers: [{name: c}]}}}\n")
     assert [j.key for j in load_text(text).jobs] == ["default/a", "x/b"]
 
 
@@ -255,6 +259,7 @@ EXISTING = """\
 apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: ml}
+spec: {containers: [{name: c}]}
 ---
 apiVersion: scheduling.k8s.io/v1alpha2
 kind: Workload
@@ -271,7 +276,7 @@ spec: {schedulingPolicy: {basic: {}}}
 
 def test_expand_jobs_appends_every_jobs_objects_after_the_existing_ones():
     objects = load_text("---\n".join([EXISTING, job_yaml(parallelism=3, completions=3, completionMode="Indexed"),
-                                      job_yaml(name="plain", parallelism=2, template={})]))
+                                      job_yaml(name="plain", parallelism=2, template=MINIMAL)]))
     expanded = expand_jobs(objects)
     assert [p.key for p in expanded.pods] == ["ml/web", "ml/train-0", "ml/train-1", "ml/train-2", "ml/plain-0",
                                               "ml/plain-1"]
@@ -286,7 +291,7 @@ def test_expand_jobs_appends_every_jobs_objects_after_the_existing_ones():
 
 
 @pytest.mark.parametrize("existing,message", [
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: train-1, namespace: ml}\n",
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: train-1, namespace: ml}\nspec: {containers: [{name: c}]}\n",
      "Job ml/train: the Pod it creates, ml/train-1, is already taken by another Pod"),
     (("apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: train-workers, namespace: ml}\n"
       "spec: {schedulingPolicy: {basic: {}}}\n"),
@@ -304,7 +309,7 @@ def test_expand_jobs_name_clash(existing, message):
 
 def test_same_names_in_another_namespace_do_not_clash_and_expanding_twice_does():
     objects = load_text("---\n".join([
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: train-0, namespace: other}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: train-0, namespace: other}\nspec: {containers: [{name: c}]}\n",
         job_yaml(parallelism=1)]))
     once = expand_jobs(objects)
     assert [p.key for p in once.pods] == ["other/train-0", "ml/train-0"]
@@ -338,6 +343,7 @@ def test_owned_by_matches_the_controller_reference_of_the_job():
     ({"apiVersion": "batch/v1", "kind": "CronJob", "name": "train", "controller": True}, False),
 ])
 def test_owned_by_reads_loaded_owner_references(ref, owned):
-    pod_text = yaml.safe_dump({"kind": "Pod", "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [ref]}})
+    pod_text = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]},
+                               "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [ref]}})
     [pod] = load_text(pod_text).pods
     assert owned_by(pod, load_job()) is owned

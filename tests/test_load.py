@@ -17,6 +17,13 @@ status:
   allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}
 """
 
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{containers: [{{name: c}}]}}
+"""
+
 KUBECTL_GET_NODES_PODS_YAML = """\
 apiVersion: v1
 items:
@@ -145,8 +152,10 @@ def test_kubectl_json_list_equals_the_yaml_one(tmp_path):
 
 
 def test_api_typed_lists_leave_kind_off_their_items():
+    spec = {"containers": [{"name": "c"}]}
     pod_list = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
-                "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b", "namespace": "x"}}]}
+                "items": [{"metadata": {"name": "a"}, "spec": spec},
+                          {"metadata": {"name": "b", "namespace": "x"}, "spec": spec}]}
     node_list = {"kind": "NodeList", "apiVersion": "v1", "items": [{"metadata": {"name": "n"}}]}
     objects = load_text(json.dumps(pod_list) + "\n" + json.dumps(node_list))  # a JSON stream
     assert [p.key for p in objects.pods] == ["default/a", "x/b"]
@@ -155,26 +164,27 @@ def test_api_typed_lists_leave_kind_off_their_items():
 
 def test_json_numbers_are_read_exactly():
     # As JSON text 0.1000000000000000055 rounds up to 0.100000001 cores, stored as 101m; a float would be 0.1.
-    pod = {"kind": "Pod", "metadata": {"name": "p"},
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": 0.1000000000000000055}}}]}}
     objects = load_text(json.dumps(pod).replace("0.1", "0.1000000000000000055"))
     assert objects.pods[0].spec.containers[0].resources.requests == {"cpu": 101}
 
 
 def test_flow_style_yaml_that_looks_like_json():
-    assert [n.name for n in load_text("{kind: Node, metadata: {name: n}}").nodes] == ["n"]
+    assert [n.name for n in load_text("{apiVersion: v1, kind: Node, metadata: {name: n}}").nodes] == ["n"]
 
 
 def test_yaml_scalars_stay_as_written():
-    objects = load_text("kind: Pod\nmetadata:\n  name: p\n  creationTimestamp: 2024-05-01T10:00:00Z\n"
-                        "  annotations: {op: =}\n")
+    objects = load_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  creationTimestamp: 2024-05-01T10:00:00Z\n"
+                        "  annotations: {op: =}\nspec: {containers: [{name: c}]}\n")
     assert objects.pods[0].metadata.creation_timestamp == "2024-05-01T10:00:00Z"
     assert objects.pods[0].metadata.annotations == {"op": "="}
 
 
 def test_parse_objects_takes_decoded_documents():
-    objects = parse_objects([{"kind": "Node", "metadata": {"name": "n"}}, None,
-                             {"kind": "Pod", "metadata": {"name": "p"}}])
+    objects = parse_objects([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}, None,
+                             {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                              "spec": {"containers": [{"name": "c"}]}}])
     assert [n.name for n in objects.nodes] == ["n"] and [p.key for p in objects.pods] == ["default/p"]
 
 
@@ -192,6 +202,7 @@ apiVersion: example.com/v1
 kind: Node
 metadata: {name: not-a-core-node}
 ---
+apiVersion: v1
 kind: Secret
 metadata: {name: s}
 """
@@ -200,18 +211,20 @@ metadata: {name: s}
     assert objects.warnings == [
         "dump.yaml: skipped 2 objects of unsupported kind v1 ConfigMap",
         "dump.yaml: skipped 1 object of unsupported kind example.com/v1 Node",
-        "dump.yaml: skipped 1 object of unsupported kind Secret",
+        "dump.yaml: skipped 1 object of unsupported kind v1 Secret",
     ]
+    # kubectl refuses any object without apiVersion, of a kind phalanx reads or not
+    assert load_error("kind: Secret\nmetadata: {name: s}\n") == "Secret s: apiVersion: Required value"
 
 
 # -- paths -----------------------------------------------------------------------------------------------------
 
 def test_directories_are_read_recursively_in_sorted_order(tmp_path):
     write(tmp_path / "zz.yaml", NODE.format(name="n4"))
-    write(tmp_path / "b.json", json.dumps({"kind": "Node", "metadata": {"name": "n1"}}))
+    write(tmp_path / "b.json", json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}))
     write(tmp_path / "m" / "a.yml", NODE.format(name="n2"))
     write(tmp_path / "m" / "b.YAML", NODE.format(name="n3"))
-    write(tmp_path / "m" / "notes.txt", "kind: Node\nmetadata: {name: ignored}\n")
+    write(tmp_path / "m" / "notes.txt", "apiVersion: v1\nkind: Node\nmetadata: {name: ignored}\n")
     objects = load_paths([tmp_path])
     assert [n.name for n in objects.nodes] == ["n1", "n2", "n3", "n4"]
 
@@ -221,6 +234,15 @@ def test_paths_load_in_the_order_given_and_a_single_path_needs_no_list(tmp_path)
     first = write(tmp_path / "b.yaml", NODE.format(name="first"))
     assert [n.name for n in load_paths([first, str(second)]).nodes] == ["first", "second"]
     assert [n.name for n in load_paths(str(first)).nodes] == ["first"]
+
+
+def test_progress_is_told_every_document_read(tmp_path):
+    # 1,030 documents in two files: reports every 512 documents of a file and at its end; empty documents count.
+    write(tmp_path / "a.yaml", "---\n".join(NODE.format(name=f"a{i}") for i in range(1000)))
+    write(tmp_path / "b.yaml", "---\n".join([NODE.format(name=f"b{i}") for i in range(29)] + [""]))
+    told = []
+    objects = load_paths([tmp_path], progress=told.append)
+    assert len(objects.nodes) == 1029 and told == [512, 488, 30]
 
 
 def test_explicit_file_with_another_extension_is_read_as_yaml(tmp_path):
@@ -276,51 +298,54 @@ def test_list_items_that_are_not_a_list():
 
 
 def test_list_item_without_kind():
-    assert load_error("kind: List\nitems:\n- metadata: {name: n}\n") == \
+    assert load_error("apiVersion: v1\nkind: List\nitems:\n- metadata: {name: n}\n") == \
         "items[0] of document 1 of x.yaml: kind: field required"
 
 
 def test_invalid_quantity_names_pod_and_field():
-    text = "kind: Pod\nmetadata: {name: w-3}\nspec:\n  containers:\n  - name: c\n    resources:\n" \
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: w-3}\nspec:\n  containers:\n  - name: c\n    resources:\n" \
            "      requests: {cpu: 12x}\n"
     assert load_error(text) == 'Pod default/w-3: spec.containers[0].resources.requests.cpu: invalid quantity "12x"'
 
 
 def test_quantity_out_of_range_names_node_and_field():
-    assert load_error("kind: Node\nmetadata: {name: n-1}\nstatus:\n  allocatable: {memory: 1e400}\n") == \
+    assert load_error("apiVersion: v1\nkind: Node\nmetadata: {name: n-1}\n"
+                      "status:\n  allocatable: {memory: 1e400}\n") == \
         'Node n-1: status.allocatable.memory: quantity "1e400" out of range'
 
 
 def test_map_keys_with_dots_are_bracketed():
-    assert load_error("kind: Node\nmetadata: {name: n-1}\nstatus:\n  capacity: {nvidia.com/gpu: lots}\n") == \
+    assert load_error("apiVersion: v1\nkind: Node\nmetadata: {name: n-1}\n"
+                      "status:\n  capacity: {nvidia.com/gpu: lots}\n") == \
         'Node n-1: status.capacity[nvidia.com/gpu]: invalid quantity "lots"'
 
 
 def test_unnamed_object_is_located_by_document():
-    text = NODE.format(name="n") + "---\nkind: Pod\nmetadata: {namespace: x}\n"
+    text = NODE.format(name="n") + "---\napiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\n"
     assert load_error(text, "pods.yaml") == "Pod <unnamed> (document 2 of pods.yaml): metadata.name: field required"
 
 
 def test_unnamed_list_item_is_located_by_item():
-    dump = {"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "a"}}, {"kind": "Pod", "metadata": {}}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]}}
+    dump = {"apiVersion": "v1", "kind": "List", "items": [{**pod, "metadata": {"name": "a"}}, {**pod, "metadata": {}}]}
     assert load_error(json.dumps(dump), "dump.json") == \
         "Pod <unnamed> (items[1] of document 1 of dump.json): metadata.name: field required"
 
 
 def test_wrong_enum_value_shows_what_was_given():
-    text = "kind: Node\nmetadata: {name: n}\nspec:\n  taints: [{key: k, effect: Sometimes}]\n"
+    text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec:\n  taints: [{key: k, effect: Sometimes}]\n"
     assert load_error(text) == \
         "Node n: spec.taints[0].effect: input should be 'NoSchedule', 'PreferNoSchedule' or 'NoExecute' " \
         '(got "Sometimes")'
 
 
 def test_wrong_type_shows_what_was_given():
-    assert load_error("kind: Node\nmetadata:\n  name: n\n  labels: {zone: 1}\n") == \
+    assert load_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {zone: 1}\n") == \
         "Node n: metadata.labels.zone: input should be a valid string (got 1)"
 
 
 def test_cross_field_rule():
-    text = "kind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  topologySpreadConstraints:\n" \
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  topologySpreadConstraints:\n" \
            "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}\n"
     assert load_error(text) == \
         "Pod ns/p: spec.topologySpreadConstraints[0].minDomains: " \
@@ -328,22 +353,24 @@ def test_cross_field_rule():
 
 
 def test_unknown_priority_class():
-    assert load_error("kind: Pod\nmetadata: {name: x}\nspec: {priorityClassName: gold}\n") == \
+    assert load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"
+                      "spec: {priorityClassName: gold, containers: [{name: c}]}\n") == \
         'Pod default/x: spec.priorityClassName: PriorityClass "gold" not found'
 
 
 @pytest.mark.parametrize("documents,message", [
     ([NODE.format(name="n-1"), NODE.format(name="n-1")], 'duplicate Node "n-1"'),
-    (["kind: Pod\nmetadata: {name: a}\n", "kind: Pod\nmetadata: {name: a, namespace: default}\n"],
+    ([POD.format(name="a", namespace="default"), POD.format(name="a", namespace="default")],
      "duplicate Pod default/a"),
-    (["kind: PriorityClass\nmetadata: {name: g}\nvalue: 1\n"] * 2, 'duplicate PriorityClass "g"'),
+    (["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: g}\nvalue: 1\n"] * 2,
+     'duplicate PriorityClass "g"'),
 ])
 def test_duplicates(documents, message):
     assert load_error("---\n".join(documents)) == message
 
 
 def test_pods_of_the_same_name_in_different_namespaces_are_not_duplicates():
-    objects = load_text("kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: a, namespace: b}\n")
+    objects = load_text(POD.format(name="a", namespace="default") + "---\n" + POD.format(name="a", namespace="b"))
     assert [p.key for p in objects.pods] == ["default/a", "b/a"]
 
 
@@ -373,14 +400,14 @@ def test_unreadable_file(tmp_path, monkeypatch):
 
 
 def test_messages_stay_on_one_line():
-    assert load_error('kind: Pod\nmetadata: {name: "a\\nb"}\nspec: {priority: x}\n') == \
+    assert load_error('apiVersion: v1\nkind: Pod\nmetadata: {name: "a\\nb"}\nspec: {priority: x}\n') == \
         "Pod default/a\\nb: spec.priority: input should be a valid integer, unable to parse string as an integer " \
         '(got "x")'
 
 
 def test_a_bad_file_fails_the_whole_load(tmp_path):
     good = write(tmp_path / "a.yaml", NODE.format(name="n1"))
-    bad = write(tmp_path / "b.yaml", NODE.format(name="n2") + "---\nkind: Pod\nmetadata: {}\n")
+    bad = write(tmp_path / "b.yaml", NODE.format(name="n2") + "---\napiVersion: v1\nkind: Pod\nmetadata: {}\n")
     with pytest.raises(InputError):
         load_paths([good, bad])
     assert [n.name for n in load_paths([good]).nodes] == ["n1"]  # nothing leaked between loads

@@ -79,6 +79,7 @@ spec:
 
 
 def pod(name: str, spec: dict, namespace: str = "ml") -> str:
+    spec = {"containers": [{"name": "c"}], **spec}
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
                            "spec": spec})
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -36,7 +36,8 @@ from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, 
 from .disruption import PodDisruptionBudget
 from .errors import InputError, field_path, validation_problem
 from .jobs import BATCH_V1, Job
-from .objects import RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_subdomain_problem
+from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_subdomain_problem,
+                      labels_problem)
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -215,6 +216,26 @@ def _without(document: Any, loc: list, name: str) -> Any:
     return copy
 
 
+def manifest_problem(obj) -> str | None:
+    """What the API server rejects in a manifest that phalanx's models accept from Python, where upstream's scheduler
+    unit tests build such objects (and phalanx's tests replay them): a pod without containers (also a controller's
+    or a Job's pod template) and node label values."""
+    template = None
+    if isinstance(obj, Pod):
+        spec, path = obj.spec, "spec.containers"
+    elif isinstance(obj, CronJob):
+        template, path = obj.spec.job_template.spec.template, "spec.jobTemplate.spec.template.spec.containers"
+    elif isinstance(obj, (Job, *CONTROLLER_TYPES)) and getattr(obj.spec, "template", None) is not None:
+        template, path = obj.spec.template, "spec.template.spec.containers"
+    elif isinstance(obj, Node):
+        return labels_problem(obj.metadata.labels, "metadata.labels")
+    else:
+        return None
+    if template is not None:
+        spec = template.spec
+    return None if spec.containers else f"{path}: Required value"
+
+
 def _describe(kind: str, document: dict, where: str) -> str:
     """"Pod default/w-3", "Node n-1", or "Pod <unnamed> (document 2 of pods.yaml)" when there is no name."""
     meta = document.get("metadata")
@@ -228,6 +249,7 @@ def _describe(kind: str, document: dict, where: str) -> str:
 
 
 _POD_TEMPLATES = 4096      # distinct pod templates one load remembers (all-distinct pods would only fill memory)
+_PROGRESS_EVERY = 512      # documents read between two progress reports
 
 
 def _pod_template_key(document: dict) -> tuple[str, str] | None:
@@ -243,9 +265,10 @@ def _pod_template_key(document: dict) -> tuple[str, str] | None:
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
-    def __init__(self, strict: bool = False) -> None:
+    def __init__(self, strict: bool = False, progress: Callable[[int], object] | None = None) -> None:
         self.objects = ClusterObjects()
         self.strict = strict             # a field the API does not know is an error (else a warning)
+        self.progress = progress         # told how many more documents were read (a progress bar), or None
         self._notes: dict[tuple[str, str], list[str]] = {}       # (kind, warning) -> objects it is about
         self._names: set[tuple[str, str]] = set()
         self._generated: set[tuple[str, str]] = set()      # names made from metadata.generateName
@@ -271,9 +294,14 @@ class _Collector:
         self.add_documents(documents, source)
 
     def add_documents(self, documents: Iterable[Any], source: str) -> None:
+        number = 0
         for number, document in enumerate(documents, 1):
             if document is not None:  # an empty YAML document
                 self._add(document, f"document {number} of {source}", source)
+            if self.progress is not None and number % _PROGRESS_EVERY == 0:
+                self.progress(_PROGRESS_EVERY)
+        if self.progress is not None:
+            self.progress(number % _PROGRESS_EVERY)
 
     def _add(self, document: Any, where: str, source: str, implied_kind: str | None = None,
              implied_api_version: str | None = None) -> None:
@@ -288,6 +316,8 @@ class _Collector:
             self._add_list(document, kind, where, source)
             return
         api_version = document.get("apiVersion", implied_api_version)
+        if api_version is None:                  # kubectl: "error validating data: apiVersion not set"
+            raise InputError(f"{_describe(kind, document, where)}: apiVersion: Required value")
         group, model = _MODELS.get(kind, (None, None))
         if kind in _VERSIONED:
             model = _VERSIONED[kind].get(api_version if isinstance(api_version, str) else None)
@@ -321,6 +351,9 @@ class _Collector:
             raise InputError(f"{_describe(kind, document, where)}: {problem}") from None
         finally:
             UNKNOWN_FIELDS.reset(token)
+        problem = manifest_problem(obj)
+        if problem is not None:
+            raise InputError(f"{_describe(kind, document, where)}: {problem}")
         if unknown:
             self._note_unknown(kind, model, document, where, len(unknown))
         if isinstance(obj, WorkloadV1Alpha1):
@@ -475,16 +508,18 @@ def _manifest_files(path: Path) -> list[Path]:
     raise InputError(f"{path}: no such file or directory")
 
 
-def load_paths(paths: Iterable[str | Path], strict: bool = False) -> ClusterObjects:
+def load_paths(paths: Iterable[str | Path], strict: bool = False,
+               progress: Callable[[int], object] | None = None) -> ClusterObjects:
     """Load manifest files and directories, in the order given (a directory's files in sorted path order).
 
     A file named explicitly is read whatever its extension (.json strictly as JSON, anything else as YAML);
     a single path may be passed without wrapping it in a list. `strict`: a field the Kubernetes API does not have
-    is an error (kubectl --validate=strict); otherwise a warning naming it.
+    is an error (kubectl --validate=strict); otherwise a warning naming it. `progress(n)`: told as documents are
+    read (n more each time), e.g. a progress bar's update.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    collector = _Collector(strict)
+    collector = _Collector(strict, progress)
     with cyclic_gc_paused():
         for path in map(Path, paths):
             for file in _manifest_files(path):

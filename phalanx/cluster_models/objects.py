@@ -625,8 +625,8 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
 
 def pod_problems(pod: "Pod") -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
-    names, host ports, requests above limits, node selectors, tolerations). Not checked, deliberately: a pod
-    without containers and node label values (upstream's scheduler unit tests build both; docs/semantics.md)."""
+    names, host ports, requests above limits, node selectors, tolerations). A pod without containers is checked in
+    manifests only (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
     meta, spec = pod.metadata, pod.spec
     out = []
     problem = dns_subdomain_problem(meta.name)
