@@ -268,10 +268,16 @@ def explain(
                 typer.echo("\n".join([report["message"], *preemption]))
             return
         target = _pod_to_explain(pod, state)
-        if target in state.pending:
-            state.pending.remove(target)       # explained against the others, not queued beside itself
-        report = explain_pod(_scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates),
-                             target)
+        queued = [p for p in state.pending if p is not target]
+        state.pending = []                     # explained against the others' nodes, not scheduled beside them
+        scheduler = _scheduler(state, config, compat, "numpy", "first", 0, feature_gates=feature_gates)
+        # Into the queue without a cycle, after the others (a gang's quorum counts them): does PreEnqueue hold it?
+        scheduler.add_pods(queued)
+        waiting = None
+        if not target.spec.node_name and not scheduler.knows(target.key):
+            scheduler.add_pods([target])
+            waiting = scheduler.pending_message.get(target.key)
+        report = explain_pod(scheduler, target, waiting)
     except InputError as exc:
         _fail(str(exc))
     typer.echo(json.dumps(report) if as_json else render_text(report, all_nodes))

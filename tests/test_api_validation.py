@@ -139,13 +139,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("docs, message", [(d, m) for _, d, m in CASES], ids=[c[0] for c in CASES])
-def test_rejected_as_the_api_server_rejects_it(docs, message):
-    with pytest.raises(InputError) as caught:
-        load(NODE if docs[0]["kind"] != "Node" else POD, *docs)
-    assert str(caught.value) == message
-
-
 def test_what_the_api_server_accepts_still_loads():
     # A system PriorityClass above 1e9, a label value of 63 characters, an empty label value, a Gt with one value,
     # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a PodGroup of
@@ -191,3 +184,192 @@ def test_every_unknown_field_is_named_with_its_path_and_the_objects_counted():
     assert dict(objects.pods[0].spec.containers[0].resources.requests) == {"cpu": 1000}    # the typo is dropped
     with pytest.raises(InputError, match=r'^Pod default/p0: unknown field "spec.containers\[0\].resources.requets"$'):
         load_text(yaml.safe_dump(docs[0]), strict=True)
+
+
+# ---- what the API server rejects in manifests (load.manifest_problem), kubectl's decoding, and kinds ----
+
+def container(**fields) -> list:
+    return [{"name": "c", **fields}]
+
+
+def pod_spec(**fields) -> dict:
+    out = copy.deepcopy(POD)
+    out["spec"].update(fields)
+    return out
+
+
+QUALIFIED = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+             "alphanumeric character")
+LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+               "must start and end with an alphanumeric character")
+SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
+             "ending with a letter or digit")
+PC = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
+MANIFEST_CASES = [
+    ("bad creationTimestamp", [changed(POD, ["metadata", "creationTimestamp"], "yesterday")],
+     'Pod default/p: metadata.creationTimestamp: invalid RFC 3339 time "yesterday"'),
+    ("restartPolicy", [pod_spec(restartPolicy="Sometimes")],
+     "Pod default/p: spec.restartPolicy: input should be 'Always', 'OnFailure' or 'Never' (got \"Sometimes\")"),
+    ("dnsPolicy", [pod_spec(dnsPolicy="Google")],
+     "Pod default/p: spec.dnsPolicy: input should be 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None' "
+     '(got "Google")'),
+    ("port protocol", [pod_spec(containers=container(ports=[{"containerPort": 80, "protocol": "tcp"}]))],
+     "Pod default/p: spec.containers[0].ports[0].protocol: input should be 'TCP', 'UDP' or 'SCTP' (got \"tcp\")"),
+    ("port name", [pod_spec(containers=container(ports=[{"containerPort": 80, "name": "HTTP_port"}]))],
+     'Pod default/p: spec.containers[0].ports[0].name: Invalid value: "HTTP_port": must contain only alpha-numeric '
+     "characters (a-z, 0-9), and hyphens (-)"),
+    ("port name too long", [pod_spec(containers=container(ports=[{"containerPort": 80, "name": "a" * 16}]))],
+     'Pod default/p: spec.containers[0].ports[0].name: Invalid value: "aaaaaaaaaaaaaaaa": must be no more than 15 '
+     "characters"),
+    ("port names twice", [pod_spec(containers=container(ports=[{"containerPort": 80, "name": "web"},
+                                                               {"containerPort": 81, "name": "web"}]))],
+     'Pod default/p: spec.containers[0].ports[1].name: Duplicate value: "web"'),
+    ("hostNetwork hostPort", [pod_spec(hostNetwork=True, containers=container(ports=[{"containerPort": 80,
+                                                                                      "hostPort": 8080}]))],
+     "Pod default/p: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when "
+     "`hostNetwork` is true"),
+    ("activeDeadlineSeconds 0", [pod_spec(activeDeadlineSeconds=0)],
+     "Pod default/p: spec.activeDeadlineSeconds: input should be greater than or equal to 1 (got 0)"),
+    ("nodeName", [pod_spec(nodeName="Bad_Node")],
+     f'Pod default/p: spec.nodeName: Invalid value: "Bad_Node": {SUBDOMAIN} (got "Bad_Node")'),
+    ("resource without a domain", [pod_spec(containers=container(resources={"requests": {"foo": "1"}}))],
+     'Pod default/p: spec.containers[0].resources.requests[foo]: Invalid value: "foo": must be a standard resource '
+     "for containers"),
+    ("pods in a container", [pod_spec(containers=container(resources={"requests": {"pods": "1"}}))],
+     'Pod default/p: spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource '
+     "for containers"),
+    ("fractional extended resource", [pod_spec(containers=container(resources={
+        "requests": {"example.com/foo": "500m"}, "limits": {"example.com/foo": "500m"}}))],
+     'Pod default/p: spec.containers[0].resources.limits[example.com/foo]: Invalid value: "500m": must be an integer'),
+    ("extended request below its limit", [pod_spec(containers=container(resources={
+        "requests": {"example.com/foo": "1"}, "limits": {"example.com/foo": "2"}}))],
+     'Pod default/p: spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/foo limit '
+     "of 2"),
+    ("GPU request without a limit", [pod_spec(containers=container(resources={"requests": {"nvidia.com/gpu": "1"}}))],
+     "Pod default/p: spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
+     "resources"),
+    ("hugepages alone", [pod_spec(containers=container(resources={"requests": {"hugepages-2Mi": "2Mi"},
+                                                                  "limits": {"hugepages-2Mi": "2Mi"}}))],
+     "Pod default/p: spec.containers[0].resources: Forbidden: HugePages require cpu or memory"),
+    ("fractional overhead", [pod_spec(overhead={"example.com/foo": "0.5"})],
+     'Pod default/p: spec.overhead[example.com/foo]: Invalid value: "500m": must be an integer'),
+    ("pod-level requests above limits", [pod_spec(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})],
+     'Pod default/p: spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'),
+    ("annotation key", [changed(POD, ["metadata", "annotations"], {"bad key": "v"})],
+     f'Pod default/p: metadata.annotations: Invalid value: "bad key": {QUALIFIED} (got "bad key")'),
+    ("annotations over 256 KiB", [changed(POD, ["metadata", "annotations"], {"big": "x" * 262145})],
+     "Pod default/p: metadata.annotations: Too long: may not be more than 262144 bytes"),
+    ("no node selector term", [pod_spec(affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}})],
+     "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+     "Required value: must have at least one node selector term"),
+    ("pod anti-affinity topologyKey", [pod_spec(affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "bad key!"}]}})],
+     "Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
+     f'Invalid value: "bad key!": {QUALIFIED} (got "bad key!")'),
+    ("pod affinity selector value", [pod_spec(affinity={"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "a b"}},
+                                                            "topologyKey": "zone"}]}})],
+     "Pod default/p: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
+     f'matchLabels: {LABEL_VALUE} (got "a b")'),
+    ("toleration value", [pod_spec(tolerations=[{"key": "k", "value": "bad value!", "effect": "NoSchedule"}])],
+     f'Pod default/p: spec.tolerations[0].value: Invalid value: "bad value!": {LABEL_VALUE} (got "bad value!")'),
+    ("a spread constraint twice", [pod_spec(topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}] * 2)],
+     "Pod default/p: spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "
+     '"{zone, DoNotSchedule}"'),
+    ("spread topologyKey", [pod_spec(topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "bad key!", "whenUnsatisfiable": "DoNotSchedule"}])],
+     f'Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Invalid value: "bad key!": {QUALIFIED} '
+     '(got "bad key!")'),
+    ("scheduling gate name", [pod_spec(schedulingGates=[{"name": "bad gate!"}])],
+     f'Pod default/p: spec.schedulingGates[0]: Invalid value: "bad gate!": {QUALIFIED} (got "bad gate!")'),
+    ("scheduling gate twice", [pod_spec(schedulingGates=[{"name": "example.com/wait"}] * 2)],
+     'Pod default/p: spec.schedulingGates[1]: Duplicate value: "example.com/wait"'),
+    ("gated pod with a nodeName", [pod_spec(schedulingGates=[{"name": "example.com/wait"}], nodeName="n1")],
+     "Pod default/p: spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"),
+    ("taint value", [changed(NODE, ["spec"], {"taints": [{"key": "k", "value": "bad value!",
+                                                          "effect": "NoSchedule"}]})],
+     f'Node n1: spec.taints[0].value: Invalid value: "bad value!": {LABEL_VALUE} (got "bad value!")'),
+    ("taint key", [changed(NODE, ["spec"], {"taints": [{"key": "bad key!", "effect": "NoSchedule"}]})],
+     f'Node n1: spec.taints[0].key: Invalid value: "bad key!": {QUALIFIED} (got "bad key!")'),
+    ("fractional pod capacity", [changed(NODE, ["status", "allocatable", "pods"], "110.5")],
+     'Node n1: status.allocatable[pods]: Invalid value: "110500m": must be an integer'),
+    ("fractional GPUs", [changed(NODE, ["status", "allocatable", "nvidia.com/gpu"], "0.5")],
+     'Node n1: status.allocatable[nvidia.com/gpu]: Invalid value: "500m": must be an integer'),
+    ("PriorityClass name", [{**PC, "metadata": {"name": "Gold_Class"}}],
+     f'PriorityClass Gold_Class: metadata.name: {SUBDOMAIN} (got "Gold_Class")'),
+    ("unknown system PriorityClass", [{**PC, "metadata": {"name": "system-foo"}}],
+     "PriorityClass system-foo: metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+     "for system use only. error: system-foo is not a known system priority class"),
+    ("system PriorityClass of another value", [{**PC, "metadata": {"name": "system-node-critical"}}],
+     "PriorityClass system-node-critical: metadata.name: Forbidden: priority class names with 'system-' prefix are "
+     "reserved for system use only. error: value of system-node-critical PriorityClass must be 2000001000"),
+    ("two default PriorityClasses", [{**PC, "metadata": {"name": n}, "globalDefault": True} for n in "ab"],
+     "PriorityClass b: globalDefault: PriorityClass a is already marked as default. Only one default can exist"),
+    ("Namespace name", [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "Team_A"}}],
+     "Namespace Team_A: metadata.name: must be a DNS label: lowercase letters, digits and '-', starting and ending "
+     'with a letter or digit (got "Team_A")'),
+    ("apiVersion not a string", [changed(POD, ["apiVersion"], 1)],
+     "Pod default/p: apiVersion: expected a string, got a number"),
+    ("lower-case kind", [changed(POD, ["kind"], "pod")], 'pod p: kind: no matches for kind "pod" in version "v1"'),
+    ("misspelt kind", [{"apiVersion": "apps/v1", "kind": "Deploymnet", "metadata": {"name": "web"}}],
+     'Deploymnet web: kind: no matches for kind "Deploymnet" in version "apps/v1"'),
+    ("the core group named", [changed(POD, ["apiVersion"], "core/v1")],
+     'Pod default/p: kind: no matches for kind "Pod" in version "core/v1"'),
+    ("a removed group", [{"apiVersion": "extensions/v1beta1", "kind": "Deployment", "metadata": {"name": "web"}}],
+     'Deployment default/web: kind: no matches for kind "Deployment" in version "extensions/v1beta1"'),
+    ("a number as a string", [pod_spec(containers=container(ports=[{"containerPort": "80"}]))],
+     'Pod default/p: spec.containers[0].ports[0].containerPort: input should be a valid integer (got "80")'),
+    ("a boolean as a string", [pod_spec(hostNetwork="yes")],
+     'Pod default/p: spec.hostNetwork: input should be a valid boolean (got "yes")'),
+    ("int32 overflow", [pod_spec(topologySpreadConstraints=[
+        {"maxSkew": 2**31, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}])],
+     "Pod default/p: spec.topologySpreadConstraints[0].maxSkew: input should be less than or equal to 2147483647 "
+     "(got 2147483648)"),
+]
+
+
+@pytest.mark.parametrize("docs, message", [(d, m) for _, d, m in CASES + MANIFEST_CASES],
+                         ids=[c[0] for c in CASES + MANIFEST_CASES])
+def test_rejected_as_kubectl_and_the_api_server_reject_it(docs, message):
+    with pytest.raises(InputError) as caught:
+        load(NODE if docs[0]["kind"] != "Node" else POD, *docs)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("text, source, message", [
+    ('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a", "name": "b"}}', "c.json",
+     'c.json: document starting at line 1: invalid JSON: key "name" already set in map'),
+    ('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}, "x": ' + "[" * 5000 + "]" * 5000 + "}",
+     "c.json", "c.json: invalid JSON: nested deeper than phalanx reads"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: a}\nx: " + "[" * 5000 + "]" * 5000 + "\n", "c.yaml",
+     "c.yaml: invalid YAML: nested deeper than phalanx reads"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: a\x00}\n", "c.yaml",
+     "c.yaml: line 3: invalid YAML: unacceptable character #x0000: special characters are not allowed"),
+    ("apiVersion: v1\nkind: ''\nmetadata: {name: a}\n", "c.yaml", "document 1 of c.yaml: kind: field required"),
+])
+def test_documents_kubectl_cannot_decode(text, source, message):
+    with pytest.raises(InputError) as caught:
+        load_text(text, source)
+    assert str(caught.value) == message
+
+
+def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
+    # Keys that YAML reads as numbers or booleans are strings to the API, null label values are "", a GPU request
+    # with its limit, hugepages beside memory, hostNetwork ports that match, a system class of its own value, a
+    # ConfigMap (core, skipped) and a custom resource (its own group, skipped).
+    pod = changed(POD, ["metadata", "labels"], {1: "a", "app": None})
+    pod = changed(pod, ["spec", "containers"], container(
+        resources={"requests": {"nvidia.com/gpu": "1", "hugepages-2Mi": "2Mi", "memory": "1Gi"},
+                   "limits": {"nvidia.com/gpu": "1", "hugepages-2Mi": "2Mi"}},
+        ports=[{"containerPort": 80, "hostPort": 80, "name": "web"}]))
+    pod["spec"]["hostNetwork"] = True
+    objects = load_text("---\n".join(yaml.safe_dump(d) for d in [
+        NODE, pod, {**PC, "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": "q"}}]), "c.yaml")
+    assert objects.pods[0].metadata.labels == {"1": "a", "app": ""}
+    assert [pc.metadata.name for pc in objects.priority_classes] == ["system-node-critical"]
+    assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind v1 ConfigMap",
+                                "c.yaml: skipped 1 object of unsupported kind kueue.x-k8s.io/v1beta1 LocalQueue"]

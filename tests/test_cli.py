@@ -310,3 +310,32 @@ def test_the_progress_hook_sees_every_pod_attempted(tmp_path):
     scheduler.on_attempt = seen.append
     result = scheduler.schedule()
     assert len(result.bindings) == pending and sum(seen) == pending      # each pod attempted once, all bound
+
+
+def test_explain_says_when_a_pod_waits_before_scheduling(tmp_path):
+    # A gang of three with one member so far: GangScheduling's PreEnqueue holds it (schedule reports the same);
+    # explain says so first, then what its cycle would find once it may go. A gang complete is not held.
+    group = """---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: g}
+spec: {schedulingPolicy: {gang: {minCount: 3}}}
+"""
+    member = """---
+apiVersion: v1
+kind: Pod
+metadata: {{name: m{i}}}
+spec: {{schedulingGroup: {{podGroupName: g}}, containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}
+"""
+    (tmp_path / "c.yaml").write_text(_NODES + group + member.format(i=0))
+    out = runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", "m0"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[0] == ("pod default/m0: waits before scheduling: waiting for minCount pods from a gang to appear in "
+                        "scheduling queue")
+    assert lines[1].startswith("  once it may go: selected ")
+    report = json.loads(runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", "m0", "--json"]).stdout)
+    assert report["waiting"] == "waiting for minCount pods from a gang to appear in scheduling queue"
+    (tmp_path / "c.yaml").write_text(_NODES + group + "".join(member.format(i=i) for i in range(3)))
+    whole = json.loads(runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", "m0", "--json"]).stdout)
+    assert "waiting" not in whole and whole["selected"] is not None

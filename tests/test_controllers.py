@@ -252,9 +252,10 @@ def test_daemon_set_skips_nodes_that_already_run_its_pod():
 # ---- CronJob --------------------------------------------------------------------------------------------------
 
 def cron_job(name: str = "nightly", **spec) -> dict:
+    job_template = template({"app": "n"}, restartPolicy="OnFailure")
     return controller("CronJob", name, api="batch/v1", schedule="0 3 * * *",
                       jobTemplate={"metadata": {"labels": {"team": "x"}},
-                                   "spec": {"parallelism": 2, "template": template({"app": "n"})}}, **spec)
+                                   "spec": {"parallelism": 2, "template": job_template}}, **spec)
 
 
 def test_cron_job_runs_its_job_template_once():
@@ -357,10 +358,13 @@ def test_generate_name_problems_name_the_field():
 
 
 def test_apps_kinds_of_other_groups_are_skipped_with_a_warning():
-    objects = load_text(dump({"apiVersion": "extensions/v1beta1", "kind": "Deployment", "metadata": {"name": "x"}}),
-                        "old.yaml")
+    # A custom resource's group has a dot; extensions/v1beta1 no API server serves since v1.16 (kubectl: no matches).
+    objects = load_text(dump({"apiVersion": "apps.example.com/v1", "kind": "Deployment", "metadata": {"name": "x"}}),
+                        "crd.yaml")
     assert objects.controllers == [] and objects.warnings == [
-        "old.yaml: skipped 1 object of unsupported kind extensions/v1beta1 Deployment"]
+        "crd.yaml: skipped 1 object of unsupported kind apps.example.com/v1 Deployment"]
+    with pytest.raises(InputError, match='no matches for kind "Deployment" in version "extensions/v1beta1"'):
+        load_text(dump({"apiVersion": "extensions/v1beta1", "kind": "Deployment", "metadata": {"name": "x"}}))
 
 
 def test_the_cli_reports_a_bad_controller_in_one_line_and_schedules_nothing(tmp_path):

@@ -19,7 +19,7 @@ from phalanx.cluster_models import (
 )
 
 
-MINIMAL = {"spec": {"containers": [{"name": "c"}]}}       # the least pod template the API server takes
+MINIMAL = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c"}]}}  # the least Job template the API takes
 
 
 def job_yaml(name: str = "train", namespace: str = "ml", uid: str | None = None, **spec) -> str:
@@ -112,7 +112,8 @@ def test_pods_are_defaulted_like_loaded_pods_and_do_not_share_the_template():
     ({"parallelism": 2, "completions": 0, "completionMode": "Indexed"}, [], None, None),
     ({}, ["train-0"], None, None),
     ({"parallelism": 2, "completions": 2, "completionMode": "Indexed",
-      "template": {"spec": {"schedulingGroup": {"podGroupName": "from-jobset"}, "containers": [{"name": "c"}]}}},
+      "template": {"spec": {"schedulingGroup": {"podGroupName": "from-jobset"}, "restartPolicy": "Never",
+                            "containers": [{"name": "c"}]}}},
      ["train-0", "train-1"], ["0", "1"], "from-jobset"),
 ])
 def test_jobs_that_are_not_gang_scheduled_get_plain_pods(spec, names, indexes, group):
@@ -158,7 +159,7 @@ def job_with(spec: str, name: str = "j") -> str:
     return f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: ns}}\n{spec}"
 
 
-T = "  template: {spec: {containers: [{name: c}]}}\n"
+T = "  template: {spec: {restartPolicy: Never, containers: [{name: c}]}}\n"
 
 
 @pytest.mark.parametrize("text,message", [
@@ -171,11 +172,11 @@ T = "  template: {spec: {containers: [{name: c}]}}\n"
     (job_with(f"spec:\n  completions: 2147483648\n{T}"),
      "Job ns/j: spec.completions: input should be less than or equal to 2147483647 (got 2147483648)"),
     (job_with(f"spec:\n  parallelism: 2.5\n{T}"),
-     "Job ns/j: spec.parallelism: input should be a valid integer, got a number with a fractional part (got 2.5)"),
+     "Job ns/j: spec.parallelism: input should be a valid integer (got 2.5)"),
     (job_with(f"spec:\n  completionMode: Sequential\n{T}"),
      "Job ns/j: spec.completionMode: input should be 'NonIndexed' or 'Indexed' (got \"Sequential\")"),
     (job_with(f"spec:\n  suspend: maybe\n{T}"),
-     "Job ns/j: spec.suspend: input should be a valid boolean, unable to interpret input (got \"maybe\")"),
+     "Job ns/j: spec.suspend: input should be a valid boolean (got \"maybe\")"),
     (job_with(f"spec:\n  completionMode: Indexed\n  parallelism: 4\n{T}"),
      "Job ns/j: spec.completions: field required when completionMode is Indexed"),
     (job_with(f"spec:\n  completionMode: Indexed\n  parallelism: 100001\n  completions: 100001\n{T}"),
@@ -228,9 +229,9 @@ def test_load_text_keeps_jobs_unexpanded():
 
 def test_job_list_items_leave_kind_off_and_namespace_defaults():
     text = ("apiVersion: batch/v1\nkind: JobList\nitems:\n"
-            "- metadata: {name: a}\n  spec: {template: {spec: {containers: [{name: c}]}}}\n"
+            "- metadata: {name: a}\n  spec: {template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}\n"
             "- metadata: {name: b, namespace: x}\n"
-            "  spec: {parallelism: 2, template: {spec: {containers: [{name: c}]}}}\n")
+            "  spec: {parallelism: 2, template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}\n")
     assert [j.key for j in load_text(text).jobs] == ["default/a", "x/b"]
 
 

@@ -68,7 +68,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: fpga}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: 100m, example.com/fpga: "1", vendor.io/card: "2"}}}]
+  containers: [{name: c, resources: {requests: {cpu: 100m, example.com/fpga: "1", vendor.io/card: "2"},
+                                     limits: {example.com/fpga: "1", vendor.io/card: "2"}}}]
 """
     blocked = Scheduler(Cluster.from_objects(load_text(manifests))).schedule()
     assert blocked.unschedulable["default/fpga"] == (

@@ -3,10 +3,12 @@ v1 ReplicationController, batch/v1 CronJob; and v1 Service, read for the selecto
 (cluster_models.spreading).
 
 Validation is the API server's create-time validation of the fields read (pkg/apis/apps/validation,
-pkg/apis/core/validation, v1.36): names (DNS subdomain; StatefulSet a DNS label; Service a DNS-1035 label;
-CronJob at most 52 characters), replicas and ordinals.start non-negative, a selector that is required, valid and
-not empty (apps/v1), template labels the selector matches, StatefulSet podManagementPolicy. The pod template is
-validated as a pod (its errors name spec.template.<field>).
+pkg/apis/core/validation, pkg/apis/batch/validation, v1.36): names (DNS subdomain; StatefulSet a DNS label;
+Service a DNS-1035 label; CronJob at most 52 characters), replicas and ordinals.start non-negative, a selector that
+is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
+podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy; a CronJob's
+schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
+without a selector). The pod template is validated as a pod (its errors name spec.template.<field>).
 
 What each controller creates, with the labels and ownerReferences upstream gives (pkg/controller/..., v1.36):
   - ReplicaSet / ReplicationController: spec.replicas pods "<name>-<suffix>", owned by it (controller), minus
@@ -17,6 +19,9 @@ What each controller creates, with the labels and ownerReferences upstream gives
   - StatefulSet: pods "<name>-<ordinal>" for ordinals start .. start+replicas-1 that the input does not hold,
     with the statefulset.kubernetes.io/pod-name and apps.kubernetes.io/pod-index labels, the
     controller-revision-hash label, and a persistentVolumeClaim volume per volumeClaimTemplate ("<claim>-<pod>").
+    The API server takes StatefulSet names up to 63 characters, but the controller-revision-hash label's value is
+    "<name>-<hash>": past 52 characters it is no label value, the API server refuses every pod, and the
+    StatefulSet runs none (kubernetes/kubernetes#64023); so here, with a warning (Made.warnings).
     podManagementPolicy OrderedReady creates a pod only when the one before it is running: its pods arrive one
     by one, each when its predecessor is bound (sched.Scheduler); Parallel creates them together.
   - DaemonSet: one pod "<name>-<suffix>" for every node it should run on (nodeName, nodeSelector and required
@@ -31,22 +36,40 @@ What each controller creates, with the labels and ownerReferences upstream gives
     None when spec.suspend. The Job is then expanded by the Job controller (cluster_models.jobs).
 
 Deliberate differences: names are deterministic (see `NameGenerator`; upstream's suffixes and hashes are
-random or hash a Go struct), and the controller-uid labels are left off.
+random or hash a Go struct), and the controller-uid labels are left off. At most MAX_EXPANDED_PODS pods are
+expanded (jobs.PodBudget): more is one error naming the object and the count's field.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import zoneinfo
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidationError, model_validator
 
-from .errors import InputError, validation_problem
-from .jobs import BATCH_V1, Job, JobSpec, PodTemplateMetadata, PodTemplateSpec
+from .errors import InputError, render_value, validation_problem
+from .jobs import (
+    BATCH_V1,
+    JOB_RESTART_POLICIES,
+    Job,
+    JobSpec,
+    PodBudget,
+    PodTemplateMetadata,
+    PodTemplateSpec,
+    active_pods,
+    backoff_limit_problem,
+    go_json,
+    not_supported,
+    restart_policy_problem,
+    selector_json,
+)
 from .objects import (
     INT32_MAX,
+    INT32_MIN,
     Affinity,
     K8sModel,
     LabelSelector,
@@ -59,8 +82,6 @@ from .objects import (
     dns1035_label_problem,
     dns_label_problem,
     dns_subdomain_problem,
-    label_key_problem,
-    label_value_problem,
     labels_problem,
     DONE_PHASES,
     controlled_by,
@@ -82,6 +103,8 @@ CRONJOB_MAX_NAME = 52
 SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SUFFIX_LENGTH = 5
 MAX_GENERATED_BASE = 63 - SUFFIX_LENGTH       # names.SimpleNameGenerator truncates longer bases
+MAX_LABEL_VALUE = 63
+ALWAYS = ("Always",)          # the restartPolicy of every controller's pods but a Job's
 
 
 class NameGenerator:
@@ -143,14 +166,7 @@ def _name(meta: ObjectMeta, problem_of) -> None:
 
 
 def _selector_rules(selector: LabelSelector, template: PodTemplateSpec, kind: str) -> None:
-    # Validated strictly (AllowInvalidLabelValueInSelector false): keys and values as labels.
-    problems = [p for p in [labels_problem(selector.match_labels, "spec.selector.matchLabels")] if p is not None]
-    problems += selector_problems(selector, "spec.selector")
-    for i, r in enumerate(selector.match_expressions):
-        at = f"spec.selector.matchExpressions[{i}]"
-        problems += [f"{at}.key: {p}" for p in [label_key_problem(r.key)] if p is not None]
-        problems += [f"{at}.values[{j}]: {p}" for j, v in enumerate(r.values)
-                     for p in [label_value_problem(v)] if p is not None]
+    problems = selector_problems(selector, "spec.selector")
     if problems:
         raise ValueError(problems[0])
     if not selector.match_labels and not selector.match_expressions:
@@ -210,9 +226,9 @@ class _Owner(K8sModel):
 
 
 class _Selected(_Owner):
-    """An apps/v1 controller: its name rule, and a selector that is required, valid, not empty and matches the
-    template's labels (ValidateDeploymentSpec, ValidateReplicaSetSpec, ValidateStatefulSetSpec,
-    ValidateDaemonSetSpec)."""
+    """An apps/v1 controller: its name rule, a selector that is required, valid, not empty and matches the
+    template's labels, and the template's restartPolicy Always (ValidateDeploymentSpec, ValidateReplicaSetSpec,
+    ValidateStatefulSetSpec, ValidateDaemonSetSpec)."""
 
     name_problem: ClassVar[Callable[[str], str | None]] = staticmethod(dns_subdomain_problem)
     selector_word: ClassVar[str]           # upstream's "empty selector is invalid for <word>"
@@ -221,11 +237,14 @@ class _Selected(_Owner):
     def _rules(self) -> _Selected:
         _name(self.metadata, type(self).name_problem)
         _selector_rules(self.spec.selector, self.spec.template, self.selector_word)
+        problem = restart_policy_problem(self.spec.template, "spec.template", ALWAYS)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
 class ReplicaSetSpec(K8sModel):
-    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: StrictInt = Field(default=1, ge=0, le=INT32_MAX)
     selector: LabelSelector
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
@@ -237,8 +256,30 @@ class ReplicaSet(_Selected):
     spec: ReplicaSetSpec
 
 
+def _int_or_string(value: Any) -> Any:
+    """What intstr.IntOrString decodes: a string, or a number that is an int32."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)
+                                  and INT32_MIN <= value <= INT32_MAX):
+        return value
+    raise ValueError(f"input should be an int32 or a string (got {render_value(value)})")
+
+
+IntOrString = Annotated[int | str, BeforeValidator(_int_or_string)]
+
+
+class RollingUpdateDeployment(K8sModel):
+    max_unavailable: IntOrString | None = None      # SetDefaults_Deployment: 25% each
+    max_surge: IntOrString | None = None
+
+
+class DeploymentStrategy(K8sModel):
+    type: str = ""                                   # SetDefaults_Deployment: RollingUpdate
+    rolling_update: RollingUpdateDeployment | None = None
+
+
 class DeploymentSpec(ReplicaSetSpec):
-    paused: bool = False
+    paused: StrictBool = False
+    strategy: DeploymentStrategy = Field(default_factory=DeploymentStrategy)
 
 
 class Deployment(_Selected):
@@ -247,9 +288,67 @@ class Deployment(_Selected):
     metadata: ObjectMeta
     spec: DeploymentSpec
 
+    @model_validator(mode="after")
+    def _strategy_rules(self) -> Deployment:
+        problem = _strategy_problem(self.spec.strategy)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+
+_PERCENT = re.compile(r"[0-9]+%")       # IsValidPercent
+_PERCENT_PROBLEM = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
+                   "'93%', regex used for validation is '[0-9]+%')")
+
+
+def _strategy_problem(strategy: DeploymentStrategy) -> str | None:
+    """ValidateDeploymentStrategy on the strategy SetDefaults_Deployment leaves: type RollingUpdate when unset, and
+    then maxUnavailable and maxSurge 25% each when unset."""
+    kind, rolling = strategy.type or "RollingUpdate", strategy.rolling_update
+    if kind == "Recreate":
+        if rolling is not None:
+            return "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
+        return None
+    if kind != "RollingUpdate":
+        # The bad value is the internal DeploymentStrategy struct (no json tags), unset counts as 0.
+        shown = None if rolling is None else {
+            "MaxUnavailable": 0 if rolling.max_unavailable is None else rolling.max_unavailable,
+            "MaxSurge": 0 if rolling.max_surge is None else rolling.max_surge}
+        return not_supported("spec.strategy", {"Type": kind, "RollingUpdate": shown}, ("Recreate", "RollingUpdate"))
+    rolling = rolling or RollingUpdateDeployment()
+    at = "spec.strategy.rollingUpdate"
+    unavailable = "25%" if rolling.max_unavailable is None else rolling.max_unavailable
+    surge = "25%" if rolling.max_surge is None else rolling.max_surge
+    problem = _int_or_percent_problem(unavailable, f"{at}.maxUnavailable") or _int_or_percent_problem(
+        surge, f"{at}.maxSurge")
+    if problem is not None:
+        return problem
+    if _int_or_percent_value(unavailable) == 0 and _int_or_percent_value(surge) == 0:
+        return f"{at}.maxUnavailable: Invalid value: {go_json(unavailable)}: may not be 0 when `maxSurge` is 0"
+    if isinstance(unavailable, str) and _int_or_percent_value(unavailable) > 100:
+        return f"{at}.maxUnavailable: Invalid value: {go_json(unavailable)}: must not be greater than 100%"
+    return None
+
+
+def _int_or_percent_problem(value: int | str, path: str) -> str | None:
+    """ValidatePositiveIntOrPercent."""
+    if isinstance(value, str) and not _PERCENT.fullmatch(value):
+        return f"{path}: Invalid value: {go_json(value)}: {_PERCENT_PROBLEM}"
+    if isinstance(value, int) and value < 0:
+        return f"{path}: Invalid value: {value}: must be greater than or equal to 0"
+    return None
+
+
+def _int_or_percent_value(value: int | str) -> int:
+    """getIntOrPercentValue on a valid value: a percentage's number (0 when strconv.Atoi overflows), an int."""
+    if isinstance(value, int):
+        return value
+    number = int(value[:-1])
+    return number if number < 1 << 63 else 0
+
 
 class ReplicationControllerSpec(K8sModel):
-    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: StrictInt = Field(default=1, ge=0, le=INT32_MAX)
     selector: dict[str, str] = Field(default_factory=dict)    # defaults to the template's labels
     template: PodTemplateSpec | None = None
 
@@ -277,11 +376,14 @@ class ReplicationController(_Owner):
                 raise ValueError(problem)
         if any(spec.template.metadata.labels.get(k) != v for k, v in spec.selector.items()):
             raise _not_matched(spec.template)
+        problem = restart_policy_problem(spec.template, "spec.template", ALWAYS)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
 class StatefulSetOrdinals(K8sModel):
-    start: int = Field(default=0, ge=0, le=INT32_MAX)
+    start: StrictInt = Field(default=0, ge=0, le=INT32_MAX)
 
 
 class StatefulSetSpec(ReplicaSetSpec):
@@ -317,8 +419,9 @@ class JobTemplateSpec(K8sModel):
 
 
 class CronJobSpec(K8sModel):
-    schedule: str = Field(min_length=1)
-    suspend: bool = False
+    schedule: str
+    suspend: StrictBool = False
+    concurrency_policy: str = ""          # SetDefaults_CronJob: Allow
     job_template: JobTemplateSpec
 
 
@@ -331,10 +434,216 @@ class CronJob(_Owner):
     @model_validator(mode="after")
     def _rules(self) -> CronJob:
         _name(self.metadata, dns_subdomain_problem)
+        spec = self.spec
+        problem = (_schedule_problem(spec.schedule) or _concurrency_problem(spec.concurrency_policy)
+                   or _job_template_problem(spec.job_template.spec))
+        if problem is not None:
+            raise ValueError(problem)
         if len(self.metadata.name) > CRONJOB_MAX_NAME:
             raise ValueError(f"metadata.name: Invalid value: \"{self.metadata.name}\": must be no more than "
                              f"{CRONJOB_MAX_NAME} characters")
         return self
+
+
+def _concurrency_problem(policy: str) -> str | None:
+    """validateConcurrencyPolicy ("" is defaulted to Allow)."""
+    if policy in ("", "Allow", "Forbid", "Replace"):
+        return None
+    return not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace"))
+
+
+def _job_template_problem(spec: JobSpec) -> str | None:
+    """ValidateJobTemplateSpec: the Job spec's rules (those Job validates in its own model, cluster_models.jobs,
+    are checked when the CronJob's Job is made), and no selector: the Job controller generates it."""
+    at = "spec.jobTemplate.spec"
+    problem = (backoff_limit_problem(spec, at)
+               or restart_policy_problem(spec.template, f"{at}.template", JOB_RESTART_POLICIES))
+    if problem is not None:
+        return problem
+    if spec.selector is not None:
+        return f"{at}.selector: Invalid value: {selector_json(spec.selector)}: `selector` will be auto-generated"
+    if spec.manual_selector:
+        return not_supported(f"{at}.manualSelector", True, ("nil", "false"))
+    return None
+
+
+# ---- a CronJob's schedule: robfig/cron v3.0.1's ParseStandard, as validateScheduleFormat calls it ------------
+
+def _schedule_problem(schedule: str) -> str | None:
+    """validateScheduleFormat on create: the standard parser takes the schedule, and no TZ in it (spec.timeZone
+    says that)."""
+    if not schedule:
+        return "spec.schedule: Required value"
+    problem = cron_problem(schedule)
+    if problem is None and "TZ" in schedule:
+        problem = "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+    return None if problem is None else f"spec.schedule: Invalid value: {go_quote(schedule)}: {problem}"
+
+
+# (min, max, names) of minute, hour, day of month, month, day of week
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+                (1, 12, {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}),
+                (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
+_CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_GO_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+             "\u2028\u2029\u202f\u205f\u3000")      # unicode.IsSpace: what strings.Fields splits on
+_GO_INT = re.compile(r"[+-]?[0-9]+")             # what strconv.Atoi takes
+
+
+def cron_problem(spec: str) -> str | None:
+    """robfig/cron v3's error for a schedule its standard parser refuses (5 fields: minute, hour, day of month,
+    month, day of week; each a comma-separated list of *, ?, n or n-m, optionally /step, months and weekdays also
+    by name; or a descriptor: @yearly ... @hourly, "@every <Go duration>"), None when it takes it."""
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        space = spec.find(" ")
+        if space < 0:
+            return None        # upstream's parser slices past the string here (a panic); the TZ rule reports it
+        name = spec[spec.index("=") + 1:space]
+        problem = _location_problem(name)
+        if problem is not None:
+            return f"provided bad location {name}: {problem}"
+        spec = spec[space:].strip(_GO_SPACE)
+    if spec.startswith("@"):
+        return _descriptor_problem(spec)
+    fields = re.findall(f"[^{_GO_SPACE}]+", spec)
+    if len(fields) != len(_CRON_FIELDS):
+        return f"expected exactly {len(_CRON_FIELDS)} fields, found {len(fields)}: [{' '.join(fields)}]"
+    for text, bounds in zip(fields, _CRON_FIELDS):
+        for expr in filter(None, text.split(",")):          # strings.FieldsFunc: empty items drop out
+            problem = _cron_range_problem(expr, *bounds)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _cron_range_problem(expr: str, low: int, high: int, names: dict[str, int]) -> str | None:
+    """getRange: number | number "-" number [ "/" number ], * and ? for the whole range."""
+    range_and_step = expr.split("/")
+    low_and_high = range_and_step[0].split("-")
+    if low_and_high[0] in ("*", "?"):
+        start, end = low, high
+    else:
+        if len(low_and_high) > 2:
+            problem = _cron_int(low_and_high[0], names)[1]
+            return problem if problem is not None else f"too many hyphens: {expr}"
+        (start, problem), (end, end_problem) = _cron_int(low_and_high[0], names), _cron_int(low_and_high[-1], names)
+        if problem is not None or end_problem is not None:
+            return problem or end_problem
+    step = 1
+    if len(range_and_step) > 2:
+        return f"too many slashes: {expr}"
+    if len(range_and_step) == 2:
+        step, problem = _cron_int(range_and_step[1], {})
+        if problem is not None:
+            return problem
+        if len(low_and_high) == 1:          # "n/step" is "n-max/step"
+            end = high
+    if start < low:
+        return f"beginning of range ({start}) below minimum ({low}): {expr}"
+    if end > high:
+        return f"end of range ({end}) above maximum ({high}): {expr}"
+    if start > end:
+        return f"beginning of range ({start}) beyond end of range ({end}): {expr}"
+    if step == 0:
+        return f"step of range should be a positive number: {expr}"
+    return None
+
+
+def _cron_int(text: str, names: dict[str, int]) -> tuple[int, str | None]:
+    """parseIntOrName: a name (any case) or a non-negative int, with mustParseInt's errors."""
+    if text.lower() in names:
+        return names[text.lower()], None
+    if not _GO_INT.fullmatch(text):
+        return 0, f"failed to parse int from {text}: strconv.Atoi: parsing {go_quote(text)}: invalid syntax"
+    number = int(text)
+    if not -(1 << 63) <= number < 1 << 63:
+        return 0, f"failed to parse int from {text}: strconv.Atoi: parsing {go_quote(text)}: value out of range"
+    if number < 0:
+        return 0, f"negative number ({number}) not allowed: {text}"
+    return number, None
+
+
+def _descriptor_problem(spec: str) -> str | None:
+    if spec in _CRON_DESCRIPTORS:
+        return None
+    if spec.startswith("@every "):
+        problem = _duration_problem(spec[len("@every "):])
+        return None if problem is None else f"failed to parse duration {spec}: {problem}"
+    return f"unrecognized descriptor: {spec}"
+
+
+_DURATION_UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9,
+                   "h": 3600 * 10**9}
+_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
+
+
+def _duration_problem(text: str) -> str | None:
+    """Go's time.ParseDuration error for `text` ([-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+ within int64 nanoseconds), or
+    None."""
+    invalid = f"time: invalid duration {_time_quote(text)}"
+    rest = text[1:] if text[:1] in ("-", "+") else text
+    if rest == "0":
+        return None
+    if not rest:
+        return invalid
+    total = 0
+    while rest:
+        whole, fraction, unit = _DURATION_PART.match(rest).groups()
+        if not whole and not fraction:
+            return invalid
+        if not unit:
+            return f"time: missing unit in duration {_time_quote(text)}"
+        if unit not in _DURATION_UNITS:
+            return f"time: unknown unit {_time_quote(unit)} in duration {_time_quote(text)}"
+        scale = _DURATION_UNITS[unit]
+        total += int(whole or 0) * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
+        if total > 1 << 63:
+            return invalid
+        rest = rest[_DURATION_PART.match(rest).end():]
+    return invalid if total == 1 << 63 and text[:1] != "-" else None
+
+
+def _location_problem(name: str) -> str | None:
+    """Go's time.LoadLocation error for a TZ= prefix's name, or None."""
+    if name in ("", "UTC", "Local"):
+        return None
+    if ".." in name or name[0] in "/\\":
+        return "time: invalid location name"
+    try:
+        zoneinfo.ZoneInfo(name)
+    except Exception:           # not found, or not a zone file
+        return f"unknown time zone {name}"
+    return None
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (fmt's %q): how a field error shows a bad string value."""
+    out = []
+    for char in text:
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _time_quote(text: str) -> str:
+    """The time package's quote: non-ASCII and control characters as \\x bytes of their UTF-8."""
+    out = []
+    for char in text:
+        if ord(char) >= 0x80 or char < " ":
+            out.append("".join(f"\\x{byte:02x}" for byte in char.encode("utf-8", "replace")))
+        else:
+            out.append("\\" + char if char in '"\\' else char)
+    return '"' + "".join(out) + '"'
 
 
 Controller = Deployment | ReplicaSet | ReplicationController | StatefulSet | DaemonSet | CronJob
@@ -357,6 +666,7 @@ class Made:
     jobs: list[Job] = field(default_factory=list)                   # made by CronJobs
     successors: dict[str, Pod] = field(default_factory=dict)        # OrderedReady: pod key -> the pod made after it
                                                                     # (those pods are not created yet)
+    warnings: list[str] = field(default_factory=list)               # controllers whose pods upstream cannot create
 
 
 def _template_error(owner: _Owner, problem: str) -> InputError:
@@ -419,10 +729,16 @@ def _by_controller(objects: Iterable) -> dict[tuple[str, str, str], list]:
     return out
 
 
-def _replica_pods(owner: ReplicaSet | ReplicationController, live: dict, names: NameGenerator, made: Made) -> None:
+def _replica_pods(owner: ReplicaSet | ReplicationController, live: dict, names: NameGenerator, made: Made,
+                  budget: PodBudget, blamed: _Owner | None = None) -> None:
+    """`blamed`: the object whose spec.replicas a count past the budget is reported on (a Deployment for its
+    ReplicaSet), the owner by default."""
     template = owner.spec.template
+    count = max(0, owner.spec.replicas - len(owner.controlled(live)))
+    blamed = blamed or owner
+    budget.take(count, f"{blamed.kind} {blamed.key}", "spec.replicas")
     stamper = _Stamper(owner, template, dict(template.metadata.labels))
-    for _ in range(max(0, owner.spec.replicas - len(owner.controlled(live)))):
+    for _ in range(count):
         made.pods.append(stamper.pod(names.generate("Pod", owner.metadata.namespace, f"{owner.metadata.name}-")))
 
 
@@ -445,12 +761,19 @@ def _deployment(deployment: Deployment, replica_sets: dict) -> ReplicaSet | None
         raise InputError(f"Deployment {deployment.key}: ReplicaSet {name}: {validation_problem(error)}") from None
 
 
-def _stateful_set(sts: StatefulSet, live: dict, made: Made) -> None:
+def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget) -> None:
     spec, name = sts.spec, sts.metadata.name
     template = spec.template
-    labels = {**template.metadata.labels, CONTROLLER_REVISION_HASH: f"{name}-{template_hash(template)}"}
+    revision = f"{name}-{template_hash(template)}"
+    if len(revision) > MAX_LABEL_VALUE:
+        made.warnings.append(f"StatefulSet {sts.key}: creates no pods: the API server refuses each, as its "
+                             f'{CONTROLLER_REVISION_HASH} label value "{revision}" (the name and a hash) is longer '
+                             f"than {MAX_LABEL_VALUE} characters (kubernetes/kubernetes#64023)")
+        return
+    labels = {**template.metadata.labels, CONTROLLER_REVISION_HASH: revision}
     stamper = _Stamper(sts, template, labels)
     have = {p.metadata.name: p for p in sts.controlled(live)}
+    budget.take(max(0, spec.replicas - len(have)), f"StatefulSet {sts.key}", "spec.replicas")
     claim_names = [t.get("metadata", {}).get("name", "") for t in spec.volume_claim_templates]
     previous = None      # the pod before this ordinal, while it is pending (OrderedReady waits for it)
     for ordinal in range(spec.ordinals.start, spec.ordinals.start + spec.replicas):
@@ -517,11 +840,13 @@ def _node_affinity_for(affinity: Affinity | None, node: str) -> Affinity:
     return affinity
 
 
-def _daemon_set(ds: DaemonSet, nodes: list[str], live: dict, names: NameGenerator, made: Made) -> None:
+def _daemon_set(ds: DaemonSet, nodes: list[str], live: dict, names: NameGenerator, made: Made,
+                budget: PodBudget) -> None:
     template = ds.spec.template
     labels = {**template.metadata.labels, CONTROLLER_REVISION_HASH: template_hash(template), TEMPLATE_GENERATION: "1"}
     stamper = _Stamper(ds, template, labels)
     served = {pod.spec.node_name or _affinity_node(pod) for pod in ds.controlled(live)}
+    budget.take(sum(node not in served for node in nodes), f"DaemonSet {ds.key}", "spec.template")
     tolerations = daemon_tolerations(template.spec)
     for node in nodes:
         if node in served:
@@ -560,8 +885,10 @@ def _cron_job(cj: CronJob) -> Job | None:
 def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callable[[DaemonSet], list[str]]) -> Made:
     """Run each controller over the input (in input order) and return what it creates. `pods` are the input's
     pods (their names are taken; the live ones a controller controls count as its replicas); `daemon_nodes(ds)`
-    names, in node order, the nodes a DaemonSet should run on."""
+    names, in node order, the nodes a DaemonSet should run on. InputError when the pods, the input's and its
+    CronJobs' Jobs' counted in, would be more than MAX_EXPANDED_PODS (jobs.PodBudget)."""
     made = Made()
+    budget = PodBudget(len(pods))
     names = NameGenerator({("Pod", p.key) for p in pods})
     live = _by_controller(p for p in pods if p.status.phase not in DONE_PHASES and p.metadata.deletion_timestamp is None)
     replica_sets = _by_controller(c for c in controllers if isinstance(c, ReplicaSet))
@@ -570,15 +897,17 @@ def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callabl
             rs = _deployment(controller, replica_sets)
             if rs is not None:
                 made.replica_sets.append(rs)
-                _replica_pods(rs, live, names, made)
+                _replica_pods(rs, live, names, made, budget, controller)
         elif isinstance(controller, (ReplicaSet, ReplicationController)):
-            _replica_pods(controller, live, names, made)
+            _replica_pods(controller, live, names, made, budget)
         elif isinstance(controller, StatefulSet):
-            _stateful_set(controller, live, made)
+            _stateful_set(controller, live, made, budget)
         elif isinstance(controller, DaemonSet):
-            _daemon_set(controller, daemon_nodes(controller), live, names, made)
+            _daemon_set(controller, daemon_nodes(controller), live, names, made, budget)
         elif isinstance(controller, CronJob):
             job = _cron_job(controller)
             if job is not None:
+                count, path = active_pods(job.spec)         # made by expand_jobs, counted here to name the CronJob
+                budget.take(count, f"CronJob {controller.key}", f"spec.jobTemplate.spec.{path}")
                 made.jobs.append(job)
     return made

@@ -1,6 +1,7 @@
 """policy/v1 PodDisruptionBudget, as preemption reads it, and its budget as the disruption controller keeps it.
 
-Upstream: staging api/policy/v1/types.go; validation pkg/apis/policy/validation (ValidatePodDisruptionBudgetSpec);
+Upstream: staging api/policy/v1/types.go; validation pkg/apis/policy/validation (ValidatePodDisruptionBudgetSpec:
+minAvailable, maxUnavailable, selector, unhealthyPodEvictionPolicy);
 the budget pkg/controller/disruption/disruption.go (getExpectedPodCount, updatePdbStatus).
 
 DefaultPreemption reads `status.disruptionsAllowed` and `status.disruptedPods`. phalanx keeps the controller's
@@ -9,11 +10,12 @@ and go, so a budget spent by one preemption is spent for the next (docs/semantic
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from .objects import INT32_MAX, K8sModel, LabelSelector, ObjectMeta, selector_problems
 
@@ -43,15 +45,28 @@ def _int_or_percent(value: Any) -> Any:
     raise ValueError(f"Invalid value: {value!r}: must be an integer or percentage (e.g '5%')")
 
 
+UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")      # sorted, as upstream lists them
+
+
 class PodDisruptionBudgetSpec(K8sModel):
-    min_available: int | str | None = None
-    max_unavailable: int | str | None = None
+    min_available: StrictInt | str | None = None
+    max_unavailable: StrictInt | str | None = None
     selector: LabelSelector | None = None
+    unhealthy_pod_eviction_policy: str | None = None      # read only to be validated: preemption does not use it
 
     @field_validator("min_available", "max_unavailable", mode="before")
     @classmethod
     def _amount(cls, value: Any) -> Any:
         return _int_or_percent(value)
+
+    @field_validator("unhealthy_pod_eviction_policy")
+    @classmethod
+    def _eviction_policy(cls, value: str | None) -> str | None:
+        if value is not None and value not in UNHEALTHY_POD_EVICTION_POLICIES:
+            supported = ", ".join(f'"{v}"' for v in UNHEALTHY_POD_EVICTION_POLICIES)
+            raise ValueError(f"Unsupported value: {json.dumps(value, ensure_ascii=False)}: supported values: "
+                             f"{supported}")
+        return value
 
     @model_validator(mode="after")
     def _one_of(self) -> "PodDisruptionBudgetSpec":
@@ -65,10 +80,10 @@ class PodDisruptionBudgetSpec(K8sModel):
 
 
 class PodDisruptionBudgetStatus(K8sModel):
-    disruptions_allowed: int = Field(default=0, ge=0)
-    current_healthy: int = Field(default=0, ge=0)
-    desired_healthy: int = Field(default=0, ge=0)
-    expected_pods: int = Field(default=0, ge=0)
+    disruptions_allowed: StrictInt = Field(default=0, ge=0)
+    current_healthy: StrictInt = Field(default=0, ge=0)
+    desired_healthy: StrictInt = Field(default=0, ge=0)
+    expected_pods: StrictInt = Field(default=0, ge=0)
     disrupted_pods: dict[str, Any] = Field(default_factory=dict)    # pod name -> the time its eviction began
 
 

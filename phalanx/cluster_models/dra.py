@@ -33,8 +33,11 @@ vectorised filter reads. The environment is upstream's (k8s.io/dynamic-resource-
 `semver("1.2.3")`, and `a.compareTo(b)`, `a.isGreaterThan(b)`, `a.isLessThan(b)` on quantities and versions.
 Quantities are exact integers of milli-units (so they also compare with `<`, `>`, which upstream's typed
 quantities do not allow). A device without the attribute a selector reads does not match (upstream: a CEL
-runtime error, which fails the pod's scheduling attempt); any other runtime error is an InputError naming the
-selector.
+runtime error, which fails the pod's scheduling attempt); any other runtime error (a type error, division by zero,
+overflow, a bad `quantity()` or `semver()` argument, ...) is an InputError naming the selector and the device, with
+upstream's "CEL runtime error" wording, checked when the cluster is built. The library has no type checker (it
+compiles to an untyped AST), so type errors upstream's API server rejects at create time surface here only when a
+selector is evaluated on a device.
 
 `DeviceTable` holds every device of every node-local ResourceSlice as structure-of-arrays rows; the scheduler's
 claim state (phalanx.sched.claims) marks rows allocated. It is separate from `gpus.GpuTable`, which tracks
@@ -48,17 +51,19 @@ from functools import lru_cache
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
+import logging
+
 import numpy as np
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_validator, model_validator
 
 from .errors import InputError
 from .quantity import decode_quantity, milli_value, parse_quantity
-from .objects import K8sModel, ObjectMeta
+from .objects import K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem
 
 __all__ = [
-    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelUnavailable", "DeviceClass", "DeviceTable",
-    "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice", "cel_matches", "cel_program",
-    "v1beta1_to_v1",
+    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "DeviceClass",
+    "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice", "cel_matches",
+    "cel_program", "v1beta1_to_v1",
 ]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -69,12 +74,30 @@ class CelUnavailable(ValueError):
     """The CEL implementation is not installed."""
 
 
+class CelRuntimeError(ValueError):
+    """A selector failed on one of the devices it was evaluated on (`index`: that device's row in the list
+    cel_matches was given); `detail` is the library's error, one line."""
+
+    def __init__(self, expression: str, index: int, detail: str):
+        super().__init__(f'CEL expression "{expression}": CEL runtime error: {detail}')
+        self.expression, self.index, self.detail = expression, index, detail
+
+
+def _not_function_failure(record: logging.LogRecord) -> bool:
+    # The library logs "Python function 'quantity' failed: ..." (a WARNING on the "cel" logger, printed to stderr
+    # when logging is not configured) before raising; cel_matches reports that failure itself.
+    return not record.getMessage().startswith("Python function '")
+
+
 def _cel():
     try:
         import cel
     except ImportError:
         raise CelUnavailable("device selectors need a CEL implementation: pip install 'phalanx[dra]' "
                              "(the common-expression-language package)") from None
+    logger = logging.getLogger("cel")
+    if _not_function_failure not in logger.filters:
+        logger.addFilter(_not_function_failure)
     return cel
 
 
@@ -124,20 +147,51 @@ _FUNCTIONS = {
 }
 
 
+def _reporting(name: str, function, failures: list[str]):
+    """`function` as CEL calls it, noting why it failed: the library's own text for it is a multi-sentence
+    wrapper ("Function 'quantity' error: Python function call failed: QuantityError: ... Check function
+    arguments and their types.")."""
+    def call(*args):
+        try:
+            return function(*args)
+        except Exception as error:
+            failures.append(f"{name}(): {error}")
+            raise
+    return call
+
+
+def _runtime_detail(error: BaseException) -> str:
+    """The library's error as one short line: its first line and first sentence (the rest is advice on CEL
+    typing), without the redundant " in CEL expression" and the closing period."""
+    text = (str(error).splitlines() or [""])[0]
+    text = text.split(". ", 1)[0].removesuffix(" in CEL expression").rstrip(".")
+    return text or type(error).__name__
+
+
 def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
     """(len(devices),) bool: the selector on each device activation ({"driver", "attributes", "capacity"}). A
-    missing map key is no match; any other runtime error raises ValueError."""
+    missing map key is no match; any other runtime error (whatever the library raises) is a CelRuntimeError
+    naming the device's index; a result that is not a bool, a ValueError."""
     cel = _cel()
     program = cel_program(expression)
+    failures: list[str] = []
+    functions = {name: _reporting(name, function, failures) for name, function in _FUNCTIONS.items()}
     out = np.zeros(len(devices), bool)
     for i, device in enumerate(devices):
-        context = cel.Context(variables={"device": device}, functions=_FUNCTIONS)
+        context = cel.Context(variables={"device": device}, functions=functions)
+        failures.clear()
         try:
             result = program.execute(context)
         except KeyError:
             continue
-        except (RuntimeError, ValueError, TypeError) as error:
-            raise ValueError(f'CEL expression "{expression}": {str(error).splitlines()[0]}') from None
+        except BaseException as error:
+            # Every evaluation error (RuntimeError, TypeError, ValueError, ZeroDivisionError, OverflowError,
+            # IndexError, ...) and a Rust panic (pyo3's PanicException derives from BaseException); not
+            # KeyboardInterrupt / SystemExit.
+            if not isinstance(error, Exception) and type(error).__name__ != "PanicException":
+                raise
+            detail = failures[-1] if failures and isinstance(error, RuntimeError) else _runtime_detail(error)
+            raise CelRuntimeError(expression, i, detail) from None
         if not isinstance(result, bool):
             raise ValueError(f'CEL expression "{expression}": must evaluate to a bool (got {result!r})')
         out[i] = result
@@ -145,12 +199,17 @@ def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
 
 
 # -- models ----------------------------------------------------------------------------------------------
+CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024       # resource.CELSelectorExpressionMaxLength
+
+
 class CELDeviceSelector(K8sModel):
     expression: str = Field(min_length=1)
 
     @field_validator("expression")
     @classmethod
     def _compiles(cls, expression: str) -> str:
+        if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:      # checked before it is compiled, as upstream
+            raise ValueError(f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes")
         cel_program(expression)
         return expression
 
@@ -167,10 +226,23 @@ class DeviceClassSpec(K8sModel):
     selectors: list[DeviceSelector] = Field(default_factory=list)
 
 
+def _check_name(meta: ObjectMeta) -> None:
+    """metadata.name of a DRA object: a DNS subdomain (upstream: NameIsDNSSubdomain for DeviceClass,
+    ResourceSlice, ResourceClaim and ResourceClaimTemplate)."""
+    problem = dns_subdomain_problem(meta.name) if meta.name else None
+    if problem is not None:
+        raise ValueError(f"metadata.name: {problem}")
+
+
 class DeviceClass(K8sModel):
     kind: str = "DeviceClass"
     metadata: ObjectMeta
     spec: DeviceClassSpec = Field(default_factory=DeviceClassSpec)
+
+    @model_validator(mode="after")
+    def _object_rules(self) -> DeviceClass:
+        _check_name(self.metadata)
+        return self
 
     @property
     def expressions(self) -> tuple[str, ...]:
@@ -180,7 +252,7 @@ class DeviceClass(K8sModel):
 class ExactDeviceRequest(K8sModel):
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
-    count: int | None = Field(default=None, ge=1)
+    count: StrictInt | None = Field(default=None, ge=1)
     selectors: list[DeviceSelector] = Field(default_factory=list)
 
     def count_needed(self) -> int:
@@ -216,6 +288,9 @@ class ResourceClaimSpec(K8sModel):
         seen = set()
         for i, r in enumerate(devices.requests):
             where = f"{path}devices.requests[{i}]"
+            problem = dns_label_problem(r.name)
+            if problem is not None:
+                raise ValueError(f"{where}.name: {problem}")
             if r.name in seen:
                 raise ValueError(f'{where}.name: duplicate name "{r.name}"')
             seen.add(r.name)
@@ -260,6 +335,7 @@ class ResourceClaim(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> ResourceClaim:
+        _check_name(self.metadata)
         _default_namespace(self.metadata)
         self.spec.check("spec.")
         return self
@@ -280,6 +356,7 @@ class ResourceClaimTemplate(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> ResourceClaimTemplate:
+        _check_name(self.metadata)
         _default_namespace(self.metadata)
         self.spec.spec.check("spec.spec.")
         return self
@@ -290,8 +367,8 @@ class ResourceClaimTemplate(K8sModel):
 
 
 class DeviceAttribute(K8sModel):
-    int_: int | None = Field(default=None, alias="int")
-    bool_: bool | None = Field(default=None, alias="bool")
+    int_: StrictInt | None = Field(default=None, alias="int")
+    bool_: StrictBool | None = Field(default=None, alias="bool")
     string: str | None = None
     version: str | None = None
 
@@ -334,8 +411,8 @@ def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
 
 class ResourcePool(K8sModel):
     name: str = Field(min_length=1)
-    generation: int = 0
-    resource_slice_count: int = 1
+    generation: StrictInt = 0
+    resource_slice_count: StrictInt = 1
 
 
 class ResourceSliceSpec(K8sModel):
@@ -343,8 +420,8 @@ class ResourceSliceSpec(K8sModel):
     pool: ResourcePool
     node_name: str | None = None
     node_selector: Any = None
-    all_nodes: bool | None = None
-    per_device_node_selection: bool | None = None
+    all_nodes: StrictBool | None = None
+    per_device_node_selection: StrictBool | None = None
     devices: list[Device] = Field(default_factory=list)
 
 
@@ -355,6 +432,7 @@ class ResourceSlice(K8sModel):
 
     @model_validator(mode="after")
     def _node_local(self) -> ResourceSlice:
+        _check_name(self.metadata)
         spec = self.spec
         if spec.node_selector is not None or spec.all_nodes or spec.per_device_node_selection:
             raise ValueError("spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
@@ -460,7 +538,15 @@ class DeviceTable:
         ValueError for a runtime error other than a missing attribute."""
         hit = self._selected.get(expression)
         if hit is None:
-            hit = self._selected[expression] = cel_matches(expression, self.activations)[self.profile]
+            try:
+                matched = cel_matches(expression, self.activations)
+            except CelRuntimeError as error:
+                # Upstream: "selector #i on device <driver>/<pool>/<device>: CEL runtime error: ..." (the first
+                # device, in input order, that looks like the one it failed on).
+                row = int(np.flatnonzero(self.profile == error.index)[0])
+                raise ValueError(f'CEL expression "{expression}" on device {"/".join(self.keys[row])}: CEL runtime '
+                                 f'error: {error.detail}') from None
+            hit = self._selected[expression] = matched[self.profile]
         return hit
 
     def relink(self, node_index: dict[str, int]) -> None:

@@ -66,12 +66,14 @@ def generate_nodes(n: int, seed: int = 0, *, gpu_fraction: float = 0.0, taint_fr
 def pod_template(cpu: str, memory: str, *, gpus: int = 0, namespace: str = "default",
                  tolerate_gpu: bool = False, labels: dict[str, str] | None = None) -> Pod:
     requests = {"cpu": cpu, "memory": memory}
+    limits = {}
     if gpus:
-        requests[GPU] = str(gpus)
+        # An extended resource cannot be overcommitted: the API server wants its limit, equal to the request.
+        requests[GPU] = limits[GPU] = str(gpus)
     tolerations = [Toleration(key=GPU, operator="Exists", effect="NoSchedule")] if tolerate_gpu or gpus else []
     return Pod(metadata=ObjectMeta(name="template", namespace=namespace, labels=labels or {}),
                spec=PodSpec(containers=[Container(name="main", image="registry.k8s.io/pause:3.10",
-                                                  resources=ResourceRequirements(requests=requests))],
+                                                  resources=ResourceRequirements(requests=requests, limits=limits))],
                             tolerations=tolerations))
 
 

@@ -17,9 +17,10 @@ Validation (pkg/apis/batch/validation, create time, the rules on the fields abov
 subdomain, and at most 63 characters because the API server copies it into the job-name label of the pod
 template; parallelism and completions are non-negative; an Indexed Job needs completions, at most 100,000
 parallelism (maxParallelismForIndexedJob; completions have no such limit unless backoffLimitPerIndex is set,
-which is not read), and "<name>-<completions-1>", the hostname of its last pod, must be a DNS label. Not
-checked: template.spec.restartPolicy (Never or OnFailure upstream), which PodSpec does not model, and the
-update rule that freezes parallelism of a gang-scheduled Job.
+which is not read), and "<name>-<completions-1>", the hostname of its last pod, must be a DNS label;
+backoffLimit is non-negative; template.spec.restartPolicy is OnFailure or Never (an unset one defaults to Always,
+which a Job refuses; a manifest check); a selector without manualSelector must select the labels the API server
+generates (job-name, controller-uid), and with manualSelector it is required and must match the template's labels. Not checked: the update rule that freezes parallelism of a gang-scheduled Job.
 
 The controller, per Job (pkg/controller/job, v1.36):
   - A Job is gang-scheduled when parallelism > 1, completionMode is Indexed, completions == parallelism and
@@ -42,21 +43,27 @@ Job usually has no UID to fill them with.
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictInt, field_validator, model_validator
 
 from .errors import InputError
 from .objects import (
     INT32_MAX,
+    INT32_MIN,
     K8sModel,
+    LabelSelector,
     ObjectMeta,
     OwnerReference,
     Pod,
     PodSchedulingGroup,
     PodSpec,
     controlled_by,
+    selector_matches,
+    selector_problems,
 )
 from .workloads import (
     SCHEDULING_V1ALPHA2,
@@ -71,15 +78,23 @@ if TYPE_CHECKING:
     from .load import ClusterObjects
 
 __all__ = [
+    "MAX_EXPANDED_PODS",
     "Job",
     "JobObjects",
     "JobSpec",
+    "PodBudget",
     "PodTemplateMetadata",
     "PodTemplateSpec",
+    "active_pods",
+    "backoff_limit_problem",
     "expand_jobs",
+    "go_json",
     "job_eligible_for_gang",
     "job_objects",
+    "not_supported",
     "owned_by",
+    "restart_policy_problem",
+    "selector_json",
 ]
 
 BATCH_V1 = "batch/v1"
@@ -89,8 +104,34 @@ JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # both a labe
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_LABEL_VALUE_LENGTH = 63
 GANG_TEMPLATE_NAME = "workers"
+LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
+CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
+JOB_RESTART_POLICIES = ("OnFailure", "Never")               # validateJobSpec: what a Job's pods may have
+MAX_EXPANDED_PODS = 10_000_000     # pods one expansion holds at most (PodBudget)
 
 CompletionMode = Literal["NonIndexed", "Indexed"]
+
+# Go's json.Marshal escapes these in strings, Python's json.dumps does not.
+_GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def go_json(value: Any) -> str:
+    """`value` as Go's json.Marshal writes it: how a field error shows a bad value that is not a plain string or
+    number (an enum's named type, a struct, a map: apimachinery field.Error.ErrorBody). Maps must come with their
+    keys sorted, as Go sorts them; a struct's fields in declaration order."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, escaped in _GO_JSON_ESCAPES:
+        text = text.replace(char, escaped)
+    return text
+
+
+def not_supported(path: str, value: Any, supported: Iterable[str]) -> str:
+    """field.NotSupported's message."""
+    return f"{path}: Unsupported value: {go_json(value)}: supported values: {_quoted(supported)}"
+
+
+def _quoted(values: Iterable[str]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
 
 
 class PodTemplateMetadata(K8sModel):
@@ -103,12 +144,30 @@ class PodTemplateSpec(K8sModel):
     spec: PodSpec = Field(default_factory=PodSpec)
 
 
+def restart_policy_problem(template: PodTemplateSpec, at: str, supported: tuple[str, ...]) -> str | None:
+    """The template's spec.restartPolicy (`at`: the template's path; PodSpec took it as a pod's: Always, OnFailure
+    or Never) against what its owner runs, `supported`: Always for ReplicaSets, Deployments, StatefulSets, DaemonSets
+    and ReplicationControllers (field.NotSupported); OnFailure or Never for a Job, which calls Always a missing value
+    (field.Required). An unset one (Always once defaulted) is checked in manifests only (load.manifest_problem):
+    objects built in Python (the demos, upstream's unit tests) leave it out, as they leave out containers."""
+    policy = template.spec.restart_policy
+    if policy is None or policy in supported:
+        return None
+    path = f"{at}.spec.restartPolicy"
+    if policy == "Always":
+        return f"{path}: Required value: valid values: {_quoted(supported)}"
+    return not_supported(path, policy, supported)
+
+
 class JobSpec(K8sModel):
-    parallelism: int = Field(default=1, le=INT32_MAX)
-    completions: int | None = Field(default=None, le=INT32_MAX)
+    parallelism: StrictInt = Field(default=1, le=INT32_MAX)
+    completions: StrictInt | None = Field(default=None, le=INT32_MAX)
     completion_mode: CompletionMode = "NonIndexed"
-    suspend: bool = False
+    suspend: StrictBool = False
     template: PodTemplateSpec
+    backoff_limit: StrictInt | None = Field(default=None, ge=INT32_MIN, le=INT32_MAX)
+    selector: LabelSelector | None = None
+    manual_selector: StrictBool | None = None
 
     @field_validator("parallelism", "completions")
     @classmethod
@@ -141,6 +200,9 @@ class Job(K8sModel):
         if len(name) > MAX_LABEL_VALUE_LENGTH:
             raise ValueError(f"metadata.name: must be no more than {MAX_LABEL_VALUE_LENGTH} characters, as it is the "
                              f"value of the pods' {JOB_NAME_LABEL} label (got {len(name)})")
+        problem = _generated_selector_problem(self) or backoff_limit_problem(spec, "spec")
+        if problem is not None:
+            raise ValueError(problem)
         if spec.completion_mode == "Indexed":
             if spec.completions is None:
                 raise ValueError("spec.completions: field required when completionMode is Indexed")
@@ -153,11 +215,67 @@ class Job(K8sModel):
                 if problem is not None:
                     raise ValueError(f"metadata.name: will not be able to create pods: the hostname of index {last} "
                                      f"{problem}")
+        problem = (restart_policy_problem(spec.template, "spec.template", JOB_RESTART_POLICIES)
+                   or _selector_problem(spec))
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @property
     def key(self) -> str:
         return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+def backoff_limit_problem(spec: JobSpec, at: str) -> str | None:
+    """validateJobSpec: backoffLimit is non-negative (`at`: the spec's path)."""
+    if spec.backoff_limit is not None and spec.backoff_limit < 0:
+        return f"{at}.backoffLimit: Invalid value: {spec.backoff_limit}: must be greater than or equal to 0"
+    return None
+
+
+def _generated_selector_problem(job: Job) -> str | None:
+    """validateGeneratedSelector: without manualSelector the API server generates the selector -- the one given
+    plus controller-uid -- and it must select the labels it puts on the template (job-name and controller-uid, both
+    forms). The UID is new and random: a selector requiring a value of a controller-uid label, or a label other than
+    those, does not select them. Upstream shows the selector with its generated controller-uid entry; here it is
+    shown as given. An invalid selector is left to _selector_problem, as upstream skips this check for it."""
+    spec = job.spec
+    if spec.manual_selector or spec.selector is None or selector_problems(spec.selector, "spec.selector"):
+        return None
+    name, uid = job.metadata.name, "\0"      # no label value equals the UID-to-be
+    generated = {LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name, CONTROLLER_UID_LABEL: uid,
+                 JOB_NAME_LABEL: name}
+    if selector_matches(spec.selector, generated):
+        return None
+    return f"spec.selector: Invalid value: {selector_json(spec.selector)}: `selector` not auto-generated"
+
+
+def _selector_problem(spec: JobSpec) -> str | None:
+    """ValidateJobSpec: the selector is valid, and with manualSelector (no selector generated) required and
+    matching the template's labels."""
+    problems = selector_problems(spec.selector, "spec.selector")
+    if problems:
+        return problems[0]
+    if not spec.manual_selector:
+        return None
+    if spec.selector is None:
+        return "spec.selector: Required value"
+    labels = spec.template.metadata.labels
+    if not selector_matches(spec.selector, labels):
+        return (f"spec.template.metadata.labels: Invalid value: {go_json(dict(sorted(labels.items())))}: `selector` "
+                "does not match template `labels`")
+    return None
+
+
+def selector_json(selector: LabelSelector) -> str:
+    """A metav1.LabelSelector as json.Marshal writes it (empty parts left out)."""
+    out: dict[str, Any] = {}
+    if selector.match_labels:
+        out["matchLabels"] = dict(sorted(selector.match_labels.items()))
+    if selector.match_expressions:
+        out["matchExpressions"] = [{"key": r.key, "operator": r.operator, **({"values": r.values} if r.values else {})}
+                                   for r in selector.match_expressions]
+    return go_json(out)
 
 
 def job_eligible_for_gang(job: Job) -> bool:
@@ -216,15 +334,40 @@ def _pod(job: Job, index: int, pod_group: str | None) -> Pod:
     return Pod.model_validate({"metadata": metadata, "spec": spec})
 
 
+def active_pods(spec: JobSpec) -> tuple[int, str]:
+    """How many pods the Job controller runs at once for `spec` -- min(parallelism, completions), parallelism
+    alone when completions is unset, none when suspended -- and the field (under the spec) that says so."""
+    if spec.suspend:
+        return 0, "suspend"
+    if spec.completions is not None and spec.completions < spec.parallelism:
+        return spec.completions, "completions"
+    return spec.parallelism, "parallelism"
+
+
+class PodBudget:
+    """The pods one expansion may hold, MAX_EXPANDED_PODS: those it starts with (the input's, and the controllers'
+    when Jobs are expanded after them) and each controller's or Job's, counted before they are made. An int32
+    count is valid to the API server (replicas: 2147483647); expanding it would run for hours and fill memory."""
+
+    def __init__(self, held: int = 0):
+        self.held = held
+
+    def take(self, count: int, owner: str, path: str) -> None:
+        """Count `count` more pods, made by `owner` ("Kind namespace/name") because of the field `path`."""
+        self.held += count
+        if self.held > MAX_EXPANDED_PODS:
+            in_all = "" if count > MAX_EXPANDED_PODS else f", {self.held} in all"
+            raise InputError(f"{owner}: {path}: {count} pods{in_all}: more than phalanx expands "
+                             f"({MAX_EXPANDED_PODS})")
+
+
 def job_objects(job: Job) -> JobObjects:
     """The Workload, PodGroup and pods the Job controller creates for `job` (see the module docstring)."""
-    spec = job.spec
     workload = group = None
     if job_eligible_for_gang(job):
         workload, group = _gang_objects(job)
-    count = spec.parallelism if spec.completions is None else min(spec.parallelism, spec.completions)
-    if spec.suspend:
-        count = 0
+    count, field = active_pods(job.spec)
+    PodBudget().take(count, f"Job {job.key}", f"spec.{field}")
     group_name = group.metadata.name if group is not None else None
     return JobObjects(workload=workload, pod_group=group, pods=[_pod(job, i, group_name) for i in range(count)])
 
@@ -237,10 +380,14 @@ def owned_by(obj: Any, job: Job) -> bool:
 def expand_jobs(objects: ClusterObjects) -> ClusterObjects:
     """A copy of `objects` with every Job's Workload, PodGroup and pods appended (in Job order) after the
     objects already there; the Jobs stay. InputError when a made object's name is already taken by an object
-    of its kind in its namespace, which is also what expanding the same objects twice runs into."""
+    of its kind in its namespace, which is also what expanding the same objects twice runs into, and when the
+    pods would be more than MAX_EXPANDED_PODS, those already there included (PodBudget)."""
     made = {"workloads": list(objects.workloads), "pod_groups": list(objects.pod_groups), "pods": list(objects.pods)}
     taken = {(obj.kind, obj.key) for bucket in made.values() for obj in bucket}
+    budget = PodBudget(len(objects.pods))
     for job in objects.jobs:
+        count, field = active_pods(job.spec)
+        budget.take(count, f"Job {job.key}", f"spec.{field}")
         result = job_objects(job)
         for bucket, new in (("workloads", [result.workload]), ("pod_groups", [result.pod_group]),
                             ("pods", result.pods)):

@@ -35,9 +35,10 @@ from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, 
                   ResourceSlice, v1beta1_to_v1)
 from .disruption import PodDisruptionBudget
 from .errors import InputError, field_path, validation_problem
-from .jobs import BATCH_V1, Job
-from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_subdomain_problem,
-                      labels_problem)
+from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
+from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_label_problem,
+                      dns_subdomain_problem, meta_problem, node_manifest_problem, pod_spec_manifest_problem,
+                      priority_class_manifest_problem)
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -97,6 +98,51 @@ _SERVED: dict[str, tuple[str, ...]] = {
 _NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
                "Service", *CONTROLLER_KINDS)
 
+# The kinds of the API groups built into the v1.36 API server (custom resources live in groups with a dot in their
+# name that are not these): a kind these groups do not have, or a group without a dot that is none of them
+# (`core/v1`, `extensions/v1beta1`, removed), is what kubectl reports as "no matches for kind".
+_BUILTIN_KINDS: dict[str, frozenset[str]] = {group: frozenset(kinds.split()) for group, kinds in {
+    "": "Binding ComponentStatus ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume "
+        "PersistentVolumeClaim Pod PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount",
+    "apps": "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet",
+    "autoscaling": "HorizontalPodAutoscaler",
+    "batch": "CronJob Job",
+    "policy": "PodDisruptionBudget Eviction",
+    "networking.k8s.io": "Ingress IngressClass IPAddress NetworkPolicy ServiceCIDR",
+    "storage.k8s.io": "CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass",
+    "rbac.authorization.k8s.io": "ClusterRole ClusterRoleBinding Role RoleBinding",
+    "scheduling.k8s.io": "PodGroup PriorityClass Workload",
+    "resource.k8s.io": "DeviceClass DeviceTaintRule ResourceClaim ResourceClaimTemplate ResourceSlice",
+    "node.k8s.io": "RuntimeClass",
+    "coordination.k8s.io": "Lease LeaseCandidate",
+    "discovery.k8s.io": "EndpointSlice",
+    "events.k8s.io": "Event",
+    "flowcontrol.apiserver.k8s.io": "FlowSchema PriorityLevelConfiguration",
+    "admissionregistration.k8s.io": "MutatingAdmissionPolicy MutatingAdmissionPolicyBinding "
+                                    "MutatingWebhookConfiguration ValidatingAdmissionPolicy "
+                                    "ValidatingAdmissionPolicyBinding ValidatingWebhookConfiguration",
+    "apiextensions.k8s.io": "CustomResourceDefinition",
+    "apiregistration.k8s.io": "APIService",
+    "certificates.k8s.io": "CertificateSigningRequest ClusterTrustBundle PodCertificateRequest",
+    "authentication.k8s.io": "SelfSubjectReview TokenRequest TokenReview",
+    "authorization.k8s.io": "LocalSubjectAccessReview SelfSubjectAccessReview SelfSubjectRulesReview "
+                            "SubjectAccessReview",
+    "storagemigration.k8s.io": "StorageVersionMigration",
+    "internal.apiserver.k8s.io": "StorageVersion",
+}.items()}
+
+
+def _unserved_kind(kind: str, api_version: str) -> str | None:
+    """kubectl's "no matches for kind" for a kind no API server serves at `api_version`, or None."""
+    group, slash, version = api_version.rpartition("/")
+    if not version or (slash and not group):
+        return f'apiVersion: invalid value "{api_version}"'
+    kinds = _BUILTIN_KINDS.get(group)
+    if kinds is None and "." in group:
+        return None                                     # a custom resource's group: skipped with a warning
+    if kinds is None or kind not in kinds:
+        return f'kind: no matches for kind "{kind}" in version "{api_version}"'
+    return None
 
 @dataclass
 class ClusterObjects:
@@ -147,29 +193,40 @@ _FAST_LOADER = _manifest_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 _WORDING_LOADER = _manifest_loader(yaml.SafeLoader)
 
 
-def _yaml_error(source: str, error: yaml.YAMLError) -> InputError:
+def _yaml_error(source: str, error: yaml.YAMLError, text: str = "") -> InputError:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
-    where = f"{source}: line {mark.line + 1}" if mark is not None else source
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    if mark is not None:
+        where = f"{source}: line {mark.line + 1}"
+    elif isinstance(error, yaml.reader.ReaderError):            # a character YAML does not allow, by position
+        where = f"{source}: line {text.count(chr(10), 0, error.position) + 1}"
+        problem = f"unacceptable character #x{error.character:04x}: {error.reason}" if isinstance(
+            error.character, int) else problem
+    else:
+        where = source
     return InputError(f"{where}: invalid YAML: {problem}")
 
 
 def _yaml_documents(text: str, source: str) -> list[Any]:
     try:
         return list(yaml.load_all(text, Loader=_FAST_LOADER))
+    except RecursionError:
+        raise InputError(f"{source}: invalid YAML: nested deeper than phalanx reads") from None
     except yaml.YAMLError as fast_error:
         # libyaml words errors differently from PyYAML; take the message from the pure-Python parser so it
         # does not depend on whether libyaml is installed.
         try:
             list(yaml.load_all(text, Loader=_WORDING_LOADER))
+        except RecursionError:
+            raise InputError(f"{source}: invalid YAML: nested deeper than phalanx reads") from None
         except yaml.YAMLError as error:
-            raise _yaml_error(source, error) from None
-        raise _yaml_error(source, fast_error) from None
+            raise _yaml_error(source, error, text) from None
+        raise _yaml_error(source, fast_error, text) from None
 
 
 def _json_documents(text: str, source: str) -> list[Any]:
     """Every JSON value in the text (kubectl accepts a stream); floats kept exact as Decimal."""
-    decoder = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+    decoder = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal, object_pairs_hook=_object_once)
     documents, pos = [], 0
     while True:
         while pos < len(text) and text[pos] in " \t\r\n":
@@ -180,7 +237,25 @@ def _json_documents(text: str, source: str) -> list[Any]:
             document, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as error:
             raise InputError(f"{source}: line {error.lineno}: invalid JSON: {error.msg}") from None
+        except _DuplicateKey as error:
+            line = text.count("\n", 0, pos) + 1
+            raise InputError(f'{source}: document starting at line {line}: invalid JSON: key "{error}" already set '
+                             f"in map") from None
+        except RecursionError:
+            raise InputError(f"{source}: invalid JSON: nested deeper than phalanx reads") from None
         documents.append(document)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names a key twice (kubectl's strict decoding refuses it, as the YAML reader here does)."""
+
+
+def _object_once(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
 
 
 def _type_name(value: Any) -> str:
@@ -218,22 +293,30 @@ def _without(document: Any, loc: list, name: str) -> Any:
 
 def manifest_problem(obj) -> str | None:
     """What the API server rejects in a manifest that phalanx's models accept from Python, where upstream's scheduler
-    unit tests build such objects (and phalanx's tests replay them): a pod without containers (also a controller's
-    or a Job's pod template) and node label values."""
-    template = None
+    unit tests build such objects (and phalanx's tests replay them): pods without containers (also a controller's
+    or a Job's pod template), extended resources without limits, empty node selector terms, node label values,
+    ... (objects.pod_spec_manifest_problem, node_manifest_problem, priority_class_manifest_problem)."""
+    if isinstance(obj, Node):
+        return node_manifest_problem(obj)
+    if isinstance(obj, PriorityClass):
+        return priority_class_manifest_problem(obj)
+    if isinstance(obj, Namespace):
+        problem = dns_label_problem(obj.metadata.name)
+        return None if problem is None else f"metadata.name: {problem}"
     if isinstance(obj, Pod):
-        spec, path = obj.spec, "spec.containers"
+        spec, path = obj.spec, "spec"
     elif isinstance(obj, CronJob):
-        template, path = obj.spec.job_template.spec.template, "spec.jobTemplate.spec.template.spec.containers"
+        spec, path = obj.spec.job_template.spec.template.spec, "spec.jobTemplate.spec.template.spec"
     elif isinstance(obj, (Job, *CONTROLLER_TYPES)) and getattr(obj.spec, "template", None) is not None:
-        template, path = obj.spec.template, "spec.template.spec.containers"
-    elif isinstance(obj, Node):
-        return labels_problem(obj.metadata.labels, "metadata.labels")
+        spec, path = obj.spec.template.spec, "spec.template.spec"
     else:
         return None
-    if template is not None:
-        spec = template.spec
-    return None if spec.containers else f"{path}: Required value"
+    if not spec.containers:
+        return f"{path}.containers: Required value"
+    if isinstance(obj, (Job, CronJob)) and spec.restart_policy is None:      # defaulted to Always, which Jobs refuse
+        return f'{path}.restartPolicy: Required value: valid values: "{JOB_RESTART_POLICIES[0]}", ' \
+               f'"{JOB_RESTART_POLICIES[1]}"'
+    return (meta_problem(obj.metadata) if isinstance(obj, Pod) else None) or pod_spec_manifest_problem(spec, path)
 
 
 def _describe(kind: str, document: dict, where: str) -> str:
@@ -315,9 +398,17 @@ class _Collector:
         if kind == "List" or (kind.endswith("List") and kind[:-4] in _MODELS):
             self._add_list(document, kind, where, source)
             return
+        if not kind:
+            raise InputError(f"{where}: kind: field required")
         api_version = document.get("apiVersion", implied_api_version)
         if api_version is None:                  # kubectl: "error validating data: apiVersion not set"
             raise InputError(f"{_describe(kind, document, where)}: apiVersion: Required value")
+        if not isinstance(api_version, str):
+            raise InputError(f"{_describe(kind, document, where)}: apiVersion: expected a string, got "
+                             f"{_type_name(api_version)}")
+        problem = _unserved_kind(kind, api_version)
+        if problem is not None:
+            raise InputError(f"{_describe(kind, document, where)}: {problem}")
         group, model = _MODELS.get(kind, (None, None))
         if kind in _VERSIONED:
             model = _VERSIONED[kind].get(api_version if isinstance(api_version, str) else None)
@@ -452,6 +543,10 @@ class _Collector:
         bucket.append(obj)
 
     def result(self) -> ClusterObjects:
+        defaults = [pc.metadata.name for pc in self.objects.priority_classes if pc.global_default]
+        if len(defaults) > 1:         # the Priority admission plugin refuses the second
+            raise InputError(f"PriorityClass {defaults[1]}: globalDefault: PriorityClass {defaults[0]} is already "
+                             f"marked as default. Only one default can exist")
         classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
         for pod in self.objects.pods:
             effective_priority(pod, classes)  # raises for a priorityClassName that names no class

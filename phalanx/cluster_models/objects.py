@@ -24,7 +24,8 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
+                      ValidationInfo, field_validator, model_validator)
 from pydantic.alias_generators import to_camel
 
 from .quantity import ResourceList, nanos_to_text
@@ -44,7 +45,10 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
-Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+# Integers as the API decodes them: JSON numbers only (a string "80" is a decode error, not a coercion), in Go's range.
+Int32 = Annotated[StrictInt, Field(ge=INT32_MIN, le=INT32_MAX)]
+Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
 def _rfc3339(raw: Any) -> Any:
@@ -56,7 +60,34 @@ def _rfc3339(raw: Any) -> Any:
     return raw
 
 
-Timestamp = Annotated[str, BeforeValidator(_rfc3339)]
+def _yaml_key(key: Any) -> Any:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key) if isinstance(key, (int, float)) else key
+
+
+def _string_map(raw: Any) -> Any:
+    """A map of strings as the API reads it: sigs.k8s.io/yaml makes every key a string (1 -> "1", true -> "true"),
+    and a null value decodes to ""."""
+    if not isinstance(raw, dict) or all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        return raw
+    return {_yaml_key(k): "" if v is None else v for k, v in raw.items()}
+
+
+StringMap = Annotated[dict[str, str], BeforeValidator(_string_map)]
+
+
+def _unset_if_empty(raw: Any) -> Any:
+    """An enum the API defaults when it is empty: "" is the default (None here)."""
+    return None if raw == "" else raw
+
+
+def _parses(value: str) -> str:
+    rfc3339_seconds(value)           # ValueError naming the text (the API's metav1.Time would not decode it)
+    return value
+
+
+Timestamp = Annotated[str, BeforeValidator(_rfc3339), AfterValidator(_parses)]
 
 
 class UnknownField(ValueError):
@@ -110,7 +141,7 @@ class OwnerReference(K8sModel):
     kind: str = ""
     name: str = ""
     uid: str = ""
-    controller: bool | None = None
+    controller: StrictBool | None = None
 
 
 DONE_PHASES = ("Succeeded", "Failed")      # a pod in either holds no resources and counts for no controller
@@ -119,8 +150,8 @@ DONE_PHASES = ("Succeeded", "Failed")      # a pod in either holds no resources 
 class ObjectMeta(K8sModel):
     name: str = Field(min_length=1)
     namespace: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
+    labels: StringMap = Field(default_factory=dict)
+    annotations: StringMap = Field(default_factory=dict)
     uid: str = ""
     owner_references: list[OwnerReference] = Field(default_factory=list)
     creation_timestamp: Timestamp | None = None
@@ -150,7 +181,7 @@ class Toleration(K8sModel):
     operator: Literal["Equal", "Exists"] = "Equal"
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
-    toleration_seconds: int | None = None
+    toleration_seconds: Int64 | None = None
 
     @field_validator("operator", mode="before")
     @classmethod
@@ -174,7 +205,7 @@ class NodeSelector(K8sModel):
 
 
 class PreferredSchedulingTerm(K8sModel):
-    weight: int = Field(ge=1, le=100)
+    weight: StrictInt = Field(ge=1, le=100)
     preference: NodeSelectorTerm
 
 
@@ -190,7 +221,7 @@ class LabelSelectorRequirement(K8sModel):
 
 
 class LabelSelector(K8sModel):
-    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_labels: StringMap = Field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
 
 
@@ -227,7 +258,7 @@ class PodAffinityTerm(K8sModel):
 
 
 class WeightedPodAffinityTerm(K8sModel):
-    weight: int
+    weight: Int32
     pod_affinity_term: PodAffinityTerm
 
     @field_validator("weight")
@@ -264,11 +295,11 @@ class Affinity(K8sModel):
 
 
 class TopologySpreadConstraint(K8sModel):
-    max_skew: int = Field(ge=1)
+    max_skew: StrictInt = Field(ge=1, le=INT32_MAX)
     topology_key: str
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
     label_selector: LabelSelector | None = None
-    min_domains: int | None = Field(default=None, ge=1)
+    min_domains: StrictInt | None = Field(default=None, ge=1, le=INT32_MAX)
     node_affinity_policy: Literal["Honor", "Ignore"] | None = None
     node_taints_policy: Literal["Honor", "Ignore"] | None = None
     match_label_keys: list[str] = Field(default_factory=list)
@@ -288,9 +319,9 @@ class ResourceRequirements(K8sModel):
 
 
 class ContainerPort(K8sModel):
-    container_port: int = Field(ge=1, le=65535)
-    host_port: int = Field(default=0, ge=0, le=65535)
-    protocol: str = "TCP"
+    container_port: StrictInt = Field(ge=1, le=65535)
+    host_port: StrictInt = Field(default=0, ge=0, le=65535)
+    protocol: Literal["TCP", "UDP", "SCTP"] = "TCP"
     host_ip: str = Field(default="", alias="hostIP")
     name: str = ""
 
@@ -342,7 +373,7 @@ class PodSpec(K8sModel):
     init_containers: list[Container] = Field(default_factory=list)
     overhead: ResourceList = Field(default_factory=ResourceList)
     resources: ResourceRequirements | None = None  # pod-level resources
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: StringMap = Field(default_factory=dict)
     affinity: Affinity | None = None
     tolerations: list[Toleration] = Field(default_factory=list)
     topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
@@ -356,7 +387,12 @@ class PodSpec(K8sModel):
     volumes: list[dict] = Field(default_factory=list)
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)   # DRA (cluster_models.dra)
     scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
-    host_network: bool = False
+    host_network: StrictBool = False
+    restart_policy: Annotated[Literal["Always", "OnFailure", "Never"] | None,     # None: Always (the API's default)
+                              BeforeValidator(_unset_if_empty)] = None
+    dns_policy: Annotated[Literal["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"] | None,
+                          BeforeValidator(_unset_if_empty)] = None
+    active_deadline_seconds: StrictInt | None = Field(default=None, ge=1, le=INT32_MAX)
 
     @field_validator("scheduler_name", mode="before")
     @classmethod
@@ -388,13 +424,6 @@ class PodStatus(K8sModel):
     phase: str = "Pending"
     start_time: Timestamp | None = None         # set by the kubelet when it starts the pod (preemption reads it)
     nominated_node_name: str = ""               # set by preemption: the node the pod waits for
-
-    @field_validator("start_time")
-    @classmethod
-    def _start_time_parses(cls, value: str | None) -> str | None:
-        if value is not None:
-            rfc3339_seconds(value)
-        return value
 
 
 class Pod(K8sModel):
@@ -432,7 +461,7 @@ class Pod(K8sModel):
 
 
 class NodeSpec(K8sModel):
-    unschedulable: bool = False
+    unschedulable: StrictBool = False
     taints: list[Taint] = Field(default_factory=list)
 
     @field_validator("taints")
@@ -698,14 +727,20 @@ def merge_label_keys(affinity: Affinity, labels: dict[str, str]) -> None:
 
 
 def selector_problems(selector: LabelSelector | None, path: str) -> list[str]:
-    """ValidateLabelSelector's requirement checks."""
-    out = []
-    for i, r in enumerate(selector.match_expressions if selector is not None else []):
-        at = f"{path}.matchExpressions[{i}].values"
+    """ValidateLabelSelector, strictly (AllowInvalidLabelValueInSelector false, as for objects being created):
+    matchLabels as labels, each requirement's arity, key and values."""
+    if selector is None:
+        return []
+    out = [p for p in [labels_problem(selector.match_labels, f"{path}.matchLabels")] if p is not None]
+    for i, r in enumerate(selector.match_expressions):
+        at = f"{path}.matchExpressions[{i}]"
         if r.operator in ("In", "NotIn") and not r.values:
-            out.append(f"{at}: Required value: must be specified when `operator` is 'In' or 'NotIn'")
+            out.append(f"{at}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'")
         if r.operator in ("Exists", "DoesNotExist") and r.values:
-            out.append(f"{at}: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            out.append(f"{at}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        out += [f"{at}.key: {p}" for p in [label_key_problem(r.key)] if p is not None]
+        out += [f"{at}.values[{j}]: {p}" for j, v in enumerate(r.values) for p in [label_value_problem(v)]
+                if p is not None]
     return out
 
 
@@ -722,6 +757,8 @@ def pod_affinity_problems(affinity: Affinity) -> list[str]:
                 out.append(f'{at}.namespace: Invalid value: "{name}": {problem}')
         if not term.topology_key:
             out.append(f"{at}.topologyKey: Required value: can not be empty")
+        elif (problem := label_key_problem(term.topology_key)) is not None:
+            out.append(f'{at}.topologyKey: Invalid value: "{term.topology_key}": {problem}')
         for field, keys in (("matchLabelKeys", term.match_label_keys), ("mismatchLabelKeys", term.mismatch_label_keys)):
             if keys and term.label_selector is None:
                 out.append(f"{at}.{field}: Forbidden: must not be specified when labelSelector is not set")
@@ -740,6 +777,204 @@ def pod_affinity_problems(affinity: Affinity) -> list[str]:
     return out
 
 
+# -- rules the API server applies that phalanx checks in manifests only (load.manifest_problem): upstream's own
+# scheduler unit tests build objects that break them (GPU requests without limits, empty node selector terms, ...),
+# and phalanx replays those through its Python API --------------------------------------------------------------
+_STANDARD_CONTAINER_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
+ANNOTATIONS_SIZE_LIMIT = 256 * 1024         # TotalAnnotationSizeLimitB
+_PORT_NAME_CHARS = re.compile(r"[-a-z0-9]+")
+
+
+def port_name_problem(name: str) -> str | None:
+    """IsValidPortName (an IANA_SVC_NAME): its first complaint, or None."""
+    if len(name) > 15:
+        return "must be no more than 15 characters"
+    if not _PORT_NAME_CHARS.fullmatch(name):
+        return "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+    if not re.search(r"[a-z]", name):
+        return "must contain at least one letter (a-z)"
+    if "--" in name:
+        return "must not contain consecutive hyphens"
+    if name[0] == "-" or name[-1] == "-":
+        return "must not begin or end with a hyphen"
+    return None
+
+
+def _native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _extended(name: str) -> bool:
+    """IsExtendedResourceName: outside the kubernetes.io namespace, qualified, not a quota "requests." name."""
+    return not _native(name) and not name.startswith("requests.") and label_key_problem(name) is None
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _native(name) and not name.startswith("hugepages-")
+
+
+def resource_name_problem(name: str, container: bool) -> str | None:
+    """validateContainerResourceName (container) / validateResourceName: why `name` is not a resource one may
+    ask for, or None."""
+    problem = label_key_problem(name)
+    if problem is not None:
+        return problem
+    if "/" not in name:
+        if container and name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            return "must be a standard resource for containers"
+    elif not _native(name) and not _extended(name):
+        return "doesn't follow extended resource name standard"
+    return None
+
+
+def _integer_resource(name: str, container: bool) -> bool:
+    return _extended(name) or (not container and name == "pods")
+
+
+def resource_list_problem(resources: "ResourceList", path: str, container: bool = True) -> str | None:
+    """Names and integer amounts of one ResourceList (requests, limits, overhead, node capacity)."""
+    for name in resources:
+        at = f"{path}[{name}]"
+        problem = resource_name_problem(name, container)
+        if problem is not None:
+            return f'{at}: Invalid value: "{name}": {problem}'
+        if _integer_resource(name, container) and resources.nanos(name) % 10**9:
+            return f'{at}: Invalid value: "{nanos_to_text(resources.nanos(name))}": must be an integer'
+    return None
+
+
+def requirements_problem(req: ResourceRequirements, path: str) -> str | None:
+    """ValidateResourceRequirements beyond requests <= limits (pod_problems): the names, integer amounts, requests
+    equal to limits for resources that cannot be overcommitted (extended resources, hugepages), which need a limit,
+    and hugepages only beside cpu or memory."""
+    for part, resources in (("limits", req.limits), ("requests", req.requests)):
+        problem = resource_list_problem(resources, f"{path}.{part}")
+        if problem is not None:
+            return problem
+    for name in req.requests:
+        if _overcommit_allowed(name):
+            continue
+        if name not in req.limits:
+            return f"{path}.limits: Required value: Limit must be set for non overcommitable resources"
+        if req.requests.nanos(name) != req.limits.nanos(name):
+            return (f'{path}.requests: Invalid value: "{nanos_to_text(req.requests.nanos(name))}": must be equal to '
+                    f"{name} limit of {nanos_to_text(req.limits.nanos(name))}")
+    names = {*req.requests, *req.limits}
+    if any(n.startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
+        return f"{path}: Forbidden: HugePages require cpu or memory"
+    return None
+
+
+def meta_problem(meta: ObjectMeta) -> str | None:
+    """ValidateAnnotations: keys are qualified names (compared lower-cased), and they all fit in 256 KiB."""
+    for key in meta.annotations:
+        problem = label_key_problem(key.lower())
+        if problem is not None:
+            return f'metadata.annotations: Invalid value: "{key}": {problem}'
+    if sum(len(k) + len(v) for k, v in meta.annotations.items()) > ANNOTATIONS_SIZE_LIMIT:
+        return f"metadata.annotations: Too long: may not be more than {ANNOTATIONS_SIZE_LIMIT} bytes"
+    return None
+
+
+def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | None:
+    """The first of the (index, name) pairs `problem_of` refuses (field.Invalid), or the first repeated one
+    (field.Duplicate); `path_of(index)` is its field path."""
+    seen = set()
+    for i, name in names:
+        problem = problem_of(name)
+        if problem is not None:
+            return f'{path_of(i)}: Invalid value: "{name}": {problem}'
+        if name in seen:
+            return f'{path_of(i)}: Duplicate value: "{name}"'
+        seen.add(name)
+    return None
+
+
+def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
+    """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): resource names and
+    amounts, port names, hostNetwork ports, node names, scheduling gates, empty node selector terms, toleration
+    values, repeated spread constraints and their topology keys."""
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):
+            at = f"{path}.{group}[{i}]"
+            problem = requirements_problem(c.resources, f"{at}.resources")
+            if problem is not None:
+                return problem
+            problem = _names_problem([(j, port.name) for j, port in enumerate(c.ports) if port.name],
+                                     lambda j, at=at: f"{at}.ports[{j}].name", port_name_problem)
+            if problem is not None:
+                return problem
+            for j, port in enumerate(c.ports):
+                if spec.host_network and port.host_port != port.container_port:
+                    return (f"{at}.ports[{j}].hostPort: Invalid value: {port.host_port}: must match `containerPort` "
+                            f"when `hostNetwork` is true")
+    problem = resource_list_problem(spec.overhead, f"{path}.overhead")
+    if problem is not None:
+        return problem
+    if spec.resources is not None:
+        problem = requirements_problem(spec.resources, f"{path}.resources")
+        if problem is not None:
+            return problem
+        for name in spec.resources.limits:
+            if name in spec.resources.requests and spec.resources.requests.nanos(name) > spec.resources.limits.nanos(
+                    name):
+                return (f'{path}.resources.requests: Invalid value: '
+                        f'"{nanos_to_text(spec.resources.requests.nanos(name))}": must be less than or equal to '
+                        f"{name} limit of {nanos_to_text(spec.resources.limits.nanos(name))}")
+    if spec.node_name:
+        problem = dns_subdomain_problem(spec.node_name)
+        if problem is not None:
+            return f'{path}.nodeName: Invalid value: "{spec.node_name}": {problem}'
+    problem = _names_problem(list(enumerate(g.name for g in spec.scheduling_gates)),
+                             lambda i: f"{path}.schedulingGates[{i}]", label_key_problem)
+    if problem is not None:
+        return problem
+    if spec.scheduling_gates and spec.node_name:
+        return f"{path}.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"
+    node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
+    required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
+    if required is not None and not required.node_selector_terms:
+        return (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+                f"Required value: must have at least one node selector term")
+    for i, t in enumerate(spec.tolerations):
+        problem = label_value_problem(t.value)
+        if problem is not None:
+            return f'{path}.tolerations[{i}].value: Invalid value: "{t.value}": {problem}'
+    seen = {}
+    for i, c in enumerate(spec.topology_spread_constraints):
+        at = f"{path}.topologySpreadConstraints[{i}]"
+        if not c.topology_key:
+            return f"{at}.topologyKey: Required value: can not be empty"
+        problem = label_key_problem(c.topology_key)
+        if problem is not None:
+            return f'{at}.topologyKey: Invalid value: "{c.topology_key}": {problem}'
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:        # reported at the first of the two, as ValidateSpreadConstraintNotRepeat does
+            return (f"{path}.topologySpreadConstraints[{seen[pair]}].{{topologyKey, whenUnsatisfiable}}: Duplicate "
+                    f'value: "{{{pair[0]}, {pair[1]}}}"')
+        seen[pair] = i
+    return None
+
+
+def node_manifest_problem(node: "Node") -> str | None:
+    """ValidateNode beyond names: label keys and values, annotations, taints, integer capacities."""
+    problem = labels_problem(node.metadata.labels, "metadata.labels") or meta_problem(node.metadata)
+    if problem is not None:
+        return problem
+    for i, taint in enumerate(node.spec.taints):
+        problem = label_key_problem(taint.key)
+        if problem is not None:
+            return f'spec.taints[{i}].key: Invalid value: "{taint.key}": {problem}'
+        problem = label_value_problem(taint.value)
+        if problem is not None:
+            return f'spec.taints[{i}].value: Invalid value: "{taint.value}": {problem}'
+    for part, resources in (("capacity", node.status.capacity), ("allocatable", node.status.allocatable)):
+        problem = resource_list_problem(resources, f"status.{part}", container=False)
+        if problem is not None:
+            return problem
+    return None
+
+
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 
 
@@ -747,7 +982,7 @@ class PriorityClass(K8sModel):
     kind: str = "PriorityClass"
     metadata: ObjectMeta
     value: Int32
-    global_default: bool = False
+    global_default: StrictBool = False
     preemption_policy: PreemptionPolicy | None = None
 
     @model_validator(mode="after")
@@ -757,3 +992,29 @@ class PriorityClass(K8sModel):
             raise ValueError(f"value: Forbidden: maximum allowed value of a user defined priority is "
                              f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
         return self
+
+
+# scheduling.SystemPriorityClasses(): the classes a "system-" name may be, with their values.
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+
+
+def priority_class_manifest_problem(pc: PriorityClass) -> str | None:
+    """ValidatePriorityClass's names: DNS subdomains, and the "system-" prefix reserved for the system classes
+    (IsKnownSystemPriorityClass: the known name, its value, never the global default)."""
+    name = pc.metadata.name
+    problem = dns_subdomain_problem(name)
+    if problem is not None:
+        return f"metadata.name: {problem}"
+    if name.startswith("system-"):
+        known = SYSTEM_PRIORITY_CLASSES.get(name)
+        if known is None:
+            error = f"{name} is not a known system priority class"
+        elif pc.value != known:
+            error = f"value of {name} PriorityClass must be {known}"
+        elif pc.global_default:
+            error = f"globalDefault of {name} PriorityClass must be false"
+        else:
+            return None
+        return (f"metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use "
+                f"only. error: {error}")
+    return None

@@ -49,11 +49,10 @@ podGroupReplicaKey? (separate replicas of one group, each gang-scheduled on its 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, StrictInt, field_validator, model_validator
 
 from .objects import (INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp, dns_label_problem,
                       dns_subdomain_problem, label_key_problem)
@@ -182,7 +181,7 @@ class BasicSchedulingPolicy(K8sModel):
 
 
 class GangSchedulingPolicy(K8sModel):
-    min_count: int = Field(le=INT32_MAX)
+    min_count: StrictInt = Field(le=INT32_MAX)
 
     @field_validator("min_count")
     @classmethod
@@ -255,7 +254,7 @@ class _GroupSettings(K8sModel):
     resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
     disruption_mode: DisruptionMode | None = None
     priority_class_name: str = ""
-    priority: int | None = Field(default=None, ge=INT32_MIN, le=INT32_MAX)
+    priority: StrictInt | None = Field(default=None, ge=INT32_MIN, le=INT32_MAX)
 
     @field_validator("resource_claims", mode="before")
     @classmethod
@@ -360,7 +359,7 @@ class PodGroupCondition(K8sModel):
     reason: str = ""
     message: str = ""
     last_transition_time: Timestamp | None = None
-    observed_generation: int | None = None
+    observed_generation: StrictInt | None = None
 
     @field_validator("status", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel

@@ -233,7 +233,7 @@ class Cluster:
             objects = expand_jobs(dataclasses.replace(objects, pods=[*objects.pods, *made.pods],
                                                       jobs=[*objects.jobs, *made.jobs]))
         classes = {pc.metadata.name: pc for pc in objects.priority_classes}
-        warnings = list(objects.warnings)
+        warnings = [*objects.warnings, *made.warnings]
         pending: list[Pod] = []
         bound: list[tuple[Pod, str]] = []
         later = {pod.key for pod in made.successors.values()}      # OrderedReady pods not created yet

@@ -21,9 +21,11 @@ from .scheduler import Scheduler
 from .workload_preemption import group_priority
 
 
-def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
+def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> dict:
     """{"nodes": [{"name", "filters", "scores", "total", "first_failure"}], "selected", "message"} for `pod`
-    against the scheduler's current cluster state (nothing is bound)."""
+    against the scheduler's current cluster state (nothing is bound); "waiting": why the pod does not enter a
+    scheduling cycle at all (a PreEnqueue plugin holds it back, its PodGroup is missing), when the caller says so:
+    the nodes are then what its cycle would find once it may go."""
     tensors = scheduler.cluster.tensors
     placer = scheduler.placer_for(pod)
     framework = placer.framework
@@ -50,11 +52,16 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
                 payload = int(payloads[plugin][i])
                 filters[plugin]["reasons"] = framework.plugin(plugin).reasons(payload, tensors)
                 filters[plugin].update(framework.plugin(plugin).explain_detail(payload, tensors))
-        if outside[i]:
-            filters = {ev.narrowing[0]: {"status": "UnschedulableAndUnresolvable",
-                                         "reasons": [outside_reason(ev.narrowing)]}}
-        entry = {"name": name, "filters": filters, "scores": {}, "total": None,
-                 "first_failure": ev.narrowing[0] if outside[i] else (ev.filters[first[i]] if first[i] >= 0 else None)}
+        failing = ev.filters[first[i]] if first[i] >= 0 else None
+        if ev.prefilter_message is not None:
+            # A PreFilter rejected the pod: every node has that plugin's status, as upstream's diagnosis records it
+            # (no Filter ran).
+            failing = ev.rejected_by
+            filters = {failing: {"status": "UnschedulableAndUnresolvable", "reasons": [ev.prefilter_message]}}
+        elif outside[i]:
+            failing = ev.narrowing[0]
+            filters = {failing: {"status": "UnschedulableAndUnresolvable", "reasons": [outside_reason(ev.narrowing)]}}
+        entry = {"name": name, "filters": filters, "scores": {}, "total": None, "first_failure": failing}
         if feasible[i] and total is not None:
             entry["scores"] = {plugin.name: {"raw": int(raw[plugin.name][i]), "normalized": int(normalized[plugin.name][i])}
                                for plugin, _, _ in p.scores}
@@ -66,6 +73,8 @@ def explain_pod(scheduler: Scheduler, pod: Pod) -> dict:
               "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
               "message": placer.message(ev) if chosen < 0 else None,
               "weights": p.weights, "warnings": list(shape.unmodelled)}
+    if waiting is not None:
+        report["waiting"] = waiting
     if chosen < 0 and ev.error is None:
         preemption = explain_preemption(scheduler, placer, pod, p, ev)
         if preemption is not None:
@@ -147,9 +156,14 @@ def victim_cost(scheduler: Scheduler, pod: Pod) -> dict:
 TOP_NODES = 5
 
 
+NO_VERDICT = "no verdict: the scheduling cycle failed with the error above"
+
+
 def _node_line(report: dict, node: dict) -> str:
     if node["total"] is None:
         failing = node["first_failure"]
+        if failing is None:          # neither rejected nor scored: a plugin's error ended the cycle
+            return f"  {node['name']}: {NO_VERDICT}"
         detail = node["filters"][failing].get("taint")
         return (f"  {node['name']}: rejected by {failing}: " + "; ".join(node["filters"][failing]["reasons"])
                 + (f" ({detail})" if detail else ""))
@@ -164,6 +178,9 @@ def render_text(report: dict, all_nodes: bool = False) -> str:
     with `all_nodes`."""
     lines = [f"pod {report['pod']}: " + (f"selected {report['selected']}" if report["selected"]
                                          else report["message"])]
+    if "waiting" in report:
+        lines = [f"pod {report['pod']}: waits before scheduling: {report['waiting']}",
+                 "  once it may go: " + lines[0].partition(": ")[2]]
     for w in report["warnings"]:
         lines.append(f"  warning: {w}")
     nodes = report["nodes"]
@@ -174,11 +191,15 @@ def render_text(report: dict, all_nodes: bool = False) -> str:
         if feasible:
             lines.append(f"  {len(feasible)} of {len(nodes)} nodes fit; the best {min(TOP_NODES, len(feasible))}:")
             lines += [_node_line(report, node) for node in feasible[:TOP_NODES]]
-        rejected = Counter(f"{n['first_failure']}: {reason}" for n in nodes if n["total"] is None
+        failed = [n for n in nodes if n["total"] is None and n["first_failure"] is not None]
+        rejected = Counter(f"{n['first_failure']}: {reason}" for n in failed
                            for reason in n["filters"][n["first_failure"]]["reasons"])
         if rejected:
-            lines.append(f"  {sum(n['total'] is None for n in nodes)} nodes rejected:")
+            lines.append(f"  {len(failed)} nodes rejected:")
             lines += [f"    {count:>6} {reason}" for reason, count in rejected.most_common()]
+        undecided = sum(n["total"] is None and n["first_failure"] is None for n in nodes)
+        if undecided:
+            lines.append(f"  {undecided} nodes: {NO_VERDICT}")
         if len(nodes) > len(feasible[:TOP_NODES]):
             lines.append("  (--all-nodes lists every node)")
     pre = report.get("preemption")

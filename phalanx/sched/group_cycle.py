@@ -178,10 +178,7 @@ class GroupCycle:
                 if offset + len(m) > placed:
                     break
                 sched.stats.group_attempts += 1
-                sched.bound(m, nodes[offset:offset + len(m)])
-                for pod in m:
-                    del gs.pending[pod.key]
-                    gs.bound.add(pod.key)
+                self._bind(gs, m, nodes[offset:offset + len(m)])
                 gs.state = "idle"
                 sched.set_condition(gs, "True", "Scheduled", "")
                 offset += len(m)
@@ -240,15 +237,19 @@ class GroupCycle:
                                 _with(attempt.group_message or GROUP_UNSCHEDULABLE, extra))
         else:
             for pl in attempt.placed:
-                sched.bound(pl.pods, pl.node_ids)
-                for pod in pl.pods:
-                    del gs.pending[pod.key]
-                    gs.bound.add(pod.key)
+                self._bind(gs, pl.pods, pl.node_ids)
             sched.set_condition(gs, "True", "Scheduled", "")
         if gs.pending:
             self._failed(gs)
         else:
             gs.state = "idle"
+
+    def _bind(self, gs: GroupState, pods: list[Pod], node_ids: np.ndarray) -> None:
+        """Members placed for good: bound, and out of the group's pending members."""
+        keys = self.sched.bound(pods, node_ids)
+        for key in keys:
+            del gs.pending[key]
+        gs.bound.update(keys)
 
     # -- kept shortfalls ----------------------------------------------------------------------------------
     def _moves(self, placer: Placer) -> tuple:

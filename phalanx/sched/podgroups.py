@@ -116,9 +116,11 @@ class Groups:
         gs = self.of_pod.get(pod.key)
         return (gs, None) if gs is not None else self.resolve(pod)
 
-    def join(self, gs: GroupState, pod: Pod, seq: int) -> None:
-        gs.pending[pod.key] = (pod, seq)
-        self.of_pod[pod.key] = gs
+    def join(self, gs: GroupState, pod: Pod, seq: int, key: str | None = None) -> None:
+        """The pod (`key`: its key, when known) is a pending member of the group."""
+        key = pod.key if key is None else key
+        gs.pending[key] = (pod, seq)
+        self.of_pod[key] = gs
 
     def priority(self, gs: GroupState) -> int:
         """PodGroup spec.priority, else its priorityClassName's value, else its highest pending member's."""

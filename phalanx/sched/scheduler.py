@@ -311,7 +311,7 @@ class Scheduler:
             gs, _ = self.groups.resolve(pod)
             member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
             if member:
-                self.groups.join(gs, pod, seq)       # a member counts for its group (quorum) from now on
+                self.groups.join(gs, pod, seq, key)  # a member counts for its group (quorum) from now on
                 touched.append(gs)
             if gs is not None or arrived:
                 arrived.append((pod, seq, framework, gs, member))
@@ -479,7 +479,7 @@ class Scheduler:
         """A pod leaves the cluster (deleted, or completed: reason says which). Its node's resources are
         released, and pods and groups waiting for cluster changes are retried."""
         start = len(self.log)
-        if not self._known(key):
+        if not self.knows(key):
             raise InputError(f"Pod {key}: not found")
         self.progress += 1
         gs = self.groups.of_pod.pop(key, None)
@@ -666,21 +666,24 @@ class Scheduler:
             return rfc3339_seconds(pod.status.start_time) - self.clock_origin
         return math.nan
 
-    def bound(self, pods: list[Pod], node_ids: np.ndarray) -> None:
+    def bound(self, pods: list[Pod], node_ids: np.ndarray) -> list[str]:
+        """Pods bound to their nodes now (records, start times, events); returns their keys."""
         self.progress += 1
-        self.started.update(dict.fromkeys([p.key for p in pods], self.now))
+        keys = [p.key for p in pods]
+        self.started.update(dict.fromkeys(keys, self.now))
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
-            self._created += [successors.pop(p.key) for p in pods if p.key in successors]
+            self._created += [successors.pop(key) for key in keys if key in successors]
         self.preemption.rows.started(self.cluster, pods, self.now)
         names = self.cluster.tensors.nodes.names
         self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
         pending = self.pending_message
         if pending:
-            for pod in pods:
-                pending.pop(pod.key, None)
+            for key in keys:
+                pending.pop(key, None)
         if self.queue.listening(POD_BOUND):
             self.cluster_event(POD_BOUND, pods)
+        return keys
 
     def fail(self, pods: list[Pod], message: str, kind: str = UNSCHEDULABLE) -> None:
         self.log.append(Failed(kind, self.now, pods, message))
@@ -732,7 +735,8 @@ class Scheduler:
                 plugin.release(pod_key, self.cluster)
 
     # -- queue bookkeeping ------------------------------------------------------------------------------
-    def _known(self, key: str) -> bool:
+    def knows(self, key: str) -> bool:
+        """Whether a pod of this key is pending here or bound."""
         return key in self._live or self.cluster.tensors.node_of(key) >= 0
 
     def _enqueue_plain(self, pods: list[tuple[Pod, int]], warnings: list[str] | None = None) -> None:

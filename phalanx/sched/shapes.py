@@ -20,7 +20,7 @@ from ..cluster_models.tensors import ClusterTensors, pod_host_ports
 # Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
 # how pods are cycled, not where one pod fits). schedulerName stays: pods of two profiles never share a run.
 _UNSIGNED_FIELDS = {"node_name", "priority", "priority_class_name", "preemption_policy", "scheduling_gates",
-                    "scheduling_group", "workload_ref"}
+                    "scheduling_group", "workload_ref", "restart_policy", "dns_policy", "active_deadline_seconds"}
 # Volume sources that never constrain placement.
 _NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath"}
 

@@ -1,0 +1,294 @@
+"""What the API server rejects in a workload controller, a Job, a CronJob or a PodDisruptionBudget (v1.36:
+pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/apis/policy/validation), phalanx rejects with one line
+naming the object and the field: a template restartPolicy its owner does not run, a Deployment's strategy, a Job's
+backoffLimit and selector, a CronJob's schedule (robfig/cron v3's standard parser), concurrencyPolicy and
+jobTemplate, a PDB's unhealthyPodEvictionPolicy. Then the forms they accept, the pods phalanx refuses to expand
+(more than MAX_EXPANDED_PODS), and a StatefulSet whose long name keeps upstream's controller from making pods.
+Each case changes one field of a valid manifest; the expected text is written out by hand."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from phalanx.cluster_models import InputError, Job, load_text
+from phalanx.cluster_models.controllers import expand_controllers
+from phalanx.cluster_models.jobs import PodBudget
+from phalanx.sched import Cluster
+
+
+def template(restart_policy: str | None = None) -> dict:
+    spec = {"containers": [{"name": "c"}], **({"restartPolicy": restart_policy} if restart_policy else {})}
+    return {"metadata": {"labels": {"app": "web"}}, "spec": spec}
+
+
+def apps(kind: str, name: str = "web", **spec) -> dict:
+    body = {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template()}
+    if kind == "DaemonSet":
+        del body["replicas"]
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": {**body, **spec}}
+
+
+RC = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "web"},
+      "spec": {"replicas": 2, "selector": {"app": "web"}, "template": template()}}
+JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+       "spec": {"template": template("Never")}}
+CRON_JOB = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": template("OnFailure")}}}}
+PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"},
+       "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+
+
+def changed(obj: dict, path: list, value) -> dict:
+    """A copy of `obj` with the field at `path` set to `value` (removed when `value` is DELETE)."""
+    out = copy.deepcopy(obj)
+    at = out
+    for key in path[:-1]:
+        at = at[key]
+    if value is DELETE:
+        del at[path[-1]]
+    else:
+        at[path[-1]] = value
+    return out
+
+
+DELETE = object()
+RESTART = ["spec", "template", "spec", "restartPolicy"]
+STRATEGY = ["spec", "strategy"]
+JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
+
+
+def cluster(*docs) -> Cluster:
+    """The objects loaded and expanded, as `phalanx schedule` does."""
+    return Cluster.from_objects(load_text("---\n".join(yaml.safe_dump(d) for d in docs), "c.yaml"))
+
+
+def schedule(text: str) -> dict:
+    return changed(CRON_JOB, ["spec", "schedule"], text)
+
+
+CASES = [
+    # 1. the pod template's restartPolicy: Always for every controller but a Job
+    ("Deployment restartPolicy Never", changed(apps("Deployment"), RESTART, "Never"),
+     'Deployment default/web: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: '
+     '"Always"'),
+    ("ReplicaSet restartPolicy OnFailure", changed(apps("ReplicaSet"), RESTART, "OnFailure"),
+     'ReplicaSet default/web: spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: '
+     '"Always"'),
+    ("ReplicationController restartPolicy Never", changed(RC, RESTART, "Never"),
+     'ReplicationController default/web: spec.template.spec.restartPolicy: Unsupported value: "Never": supported '
+     'values: "Always"'),
+    ("StatefulSet restartPolicy OnFailure", changed(apps("StatefulSet"), RESTART, "OnFailure"),
+     'StatefulSet default/web: spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: '
+     '"Always"'),
+    ("DaemonSet restartPolicy Never", changed(apps("DaemonSet"), RESTART, "Never"),
+     'DaemonSet default/web: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: '
+     '"Always"'),
+    # 2. a Job's: OnFailure or Never; unset is defaulted to Always, which validateJobSpec calls a missing value
+    ("Job without restartPolicy", changed(JOB, RESTART, DELETE),
+     'Job default/j: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'),
+    ("Job restartPolicy Always", changed(JOB, RESTART, "Always"),
+     'Job default/j: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'),
+    ("CronJob template without restartPolicy", changed(CRON_JOB, [*JOB_TEMPLATE, "template", "spec", "restartPolicy"],
+                                                       DELETE),
+     'CronJob default/nightly: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: '
+     '"OnFailure", "Never"'),
+    # 3. a Deployment's strategy, as defaulted (RollingUpdate, 25% and 25%)
+    ("strategy type Blue", changed(apps("Deployment"), STRATEGY, {"type": "Blue"}),
+     'Deployment default/web: spec.strategy: Unsupported value: {"Type":"Blue","RollingUpdate":null}: supported '
+     'values: "Recreate", "RollingUpdate"'),
+    ("maxUnavailable and maxSurge both 0", changed(apps("Deployment"), STRATEGY, {
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}),
+     "Deployment default/web: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when "
+     "`maxSurge` is 0"),
+    ("maxUnavailable and maxSurge both 0%", changed(apps("Deployment"), STRATEGY, {
+        "rollingUpdate": {"maxUnavailable": "0%", "maxSurge": "0%"}}),
+     'Deployment default/web: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "0%": may not be 0 when '
+     "`maxSurge` is 0"),
+    ("maxUnavailable over 100%", changed(apps("Deployment"), STRATEGY, {"rollingUpdate": {"maxUnavailable": "110%"}}),
+     'Deployment default/web: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "110%": must not be '
+     "greater than 100%"),
+    ("maxSurge not a percentage", changed(apps("Deployment"), STRATEGY, {"rollingUpdate": {"maxSurge": "5"}}),
+     'Deployment default/web: spec.strategy.rollingUpdate.maxSurge: Invalid value: "5": a valid percent string '
+     "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
+     "'[0-9]+%')"),
+    ("negative maxUnavailable", changed(apps("Deployment"), STRATEGY, {"rollingUpdate": {"maxUnavailable": -1}}),
+     "Deployment default/web: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: -1: must be greater than "
+     "or equal to 0"),
+    ("rollingUpdate with Recreate", changed(apps("Deployment"), STRATEGY, {"type": "Recreate", "rollingUpdate": {}}),
+     "Deployment default/web: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is "
+     "'Recreate'"),
+    # 4. a Job's backoffLimit and selector
+    ("negative backoffLimit", changed(JOB, ["spec", "backoffLimit"], -1),
+     "Job default/j: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"),
+    ("selector without manualSelector", changed(JOB, ["spec", "selector"], {"matchLabels": {"app": "web"}}),
+     'Job default/j: spec.selector: Invalid value: {"matchLabels":{"app":"web"}}: `selector` not auto-generated'),
+    ("manualSelector without selector", changed(JOB, ["spec", "manualSelector"], True),
+     "Job default/j: spec.selector: Required value"),
+    ("manualSelector with a selector the template does not match",
+     changed(changed(JOB, ["spec", "manualSelector"], True), ["spec", "selector"], {"matchLabels": {"app": "db"}}),
+     'Job default/j: spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match '
+     "template `labels`"),
+    # 5. a CronJob's schedule (robfig/cron v3 ParseStandard's errors), concurrencyPolicy and jobTemplate
+    ("minute 61", schedule("61 * * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61'),
+    ("four fields", schedule("0 0 * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "0 0 * *": expected exactly 5 fields, found 4: '
+     "[0 0 * *]"),
+    ("day of month 0", schedule("0 0 0 * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "0 0 0 * *": beginning of range (0) below minimum (1): '
+     "0"),
+    ("weekday 7", schedule("0 0 * * 7"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "0 0 * * 7": end of range (7) above maximum (6): 7'),
+    ("a range backwards", schedule("0 5-1 * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "0 5-1 * * *": beginning of range (5) beyond end of '
+     "range (1): 5-1"),
+    ("step 0", schedule("*/0 * * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "*/0 * * * *": step of range should be a positive '
+     "number: */0"),
+    ("two hyphens", schedule("1-2-3 * * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "1-2-3 * * * *": too many hyphens: 1-2-3'),
+    ("two slashes", schedule("1/2/3 * * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "1/2/3 * * * *": too many slashes: 1/2/3'),
+    ("a word", schedule("0 noon * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "0 noon * * *": failed to parse int from noon: '
+     'strconv.Atoi: parsing "noon": invalid syntax'),
+    ("a negative step", schedule("*/-5 * * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "*/-5 * * * *": negative number (-5) not allowed: -5'),
+    ("an unknown descriptor", schedule("@fortnightly"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "@fortnightly": unrecognized descriptor: @fortnightly'),
+    ("@every in days", schedule("@every 1d"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "@every 1d": failed to parse duration @every 1d: '
+     'time: unknown unit "d" in duration "1d"'),
+    ("CRON_TZ in the schedule", schedule("CRON_TZ=UTC 0 3 * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "CRON_TZ=UTC 0 3 * * *": cannot use TZ or CRON_TZ in '
+     "schedule, use timeZone field instead"),
+    ("TZ with an unknown zone", schedule("TZ=Mars/Olympus 0 3 * * *"),
+     'CronJob default/nightly: spec.schedule: Invalid value: "TZ=Mars/Olympus 0 3 * * *": provided bad location '
+     "Mars/Olympus: unknown time zone Mars/Olympus"),
+    ("an empty schedule", schedule(""), "CronJob default/nightly: spec.schedule: Required value"),
+    ("concurrencyPolicy Sometimes", changed(CRON_JOB, ["spec", "concurrencyPolicy"], "Sometimes"),
+     'CronJob default/nightly: spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", '
+     '"Forbid", "Replace"'),
+    ("a jobTemplate selector", changed(CRON_JOB, [*JOB_TEMPLATE, "selector"], {"matchLabels": {"app": "web"}}),
+     'CronJob default/nightly: spec.jobTemplate.spec.selector: Invalid value: {"matchLabels":{"app":"web"}}: '
+     "`selector` will be auto-generated"),
+    ("a jobTemplate manualSelector", changed(CRON_JOB, [*JOB_TEMPLATE, "manualSelector"], True),
+     'CronJob default/nightly: spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: '
+     '"nil", "false"'),
+    ("a negative jobTemplate backoffLimit", changed(CRON_JOB, [*JOB_TEMPLATE, "backoffLimit"], -2),
+     "CronJob default/nightly: spec.jobTemplate.spec.backoffLimit: Invalid value: -2: must be greater than or equal "
+     "to 0"),
+    # 6. a PodDisruptionBudget's unhealthyPodEvictionPolicy
+    ("unhealthyPodEvictionPolicy Never", changed(PDB, ["spec", "unhealthyPodEvictionPolicy"], "Never"),
+     'PodDisruptionBudget default/pdb: spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported '
+     'values: "AlwaysAllow", "IfHealthyBudget"'),
+    # 8. counts the API takes (int32) and phalanx does not expand: checked before any pod is made
+    ("two billion Deployment replicas", changed(apps("Deployment"), ["spec", "replicas"], 2147483647),
+     "Deployment default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
+    ("two billion StatefulSet replicas", changed(apps("StatefulSet"), ["spec", "replicas"], 2147483647),
+     "StatefulSet default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
+    ("two billion ReplicationController replicas", changed(RC, ["spec", "replicas"], 2147483647),
+     "ReplicationController default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
+    ("two billion Job parallelism", changed(JOB, ["spec", "parallelism"], 2147483647),
+     "Job default/j: spec.parallelism: 2147483647 pods: more than phalanx expands (10000000)"),
+    ("completions below a huge parallelism", changed(changed(JOB, ["spec", "parallelism"], 2147483647),
+                                                     ["spec", "completions"], 20000000),
+     "Job default/j: spec.completions: 20000000 pods: more than phalanx expands (10000000)"),
+    ("a CronJob's huge parallelism", changed(CRON_JOB, [*JOB_TEMPLATE, "parallelism"], 20000000),
+     "CronJob default/nightly: spec.jobTemplate.spec.parallelism: 20000000 pods: more than phalanx expands "
+     "(10000000)"),
+]
+
+
+@pytest.mark.parametrize("doc, message", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_rejected_with_one_line_naming_the_object_and_field(doc, message):
+    with pytest.raises(InputError) as caught:
+        cluster(doc)
+    assert str(caught.value) == message
+
+
+def test_the_pod_budget_counts_what_came_before():
+    budget = PodBudget(9_999_999)
+    budget.take(1, "Job default/a", "spec.parallelism")
+    with pytest.raises(InputError) as caught:
+        budget.take(2, "Job default/b", "spec.parallelism")
+    assert str(caught.value) == ("Job default/b: spec.parallelism: 2 pods, 10000002 in all: more than phalanx expands "
+                                 "(10000000)")
+
+
+# ---- what the API server accepts still loads ---------------------------------------------------------------------
+
+def test_restart_policy_unset_or_always_on_controllers_and_on_failure_or_never_on_jobs():
+    docs = [apps("Deployment"), changed(apps("Deployment", "explicit"), RESTART, "Always"), apps("ReplicaSet", "rs"),
+            RC, apps("StatefulSet", "db"), changed(JOB, RESTART, "OnFailure"),
+            changed(changed(JOB, ["metadata", "name"], "k"), RESTART, "Never"), CRON_JOB]
+    # two pods each from the Deployments, the ReplicaSet and the ReplicationController; the StatefulSet's first
+    # (its second waits for it: OrderedReady); one each from the Jobs and the CronJob's Job
+    assert len(cluster(*docs).pending) == 12
+
+
+def test_a_job_built_in_python_needs_no_restart_policy():
+    # As with containers (load.manifest_problem), an unset restartPolicy is a manifest check only.
+    job = Job.model_validate({"metadata": {"name": "j"},
+                              "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}}})
+    assert job.spec.template.spec.restart_policy is None
+
+
+@pytest.mark.parametrize("strategy", [
+    {}, {"type": "Recreate"}, {"type": "RollingUpdate"}, {"rollingUpdate": {"maxUnavailable": 0}},
+    {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}, {"rollingUpdate": {"maxSurge": "100%",
+                                                                               "maxUnavailable": "100%"}},
+    {"type": "Recreate", "rollingUpdate": None},
+])
+def test_deployment_strategies_the_api_server_takes(strategy):
+    assert len(cluster(changed(apps("Deployment"), STRATEGY, strategy)).pending) == 2
+
+
+def test_job_selectors_the_api_server_takes():
+    manual = changed(changed(JOB, ["spec", "manualSelector"], True), ["spec", "selector"],
+                     {"matchLabels": {"app": "web"}})
+    generated = changed(changed(JOB, ["metadata", "name"], "k"), ["spec", "selector"],
+                        {"matchLabels": {"batch.kubernetes.io/job-name": "k"}})
+    assert [j.key for j in cluster(manual, generated).jobs] == ["default/j", "default/k"]
+
+
+def test_an_indexed_job_with_neither_count_is_valid():
+    job = changed(JOB, ["spec", "completionMode"], "Indexed")
+    assert [p.metadata.name for p in cluster(job).pending] == ["j-0"]
+
+
+@pytest.mark.parametrize("text", [
+    "0 3 * * *", "*/15 * * * *", "0 0 1-15/2 * *", "5/10 * * * *", "0,30 9-17 * * *", "0 9 * * MON-FRI",
+    "0 0 1 jan,Jul *", "30 2 ? * sun", "0 0 31 DEC SAT", ", * * * *",
+    "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@every 1h30m", "@every 1.5s",
+])
+def test_schedules_the_standard_parser_takes(text):
+    assert [j.metadata.name for j in cluster(schedule(text)).jobs] == ["nightly-0"]
+
+
+@pytest.mark.parametrize("policy", ["Allow", "Forbid", "Replace"])
+def test_concurrency_policies(policy):
+    assert len(cluster(changed(CRON_JOB, ["spec", "concurrencyPolicy"], policy)).jobs) == 1
+
+
+@pytest.mark.parametrize("policy", ["IfHealthyBudget", "AlwaysAllow"])
+def test_unhealthy_pod_eviction_policies(policy):
+    assert cluster(changed(PDB, ["spec", "unhealthyPodEvictionPolicy"], policy)).pdbs[0].key == "default/pdb"
+
+
+def test_a_stateful_set_named_63_characters_loads_and_makes_no_pods_as_upstream():
+    """The API server takes the name (a DNS label), but the controller-revision-hash label of its pods would be
+    "<name>-<hash>", longer than a label value may be: upstream's controller fails to create every pod
+    (kubernetes/kubernetes#64023)."""
+    name = "s" * 63
+    objects = load_text(yaml.safe_dump(apps("StatefulSet", name)))
+    state = Cluster.from_objects(objects)
+    [warning] = expand_controllers(objects.controllers, [], lambda ds: []).warnings
+    assert state.pending == [] and state.warnings == [warning]       # the user is told
+    assert warning.startswith(f"StatefulSet default/{name}: creates no pods: the API server refuses each, as its "
+                              f'controller-revision-hash label value "{name}-')
+    assert warning.endswith('" (the name and a hash) is longer than 63 characters (kubernetes/kubernetes#64023)')
+    # 52 characters leave room for "-<hash>": the pods are made
+    assert len(cluster(apps("StatefulSet", "s" * 52, podManagementPolicy="Parallel")).pending) == 2

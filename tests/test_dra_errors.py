@@ -1,0 +1,288 @@
+"""DRA input that used to crash or pass: `phalanx schedule` / `phalanx explain` answer bad input with exit 2 and one
+line `error: <Kind> <ns/name>: <field path>: <message>`, never a traceback, and explain renders a pod its claims
+keep out (a PreFilter rejection) instead of failing.
+
+The cluster: one node n1 with one device gpu0 (driver gpu.example.com, pool p1, attributes mem=5, model=A100), a
+DeviceClass `gpu` with the selector under test, a ResourceClaim `c` asking for one device of it, and pod w-1 using
+the claim.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from typer.testing import CliRunner
+
+from phalanx.cli import app
+from phalanx.cluster_models.dra import CelRuntimeError, cel_matches
+
+runner = CliRunner()
+
+NODE_AND_SLICE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s1}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: p1}
+  devices:
+  - name: gpu0
+    attributes: {mem: {int: 5}, model: {string: A100}}
+"""
+
+
+def device_class(expression: str = 'device.driver == "gpu.example.com"', name: str = "gpu") -> str:
+    return f"""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: {name}}}
+spec:
+  selectors: [{{cel: {{expression: {json.dumps(expression)}}}}}]
+"""
+
+
+def claim(request: str = "g", device_class_name: str = "gpu") -> str:
+    return f"""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c}}
+spec: {{devices: {{requests: [{{name: {request}, exactly: {{deviceClassName: {device_class_name}}}}}]}}}}
+"""
+
+
+def template(request: str = "g") -> str:
+    return f"""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: t}}
+spec: {{spec: {{devices: {{requests: [{{name: {request}, exactly: {{deviceClassName: gpu}}}}]}}}}}}
+"""
+
+
+def pod(claim_entry: str = "{name: g, resourceClaimName: c}") -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: w-1}}
+spec:
+  containers: [{{name: c}}]
+  resourceClaims: [{claim_entry}]
+"""
+
+
+def write(tmp_path, *documents: str):
+    (tmp_path / "cluster.yaml").write_text("---".join([NODE_AND_SLICE, *documents]))
+    return str(tmp_path)
+
+
+def assert_one_line_error(tmp_path, message: str) -> None:
+    """schedule and explain (text and --json) both stop with exit 2 and exactly `error: <message>`."""
+    for args in (["schedule", "-f", str(tmp_path)], ["explain", "-f", str(tmp_path), "--pod", "default/w-1"],
+                 ["explain", "-f", str(tmp_path), "--pod", "default/w-1", "--json"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.stderr == f"error: {message}\n", args
+        assert res.stdout == ""
+
+
+# -- 1. CEL runtime errors: an input error naming the selector and the device, as upstream's allocator words it ----
+@pytest.mark.parametrize("expression, detail", [
+    ("device.attributes['gpu.example.com'].mem / 0 == 1", "division by zero"),
+    ("device.attributes['gpu.example.com'].mem % 0 == 1", "modulo by zero"),
+    ("device.attributes['gpu.example.com'].mem * 9223372036854775807 > 0",
+     "Arithmetic overflow in 'mul' on 5 and 9223372036854775807"),
+    ("[1, 2][device.attributes['gpu.example.com'].mem] == 1", "index out of bounds: 5"),
+    ("int(device.attributes['gpu.example.com'].model) == 1",
+     "Function 'int' error: string parse error: invalid digit found in string"),
+])
+def test_cel_runtime_error_is_one_line_naming_selector_and_device(tmp_path, expression, detail):
+    write(tmp_path, device_class(expression), claim(), pod())
+    assert_one_line_error(tmp_path, f'DeviceClass gpu: spec.selectors[0].cel.expression: CEL expression '
+                                    f'"{expression}" on device gpu.example.com/p1/gpu0: CEL runtime error: {detail}')
+
+
+def test_cel_runtime_error_in_a_claim_selector(tmp_path):
+    request = ("{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: "
+               "\"device.attributes['gpu.example.com'].mem / 0 == 1\"}}]}}")
+    doc = claim().replace("{name: g, exactly: {deviceClassName: gpu}}", request)
+    write(tmp_path, device_class(), doc, pod())
+    assert_one_line_error(tmp_path, "ResourceClaim default/c: spec.devices.requests[0].exactly.selectors[0].cel."
+                                    "expression: CEL expression \"device.attributes['gpu.example.com'].mem / 0 == 1\" "
+                                    "on device gpu.example.com/p1/gpu0: CEL runtime error: division by zero")
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError("division by zero in CEL expression"),
+                                   OverflowError("Arithmetic overflow in 'add' on 1 and 2."), IndexError("x"),
+                                   RuntimeError("r"), TypeError("t"), ValueError("v"), ArithmeticError("a")])
+def test_every_evaluation_error_is_a_cel_runtime_error(monkeypatch, error):
+    import phalanx.cluster_models.dra as dra
+
+    class Failing:
+        def execute(self, context):
+            raise error
+
+    monkeypatch.setattr(dra, "cel_program", lambda expression: Failing())
+    with pytest.raises(CelRuntimeError) as raised:
+        cel_matches("true", [{"driver": "d", "attributes": {}, "capacity": {}}])
+    assert raised.value.index == 0 and "\n" not in str(raised.value)
+
+
+def test_a_missing_attribute_is_still_no_match():
+    assert cel_matches("device.attributes['gpu.example.com'].nope == 1",
+                       [{"driver": "gpu.example.com", "attributes": {}, "capacity": {}}]).tolist() == [False]
+
+
+# -- 2. explain renders a PreFilter rejection (a claim or template that does not exist) ----------------------------
+PREEMPTION = ("  preemption would not help: still not schedulable, preemption: 0/1 nodes are available: 1 Preemption "
+              "is not helpful for scheduling.")
+
+
+@pytest.mark.parametrize("entry, reason", [
+    ("{name: g, resourceClaimName: nope}", 'resourceclaim.resource.k8s.io "nope" not found'),
+    ("{name: g, resourceClaimTemplateName: nope}", 'pod "default/w-1": ResourceClaim not created yet'),
+])
+def test_explain_text_of_a_pod_whose_claim_does_not_exist(tmp_path, entry, reason):
+    write(tmp_path, device_class(), pod(entry))
+    summary = runner.invoke(app, ["explain", "-f", str(tmp_path), "--pod", "default/w-1"])
+    assert summary.exit_code == 0, summary.output
+    assert summary.stdout.splitlines() == [
+        f"pod default/w-1: 0/1 nodes are available: {reason}.",
+        "  1 nodes rejected:",
+        f"         1 DynamicResources: {reason}",
+        "  (--all-nodes lists every node)",
+        PREEMPTION]
+    every = runner.invoke(app, ["explain", "-f", str(tmp_path), "--pod", "default/w-1", "--all-nodes"])
+    assert every.exit_code == 0, every.output
+    assert every.stdout.splitlines() == [
+        f"pod default/w-1: 0/1 nodes are available: {reason}.",
+        f"  n1: rejected by DynamicResources: {reason}",
+        PREEMPTION]
+    report = json.loads(runner.invoke(app, ["explain", "-f", str(tmp_path), "--pod", "default/w-1", "--json"]).stdout)
+    assert report["nodes"] == [{"name": "n1", "scores": {}, "total": None, "first_failure": "DynamicResources",
+                                "filters": {"DynamicResources": {"status": "UnschedulableAndUnresolvable",
+                                                                 "reasons": [reason]}}}]
+
+
+def test_explain_text_of_another_prefilter_rejection(tmp_path):
+    # NodeAffinity's PreFilter: metadata.name terms that intersect to nothing (upstream "pod affinity terms conflict").
+    conflict = """
+apiVersion: v1
+kind: Pod
+metadata: {name: w-1}
+spec:
+  containers: [{name: c}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [a]}, {key: metadata.name, operator: In, values: [b]}]
+"""
+    write(tmp_path, conflict)
+    every = runner.invoke(app, ["explain", "-f", str(tmp_path), "--pod", "default/w-1", "--all-nodes"])
+    assert every.exit_code == 0, every.output
+    assert every.stdout.splitlines()[:2] == ["pod default/w-1: 0/1 nodes are available: pod affinity terms conflict.",
+                                             "  n1: rejected by NodeAffinity: pod affinity terms conflict"]
+
+
+def test_explain_text_of_a_cycle_that_fails_with_an_error(tmp_path):
+    # DynamicResources' Filter without its PreFilter: upstream's "not found" reading the cycle state.
+    write(tmp_path, device_class(), claim(), pod())
+    config = tmp_path.parent / f"{tmp_path.name}-config.yaml"
+    config.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    preFilter:
+      disabled: [{name: DynamicResources}]
+""")
+    head = ('pod default/w-1: running "DynamicResources" filter plugin: error reading "PreFilterDynamicResources" from '
+            'cycleState: not found')
+    args = ["explain", "-f", str(tmp_path), "--pod", "default/w-1", "--config", str(config)]
+    summary = runner.invoke(app, args)
+    assert summary.exit_code == 0, summary.output
+    assert summary.stdout.splitlines() == [
+        head, "  1 nodes: no verdict: the scheduling cycle failed with the error above", "  (--all-nodes lists every node)"]
+    every = runner.invoke(app, [*args, "--all-nodes"])
+    assert every.exit_code == 0, every.output
+    assert every.stdout.splitlines() == [head, "  n1: no verdict: the scheduling cycle failed with the error above"]
+
+
+# -- 3. a failing quantity() / semver(): one line, no warning line from the CEL library before it ------------------
+FAILING_FUNCTIONS = [
+    ("quantity('abc') == quantity('1')", 'CEL runtime error: quantity(): invalid quantity "abc"'),
+    ("semver('x') == semver('1.0.0')", 'CEL runtime error: semver(): invalid semver "x"'),
+    ("device.attributes['gpu.example.com'].mem.compareTo(semver('1.0.0')) > 0",
+     'CEL runtime error: compareTo(): invalid semver "5"'),
+]
+
+
+def test_failing_library_function_logs_nothing(caplog):
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(CelRuntimeError):
+            cel_matches("quantity('abc') == quantity('1')", [{"driver": "d", "attributes": {}, "capacity": {}}])
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("cel")] == []
+
+
+# -- 4. names the API server rejects --------------------------------------------------------------------------------
+SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
+             "ending with a letter or digit")
+LABEL = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+
+
+def test_device_class_name_must_be_a_dns_subdomain(tmp_path):
+    write(tmp_path, device_class(name="GPU_Class"), claim(device_class_name="GPU_Class"), pod())
+    assert_one_line_error(tmp_path, f'DeviceClass GPU_Class: metadata.name: {SUBDOMAIN} (got "GPU_Class")')
+
+
+def test_claim_request_name_must_be_a_dns_label(tmp_path):
+    write(tmp_path, device_class(), claim(request="GPU_0"), pod())
+    assert_one_line_error(tmp_path, f'ResourceClaim default/c: spec.devices.requests[0].name: {LABEL} (got "GPU_0")')
+
+
+def test_template_request_name_must_be_a_dns_label(tmp_path):
+    write(tmp_path, device_class(), template(request="GPU_0"), pod("{name: g, resourceClaimTemplateName: t}"))
+    assert_one_line_error(tmp_path, f'ResourceClaimTemplate default/t: spec.spec.devices.requests[0].name: {LABEL} '
+                                    f'(got "GPU_0")')
+
+
+def test_claim_name_must_be_a_dns_subdomain(tmp_path):
+    write(tmp_path, device_class(), claim().replace("{name: c}", "{name: C_1}"),
+          pod("{name: g, resourceClaimName: C_1}"))
+    assert_one_line_error(tmp_path, f'ResourceClaim default/C_1: metadata.name: {SUBDOMAIN} (got "C_1")')
+
+
+# -- 5. type errors: the library has no type checker; evaluating the selector reports them, one line ---------------
+@pytest.mark.parametrize("expression, detail", [
+    *FAILING_FUNCTIONS,
+    ("device.driver + 1", "CEL runtime error: Unsupported operation: string + int"),
+    ("device.driver + 1 == 2", "CEL runtime error: Unsupported operation: string + int"),
+    ("device.attributes['gpu.example.com'].mem < 'a'",
+     "CEL runtime error: No such overload: the operation is not defined for the given operand types"),
+    ("size(device.driver, 1) > 0", "CEL runtime error: Undefined variable or function: 'size'"),
+])
+def test_failing_functions_and_type_errors_are_one_line_when_evaluated(tmp_path, expression, detail):
+    write(tmp_path, device_class(expression), claim(), pod())
+    assert_one_line_error(tmp_path, f'DeviceClass gpu: spec.selectors[0].cel.expression: CEL expression '
+                                    f'"{expression}" on device gpu.example.com/p1/gpu0: {detail}')
+
+
+def test_non_bool_selector_is_one_line(tmp_path):
+    write(tmp_path, device_class("device.driver"), claim(), pod())
+    assert_one_line_error(tmp_path, "DeviceClass gpu: spec.selectors[0].cel.expression: CEL expression "
+                                    "\"device.driver\": must evaluate to a bool (got 'gpu.example.com')")
+
+
+def test_a_selector_over_10_kib_is_refused_before_it_is_compiled(tmp_path):
+    # CELSelectorExpressionMaxLength; the library would crash on very long expressions (20,000 terms).
+    long = " || ".join(['device.driver == "gpu.example.com"'] * 400)          # 14,396 characters
+    write(tmp_path, device_class(long), claim(), pod())
+    assert_one_line_error(tmp_path, "DeviceClass gpu: spec.selectors[0].cel.expression: Too long: may not be more "
+                                    "than 10240 bytes")
