@@ -224,6 +224,9 @@ MANIFEST_CASES = [
     ("port names twice", [pod_spec(containers=container(ports=[{"containerPort": 80, "name": "web"},
                                                                {"containerPort": 81, "name": "web"}]))],
      'Pod default/p: spec.containers[0].ports[1].name: Duplicate value: "web"'),
+    ("host IP", [pod_spec(containers=container(ports=[{"containerPort": 80, "hostPort": 80, "hostIP": "not-an-ip"}]))],
+     'Pod default/p: spec.containers[0].ports[0].hostIP: Invalid value: "not-an-ip": must be a valid IP address, '
+     "(e.g. 10.9.8.7 or 2001:db8::ffff)"),
     ("hostNetwork hostPort", [pod_spec(hostNetwork=True, containers=container(ports=[{"containerPort": 80,
                                                                                       "hostPort": 8080}]))],
      "Pod default/p: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when "

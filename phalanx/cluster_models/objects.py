@@ -19,6 +19,7 @@ Toleration operator "" is stored as "Equal", which is what upstream matching tre
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -876,6 +877,14 @@ def meta_problem(meta: ObjectMeta) -> str | None:
     return None
 
 
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | None:
     """The first of the (index, name) pairs `problem_of` refuses (field.Invalid), or the first repeated one
     (field.Duplicate); `path_of(index)` is its field path."""
@@ -905,6 +914,9 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
             if problem is not None:
                 return problem
             for j, port in enumerate(c.ports):
+                if port.host_ip and not _is_ip(port.host_ip):
+                    return (f'{at}.ports[{j}].hostIP: Invalid value: "{port.host_ip}": must be a valid IP address, '
+                            f"(e.g. 10.9.8.7 or 2001:db8::ffff)")
                 if spec.host_network and port.host_port != port.container_port:
                     return (f"{at}.ports[{j}].hostPort: Invalid value: {port.host_port}: must match `containerPort` "
                             f"when `hostNetwork` is true")
