@@ -20,12 +20,13 @@ demo: install
 	$(VENV)/bin/phalanx generate --out $(DEMO_DIR) --nodes 2000 --pods 10000 --mix gpu --seed 7 --force
 	$(VENV)/bin/phalanx schedule --cluster $(DEMO_DIR)
 
+# Tests in parallel, one worker per core (pytest-xdist; idle workers steal queued tests).
 test: install
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n auto --dist worksteal tests
 
 # The large property-test profile (>= 1,000 random clusters per plugin).
 test-long: install
-	HYPOTHESIS_PROFILE=long $(PY) -m pytest tests
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -n auto --dist worksteal tests
 
 bench: install
 	$(PY) -m pytest bench --benchmark-only --benchmark-columns=min,mean,rounds -s

@@ -491,7 +491,7 @@ def test_random_share_sequences_match_the_per_device_reference(case):
             if key in whole:
                 node, c = whole.pop(key)
                 state[node]["whole"] -= c
-            recs = s.delete_pod(key) if s._known(key) else []
+            recs = s.delete_pod(key) if s.knows(key) else []
             account(recs + s.run_until_idle())
         else:
             pkind, count, milli, models = arg

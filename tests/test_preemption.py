@@ -282,6 +282,20 @@ def test_a_nominated_pod_holds_its_node_against_lower_priority_pods():
     assert sched.cluster.tensors.node_of("default/preemptor") == 0
 
 
+def test_pods_nominated_with_node_name_affinity_bind_on_their_nodes():
+    # Two preemptors that may not go to node3 (matchFields metadata.name NotIn) are nominated to node1 and node2;
+    # on their retry evaluateNominatedNode runs Filter on those two rows alone, the node-name mask included.
+    nodes = [make_node("node1", cpu="500m", memory="1000"), make_node("node2", cpu="500m", memory="1000"),
+             make_node("node3", cpu="100m", memory="1000")]
+    pods = [bound_pod("v1", "node1", LOW, "veryLarge"), bound_pod("v2", "node2", LOW, "veryLarge")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])))
+    away = [{"match_fields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node3"]}]}]
+    cpu, mem = SIZES["veryLarge"]
+    sched.add_pods([make_pod(f"pre{i}", cpu=cpu, memory=mem, priority=HIGH, required_terms=away) for i in (1, 2)])
+    sched.run_until_idle()
+    assert sorted(sched.cluster.tensors.node_of(f"default/pre{i}") for i in (1, 2)) == [0, 1]
+
+
 def test_no_preemption_switch():
     nodes = [make_node("node1", cpu="500m", memory="500", pods=1)]
     pods = [bound_pod("p1", "node1", LOW)]

@@ -101,6 +101,13 @@ def pad_terms(terms: tuple | None, n_pad: int) -> tuple | None:
     return None if terms is None else tuple(_pad_term(t, n_pad) for t in terms)
 
 
+def _terms_on_rows(terms: tuple | None, rows: np.ndarray) -> tuple | None:
+    """Required terms with their node-name masks taken at `rows` (a view of some node rows)."""
+    if terms is None:
+        return None
+    return tuple(tuple(NameTest(t.allowed[rows]) if isinstance(t, NameTest) else t for t in term) for term in terms)
+
+
 def required_node_affinity(pod, tensors) -> tuple | None:
     """The pod's nodeSelector AND each required node affinity term, as tests (terms ORed); None when the pod has
     neither (GetRequiredNodeAffinity: also what PodTopologySpread's nodeAffinityPolicy reads)."""
@@ -147,7 +154,10 @@ class NodeAffinity(Plugin):
         return FIXED         # reads the node, not its pods
 
     def filter(self, xp, state, tensors):
-        return node_affinity_filter(xp, tensors.nodes.labels, state.required, state.enforced)
+        required, enforced, rows = state.required, state.enforced, tensors.node_rows
+        if rows is not None:     # the node-name masks are over every node; the view holds some rows
+            required, enforced = _terms_on_rows(required, rows), _terms_on_rows(enforced, rows)
+        return node_affinity_filter(xp, tensors.nodes.labels, required, enforced)
 
     def reasons(self, payload, tensors):
         return [REASON_ENFORCED if payload == ENFORCED_MISMATCH_BIT else REASON_POD]

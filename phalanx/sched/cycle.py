@@ -125,13 +125,14 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
 
 class WithNodes:
     """The cluster tensors with another node table (row subsets, replaced load columns): what Filters that read
-    only their own node's row are run on. node_rows: the node ids of its rows, when a plugin reads host state of
-    the nodes (GpuShare: their devices) besides the table."""
+    only their own node's row are run on. node_rows: the node ids of its rows (a NodeRows table names its own),
+    for plugins that read host state of the nodes (GpuShare: their devices) or per-node masks (NodeAffinity's
+    node names) besides the table."""
 
     def __init__(self, tensors, nodes, node_rows: np.ndarray | None = None):
         self._tensors = tensors
         self.nodes = nodes
-        self.node_rows = node_rows
+        self.node_rows = nodes._rows if node_rows is None and isinstance(nodes, NodeRows) else node_rows
 
     def __getattr__(self, name):
         return getattr(self._tensors, name)

@@ -154,6 +154,8 @@ class LabelValues:
 class TensorsView:
     """The slice of ClusterTensors that plugins' Filter / Score read, over (traced) arrays."""
 
+    node_rows = None        # every (padded) node, in id order
+
     def __init__(self, nodes: NodeArrays, node_labels: LabelValues, bound: BoundPods | None):
         self.nodes, self.node_labels, self._bound = nodes, node_labels, bound
 
