@@ -22,7 +22,7 @@ demo: install
 
 # Tests in parallel, one worker per core (pytest-xdist; idle workers steal queued tests).
 test: install
-	$(PY) -m pytest -n auto --dist worksteal tests
+	$(PY) -m pytest -n auto --dist worksteal --durations=15 tests
 
 # The large property-test profile (>= 1,000 random clusters per plugin).
 test-long: install

@@ -227,6 +227,27 @@ MANIFEST_CASES = [
     ("host IP", [pod_spec(containers=container(ports=[{"containerPort": 80, "hostPort": 80, "hostIP": "not-an-ip"}]))],
      'Pod default/p: spec.containers[0].ports[0].hostIP: Invalid value: "not-an-ip": must be a valid IP address, '
      "(e.g. 10.9.8.7 or 2001:db8::ffff)"),
+    ("container claim the pod does not have",
+     [pod_spec(containers=container(resources={"claims": [{"name": "gpu"}]}))],
+     'Pod default/p: spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in '
+     "pod.spec.resourceClaims which is empty"),
+    ("container claim not among the pod's", [pod_spec(
+        resourceClaims=[{"name": "b", "resourceClaimName": "cb"}, {"name": "a", "resourceClaimName": "ca"}],
+        containers=container(resources={"claims": [{"name": "c"}]}))],
+     'Pod default/p: spec.containers[0].resources.claims[0]: Not found: "c": must be one of the names in '
+     "pod.spec.resourceClaims: a, b"),
+    ("container claim named twice", [pod_spec(
+        resourceClaims=[{"name": "a", "resourceClaimName": "ca"}],
+        initContainers=[{"name": "init", "resources": {"claims": [{"name": "a", "request": "r"},
+                                                                   {"name": "a", "request": "r"}]}}])],
+     'Pod default/p: spec.initContainers[0].resources.claims[1]: Duplicate value: "a/r"'),
+    ("container claim without a name", [pod_spec(containers=container(resources={"claims": [{"request": "r"}]}))],
+     "Pod default/p: spec.containers[0].resources.claims[0]: Required value"),
+    ("container claim request", [pod_spec(
+        resourceClaims=[{"name": "a", "resourceClaimName": "ca"}],
+        containers=container(resources={"claims": [{"name": "a", "request": "Big_GPU"}]}))],
+     'Pod default/p: spec.containers[0].resources.claims[0].request: Invalid value: "Big_GPU": must be a DNS label: '
+     "lowercase letters, digits and '-', starting and ending with a letter or digit (got \"Big_GPU\")"),
     ("hostNetwork hostPort", [pod_spec(hostNetwork=True, containers=container(ports=[{"containerPort": 80,
                                                                                       "hostPort": 8080}]))],
      "Pod default/p: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when "

@@ -314,9 +314,17 @@ class TopologySpreadConstraint(K8sModel):
         return min_domains
 
 
+class ResourceClaimRef(K8sModel):
+    """resources.claims[]: one of the pod's spec.resourceClaims (and a request of it) that the container uses.
+    Placement reads the pod's claims alone; these are only validated."""
+    name: str = ""
+    request: str = ""
+
+
 class ResourceRequirements(K8sModel):
     requests: ResourceList = Field(default_factory=ResourceList)
     limits: ResourceList = Field(default_factory=ResourceList)
+    claims: list[ResourceClaimRef] = Field(default_factory=list)
 
 
 class ContainerPort(K8sModel):
@@ -866,6 +874,28 @@ def requirements_problem(req: ResourceRequirements, path: str) -> str | None:
     return None
 
 
+def claim_refs_problem(claims: list[ResourceClaimRef], pod_claims: set[str], path: str) -> str | None:
+    """validateResourceClaimNames: each entry names one of the pod's spec.resourceClaims, once per request."""
+    seen = set()
+    for i, claim in enumerate(claims):
+        at = f"{path}[{i}]"
+        if not claim.name:
+            return f"{at}: Required value"
+        key = claim.name
+        if claim.request:
+            problem = dns_label_problem(claim.request)
+            if problem is not None:
+                return f'{at}.request: Invalid value: "{claim.request}": {problem}'
+            key += "/" + claim.request
+        if key in seen:
+            return f'{at}: Duplicate value: "{key}"'
+        seen.add(key)
+        if claim.name not in pod_claims:
+            names = ": " + ", ".join(sorted(pod_claims)) if pod_claims else " which is empty"
+            return f'{at}: Not found: "{claim.name}": must be one of the names in pod.spec.resourceClaims{names}'
+    return None
+
+
 def meta_problem(meta: ObjectMeta) -> str | None:
     """ValidateAnnotations: keys are qualified names (compared lower-cased), and they all fit in 256 KiB."""
     for key in meta.annotations:
@@ -903,10 +933,12 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
     """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): resource names and
     amounts, port names, hostNetwork ports, node names, scheduling gates, empty node selector terms, toleration
     values, repeated spread constraints and their topology keys."""
+    pod_claims = {c.name for c in spec.resource_claims}
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):
             at = f"{path}.{group}[{i}]"
-            problem = requirements_problem(c.resources, f"{at}.resources")
+            problem = (requirements_problem(c.resources, f"{at}.resources")
+                       or claim_refs_problem(c.resources.claims, pod_claims, f"{at}.resources.claims"))
             if problem is not None:
                 return problem
             problem = _names_problem([(j, port.name) for j, port in enumerate(c.ports) if port.name],
@@ -924,7 +956,8 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
     if problem is not None:
         return problem
     if spec.resources is not None:
-        problem = requirements_problem(spec.resources, f"{path}.resources")
+        problem = (requirements_problem(spec.resources, f"{path}.resources")
+                   or claim_refs_problem(spec.resources.claims, pod_claims, f"{path}.resources.claims"))
         if problem is not None:
             return problem
         for name in spec.resources.limits:

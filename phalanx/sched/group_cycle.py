@@ -5,6 +5,7 @@ best domain (topology.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from .topology import placements, topology_attempt
 # may go as several trains with the same result. A train that fails gives its later gangs back to the activeQ,
 # which costs their member lists and shapes (one train per attempt on a long queue of failing gangs), so after a
 # failure trains are one gang long and double while every gang of the last one was placed.
-_TRAIN_GANGS = 256
+_TRAIN_GANGS = 4096
 
 
 @dataclass
@@ -174,15 +175,14 @@ class GroupCycle:
             placed = len(pods) - len(out.failed)
             if out.placed:
                 nodes = np.concatenate([pl.node_ids for pl in out.placed])
-            for i, (gs, m) in enumerate(zip(train, members)):
-                if offset + len(m) > placed:
-                    break
-                sched.stats.group_attempts += 1
-                self._bind(gs, m, nodes[offset:offset + len(m)])
-                gs.state = "idle"
-                sched.set_condition(gs, "True", "Scheduled", "")
-                offset += len(m)
-            else:
+            i, parts = 0, []
+            while i < len(train) and offset + len(members[i]) <= placed:
+                offset += len(members[i])
+                parts.append((offset, partial(self._scheduled, train[i])))
+                i += 1
+            if parts:
+                sched.bound(pods[:offset], nodes[:offset], parts)
+            if i == len(train):
                 self.train_gangs *= 2
                 return
             if out.placed:
@@ -246,10 +246,20 @@ class GroupCycle:
 
     def _bind(self, gs: GroupState, pods: list[Pod], node_ids: np.ndarray) -> None:
         """Members placed for good: bound, and out of the group's pending members."""
-        keys = self.sched.bound(pods, node_ids)
+        self._members_bound(gs, self.sched.bound(pods, node_ids))
+
+    @staticmethod
+    def _members_bound(gs: GroupState, keys: list[str]) -> None:
         for key in keys:
             del gs.pending[key]
         gs.bound.update(keys)
+
+    def _scheduled(self, gs: GroupState, keys: list[str]) -> None:
+        """A train's gang bound whole (its pods `keys`): its cycle succeeded."""
+        self.sched.stats.group_attempts += 1
+        self._members_bound(gs, keys)
+        gs.state = "idle"
+        self.sched.set_condition(gs, "True", "Scheduled", "")
 
     # -- kept shortfalls ----------------------------------------------------------------------------------
     def _moves(self, placer: Placer) -> tuple:

@@ -666,8 +666,10 @@ class Scheduler:
             return rfc3339_seconds(pod.status.start_time) - self.clock_origin
         return math.nan
 
-    def bound(self, pods: list[Pod], node_ids: np.ndarray) -> list[str]:
-        """Pods bound to their nodes now (records, start times, events); returns their keys."""
+    def bound(self, pods: list[Pod], node_ids: np.ndarray, parts: list | None = None) -> list[str]:
+        """Pods bound to their nodes now (records, start times, events); returns their keys. `parts`: (end, then)
+        pairs cutting the pods into consecutive bindings (a train's gangs), each logged as its own entry and
+        followed by then(its keys)."""
         self.progress += 1
         keys = [p.key for p in pods]
         self.started.update(dict.fromkeys(keys, self.now))
@@ -676,7 +678,13 @@ class Scheduler:
             self._created += [successors.pop(key) for key in keys if key in successors]
         self.preemption.rows.started(self.cluster, pods, self.now)
         names = self.cluster.tensors.nodes.names
-        self.log.append(Placed(BOUND, self.now, pods, node_ids, [names[n] for n in node_ids.tolist()]))
+        nodes = [names[n] for n in node_ids.tolist()]
+        start = 0
+        for end, then in parts or [(len(pods), None)]:
+            self.log.append(Placed(BOUND, self.now, pods[start:end], node_ids[start:end], nodes[start:end]))
+            if then is not None:
+                then(keys[start:end])
+            start = end
         pending = self.pending_message
         if pending:
             for key in keys:
