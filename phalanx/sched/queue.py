@@ -205,12 +205,6 @@ class SchedulingQueue:
 
 def cut_runs(pods: list[Pod], shapes: list[PodShape], priorities: list[int], seqs: list[int]) -> list[PodRun]:
     """Pods in queue order -> runs of consecutive pods with one shape and one priority."""
-    runs: list[PodRun] = []
-    for pod, shape, prio, seq in zip(pods, shapes, priorities, seqs):
-        last = runs[-1] if runs else None
-        if last is not None and last.shape is shape and last.priority == prio:
-            last.pods.append(pod)
-            last.seqs.append(seq)
-        else:
-            runs.append(PodRun(shape, [pod], [seq], prio))
-    return runs
+    bounds = [0] + [i for i in range(1, len(pods))
+                    if shapes[i] is not shapes[i - 1] or priorities[i] != priorities[i - 1]] + [len(pods)]
+    return [PodRun(shapes[a], pods[a:b], seqs[a:b], priorities[a]) for a, b in zip(bounds, bounds[1:]) if b > a]

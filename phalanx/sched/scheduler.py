@@ -223,8 +223,23 @@ class Scheduler:
                                                        shape.request_vector(self.cluster.tensors))
 
     def shape_of(self, pod: Pod) -> PodShape:
+        return self._shape_table(pod).intern(pod)
+
+    def shapes_of(self, pods: list[Pod]) -> list[PodShape]:
+        """shape_of for each pod, consecutive pods of one profile interned together (ShapeTable.intern_all)."""
+        if len(self.shapes_by_profile) == 1:       # every pod's table is the one profile's
+            return self.shapes.intern_all(pods)
+        shapes: list[PodShape] = []
+        start = 0
+        for end in range(1, len(pods) + 1):
+            if end == len(pods) or pods[end].spec.scheduler_name != pods[start].spec.scheduler_name:
+                shapes += self._shape_table(pods[start]).intern_all(pods[start:end])
+                start = end
+        return shapes
+
+    def _shape_table(self, pod: Pod) -> ShapeTable:
         table = self.shapes_by_profile.get(pod.spec.scheduler_name)
-        return (self.shapes if table is None else table).intern(pod)
+        return self.shapes if table is None else table
 
     def framework_for_group(self, gs: GroupState) -> Framework:
         """A group's pods are scheduled by one profile: its first pending member's (upstream requires them to
@@ -286,18 +301,24 @@ class Scheduler:
         serves are left pending and reported (a warning, ScheduleResult.unserved)."""
         pods = list(pods)
         keys = self._check_new(pods)
-        seen = set(keys)
         start = len(self.log)
         self.progress += 1
-        self._live.update(seen)
+        self._live.update(keys)
         plain: list[tuple[Pod, int]] = []
         touched: list[GroupState] = []
         arrived = []
         arrival, frameworks = self.arrival, self.frameworks
         pre_enqueue, shared = self.pre_enqueue, {}
         register = self.cluster.claims.register
-        for pod, key in zip(pods, keys):
-            seq, self._seq = self._seq, self._seq + 1
+        # The PodSpec object of the last pod that went straight to the queue without a group, claims or a
+        # PreEnqueue answer of its own: replicas after it that are not nominated go the same way.
+        plain_spec = None
+        first_seq, self._seq = self._seq, self._seq + len(pods)      # every pod takes one, served or not
+        for seq, pod, key in zip(range(first_seq, self._seq), pods, keys):
+            if pod.spec is plain_spec and not pod.status.nominated_node_name:
+                arrival[key] = seq
+                plain.append((pod, seq))
+                continue
             framework = frameworks.get(pod.spec.scheduler_name)
             if framework is None:
                 self.unserved[key] = pod
@@ -315,9 +336,14 @@ class Scheduler:
                 touched.append(gs)
             if gs is not None or arrived:
                 arrived.append((pod, seq, framework, gs, member))
+                plain_spec = None
             elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
                 register(pod, None)
                 plain.append((pod, seq))
+                spec = pod.spec
+                if (framework.shared_pre_enqueue and spec.scheduling_group is None and spec.workload_ref is None
+                        and not spec.resource_claims):
+                    plain_spec = spec
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
         # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
@@ -337,16 +363,21 @@ class Scheduler:
         keys = [p.key for p in pods]
         check_bound = self.cluster.tensors.log_mark() > 0
         checked = set()     # (PodSpec, annotations) objects of this call's pods checked already (alive: ids stable)
+        last_spec = last_annotations = None      # those of the pod before (replicas come in a row)
+        live, node_of = self._live, self.cluster.tensors.node_of
         for pod, key in zip(pods, keys):
-            if pod.spec.node_name:
-                raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
-            if key in self._live or (check_bound and self.cluster.tensors.node_of(key) >= 0):
+            spec, annotations = pod.spec, pod.metadata.annotations
+            if spec is not last_spec or annotations is not last_annotations:
+                if spec.node_name:
+                    raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
+                template = (id(spec), id(annotations))
+                if template not in checked:
+                    checked.add(template)
+                    self.cluster.priority(pod)
+                    device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
+                last_spec, last_annotations = spec, annotations
+            if key in live or (check_bound and node_of(key) >= 0):
                 raise InputError(f"Pod {key}: metadata.name: already exists")
-            template = (id(pod.spec), id(pod.metadata.annotations))
-            if template not in checked:
-                checked.add(template)
-                self.cluster.priority(pod)
-                device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
         if len(set(keys)) < len(keys):
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
@@ -751,16 +782,27 @@ class Scheduler:
         """Pods (with their arrival seq) into the activeQ as runs; runs are cut in queue order."""
         if not pods:
             return
-        prios = [self.cluster.priority(p) for p, _ in pods]
+        prios = self._priorities([p for p, _ in pods])
         order = np.lexsort((np.array([s for _, s in pods]), -np.array(prios, np.int64))).tolist()
         ordered = [pods[i][0] for i in order]
-        shapes = list(map(self.shape_of, ordered))
+        shapes = self.shapes_of(ordered)
         if warnings is not None:
             for pod, shape in zip(ordered, shapes):
                 if shape.unmodelled:
                     self._warn_unmodelled(pod, shape, warnings)
         for run in cut_runs(ordered, shapes, [prios[i] for i in order], [pods[i][1] for i in order]):
             self.queue.push_active(run, run.priority, run.seqs[0])
+
+    def _priorities(self, pods: list[Pod]) -> list[int]:
+        """Each pod's priority; a pod with the PodSpec object of the one before it (replicas) takes its value."""
+        out: list[int] = []
+        last_spec, value = None, 0
+        priority = self.cluster.priority
+        for pod in pods:
+            if pod.spec is not last_spec:
+                last_spec, value = pod.spec, priority(pod)
+            out.append(value)
+        return out
 
     def _warn_unmodelled(self, pod: Pod, shape: PodShape, warnings: list[str]) -> None:
         """What of the pod phalanx does not model, one warning line per text naming every pod it concerns."""

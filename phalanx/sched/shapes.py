@@ -93,3 +93,26 @@ class ShapeTable:
         if not extra or self.framework.signs_by_template(pod.spec):
             self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
         return shape
+
+    def intern_all(self, pods: list[Pod]) -> list[PodShape]:
+        """intern for each pod; a pod made from the same template objects as the one before it (a controller's
+        replicas, in arrival order) takes its shape without a lookup when its shape is the template's."""
+        shapes: list[PodShape] = []
+        last_spec = last_labels = last_annotations = last_namespace = last_shape = None
+        by_template = self.by_template
+        for pod in pods:
+            meta = pod.metadata
+            if (pod.spec is last_spec and meta.labels is last_labels and meta.annotations is last_annotations
+                    and meta.namespace == last_namespace):
+                shapes.append(last_shape)
+                continue
+            shape = self.intern(pod)
+            shapes.append(shape)
+            hit = by_template.get((id(pod.spec), id(meta.labels), id(meta.annotations), meta.namespace))
+            if hit is not None and hit[0] is pod.spec and hit[3] is shape:
+                last_spec, last_labels, last_annotations, last_namespace = pod.spec, meta.labels, meta.annotations, \
+                    meta.namespace
+                last_shape = shape
+            else:
+                last_spec = None
+        return shapes
