@@ -20,13 +20,15 @@ demo: install
 	$(VENV)/bin/phalanx generate --out $(DEMO_DIR) --nodes 2000 --pods 10000 --mix gpu --seed 7 --force
 	$(VENV)/bin/phalanx schedule --cluster $(DEMO_DIR)
 
-# Tests in parallel, one worker per core (pytest-xdist; idle workers steal queued tests).
+# Tests in parallel, one worker per core, at most 8 (pytest-xdist; idle workers steal queued tests; each worker
+# holds its own JAX, so a container that shows the host's cores must not start one per host core).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 8 ] && n=8; echo $$n)
 test: install
-	$(PY) -m pytest -n auto --dist worksteal --durations=15 tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15 tests
 
 # The large property-test profile (>= 1,000 random clusters per plugin).
 test-long: install
-	HYPOTHESIS_PROFILE=long $(PY) -m pytest -n auto --dist worksteal tests
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal tests
 
 bench: install
 	$(PY) -m pytest bench --benchmark-only --benchmark-columns=min,mean,rounds -s
