@@ -92,8 +92,13 @@ def _preferred(preferred, tensors, where: str) -> tuple[tuple, str | None]:
     return tuple(out), error
 
 
+def _with_name_masks(term: tuple, mask_of) -> tuple:
+    """The term with each node-name mask replaced by mask_of(mask)."""
+    return tuple(NameTest(mask_of(t.allowed)) if isinstance(t, NameTest) else t for t in term)
+
+
 def _pad_term(term, n_pad: int) -> tuple:
-    return tuple(NameTest(pad1(t.allowed, n_pad, False)) if isinstance(t, NameTest) else t for t in term)
+    return _with_name_masks(term, lambda allowed: pad1(allowed, n_pad, False))
 
 
 def pad_terms(terms: tuple | None, n_pad: int) -> tuple | None:
@@ -103,9 +108,7 @@ def pad_terms(terms: tuple | None, n_pad: int) -> tuple | None:
 
 def _terms_on_rows(terms: tuple | None, rows: np.ndarray) -> tuple | None:
     """Required terms with their node-name masks taken at `rows` (a view of some node rows)."""
-    if terms is None:
-        return None
-    return tuple(tuple(NameTest(t.allowed[rows]) if isinstance(t, NameTest) else t for t in term) for term in terms)
+    return None if terms is None else tuple(_with_name_masks(t, lambda allowed: allowed[rows]) for t in terms)
 
 
 def required_node_affinity(pod, tensors) -> tuple | None:

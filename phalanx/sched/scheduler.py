@@ -16,6 +16,7 @@ still happen without an outside event. Events (pods, groups, nodes added or remo
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -230,11 +231,9 @@ class Scheduler:
         if len(self.shapes_by_profile) == 1:       # every pod's table is the one profile's
             return self.shapes.intern_all(pods)
         shapes: list[PodShape] = []
-        start = 0
-        for end in range(1, len(pods) + 1):
-            if end == len(pods) or pods[end].spec.scheduler_name != pods[start].spec.scheduler_name:
-                shapes += self._shape_table(pods[start]).intern_all(pods[start:end])
-                start = end
+        for _, run in itertools.groupby(pods, key=lambda pod: pod.spec.scheduler_name):
+            run = list(run)
+            shapes += self._shape_table(run[0]).intern_all(run)
         return shapes
 
     def _shape_table(self, pod: Pod) -> ShapeTable:

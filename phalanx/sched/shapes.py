@@ -75,11 +75,15 @@ class ShapeTable:
         self.shapes: list[PodShape] = []
 
     def intern(self, pod: Pod) -> PodShape:
+        return self._intern(pod)[0]
+
+    def _intern(self, pod: Pod) -> tuple[PodShape, bool]:
+        """(the pod's shape, whether its template objects decide it: every pod made from them has it)."""
         meta = pod.metadata
         template = (id(pod.spec), id(meta.labels), id(meta.annotations), meta.namespace)
         hit = self.by_template.get(template)
         if hit is not None and hit[0] is pod.spec and hit[1] is meta.labels and hit[2] is meta.annotations:
-            return hit[3]
+            return hit[3], True
         extra = self.framework.signature(pod)
         sig = signature(pod, extra)
         shape = self.by_signature.get(sig)
@@ -90,29 +94,23 @@ class ShapeTable:
                              pod_host_ports(pod), unmodelled_constraints(pod, self.framework))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
-        if not extra or self.framework.signs_by_template(pod.spec):
+        by_template = not extra or self.framework.signs_by_template(pod.spec)
+        if by_template:
             self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
-        return shape
+        return shape, by_template
 
     def intern_all(self, pods: list[Pod]) -> list[PodShape]:
         """intern for each pod; a pod made from the same template objects as the one before it (a controller's
         replicas, in arrival order) takes its shape without a lookup when its shape is the template's."""
         shapes: list[PodShape] = []
-        last_spec = last_labels = last_annotations = last_namespace = last_shape = None
-        by_template = self.by_template
+        last = None          # (spec, labels, annotations, namespace) of the pod before, when they decide its shape
         for pod in pods:
             meta = pod.metadata
-            if (pod.spec is last_spec and meta.labels is last_labels and meta.annotations is last_annotations
-                    and meta.namespace == last_namespace):
-                shapes.append(last_shape)
+            if (last is not None and pod.spec is last[0] and meta.labels is last[1] and meta.annotations is last[2]
+                    and meta.namespace == last[3]):
+                shapes.append(shapes[-1])
                 continue
-            shape = self.intern(pod)
+            shape, by_template = self._intern(pod)
             shapes.append(shape)
-            hit = by_template.get((id(pod.spec), id(meta.labels), id(meta.annotations), meta.namespace))
-            if hit is not None and hit[0] is pod.spec and hit[3] is shape:
-                last_spec, last_labels, last_annotations, last_namespace = pod.spec, meta.labels, meta.annotations, \
-                    meta.namespace
-                last_shape = shape
-            else:
-                last_spec = None
+            last = (pod.spec, meta.labels, meta.annotations, meta.namespace) if by_template else None
         return shapes
