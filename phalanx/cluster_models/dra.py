@@ -46,12 +46,11 @@ matched on any attribute.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from functools import lru_cache
 from fractions import Fraction
 from typing import Annotated, Any, Literal
-
-import logging
 
 import numpy as np
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_validator, model_validator

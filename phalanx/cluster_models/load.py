@@ -411,13 +411,13 @@ class _Collector:
             raise InputError(f"{_describe(kind, document, where)}: {problem}")
         group, model = _MODELS.get(kind, (None, None))
         if kind in _VERSIONED:
-            model = _VERSIONED[kind].get(api_version if isinstance(api_version, str) else None)
-        if isinstance(api_version, str) and group is not None and api_version.rpartition("/")[0] == group \
+            model = _VERSIONED[kind].get(api_version)
+        if group is not None and api_version.rpartition("/")[0] == group \
                 and api_version not in _SERVED.get(kind, (api_version,)):
             raise InputError(f"{_describe(kind, document, where)}: apiVersion: unknown version \"{api_version}\" of "
                              f"{kind} (served: {', '.join(_SERVED[kind])})")
-        if model is None or (isinstance(api_version, str) and api_version.rpartition("/")[0] != group):
-            label = f"{api_version} {kind}" if isinstance(api_version, str) else kind
+        if model is None or api_version.rpartition("/")[0] != group:
+            label = f"{api_version} {kind}"
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
             return
         if api_version == RESOURCE_V1BETA1 and model is not None:
