@@ -23,13 +23,14 @@ placement is the state before plus the change on those devices (exact), and F is
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .backend import sequential_sum, set_at
 from .gpu_fit import select_devices
-from .gpu_scores import MAX_NODE_SCORE
+from .gpu_scores import MAX_NODE_SCORE, MILLI
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,13 @@ class TypicalPods:
                 np.asarray(self.count, dtype=np.int64).reshape(self.size),
                 np.asarray(self.freq, dtype=np.float64).reshape(self.size))
 
+    @functools.cached_property
+    def milli_levels(self) -> tuple:
+        """(levels (U,) int64: the distinct milli-GPU values of the typical pods, level (T,) int64: each pod's
+        index among them). Device terms depend on a pod's milli alone, so they are computed once per level."""
+        levels, level = np.unique(self.columns[1], return_inverse=True)
+        return levels.astype(np.int64), level.astype(np.int64).reshape(self.size)
+
 
 def access_matrix(xp, node_model_names, typ: TypicalPods):
     """(N, T) bool host-side: typical pod t may use node n's model (IsNodeAccessibleToPodByType)."""
@@ -76,8 +84,11 @@ def device_terms(xp, v, typ: TypicalPods):
 
 def node_counts(xp, free, typ: TypicalPods):
     """(cnt (n, T) int64, frag (n, T) int64, total (n,) int64) of nodes with device rows free (n, D)."""
-    fits, nofit = device_terms(xp, free, typ)          # (n, D, T)
-    return xp.sum(fits, axis=1).astype(xp.int64), xp.sum(nofit, axis=1), xp.sum(free, axis=1)
+    levels, level = (xp.asarray(c) for c in typ.milli_levels)
+    fits = free[..., None] >= levels                                       # (n, D, U)
+    cnt = xp.sum(fits, axis=1).astype(xp.int64)
+    frag = xp.sum(xp.where(fits, 0, free[..., None]), axis=1)
+    return cnt[:, level], frag[:, level], xp.sum(free, axis=1)
 
 
 # Fragment classes in the order their sums are added (FragAmountSumExceptQ3 skips Q3, index 2 upstream).
@@ -97,10 +108,24 @@ def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
     cls = xp.where(gpu_pod, xp.where(access, gpu_cls, NA), xp.where(cpu_ok, XL, XR))
     # freq * float64(gpuMilliLeftTotal), or freq * float64(gpuFragMilli) for Q3.
     amount = freq_t * xp.where(q3, frag, total[..., None]).astype(xp.float64)
+    if cls.shape != amount.shape:
+        cls, amount = xp.broadcast_arrays(cls, amount)
+    return sequential_sum(xp, _class_sums(xp, cls, amount))                           # Q1 + Q2 + Q4 + ...
+
+
+def _class_sums(xp, cls, amount):
+    """(..., 6) float64: per fragment class, the amounts (..., T) of the typical pods in that class added in
+    typical-pod order, from 0.0. numpy: bincount adds its weights in input order (row by row, t ascending), one
+    pass over (..., T); other backends mask (..., 6, T) and add along T in order."""
+    if xp.__name__ == "numpy":
+        lead = cls.shape[:-1]
+        rows = math.prod(lead)
+        at = (xp.arange(rows, dtype=xp.int64) * CLASSES).reshape(*lead, 1) + cls
+        sums = xp.bincount(at.reshape(-1), weights=amount.reshape(-1), minlength=rows * CLASSES)
+        return sums.astype(xp.float64, copy=False).reshape(*lead, CLASSES)     # int64 when there is no row
     classes = xp.arange(CLASSES, dtype=cls.dtype)
     terms = xp.where(cls[..., None, :] == classes[:, None], amount[..., None, :], 0.0)   # (..., 6, T)
-    per_class = sequential_sum(xp, terms)                                               # typical-pod order
-    return sequential_sum(xp, per_class)                                                # Q1 + Q2 + Q4 + ...
+    return sequential_sum(xp, terms)                                                    # typical-pod order
 
 
 def node_frag(xp, free, cpu_left, access, typ: TypicalPods):
@@ -122,13 +147,26 @@ def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_
     cand (n, D) bool: devices the pod may use (gpu_fit.device_fits). cpu_req: the pod's non-zero CPU request.
     counts: node_counts(free) when the caller keeps them (they change only with the node)."""
     cnt, frag, total = node_counts(xp, free, typ) if counts is None else counts
+    cpu_after = cpu_left - cpu_req
+    no_device = xp.full(free.shape[:1], -1, dtype=xp.int64)
+    if count == 0:
+        f_after = frag_from_counts(xp, cnt, frag, total, cpu_after, access, typ)
+        return _score(xp, f_before, f_after), no_device, f_after
+    if milli == MILLI:
+        # Whole GPUs take idle devices (free = MILLI, nothing above it): each taken device stops fitting every
+        # GPU typical pod and was no one's fragment before or after, so only the counts move: by the devices
+        # taken, min(count, candidates) (select_devices gives a node with fewer candidates all of them).
+        taken = xp.minimum(xp.sum(cand, axis=1), count).astype(xp.int64)
+        gpu_pod = xp.asarray(typ.columns[1]) > 0
+        f_after = frag_from_counts(xp, cnt - taken[:, None] * gpu_pod, frag, total - count * milli, cpu_after,
+                                   access, typ)
+        return _score(xp, f_before, f_after), no_device, f_after
     fits_old, nofit_old = device_terms(xp, free, typ)                # (n, D, T)
     after = free - milli
     fits_new, nofit_new = device_terms(xp, after, typ)
     d_cnt = fits_new.astype(xp.int64) - fits_old.astype(xp.int64)
     d_frag = nofit_new - nofit_old
-    cpu_after = cpu_left - cpu_req
-    if count == 1 and milli < 1000:
+    if count == 1:
         # One candidate state per device: only that device loses `milli`.
         f_after = frag_from_counts(xp, cnt[:, None, :] + d_cnt, frag[:, None, :] + d_frag,
                                    (total - milli)[:, None], cpu_after[:, None], access[:, None, :], typ)
@@ -137,12 +175,12 @@ def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_
         device = xp.argmax(s, axis=1).astype(xp.int64)
         f_new = xp.take_along_axis(f_after, device[:, None], axis=1)[:, 0]
         return best, xp.where(best >= 0, device, -1), f_new
-    # Whole GPUs (or none): the packing order's devices (NodeResource.Sub: least free first).
-    used = select_devices(xp, free, cand, count, "best") if count > 0 else xp.zeros(free.shape, dtype=bool)
+    # Several shares of GPUs: the packing order's devices (NodeResource.Sub: least free first).
+    used = select_devices(xp, free, cand, count, "best")
     w = used.astype(xp.int64)[..., None]
     f_after = frag_from_counts(xp, cnt + xp.sum(w * d_cnt, axis=1), frag + xp.sum(w * d_frag, axis=1),
                                total - count * milli, cpu_after, access, typ)
-    return _score(xp, f_before, f_after), xp.full(free.shape[:1], -1, dtype=xp.int64), f_after
+    return _score(xp, f_before, f_after), no_device, f_after
 
 
 def first_of_value(xp, free, cand):
