@@ -193,7 +193,7 @@ def test_what_cannot_be_taken_or_does_not_fit_is_one_clear_error(tmp_path):
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')
-    with pytest.raises(CheckpointError, match="not a phalanx.simulation-checkpoint version 1 document"):
+    with pytest.raises(CheckpointError, match="not a phalanx.simulation-checkpoint version 2 document"):
         checkpoint.load(bad)
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(gzip.compress(b'{"format": "phalanx.simulation-checkpoint"')[:20])

@@ -321,6 +321,46 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
     assert sum(r.gpu_hours.values()) == pytest.approx(3 * 8 * 1)
 
 
+def _scaled_for(jobs, nodes=None, policy="gang", max_nodes=6):
+    from phalanx.simulate.autoscaler import Autoscaler
+    nodes = nodes or _nodes(1)
+    scaler = Autoscaler(nodes[0], max_nodes=max_nodes, provision_s=600.0, scale_down_s=600.0)
+    r = Simulation(nodes, jobs, POLICIES[policy], hours=2, autoscaler=scaler).run()
+    return r, scaler
+
+
+def test_the_autoscaler_packs_by_cpu_and_memory_too():
+    """The one node is full (a batch job holds its 8 GPUs). A gang of four workers of 1 GPU and 60 of the node's
+    96 CPUs: by GPUs alone one new node would hold all four; by CPU each takes a node of its own, so four are asked
+    for at the first scan and the gang binds when they join (610 s). Same with memory (600Gi of 1Ti each)."""
+    for cpu, memory in (("60", "1Gi"), ("1", "600Gi")):
+        busy = _job("x", "batch", 0.0, 1, 8, 10 * H)
+        gang = JobSpec("t", "training", 1.0, 4, 1, cpu, memory, H, 0)
+        r, scaler = _scaled_for([busy, gang])
+        assert scaler.asked == 4, (cpu, memory)
+        assert r.pending_s["training"]["p50"] == pytest.approx(609.0 + 1.0)
+
+
+def test_pods_no_template_node_can_hold_ask_for_no_node():
+    """A worker of 16 GPUs, or of more memory than the template node has, or a CPU-only pod that does not tolerate
+    the template's GPU taint (CA: "pod didn't trigger scale-up: it wouldn't fit if a new node is added")."""
+    from phalanx.cluster_models.generate import GPU_TAINT
+    busy = _job("x", "batch", 0.0, 1, 8, 10 * H)
+    for job in (JobSpec("t", "training", 1.0, 1, 16, "1", "1Gi", H, 0),
+                JobSpec("t", "training", 1.0, 1, 1, "1", "2Ti", H, 0)):
+        _, scaler = _scaled_for([busy, job])
+        assert scaler.asked == 0
+    tainted = [make_node("node-000000", "gpu-8x", 0, taints=[GPU_TAINT])]
+    cpu_only = JobSpec("c", "batch", 1.0, 1, 0, "200", "1Gi", H, 0)     # more CPU than a node has: never fits
+    _, scaler = _scaled_for([cpu_only], nodes=tainted)
+    assert scaler.asked == 0
+    fits_untainted = JobSpec("c", "batch", 1.0, 2, 0, "90", "1Gi", H, 0)
+    _, scaler = _scaled_for([_job("y", "batch", 0.0, 1, 0, 10 * H, cpu="90"), fits_untainted], policy="pod-by-pod")
+    assert scaler.asked == 2                     # CPU-only pods trigger it where the template takes them
+    _, scaler = _scaled_for([fits_untainted], nodes=tainted, policy="pod-by-pod")
+    assert scaler.asked == 0                     # ... and not where its taint keeps them off
+
+
 def test_cli_simulate_on_two_processes_prints_what_one_prints():
     args = ["simulate", "--nodes", "12", "--hours", "3", "--policy", "gang", "--policy", "gang-permit",
             "--autoscale-nodes", "3", "--json"]

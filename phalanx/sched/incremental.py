@@ -72,6 +72,8 @@ class ShapeScores:
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
     codes: dict = dataclasses.field(default_factory=dict)       # Filter plugin -> (N,) int8 its codes now
     payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
+    failure: Evaluation | None = None   # evaluation() until the Filter results change: pods failing in a row share
+                                        # it, and its message (the reason histogram over every node) is made once
 
     @property
     def live_plugins(self) -> frozenset:
@@ -85,10 +87,12 @@ class ShapeScores:
 
     def evaluation(self) -> Evaluation:
         """The Filter results a full cycle would return now (what a failing pod's message and rejectors read)."""
-        p = self.prepared
-        outside = None if p.allowed is None else ~np.asarray(p.allowed)
-        return Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
-                          outside=outside, narrowing=p.narrowing)
+        if self.failure is None:
+            p = self.prepared
+            outside = None if p.allowed is None else ~np.asarray(p.allowed)
+            self.failure = Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
+                                      outside=outside, narrowing=p.narrowing)
+        return self.failure
 
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
@@ -267,6 +271,7 @@ class ShapeCache:
             if len(rows) > _ROWS_ALWAYS and len(rows) * _MAX_ROWS_FRACTION > len(s.feasible):
                 return False
             s.mark = len(changes)
+            s.failure = None
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:

@@ -2,7 +2,7 @@
 ends in .gz), and a Simulation resumed from one that goes on exactly as the uninterrupted run would (same decisions,
 same ledger, same result but for the wall-clock timings).
 
-The document (format "phalanx.simulation-checkpoint", version 1) holds plain data only, no pickled objects:
+The document (format "phalanx.simulation-checkpoint", version 2) holds plain data only, no pickled objects:
 
 - "inputs": the run as given: the policy's name, the seed, the horizon and options, the autoscaler's settings, the
   cluster's nodes (Node manifests) and the workload (one record per job, JobSpec's fields);
@@ -32,7 +32,7 @@ from .engine import Job, Simulation, policy_named
 from .workload import JobSpec
 
 FORMAT = "phalanx.simulation-checkpoint"
-VERSION = 1
+VERSION = 2                 # 2: the autoscaler's unschedulable pods name their job (1: their milli-GPU)
 
 __all__ = ["CheckpointError", "FORMAT", "VERSION", "load", "read", "resume", "save", "simulation_state"]
 

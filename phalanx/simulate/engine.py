@@ -38,7 +38,7 @@ from ..cluster_models.controllers import Deployment, expand_controllers
 from ..cluster_models.generate import RACK, pod_template
 from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
 from ..cluster_models.objects import PodSchedulingGroup
-from ..cluster_models.quantity import milli_value, parse_quantity
+from ..cluster_models.quantity import milli_value, parse_quantity, value
 from ..cluster_models.workloads import PodGroup
 from ..plugins.fgd_score import FGDScore, as_args, typical_pods
 from ..plugins.gpu_scoring import DEFAULT_CPU_MILLI
@@ -47,7 +47,8 @@ from ..sched.config import DEFAULT_CONFIG, DEFAULT_SCHEDULER_NAME, SchedulerConf
 from ..sched.records import (BOUND, DELETED, PERMIT_REJECTED, UNSCHEDULABLE, WAITING, Deleted, Failed, Placed,
                              Preempted)
 from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
-from .autoscaler import Autoscaler
+from ..sched.capacity import copies_per_node
+from .autoscaler import Autoscaler, Need, Pending, node_rooms
 from .usage import NodeUsage
 from .workload import JobSpec
 
@@ -241,6 +242,7 @@ class Simulation:
         self.horizon = hours * 3600.0
         cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=[], warnings=[]))
         config = DEFAULT_CONFIG if policy.score is None else score_config(policy.score, jobs)
+        self.config = config
         self.sched = Scheduler(cluster, config, seed=seed, preemption=policy.preemption, gang_mode=policy.gang_mode,
                                permit_timeout_s=permit_timeout_s)
         self.usage = NodeUsage(list(self.nodes.values()), len(nodes))
@@ -248,7 +250,9 @@ class Simulation:
         self.ledger = Ledger(int(self.usage.milli.sum()), sample_every)
         self.ledger.stranded = self._stranded
         self.ledger.unprovisioned = sum(self.usage.milli_of(n.metadata.name) for n in pool)
-        self.unschedulable: dict[str, int] = {}     # GPU pods whose last attempt failed -> their milli (autoscaler)
+        self.unschedulable: dict[str, str] = {}     # pods whose last attempt failed -> their job (autoscaler)
+        self.template_sched: Scheduler | None = None  # the autoscaler's template node alone (its Filter verdicts)
+        self.on_template: dict[str, bool] = {}      # job -> its pods fit an empty template node
         self.scan_due = False                       # an autoscaler scan is in the event heap
         self.emptied: dict[str, float] = {}         # autoscaled node -> since when it holds no pod
         self.jobs: dict[str, Job] = {}
@@ -414,8 +418,8 @@ class Simulation:
             self._unhold(job, key)
             self._release(key, job.spec.milli, t)
         elif kind == UNSCHEDULABLE:
-            if job.spec.milli:
-                self.unschedulable[key] = job.spec.milli
+            if self.autoscaler is not None:
+                self.unschedulable[key] = job.spec.name
                 if not self.scan_due:
                     self.scan_due = True
                     self._push(t + self.autoscaler.scan_s, "scan", None)
@@ -532,14 +536,42 @@ class Simulation:
         self._add_pods(recreate)
 
     def _on_scan(self, t: float, _) -> None:
-        """The autoscaler looks at the unschedulable GPU pods and asks for nodes."""
+        """The autoscaler looks at the unschedulable pods and asks for nodes."""
         self.scan_due = False
-        template = self.usage.milli_of(self.autoscaler.free[0]) if self.autoscaler.free else 0
-        for name in self.autoscaler.scale_up(list(self.unschedulable.values()), self.usage.free_up(), template):
-            self._push(t + self.autoscaler.provision_s, "provisioned", name)
+        if self.autoscaler.free:            # with the whole pool asked for, there is nothing to decide
+            for name in self.autoscaler.scale_up(self._pending(), node_rooms(self.sched.cluster),
+                                                 node_rooms(self._template_scheduler().cluster)):
+                self._push(t + self.autoscaler.provision_s, "provisioned", name)
         if self.unschedulable and self.autoscaler.free:
             self.scan_due = True
             self._push(t + self.autoscaler.scan_s, "scan", None)
+
+    def _template_scheduler(self) -> Scheduler:
+        """A scheduler of the autoscaler's template node alone, empty (whose Filter verdicts the scans read)."""
+        if self.template_sched is None:
+            objects = ClusterObjects(nodes=[self.autoscaler.template], pods=[], warnings=[])
+            self.template_sched = Scheduler(Cluster.from_objects(objects), self.config)
+        return self.template_sched
+
+    def _pending(self) -> list[Pending]:
+        """The unschedulable pods as a scan packs them: each job's requests, the nodes in the cluster whose Filter
+        its pod passes now, and whether it fits an empty template node."""
+        by_job: dict[str, int] = {}
+        for job_name in self.unschedulable.values():
+            by_job[job_name] = by_job.get(job_name, 0) + 1
+        pending = []
+        for job_name, count in by_job.items():
+            spec = self.jobs[job_name].spec
+            pod = self._template(spec)
+            need = Need(milli_value(parse_quantity(spec.cpu)), value(parse_quantity(spec.memory)), spec.gpus,
+                        spec.gpu_milli)
+            nodes = copies_per_node(self.sched, pod, 1)[0] > 0
+            on_template = self.on_template.get(job_name)
+            if on_template is None:         # the template node stays empty: its verdict is the job's for good
+                on_template = bool(copies_per_node(self._template_scheduler(), pod, 1)[0][0])
+                self.on_template[job_name] = on_template
+            pending += [Pending(need, nodes, on_template)] * count
+        return pending
 
     def _on_provisioned(self, t: float, name: str) -> None:
         self.autoscaler.joined(name)

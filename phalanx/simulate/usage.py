@@ -52,10 +52,6 @@ class NodeUsage:
         self.up[self.row[name]] = up
         self.version += 1
 
-    def free_up(self) -> np.ndarray:
-        """Free milli-GPUs of every node in the cluster and up."""
-        return (self.milli - self.used)[self.up]
-
     def stranded(self, worker: int) -> int:
         """Idle milli-GPUs on up, partly used nodes whose free capacity is below `worker` (the smallest pending
         worker's milli) while their whole capacity is not (remembered until the nodes change)."""
