@@ -19,7 +19,8 @@ from phalanx.sched import Cluster
 
 
 def template(restart_policy: str | None = None) -> dict:
-    spec = {"containers": [{"name": "c"}], **({"restartPolicy": restart_policy} if restart_policy else {})}
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+            **({"restartPolicy": restart_policy} if restart_policy else {})}
     return {"metadata": {"labels": {"app": "web"}}, "spec": spec}
 
 
@@ -57,6 +58,7 @@ DELETE = object()
 RESTART = ["spec", "template", "spec", "restartPolicy"]
 STRATEGY = ["spec", "strategy"]
 JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
+IMAGE_PATH = ["spec", "template", "spec", "containers", 0, "image"]
 
 
 def cluster(*docs) -> Cluster:
@@ -191,6 +193,17 @@ CASES = [
      "StatefulSet default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
     ("two billion ReplicationController replicas", changed(RC, ["spec", "replicas"], 2147483647),
      "ReplicationController default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
+    # A template's image may have surrounding whitespace (validateContainerOnlyForPod is for pods only), but the pods
+    # made from it may not: the controller's pods are refused, naming the object that makes them.
+    ("pods of a Deployment's image with a space", changed(apps("Deployment"), [*IMAGE_PATH], " nginx"),
+     'ReplicaSet default/web-7ks4c49nfk: spec.template.spec.containers[0].image: Invalid value: " nginx": must not '
+     "have leading or trailing whitespace"),
+    ("pods of a Job's image with a newline", changed(JOB, [*IMAGE_PATH], "busybox\n"),
+     'Job default/j: spec.template.spec.containers[0].image: Invalid value: "busybox\\n": must not have leading or '
+     "trailing whitespace"),
+    ("pods of a StatefulSet's image with a space", changed(apps("StatefulSet", "db"), [*IMAGE_PATH], "nginx "),
+     'StatefulSet default/db: spec.template.spec.containers[0].image: Invalid value: "nginx ": must not have leading '
+     "or trailing whitespace"),
     ("two billion Job parallelism", changed(JOB, ["spec", "parallelism"], 2147483647),
      "Job default/j: spec.parallelism: 2147483647 pods: more than phalanx expands (10000000)"),
     ("completions below a huge parallelism", changed(changed(JOB, ["spec", "parallelism"], 2147483647),
@@ -230,7 +243,7 @@ def test_restart_policy_unset_or_always_on_controllers_and_on_failure_or_never_o
 
 
 def test_a_job_built_in_python_needs_no_restart_policy():
-    # As with containers (load.manifest_problem), an unset restartPolicy is a manifest check only.
+    # As with containers and their images (load.manifest_problem), an unset restartPolicy is a manifest check only.
     job = Job.model_validate({"metadata": {"name": "j"},
                               "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}}})
     assert job.spec.template.spec.restart_policy is None

@@ -79,7 +79,7 @@ spec:
 
 
 def pod(name: str, spec: dict, namespace: str = "ml") -> str:
-    spec = {"containers": [{"name": "c"}], **spec}
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}], **spec}
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
                            "spec": spec})
 

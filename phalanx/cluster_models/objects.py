@@ -20,6 +20,7 @@ Toleration operator "" is stored as "Equal", which is what upstream matching tre
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -43,6 +44,9 @@ __all__ = [
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+# What Go's strings.TrimSpace trims (unicode.IsSpace); Python's str.strip() would also trim \x1c-\x1f.
+_GO_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+             "\u2028\u2029\u202f\u205f\u3000")
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
@@ -663,8 +667,9 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
 
 def pod_problems(pod: "Pod") -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
-    names, host ports, requests above limits, node selectors, tolerations). A pod without containers is checked in
-    manifests only (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
+    names, host ports, requests above limits, node selectors, tolerations, images with leading or trailing
+    whitespace). A pod without containers, and a container without an image, are checked in manifests only
+    (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
     meta, spec = pod.metadata, pod.spec
     out = []
     problem = dns_subdomain_problem(meta.name)
@@ -714,6 +719,11 @@ def pod_problems(pod: "Pod") -> list[str]:
             out += node_selector_term_problems(
                 pref.preference, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference")
     out += toleration_problems(spec.tolerations, "spec.tolerations")
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):      # validateContainersOnlyForPod: pods, not pod templates
+            if c.image != c.image.strip(_GO_SPACE):
+                out.append(f"spec.{group}[{i}].image: Invalid value: {json.dumps(c.image, ensure_ascii=False)}: "
+                           f"must not have leading or trailing whitespace")
     return out
 
 
@@ -930,13 +940,16 @@ def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | N
 
 
 def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
-    """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): resource names and
-    amounts, port names, hostNetwork ports, node names, scheduling gates, empty node selector terms, toleration
-    values, repeated spread constraints and their topology keys."""
+    """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): container images
+    (required, also in pod templates), resource names and amounts, port names, hostNetwork ports, node names,
+    scheduling gates, empty node selector terms, toleration values, repeated spread constraints and their topology
+    keys."""
     pod_claims = {c.name for c in spec.resource_claims}
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):
             at = f"{path}.{group}[{i}]"
+            if not c.image:             # validateContainerCommon, for pods and pod templates alike
+                return f"{at}.image: Required value"
             problem = (requirements_problem(c.resources, f"{at}.resources")
                        or claim_refs_problem(c.resources.claims, pod_claims, f"{at}.resources.claims"))
             if problem is not None:
