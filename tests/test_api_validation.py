@@ -101,6 +101,14 @@ CASES = [
                                               [{"name": "i", "image": IMAGE, "restartPolicy": "OnFailure"}])],
      'Pod default/p: spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: '
      '"Always"'),
+    ("schedulingGroup without podGroupName", [changed(POD, ["spec", "schedulingGroup"], {})],
+     "Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: null: must specify one of: `podGroupName`"),
+    ("empty podGroupName", [changed(POD, ["spec", "schedulingGroup"], {"podGroupName": ""})],
+     'Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: "": must not be empty'),
+    ("podGroupName not a DNS subdomain", [changed(POD, ["spec", "schedulingGroup"], {"podGroupName": "Train_0"})],
+     "Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: \"Train_0\": must be a DNS subdomain: "
+     "lowercase letters, digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit "
+     '(got "Train_0")'),
     ("node name with an underscore", [changed(NODE, ["metadata", "name"], "node_1")],
      "Node node_1: metadata.name: must be a DNS subdomain: lowercase letters, digits, '-' and '.', each "
      "'.'-separated part starting and ending with a letter or digit (got \"node_1\")"),
@@ -143,14 +151,16 @@ CASES = [
 
 def test_what_the_api_server_accepts_still_loads():
     # A system PriorityClass above 1e9, a label value of 63 characters, an empty label value, a Gt with one value,
-    # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a PodGroup of
-    # another API group (Volcano's: skipped with a warning, not an error).
+    # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a dotted
+    # podGroupName (a DNS subdomain), a PodGroup of another API group (Volcano's: skipped with a warning, not an
+    # error).
     pod = changed(POD, ["metadata", "labels"], {"a": "x" * 63, "b": ""})
     pod = changed(pod, ["spec", "affinity"], node_affinity({"key": "gen", "operator": "Gt", "values": ["3"]}))
     pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] \
         .append({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]})
     pod["spec"]["tolerations"] = [{"operator": "Exists"}]
     pod["spec"]["initContainers"] = [{"name": "sidecar", "image": IMAGE, "restartPolicy": "Always"}]
+    pod["spec"]["schedulingGroup"] = {"podGroupName": "team-a.train-0"}
     objects = load_text("---\n".join(yaml.safe_dump(d) for d in [
         NODE, pod, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                     "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},

@@ -453,17 +453,15 @@ def test_pod_group_of_resolves_scheduling_group_in_the_pods_namespace():
         pod("in-group", {"schedulingGroup": {"podGroupName": "training-worker-0"}}),
         pod("other-namespace", {"schedulingGroup": {"podGroupName": "training-worker-0"}}, namespace="dev"),
         pod("no-group", {}),
-        pod("empty-name", {"schedulingGroup": {}}),
     ])
     objects = load_text(text)
-    in_group, other, none, empty = objects.pods
+    in_group, other, none = objects.pods
     assert pod_group_of(in_group, objects) is objects.pod_groups[0]
     assert pod_group_reason(in_group, objects) is None
     assert pod_group_of(other, objects) is None
     assert pod_group_reason(other, objects) == \
         'waiting for pods\'s pod group "training-worker-0" to appear in scheduling queue'
-    for p in (none, empty):
-        assert resolve_pod_group(p, objects).group is None and resolve_pod_group(p, objects).reason is None
+    assert resolve_pod_group(none, objects).group is None and resolve_pod_group(none, objects).reason is None
 
 
 def test_dangling_workload_refs_wait_with_a_reason():

@@ -667,8 +667,8 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
 
 def pod_problems(pod: "Pod") -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
-    names, host ports, requests above limits, node selectors, tolerations, images with leading or trailing
-    whitespace). A pod without containers, and a container without an image, are checked in manifests only
+    names, host ports, requests above limits, node selectors, tolerations, the PodGroup a schedulingGroup names,
+    images with leading or trailing whitespace). A pod without containers, and a container without an image, are checked in manifests only
     (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
     meta, spec = pod.metadata, pod.spec
     out = []
@@ -719,6 +719,14 @@ def pod_problems(pod: "Pod") -> list[str]:
             out += node_selector_term_problems(
                 pref.preference, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference")
     out += toleration_problems(spec.tolerations, "spec.tolerations")
+    if spec.scheduling_group is not None:       # validateSchedulingGroup: a PodGroup name, as ValidatePodGroupName
+        name, at = spec.scheduling_group.pod_group_name, "spec.schedulingGroup.podGroupName"
+        if name is None:
+            out.append(f"{at}: Invalid value: null: must specify one of: `podGroupName`")
+        elif not name:
+            out.append(f'{at}: Invalid value: "": must not be empty')
+        elif (problem := dns_subdomain_problem(name)) is not None:
+            out.append(f'{at}: Invalid value: "{name}": {problem}')
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):      # validateContainersOnlyForPod: pods, not pod templates
             if c.image != c.image.strip(_GO_SPACE):
