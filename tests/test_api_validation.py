@@ -227,6 +227,15 @@ LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric
 SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
              "ending with a letter or digit")
 PC = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+
+
+def service(**spec) -> dict:
+    return {**SERVICE, "spec": {**SERVICE["spec"], **spec}}
+
+
+PORT_RANGE = "must be between 1 and 65535, inclusive"
 MANIFEST_CASES = [
     ("a container without an image", [pod_spec(containers=[{"name": "c"}])],
      "Pod default/p: spec.containers[0].image: Required value"),
@@ -379,6 +388,60 @@ MANIFEST_CASES = [
     ("Namespace name", [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "Team_A"}}],
      "Namespace Team_A: metadata.name: must be a DNS label: lowercase letters, digits and '-', starting and ending "
      'with a letter or digit (got "Team_A")'),
+    # Services (validateService, v1.36), after the API server's defaults: type ClusterIP, protocol TCP, targetPort the
+    # port, clusterIPs [clusterIP]
+    ("a Service without ports", [{**SERVICE, "spec": {"selector": {"app": "web"}}}],
+     "Service default/web: spec.ports: Required value"),
+    ("a Service of empty ports", [service(ports=[])], "Service default/web: spec.ports: Required value"),
+    ("a headless NodePort Service", [service(type="NodePort", clusterIP="None")],
+     "Service default/web: spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for NodePort "
+     "services"),
+    ("an ExternalName Service without its name", [{**SERVICE, "spec": {"type": "ExternalName"}}],
+     "Service default/web: spec.externalName: Required value"),
+    ("an ExternalName Service with a clusterIP", [service(type="ExternalName", externalName="db.example.com",
+                                                          clusterIP="10.0.0.1")],
+     "Service default/web: spec.clusterIPs: Forbidden: may not be set for ExternalName services"),
+    ("an ExternalName not a DNS subdomain", [service(type="ExternalName", externalName="DB_host")],
+     f'Service default/web: spec.externalName: Invalid value: "DB_host": {SUBDOMAIN} (got "DB_host")'),
+    ("two ports, one unnamed", [service(ports=[{"name": "http", "port": 80}, {"port": 443}])],
+     "Service default/web: spec.ports[1].name: Required value"),
+    ("a port name with capitals", [service(ports=[{"name": "Web", "port": 80}])],
+     'Service default/web: spec.ports[0].name: Invalid value: "Web": must be a DNS label: lowercase letters, digits '
+     "and '-', starting and ending with a letter or digit (got \"Web\")"),
+    ("a port name twice", [service(ports=[{"name": "web", "port": 80}, {"name": "web", "port": 81}])],
+     'Service default/web: spec.ports[1].name: Duplicate value: "web"'),
+    ("a Service port past 65535", [service(ports=[{"port": 70000}])],
+     f"Service default/web: spec.ports[0].port: Invalid value: 70000: {PORT_RANGE}"),
+    ("a Service port left out", [service(ports=[{"targetPort": 8080}])],
+     f"Service default/web: spec.ports[0].port: Invalid value: 0: {PORT_RANGE}"),
+    ("a lower-case protocol", [service(ports=[{"port": 53, "protocol": "udp"}])],
+     'Service default/web: spec.ports[0].protocol: Unsupported value: "udp": supported values: "SCTP", "TCP", '
+     '"UDP"'),
+    ("a targetPort name with capitals", [service(ports=[{"port": 80, "targetPort": "HTTP"}])],
+     'Service default/web: spec.ports[0].targetPort: Invalid value: "HTTP": must contain only alpha-numeric '
+     "characters (a-z, 0-9), and hyphens (-)"),
+    ("a targetPort number as a string", [service(ports=[{"port": 80, "targetPort": "8080"}])],
+     'Service default/web: spec.ports[0].targetPort: Invalid value: "8080": must contain at least one letter (a-z)'),
+    ("a targetPort past 65535", [service(ports=[{"port": 80, "targetPort": 65536}])],
+     f"Service default/web: spec.ports[0].targetPort: Invalid value: 65536: {PORT_RANGE}"),
+    ("a clusterIP that is no IP", [service(clusterIP="10.0.0.300")],
+     'Service default/web: spec.clusterIPs[0]: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. '
+     "10.9.8.7 or 2001:db8::ffff)"),
+    ("clusterIPs without clusterIP", [service(clusterIPs=["10.0.0.1"])],
+     'Service default/web: spec.clusterIPs: Invalid value: ["10.0.0.1"]: must be empty when `clusterIP` is not '
+     "specified"),
+    ("None beside an IP", [service(clusterIP="None", clusterIPs=["None", "10.0.0.1"])],
+     "Service default/web: spec.clusterIPs: Invalid value: [\"None\",\"10.0.0.1\"]: 'None' must be the first and "
+     "only value"),
+    ("an unknown Service type", [service(type="Internal")],
+     'Service default/web: spec.type: Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", '
+     '"LoadBalancer", "NodePort"'),
+    ("one port number twice", [service(ports=[{"name": "a", "port": 80}, {"name": "b", "port": 80,
+                                                                          "targetPort": 8080}])],
+     'Service default/web: spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,'
+     '"TargetPort":0,"NodePort":0}'),
+    ("a selector label value", [service(selector={"app": "a b"})],
+     f'Service default/web: spec.selector: {LABEL_VALUE} (got "a b")'),
     ("apiVersion not a string", [changed(POD, ["apiVersion"], 1)],
      "Pod default/p: apiVersion: expected a string, got a number"),
     ("lower-case kind", [changed(POD, ["kind"], "pod")], 'pod p: kind: no matches for kind "pod" in version "v1"'),
@@ -442,3 +505,17 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     assert [pc.metadata.name for pc in objects.priority_classes] == ["system-node-critical"]
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind v1 ConfigMap",
                                 "c.yaml: skipped 1 object of unsupported kind kueue.x-k8s.io/v1beta1 LocalQueue"]
+
+
+@pytest.mark.parametrize("spec", [
+    {"clusterIP": "None", "selector": {"app": "web"}},            # headless: no ports needed
+    {"clusterIP": "None", "clusterIPs": ["None"]},
+    {"type": "ExternalName", "externalName": "db.example.com."},  # a trailing dot: fully qualified
+    {"type": "", "ports": [{"name": "http", "port": 80, "targetPort": "http-alt", "protocol": ""},
+                           {"name": "dns", "port": 80, "protocol": "UDP", "targetPort": 0}]},
+    {"type": "LoadBalancer", "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1", "fd00::1"], "ports": [{"port": 443}]},
+])
+def test_services_the_api_server_accepts(spec):
+    [svc] = load_text(yaml.safe_dump({**SERVICE, "spec": spec})).services
+    assert svc.spec.type == (spec.get("type") or "ClusterIP")
+    assert [p.target_port for p in svc.spec.ports] == [p.get("targetPort") or p["port"] for p in spec.get("ports", [])]

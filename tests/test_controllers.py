@@ -384,7 +384,8 @@ def test_the_cli_reports_a_bad_controller_in_one_line_and_schedules_nothing(tmp_
 
 def test_explain_reads_the_pod_itself_not_the_first_pod_of_its_shape():
     from phalanx.sched import explain_pod
-    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
     pod = lambda name, app: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": app}},  # noqa: E731
                              "spec": {"containers": [{"name": "c", "image": IMAGE,
                                                       "resources": {"requests": {"cpu": "1"}}}]}}
