@@ -236,6 +236,14 @@ def service(**spec) -> dict:
 
 
 PORT_RANGE = "must be between 1 and 65535, inclusive"
+
+
+def spread(**fields) -> dict:
+    return {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", **fields}
+
+
+def labelled(pod: dict, **labels) -> dict:
+    return changed(pod, ["metadata", "labels"], labels)
 MANIFEST_CASES = [
     ("a container without an image", [pod_spec(containers=[{"name": "c"}])],
      "Pod default/p: spec.containers[0].image: Required value"),
@@ -356,10 +364,47 @@ MANIFEST_CASES = [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}] * 2)],
      "Pod default/p: spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "
      '"{zone, DoNotSchedule}"'),
-    ("spread topologyKey", [pod_spec(topologySpreadConstraints=[
-        {"maxSkew": 1, "topologyKey": "bad key!", "whenUnsatisfiable": "DoNotSchedule"}])],
-     f'Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Invalid value: "bad key!": {QUALIFIED} '
+    ("spread topologyKey left empty", [pod_spec(topologySpreadConstraints=[spread(topologyKey="")])],
+     "Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Required value: can not be empty"),
+    # matchLabelKeys (v1.36, MatchLabelKeysInPodTopologySpread and its SelectorMerge on): the API server merges
+    # `key In (the pod's value)` into the labelSelector, then validates the merged selector
+    ("spread matchLabelKeys without a labelSelector", [pod_spec(topologySpreadConstraints=[
+        spread(matchLabelKeys=["app"])])],
+     "Pod default/p: spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when "
+     "labelSelector is not set"),
+    ("a spread matchLabelKeys key also in matchLabels", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchLabels": {"app": "web"}}, matchLabelKeys=["app"])]), app="web")],
+     'Pod default/p: spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key also in matchExpressions", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+               matchLabelKeys=["tier", "app"])]), app="web", tier="db")],
+     'Pod default/p: spec.topologySpreadConstraints[0][1]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key twice", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={}, matchLabelKeys=["app", "app"])]), app="web")],
+     'Pod default/p: spec.topologySpreadConstraints[0][1]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key that is no label key", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={}, matchLabelKeys=["bad key!"])])],
+     f'Pod default/p: spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: "bad key!": {QUALIFIED} '
      '(got "bad key!")'),
+    ("a spread labelSelector value", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchLabels": {"app": "a b"}})])],
+     f'Pod default/p: spec.topologySpreadConstraints[0].labelSelector.matchLabels: {LABEL_VALUE} (got "a b")'),
+    ("a spread labelSelector In without values", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchExpressions": [{"key": "app", "operator": "In", "values": []}]})])],
+     "Pod default/p: spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: Required value: "
+     "must be specified when `operator` is 'In' or 'NotIn'"),
+    ("a template's matchLabelKeys key also in matchLabels, as written", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"], {
+            "containers": [{"name": "c", "image": IMAGE}],
+            "topologySpreadConstraints": [spread(labelSelector={"matchLabels": {"app": "web"},
+                                                                "matchExpressions": [{"key": "app", "operator": "In",
+                                                                                      "values": ["web"]}]},
+                                                 matchLabelKeys=["app"])]})],
+     'Deployment default/web: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in '
+     "both matchLabelKeys and labelSelector"),
     ("scheduling gate name", [pod_spec(schedulingGates=[{"name": "bad gate!"}])],
      f'Pod default/p: spec.schedulingGates[0]: Invalid value: "bad gate!": {QUALIFIED} (got "bad gate!")'),
     ("scheduling gate twice", [pod_spec(schedulingGates=[{"name": "example.com/wait"}] * 2)],
@@ -505,6 +550,22 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     assert [pc.metadata.name for pc in objects.priority_classes] == ["system-node-critical"]
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind v1 ConfigMap",
                                 "c.yaml: skipped 1 object of unsupported kind kueue.x-k8s.io/v1beta1 LocalQueue"]
+
+
+def test_spread_constraints_the_api_server_accepts():
+    # A matchLabelKeys key also in matchLabels of a pod without that label (nothing is merged), a pod as the API
+    # server stores it (the merged requirement beside its key: not merged twice, docs/semantics.md), a topologyKey
+    # that is no label key (ValidateTopologyKey only wants one), keys merged beside other keys' requirements.
+    absent = spread(labelSelector={"matchLabels": {"tier": "db"}}, matchLabelKeys=["tier"])
+    stored = spread(topologyKey="rack", labelSelector={"matchExpressions": [
+        {"key": "app", "operator": "In", "values": ["web"]}]}, matchLabelKeys=["app"])
+    odd_key = spread(topologyKey="bad key!", whenUnsatisfiable="ScheduleAnyway")
+    beside = spread(topologyKey="zone", whenUnsatisfiable="ScheduleAnyway", labelSelector={
+        "matchLabels": {"tier": "db"}, "matchExpressions": [{"key": "team", "operator": "Exists"}]},
+                    matchLabelKeys=["app", "pod-template-hash"])
+    pod = labelled(pod_spec(topologySpreadConstraints=[absent, stored, odd_key, beside]), app="web")
+    [loaded] = load_text(yaml.safe_dump(pod)).pods
+    assert [c.topology_key for c in loaded.spec.topology_spread_constraints] == ["zone", "rack", "bad key!", "zone"]
 
 
 @pytest.mark.parametrize("spec", [

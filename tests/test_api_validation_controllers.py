@@ -59,6 +59,9 @@ RESTART = ["spec", "template", "spec", "restartPolicy"]
 STRATEGY = ["spec", "strategy"]
 JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
 IMAGE_PATH = ["spec", "template", "spec", "containers", 0, "image"]
+SPREAD_PATH = ["spec", "template", "spec", "topologySpreadConstraints"]
+SPREAD_APP = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+              "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["app"]}
 
 
 def cluster(*docs) -> Cluster:
@@ -204,6 +207,14 @@ CASES = [
     ("pods of a StatefulSet's image with a space", changed(apps("StatefulSet", "db"), [*IMAGE_PATH], "nginx "),
      'StatefulSet default/db: spec.template.spec.containers[0].image: Invalid value: "nginx ": must not have leading '
      "or trailing whitespace"),
+    # A template's spread matchLabelKeys are validated as written; each pod's, merged with its labels, when the
+    # controller creates it (v1.36 MatchLabelKeysInPodTopologySpreadSelectorMerge).
+    ("pods whose matchLabelKeys key is in matchLabels", changed(apps("Deployment"), [*SPREAD_PATH], [SPREAD_APP]),
+     'ReplicaSet default/web-6h4lmzg25t: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": '
+     "exists in both matchLabelKeys and labelSelector"),
+    ("a Job's pods whose matchLabelKeys key is in matchLabels", changed(JOB, [*SPREAD_PATH], [SPREAD_APP]),
+     'Job default/j: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in both '
+     "matchLabelKeys and labelSelector"),
     ("two billion Job parallelism", changed(JOB, ["spec", "parallelism"], 2147483647),
      "Job default/j: spec.parallelism: 2147483647 pods: more than phalanx expands (10000000)"),
     ("completions below a huge parallelism", changed(changed(JOB, ["spec", "parallelism"], 2147483647),

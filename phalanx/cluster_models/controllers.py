@@ -83,6 +83,7 @@ from .objects import (
     dns_label_problem,
     dns_subdomain_problem,
     labels_problem,
+    made_pod_spread_problem,
     port_name_problem,
     _is_ip,
     DONE_PHASES,
@@ -778,8 +779,8 @@ def _template_error(owner: _Owner, problem: str) -> InputError:
 class _Stamper:
     """Pods from one template: the spec validated (and API-defaulted) once and shared by every pod; a pod's own
     fields (`spec_update`: a DaemonSet pod's node affinity, a StatefulSet pod's claim volumes, valid by
-    construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys from
-    per-pod labels is validated per pod."""
+    construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys, or whose
+    spread constraints have matchLabelKeys, from per-pod labels is validated per pod."""
 
     def __init__(self, owner: _Owner, template: PodTemplateSpec, labels: dict[str, str]):
         self.owner, self.template = owner, template
@@ -788,7 +789,8 @@ class _Stamper:
             term.match_label_keys or term.mismatch_label_keys
             for kind in (affinity.pod_affinity, affinity.pod_anti_affinity) if kind is not None
             for term in [*kind.required_during_scheduling_ignored_during_execution,
-                         *(w.pod_affinity_term for w in kind.preferred_during_scheduling_ignored_during_execution)])
+                         *(w.pod_affinity_term for w in kind.preferred_during_scheduling_ignored_during_execution)]
+        ) or any(c.match_label_keys for c in template.spec.topology_spread_constraints)
         # Replicas share their labels, annotations and ownerReferences objects too, so that intake recognises them
         # as one template (sched/shapes.py ShapeTable.by_template) without signing each.
         self.labels = labels
@@ -816,9 +818,13 @@ class _Stamper:
 
     def _validate(self, meta: ObjectMeta, spec) -> Pod:
         try:
-            return Pod.model_validate({"metadata": meta, "spec": spec})
+            pod = Pod.model_validate({"metadata": meta, "spec": spec})
         except ValidationError as error:
             raise _template_error(self.owner, validation_problem(error)) from None
+        problem = made_pod_spread_problem(pod)
+        if problem is not None:
+            raise _template_error(self.owner, problem)
+        return pod
 
 
 def _by_controller(objects: Iterable) -> dict[tuple[str, str, str], list]:

@@ -62,6 +62,7 @@ from .objects import (
     PodSchedulingGroup,
     PodSpec,
     controlled_by,
+    made_pod_spread_problem,
     selector_matches,
     selector_problems,
 )
@@ -332,9 +333,13 @@ def _pod(job: Job, index: int, pod_group: str | None) -> Pod:
     metadata = ObjectMeta(name=f"{name}-{index}", namespace=job.metadata.namespace, labels=labels,
                           annotations=annotations, owner_references=[_controller_ref(job)])
     try:
-        return Pod.model_validate({"metadata": metadata, "spec": spec})
+        pod = Pod.model_validate({"metadata": metadata, "spec": spec})
     except ValidationError as error:    # a pod the API server refuses to create: its template's field named
         raise InputError(f"Job {job.key}: spec.template.{validation_problem(error)}") from None
+    problem = made_pod_spread_problem(pod)
+    if problem is not None:
+        raise InputError(f"Job {job.key}: spec.template.{problem}")
+    return pod
 
 
 def active_pods(spec: JobSpec) -> tuple[int, str]:

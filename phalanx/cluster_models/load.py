@@ -320,7 +320,9 @@ def manifest_problem(obj) -> str | None:
     if isinstance(obj, (Job, CronJob)) and spec.restart_policy is None:      # defaulted to Always, which Jobs refuse
         return f'{path}.restartPolicy: Required value: valid values: "{JOB_RESTART_POLICIES[0]}", ' \
                f'"{JOB_RESTART_POLICIES[1]}"'
-    return (meta_problem(obj.metadata) if isinstance(obj, Pod) else None) or pod_spec_manifest_problem(spec, path)
+    if isinstance(obj, Pod):
+        return meta_problem(obj.metadata) or pod_spec_manifest_problem(spec, path, obj.metadata.labels)
+    return pod_spec_manifest_problem(spec, path)
 
 
 def _describe(kind: str, document: dict, where: str) -> str:
