@@ -310,6 +310,17 @@ MANIFEST_CASES = [
         containers=container(resources={"claims": [{"name": "a", "request": "Big_GPU"}]}))],
      'Pod default/p: spec.containers[0].resources.claims[0].request: Invalid value: "Big_GPU": must be a DNS label: '
      "lowercase letters, digits and '-', starting and ending with a letter or digit (got \"Big_GPU\")"),
+    # Pod-level claims (validatePodResources, v1.36): refused whatever they name, even an empty list
+    ("pod-level resources claims", [pod_spec(resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-0"}],
+                                             resources={"claims": [{"name": "gpu"}]})],
+     "Pod default/p: spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level"),
+    ("empty pod-level resources claims", [pod_spec(resources={"requests": {"cpu": "1"}, "claims": []})],
+     "Pod default/p: spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level"),
+    ("a Deployment's template pod-level claims", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"], {"containers": [{"name": "c", "image": IMAGE}],
+                                                                     "resources": {"claims": [{"name": "x"}]}})],
+     "Deployment default/web: spec.template.spec.resources.claims: Forbidden: claims may not be set for Resources at "
+     "pod-level"),
     ("hostNetwork hostPort", [pod_spec(hostNetwork=True, containers=container(ports=[{"containerPort": 80,
                                                                                       "hostPort": 8080}]))],
      "Pod default/p: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when "
@@ -550,6 +561,15 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     assert [pc.metadata.name for pc in objects.priority_classes] == ["system-node-critical"]
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind v1 ConfigMap",
                                 "c.yaml: skipped 1 object of unsupported kind kueue.x-k8s.io/v1beta1 LocalQueue"]
+
+
+def test_pod_level_resources_with_claims_null_load():
+    # `claims: null` is no claims (Go's nil slice); a container's claims stay allowed.
+    pod = pod_spec(resources={"requests": {"cpu": "1"}, "claims": None},
+                   resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-0"}],
+                   containers=container(resources={"claims": [{"name": "gpu"}]}))
+    [loaded] = load_text(yaml.safe_dump(pod)).pods
+    assert loaded.spec.resources.claims == [] and loaded.spec.containers[0].resources.claims[0].name == "gpu"
 
 
 def test_spread_constraints_the_api_server_accepts():

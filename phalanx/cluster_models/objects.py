@@ -328,7 +328,7 @@ class ResourceClaimRef(K8sModel):
 class ResourceRequirements(K8sModel):
     requests: ResourceList = Field(default_factory=ResourceList)
     limits: ResourceList = Field(default_factory=ResourceList)
-    claims: list[ResourceClaimRef] = Field(default_factory=list)
+    claims: list[ResourceClaimRef] = Field(default_factory=list)    # a container's only: refused at pod level
 
 
 class ContainerPort(K8sModel):
@@ -990,8 +990,9 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[st
     if problem is not None:
         return problem
     if spec.resources is not None:
-        problem = (requirements_problem(spec.resources, f"{path}.resources")
-                   or claim_refs_problem(spec.resources.claims, pod_claims, f"{path}.resources.claims"))
+        if "claims" in spec.resources.model_fields_set:     # validatePodResources: `Claims != nil`, so [] too
+            return f"{path}.resources.claims: Forbidden: claims may not be set for Resources at pod-level"
+        problem = requirements_problem(spec.resources, f"{path}.resources")
         if problem is not None:
             return problem
         for name in spec.resources.limits:
