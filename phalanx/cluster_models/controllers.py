@@ -4,7 +4,8 @@ v1 ReplicationController, batch/v1 CronJob; and v1 Service, read for the selecto
 
 Validation is the API server's create-time validation of the fields read (pkg/apis/apps/validation,
 pkg/apis/core/validation, pkg/apis/batch/validation, v1.36): names (DNS subdomain; StatefulSet a DNS label;
-Service a DNS-1035 label; CronJob at most 52 characters), replicas and ordinals.start non-negative, a selector that
+Service a DNS-1035 label; CronJob at most 52 characters), a Service's selector and, in manifests, its ports, type
+and clusterIPs (service_manifest_problem), replicas and ordinals.start non-negative, a selector that
 is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
 podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy; a CronJob's
 schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
