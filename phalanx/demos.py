@@ -11,13 +11,14 @@ from .cluster_models import ClusterObjects, Job, Node, Pod, job_objects
 from .sched import Cluster, Scheduler, explain_group
 
 GPU = "nvidia.com/gpu"
+IMAGE = "registry.k8s.io/pause:3.10"     # the API server wants every container's image
 
 
 def _job(name: str, workers: int) -> Job:
     return Job.model_validate({
         "metadata": {"name": name, "namespace": "ml"},
         "spec": {"parallelism": workers, "completions": workers, "completionMode": "Indexed",
-                 "template": {"spec": {"containers": [{"name": "worker", "resources": {
+                 "template": {"spec": {"containers": [{"name": "worker", "image": IMAGE, "resources": {
                      "requests": {"cpu": "4", "memory": "32Gi", GPU: "1"}, "limits": {GPU: "1"}}}]}}}})
 
 
@@ -28,7 +29,7 @@ def _cluster(gpu_nodes: int, busy_gpus: int) -> ClusterObjects:
         for i in range(gpu_nodes)]
     busy = [Pod.model_validate({
         "metadata": {"name": "inference", "namespace": "serving"},
-        "spec": {"nodeName": "gpu-0", "containers": [{"name": "server", "resources": {
+        "spec": {"nodeName": "gpu-0", "containers": [{"name": "server", "image": IMAGE, "resources": {
             "requests": {"cpu": "8", "memory": "64Gi", GPU: str(busy_gpus)}, "limits": {GPU: str(busy_gpus)}}}]}})]
     return ClusterObjects(nodes=nodes, pods=busy)
 
@@ -82,7 +83,7 @@ def _stamp(minutes_ago: float) -> str:
 def _gpu_pod(name: str, node: str | None, priority: int, minutes_ago: float | None = None,
              group: str | None = None) -> Pod:
     doc = {"metadata": {"name": name, "namespace": "ml"},
-           "spec": {"priority": priority, "containers": [{"name": "worker", "resources": {
+           "spec": {"priority": priority, "containers": [{"name": "worker", "image": IMAGE, "resources": {
                "requests": {"cpu": "4", "memory": "32Gi", GPU: "1"}, "limits": {GPU: "1"}}}]}}
     if node is not None:
         doc["spec"]["nodeName"] = node

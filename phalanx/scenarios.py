@@ -40,7 +40,8 @@ def _deployment(n_nodes: int, replicas: int) -> ClusterObjects:
     """One Deployment of 500m / 1Gi replicas: its ReplicaSet controls them, so the system default topology spreading
     applies (and they go pod by pod, as kube-scheduler places them)."""
     template = {"metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}}
+                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}}
     deployment = Deployment.model_validate({"metadata": {"name": "web"}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
     return ClusterObjects(nodes=generate_nodes(n_nodes), controllers=[deployment])

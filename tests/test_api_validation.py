@@ -2,21 +2,23 @@
 the object and the field (pkg/apis/core/validation ValidatePodCreate, ValidateNode, ValidatePriorityClass;
 apimachinery's name and label formats; kubectl's own checks). Each case changes one field of a valid manifest; the
 expected text is written out by hand; then fields the API does not have (a warning, or an error when strict). Pods
-without containers and node label values are manifest checks: objects built in Python are not checked for them
-(docs/semantics.md)."""
+without containers, containers without an image and node label values are manifest checks: objects built in Python
+are not checked for them (docs/semantics.md)."""
 from __future__ import annotations
 
 import copy
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
-from phalanx.cluster_models import InputError, load_text
+from phalanx.cluster_models import InputError, Pod, load_text
 
+IMAGE = "registry.k8s.io/pause:3.10"
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+       "spec": {"containers": [{"name": "c", "image": IMAGE, "resources": {"requests": {"cpu": "1"}}}]}}
 NODE_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
 DEPLOYMENT_WITHOUT_CONTAINERS = {
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
@@ -55,7 +57,7 @@ CASES = [
     ("label key with a space", [changed(POD, ["metadata", "labels"], {"my key": "v"})],
      "Pod default/p: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
      "start and end with an alphanumeric character (got \"my key\")"),
-    ("two containers of one name", [changed(POD, ["spec", "containers"], [{"name": "c"}, {"name": "c"}])],
+    ("two containers of one name", [changed(POD, ["spec", "containers"], [{"name": "c", "image": IMAGE}] * 2)],
      'Pod default/p: spec.containers[1].name: Duplicate value: "c"'),
     ("requests above limits", [changed(POD, ["spec", "containers", 0, "resources"],
                                        {"requests": {"cpu": "2"}, "limits": {"cpu": "1500m"}})],
@@ -96,9 +98,17 @@ CASES = [
         {"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8080}])],
      'Pod default/p: spec.containers[0].ports[1].hostPort: Duplicate value: "TCP//8080"'),
     ("init container restartPolicy", [changed(POD, ["spec", "initContainers"],
-                                              [{"name": "i", "restartPolicy": "OnFailure"}])],
+                                              [{"name": "i", "image": IMAGE, "restartPolicy": "OnFailure"}])],
      'Pod default/p: spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: '
      '"Always"'),
+    ("schedulingGroup without podGroupName", [changed(POD, ["spec", "schedulingGroup"], {})],
+     "Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: null: must specify one of: `podGroupName`"),
+    ("empty podGroupName", [changed(POD, ["spec", "schedulingGroup"], {"podGroupName": ""})],
+     'Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: "": must not be empty'),
+    ("podGroupName not a DNS subdomain", [changed(POD, ["spec", "schedulingGroup"], {"podGroupName": "Train_0"})],
+     "Pod default/p: spec.schedulingGroup.podGroupName: Invalid value: \"Train_0\": must be a DNS subdomain: "
+     "lowercase letters, digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit "
+     '(got "Train_0")'),
     ("node name with an underscore", [changed(NODE, ["metadata", "name"], "node_1")],
      "Node node_1: metadata.name: must be a DNS subdomain: lowercase letters, digits, '-' and '.', each "
      "'.'-separated part starting and ending with a letter or digit (got \"node_1\")"),
@@ -141,14 +151,16 @@ CASES = [
 
 def test_what_the_api_server_accepts_still_loads():
     # A system PriorityClass above 1e9, a label value of 63 characters, an empty label value, a Gt with one value,
-    # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a PodGroup of
-    # another API group (Volcano's: skipped with a warning, not an error).
+    # a matchFields on metadata.name, an Exists toleration without a key, a sidecar init container, a dotted
+    # podGroupName (a DNS subdomain), a PodGroup of another API group (Volcano's: skipped with a warning, not an
+    # error).
     pod = changed(POD, ["metadata", "labels"], {"a": "x" * 63, "b": ""})
     pod = changed(pod, ["spec", "affinity"], node_affinity({"key": "gen", "operator": "Gt", "values": ["3"]}))
     pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] \
         .append({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]})
     pod["spec"]["tolerations"] = [{"operator": "Exists"}]
-    pod["spec"]["initContainers"] = [{"name": "sidecar", "restartPolicy": "Always"}]
+    pod["spec"]["initContainers"] = [{"name": "sidecar", "image": IMAGE, "restartPolicy": "Always"}]
+    pod["spec"]["schedulingGroup"] = {"podGroupName": "team-a.train-0"}
     objects = load_text("---\n".join(yaml.safe_dump(d) for d in [
         NODE, pod, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                     "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
@@ -156,6 +168,16 @@ def test_what_the_api_server_accepts_still_loads():
     assert [p.key for p in objects.pods] == ["default/p"]
     assert objects.priority_classes[0].value == 2_000_001_000
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind scheduling.volcano.sh/v1beta1 PodGroup"]
+
+
+def test_a_pod_built_in_python_needs_no_image():
+    # Upstream's scheduler unit tests make pods without an image (st.MakePod) and phalanx replays them through its
+    # Python API: a missing image is a manifest check (load.manifest_problem). Surrounding whitespace is refused in
+    # every pod, as an image left out has none.
+    pod = Pod.model_validate({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
+    assert pod.spec.containers[0].image == ""
+    with pytest.raises(ValidationError, match=r'spec.containers\[0\].image: Invalid value: " c": must not have'):
+        Pod.model_validate({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": " c"}]}})
 
 
 # ---- fields the API does not have: a warning naming each (kubectl's default), an error with strict ----
@@ -189,7 +211,7 @@ def test_every_unknown_field_is_named_with_its_path_and_the_objects_counted():
 # ---- what the API server rejects in manifests (load.manifest_problem), kubectl's decoding, and kinds ----
 
 def container(**fields) -> list:
-    return [{"name": "c", **fields}]
+    return [{"name": "c", "image": IMAGE, **fields}]
 
 
 def pod_spec(**fields) -> dict:
@@ -205,7 +227,47 @@ LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric
 SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
              "ending with a letter or digit")
 PC = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+
+
+def service(**spec) -> dict:
+    return {**SERVICE, "spec": {**SERVICE["spec"], **spec}}
+
+
+PORT_RANGE = "must be between 1 and 65535, inclusive"
+
+
+def spread(**fields) -> dict:
+    return {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", **fields}
+
+
+def labelled(pod: dict, **labels) -> dict:
+    return changed(pod, ["metadata", "labels"], labels)
 MANIFEST_CASES = [
+    ("a container without an image", [pod_spec(containers=[{"name": "c"}])],
+     "Pod default/p: spec.containers[0].image: Required value"),
+    ("an init container without an image", [pod_spec(initContainers=[{"name": "i", "restartPolicy": "Always"}])],
+     "Pod default/p: spec.initContainers[0].image: Required value"),
+    ("a Deployment's template container without an image", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"], {"containers": [{"name": "c"}]})],
+     "Deployment default/web: spec.template.spec.containers[0].image: Required value"),
+    ("a Job's template init container without an image", [{
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": IMAGE}],
+                                       "initContainers": [{"name": "i"}]}}}}],
+     "Job default/j: spec.template.spec.initContainers[0].image: Required value"),
+    ("a CronJob's template container without an image", [{
+        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+        "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c"}]}}}}}}],
+     "CronJob default/nightly: spec.jobTemplate.spec.template.spec.containers[0].image: Required value"),
+    ("an image with trailing whitespace", [pod_spec(containers=container(image="nginx "))],
+     'Pod default/p: spec.containers[0].image: Invalid value: "nginx ": must not have leading or trailing '
+     "whitespace"),
+    ("an init container image with a leading tab", [pod_spec(initContainers=[{"name": "i", "image": "\tnginx"}])],
+     'Pod default/p: spec.initContainers[0].image: Invalid value: "\\tnginx": must not have leading or trailing '
+     "whitespace"),
     ("bad creationTimestamp", [changed(POD, ["metadata", "creationTimestamp"], "yesterday")],
      'Pod default/p: metadata.creationTimestamp: invalid RFC 3339 time "yesterday"'),
     ("restartPolicy", [pod_spec(restartPolicy="Sometimes")],
@@ -238,8 +300,8 @@ MANIFEST_CASES = [
      "pod.spec.resourceClaims: a, b"),
     ("container claim named twice", [pod_spec(
         resourceClaims=[{"name": "a", "resourceClaimName": "ca"}],
-        initContainers=[{"name": "init", "resources": {"claims": [{"name": "a", "request": "r"},
-                                                                   {"name": "a", "request": "r"}]}}])],
+        initContainers=[{"name": "init", "image": IMAGE, "resources": {"claims": [{"name": "a", "request": "r"},
+                                                                                   {"name": "a", "request": "r"}]}}])],
      'Pod default/p: spec.initContainers[0].resources.claims[1]: Duplicate value: "a/r"'),
     ("container claim without a name", [pod_spec(containers=container(resources={"claims": [{"request": "r"}]}))],
      "Pod default/p: spec.containers[0].resources.claims[0]: Required value"),
@@ -248,6 +310,17 @@ MANIFEST_CASES = [
         containers=container(resources={"claims": [{"name": "a", "request": "Big_GPU"}]}))],
      'Pod default/p: spec.containers[0].resources.claims[0].request: Invalid value: "Big_GPU": must be a DNS label: '
      "lowercase letters, digits and '-', starting and ending with a letter or digit (got \"Big_GPU\")"),
+    # Pod-level claims (validatePodResources, v1.36): refused whatever they name, even an empty list
+    ("pod-level resources claims", [pod_spec(resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-0"}],
+                                             resources={"claims": [{"name": "gpu"}]})],
+     "Pod default/p: spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level"),
+    ("empty pod-level resources claims", [pod_spec(resources={"requests": {"cpu": "1"}, "claims": []})],
+     "Pod default/p: spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level"),
+    ("a Deployment's template pod-level claims", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"], {"containers": [{"name": "c", "image": IMAGE}],
+                                                                     "resources": {"claims": [{"name": "x"}]}})],
+     "Deployment default/web: spec.template.spec.resources.claims: Forbidden: claims may not be set for Resources at "
+     "pod-level"),
     ("hostNetwork hostPort", [pod_spec(hostNetwork=True, containers=container(ports=[{"containerPort": 80,
                                                                                       "hostPort": 8080}]))],
      "Pod default/p: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when "
@@ -302,10 +375,47 @@ MANIFEST_CASES = [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}] * 2)],
      "Pod default/p: spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "
      '"{zone, DoNotSchedule}"'),
-    ("spread topologyKey", [pod_spec(topologySpreadConstraints=[
-        {"maxSkew": 1, "topologyKey": "bad key!", "whenUnsatisfiable": "DoNotSchedule"}])],
-     f'Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Invalid value: "bad key!": {QUALIFIED} '
+    ("spread topologyKey left empty", [pod_spec(topologySpreadConstraints=[spread(topologyKey="")])],
+     "Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Required value: can not be empty"),
+    # matchLabelKeys (v1.36, MatchLabelKeysInPodTopologySpread and its SelectorMerge on): the API server merges
+    # `key In (the pod's value)` into the labelSelector, then validates the merged selector
+    ("spread matchLabelKeys without a labelSelector", [pod_spec(topologySpreadConstraints=[
+        spread(matchLabelKeys=["app"])])],
+     "Pod default/p: spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when "
+     "labelSelector is not set"),
+    ("a spread matchLabelKeys key also in matchLabels", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchLabels": {"app": "web"}}, matchLabelKeys=["app"])]), app="web")],
+     'Pod default/p: spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key also in matchExpressions", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+               matchLabelKeys=["tier", "app"])]), app="web", tier="db")],
+     'Pod default/p: spec.topologySpreadConstraints[0][1]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key twice", [labelled(pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={}, matchLabelKeys=["app", "app"])]), app="web")],
+     'Pod default/p: spec.topologySpreadConstraints[0][1]: Invalid value: "app": exists in both matchLabelKeys and '
+     "labelSelector"),
+    ("a spread matchLabelKeys key that is no label key", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={}, matchLabelKeys=["bad key!"])])],
+     f'Pod default/p: spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: "bad key!": {QUALIFIED} '
      '(got "bad key!")'),
+    ("a spread labelSelector value", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchLabels": {"app": "a b"}})])],
+     f'Pod default/p: spec.topologySpreadConstraints[0].labelSelector.matchLabels: {LABEL_VALUE} (got "a b")'),
+    ("a spread labelSelector In without values", [pod_spec(topologySpreadConstraints=[
+        spread(labelSelector={"matchExpressions": [{"key": "app", "operator": "In", "values": []}]})])],
+     "Pod default/p: spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: Required value: "
+     "must be specified when `operator` is 'In' or 'NotIn'"),
+    ("a template's matchLabelKeys key also in matchLabels, as written", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"], {
+            "containers": [{"name": "c", "image": IMAGE}],
+            "topologySpreadConstraints": [spread(labelSelector={"matchLabels": {"app": "web"},
+                                                                "matchExpressions": [{"key": "app", "operator": "In",
+                                                                                      "values": ["web"]}]},
+                                                 matchLabelKeys=["app"])]})],
+     'Deployment default/web: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in '
+     "both matchLabelKeys and labelSelector"),
     ("scheduling gate name", [pod_spec(schedulingGates=[{"name": "bad gate!"}])],
      f'Pod default/p: spec.schedulingGates[0]: Invalid value: "bad gate!": {QUALIFIED} (got "bad gate!")'),
     ("scheduling gate twice", [pod_spec(schedulingGates=[{"name": "example.com/wait"}] * 2)],
@@ -334,6 +444,60 @@ MANIFEST_CASES = [
     ("Namespace name", [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "Team_A"}}],
      "Namespace Team_A: metadata.name: must be a DNS label: lowercase letters, digits and '-', starting and ending "
      'with a letter or digit (got "Team_A")'),
+    # Services (validateService, v1.36), after the API server's defaults: type ClusterIP, protocol TCP, targetPort the
+    # port, clusterIPs [clusterIP]
+    ("a Service without ports", [{**SERVICE, "spec": {"selector": {"app": "web"}}}],
+     "Service default/web: spec.ports: Required value"),
+    ("a Service of empty ports", [service(ports=[])], "Service default/web: spec.ports: Required value"),
+    ("a headless NodePort Service", [service(type="NodePort", clusterIP="None")],
+     "Service default/web: spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for NodePort "
+     "services"),
+    ("an ExternalName Service without its name", [{**SERVICE, "spec": {"type": "ExternalName"}}],
+     "Service default/web: spec.externalName: Required value"),
+    ("an ExternalName Service with a clusterIP", [service(type="ExternalName", externalName="db.example.com",
+                                                          clusterIP="10.0.0.1")],
+     "Service default/web: spec.clusterIPs: Forbidden: may not be set for ExternalName services"),
+    ("an ExternalName not a DNS subdomain", [service(type="ExternalName", externalName="DB_host")],
+     f'Service default/web: spec.externalName: Invalid value: "DB_host": {SUBDOMAIN} (got "DB_host")'),
+    ("two ports, one unnamed", [service(ports=[{"name": "http", "port": 80}, {"port": 443}])],
+     "Service default/web: spec.ports[1].name: Required value"),
+    ("a port name with capitals", [service(ports=[{"name": "Web", "port": 80}])],
+     'Service default/web: spec.ports[0].name: Invalid value: "Web": must be a DNS label: lowercase letters, digits '
+     "and '-', starting and ending with a letter or digit (got \"Web\")"),
+    ("a port name twice", [service(ports=[{"name": "web", "port": 80}, {"name": "web", "port": 81}])],
+     'Service default/web: spec.ports[1].name: Duplicate value: "web"'),
+    ("a Service port past 65535", [service(ports=[{"port": 70000}])],
+     f"Service default/web: spec.ports[0].port: Invalid value: 70000: {PORT_RANGE}"),
+    ("a Service port left out", [service(ports=[{"targetPort": 8080}])],
+     f"Service default/web: spec.ports[0].port: Invalid value: 0: {PORT_RANGE}"),
+    ("a lower-case protocol", [service(ports=[{"port": 53, "protocol": "udp"}])],
+     'Service default/web: spec.ports[0].protocol: Unsupported value: "udp": supported values: "SCTP", "TCP", '
+     '"UDP"'),
+    ("a targetPort name with capitals", [service(ports=[{"port": 80, "targetPort": "HTTP"}])],
+     'Service default/web: spec.ports[0].targetPort: Invalid value: "HTTP": must contain only alpha-numeric '
+     "characters (a-z, 0-9), and hyphens (-)"),
+    ("a targetPort number as a string", [service(ports=[{"port": 80, "targetPort": "8080"}])],
+     'Service default/web: spec.ports[0].targetPort: Invalid value: "8080": must contain at least one letter (a-z)'),
+    ("a targetPort past 65535", [service(ports=[{"port": 80, "targetPort": 65536}])],
+     f"Service default/web: spec.ports[0].targetPort: Invalid value: 65536: {PORT_RANGE}"),
+    ("a clusterIP that is no IP", [service(clusterIP="10.0.0.300")],
+     'Service default/web: spec.clusterIPs[0]: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. '
+     "10.9.8.7 or 2001:db8::ffff)"),
+    ("clusterIPs without clusterIP", [service(clusterIPs=["10.0.0.1"])],
+     'Service default/web: spec.clusterIPs: Invalid value: ["10.0.0.1"]: must be empty when `clusterIP` is not '
+     "specified"),
+    ("None beside an IP", [service(clusterIP="None", clusterIPs=["None", "10.0.0.1"])],
+     "Service default/web: spec.clusterIPs: Invalid value: [\"None\",\"10.0.0.1\"]: 'None' must be the first and "
+     "only value"),
+    ("an unknown Service type", [service(type="Internal")],
+     'Service default/web: spec.type: Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", '
+     '"LoadBalancer", "NodePort"'),
+    ("one port number twice", [service(ports=[{"name": "a", "port": 80}, {"name": "b", "port": 80,
+                                                                          "targetPort": 8080}])],
+     'Service default/web: spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,'
+     '"TargetPort":0,"NodePort":0}'),
+    ("a selector label value", [service(selector={"app": "a b"})],
+     f'Service default/web: spec.selector: {LABEL_VALUE} (got "a b")'),
     ("apiVersion not a string", [changed(POD, ["apiVersion"], 1)],
      "Pod default/p: apiVersion: expected a string, got a number"),
     ("lower-case kind", [changed(POD, ["kind"], "pod")], 'pod p: kind: no matches for kind "pod" in version "v1"'),
@@ -397,3 +561,42 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     assert [pc.metadata.name for pc in objects.priority_classes] == ["system-node-critical"]
     assert objects.warnings == ["c.yaml: skipped 1 object of unsupported kind v1 ConfigMap",
                                 "c.yaml: skipped 1 object of unsupported kind kueue.x-k8s.io/v1beta1 LocalQueue"]
+
+
+def test_pod_level_resources_with_claims_null_load():
+    # `claims: null` is no claims (Go's nil slice); a container's claims stay allowed.
+    pod = pod_spec(resources={"requests": {"cpu": "1"}, "claims": None},
+                   resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-0"}],
+                   containers=container(resources={"claims": [{"name": "gpu"}]}))
+    [loaded] = load_text(yaml.safe_dump(pod)).pods
+    assert loaded.spec.resources.claims == [] and loaded.spec.containers[0].resources.claims[0].name == "gpu"
+
+
+def test_spread_constraints_the_api_server_accepts():
+    # A matchLabelKeys key also in matchLabels of a pod without that label (nothing is merged), a pod as the API
+    # server stores it (the merged requirement beside its key: not merged twice, docs/semantics.md), a topologyKey
+    # that is no label key (ValidateTopologyKey only wants one), keys merged beside other keys' requirements.
+    absent = spread(labelSelector={"matchLabels": {"tier": "db"}}, matchLabelKeys=["tier"])
+    stored = spread(topologyKey="rack", labelSelector={"matchExpressions": [
+        {"key": "app", "operator": "In", "values": ["web"]}]}, matchLabelKeys=["app"])
+    odd_key = spread(topologyKey="bad key!", whenUnsatisfiable="ScheduleAnyway")
+    beside = spread(topologyKey="zone", whenUnsatisfiable="ScheduleAnyway", labelSelector={
+        "matchLabels": {"tier": "db"}, "matchExpressions": [{"key": "team", "operator": "Exists"}]},
+                    matchLabelKeys=["app", "pod-template-hash"])
+    pod = labelled(pod_spec(topologySpreadConstraints=[absent, stored, odd_key, beside]), app="web")
+    [loaded] = load_text(yaml.safe_dump(pod)).pods
+    assert [c.topology_key for c in loaded.spec.topology_spread_constraints] == ["zone", "rack", "bad key!", "zone"]
+
+
+@pytest.mark.parametrize("spec", [
+    {"clusterIP": "None", "selector": {"app": "web"}},            # headless: no ports needed
+    {"clusterIP": "None", "clusterIPs": ["None"]},
+    {"type": "ExternalName", "externalName": "db.example.com."},  # a trailing dot: fully qualified
+    {"type": "", "ports": [{"name": "http", "port": 80, "targetPort": "http-alt", "protocol": ""},
+                           {"name": "dns", "port": 80, "protocol": "UDP", "targetPort": 0}]},
+    {"type": "LoadBalancer", "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1", "fd00::1"], "ports": [{"port": 443}]},
+])
+def test_services_the_api_server_accepts(spec):
+    [svc] = load_text(yaml.safe_dump({**SERVICE, "spec": spec})).services
+    assert svc.spec.type == (spec.get("type") or "ClusterIP")
+    assert [p.target_port for p in svc.spec.ports] == [p.get("targetPort") or p["port"] for p in spec.get("ports", [])]

@@ -19,7 +19,8 @@ from phalanx.sched import Cluster
 
 
 def template(restart_policy: str | None = None) -> dict:
-    spec = {"containers": [{"name": "c"}], **({"restartPolicy": restart_policy} if restart_policy else {})}
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+            **({"restartPolicy": restart_policy} if restart_policy else {})}
     return {"metadata": {"labels": {"app": "web"}}, "spec": spec}
 
 
@@ -57,6 +58,10 @@ DELETE = object()
 RESTART = ["spec", "template", "spec", "restartPolicy"]
 STRATEGY = ["spec", "strategy"]
 JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
+IMAGE_PATH = ["spec", "template", "spec", "containers", 0, "image"]
+SPREAD_PATH = ["spec", "template", "spec", "topologySpreadConstraints"]
+SPREAD_APP = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+              "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["app"]}
 
 
 def cluster(*docs) -> Cluster:
@@ -191,6 +196,25 @@ CASES = [
      "StatefulSet default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
     ("two billion ReplicationController replicas", changed(RC, ["spec", "replicas"], 2147483647),
      "ReplicationController default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
+    # A template's image may have surrounding whitespace (validateContainerOnlyForPod is for pods only), but the pods
+    # made from it may not: the controller's pods are refused, naming the object that makes them.
+    ("pods of a Deployment's image with a space", changed(apps("Deployment"), [*IMAGE_PATH], " nginx"),
+     'ReplicaSet default/web-7ks4c49nfk: spec.template.spec.containers[0].image: Invalid value: " nginx": must not '
+     "have leading or trailing whitespace"),
+    ("pods of a Job's image with a newline", changed(JOB, [*IMAGE_PATH], "busybox\n"),
+     'Job default/j: spec.template.spec.containers[0].image: Invalid value: "busybox\\n": must not have leading or '
+     "trailing whitespace"),
+    ("pods of a StatefulSet's image with a space", changed(apps("StatefulSet", "db"), [*IMAGE_PATH], "nginx "),
+     'StatefulSet default/db: spec.template.spec.containers[0].image: Invalid value: "nginx ": must not have leading '
+     "or trailing whitespace"),
+    # A template's spread matchLabelKeys are validated as written; each pod's, merged with its labels, when the
+    # controller creates it (v1.36 MatchLabelKeysInPodTopologySpreadSelectorMerge).
+    ("pods whose matchLabelKeys key is in matchLabels", changed(apps("Deployment"), [*SPREAD_PATH], [SPREAD_APP]),
+     'ReplicaSet default/web-6h4lmzg25t: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": '
+     "exists in both matchLabelKeys and labelSelector"),
+    ("a Job's pods whose matchLabelKeys key is in matchLabels", changed(JOB, [*SPREAD_PATH], [SPREAD_APP]),
+     'Job default/j: spec.template.spec.topologySpreadConstraints[0][0]: Invalid value: "app": exists in both '
+     "matchLabelKeys and labelSelector"),
     ("two billion Job parallelism", changed(JOB, ["spec", "parallelism"], 2147483647),
      "Job default/j: spec.parallelism: 2147483647 pods: more than phalanx expands (10000000)"),
     ("completions below a huge parallelism", changed(changed(JOB, ["spec", "parallelism"], 2147483647),
@@ -230,7 +254,7 @@ def test_restart_policy_unset_or_always_on_controllers_and_on_failure_or_never_o
 
 
 def test_a_job_built_in_python_needs_no_restart_policy():
-    # As with containers (load.manifest_problem), an unset restartPolicy is a manifest check only.
+    # As with containers and their images (load.manifest_problem), an unset restartPolicy is a manifest check only.
     job = Job.model_validate({"metadata": {"name": "j"},
                               "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}}})
     assert job.spec.template.spec.restart_policy is None

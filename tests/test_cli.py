@@ -81,7 +81,7 @@ def test_explain_json(tmp_path):
 kind: Pod
 metadata: {name: probe}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "1", memory: 1Gi}}}]
 """)
     res = runner.invoke(app, ["explain", "--cluster", str(cluster), "--pod", str(pod), "--json"])
     assert res.exit_code == 0, res.output
@@ -106,7 +106,7 @@ def test_bad_input_is_one_line(tmp_path):
 kind: Pod
 metadata: {name: w-3}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: 12x}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 12x}}}]
 """)
     res = runner.invoke(app, ["schedule", "--cluster", str(tmp_path)])
     assert res.exit_code == 2
@@ -133,7 +133,7 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
 apiVersion: v1
 kind: Pod
 metadata: {name: web-0, labels: {app: web}}
-spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
+spec: {nodeName: n1, containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m}}}]}
 """
 _WEB_1 = """apiVersion: v1
 kind: Pod
@@ -144,7 +144,7 @@ spec:
       preferredDuringSchedulingIgnoredDuringExecution:
       - weight: 10
         podAffinityTerm: {labelSelector: {matchLabels: {app: web}}, topologyKey: kubernetes.io/hostname}
-  containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m}}}]
 """
 _SCORE_ONLY = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -198,14 +198,14 @@ metadata: {name: low}
 spec:
   nodeName: n1
   priority: 1
-  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "2"}}}]
 """)
     (tmp_path / "p.yaml").write_text("""apiVersion: v1
 kind: Pod
 metadata: {name: urgent}
 spec:
   priority: 10
-  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "2"}}}]
 """)
     args = ["explain", "--cluster", str(tmp_path / "c.yaml"), "--pod", str(tmp_path / "p.yaml")]
     res = runner.invoke(app, args)
@@ -325,7 +325,9 @@ spec: {schedulingPolicy: {gang: {minCount: 3}}}
 apiVersion: v1
 kind: Pod
 metadata: {{name: m{i}}}
-spec: {{schedulingGroup: {{podGroupName: g}}, containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}
+spec:
+  schedulingGroup: {{podGroupName: g}}
+  containers: [{{name: c, image: registry.k8s.io/pause:3.10, resources: {{requests: {{cpu: 100m}}}}}}]
 """
     (tmp_path / "c.yaml").write_text(_NODES + group + member.format(i=0))
     out = runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", "m0"])

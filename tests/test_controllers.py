@@ -9,6 +9,7 @@ from phalanx.cluster_models.controllers import POD_TEMPLATE_HASH, SUFFIX_ALPHABE
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.records import BOUND
 
+IMAGE = "registry.k8s.io/pause:3.10"
 
 def node(name: str, cpu: str = "4", labels: dict | None = None, taints: list | None = None,
          unschedulable: bool = False) -> dict:
@@ -20,7 +21,7 @@ def node(name: str, cpu: str = "4", labels: dict | None = None, taints: list | N
 
 def template(labels: dict, cpu: str = "1", **spec) -> dict:
     return {"metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec}}
+            "spec": {"containers": [{"name": "c", "image": IMAGE, "resources": {"requests": {"cpu": cpu}}}], **spec}}
 
 
 def controller(kind: str, name: str, api: str = "apps/v1", namespace: str = "default", **spec) -> dict:
@@ -127,7 +128,7 @@ def test_replica_set_counts_the_live_pods_it_already_controls():
     owned = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True}
     running = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rs-aaaaa", "labels": {"app": "x"},
                                                                "ownerReferences": [owned]},
-               "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}}
+               "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": IMAGE}]}}
     done = {**running, "metadata": {**running["metadata"], "name": "rs-bbbbb"}, "status": {"phase": "Succeeded"}}
     state = cluster(node("n1"), rs, running, done)
     made = [p.metadata.name for p in state.pending]
@@ -190,7 +191,7 @@ def test_stateful_set_creates_only_missing_ordinals():
     owned = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "controller": True}
     existing = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db-0", "labels": {"app": "db"},
                                                                 "ownerReferences": [owned]},
-                "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}}
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": IMAGE}]}}
     state = cluster(node("n1", "16"), existing, stateful_set("db", 3))
     assert [p.metadata.name for p in state.pending] == ["db-1"]      # db-2 waits for db-1 (OrderedReady)
     assert binding_order(state) == ["db-1", "db-2"]
@@ -243,7 +244,7 @@ def test_daemon_set_skips_nodes_that_already_run_its_pod():
     owned = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
     there = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "labels": {"app": "agent"},
                                                              "ownerReferences": [owned]},
-             "spec": {"nodeName": "n2", "containers": [{"name": "c"}]}}
+             "spec": {"nodeName": "n2", "containers": [{"name": "c", "image": IMAGE}]}}
     pods = cluster(node("n1"), node("n2"), there, daemon_set()).pending
     assert [p.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
             .node_selector_terms[0].match_fields[0].values for p in pods] == [["n1"]]
@@ -274,7 +275,7 @@ def test_cron_job_runs_its_job_template_once():
 
 def test_generate_name_is_deterministic_and_never_reuses_a_name():
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "w-"}, "spec": {"containers": [
-        {"name": "c"}]}}
+        {"name": "c", "image": IMAGE}]}}
     names = [p.metadata.name for p in load_text(dump(*[pod] * 50)).pods]
     assert names == [p.metadata.name for p in load_text(dump(*[pod] * 50)).pods]
     assert len(set(names)) == 50 and all(suffix_ok(n, "w-") for n in names)
@@ -292,7 +293,7 @@ def test_generator_skips_taken_names_and_cuts_long_bases():
 
 def test_a_generated_name_taken_again_by_a_later_object_is_an_error():
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "w-"}, "spec": {"containers": [
-        {"name": "c"}]}}
+        {"name": "c", "image": IMAGE}]}}
     [made] = load_text(dump(pod)).pods
     clash = {**pod, "metadata": {"name": made.metadata.name}}
     assert load_error(pod, clash) == (f"duplicate Pod {made.key}: an earlier object's generateName produced this "
@@ -345,7 +346,7 @@ def test_invalid_controllers_are_one_line_errors(doc, message):
 
 def test_a_template_pod_the_api_server_rejects_names_the_controller_and_the_template_field():
     sts = stateful_set()
-    sts["spec"]["template"]["spec"]["containers"].append({"name": "c"})
+    sts["spec"]["template"]["spec"]["containers"].append({"name": "c", "image": IMAGE})
     assert load_error(sts) == 'StatefulSet default/db: spec.template.spec.containers[1].name: Duplicate value: "c"'
 
 
@@ -383,9 +384,11 @@ def test_the_cli_reports_a_bad_controller_in_one_line_and_schedules_nothing(tmp_
 
 def test_explain_reads_the_pod_itself_not_the_first_pod_of_its_shape():
     from phalanx.sched import explain_pod
-    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
     pod = lambda name, app: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": app}},  # noqa: E731
-                             "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+                             "spec": {"containers": [{"name": "c", "image": IMAGE,
+                                                      "resources": {"requests": {"cpu": "1"}}}]}}
     state = cluster(node("n1"), node("n2"), service, pod("w", "web"), pod("o", "other"))
     scheduler = Scheduler(state)
     web, other = state.pending
@@ -396,7 +399,8 @@ def test_explain_reads_the_pod_itself_not_the_first_pod_of_its_shape():
 
 
 def test_a_generate_name_that_is_not_a_string():
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": 5}, "spec": {"containers": [{"name": "c"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": 5},
+           "spec": {"containers": [{"name": "c", "image": IMAGE}]}}
     assert load_error(pod) == ("Pod <unnamed> (document 1 of x.yaml): metadata.generateName: expected a string, got a "
                                "number")
 

@@ -614,7 +614,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   resourceClaims: [{name: g, resourceClaimName: c}]
 """
 

@@ -72,7 +72,7 @@ apiVersion: v1
 kind: Pod
 metadata: {{name: w-1}}
 spec:
-  containers: [{{name: c}}]
+  containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]
   resourceClaims: [{claim_entry}]
 """
 
@@ -177,7 +177,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: w-1}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:

@@ -51,7 +51,10 @@ kind: Pod
 metadata: {{name: w{i}, namespace: ml}}
 spec:
   schedulingGroup: {{podGroupName: pg}}
-  containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: "1"}}, limits: {{nvidia.com/gpu: "1"}}}}}}]
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.10
+    resources: {{requests: {{nvidia.com/gpu: "1"}}, limits: {{nvidia.com/gpu: "1"}}}}
 """ for i in range(3)))
     out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/pg"])
     assert out.exit_code == 0, out.output
@@ -80,7 +83,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
-      containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+      containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {limits: {nvidia.com/gpu: "1"}}}]
 """)
     by_workload = CliRunner().invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--group", "ml/train"])
     by_group = CliRunner().invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--group", "ml/train-workers"])

@@ -211,6 +211,8 @@ def test_random_needs_its_prescore():
 def test_selected_in_a_config_file_by_phalanx_schedule(tmp_path):
     objects = [gnode("n0", 2, cpu=32), gnode("n1", 4, cpu=64), gpod("b", 4000, 1, 500, node_name="n0"),
                gpod("p", 8000, 1, 250)]
+    for pod in objects[2:]:         # a manifest's container needs an image; a pod built in Python does not
+        pod.spec.containers[0].image = "registry.k8s.io/pause:3.10"
     write_manifests(tmp_path / "cluster.yaml", objects)
     (tmp_path / "config.yaml").write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"

@@ -19,7 +19,10 @@ from phalanx.cluster_models import (
 )
 
 
-MINIMAL = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c"}]}}  # the least Job template the API takes
+IMAGE = "registry.k8s.io/pause:3.10"
+IMAGE_YAML = f"image: {IMAGE}"       # the same in a YAML flow mapping
+# The least Job template the API takes.
+MINIMAL = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": IMAGE}]}}
 
 
 def job_yaml(name: str = "train", namespace: str = "ml", uid: str | None = None, **spec) -> str:
@@ -27,7 +30,8 @@ def job_yaml(name: str = "train", namespace: str = "ml", uid: str | None = None,
     spec.setdefault("template", {
         "metadata": {"labels": {"app": "trainer"}, "annotations": {"note": "x"}},
         "spec": {"restartPolicy": "Never", "priorityClassName": "high",
-                 "containers": [{"name": "c", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}]}})
+                 "containers": [{"name": "c", "image": IMAGE,
+                                 "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}]}})
     return yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec})
 
 
@@ -113,7 +117,7 @@ def test_pods_are_defaulted_like_loaded_pods_and_do_not_share_the_template():
     ({}, ["train-0"], None, None),
     ({"parallelism": 2, "completions": 2, "completionMode": "Indexed",
       "template": {"spec": {"schedulingGroup": {"podGroupName": "from-jobset"}, "restartPolicy": "Never",
-                            "containers": [{"name": "c"}]}}},
+                            "containers": [{"name": "c", "image": IMAGE}]}}},
      ["train-0", "train-1"], ["0", "1"], "from-jobset"),
 ])
 def test_jobs_that_are_not_gang_scheduled_get_plain_pods(spec, names, indexes, group):
@@ -159,7 +163,7 @@ def job_with(spec: str, name: str = "j") -> str:
     return f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: ns}}\n{spec}"
 
 
-T = "  template: {spec: {restartPolicy: Never, containers: [{name: c}]}}\n"
+T = "  template: {spec: {restartPolicy: Never, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}\n"
 
 
 @pytest.mark.parametrize("text,message", [
@@ -229,9 +233,10 @@ def test_load_text_keeps_jobs_unexpanded():
 
 def test_job_list_items_leave_kind_off_and_namespace_defaults():
     text = ("apiVersion: batch/v1\nkind: JobList\nitems:\n"
-            "- metadata: {name: a}\n  spec: {template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}\n"
+            "- metadata: {name: a}\n  spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, %s}]}}}\n"
             "- metadata: {name: b, namespace: x}\n"
-            "  spec: {parallelism: 2, template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}\n")
+            "  spec: {parallelism: 2, template: {spec: {restartPolicy: Never, containers: [{name: c, %s}]}}}\n"
+            % (IMAGE_YAML, IMAGE_YAML))
     assert [j.key for j in load_text(text).jobs] == ["default/a", "x/b"]
 
 
@@ -260,7 +265,7 @@ EXISTING = """\
 apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: ml}
-spec: {containers: [{name: c}]}
+spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
 ---
 apiVersion: scheduling.k8s.io/v1alpha2
 kind: Workload
@@ -292,7 +297,8 @@ def test_expand_jobs_appends_every_jobs_objects_after_the_existing_ones():
 
 
 @pytest.mark.parametrize("existing,message", [
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: train-1, namespace: ml}\nspec: {containers: [{name: c}]}\n",
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: train-1, namespace: ml}\n"
+     f"spec: {{containers: [{{name: c, {IMAGE_YAML}}}]}}\n",
      "Job ml/train: the Pod it creates, ml/train-1, is already taken by another Pod"),
     (("apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: train-workers, namespace: ml}\n"
       "spec: {schedulingPolicy: {basic: {}}}\n"),
@@ -310,7 +316,8 @@ def test_expand_jobs_name_clash(existing, message):
 
 def test_same_names_in_another_namespace_do_not_clash_and_expanding_twice_does():
     objects = load_text("---\n".join([
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: train-0, namespace: other}\nspec: {containers: [{name: c}]}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: train-0, namespace: other}\n"
+        f"spec: {{containers: [{{name: c, {IMAGE_YAML}}}]}}\n",
         job_yaml(parallelism=1)]))
     once = expand_jobs(objects)
     assert [p.key for p in once.pods] == ["other/train-0", "ml/train-0"]
@@ -344,7 +351,8 @@ def test_owned_by_matches_the_controller_reference_of_the_job():
     ({"apiVersion": "batch/v1", "kind": "CronJob", "name": "train", "controller": True}, False),
 ])
 def test_owned_by_reads_loaded_owner_references(ref, owned):
-    pod_text = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]},
+    pod_text = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod",
+                               "spec": {"containers": [{"name": "c", "image": IMAGE}]},
                                "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [ref]}})
     [pod] = load_text(pod_text).pods
     assert owned_by(pod, load_job()) is owned

@@ -8,6 +8,7 @@ import yaml
 
 from phalanx.cluster_models import ClusterObjects, InputError, load_paths, load_text, parse_objects
 
+IMAGE = "registry.k8s.io/pause:3.10"
 NODE = """\
 apiVersion: v1
 kind: Node
@@ -21,7 +22,7 @@ POD = """\
 apiVersion: v1
 kind: Pod
 metadata: {{name: {name}, namespace: {namespace}}}
-spec: {{containers: [{{name: c}}]}}
+spec: {{containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]}}
 """
 
 KUBECTL_GET_NODES_PODS_YAML = """\
@@ -121,7 +122,7 @@ kind: Pod
 metadata: {name: p}
 spec:
   priorityClassName: gold
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
 """
     objects = load_text(text)
     assert isinstance(objects, ClusterObjects)
@@ -152,7 +153,7 @@ def test_kubectl_json_list_equals_the_yaml_one(tmp_path):
 
 
 def test_api_typed_lists_leave_kind_off_their_items():
-    spec = {"containers": [{"name": "c"}]}
+    spec = {"containers": [{"name": "c", "image": IMAGE}]}
     pod_list = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
                 "items": [{"metadata": {"name": "a"}, "spec": spec},
                           {"metadata": {"name": "b", "namespace": "x"}, "spec": spec}]}
@@ -165,7 +166,8 @@ def test_api_typed_lists_leave_kind_off_their_items():
 def test_json_numbers_are_read_exactly():
     # As JSON text 0.1000000000000000055 rounds up to 0.100000001 cores, stored as 101m; a float would be 0.1.
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": 0.1000000000000000055}}}]}}
+           "spec": {"containers": [{"name": "c", "image": IMAGE,
+                                    "resources": {"requests": {"cpu": 0.1000000000000000055}}}]}}
     objects = load_text(json.dumps(pod).replace("0.1", "0.1000000000000000055"))
     assert objects.pods[0].spec.containers[0].resources.requests == {"cpu": 101}
 
@@ -176,7 +178,7 @@ def test_flow_style_yaml_that_looks_like_json():
 
 def test_yaml_scalars_stay_as_written():
     objects = load_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  creationTimestamp: 2024-05-01T10:00:00Z\n"
-                        "  annotations: {op: =}\nspec: {containers: [{name: c}]}\n")
+                        "  annotations: {op: =}\nspec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}\n")
     assert objects.pods[0].metadata.creation_timestamp == "2024-05-01T10:00:00Z"
     assert objects.pods[0].metadata.annotations == {"op": "="}
 
@@ -184,7 +186,7 @@ def test_yaml_scalars_stay_as_written():
 def test_parse_objects_takes_decoded_documents():
     objects = parse_objects([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}, None,
                              {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                              "spec": {"containers": [{"name": "c"}]}}])
+                              "spec": {"containers": [{"name": "c", "image": IMAGE}]}}])
     assert [n.name for n in objects.nodes] == ["n"] and [p.key for p in objects.pods] == ["default/p"]
 
 
@@ -303,8 +305,8 @@ def test_list_item_without_kind():
 
 
 def test_invalid_quantity_names_pod_and_field():
-    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: w-3}\nspec:\n  containers:\n  - name: c\n    resources:\n" \
-           "      requests: {cpu: 12x}\n"
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: w-3}\nspec:\n  containers:\n  - name: c\n"
+            "    image: registry.k8s.io/pause:3.10\n    resources:\n      requests: {cpu: 12x}\n")
     assert load_error(text) == 'Pod default/w-3: spec.containers[0].resources.requests.cpu: invalid quantity "12x"'
 
 
@@ -326,7 +328,7 @@ def test_unnamed_object_is_located_by_document():
 
 
 def test_unnamed_list_item_is_located_by_item():
-    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": IMAGE}]}}
     dump = {"apiVersion": "v1", "kind": "List", "items": [{**pod, "metadata": {"name": "a"}}, {**pod, "metadata": {}}]}
     assert load_error(json.dumps(dump), "dump.json") == \
         "Pod <unnamed> (items[1] of document 1 of dump.json): metadata.name: field required"
@@ -354,7 +356,7 @@ def test_cross_field_rule():
 
 def test_unknown_priority_class():
     assert load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"
-                      "spec: {priorityClassName: gold, containers: [{name: c}]}\n") == \
+                      f"spec: {{priorityClassName: gold, containers: [{{name: c, image: {IMAGE}}}]}}\n") == \
         'Pod default/x: spec.priorityClassName: PriorityClass "gold" not found'
 
 
@@ -424,7 +426,8 @@ def test_loading_leaves_the_garbage_collector_as_it_was():
 
 def _replicas(names, **meta):
     template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "web", "labels": {"app": "web"}, **meta},
-                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
+                "spec": {"containers": [{"name": "c", "image": IMAGE,
+                                         "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
                          "tolerations": [{"key": "k", "operator": "Exists"}]}}
     return [{**template, "metadata": {**template["metadata"], "name": name}} for name in names]
 

@@ -367,12 +367,17 @@ status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
 apiVersion: v1
 kind: Pod
 metadata: {name: low}
-spec: {nodeName: n1, priority: 0, containers: [{name: c, resources: {requests: {cpu: 600m}}}]}
+spec:
+  nodeName: n1
+  priority: 0
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 600m}}}]
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: high}
-spec: {priority: 100, containers: [{name: c, resources: {requests: {cpu: 600m}}}]}
+spec:
+  priority: 100
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 600m}}}]
 """)
     out = json.loads(CliRunner().invoke(app, ["schedule", "--cluster", str(manifest), "--json"]).stdout)
     assert out["preemptions"] == [{"preemptor": "default/high", "kind": "Pod", "node": "n1",
@@ -535,12 +540,12 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
 apiVersion: v1
 kind: Pod
 metadata: {name: a}
-spec: {nodeName: n0, priority: -5, containers: [{name: c}]}
+spec: {nodeName: n0, priority: -5, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: b}
-spec: {nodeName: n1, priority: -5, containers: [{name: c}]}
+spec: {nodeName: n1, priority: -5, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
 """
     s = Scheduler(Cluster.from_objects(load_text(text)))
     s.preemption.rows.sync(s.cluster, s.start_of)             # as an earlier PostFilter would have
@@ -549,7 +554,9 @@ spec: {nodeName: n1, priority: -5, containers: [{name: c}]}
 apiVersion: v1
 kind: Pod
 metadata: {{name: {name}}}
-spec: {{priority: 0, containers: [{{name: c, ports: [{{containerPort: 80, hostPort: 80}}]}}]}}
+spec:
+  priority: 0
+  containers: [{{name: c, image: registry.k8s.io/pause:3.10, ports: [{{containerPort: 80, hostPort: 80}}]}}]
 """).pods[0]
     s.add_pods([port("c")])
     assert [r.kind for r in s.step(0.0)] == ["Bound"]

@@ -14,7 +14,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: a, namespace: ml}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m}}}]
   affinity:
     podAntiAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
@@ -25,21 +25,21 @@ apiVersion: v1
 kind: Pod
 metadata: {name: b, namespace: ml}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: c, namespace: ml}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   schedulingGroup: {podGroupName: train}
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: gated, namespace: ml}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   schedulingGates: [{name: example.com/wait}]
 """
 
@@ -68,8 +68,11 @@ apiVersion: v1
 kind: Pod
 metadata: {name: fpga}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: 100m, example.com/fpga: "1", vendor.io/card: "2"},
-                                     limits: {example.com/fpga: "1", vendor.io/card: "2"}}}]
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.10
+    resources: {requests: {cpu: 100m, example.com/fpga: "1", vendor.io/card: "2"},
+                limits: {example.com/fpga: "1", vendor.io/card: "2"}}
 """
     blocked = Scheduler(Cluster.from_objects(load_text(manifests))).schedule()
     assert blocked.unschedulable["default/fpga"] == (
@@ -91,7 +94,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
-  containers: [{name: c}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
   affinity:
     nodeAffinity:
       preferredDuringSchedulingIgnoredDuringExecution:

@@ -79,7 +79,7 @@ spec:
 
 
 def pod(name: str, spec: dict, namespace: str = "ml") -> str:
-    spec = {"containers": [{"name": "c"}], **spec}
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}], **spec}
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
                            "spec": spec})
 
@@ -453,17 +453,15 @@ def test_pod_group_of_resolves_scheduling_group_in_the_pods_namespace():
         pod("in-group", {"schedulingGroup": {"podGroupName": "training-worker-0"}}),
         pod("other-namespace", {"schedulingGroup": {"podGroupName": "training-worker-0"}}, namespace="dev"),
         pod("no-group", {}),
-        pod("empty-name", {"schedulingGroup": {}}),
     ])
     objects = load_text(text)
-    in_group, other, none, empty = objects.pods
+    in_group, other, none = objects.pods
     assert pod_group_of(in_group, objects) is objects.pod_groups[0]
     assert pod_group_reason(in_group, objects) is None
     assert pod_group_of(other, objects) is None
     assert pod_group_reason(other, objects) == \
         'waiting for pods\'s pod group "training-worker-0" to appear in scheduling queue'
-    for p in (none, empty):
-        assert resolve_pod_group(p, objects).group is None and resolve_pod_group(p, objects).reason is None
+    assert resolve_pod_group(none, objects).group is None and resolve_pod_group(none, objects).reason is None
 
 
 def test_dangling_workload_refs_wait_with_a_reason():

@@ -4,7 +4,8 @@ v1 ReplicationController, batch/v1 CronJob; and v1 Service, read for the selecto
 
 Validation is the API server's create-time validation of the fields read (pkg/apis/apps/validation,
 pkg/apis/core/validation, pkg/apis/batch/validation, v1.36): names (DNS subdomain; StatefulSet a DNS label;
-Service a DNS-1035 label; CronJob at most 52 characters), replicas and ordinals.start non-negative, a selector that
+Service a DNS-1035 label; CronJob at most 52 characters), a Service's selector and, in manifests, its ports, type
+and clusterIPs (service_manifest_problem), replicas and ordinals.start non-negative, a selector that
 is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
 podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy; a CronJob's
 schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
@@ -83,6 +84,9 @@ from .objects import (
     dns_label_problem,
     dns_subdomain_problem,
     labels_problem,
+    made_pod_spread_problem,
+    port_name_problem,
+    _is_ip,
     DONE_PHASES,
     controlled_by,
     rfc3339_seconds,
@@ -184,9 +188,44 @@ def _not_matched(template: PodTemplateSpec) -> ValueError:
                       "`labels`")
 
 
+def _int_or_string(value: Any) -> Any:
+    """What intstr.IntOrString decodes: a string, or a number that is an int32."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)
+                                  and INT32_MIN <= value <= INT32_MAX):
+        return value
+    raise ValueError(f"input should be an int32 or a string (got {render_value(value)})")
+
+
+IntOrString = Annotated[int | str, BeforeValidator(_int_or_string)]
+
+
+SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")    # as upstream lists them: sorted
+PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+CLUSTER_IP_NONE = "None"        # a headless Service's clusterIP
+
+
+class ServicePort(K8sModel):
+    """spec.ports[]: read to be validated only (default topology spreading reads a Service's selector alone).
+    SetDefaults_Service: protocol "" is TCP, a targetPort of 0 or "" is the port."""
+    name: str = ""
+    protocol: Annotated[str, BeforeValidator(lambda raw: "TCP" if raw == "" else raw)] = "TCP"
+    port: StrictInt = Field(default=0, ge=INT32_MIN, le=INT32_MAX)
+    target_port: IntOrString = 0
+
+    @model_validator(mode="after")
+    def _target_port_defaults_to_port(self) -> ServicePort:
+        if self.target_port in (0, ""):
+            self.target_port = self.port
+        return self
+
+
 class ServiceSpec(K8sModel):
     selector: dict[str, str] | None = None      # None: selects nothing (not everything)
-    type: str = "ClusterIP"
+    type: Annotated[str, BeforeValidator(lambda raw: "ClusterIP" if raw == "" else raw)] = "ClusterIP"
+    ports: list[ServicePort] = Field(default_factory=list)
+    cluster_ip: str = Field(default="", alias="clusterIP")
+    cluster_ips: list[str] = Field(default_factory=list, alias="clusterIPs")
+    external_name: str = ""
 
 
 class Service(K8sModel):
@@ -205,6 +244,82 @@ class Service(K8sModel):
     @property
     def key(self) -> str:
         return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+def _port_number_problem(path: str, value: int) -> str | None:
+    """IsValidPortNum."""
+    return None if 1 <= value <= 65535 else f"{path}: Invalid value: {value}: must be between 1 and 65535, inclusive"
+
+
+def service_manifest_problem(service: Service) -> str | None:
+    """validateService (pkg/apis/core/validation, v1.36) over the fields phalanx reads, in its order, after the API
+    server's defaults (type ClusterIP, protocol TCP, targetPort = port) and the strategy's clusterIPs = [clusterIP]
+    (NormalizeClusterIPs): ports are required but for a headless (clusterIP None) or ExternalName Service; a
+    NodePort or LoadBalancer Service is not headless; an ExternalName Service has an externalName (a DNS subdomain,
+    a trailing dot allowed) and no clusterIP; port names (required when there are several, DNS labels, unique),
+    numbers, protocols and targetPorts (a number or an IANA port name); clusterIP and clusterIPs agree and are
+    IPs (ValidateServiceClusterIPsRelatedFields); the type; one port per protocol and number. Checked in manifests
+    only (load.manifest_problem): upstream's scheduler unit tests build Services of a selector alone."""
+    spec = service.spec
+    ips = spec.cluster_ips or ([spec.cluster_ip] if spec.cluster_ip else [])
+    headless = ips == [CLUSTER_IP_NONE]
+    if not spec.ports and not headless and spec.type != "ExternalName":
+        return "spec.ports: Required value"
+    if headless and spec.type in ("LoadBalancer", "NodePort"):
+        return f'spec.clusterIPs[0]: Invalid value: "None": may not be set to \'None\' for {spec.type} services'
+    if spec.type == "ExternalName":
+        if ips:
+            return "spec.clusterIPs: Forbidden: may not be set for ExternalName services"
+        cname = spec.external_name.removesuffix(".")
+        if not cname:
+            return "spec.externalName: Required value"
+        problem = dns_subdomain_problem(cname)
+        if problem is not None:
+            return f'spec.externalName: Invalid value: "{cname}": {problem}'
+    names: set[str] = set()
+    for i, port in enumerate(spec.ports):             # validateServicePort
+        at = f"spec.ports[{i}]"
+        if not port.name:
+            if len(spec.ports) > 1:
+                return f"{at}.name: Required value"
+        elif (problem := dns_label_problem(port.name)) is not None:
+            return f'{at}.name: Invalid value: "{port.name}": {problem}'
+        elif port.name in names:
+            return f'{at}.name: Duplicate value: "{port.name}"'
+        names.add(port.name)
+        problem = _port_number_problem(f"{at}.port", port.port)
+        if problem is None and port.protocol not in PORT_PROTOCOLS:
+            problem = not_supported(f"{at}.protocol", port.protocol, PORT_PROTOCOLS)
+        if problem is None and isinstance(port.target_port, int):
+            problem = _port_number_problem(f"{at}.targetPort", port.target_port)
+        elif problem is None and (name_problem := port_name_problem(port.target_port)) is not None:
+            problem = f'{at}.targetPort: Invalid value: "{port.target_port}": {name_problem}'
+        if problem is not None:
+            return problem
+    if spec.type != "ExternalName":
+        if spec.cluster_ip and spec.cluster_ips and spec.cluster_ips[0] != spec.cluster_ip:
+            return f"spec.clusterIPs: Invalid value: {go_json(spec.cluster_ips)}: first value must match `clusterIP`"
+        if not spec.cluster_ip and spec.cluster_ips:
+            return (f"spec.clusterIPs: Invalid value: {go_json(spec.cluster_ips)}: must be empty when `clusterIP` is "
+                    f"not specified")
+        for i, ip in enumerate(ips):
+            if i == 0 and ip == CLUSTER_IP_NONE:
+                if len(ips) > 1:
+                    return f"spec.clusterIPs: Invalid value: {go_json(ips)}: 'None' must be the first and only value"
+            elif not _is_ip(ip):
+                return (f'spec.clusterIPs[{i}]: Invalid value: "{ip}": must be a valid IP address, (e.g. 10.9.8.7 or '
+                        f"2001:db8::ffff)")
+        if len(ips) > 2:
+            return f"spec.clusterIPs: Invalid value: {go_json(ips)}: may only hold up to 2 values"
+    if spec.type not in SERVICE_TYPES:
+        return not_supported("spec.type", spec.type, SERVICE_TYPES)
+    seen: set[tuple[str, int]] = set()
+    for i, port in enumerate(spec.ports):
+        if (port.protocol, port.port) in seen:     # field.Duplicate of core.ServicePort{Protocol, Port}, as JSON
+            return (f'spec.ports[{i}]: Duplicate value: {{"Name":"","Protocol":{go_json(port.protocol)},'
+                    f'"AppProtocol":null,"Port":{port.port},"TargetPort":0,"NodePort":0}}')
+        seen.add((port.protocol, port.port))
+    return None
 
 
 class _Owner(K8sModel):
@@ -254,17 +369,6 @@ class ReplicaSet(_Selected):
     kind: str = "ReplicaSet"
     metadata: ObjectMeta
     spec: ReplicaSetSpec
-
-
-def _int_or_string(value: Any) -> Any:
-    """What intstr.IntOrString decodes: a string, or a number that is an int32."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)
-                                  and INT32_MIN <= value <= INT32_MAX):
-        return value
-    raise ValueError(f"input should be an int32 or a string (got {render_value(value)})")
-
-
-IntOrString = Annotated[int | str, BeforeValidator(_int_or_string)]
 
 
 class RollingUpdateDeployment(K8sModel):
@@ -676,8 +780,8 @@ def _template_error(owner: _Owner, problem: str) -> InputError:
 class _Stamper:
     """Pods from one template: the spec validated (and API-defaulted) once and shared by every pod; a pod's own
     fields (`spec_update`: a DaemonSet pod's node affinity, a StatefulSet pod's claim volumes, valid by
-    construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys from
-    per-pod labels is validated per pod."""
+    construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys, or whose
+    spread constraints have matchLabelKeys, from per-pod labels is validated per pod."""
 
     def __init__(self, owner: _Owner, template: PodTemplateSpec, labels: dict[str, str]):
         self.owner, self.template = owner, template
@@ -686,7 +790,8 @@ class _Stamper:
             term.match_label_keys or term.mismatch_label_keys
             for kind in (affinity.pod_affinity, affinity.pod_anti_affinity) if kind is not None
             for term in [*kind.required_during_scheduling_ignored_during_execution,
-                         *(w.pod_affinity_term for w in kind.preferred_during_scheduling_ignored_during_execution)])
+                         *(w.pod_affinity_term for w in kind.preferred_during_scheduling_ignored_during_execution)]
+        ) or any(c.match_label_keys for c in template.spec.topology_spread_constraints)
         # Replicas share their labels, annotations and ownerReferences objects too, so that intake recognises them
         # as one template (sched/shapes.py ShapeTable.by_template) without signing each.
         self.labels = labels
@@ -714,9 +819,13 @@ class _Stamper:
 
     def _validate(self, meta: ObjectMeta, spec) -> Pod:
         try:
-            return Pod.model_validate({"metadata": meta, "spec": spec})
+            pod = Pod.model_validate({"metadata": meta, "spec": spec})
         except ValidationError as error:
             raise _template_error(self.owner, validation_problem(error)) from None
+        problem = made_pod_spread_problem(pod)
+        if problem is not None:
+            raise _template_error(self.owner, problem)
+        return pod
 
 
 def _by_controller(objects: Iterable) -> dict[tuple[str, str, str], list]:

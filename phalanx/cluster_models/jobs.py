@@ -48,9 +48,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictInt, ValidationError, field_validator, model_validator
 
-from .errors import InputError
+from .errors import InputError, validation_problem
 from .objects import (
     INT32_MAX,
     INT32_MIN,
@@ -62,6 +62,7 @@ from .objects import (
     PodSchedulingGroup,
     PodSpec,
     controlled_by,
+    made_pod_spread_problem,
     selector_matches,
     selector_problems,
 )
@@ -331,7 +332,14 @@ def _pod(job: Job, index: int, pod_group: str | None) -> Pod:
         spec.scheduling_group = PodSchedulingGroup(pod_group_name=pod_group)
     metadata = ObjectMeta(name=f"{name}-{index}", namespace=job.metadata.namespace, labels=labels,
                           annotations=annotations, owner_references=[_controller_ref(job)])
-    return Pod.model_validate({"metadata": metadata, "spec": spec})
+    try:
+        pod = Pod.model_validate({"metadata": metadata, "spec": spec})
+    except ValidationError as error:    # a pod the API server refuses to create: its template's field named
+        raise InputError(f"Job {job.key}: spec.template.{validation_problem(error)}") from None
+    problem = made_pod_spread_problem(pod)
+    if problem is not None:
+        raise InputError(f"Job {job.key}: spec.template.{problem}")
+    return pod
 
 
 def active_pods(spec: JobSpec) -> tuple[int, str]:

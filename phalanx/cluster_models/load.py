@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .controllers import APPS_V1, CONTROLLER_KINDS, CONTROLLER_TYPES, Controller, CronJob, NameGenerator, Service
+from .controllers import (APPS_V1, CONTROLLER_KINDS, CONTROLLER_TYPES, Controller, CronJob, NameGenerator, Service,
+                          service_manifest_problem)
 from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, ResourceClaim, ResourceClaimTemplate,
                   ResourceSlice, v1beta1_to_v1)
 from .disruption import PodDisruptionBudget
@@ -294,8 +295,9 @@ def _without(document: Any, loc: list, name: str) -> Any:
 def manifest_problem(obj) -> str | None:
     """What the API server rejects in a manifest that phalanx's models accept from Python, where upstream's scheduler
     unit tests build such objects (and phalanx's tests replay them): pods without containers (also a controller's
-    or a Job's pod template), extended resources without limits, empty node selector terms, node label values,
-    ... (objects.pod_spec_manifest_problem, node_manifest_problem, priority_class_manifest_problem)."""
+    or a Job's pod template), containers without an image, extended resources without limits, empty node selector
+    terms, node label values, Services without ports, ... (objects.pod_spec_manifest_problem, node_manifest_problem,
+    priority_class_manifest_problem, controllers.service_manifest_problem)."""
     if isinstance(obj, Node):
         return node_manifest_problem(obj)
     if isinstance(obj, PriorityClass):
@@ -303,6 +305,8 @@ def manifest_problem(obj) -> str | None:
     if isinstance(obj, Namespace):
         problem = dns_label_problem(obj.metadata.name)
         return None if problem is None else f"metadata.name: {problem}"
+    if isinstance(obj, Service):
+        return service_manifest_problem(obj)
     if isinstance(obj, Pod):
         spec, path = obj.spec, "spec"
     elif isinstance(obj, CronJob):
@@ -316,7 +320,9 @@ def manifest_problem(obj) -> str | None:
     if isinstance(obj, (Job, CronJob)) and spec.restart_policy is None:      # defaulted to Always, which Jobs refuse
         return f'{path}.restartPolicy: Required value: valid values: "{JOB_RESTART_POLICIES[0]}", ' \
                f'"{JOB_RESTART_POLICIES[1]}"'
-    return (meta_problem(obj.metadata) if isinstance(obj, Pod) else None) or pod_spec_manifest_problem(spec, path)
+    if isinstance(obj, Pod):
+        return meta_problem(obj.metadata) or pod_spec_manifest_problem(spec, path, obj.metadata.labels)
+    return pod_spec_manifest_problem(spec, path)
 
 
 def _describe(kind: str, document: dict, where: str) -> str:

@@ -20,6 +20,7 @@ Toleration operator "" is stored as "Equal", which is what upstream matching tre
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -43,6 +44,9 @@ __all__ = [
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+# What Go's strings.TrimSpace trims (unicode.IsSpace); Python's str.strip() would also trim \x1c-\x1f.
+_GO_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+             "\u2028\u2029\u202f\u205f\u3000")
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
@@ -324,7 +328,7 @@ class ResourceClaimRef(K8sModel):
 class ResourceRequirements(K8sModel):
     requests: ResourceList = Field(default_factory=ResourceList)
     limits: ResourceList = Field(default_factory=ResourceList)
-    claims: list[ResourceClaimRef] = Field(default_factory=list)
+    claims: list[ResourceClaimRef] = Field(default_factory=list)    # a container's only: refused at pod level
 
 
 class ContainerPort(K8sModel):
@@ -663,8 +667,9 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
 
 def pod_problems(pod: "Pod") -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
-    names, host ports, requests above limits, node selectors, tolerations). A pod without containers is checked in
-    manifests only (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
+    names, host ports, requests above limits, node selectors, tolerations, the PodGroup a schedulingGroup names,
+    images with leading or trailing whitespace). A pod without containers, and a container without an image, are checked in manifests only
+    (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
     meta, spec = pod.metadata, pod.spec
     out = []
     problem = dns_subdomain_problem(meta.name)
@@ -714,6 +719,19 @@ def pod_problems(pod: "Pod") -> list[str]:
             out += node_selector_term_problems(
                 pref.preference, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference")
     out += toleration_problems(spec.tolerations, "spec.tolerations")
+    if spec.scheduling_group is not None:       # validateSchedulingGroup: a PodGroup name, as ValidatePodGroupName
+        name, at = spec.scheduling_group.pod_group_name, "spec.schedulingGroup.podGroupName"
+        if name is None:
+            out.append(f"{at}: Invalid value: null: must specify one of: `podGroupName`")
+        elif not name:
+            out.append(f'{at}: Invalid value: "": must not be empty')
+        elif (problem := dns_subdomain_problem(name)) is not None:
+            out.append(f'{at}: Invalid value: "{name}": {problem}')
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):      # validateContainersOnlyForPod: pods, not pod templates
+            if c.image != c.image.strip(_GO_SPACE):
+                out.append(f"spec.{group}[{i}].image: Invalid value: {json.dumps(c.image, ensure_ascii=False)}: "
+                           f"must not have leading or trailing whitespace")
     return out
 
 
@@ -929,14 +947,30 @@ def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | N
     return None
 
 
-def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
-    """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): resource names and
-    amounts, port names, hostNetwork ports, node names, scheduling gates, empty node selector terms, toleration
-    values, repeated spread constraints and their topology keys."""
+def made_pod_spread_problem(pod: Pod) -> str | None:
+    """A pod a controller or the Job controller makes from a template (validated as written when it was loaded):
+    its spread constraints' matchLabelKeys merged with its own labels (spread_selector_problems), which the API
+    server checks when the controller creates it. None when no constraint has matchLabelKeys."""
+    for i, c in enumerate(pod.spec.topology_spread_constraints):
+        if c.match_label_keys:
+            problems = spread_selector_problems(c, pod.metadata.labels, f"spec.topologySpreadConstraints[{i}]")
+            if problems:
+                return problems[0]
+    return None
+
+
+def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[str, str] | None = None) -> str | None:
+    """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): container images
+    (required, also in pod templates), resource names and amounts, port names, hostNetwork ports, node names,
+    scheduling gates, empty node selector terms, toleration values, spread constraints (a topologyKey, not
+    repeated; matchLabelKeys and labelSelector: spread_selector_problems, over the selector merged with `labels`,
+    the pod's, or as written for a pod template: None)."""
     pod_claims = {c.name for c in spec.resource_claims}
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):
             at = f"{path}.{group}[{i}]"
+            if not c.image:             # validateContainerCommon, for pods and pod templates alike
+                return f"{at}.image: Required value"
             problem = (requirements_problem(c.resources, f"{at}.resources")
                        or claim_refs_problem(c.resources.claims, pod_claims, f"{at}.resources.claims"))
             if problem is not None:
@@ -956,8 +990,9 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
     if problem is not None:
         return problem
     if spec.resources is not None:
-        problem = (requirements_problem(spec.resources, f"{path}.resources")
-                   or claim_refs_problem(spec.resources.claims, pod_claims, f"{path}.resources.claims"))
+        if "claims" in spec.resources.model_fields_set:     # validatePodResources: `Claims != nil`, so [] too
+            return f"{path}.resources.claims: Forbidden: claims may not be set for Resources at pod-level"
+        problem = requirements_problem(spec.resources, f"{path}.resources")
         if problem is not None:
             return problem
         for name in spec.resources.limits:
@@ -988,17 +1023,62 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec") -> str | None:
     seen = {}
     for i, c in enumerate(spec.topology_spread_constraints):
         at = f"{path}.topologySpreadConstraints[{i}]"
-        if not c.topology_key:
+        if not c.topology_key:              # ValidateTopologyKey: only that it is there, not its format
             return f"{at}.topologyKey: Required value: can not be empty"
-        problem = label_key_problem(c.topology_key)
-        if problem is not None:
-            return f'{at}.topologyKey: Invalid value: "{c.topology_key}": {problem}'
         pair = (c.topology_key, c.when_unsatisfiable)
         if pair in seen:        # reported at the first of the two, as ValidateSpreadConstraintNotRepeat does
             return (f"{path}.topologySpreadConstraints[{seen[pair]}].{{topologyKey, whenUnsatisfiable}}: Duplicate "
                     f'value: "{{{pair[0]}, {pair[1]}}}"')
         seen[pair] = i
+        problems = spread_selector_problems(c, labels, at)
+        if problems:
+            return problems[0]
     return None
+
+
+def merged_spread_selector(constraint: TopologySpreadConstraint, labels: dict[str, str]) -> LabelSelector | None:
+    """The constraint's labelSelector as the API server stores it when it creates a pod of these labels (v1.36,
+    MatchLabelKeysInPodTopologySpreadSelectorMerge: pod strategy mutateTopologySpreadConstraints): `key In
+    (value)` appended for each matchLabelKeys key the pod has a label for; none without a labelSelector. As for
+    pod affinity (merge_label_keys), a requirement already there is not appended again, so a pod read back from
+    its stored form is unchanged. The pod's own selector is left as written: PodTopologySpread merges the keys
+    itself when it reads the constraint (plugins/pod_topology_spread.py), which selects the same pods."""
+    selector = constraint.label_selector
+    if selector is None or not constraint.match_label_keys:
+        return selector
+    extra = [LabelSelectorRequirement(key=k, operator="In", values=[labels[k]])
+             for k in constraint.match_label_keys if k in labels]
+    extra = [r for r in extra if r not in selector.match_expressions]
+    return selector.model_copy(update={"match_expressions": [*selector.match_expressions, *extra]}) if extra \
+        else selector
+
+
+def spread_selector_problems(constraint: TopologySpreadConstraint, labels: dict[str, str] | None,
+                             at: str) -> list[str]:
+    """What v1.36's validateTopologySpreadConstraints says of a constraint's matchLabelKeys and labelSelector, with
+    MatchLabelKeysInPodTopologySpread and its SelectorMerge on (ValidateMatchLabelKeysAndMismatchLabelKeys, then
+    ValidateLabelSelector, strictly): matchLabelKeys need a labelSelector; each is a label key; a matchLabelKeys key
+    may not be in the merged labelSelector twice (in matchLabels, or in a requirement of its own, beside the one
+    the merge adds: reported at the constraint's `[i]`, i the key's last index in matchLabelKeys, as upstream
+    does). `labels`: the pod's, whose values the merge reads; None for a pod template, which the API server
+    validates as written (its pods are merged and validated when they are created)."""
+    keys = constraint.match_label_keys
+    selector = constraint.label_selector if labels is None else merged_spread_selector(constraint, labels)
+    out = []
+    if keys and selector is None:
+        out.append(f"{at}.matchLabelKeys: Forbidden: must not be specified when labelSelector is not set")
+    elif keys:
+        out += [f'{at}.matchLabelKeys[{j}]: Invalid value: "{k}": {p}' for j, k in enumerate(keys)
+                for p in [label_key_problem(k)] if p is not None]
+    if selector is not None:
+        last = {k: j for j, k in enumerate(keys)}
+        seen = set(selector.match_labels)
+        for r in selector.match_expressions:
+            if r.key in last and r.key in seen:
+                out.append(f'{at}[{last[r.key]}]: Invalid value: "{r.key}": exists in both matchLabelKeys and '
+                           f"labelSelector")
+            seen.add(r.key)
+    return out + selector_problems(selector, f"{at}.labelSelector")
 
 
 def node_manifest_problem(node: "Node") -> str | None:
