@@ -48,6 +48,7 @@ from ..sched.records import (BOUND, DELETED, PERMIT_REJECTED, UNSCHEDULABLE, WAI
                              Preempted)
 from ..sched.scheduler import DEFAULT_PERMIT_TIMEOUT_S
 from ..sched.capacity import copies_per_node
+from ..sched.preemption import tensors_state
 from .autoscaler import Autoscaler, Need, Pending, node_rooms
 from .usage import NodeUsage
 from .workload import JobSpec
@@ -253,6 +254,7 @@ class Simulation:
         self.unschedulable: dict[str, str] = {}     # pods whose last attempt failed -> their job (autoscaler)
         self.template_sched: Scheduler | None = None  # the autoscaler's template node alone (its Filter verdicts)
         self.on_template: dict[str, bool] = {}      # job -> its pods fit an empty template node
+        self.last_scan: tuple | None = None         # what the last scan that packed saw, the nodes it asked for in
         self.scan_due = False                       # an autoscaler scan is in the event heap
         self.emptied: dict[str, float] = {}         # autoscaled node -> since when it holds no pod
         self.jobs: dict[str, Job] = {}
@@ -538,10 +540,15 @@ class Simulation:
     def _on_scan(self, t: float, _) -> None:
         """The autoscaler looks at the unschedulable pods and asks for nodes."""
         self.scan_due = False
-        if self.autoscaler.free:            # with the whole pool asked for, there is nothing to decide
+        # A scan that sees what the last one saw, less the nodes that one asked for (in flight now), packs the
+        # pods as it did, into them: it asks for nothing.
+        seen = (tensors_state(self.sched.cluster.tensors), tuple(self.unschedulable),
+                frozenset(self.autoscaler.in_flight))
+        if self.autoscaler.free and seen != self.last_scan:   # with the whole pool asked for, nothing to decide
             for name in self.autoscaler.scale_up(self._pending(), node_rooms(self.sched.cluster),
                                                  node_rooms(self._template_scheduler().cluster)):
                 self._push(t + self.autoscaler.provision_s, "provisioned", name)
+            self.last_scan = (seen[0], seen[1], frozenset(self.autoscaler.in_flight))
         if self.unschedulable and self.autoscaler.free:
             self.scan_due = True
             self._push(t + self.autoscaler.scan_s, "scan", None)
