@@ -781,7 +781,7 @@ class _Stamper:
     """Pods from one template: the spec validated (and API-defaulted) once and shared by every pod; a pod's own
     fields (`spec_update`: a DaemonSet pod's node affinity, a StatefulSet pod's claim volumes, valid by
     construction) replace those of a shallow copy. A spec whose affinity merges match/mismatchLabelKeys, or whose
-    spread constraints have matchLabelKeys, from per-pod labels is validated per pod."""
+    spread constraints have matchLabelKeys, is validated again for each pod its controller gives labels of its own."""
 
     def __init__(self, owner: _Owner, template: PodTemplateSpec, labels: dict[str, str]):
         self.owner, self.template = owner, template
@@ -801,7 +801,11 @@ class _Stamper:
 
     def pod(self, name: str, extra_labels: dict[str, str] | None = None, spec_update: dict | None = None) -> Pod:
         labels = {**self.labels, **extra_labels} if extra_labels else self.labels
-        if self._shared is not None and not self.per_pod:
+        # A spec that merges label values into itself is the same for pods of the same labels: a ReplicaSet's
+        # replicas share the first one's; pods a controller labels one by one (a StatefulSet's, an Indexed Job's)
+        # are validated each.
+        shared = not (self.per_pod and extra_labels)
+        if self._shared is not None and shared:
             # The validated pod's copy with its own name and labels (both already valid): no validation per replica.
             meta = self._shared.metadata.__copy__()
             meta.name, meta.labels = name, labels
@@ -813,7 +817,7 @@ class _Stamper:
         meta = ObjectMeta(name=name, namespace=self.owner.metadata.namespace, labels=labels,
                           annotations=self.annotations, owner_references=self.owner_references)
         pod = self._validate(meta, self.template.spec.model_copy(deep=True, update=spec_update or {}))
-        if not self.per_pod:
+        if shared and self._shared is None:
             self._shared = pod
         return pod
 
