@@ -2,8 +2,9 @@
 pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/apis/policy/validation), phalanx rejects with one line
 naming the object and the field: a template restartPolicy its owner does not run, a Deployment's strategy, a Job's
 backoffLimit and selector, a CronJob's schedule (robfig/cron v3's standard parser), concurrencyPolicy and
-jobTemplate, a PDB's unhealthyPodEvictionPolicy. Then the forms they accept, the pods phalanx refuses to expand
-(more than MAX_EXPANDED_PODS), and a StatefulSet whose long name keeps upstream's controller from making pods.
+jobTemplate, a PDB's unhealthyPodEvictionPolicy, a pod template's rules whatever number of pods it makes. Then the
+forms they accept, the pods phalanx refuses to expand (more than MAX_EXPANDED_PODS), and a StatefulSet whose long
+name keeps upstream's controller from making pods.
 Each case changes one field of a valid manifest; the expected text is written out by hand."""
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ DELETE = object()
 RESTART = ["spec", "template", "spec", "restartPolicy"]
 STRATEGY = ["spec", "strategy"]
 JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
-IMAGE_PATH = ["spec", "template", "spec", "containers", 0, "image"]
+CONTAINERS = ["spec", "template", "spec", "containers"]
+IMAGE_PATH = [*CONTAINERS, 0, "image"]
 SPREAD_PATH = ["spec", "template", "spec", "topologySpreadConstraints"]
 SPREAD_APP = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
               "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["app"]}
@@ -223,6 +225,46 @@ CASES = [
     ("a CronJob's huge parallelism", changed(CRON_JOB, [*JOB_TEMPLATE, "parallelism"], 20000000),
      "CronJob default/nightly: spec.jobTemplate.spec.parallelism: 20000000 pods: more than phalanx expands "
      "(10000000)"),
+    # 9. the pod template's own rules (ValidatePodTemplateSpec), checked when the object is created, whatever number
+    # of pods it makes: here none
+    ("a Deployment of no replicas with a bad container name",
+     changed(changed(apps("Deployment"), ["spec", "replicas"], 0), [*CONTAINERS, 0, "name"], "Web_1"),
+     "Deployment default/web: spec.template.spec.containers[0].name: must be a DNS label: lowercase letters, digits "
+     "and '-', starting and ending with a letter or digit (got \"Web_1\")"),
+    ("a ReplicaSet of no replicas with a container name twice",
+     changed(changed(apps("ReplicaSet"), ["spec", "replicas"], 0), CONTAINERS,
+             [{"name": "c", "image": "a"}, {"name": "c", "image": "b"}]),
+     'ReplicaSet default/web: spec.template.spec.containers[1].name: Duplicate value: "c"'),
+    ("a ReplicationController of no replicas with a request above its limit",
+     changed(changed(RC, ["spec", "replicas"], 0), [*CONTAINERS, 0, "resources"],
+             {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+     'ReplicationController default/web: spec.template.spec.containers[0].resources.requests: Invalid value: "2": '
+     "must be less than or equal to cpu limit of 1"),
+    ("a StatefulSet of no replicas with an init container restartPolicy Never",
+     changed(changed(apps("StatefulSet"), ["spec", "replicas"], 0), ["spec", "template", "spec", "initContainers"],
+             [{"name": "i", "image": "a", "restartPolicy": "Never"}]),
+     'StatefulSet default/web: spec.template.spec.initContainers[0].restartPolicy: Unsupported value: "Never": '
+     'supported values: "Always"'),
+    ("a DaemonSet on no node with an Exists toleration's value",
+     changed(changed(apps("DaemonSet"), ["spec", "template", "spec", "nodeSelector"], {"pool": "none"}),
+             ["spec", "template", "spec", "tolerations"], [{"key": "k", "operator": "Exists", "value": "v"}]),
+     'DaemonSet default/web: spec.template.spec.tolerations[0].operator: Invalid value: "v": value must be empty '
+     "when `operator` is 'Exists'"),
+    ("a Job of parallelism 0 with a schedulingGroup naming no PodGroup",
+     changed(changed(JOB, ["spec", "parallelism"], 0), ["spec", "template", "spec", "schedulingGroup"], {}),
+     "Job default/j: spec.template.spec.schedulingGroup.podGroupName: Invalid value: null: must specify one of: "
+     "`podGroupName`"),
+    ("a suspended CronJob with an empty podGroupName",
+     changed(changed(CRON_JOB, ["spec", "suspend"], True), [*JOB_TEMPLATE, "template", "spec", "schedulingGroup"],
+             {"podGroupName": ""}),
+     'CronJob default/nightly: spec.jobTemplate.spec.template.spec.schedulingGroup.podGroupName: Invalid value: "": '
+     "must not be empty"),
+    # A CronJob's template is its own field, as upstream's ValidateCronJob names it (validateJobSpec on
+    # spec.jobTemplate.spec): the CronJob is refused, not the Job it would make.
+    ("a CronJob's template with a bad container name",
+     changed(CRON_JOB, [*JOB_TEMPLATE, "template", "spec", "containers", 0, "name"], "Nightly_Run"),
+     "CronJob default/nightly: spec.jobTemplate.spec.template.spec.containers[0].name: must be a DNS label: "
+     "lowercase letters, digits and '-', starting and ending with a letter or digit (got \"Nightly_Run\")"),
 ]
 
 
@@ -251,6 +293,22 @@ def test_restart_policy_unset_or_always_on_controllers_and_on_failure_or_never_o
     # two pods each from the Deployments, the ReplicaSet and the ReplicationController; the StatefulSet's first
     # (its second waits for it: OrderedReady); one each from the Jobs and the CronJob's Job
     assert len(cluster(*docs).pending) == 12
+
+
+def test_a_template_image_with_whitespace_loads_when_no_pod_is_made():
+    """validateContainersOnlyForPod is for pods only: the API server takes the template, and with no pod to make
+    (no replicas, no node to run on, parallelism 0, a suspended CronJob) nothing is refused."""
+    def spaced(doc: dict, path: list = IMAGE_PATH) -> dict:
+        return changed(doc, path, " nginx ")
+    none = ["spec", "replicas"]
+    docs = [spaced(changed(apps("Deployment"), none, 0)), spaced(changed(apps("ReplicaSet", "rs"), none, 0)),
+            spaced(changed(RC, none, 0)), spaced(changed(apps("StatefulSet", "db"), none, 0)),
+            spaced(changed(apps("DaemonSet", "ds"), ["spec", "template", "spec", "nodeSelector"], {"pool": "none"})),
+            spaced(changed(JOB, ["spec", "parallelism"], 0)),
+            spaced(changed(CRON_JOB, ["spec", "suspend"], True), [*JOB_TEMPLATE, "template", "spec", "containers", 0,
+                                                                  "image"])]
+    state = cluster(*docs)
+    assert state.pending == [] and [j.key for j in state.jobs] == ["default/j"]
 
 
 def test_a_job_built_in_python_needs_no_restart_policy():

@@ -9,7 +9,10 @@ and clusterIPs (service_manifest_problem), replicas and ordinals.start non-negat
 is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
 podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy; a CronJob's
 schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
-without a selector). The pod template is validated as a pod (its errors name spec.template.<field>).
+without a selector). The pod template is validated when the object is, whatever number of pods it makes
+(ValidatePodTemplateSpec: jobs.template_problem, the pod rules but those for pods only, such as image whitespace;
+errors name spec.template.<field>, a CronJob's spec.jobTemplate.spec.template.<field>), and each pod made from it
+as a pod (errors name the maker and spec.template.<field>).
 
 What each controller creates, with the labels and ownerReferences upstream gives (pkg/controller/..., v1.36):
   - ReplicaSet / ReplicationController: spec.replicas pods "<name>-<suffix>", owned by it (controller), minus
@@ -67,10 +70,12 @@ from .jobs import (
     not_supported,
     restart_policy_problem,
     selector_json,
+    template_problem,
 )
 from .objects import (
     INT32_MAX,
     INT32_MIN,
+    POD_TEMPLATE,
     Affinity,
     K8sModel,
     LabelSelector,
@@ -352,7 +357,8 @@ class _Selected(_Owner):
     def _rules(self) -> _Selected:
         _name(self.metadata, type(self).name_problem)
         _selector_rules(self.spec.selector, self.spec.template, self.selector_word)
-        problem = restart_policy_problem(self.spec.template, "spec.template", ALWAYS)
+        problem = (template_problem(self.spec.template, "spec.template")
+                   or restart_policy_problem(self.spec.template, "spec.template", ALWAYS))
         if problem is not None:
             raise ValueError(problem)
         return self
@@ -480,7 +486,8 @@ class ReplicationController(_Owner):
                 raise ValueError(problem)
         if any(spec.template.metadata.labels.get(k) != v for k, v in spec.selector.items()):
             raise _not_matched(spec.template)
-        problem = restart_policy_problem(spec.template, "spec.template", ALWAYS)
+        problem = (template_problem(spec.template, "spec.template")
+                   or restart_policy_problem(spec.template, "spec.template", ALWAYS))
         if problem is not None:
             raise ValueError(problem)
         return self
@@ -558,9 +565,11 @@ def _concurrency_problem(policy: str) -> str | None:
 
 def _job_template_problem(spec: JobSpec) -> str | None:
     """ValidateJobTemplateSpec: the Job spec's rules (those Job validates in its own model, cluster_models.jobs,
-    are checked when the CronJob's Job is made), and no selector: the Job controller generates it."""
+    are checked when the CronJob's Job is made; the pod template's are checked here, named
+    spec.jobTemplate.spec.template.<field> as upstream's validateJobSpec names them for a CronJob), and no
+    selector: the Job controller generates it."""
     at = "spec.jobTemplate.spec"
-    problem = (backoff_limit_problem(spec, at)
+    problem = (backoff_limit_problem(spec, at) or template_problem(spec.template, f"{at}.template")
                or restart_policy_problem(spec.template, f"{at}.template", JOB_RESTART_POLICIES))
     if problem is not None:
         return problem
@@ -931,13 +940,14 @@ def daemon_tolerations(spec) -> list[Toleration]:
 
 
 def daemon_probe(ds: DaemonSet) -> Pod:
-    """The pod NodeShouldRunDaemonPod tests nodes with: the template with the default tolerations."""
+    """The pod NodeShouldRunDaemonPod tests nodes with: the template with the default tolerations, validated as a
+    template (no pod is made yet: a rule for pods only, such as image whitespace, fails the pods when they are)."""
     spec = ds.spec.template.spec.model_copy(deep=True)
     spec.tolerations = daemon_tolerations(spec)
     meta = ObjectMeta(name=ds.metadata.name, namespace=ds.metadata.namespace,
                       labels=dict(ds.spec.template.metadata.labels))
     try:
-        return Pod.model_validate({"metadata": meta, "spec": spec})
+        return Pod.model_validate({"metadata": meta, "spec": spec}, context={POD_TEMPLATE: True})
     except ValidationError as error:
         raise _template_error(ds, validation_problem(error)) from None
 

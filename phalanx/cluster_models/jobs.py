@@ -19,7 +19,8 @@ template; parallelism and completions are non-negative; an Indexed Job needs com
 parallelism (maxParallelismForIndexedJob; completions have no such limit unless backoffLimitPerIndex is set,
 which is not read), and "<name>-<completions-1>", the hostname of its last pod, must be a DNS label;
 backoffLimit is non-negative; template.spec.restartPolicy is OnFailure or Never (an unset one defaults to Always,
-which a Job refuses; a manifest check); a selector without manualSelector must select the labels the API server
+which a Job refuses; a manifest check); the pod template's own rules, whatever number of pods the Job makes
+(ValidatePodTemplateSpec: template_problem); a selector without manualSelector must select the labels the API server
 generates (job-name, controller-uid), and with manualSelector it is required and must match the template's labels. Not checked: the update rule that freezes parallelism of a gang-scheduled Job.
 
 The controller, per Job (pkg/controller/job, v1.36):
@@ -63,6 +64,7 @@ from .objects import (
     PodSpec,
     controlled_by,
     made_pod_spread_problem,
+    pod_template_problem,
     selector_matches,
     selector_problems,
 )
@@ -96,6 +98,7 @@ __all__ = [
     "owned_by",
     "restart_policy_problem",
     "selector_json",
+    "template_problem",
 ]
 
 BATCH_V1 = "batch/v1"
@@ -143,6 +146,12 @@ class PodTemplateMetadata(K8sModel):
 class PodTemplateSpec(K8sModel):
     metadata: PodTemplateMetadata = Field(default_factory=PodTemplateMetadata)
     spec: PodSpec = Field(default_factory=PodSpec)
+
+
+def template_problem(template: PodTemplateSpec, at: str) -> str | None:
+    """ValidatePodTemplateSpec on a Job's or controller's pod template (`at`: its path), whatever number of pods
+    it makes: the pod rules that apply to templates (objects.pod_template_problem)."""
+    return pod_template_problem(template.spec, template.metadata.labels, at)
 
 
 def restart_policy_problem(template: PodTemplateSpec, at: str, supported: tuple[str, ...]) -> str | None:
@@ -216,7 +225,8 @@ class Job(K8sModel):
                 if problem is not None:
                     raise ValueError(f"metadata.name: will not be able to create pods: the hostname of index {last} "
                                      f"{problem}")
-        problem = (restart_policy_problem(spec.template, "spec.template", JOB_RESTART_POLICIES)
+        problem = (template_problem(spec.template, "spec.template")
+                   or restart_policy_problem(spec.template, "spec.template", JOB_RESTART_POLICIES)
                    or _selector_problem(spec))
         if problem is not None:
             raise ValueError(problem)

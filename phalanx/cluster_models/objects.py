@@ -27,9 +27,10 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
-                      ValidationInfo, field_validator, model_validator)
+                      ValidationError, ValidationInfo, field_validator, model_validator)
 from pydantic.alias_generators import to_camel
 
+from .errors import validation_problem
 from .quantity import ResourceList, nanos_to_text
 from .requests import default_pod_resources
 
@@ -439,6 +440,11 @@ class PodStatus(K8sModel):
     nominated_node_name: str = ""               # set by preemption: the node the pod waits for
 
 
+# Validation context key (Pod.model_validate(..., context={POD_TEMPLATE: True})): the pod is a pod template's spec
+# and labels (pod_template_problem), so the rules upstream applies to pods only are left out.
+POD_TEMPLATE = "pod_template"
+
+
 class Pod(K8sModel):
     kind: str = "Pod"
     metadata: ObjectMeta
@@ -446,12 +452,14 @@ class Pod(K8sModel):
     status: PodStatus = Field(default_factory=PodStatus)
 
     @model_validator(mode="after")
-    def _apply_api_defaults(self) -> Pod:
+    def _apply_api_defaults(self, info: ValidationInfo) -> Pod:
+        template = bool(info.context and info.context.get(POD_TEMPLATE))
         if not self.metadata.namespace:
             self.metadata.namespace = "default"
         default_pod_resources(self)
         if self.spec.affinity is not None:
-            merge_label_keys(self.spec.affinity, self.metadata.labels)
+            if not template:            # a pod template's terms are validated as written
+                merge_label_keys(self.spec.affinity, self.metadata.labels)
             problems = pod_affinity_problems(self.spec.affinity)
             if problems:
                 raise ValueError(problems[0])
@@ -460,7 +468,7 @@ class Pod(K8sModel):
                 for port in container.ports:
                     if port.host_port == 0:
                         port.host_port = port.container_port
-        problems = pod_problems(self)
+        problems = pod_problems(self, template)
         if problems:
             raise ValueError(problems[0])
         for resources in self.spec.resource_lists():
@@ -665,17 +673,19 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
     return out
 
 
-def pod_problems(pod: "Pod") -> list[str]:
+def pod_problems(pod: "Pod", template: bool = False) -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
     names, host ports, requests above limits, node selectors, tolerations, the PodGroup a schedulingGroup names,
     images with leading or trailing whitespace). A pod without containers, and a container without an image, are checked in manifests only
-    (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md)."""
+    (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md).
+    `template`: `pod` is a pod template's spec and labels (ValidatePodTemplateSpec, pod_template_problem): it has
+    no name or namespace of its own, and the rules of validateContainersOnlyForPod are left out."""
     meta, spec = pod.metadata, pod.spec
     out = []
-    problem = dns_subdomain_problem(meta.name)
+    problem = None if template else dns_subdomain_problem(meta.name)
     if problem is not None:
         out.append(f"metadata.name: {problem}")
-    problem = dns_label_problem(meta.namespace or "default")
+    problem = None if template else dns_label_problem(meta.namespace or "default")
     if problem is not None:
         out.append(f"metadata.namespace: {problem}")
     problem = labels_problem(meta.labels, "metadata.labels")
@@ -728,7 +738,7 @@ def pod_problems(pod: "Pod") -> list[str]:
         elif (problem := dns_subdomain_problem(name)) is not None:
             out.append(f'{at}: Invalid value: "{name}": {problem}')
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
-        for i, c in enumerate(containers):      # validateContainersOnlyForPod: pods, not pod templates
+        for i, c in enumerate(containers if not template else ()):  # validateContainersOnlyForPod: not templates
             if c.image != c.image.strip(_GO_SPACE):
                 out.append(f"spec.{group}[{i}].image: Invalid value: {json.dumps(c.image, ensure_ascii=False)}: "
                            f"must not have leading or trailing whitespace")
@@ -944,6 +954,21 @@ def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | N
         if name in seen:
             return f'{path_of(i)}: Duplicate value: "{name}"'
         seen.add(name)
+    return None
+
+
+def pod_template_problem(spec: PodSpec, labels: dict[str, str], at: str) -> str | None:
+    """What ValidatePodTemplateSpec rejects in a pod template (`at`: its path, e.g. spec.template) that the models
+    alone do not: the pod's rules (Pod validation, on an API-defaulted copy of the spec) but for the template's
+    missing name and namespace, the rules upstream applies to pods only (validateContainersOnlyForPod: image
+    whitespace) and the merge of matchLabelKeys with the pod's labels (a template is validated as written; its
+    pods are merged and validated again when they are made). A controller's template is checked whatever number
+    of pods it makes, as the API server checks it when the controller is created."""
+    meta = ObjectMeta(name="template", labels=labels)
+    try:
+        Pod.model_validate({"metadata": meta, "spec": spec.model_copy(deep=True)}, context={POD_TEMPLATE: True})
+    except ValidationError as error:
+        return f"{at}.{validation_problem(error)}"
     return None
 
 
