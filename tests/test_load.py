@@ -456,3 +456,20 @@ def test_replicas_with_unknown_fields_are_each_reported():
     assert len(objects.pods) == 2
     assert objects.warnings == ['2 Pods (web/w-0, web/w-1): unknown field "spec.nodeNmae" (ignored; --strict makes it '
                                 'an error)']
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2.50, -0.0, 1e3, 1.0E-2, 12345678901234567890123, null, true, "\\u00e9\\/"]}',
+                                  '{"x": NaN, "y": -Infinity}', '"\\ud800"', '{"a": 1} {"b": 0.1}', '  7  ', ''])
+def test_json_documents_are_the_stdlib_decoders(text):
+    """One JSON value goes through jiter, anything jiter refuses (NaN, a lone surrogate, a stream) through the
+    stdlib decoder: either way the values, and their types, are what the stdlib reads with exact decimals."""
+    from decimal import Decimal
+
+    from phalanx.cluster_models.load import _json_documents
+    want, pos, decoder = [], 0, json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+    while text[pos:].strip():
+        pos += len(text[pos:]) - len(text[pos:].lstrip())
+        value, pos = decoder.raw_decode(text, pos)
+        want.append(value)
+    got = _json_documents(text, "t.json")
+    assert repr(got) == repr(want)
