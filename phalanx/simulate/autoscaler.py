@@ -136,8 +136,7 @@ class Rooms:
             ok &= np.count_nonzero(self.devices >= MILLI, axis=1) >= need.gpus
         elif need.gpus:
             ok &= (self.devices >= need.milli).any(axis=1)
-        k = int(np.argmax(ok)) if len(ok) else 0
-        return k if len(ok) and ok[k] else -1
+        return int(np.argmax(ok)) if ok.any() else -1
 
     def take(self, k: int, need: Need) -> None:
         self.cpu[k] -= need.cpu

@@ -38,7 +38,7 @@ from ..cluster_models.controllers import Deployment, expand_controllers
 from ..cluster_models.generate import RACK, pod_template
 from ..cluster_models.gpus import ALI_GPU_COUNT, ALI_GPU_MILLI, ALI_GPU_MODEL, MILLI
 from ..cluster_models.objects import PodSchedulingGroup
-from ..cluster_models.quantity import milli_value, parse_quantity, value
+from ..cluster_models.quantity import milli_value, parse_quantity
 from ..cluster_models.workloads import PodGroup
 from ..plugins.fgd_score import FGDScore, as_args, typical_pods
 from ..plugins.gpu_scoring import DEFAULT_CPU_MILLI
@@ -570,8 +570,8 @@ class Simulation:
         for job_name, count in by_job.items():
             spec = self.jobs[job_name].spec
             pod = self._template(spec)
-            need = Need(milli_value(parse_quantity(spec.cpu)), value(parse_quantity(spec.memory)), spec.gpus,
-                        spec.gpu_milli)
+            requests = self.sched.shape_of(pod).requests        # as NodeResourcesFit counts them
+            need = Need(requests.get("cpu", 0), requests.get("memory", 0), spec.gpus, spec.gpu_milli)
             nodes = copies_per_node(self.sched, pod, 1)[0] > 0
             on_template = self.on_template.get(job_name)
             if on_template is None:         # the template node stays empty: its verdict is the job's for good
