@@ -18,7 +18,6 @@ from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.tensors import BoundPods
 from phalanx.kernels import balanced_allocation, batch, node_resources_fit, pod_topology_spread, select
 from phalanx.kernels.backend import gpu_available, precision, to_host
-from phalanx.kernels.normalize import default_normalize
 from phalanx.kernels.resource_allocation import node_load
 from phalanx.plugins.framework import NODE_LOCAL
 from phalanx.sched import Cluster
@@ -280,3 +279,23 @@ def test_pin_rounding_stops_fused_multiply_add():
     assert np.array_equal(pinned.view(np.int64), want.view(np.int64))
     if jax.default_backend() == "cpu":
         assert not np.array_equal(fused.view(np.int64), want.view(np.int64))   # the hazard is real here
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_score_div_is_floor_division(backend):
+    """backend.score_div gives a // b wherever b > 0 and |a / b| < 2**51, on the dividends that stress a float
+    quotient: near the int64 limit (not exactly representable in float64), exact multiples and one either side,
+    negative ones, and quotients up to 2**50."""
+    from phalanx.kernels.backend import score_div
+    rng = np.random.default_rng(7)
+    b = np.concatenate([rng.integers(1, 2**62, 4000), rng.integers(1, 1000, 4000), np.ones(1000, np.int64),
+                        rng.integers(2**40, 2**53, 1000)])
+    q = np.concatenate([rng.integers(0, 101, 4000), rng.integers(-2**20, 2**20, 4000),
+                        rng.integers(-2**50, 2**50, 1000), rng.integers(0, 1000, 1000)])
+    q = np.clip(q, -(2**62) // b, (2**62) // b)          # keep q * b inside int64
+    a = q * b + rng.integers(-1, 2, len(b))              # exact multiples and their neighbours
+    a[:100] = 2**63 - 1 - rng.integers(0, 2**20, 100)    # the largest dividends, score-sized quotients
+    b[:100] = a[:100] // rng.integers(1, 101, 100)
+    want = a // b
+    assert (np.abs(want) < 2**51).all()
+    same(run(backend, lambda xp, a, b: score_div(xp, a, b), {"a": a, "b": b}), want)

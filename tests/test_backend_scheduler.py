@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import importlib.util
 
+import numpy as np
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import clusters, clusters_with_groups, make_profile, profiles
+from strategies import clusters, clusters_with_groups, make_node, make_pod, make_profile, profiles
 from test_batching import batch_cases
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import basic_pods, generate_nodes
 from phalanx.kernels.backend import BackendUnavailable, gpu_available
-from phalanx.sched import Cluster, Scheduler
+from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 
@@ -174,3 +176,59 @@ def test_cli_backend_errors_are_one_line():
     import json
     report = json.loads(res.stdout)
     assert report["backend"] == "jax" and report["bound"] == 1000 and "compile_s" in report and "run_s" in report
+
+
+@st.composite
+def segment_cases(draw):
+    """Short runs of many shapes (each its own requests) in one queue: what the JAX placer takes in segments. Pods
+    too large for any node fail in the middle of a segment; running low-priority pods give high-priority ones that
+    fail something to preempt (PostFilter, nominations); host ports and soft constraints vary the configuration."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    nodes = [make_node(f"n{i}", cpu=str(rng.choice([1, 2, 4])), memory=str(rng.choice(["2Gi", "4Gi"])),
+                       pods=int(rng.choice([4, 110])), labels={"tier": str(rng.integers(0, 2))},
+                       taints=[("maint", "x", "PreferNoSchedule")] if rng.random() < 0.3 else [])
+             for i in range(draw(st.integers(1, 12)))]
+    pods = [make_pod(f"old-{i}", cpu="500m", memory="512Mi", priority=0, node_name=nodes[i % len(nodes)].metadata.name)
+            for i in range(draw(st.integers(0, 6)))]
+    ports = draw(st.booleans())
+    for r in range(draw(st.integers(1, 30))):
+        kw = dict(cpu=f"{int(rng.integers(1, 40)) * 50}m", memory=f"{int(rng.integers(1, 40)) * 64}Mi",
+                  priority=int(rng.integers(0, 3)))
+        if rng.random() < 0.1:
+            kw["cpu"] = "64"                      # fits nowhere: the segment stops there
+        if rng.random() < 0.2:
+            kw["preferred_terms"] = [(int(rng.integers(1, 100)), {"match_expressions": [
+                {"key": "tier", "operator": "In", "values": [str(rng.integers(0, 2))]}]})]
+        if ports and rng.random() < 0.3:
+            kw["host_ports"] = [(8080, "TCP", "")]
+        pods += [make_pod(f"r{r}-{i}", **kw) for i in range(int(rng.integers(1, 4)))]
+    return nodes, pods
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=segment_cases())
+def test_jax_segments_match_numpy(case):
+    """Runs of different shapes placed by one compiled call each segment give numpy's run-by-run decisions: the same
+    bindings in the same order, the same failures and messages, the same preemptions."""
+    nodes, pods = case
+    (_, want), (jax_sched, got) = _both(
+        lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), DEFAULT_PROFILE)
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert got.preemptions == want.preemptions
+
+
+def test_segment_stops_at_a_pod_that_fits_nowhere():
+    """Six runs of distinct shapes; the fourth fits nowhere. The first segment places three runs, the fourth fails
+    through its own cycle (its FitError), and the last two come back from the activeQ as the next segment."""
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
+    sizes = ["100m", "200m", "300m", "16", "400m", "500m"]
+    pods = [make_pod(f"p{i}", cpu=cpu, memory="256Mi") for i, cpu in enumerate(sizes)]
+    (_, want), (jax_sched, got) = _both(
+        lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), DEFAULT_PROFILE)
+    assert list(got.bindings) == ["default/p0", "default/p1", "default/p2", "default/p4", "default/p5"]
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert got.unschedulable["default/p3"].startswith("0/3 nodes are available: 3 Insufficient cpu.")
+    assert jax_sched.placer.stats.segments == 2

@@ -5,7 +5,7 @@ requested_to_capacity_ratio,resource_allocation}.go.
 """
 from __future__ import annotations
 
-from .backend import round_half_away_div, trunc_div
+from .backend import round_half_away_div, score_div, trunc_div
 from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
 TOO_MANY_PODS_BIT = 0          # reason bit 0; insufficient resource column r is bit r + 1
@@ -64,7 +64,7 @@ def least_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
         # A request above capacity scores 0: clipping the free amount at 0 gives exactly that.
-        per.append((xp.maximum(alloc - req, 0) * MAX_NODE_SCORE) // xp.maximum(alloc, 1))
+        per.append(score_div(xp, xp.maximum(alloc - req, 0) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
@@ -72,7 +72,7 @@ def least_allocated(xp, requested, allocatable, weights):
 def most_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        per.append((xp.minimum(req, alloc) * MAX_NODE_SCORE) // xp.maximum(alloc, 1))
+        per.append(score_div(xp, xp.minimum(req, alloc) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
@@ -84,7 +84,7 @@ def _weighted_mean(xp, per, valid, weights):
     for score, ok, w in zip(per, valid, weights):
         total = total + (score if w == 1 else score * w)
         wsum = wsum + (ok if w == 1 else ok * w)
-    return xp.where(wsum == 0, 0, total // xp.maximum(wsum, 1))
+    return xp.where(wsum == 0, 0, score_div(xp, total, xp.maximum(wsum, 1)))
 
 
 def broken_linear(xp, shape, utilization):
@@ -109,7 +109,7 @@ def requested_to_capacity_ratio(xp, requested, allocatable, weights, shape):
     total = wsum = 0
     for req, alloc, w in zip(requested, allocatable, weights):
         valid = alloc != 0
-        utilization = xp.where(req > alloc, 100, (req * 100) // xp.maximum(alloc, 1))
+        utilization = xp.where(req > alloc, 100, score_div(xp, req * 100, xp.maximum(alloc, 1)))
         per = broken_linear(xp, scaled, utilization)
         counted = valid & (per > 0)
         total = total + xp.where(counted, per * w, 0)

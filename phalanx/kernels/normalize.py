@@ -1,6 +1,7 @@
 """NormalizeScore: upstream helper.DefaultNormalizeScore over the feasible nodes only."""
 from __future__ import annotations
 
+from .backend import score_div
 from .status import MAX_NODE_SCORE
 
 
@@ -10,7 +11,7 @@ def default_normalize(xp, raw, feasible, reverse: bool):
     max over feasible raw scores m; m == 0: all MAX (reverse) or unchanged; else MAX*raw//m, reversed as MAX - that.
     """
     m = xp.max(xp.where(feasible, raw, 0))
-    scaled = (MAX_NODE_SCORE * raw) // xp.maximum(m, 1)
+    scaled = score_div(xp, MAX_NODE_SCORE * raw, xp.maximum(m, 1))
     if reverse:
         out = xp.where(m == 0, MAX_NODE_SCORE, MAX_NODE_SCORE - scaled)
     else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import bincount, log_table, pin_rounding
+from .backend import bincount, log_table, pin_rounding, score_div
 from .domain_batch import RawModel
 from .node_affinity import term_matches
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -160,7 +160,7 @@ def spread_scale(xp, raw, lo, hi):
     scored): MaxNodeScore * (max + min - s) / max, in integers, and MaxNodeScore everywhere when max is 0. A raw
     score equal to lo scales to MaxNodeScore whatever hi is."""
     hi = xp.maximum(hi, 0)            # raw scores are never negative: the max over every node, unscored ones at 0
-    return xp.where(hi == 0, MAX_NODE_SCORE, MAX_NODE_SCORE * (hi + lo - raw) // xp.maximum(hi, 1))
+    return xp.where(hi == 0, MAX_NODE_SCORE, score_div(xp, MAX_NODE_SCORE * (hi + lo - raw), xp.maximum(hi, 1)))
 
 
 def pod_topology_spread_normalize(xp, raw, feasible, ignored):

@@ -22,6 +22,10 @@ What runs where (backend="jax"):
   constants), accounting the chosen nodes into the numpy node table (the source of truth for queue, PodGroups,
   rollback and explain), and the failure message from the codes and reasons the compiled call returns for the
   failing pod (fetched only when a pod failed).
+- segments: short runs of different shapes that share one compiled configuration (pods differing only in their
+  amounts: requests, scoring requests) are placed by one call, a `lax.while_loop` over the pods with each pod's
+  amounts indexed by its step (`place_segment`; sched/pod_cycle.py forms the segments from the activeQ). All-distinct
+  pods then cost one dispatch per segment instead of one per pod.
 - `evaluate` (explain, what-if) runs the same kernels eagerly on JAX arrays (op by op, no jit).
 
 Static shapes: nodes, resources, label keys/values, taints, ports, bound pods and the chunk length are padded
@@ -31,6 +35,7 @@ program per pod shape. `stats` counts compilations, uploads and splits compile t
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import os
 import pickle
@@ -45,17 +50,19 @@ from ..cluster_models.tensors import BoundPods
 from ..kernels.backend import BackendUnavailable, bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
-from ..plugins.framework import PER_POD, Pads, pad1
+from ..plugins.framework import PER_POD, Pads, Plugin, pad1
 from .cluster import Cluster
 from .cycle import (Evaluation, Prepared, batchable, copy_capacity, copy_totals, fixed_scores, prepare, run_filters,
                     run_scores)
 from .framework import Framework
-from .placement import Placer, RunOutcome, rejectors
+from .placement import Placement, Placer, RunOutcome, rejectors
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
 BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
 BATCH_COPIES = 32     # further copies scored per contender in one batch round (a static shape)
+SEGMENT_PODS = 512    # most pods of a segment (runs of different shapes placed by one compiled call)
+SEGMENT_RUN = 16      # longer runs are placed on their own (batch rounds)
 
 
 class ProgramCache:
@@ -111,6 +118,7 @@ class BackendStats:
     calls: int = 0             # compiled calls made
     run_s: float = 0.0         # time in compiled calls, copying inputs in and results out (not table uploads)
     uploads: int = 0           # node-table copies to the device (the table stays there between calls)
+    segments: int = 0          # compiled calls that placed runs of several shapes (place_segment)
 
 
 def bucket(x: int, lo: int = 8) -> int:
@@ -192,6 +200,29 @@ def _with_runtime(pp: Prepared, a: dict) -> Prepared:
     return dataclasses.replace(pp, filters=filters, scores=scores)
 
 
+@dataclass
+class SegmentMember:
+    """A run ready to join a segment: its cycle state split into the compiled configuration and its amounts."""
+    shape: PodShape
+    pods: list[Pod]
+    prepared: Prepared
+    static: Prepared                 # prepared without its amounts, padded (what the program compiles in)
+    runtime: dict[str, np.ndarray]   # its amounts: one int64 vector per plugin (_static_prepared)
+    ports: tuple[int, ...]           # its host-port columns
+    key: bytes                       # members with equal keys share one compiled configuration
+
+
+def _member_key(framework: Framework, *parts) -> bytes:
+    """Pickled parts, each plugin written as its position in the framework: members of one Placer compare keys, so
+    the plugin objects (the same ones) need not be written out each time."""
+    position = {id(plugin): i for i, plugin in enumerate(framework.plugins.values())}
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.persistent_id = lambda obj: position[id(obj)] if isinstance(obj, Plugin) else None
+    pickler.dump(parts)
+    return buf.getvalue()
+
+
 def _reads_bound_pods(p: Prepared) -> bool:
     return any(plugin.reads_bound_pods() for plugin, *_ in (*p.filters, *p.scores))
 
@@ -206,6 +237,8 @@ def _compilable(p: Prepared) -> bool:
 
 class JaxPlacer(Placer):
     """Placer whose runs are placed by one compiled JAX program per chunk (see the module docstring)."""
+
+    segment_pods = SEGMENT_PODS
 
     def __init__(self, cluster: Cluster, framework: Framework, batching: bool):
         super().__init__(cluster, framework, namespace("jax"), batching)
@@ -254,27 +287,25 @@ class JaxPlacer(Placer):
             out.fail(pods[done:], message, rejected)
             break
 
-    def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome, batch: bool):
-        tensors, profile = self.cluster.tensors, self.profile
-        own_ports = [tensors.port_column(port) for port in shape.host_ports]   # as account() would add them
-        p = prepare(shape, self.cluster, self.framework)
+    def _pads(self) -> tuple[Pads, int, int]:
+        """(Pads, label keys padded, nodes) of the node table now."""
+        tensors = self.cluster.tensors
         nodes = tensors.nodes
-        n, r, k_lab = nodes.size, nodes.allocatable.shape[1], nodes.labels.shape[1]
-        n_pad, r_pad, kl_pad = bucket(n), pow2(r), pow2(k_lab)
-        t_pad, p_pad = pow2(nodes.taints.shape[1]), pow2(nodes.host_ports.shape[1])
         v_pad = pow2(max([len(v) for v in tensors.node_labels.values] or [1]))
-        k_pad = pow2(len(pods))
-        pp, runtime = _static_prepared(p, Pads(n_pad, r_pad, t_pad, p_pad, v_pad))
-        wanted = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
-        sampling = wanted < n
-        spread = _reads_bound_pods(p)
+        pads = Pads(bucket(nodes.size), pow2(nodes.allocatable.shape[1]), pow2(nodes.taints.shape[1]),
+                    pow2(nodes.host_ports.shape[1]), v_pad)
+        return pads, pow2(nodes.labels.shape[1]), nodes.size
 
-        resident = self._resident_nodes(n_pad, r_pad, kl_pad, t_pad, p_pad)
+    def _place_chunk(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome, batch: bool):
+        tensors = self.cluster.tensors
+        own_ports = [tensors.port_column(port) for port in shape.host_ports]   # before NodePorts' PreFilter
+        p = prepare(shape, self.cluster, self.framework)
+        pads, kl_pad, n = self._pads()
+        k_pad = pow2(len(pods))
+        pp, runtime = _static_prepared(p, pads)
+        spread = _reads_bound_pods(p)
         per_call = {}       # int64 host inputs of this call, sent packed into one array
-        per_call["rank"] = np.concatenate([np.asarray(rank, np.int64), np.arange(n, n_pad, dtype=np.int64)])
-        per_call["scalars"] = np.array([n, wanted, self.next_start, len(pods)], np.int64)
-        state = dict(resident.state)
-        kp_pad = 0
+        state = {}
         if spread:
             bound = tensors.bound_pods()
             ns = tensors.namespaces.add(shape.pod.metadata.namespace or "default")
@@ -290,45 +321,17 @@ class JaxPlacer(Placer):
                                             np.array([ns, bound.count], np.int64)])
         # Amounts are run-time inputs (only which columns are asked for is compiled in), so pods that differ only
         # in their requests share one program.
-        per_call["request"] = np.stack([_pad(p.request, (r_pad,), 0), _pad(shape.nonzero, (r_pad,), 0)])
+        per_call["request"] = np.stack([_pad(p.request, (pads.resources,), 0), _pad(shape.nonzero, (pads.resources,), 0)])
         per_call.update(runtime)
-        # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
-        layout = tuple((k, v.shape) for k, v in per_call.items())
-        arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
-        static = (pp, sampling, tuple(own_ports), kl_pad, v_pad, p.score_error is not None, spread, k_pad, batch,
-                  layout)
-        key = pickle.dumps(static)
-        program = self._program(key, static, arrays, state)
-        t0 = time.perf_counter()
-        with precision(self.xp):
-            # Explicit copies of the per-call inputs (the resident table is already there): nothing a compiled
-            # run moves is implicit (tests/test_backend_scheduler.py runs such schedules under
-            # jax.transfer_guard). The eager per-pod paths (claims, GPU shares, explain) still convert host arrays.
-            arrays["packed"] = self.jax.device_put(arrays["packed"])
-            if spread:      # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
-                state.update(self.jax.device_put({k: v for k, v in state.items() if isinstance(v, np.ndarray)}))
-            res = program(arrays, state)
-            resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
-            summary = self.jax.device_get(res[0])        # one copy back: counters, then the chosen nodes
-            placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
-            node_ids = summary[5:]
-            codes, payloads = self.jax.device_get((res[1], res[2])) if failed else (None, None)
-        self.stats.calls += 1
-        self.stats.run_s += time.perf_counter() - t0
-
-        if sampling:
-            self.next_start = next_start
+        static = (pp, self.sampling(), tuple(own_ports), kl_pad, pads.label_values, p.score_error is not None, spread,
+                  k_pad, batch, False)
+        placed, node_ids, failed, prescore, rounds, codes, payloads = self._call(static, pads, kl_pad, rank,
+                                                                                len(pods), per_call, state)
         if batch:
             out.batch_rounds += rounds
         else:
             out.pod_cycles += rounds
-        node_ids = node_ids[:placed].astype(np.int64)
-        if placed:
-            if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
-                out.placed.extend(self.account(p, node_ids[i:i + 1], pods[i:i + 1]) for i in range(placed))
-            else:
-                out.placed.append(self.account(p, node_ids, pods[:placed]))
-        resident.mark = len(tensors.changes)      # the host table took exactly what the device state took
+        self._account(p, own_ports, node_ids[:placed], pods[:placed], out.placed)
         failure = None
         if failed:
             names = p.filter_names
@@ -337,10 +340,100 @@ class JaxPlacer(Placer):
                             narrowing=p.narrowing)
             if p.allowed is not None:
                 ev.outside = ~p.allowed
-            if bool(prescore):
+            if prescore:
                 ev.error = p.score_error
             failure = (self.message(ev), rejectors(ev), p, ev)
         return placed, failure
+
+    def _account(self, p: Prepared, own_ports: list, node_ids: np.ndarray, pods: list[Pod], placed: list) -> None:
+        """The pods a compiled call placed, into the host table (which then holds exactly what the device holds)."""
+        if len(pods):
+            if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
+                placed.extend(self.account(p, node_ids[i:i + 1], pods[i:i + 1]) for i in range(len(pods)))
+            else:
+                placed.append(self.account(p, node_ids, pods))
+        self._resident.mark = len(self.cluster.tensors.changes)
+
+    def _call(self, static: tuple, pads: Pads, kl_pad: int, rank: np.ndarray, k: int, per_call: dict, state: dict):
+        """Run the compiled program for `static` on the resident table: (placed, node ids, failed, PreScore failed,
+        rounds, failing pod's codes, payloads; the last two only when a pod failed)."""
+        n = self.cluster.tensors.nodes.size
+        resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
+        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
+        per_call = {"rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)]),
+                    "scalars": np.array([n, wanted, self.next_start, k], np.int64), **per_call}
+        # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
+        layout = tuple((name, v.shape) for name, v in per_call.items())
+        arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
+        static = static + (layout,)
+        state = {**resident.state, **state}
+        program = self._program(pickle.dumps(static), static, arrays, state)
+        t0 = time.perf_counter()
+        with precision(self.xp):
+            # Explicit copies of the per-call inputs (the resident table is already there): nothing a compiled
+            # run moves is implicit (tests/test_backend_scheduler.py runs such schedules under
+            # jax.transfer_guard). The eager per-pod paths (claims, GPU shares, explain) still convert host arrays.
+            arrays["packed"] = self.jax.device_put(arrays["packed"])
+            host = {name: v for name, v in state.items() if isinstance(v, np.ndarray)}
+            if host:        # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
+                state.update(self.jax.device_put(host))
+            res = program(arrays, state)
+            resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
+            summary = self.jax.device_get(res[0])        # one copy back: counters, then the chosen nodes
+            placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
+            codes, payloads = self.jax.device_get((res[1], res[2])) if failed else (None, None)
+        self.stats.calls += 1
+        self.stats.run_s += time.perf_counter() - t0
+        if static[1]:       # sampling
+            self.next_start = next_start
+        return placed, summary[5:].astype(np.int64), bool(failed), bool(prescore), rounds, codes, payloads
+
+    # -- segments: runs of different shapes, one compiled call ------------------------------------------------
+    def segment_member(self, shape: PodShape, pods: list[Pod]) -> SegmentMember | None:
+        """The run ready to join a segment, or None when it must go on its own: a long run (batch rounds), pods
+        nominated to nodes, plugins that still tell its pods apart, per-pod host state or bound pods read."""
+        cluster = self.cluster
+        if len(pods) > SEGMENT_RUN or cluster.nominations:
+            return None
+        parts = self.framework.split_run(shape, pods, cluster)
+        if len(parts) != 1 or parts[0][0] is not shape:
+            return None
+        ports = tuple(cluster.tensors.port_column(port) for port in shape.host_ports)   # before NodePorts' PreFilter
+        p = prepare(shape, cluster, self.framework)
+        if not _compilable(p) or _reads_bound_pods(p):
+            return None
+        pads, kl_pad, _ = self._pads()
+        pp, runtime = _static_prepared(p, pads)
+        key = _member_key(self.framework, pp, ports, p.score_error is not None, pads, kl_pad,
+                          tuple((name, v.shape) for name, v in runtime.items()))
+        return SegmentMember(shape, pods, p, pp, runtime, ports, key)
+
+    def place_segment(self, members: list[SegmentMember], rank: np.ndarray) -> tuple[list[list[Placement]], int]:
+        """Place the members' pods in order, pod by pod, in one compiled call (members of one key), stopping at the
+        first pod that fits nowhere. Returns each member's placements and how many pods were placed in all; the
+        failed pod is left to the caller (its run's own cycle gives its message and PostFilter)."""
+        head = members[0]
+        pads, kl_pad, _ = self._pads()
+        k = sum(len(m.pods) for m in members)
+        k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
+        per_pod = [m for m in members for _ in m.pods]
+        rows = {"request": np.stack([np.stack([_pad(m.prepared.request, (pads.resources,), 0),
+                                               _pad(m.shape.nonzero, (pads.resources,), 0)]) for m in per_pod])}
+        rows.update({name: np.stack([m.runtime[name] for m in per_pod]) for name in head.runtime})
+        per_call = {name: _pad(v, (k_pad,) + v.shape[1:], 0) for name, v in rows.items()}
+        static = (head.static, self.sampling(), head.ports, kl_pad, pads.label_values,
+                  head.prepared.score_error is not None, False, k_pad, False, True)
+        placed, node_ids, *_ = self._call(static, pads, kl_pad, rank, k, per_call, {})
+        self.stats.segments += 1
+        out, start = [], 0
+        for m in members:
+            taken = min(max(placed - start, 0), len(m.pods))
+            done: list[Placement] = []
+            self._account(m.prepared, list(m.ports), node_ids[start:start + taken], m.pods[:taken], done)
+            out.append(done)
+            start += len(m.pods)
+        return out, placed
+
 
     def nodes_changed(self) -> None:
         super().nodes_changed()
@@ -394,9 +487,9 @@ class JaxPlacer(Placer):
 
 def _run(xp, static, a, s):
     """Traced: place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod,
-    or in batch rounds when the shape is batchable."""
+    or in batch rounds when the shape is batchable. A segment: pod i's amounts are row i of the per-pod inputs."""
     from jax import lax
-    pp, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, layout = static
+    pp, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, segment, layout = static
     a, offset = dict(a), 0
     packed = a.pop("packed")
     for name, shape in layout:
@@ -404,8 +497,15 @@ def _run(xp, static, a, s):
         a[name] = packed[offset:offset + size].reshape(shape)
         offset += size
     n_pad = a["allocatable"].shape[0]
-    request, nonzero = a["request"][0], a["request"][1, :2]
-    pp = _with_runtime(pp, a)
+    runtime = [name for name, _ in layout if name[0] in "fs" and name[1:].isdigit()]
+
+    def amounts(i):
+        """(request, nonzero, prepared with its amounts) of pod i."""
+        if segment:
+            return a["request"][i, 0], a["request"][i, 1, :2], _with_runtime(pp, {name: a[name][i] for name in runtime})
+        return a["request"][0], a["request"][1, :2], _with_runtime(pp, a)
+
+    request, nonzero, run_pp = amounts(0)
     n, wanted, start0, k = (a["scalars"][i] for i in range(4))
     valid = xp.arange(n_pad) < n
     n_filters = len(pp.filters)
@@ -435,7 +535,7 @@ def _run(xp, static, a, s):
     def prescore_fails(feasible):
         return (xp.sum(feasible) >= 2) if prescore_possible else xp.asarray(False)
 
-    def evaluate(st, start):
+    def evaluate(st, start, pp):
         tensors = tensors_of(st)
         ev = run_filters(xp, pp, tensors)
         feasible = ev.feasible & valid
@@ -449,7 +549,7 @@ def _run(xp, static, a, s):
         node = xp.where(prescore, -1, node)
         return (node, prescore, visited, *filter_codes(ev))
 
-    def place(st, node, i):
+    def place(st, node, i, request, nonzero):
         out = dict(st)
         out["requested"] = st["requested"].at[node].add(request)
         out["nonzero_requested"] = st["nonzero_requested"].at[node].add(nonzero)
@@ -469,11 +569,12 @@ def _run(xp, static, a, s):
 
     def body(carry):
         i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
-        node, prescore, visited, codes, payloads = evaluate(st, start)
+        request, nonzero, pp = amounts(i)
+        node, prescore, visited, codes, payloads = evaluate(st, start, pp)
         if sampling:
             start = (start + visited) % n
         ok = node >= 0
-        st = lax.cond(ok, lambda st: place(st, node, i), lambda st: dict(st), st)
+        st = lax.cond(ok, lambda st: place(st, node, i, request, nonzero), lambda st: dict(st), st)
         nodes_out = nodes_out.at[i].set(node.astype(xp.int32))
         fail_codes = xp.where(ok, fail_codes, codes)
         fail_payloads = xp.where(ok, fail_payloads, payloads)
@@ -490,15 +591,15 @@ def _run(xp, static, a, s):
     def batch_body(carry):
         i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
         tensors = tensors_of(st)
-        ev = run_filters(xp, pp, tensors)
+        ev = run_filters(xp, run_pp, tensors)
         feasible = ev.feasible & valid
         prescore = prescore_fails(feasible)
         ok = xp.any(feasible) & ~prescore
-        cap = xp.where(feasible, copy_capacity(xp, pp, tensors, k_pad), 0)
-        static_total, holders = fixed_scores(xp, pp, tensors, feasible)
+        cap = xp.where(feasible, copy_capacity(xp, run_pp, tensors, k_pad), 0)
+        static_total, holders = fixed_scores(xp, run_pp, tensors, feasible)
 
         def totals(rows, j):
-            return copy_totals(xp, pp, tensors, rows, static_total[rows], j)
+            return copy_totals(xp, run_pp, tensors, rows, static_total[rows], j)
 
         sub = contenders(xp, totals(xp.arange(n_pad), copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
         cap_sub = cap[sub]

@@ -128,6 +128,11 @@ class Placer:
         n = self.cluster.tensors.nodes.size
         return num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) < n
 
+    def segment_member(self, shape: PodShape, pods: list[Pod]):
+        """A run ready to be placed together with runs of other shapes in one call (a segment: the JAX Placer's
+        place_segment), or None: this Placer places runs one at a time."""
+        return None
+
     def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
         """Place a run of pods of one shape, in order; each part the plugins still tell apart (split_run) stops at
         its first pod that fits nowhere."""

@@ -1,11 +1,19 @@
 """The pod cycle: a run of plain pods (one shape, popped from the activeQ) placed by its profile's Placer, the
 placed pods bound (or held at Permit), the rest parked in the unschedulable pool with the plugins that rejected
 them. Consecutive runs of the same shape at the head of the activeQ are placed together (opportunistic batching
-across priorities)."""
+across priorities).
+
+A Placer that places segments (JAX) takes the short runs at the head of the activeQ that share its compiled
+configuration in one call, when nothing a binding does could change which run comes next: no pod waits in the pool
+for a binding, no PodGroup member is pending (Permit), no pod is nominated, no StatefulSet successor is due. The
+runs are placed in queue order as their own cycles would place them; from the first pod that fits nowhere, its run
+goes through its own cycle (message, PostFilter) and the runs after it go back to the activeQ as they were.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ..plugins.framework import POD_BOUND
 from .queue import PodRun
 
 
@@ -15,15 +23,35 @@ class PodCycle:
 
     def attempt(self, entry: PodRun) -> None:
         sched = self.sched
-        queue = sched.queue
-        runs = [entry]
-        while isinstance(queue.peek_active(), PodRun) and queue.peek_active().shape is entry.shape:
-            runs.append(queue.pop_active())
-        pods, seqs, prios = queue.alive(runs)
+        pods, seqs, prios = sched.queue.alive(self._runs(entry))
         if not pods:
             return
         placer = sched.placer_for(pods[0])
-        out = placer.place_run(entry.shape, pods, sched.rank())
+        member = placer.segment_member(entry.shape, pods) if self._segments_allowed() else None
+        if member is None:
+            self._place(placer, entry.shape, pods, seqs)
+        else:
+            self._place_segment(placer, member, seqs, prios)
+        sched.preemption.actuate()        # victims go once their preemptors wait in the queue
+
+    def _runs(self, entry: PodRun) -> list[PodRun]:
+        """The entry and the runs of its shape right after it in the activeQ."""
+        queue = self.sched.queue
+        runs = [entry]
+        while isinstance(queue.peek_active(), PodRun) and queue.peek_active().shape is entry.shape:
+            runs.append(queue.pop_active())
+        return runs
+
+    def _segments_allowed(self) -> bool:
+        """Whether the run just taken may start a segment: another run follows it, and no binding can change which."""
+        sched = self.sched
+        return isinstance(sched.queue.peek_active(), PodRun) and not (
+            sched.groups.of_pod or sched.queue.listening(POD_BOUND) or sched.cluster.successors
+            or sched.cluster.nominations)
+
+    def _place(self, placer, shape, pods: list, seqs: list[int]) -> None:
+        sched = self.sched
+        out = placer.place_run(shape, pods, sched.rank())
         sched.stats.pod_cycles += out.pod_cycles
         sched.stats.batch_rounds += out.batch_rounds
         for pl in out.placed:
@@ -34,7 +62,47 @@ class PodCycle:
                 sched.fail(failure.pods, failure.message)
                 for pod in failure.pods:
                     sched.park(pod, seq_of[pod.key], failure.rejectors)
-        sched.preemption.actuate()        # victims go once their preemptors wait in the queue
+
+    def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
+        """The head run and the runs after it that join it (Placer.segment_member, equal keys) in one call."""
+        sched = self.sched
+        queue = sched.queue
+        members, member_seqs, member_prios = [head], [seqs], [prios]
+        size = len(head.pods)
+        while size < placer.segment_pods and isinstance(queue.peek_active(), PodRun):
+            entry = queue.pop_active()
+            if sched.on_attempt is not None:
+                sched.on_attempt(len(entry.pods))
+            pods, seqs, prios = queue.alive(self._runs(entry))
+            if not pods:
+                continue
+            member = placer.segment_member(entry.shape, pods) if sched.placer_for(pods[0]) is placer else None
+            if member is None or member.key != head.key:
+                self._give_back(entry.shape, pods, seqs, prios)
+                break
+            members.append(member), member_seqs.append(seqs), member_prios.append(prios)
+            size += len(pods)
+        placements, placed = placer.place_segment(members, sched.rank())
+        sched.stats.pod_cycles += placed
+        for i, (member, done) in enumerate(zip(members, placements)):
+            for pl in done:
+                self._commit(pl, placer.framework)
+            taken = sum(len(pl.pods) for pl in done)
+            if taken < len(member.pods):
+                # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its
+                # own cycle says why and runs PostFilter.
+                for later, seqs, prios in zip(members[i + 1:], member_seqs[i + 1:], member_prios[i + 1:]):
+                    self._give_back(later.shape, later.pods, seqs, prios)
+                self._place(placer, member.shape, member.pods[taken:], member_seqs[i][taken:])
+                return
+
+    def _give_back(self, shape, pods: list, seqs: list[int], prios: list[int]) -> None:
+        """Pods popped from the activeQ but not attempted go back as the runs they were (one priority each)."""
+        start = 0
+        for end in [i for i in range(1, len(pods)) if prios[i] != prios[i - 1]] + [len(pods)]:
+            self.sched.queue.push_active(PodRun(shape, pods[start:end], seqs[start:end], prios[start]), prios[start],
+                                         seqs[start])
+            start = end
 
     def _commit(self, pl, framework) -> None:
         """Bind placed plain pods; gang members in permit mode go through Permit first, holding their nodes."""
