@@ -35,7 +35,6 @@ program per pod shape. `stats` counts compilations, uploads and splits compile t
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 import os
 import pickle
@@ -50,7 +49,7 @@ from ..cluster_models.tensors import BoundPods
 from ..kernels.backend import BackendUnavailable, bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
-from ..plugins.framework import PER_POD, Pads, Plugin, pad1
+from ..plugins.framework import PER_POD, Pads, pad1
 from .cluster import Cluster
 from .cycle import (Evaluation, Prepared, batchable, copy_capacity, copy_totals, fixed_scores, prepare, run_filters,
                     run_scores)
@@ -212,15 +211,14 @@ class SegmentMember:
     key: bytes                       # members with equal keys share one compiled configuration
 
 
-def _member_key(framework: Framework, *parts) -> bytes:
-    """Pickled parts, each plugin written as its position in the framework: members of one Placer compare keys, so
-    the plugin objects (the same ones) need not be written out each time."""
-    position = {id(plugin): i for i, plugin in enumerate(framework.plugins.values())}
-    buf = io.BytesIO()
-    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.persistent_id = lambda obj: position[id(obj)] if isinstance(obj, Plugin) else None
-    pickler.dump(parts)
-    return buf.getvalue()
+def _member_key(pp: Prepared, *parts) -> bytes:
+    """The static cycle `pp` (without its amounts) and `parts`, pickled with each plugin written as its name: members
+    of one Placer compare keys, and its plugins are the same objects (pickling them, or a persistent_id hook that
+    every pickled object passes through, costs more than the states)."""
+    return pickle.dumps((tuple((plugin.name, state) for plugin, state in pp.filters),
+                         tuple((plugin.name, state, weight) for plugin, state, weight in pp.scores),
+                         pp.allowed, pp.narrowing, tuple((plugin.name, point) for plugin, point in pp.skipped),
+                         parts), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _reads_bound_pods(p: Prepared) -> bool:
@@ -404,7 +402,7 @@ class JaxPlacer(Placer):
             return None
         pads, kl_pad, _ = self._pads()
         pp, runtime = _static_prepared(p, pads)
-        key = _member_key(self.framework, pp, ports, p.score_error is not None, pads, kl_pad,
+        key = _member_key(pp, ports, p.score_error is not None, pads, kl_pad,
                           tuple((name, v.shape) for name, v in runtime.items()))
         return SegmentMember(shape, pods, p, pp, runtime, ports, key)
 
