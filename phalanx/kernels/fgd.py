@@ -62,6 +62,13 @@ class TypicalPods:
         levels, level = np.unique(self.columns[1], return_inverse=True)
         return levels.astype(np.int64), level.astype(np.int64).reshape(self.size)
 
+    @functools.cached_property
+    def class_bits(self) -> tuple:
+        """(T,) int64 each pod's 8 gpu_pod + 4 access bits of frag_from_counts' class index, with access true and
+        false."""
+        gpu_pod = 8 * (self.columns[1] > 0).astype(np.int64)
+        return gpu_pod + 4, gpu_pod
+
 
 def access_matrix(xp, node_model_names, typ: TypicalPods):
     """(N, T) bool host-side: typical pod t may use node n's model (IsNodeAccessibleToPodByType)."""
@@ -94,20 +101,21 @@ def node_counts(xp, free, typ: TypicalPods):
 # Fragment classes in the order their sums are added (FragAmountSumExceptQ3 skips Q3, index 2 upstream).
 Q1, Q2, Q4, XL, XR, NA = range(6)
 CLASSES = 6
+# A typical pod's class by 8 gpu_pod + 4 access + 2 gpu_ok + cpu_ok (one gather instead of nested selects): a
+# CPU-only pod is XL or XR by its CPU alone; a GPU pod of a model the node lacks is NA; otherwise Q1 (neither
+# fits), Q2 (GPUs short), Q4 (CPU short), and the fragment part of a Q3 pod (both fit, index Q3_INDEX) is Q2.
+_CLASS_OF = (XR, XL, XR, XL, XR, XL, XR, XL, NA, NA, NA, NA, Q1, Q2, Q4, Q2)
+Q3_INDEX = 15
 
 
 def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
     """F (...,) float64 from cnt, frag (..., T), total, cpu_left (...,) and access (..., T)."""
-    cpu_t, milli_t, count_t, freq_t = (xp.asarray(c) for c in typ.columns)
-    cpu_ok = cpu_left[..., None] >= cpu_t
-    gpu_ok = cnt >= count_t
-    gpu_pod = milli_t > 0
-    q3 = gpu_pod & access & gpu_ok & cpu_ok
-    # The class each typical pod's amount goes to (a Q3 pod's fragment part goes to Q2).
-    gpu_cls = xp.where(gpu_ok, xp.where(cpu_ok, Q2, Q4), xp.where(cpu_ok, Q2, Q1))
-    cls = xp.where(gpu_pod, xp.where(access, gpu_cls, NA), xp.where(cpu_ok, XL, XR))
+    cpu_t, _, count_t, freq_t = (xp.asarray(c) for c in typ.columns)
+    with_access, without = (xp.asarray(c) for c in typ.class_bits)
+    index = xp.where(access, with_access, without) + 2 * (cnt >= count_t) + (cpu_left[..., None] >= cpu_t)
+    cls = xp.asarray(_CLASS_OF)[index]
     # freq * float64(gpuMilliLeftTotal), or freq * float64(gpuFragMilli) for Q3.
-    amount = freq_t * xp.where(q3, frag, total[..., None]).astype(xp.float64)
+    amount = freq_t * xp.where(index == Q3_INDEX, frag, total[..., None]).astype(xp.float64)
     if cls.shape != amount.shape:
         cls, amount = xp.broadcast_arrays(cls, amount)
     return sequential_sum(xp, _class_sums(xp, cls, amount))                           # Q1 + Q2 + Q4 + ...
