@@ -89,6 +89,23 @@ def device_terms(xp, v, typ: TypicalPods):
     return fits, xp.where(fits, 0, v[..., None])
 
 
+def share_counts_after(xp, cnt, frag, total, value, typ: TypicalPods, milli: int):
+    """(cnt, frag (..., T), total (...,)) once `milli` is taken from one device with `value` (...,) free: only that
+    device's terms move."""
+    fits_old, nofit_old = device_terms(xp, value, typ)
+    fits_new, nofit_new = device_terms(xp, value - milli, typ)
+    return (cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64), frag + nofit_new - nofit_old,
+            total - milli)
+
+
+def whole_counts_after(xp, cnt, frag, total, taken, typ: TypicalPods, count: int):
+    """(cnt, frag (..., T), total (...,)) once whole GPUs take `taken` (...,) idle devices (free = MILLI, nothing
+    above it) for a pod of `count`: each taken device stops fitting every GPU typical pod and was no one's fragment
+    before or after, so only the counts move."""
+    gpu_pod = xp.asarray(typ.columns[1]) > 0
+    return cnt - taken[..., None] * gpu_pod, frag, total - count * MILLI
+
+
 def node_counts(xp, free, typ: TypicalPods):
     """(cnt (n, T) int64, frag (n, T) int64, total (n,) int64) of nodes with device rows free (n, D)."""
     levels, level = (xp.asarray(c) for c in typ.milli_levels)
@@ -161,12 +178,10 @@ def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_
         f_after = frag_from_counts(xp, cnt, frag, total, cpu_after, access, typ)
         return _score(xp, f_before, f_after), no_device, f_after
     if milli == MILLI:
-        # Whole GPUs take idle devices (free = MILLI, nothing above it): each taken device stops fitting every
-        # GPU typical pod and was no one's fragment before or after, so only the counts move: by the devices
-        # taken, min(count, candidates) (select_devices gives a node with fewer candidates all of them).
+        # Whole GPUs take idle devices: the counts move by the devices taken, min(count, candidates)
+        # (select_devices gives a node with fewer candidates all of them).
         taken = xp.minimum(xp.sum(cand, axis=1), count).astype(xp.int64)
-        gpu_pod = xp.asarray(typ.columns[1]) > 0
-        f_after = frag_from_counts(xp, cnt - taken[:, None] * gpu_pod, frag, total - count * milli, cpu_after,
+        f_after = frag_from_counts(xp, *whole_counts_after(xp, cnt, frag, total, taken, typ, count), cpu_after,
                                    access, typ)
         return _score(xp, f_before, f_after), no_device, f_after
     fits_old, nofit_old = device_terms(xp, free, typ)                # (n, D, T)
@@ -205,10 +220,8 @@ def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ
     """FGD of a fractional pod on candidate (node, device) pairs, K of them: the node's counts cnt, frag (K, T),
     total, cpu_left, f_before (K,), access (K, T) and the device's free milli value (K,). Returns (score (K,) int64,
     F after (K,) float64): the same numbers fgd_score gives for that device."""
-    fits_old, nofit_old = device_terms(xp, value, typ)
-    fits_new, nofit_new = device_terms(xp, value - milli, typ)
-    f_after = frag_from_counts(xp, cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64),
-                               frag + nofit_new - nofit_old, total - milli, cpu_left - cpu_req, access, typ)
+    f_after = frag_from_counts(xp, *share_counts_after(xp, cnt, frag, total, value, typ, milli), cpu_left - cpu_req,
+                               access, typ)
     return _score(xp, f_before, f_after), f_after
 
 
