@@ -22,6 +22,7 @@ placement is the state before plus the change on those devices (exact), and F is
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -46,6 +47,14 @@ class TypicalPods:
     @property
     def size(self) -> int:
         return len(self.cpu)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        # Hashed on every read of the values kept under it (GpuBook.node_values, derived): its tuples once.
+        return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
 
     @functools.cached_property
     def columns(self) -> tuple:

@@ -18,6 +18,8 @@ idle devices (the best-fit choice for whole GPUs). Shares are never batched (Gpu
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +49,14 @@ class GpuScoreState:
     @property
     def share(self) -> bool:
         return self.count == 1 and self.milli < MILLI
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        # The key of the pod's scores in the book (GpuScore.node_scores), hashed on each read: once.
+        return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
 
 
 def gpu_score_state(pod, cluster) -> GpuScoreState:
