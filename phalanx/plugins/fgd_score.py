@@ -23,7 +23,7 @@ from ..kernels import fgd
 from ..kernels.gpu_fit import device_fits
 from ..kernels.gpu_scores import MAX_NODE_SCORE
 from .framework import PluginArgs
-from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, node_view
+from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, cpu_left, node_view
 from .gpu_share import DevicePick
 
 POPULARITY_THRESHOLD = 95        # the simulator's default podPopularityThreshold (podIncreaseStep 1)
@@ -175,13 +175,13 @@ class FGDScore(GpuScore):
         """Give the book the node's own values once the pod is reserved there (GpuBook.carry): the counts after the
         devices it takes and the score's F after, so that they are not computed again."""
         cnt, frag, total, _ = (v[node:node + 1] for v in self._own_state(state, tensors))
-        view = node_view(state, tensors, [node])
         if state.share:
-            after = fgd.share_counts_after(np, cnt, frag, total, view.free[:, device], self.typical, state.milli)
+            value = state.book.devices([node])[0][:, device]
+            after = fgd.share_counts_after(np, cnt, frag, total, value, self.typical, state.milli)
             devices = [device]
         else:
             taken = np.array([state.count], np.int64)
             after = fgd.whole_counts_after(np, cnt, frag, total, taken, self.typical, state.count)
             devices = None
         state.book.carry(self._state_key, node, (*after, np.array([f_after])), (state.count, state.milli, devices),
-                         int(view.cpu_left[0]) - state.cpu)
+                         int(cpu_left(tensors, node)) - state.cpu)

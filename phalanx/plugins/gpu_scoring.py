@@ -85,11 +85,16 @@ class NodeView:
 def node_view(state: GpuScoreState, tensors, rows) -> NodeView:
     """The nodes `rows` (None: every node) as they are now."""
     free, model, devices = state.book.devices(rows, state.own_whole)
+    return NodeView(rows, free, model, devices, cpu_left(tensors, rows), 0, tensors)
+
+
+def cpu_left(tensors, rows):
+    """Allocatable milli-CPU less the requests of the pods on the nodes `rows` (None: every node; an int: a scalar)."""
     nodes = tensors.nodes
     cpu = tensors.resources.get("cpu")
     alloc = nodes.allocatable[:, cpu] if rows is None else nodes.allocatable[rows, cpu]
     used = nodes.requested[:, cpu] if rows is None else nodes.requested[rows, cpu]
-    return NodeView(rows, free, model, devices, alloc - used, 0, tensors)
+    return alloc - used
 
 
 def after_copies(state: GpuScoreState, view: NodeView, copies: int) -> NodeView:
