@@ -101,10 +101,13 @@ def device_terms(xp, v, typ: TypicalPods):
 def share_counts_after(xp, cnt, frag, total, value, typ: TypicalPods, milli: int):
     """(cnt, frag (..., T), total (...,)) once `milli` is taken from one device with `value` (...,) free: only that
     device's terms move."""
-    fits_old, nofit_old = device_terms(xp, value, typ)
-    fits_new, nofit_new = device_terms(xp, value - milli, typ)
-    return (cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64), frag + nofit_new - nofit_old,
-            total - milli)
+    m = xp.asarray(typ.columns[1])
+    left = value[..., None] - milli
+    fits_old, fits_new = value[..., None] >= m, left >= m
+    # The device leaves the pods it fitted only for (fits_new implies fits_old); its fragment part goes from 0 to
+    # what is left where it leaves them, and down by milli where it fitted neither before nor after.
+    moved = xp.where(fits_new, 0, xp.where(fits_old, left, -milli))
+    return cnt - (fits_old & ~fits_new), frag + moved, total - milli
 
 
 def whole_counts_after(xp, cnt, frag, total, taken, typ: TypicalPods, count: int):
