@@ -133,7 +133,7 @@ CLASSES = 6
 # A typical pod's class by 8 gpu_pod + 4 access + 2 gpu_ok + cpu_ok (one gather instead of nested selects): a
 # CPU-only pod is XL or XR by its CPU alone; a GPU pod of a model the node lacks is NA; otherwise Q1 (neither
 # fits), Q2 (GPUs short), Q4 (CPU short), and the fragment part of a Q3 pod (both fit, index Q3_INDEX) is Q2.
-_CLASS_OF = (XR, XL, XR, XL, XR, XL, XR, XL, NA, NA, NA, NA, Q1, Q2, Q4, Q2)
+_CLASS_OF = np.array((XR, XL, XR, XL, XR, XL, XR, XL, NA, NA, NA, NA, Q1, Q2, Q4, Q2), np.int64)
 Q3_INDEX = 15
 
 
