@@ -43,7 +43,7 @@ from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
-_CARRY_CHANGES = 2       # carry(): load changes a placement makes on its node (the pod's load; `extra`)
+_CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
 
 
 @dataclass
@@ -232,10 +232,9 @@ class GpuBook:
     def _take_carried(self, carried, node: int, g: GpuInputs, index: np.ndarray) -> None:
         """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
         does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
-        devices changed by it alone (any other take, undo or release drops the carry), the node table's load only on
-        that node, by at most the placement's own changes, and the key's values were read just before (no other row
-        waits to be computed). Not where some node counts whole devices: which devices show as theirs moves with
-        shares taken."""
+        devices changed by it alone (any other take, undo or release drops the carry), the node table's load once, on
+        that node, and the key's values were read just before (no other row waits to be computed). Not where some
+        node counts whole devices: which devices show as theirs moves with shares taken."""
         key, at, row, (count, milli, devices), cpu_left, t, mark = carried
         if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
                 or (devices is not None and index.tolist() != devices) or self._gpu_column(t) >= 0:
