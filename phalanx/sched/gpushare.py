@@ -292,7 +292,10 @@ class GpuBook:
         whole-GPU pods do not hold."""
         free, model, _ = self.devices([node])       # its own whole devices are in the node table now
         fits = device_fits(np, free, model, g.milli, g.allowed)
-        if index is None:
+        if index is None and g.milli == MILLI:
+            # Whole devices: every fitting one is idle (free = MILLI, nothing above it), so best fit is index order.
+            index = np.flatnonzero(fits[0])[:g.count].astype(np.int64)
+        elif index is None:
             index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
         if len(index) != g.count or not fits[0, index].all():
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
