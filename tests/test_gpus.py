@@ -359,3 +359,72 @@ def test_replay_matches_reference_replay(trace, policy):
     g = got.gpus
     for j in range(g.size):
         assert int(g.milli_used[j]) == used.get((tn.names[g.node[j]], int(g.index[j])), 0)
+
+
+# ------------------------------------------------------------- FGDScore's carried rows (GpuBook.carry)
+def _fresh_fgd_rows(book) -> int:
+    """Assert every FGDScore node-state row the book keeps as current equals the node's values computed afresh
+    (counts of its devices, F at its CPU left); returns how many keys were checked."""
+    t = book.owner.tensors
+    checked = 0
+    for key, (table, values, seen) in book._values.items():
+        if not isinstance(key[1], fgd.TypicalPods) or table is not t or seen != len(t.changes):
+            continue
+        typ = key[1]
+        free, _, _ = book.devices()
+        cpu = t.resources.get("cpu")
+        cpu_left = t.nodes.allocatable[:, cpu] - t.nodes.requested[:, cpu]
+        counts = fgd.node_counts(xp, free, typ)
+        want = (*counts, fgd.frag_from_counts(xp, *counts, cpu_left, fgd.access_matrix(xp, book.node_models(), typ),
+                                              typ))
+        for got, w in zip(values, want):
+            assert got.tolist() == w.tolist()
+        checked += 1
+    return checked
+
+
+def _replay_checking_carries(monkeypatch, trace) -> int:
+    """The FGD replay of `trace` with every carried row checked against the nodes afresh; returns the carries."""
+    from phalanx.sched.gpushare import GpuBook
+    carried = []
+    take = GpuBook._take_carried
+
+    def checked(book, *args):
+        seen = {k: v[2] for k, v in book._values.items()}
+        take(book, *args)
+        if any(v[2] != seen.get(k) for k, v in book._values.items()):
+            carried.append(_fresh_fgd_rows(book))
+
+    monkeypatch.setattr(GpuBook, "_take_carried", checked)
+    nodes, pods, order = trace
+    table = GpuTable.build([[(f"g{i}", m, 0) for i, m in enumerate(n["models"])] for n in nodes], MODELS)
+    tn = TraceNodes(names=tuple(n["name"] for n in nodes), cpu_milli=np.asarray([n["cpu"] for n in nodes]),
+                    memory=np.asarray([n["mem"] for n in nodes]), gpus=table)
+    tp = TracePods(names=tuple(f"p{i}" for i in range(len(pods))), cpu_milli=np.asarray([p["cpu"] for p in pods]),
+                   memory=np.asarray([p["mem"] for p in pods]), num_gpu=np.asarray([p["count"] for p in pods]),
+                   gpu_milli=np.asarray([p["milli"] for p in pods]),
+                   gpu_spec=tuple("|".join(p["models"]) for p in pods))
+    replay_order(tn, tp, np.asarray(order, dtype=np.int64), "fgd", np.random.default_rng(0))
+    assert all(carried)            # each carry wrote the FGD state key, which was then checked
+    return len(carried)
+
+
+@given(small_trace())
+def test_fgd_carried_rows_equal_rows_computed_afresh(trace):
+    import pytest
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _replay_checking_carries(monkeypatch, trace)
+
+
+def test_fgd_carries_shares_and_whole_gpus(monkeypatch):
+    nodes = [{"name": "a", "cpu": 32000, "mem": 8000, "models": ["A"] * 4},
+             {"name": "b", "cpu": 16000, "mem": 8000, "models": ["B"] * 2}]
+    pods = [{"cpu": 2000, "mem": 100, "count": 1, "milli": 300, "models": []},
+            {"cpu": 4000, "mem": 100, "count": 2, "milli": 1000, "models": []},
+            {"cpu": 2000, "mem": 100, "count": 1, "milli": 500, "models": ["B"]},
+            {"cpu": 0, "mem": 100, "count": 1, "milli": 200, "models": []},      # 100m counted, 0 requested
+            {"cpu": 1000, "mem": 100, "count": 0, "milli": 0, "models": []}]
+    order = [0, 1, 2, 0, 3, 4, 0, 2, 1, 0]
+    # every share and whole-GPU pod placed with a CPU request carries: 8 of them less the second 2-GPU pod, which
+    # finds no 2 idle devices (the 0-CPU share and the CPU-only pod carry nothing)
+    assert _replay_checking_carries(monkeypatch, (nodes, pods, order)) == 7

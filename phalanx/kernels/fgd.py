@@ -22,6 +22,7 @@ placement is the state before plus the change on those devices (exact), and F is
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -47,6 +48,14 @@ class TypicalPods:
     def size(self) -> int:
         return len(self.cpu)
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        # Hashed on every read of the values kept under it (GpuBook.node_values, derived): its tuples once.
+        return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+
     @functools.cached_property
     def columns(self) -> tuple:
         """(cpu, milli, count) (T,) int64 and freq (T,) float64 as host arrays, made once."""
@@ -61,6 +70,13 @@ class TypicalPods:
         index among them). Device terms depend on a pod's milli alone, so they are computed once per level."""
         levels, level = np.unique(self.columns[1], return_inverse=True)
         return levels.astype(np.int64), level.astype(np.int64).reshape(self.size)
+
+    @functools.cached_property
+    def class_bits(self) -> tuple:
+        """(T,) int64 each pod's 8 gpu_pod + 4 access bits of frag_from_counts' class index, with access true and
+        false."""
+        gpu_pod = 8 * (self.columns[1] > 0).astype(np.int64)
+        return gpu_pod + 4, gpu_pod
 
 
 def access_matrix(xp, node_model_names, typ: TypicalPods):
@@ -82,6 +98,26 @@ def device_terms(xp, v, typ: TypicalPods):
     return fits, xp.where(fits, 0, v[..., None])
 
 
+def share_counts_after(xp, cnt, frag, total, value, typ: TypicalPods, milli: int):
+    """(cnt, frag (..., T), total (...,)) once `milli` is taken from one device with `value` (...,) free: only that
+    device's terms move."""
+    m = xp.asarray(typ.columns[1])
+    left = value[..., None] - milli
+    fits_old, fits_new = value[..., None] >= m, left >= m
+    # The device leaves the pods it fitted only for (fits_new implies fits_old); its fragment part goes from 0 to
+    # what is left where it leaves them, and down by milli where it fitted neither before nor after.
+    moved = xp.where(fits_new, 0, xp.where(fits_old, left, -milli))
+    return cnt - (fits_old & ~fits_new), frag + moved, total - milli
+
+
+def whole_counts_after(xp, cnt, frag, total, taken, typ: TypicalPods, count: int):
+    """(cnt, frag (..., T), total (...,)) once whole GPUs take `taken` (...,) idle devices (free = MILLI, nothing
+    above it) for a pod of `count`: each taken device stops fitting every GPU typical pod and was no one's fragment
+    before or after, so only the counts move."""
+    gpu_pod = xp.asarray(typ.columns[1]) > 0
+    return cnt - taken[..., None] * gpu_pod, frag, total - count * MILLI
+
+
 def node_counts(xp, free, typ: TypicalPods):
     """(cnt (n, T) int64, frag (n, T) int64, total (n,) int64) of nodes with device rows free (n, D)."""
     levels, level = (xp.asarray(c) for c in typ.milli_levels)
@@ -94,20 +130,21 @@ def node_counts(xp, free, typ: TypicalPods):
 # Fragment classes in the order their sums are added (FragAmountSumExceptQ3 skips Q3, index 2 upstream).
 Q1, Q2, Q4, XL, XR, NA = range(6)
 CLASSES = 6
+# A typical pod's class by 8 gpu_pod + 4 access + 2 gpu_ok + cpu_ok (one gather instead of nested selects): a
+# CPU-only pod is XL or XR by its CPU alone; a GPU pod of a model the node lacks is NA; otherwise Q1 (neither
+# fits), Q2 (GPUs short), Q4 (CPU short), and the fragment part of a Q3 pod (both fit, index Q3_INDEX) is Q2.
+_CLASS_OF = np.array((XR, XL, XR, XL, XR, XL, XR, XL, NA, NA, NA, NA, Q1, Q2, Q4, Q2), np.int64)
+Q3_INDEX = 15
 
 
 def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
     """F (...,) float64 from cnt, frag (..., T), total, cpu_left (...,) and access (..., T)."""
-    cpu_t, milli_t, count_t, freq_t = (xp.asarray(c) for c in typ.columns)
-    cpu_ok = cpu_left[..., None] >= cpu_t
-    gpu_ok = cnt >= count_t
-    gpu_pod = milli_t > 0
-    q3 = gpu_pod & access & gpu_ok & cpu_ok
-    # The class each typical pod's amount goes to (a Q3 pod's fragment part goes to Q2).
-    gpu_cls = xp.where(gpu_ok, xp.where(cpu_ok, Q2, Q4), xp.where(cpu_ok, Q2, Q1))
-    cls = xp.where(gpu_pod, xp.where(access, gpu_cls, NA), xp.where(cpu_ok, XL, XR))
+    cpu_t, _, count_t, freq_t = (xp.asarray(c) for c in typ.columns)
+    with_access, without = (xp.asarray(c) for c in typ.class_bits)
+    index = xp.where(access, with_access, without) + 2 * (cnt >= count_t) + (cpu_left[..., None] >= cpu_t)
+    cls = xp.asarray(_CLASS_OF)[index]
     # freq * float64(gpuMilliLeftTotal), or freq * float64(gpuFragMilli) for Q3.
-    amount = freq_t * xp.where(q3, frag, total[..., None]).astype(xp.float64)
+    amount = freq_t * xp.where(index == Q3_INDEX, frag, total[..., None]).astype(xp.float64)
     if cls.shape != amount.shape:
         cls, amount = xp.broadcast_arrays(cls, amount)
     return sequential_sum(xp, _class_sums(xp, cls, amount))                           # Q1 + Q2 + Q4 + ...
@@ -153,12 +190,10 @@ def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_
         f_after = frag_from_counts(xp, cnt, frag, total, cpu_after, access, typ)
         return _score(xp, f_before, f_after), no_device, f_after
     if milli == MILLI:
-        # Whole GPUs take idle devices (free = MILLI, nothing above it): each taken device stops fitting every
-        # GPU typical pod and was no one's fragment before or after, so only the counts move: by the devices
-        # taken, min(count, candidates) (select_devices gives a node with fewer candidates all of them).
+        # Whole GPUs take idle devices: the counts move by the devices taken, min(count, candidates)
+        # (select_devices gives a node with fewer candidates all of them).
         taken = xp.minimum(xp.sum(cand, axis=1), count).astype(xp.int64)
-        gpu_pod = xp.asarray(typ.columns[1]) > 0
-        f_after = frag_from_counts(xp, cnt - taken[:, None] * gpu_pod, frag, total - count * milli, cpu_after,
+        f_after = frag_from_counts(xp, *whole_counts_after(xp, cnt, frag, total, taken, typ, count), cpu_after,
                                    access, typ)
         return _score(xp, f_before, f_after), no_device, f_after
     fits_old, nofit_old = device_terms(xp, free, typ)                # (n, D, T)
@@ -197,10 +232,8 @@ def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ
     """FGD of a fractional pod on candidate (node, device) pairs, K of them: the node's counts cnt, frag (K, T),
     total, cpu_left, f_before (K,), access (K, T) and the device's free milli value (K,). Returns (score (K,) int64,
     F after (K,) float64): the same numbers fgd_score gives for that device."""
-    fits_old, nofit_old = device_terms(xp, value, typ)
-    fits_new, nofit_new = device_terms(xp, value - milli, typ)
-    f_after = frag_from_counts(xp, cnt + fits_new.astype(xp.int64) - fits_old.astype(xp.int64),
-                               frag + nofit_new - nofit_old, total - milli, cpu_left - cpu_req, access, typ)
+    f_after = frag_from_counts(xp, *share_counts_after(xp, cnt, frag, total, value, typ, milli), cpu_left - cpu_req,
+                               access, typ)
     return _score(xp, f_before, f_after), f_after
 
 

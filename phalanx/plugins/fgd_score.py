@@ -18,12 +18,12 @@ from pydantic import Field, model_validator
 
 from ..cluster_models import pod_requests
 from ..cluster_models.errors import InputError
-from ..cluster_models.gpus import check_gpu_request, gpu_request_from_pod
+from ..cluster_models.gpus import MILLI, check_gpu_request, gpu_request_from_pod
 from ..kernels import fgd
 from ..kernels.gpu_fit import device_fits
 from ..kernels.gpu_scores import MAX_NODE_SCORE
 from .framework import PluginArgs
-from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, node_view
+from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, cpu_left, node_view
 from .gpu_share import DevicePick
 
 POPULARITY_THRESHOLD = 95        # the simulator's default podPopularityThreshold (podIncreaseStep 1)
@@ -100,6 +100,7 @@ class FGDScore(GpuScore):
         self.typical = fgd.TypicalPods(cpu=tuple(p.cpu_milli for p in pods), milli=tuple(p.gpu_milli for p in pods),
                                        count=tuple(p.gpu_count for p in pods),
                                        spec=tuple(p.gpu_models for p in pods), freq=tuple(p.frequency for p in pods))
+        self._state_key = ("FGDScore", self.typical)      # the book's node_values key of the nodes' own state
 
     @classmethod
     def args_from_input(cls, args, cluster):
@@ -124,10 +125,14 @@ class FGDScore(GpuScore):
         typ = self.typical
         if view.copies or state.own_whole:
             return self._fragmentation(view, typ, self._access(state.book, view.rows))
-        book, tensors = state.book, view.tensors
-        values = book.node_values(("FGDScore", typ), lambda rows: self._fragmentation(
-            node_view(state, tensors, rows), typ, self._access(book, rows)))
+        values = self._own_state(state, view.tensors)
         return values if view.rows is None else tuple(v[view.rows] for v in values)
+
+    def _own_state(self, state, tensors):
+        """(cnt (N, T), frag (N, T), total (N,), F (N,)) of every node as it stands, kept by the book."""
+        book, typ = state.book, self.typical
+        return book.node_values(self._state_key, lambda rows: self._fragmentation(
+            node_view(state, tensors, rows), typ, self._access(book, rows)))
 
     @staticmethod
     def _fragmentation(view, typ, access):
@@ -135,24 +140,48 @@ class FGDScore(GpuScore):
         return (*counts, fgd.frag_from_counts(np, *counts, view.cpu_left, access, typ))
 
     def evaluate(self, state, view):
-        """(score (n,) int64, device (n,) int64: a share's best device, -1 otherwise) on the view's nodes."""
+        """(score (n,) int64, device (n,) int64: a share's best device, -1 otherwise, F after (n,) float64: the
+        node's fragmentation with the pod placed as scored) on the view's nodes."""
         if state.requests_nothing:       # the simulator's FGDScore: a pod that requests nothing scores 100
             n = view.free.shape[0]
-            return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+            # No F after (NaN): such a pod carries nothing (_carries).
+            return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
         typ = self.typical
         access = self._access(state.book, view.rows)
         cnt, frag, total, f_before = self._node_state(state, view)
         cand = device_fits(np, view.free, view.model, state.milli, state.allowed)
         if state.share:
-            score, device, _ = fgd.share_score(np, view.free, cand, (cnt, frag, total), view.cpu_left, access,
-                                               f_before, typ, state.cpu, state.milli)
-            return score, device
-        score, device, _ = fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu,
-                                         state.count, state.milli, (cnt, frag, total))
-        return score, device
+            return fgd.share_score(np, view.free, cand, (cnt, frag, total), view.cpu_left, access, f_before, typ,
+                                   state.cpu, state.milli)
+        return fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu, state.count,
+                             state.milli, (cnt, frag, total))
 
     def pick(self, state, node, cluster):
         # The device the share's score on the node was computed with (the node unchanged since: kept values).
-        if not state.share:
-            return None
-        return DevicePick(self.node_scores(state, cluster.tensors)[1][node:node + 1].copy())
+        _, device, f_after = self.node_scores(state, cluster.tensors)
+        if self._carries(state):
+            self._carry(state, node, int(device[node]), f_after[node], cluster.tensors)
+        return DevicePick(device[node:node + 1].copy()) if state.share else None
+
+    @staticmethod
+    def _carries(state) -> bool:
+        """Whether the score's F after is the node's own once the pod is reserved there: the CPU the score takes
+        off is what the node table counts, the devices are a share of the one scored or whole idle ones (any of
+        them leave the same counts), and the node's own values are the ones kept (no nvidia.com/gpu of its own)."""
+        return not state.requests_nothing and not state.own_whole and state.cpu == state.cpu_request \
+            and (state.share or (state.milli == MILLI and state.count > 0))
+
+    def _carry(self, state, node: int, device: int, f_after, tensors) -> None:
+        """Give the book the node's own values once the pod is reserved there (GpuBook.carry): the counts after the
+        devices it takes and the score's F after, so that they are not computed again."""
+        cnt, frag, total, _ = (v[node:node + 1] for v in self._own_state(state, tensors))
+        if state.share:
+            value = state.book.devices([node])[0][:, device]
+            after = fgd.share_counts_after(np, cnt, frag, total, value, self.typical, state.milli)
+            devices = [device]
+        else:
+            taken = np.array([state.count], np.int64)
+            after = fgd.whole_counts_after(np, cnt, frag, total, taken, self.typical, state.count)
+            devices = None
+        state.book.carry(self._state_key, node, (*after, np.array([f_after])), (state.count, state.milli, devices),
+                         int(cpu_left(tensors, node)) - state.cpu)

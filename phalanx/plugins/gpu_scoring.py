@@ -18,6 +18,8 @@ idle devices (the best-fit choice for whole GPUs). Shares are never batched (Gpu
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +50,14 @@ class GpuScoreState:
     def share(self) -> bool:
         return self.count == 1 and self.milli < MILLI
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        # The key of the pod's scores in the book (GpuScore.node_scores), hashed on each read: once.
+        return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+
 
 def gpu_score_state(pod, cluster) -> GpuScoreState:
     """`pod`: the PodInfo of the cycle."""
@@ -75,11 +85,16 @@ class NodeView:
 def node_view(state: GpuScoreState, tensors, rows) -> NodeView:
     """The nodes `rows` (None: every node) as they are now."""
     free, model, devices = state.book.devices(rows, state.own_whole)
+    return NodeView(rows, free, model, devices, cpu_left(tensors, rows), 0, tensors)
+
+
+def cpu_left(tensors, rows):
+    """Allocatable milli-CPU less the requests of the pods on the nodes `rows` (None: every node; an int: a scalar)."""
     nodes = tensors.nodes
     cpu = tensors.resources.get("cpu")
     alloc = nodes.allocatable[:, cpu] if rows is None else nodes.allocatable[rows, cpu]
     used = nodes.requested[:, cpu] if rows is None else nodes.requested[rows, cpu]
-    return NodeView(rows, free, model, devices, alloc - used, 0, tensors)
+    return alloc - used
 
 
 def after_copies(state: GpuScoreState, view: NodeView, copies: int) -> NodeView:

@@ -43,6 +43,7 @@ from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
 from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
+_CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class GpuBook:
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
         self._values: dict = {}           # node_values(): key -> (node table, values, changes seen), least
                                           # recently read first
+        self._carried = None              # carry(): the row a Score plugin has for the placement being made
 
     @classmethod
     def from_nodes(cls, nodes) -> GpuBook:
@@ -218,6 +220,38 @@ class GpuBook:
             del self._values[next(iter(self._values))]
         return values
 
+    def carry(self, key, node: int, row: tuple, request: tuple, cpu_left: int) -> None:
+        """A Score plugin knows the node_values(key) row `row` (a tuple of (1, ...) arrays) that `node` has once the
+        pod being placed there is reserved (FGDScore: its score's F after): request (count, milli, device indices or
+        None for any idle ones) and the node's unrequested CPU then. Asked after the node is chosen and before its
+        load is placed (Plugin.pick), taken at Reserve (allocate) when nothing but that placement changed since and
+        it is that request: the row is written instead of computed again at the next read."""
+        t = self._tensors()
+        self._carried = (key, node, row, request, cpu_left, t, len(t.changes))
+
+    def _take_carried(self, carried, node: int, g: GpuInputs, index: np.ndarray) -> None:
+        """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
+        does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
+        devices changed by it alone (any other take, undo or release drops the carry), the node table's load once, on
+        that node, and the key's values were read just before (no other row waits to be computed). Not where some
+        node counts whole devices: which devices show as theirs moves with shares taken."""
+        key, at, row, (count, milli, devices), cpu_left, t, mark = carried
+        if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
+                or (devices is not None and index.tolist() != devices) or self._gpu_column(t) >= 0:
+            return
+        changes = t.changes
+        hit = self._values.get(key)
+        if hit is None or hit[0] is not t or hit[2] != mark or len(changes) - mark > _CARRY_CHANGES \
+                or any((chunk != node).any() for chunk in changes[mark:]):
+            return
+        cpu = t.resources.get("cpu")
+        if int(t.nodes.allocatable[node, cpu] - t.nodes.requested[node, cpu]) != cpu_left:
+            return
+        values = hit[1]
+        for v, new in zip(values, row):
+            v[node] = new[0]
+        self._values[key] = (t, values, len(changes))
+
     def affinity_counts(self, width: int = 1) -> np.ndarray:
         """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods
         sharing a GPU, column k pods of k whole GPUs; pods without GPUs are not counted), over the bound pods of the
@@ -258,15 +292,23 @@ class GpuBook:
         whole-GPU pods do not hold."""
         free, model, _ = self.devices([node])       # its own whole devices are in the node table now
         fits = device_fits(np, free, model, g.milli, g.allowed)
-        if index is None:
+        if index is None and g.milli == MILLI:
+            # Whole devices: every fitting one is idle (free = MILLI, nothing above it), so best fit is index order.
+            index = np.flatnonzero(fits[0])[:g.count].astype(np.int64)
+        elif index is None:
             index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
         if len(index) != g.count or not fits[0, index].all():
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
-        return self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
+        carried = self._carried
+        undo = self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
+        if carried is not None:
+            self._take_carried(carried, node, g, undo.index)
+        return undo
 
     def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
         node = self.index[node_name]
         rows = self.table.offsets[node] + index
+        self._carried = None
         self.table.milli_used[rows] += milli
         self._free[node, index] -= milli
         self.held[pod_key] = (node_name, index, milli)
@@ -276,6 +318,7 @@ class GpuBook:
 
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
+        self._carried = None
         self.table.milli_used[rec.rows] -= rec.milli
         self._free[self.index[rec.node], rec.index] += rec.milli
         self.held.pop(rec.pod, None)
@@ -285,6 +328,7 @@ class GpuBook:
         """The pod no longer holds its devices (deleted, completed, rejected at Permit)."""
         held = self.held.pop(pod_key, None)
         if held is not None:
+            self._carried = None
             node_name, index, milli = held
             node = self.index[node_name]
             self.table.milli_used[self.table.offsets[node] + index] -= milli
