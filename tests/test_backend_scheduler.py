@@ -61,10 +61,12 @@ def test_jax_groups_match_numpy(cluster, profile):
 def test_jax_batch_rounds_match_numpy(case, copies):
     """The batch rounds inside the compiled loop (contenders, copies scored ahead, the normalization and
     copies-seen cut-offs) give numpy's decisions; BATCH_COPIES = 2 makes the copies-seen cut-off bite, and
-    there runs longer than 16 pods take several compiled calls (BATCH_CHUNK)."""
+    there runs longer than 16 pods take several compiled calls (BATCH_CHUNK). Segments are off (SEGMENT_RUN 0):
+    the short runs here would go there instead (test_jax_segments_match_numpy)."""
     from phalanx.sched import jax_placer
     nodes, pods, profile = case
     with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jax_placer, "SEGMENT_RUN", 0)
         mp.setattr(jax_placer, "BATCH_COPIES", copies)
         if copies == 2:
             mp.setattr(jax_placer, "BATCH_CHUNK", 16)
