@@ -334,9 +334,8 @@ def small_trace(draw):
     return nodes, pods, order
 
 
-@given(small_trace(), st.sampled_from(["bestfit", "dotprod", "gpupacking", "gpuclustering", "fgd"]))
-def test_replay_matches_reference_replay(trace, policy):
-    nodes, pods, order = trace
+def _trace_tables(nodes, pods) -> tuple[TraceNodes, TracePods]:
+    """A small_trace's nodes and pods as the replay's tables."""
     table = GpuTable.build([[(f"g{i}", m, 0) for i, m in enumerate(n["models"])] for n in nodes], MODELS)
     tn = TraceNodes(names=tuple(n["name"] for n in nodes), cpu_milli=np.asarray([n["cpu"] for n in nodes]),
                     memory=np.asarray([n["mem"] for n in nodes]), gpus=table)
@@ -344,6 +343,13 @@ def test_replay_matches_reference_replay(trace, policy):
                    memory=np.asarray([p["mem"] for p in pods]), num_gpu=np.asarray([p["count"] for p in pods]),
                    gpu_milli=np.asarray([p["milli"] for p in pods]),
                    gpu_spec=tuple("|".join(p["models"]) for p in pods))
+    return tn, tp
+
+
+@given(small_trace(), st.sampled_from(["bestfit", "dotprod", "gpupacking", "gpuclustering", "fgd"]))
+def test_replay_matches_reference_replay(trace, policy):
+    nodes, pods, order = trace
+    tn, tp = _trace_tables(nodes, pods)
     typ = typical_pods(tp)
     ref_typ = list(zip(zip(typ.cpu, typ.milli, typ.count, typ.spec), typ.freq))
     ref_pods = [dict(p, models=[m for m in p["models"] if m]) for p in pods]
@@ -397,13 +403,7 @@ def _replay_checking_carries(monkeypatch, trace) -> int:
 
     monkeypatch.setattr(GpuBook, "_take_carried", checked)
     nodes, pods, order = trace
-    table = GpuTable.build([[(f"g{i}", m, 0) for i, m in enumerate(n["models"])] for n in nodes], MODELS)
-    tn = TraceNodes(names=tuple(n["name"] for n in nodes), cpu_milli=np.asarray([n["cpu"] for n in nodes]),
-                    memory=np.asarray([n["mem"] for n in nodes]), gpus=table)
-    tp = TracePods(names=tuple(f"p{i}" for i in range(len(pods))), cpu_milli=np.asarray([p["cpu"] for p in pods]),
-                   memory=np.asarray([p["mem"] for p in pods]), num_gpu=np.asarray([p["count"] for p in pods]),
-                   gpu_milli=np.asarray([p["milli"] for p in pods]),
-                   gpu_spec=tuple("|".join(p["models"]) for p in pods))
+    tn, tp = _trace_tables(nodes, pods)
     replay_order(tn, tp, np.asarray(order, dtype=np.int64), "fgd", np.random.default_rng(0))
     assert all(carried)            # each carry wrote the FGD state key, which was then checked
     return len(carried)

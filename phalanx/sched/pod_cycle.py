@@ -5,7 +5,8 @@ across priorities).
 
 A Placer that places segments (JAX) takes the short runs at the head of the activeQ that share its compiled
 configuration in one call, when nothing a binding does could change which run comes next: no pod waits in the pool
-for a binding, no PodGroup member is pending (Permit), no pod is nominated, no StatefulSet successor is due. The
+for a binding, no PodGroup member is pending (Permit), no pod is nominated, no StatefulSet successor is due; and when
+ties are broken by one node order for every cycle (not tie_break "random", a permutation per cycle). The
 runs are placed in queue order as their own cycles would place them; from the first pod that fits nowhere, its run
 goes through its own cycle (message, PostFilter) and the runs after it go back to the activeQ as they were.
 """
@@ -43,9 +44,10 @@ class PodCycle:
         return runs
 
     def _segments_allowed(self) -> bool:
-        """Whether the run just taken may start a segment: another run follows it, and no binding can change which."""
+        """Whether the run just taken may start a segment: another run follows it, no binding can change which, and
+        every cycle breaks ties by one node order (tie_break "random" draws a permutation per cycle)."""
         sched = self.sched
-        return isinstance(sched.queue.peek_active(), PodRun) and not (
+        return isinstance(sched.queue.peek_active(), PodRun) and sched.tie_break == "first" and not (
             sched.groups.of_pod or sched.queue.listening(POD_BOUND) or sched.cluster.successors
             or sched.cluster.nominations)
 
