@@ -319,7 +319,8 @@ class JaxPlacer(Placer):
                                             np.array([ns, bound.count], np.int64)])
         # Amounts are run-time inputs (only which columns are asked for is compiled in), so pods that differ only
         # in their requests share one program.
-        per_call["request"] = np.stack([_pad(p.request, (pads.resources,), 0), _pad(shape.nonzero, (pads.resources,), 0)])
+        per_call["request"] = np.stack([_pad(p.request, (pads.resources,), 0),
+                                        _pad(shape.nonzero, (pads.resources,), 0)])
         per_call.update(runtime)
         static = (pp, self.sampling(), tuple(own_ports), kl_pad, pads.label_values, p.score_error is not None, spread,
                   k_pad, batch, False)
@@ -382,7 +383,8 @@ class JaxPlacer(Placer):
             codes, payloads = self.jax.device_get((res[1], res[2])) if failed else (None, None)
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
-        if static[1]:       # sampling
+        sampling = static[1]
+        if sampling:
             self.next_start = next_start
         return placed, summary[5:].astype(np.int64), bool(failed), bool(prescore), rounds, codes, payloads
 
@@ -495,7 +497,7 @@ def _run(xp, static, a, s):
         a[name] = packed[offset:offset + size].reshape(shape)
         offset += size
     n_pad = a["allocatable"].shape[0]
-    runtime = [name for name, _ in layout if name[0] in "fs" and name[1:].isdigit()]
+    runtime = [f"f{i}" for i in range(len(pp.filters))] + [f"s{j}" for j in range(len(pp.scores))]  # _static_prepared
 
     def amounts(i):
         """(request, nonzero, prepared with its amounts) of pod i."""
