@@ -142,6 +142,18 @@ class _Resident:
     mark: int = 0        # len(tensors.changes) when state last equalled the host table
 
 
+@dataclass
+class _CallResult:
+    """What one compiled call returns to the host."""
+    placed: int                      # pods placed, in order, before the first that fit nowhere
+    node_ids: np.ndarray             # (placed,) int64 their nodes
+    failed: bool                     # a pod fit nowhere (the call stopped there)
+    prescore_failed: bool            # ... because a PreScore / Score error failed its cycle
+    rounds: int                      # evaluations over all nodes (pod cycles or batch rounds)
+    codes: np.ndarray | None         # (filters, nodes padded) int8 the failed pod's Filter codes, when it failed
+    payloads: np.ndarray | None      # (filters, nodes padded) int64 their payloads, when it failed
+
+
 class NodeArrays:
     """NodeTable's array fields (padded, on the device), as the plugins read them."""
 
@@ -324,25 +336,24 @@ class JaxPlacer(Placer):
         per_call.update(runtime)
         static = (pp, self.sampling(), tuple(own_ports), kl_pad, pads.label_values, p.score_error is not None, spread,
                   k_pad, batch, False)
-        placed, node_ids, failed, prescore, rounds, codes, payloads = self._call(static, pads, kl_pad, rank,
-                                                                                len(pods), per_call, state)
+        res = self._call(static, pads, kl_pad, rank, len(pods), per_call, state)
         if batch:
-            out.batch_rounds += rounds
+            out.batch_rounds += res.rounds
         else:
-            out.pod_cycles += rounds
-        self._account(p, own_ports, node_ids[:placed], pods[:placed], out.placed)
+            out.pod_cycles += res.rounds
+        self._account(p, own_ports, res.node_ids, pods[:res.placed], out.placed)
         failure = None
-        if failed:
+        if res.failed:
             names = p.filter_names
-            ev = Evaluation(names, {f: codes[i, :n] for i, f in enumerate(names)},
-                            {f: payloads[i, :n] for i, f in enumerate(names)}, np.zeros(n, bool),
+            ev = Evaluation(names, {f: res.codes[i, :n] for i, f in enumerate(names)},
+                            {f: res.payloads[i, :n] for i, f in enumerate(names)}, np.zeros(n, bool),
                             narrowing=p.narrowing)
             if p.allowed is not None:
                 ev.outside = ~p.allowed
-            if prescore:
+            if res.prescore_failed:
                 ev.error = p.score_error
             failure = (self.message(ev), rejectors(ev), p, ev)
-        return placed, failure
+        return res.placed, failure
 
     def _account(self, p: Prepared, own_ports: list, node_ids: np.ndarray, pods: list[Pod], placed: list) -> None:
         """The pods a compiled call placed, into the host table (which then holds exactly what the device holds)."""
@@ -353,9 +364,9 @@ class JaxPlacer(Placer):
                 placed.append(self.account(p, node_ids, pods))
         self._resident.mark = len(self.cluster.tensors.changes)
 
-    def _call(self, static: tuple, pads: Pads, kl_pad: int, rank: np.ndarray, k: int, per_call: dict, state: dict):
-        """Run the compiled program for `static` on the resident table: (placed, node ids, failed, PreScore failed,
-        rounds, failing pod's codes, payloads; the last two only when a pod failed)."""
+    def _call(self, static: tuple, pads: Pads, kl_pad: int, rank: np.ndarray, k: int, per_call: dict,
+              state: dict) -> "_CallResult":
+        """Run the compiled program for `static` on the resident table."""
         n = self.cluster.tensors.nodes.size
         resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
@@ -386,7 +397,8 @@ class JaxPlacer(Placer):
         sampling = static[1]
         if sampling:
             self.next_start = next_start
-        return placed, summary[5:].astype(np.int64), bool(failed), bool(prescore), rounds, codes, payloads
+        return _CallResult(placed, summary[5:5 + placed].astype(np.int64), bool(failed), bool(prescore), rounds,
+                           codes, payloads)
 
     # -- segments: runs of different shapes, one compiled call ------------------------------------------------
     def segment_member(self, shape: PodShape, pods: list[Pod]) -> SegmentMember | None:
@@ -423,7 +435,8 @@ class JaxPlacer(Placer):
         per_call = {name: _pad(v, (k_pad,) + v.shape[1:], 0) for name, v in rows.items()}
         static = (head.static, self.sampling(), head.ports, kl_pad, pads.label_values,
                   head.prepared.score_error is not None, False, k_pad, False, True)
-        placed, node_ids, *_ = self._call(static, pads, kl_pad, rank, k, per_call, {})
+        res = self._call(static, pads, kl_pad, rank, k, per_call, {})
+        placed, node_ids = res.placed, res.node_ids
         self.stats.segments += 1
         out, start = [], 0
         for m in members:

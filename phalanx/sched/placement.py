@@ -104,6 +104,10 @@ def rejectors(ev: Evaluation) -> frozenset:
 class Placer:
     """Filter/score evaluation and placement of pod runs on one cluster's tensors, for one profile."""
 
+    # Most pods placed with runs of other shapes in one call (a segment: segment_member / place_segment of the JAX
+    # Placer); 0: runs are placed one at a time.
+    segment_pods = 0
+
     def __init__(self, cluster: Cluster, framework: Framework, xp, batching: bool, incremental: bool = True):
         self.cluster = cluster
         self.framework = framework
@@ -127,11 +131,6 @@ class Placer:
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
         return num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) < n
-
-    def segment_member(self, shape: PodShape, pods: list[Pod]):
-        """A run ready to be placed together with runs of other shapes in one call (a segment: the JAX Placer's
-        place_segment), or None: this Placer places runs one at a time."""
-        return None
 
     def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
         """Place a run of pods of one shape, in order; each part the plugins still tell apart (split_run) stops at

@@ -28,7 +28,7 @@ class PodCycle:
         if not pods:
             return
         placer = sched.placer_for(pods[0])
-        member = placer.segment_member(entry.shape, pods) if self._segments_allowed() else None
+        member = placer.segment_member(entry.shape, pods) if placer.segment_pods and self._segments_allowed() else None
         if member is None:
             self._place(placer, entry.shape, pods, seqs)
         else:
@@ -69,7 +69,7 @@ class PodCycle:
         """The head run and the runs after it that join it (Placer.segment_member, equal keys) in one call."""
         sched = self.sched
         queue = sched.queue
-        members, member_seqs, member_prios = [head], [seqs], [prios]
+        members, queued = [head], [(seqs, prios)]      # queued: each member's arrivals and priorities
         size = len(head.pods)
         while size < placer.segment_pods and isinstance(queue.peek_active(), PodRun):
             entry = queue.pop_active()
@@ -82,7 +82,8 @@ class PodCycle:
             if member is None or member.key != head.key:
                 self._give_back(entry.shape, pods, seqs, prios)
                 break
-            members.append(member), member_seqs.append(seqs), member_prios.append(prios)
+            members.append(member)
+            queued.append((seqs, prios))
             size += len(pods)
         placements, placed = placer.place_segment(members, sched.rank())
         sched.stats.pod_cycles += placed
@@ -93,9 +94,9 @@ class PodCycle:
             if taken < len(member.pods):
                 # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its
                 # own cycle says why and runs PostFilter.
-                for later, seqs, prios in zip(members[i + 1:], member_seqs[i + 1:], member_prios[i + 1:]):
+                for later, (seqs, prios) in zip(members[i + 1:], queued[i + 1:]):
                     self._give_back(later.shape, later.pods, seqs, prios)
-                self._place(placer, member.shape, member.pods[taken:], member_seqs[i][taken:])
+                self._place(placer, member.shape, member.pods[taken:], queued[i][0][taken:])
                 return
 
     def _give_back(self, shape, pods: list, seqs: list[int], prios: list[int]) -> None:
