@@ -67,6 +67,7 @@ from .jobs import (
     active_pods,
     backoff_limit_problem,
     go_json,
+    made_pod,
     not_supported,
     restart_policy_problem,
     selector_json,
@@ -89,7 +90,6 @@ from .objects import (
     dns_label_problem,
     dns_subdomain_problem,
     labels_problem,
-    made_pod_spread_problem,
     port_name_problem,
     _is_ip,
     DONE_PHASES,
@@ -831,14 +831,7 @@ class _Stamper:
         return pod
 
     def _validate(self, meta: ObjectMeta, spec) -> Pod:
-        try:
-            pod = Pod.model_validate({"metadata": meta, "spec": spec})
-        except ValidationError as error:
-            raise _template_error(self.owner, validation_problem(error)) from None
-        problem = made_pod_spread_problem(pod)
-        if problem is not None:
-            raise _template_error(self.owner, problem)
-        return pod
+        return made_pod(f"{self.owner.kind} {self.owner.key}", meta, spec)
 
 
 def _by_controller(objects: Iterable) -> dict[tuple[str, str, str], list]:

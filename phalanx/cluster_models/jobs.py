@@ -342,13 +342,19 @@ def _pod(job: Job, index: int, pod_group: str | None) -> Pod:
         spec.scheduling_group = PodSchedulingGroup(pod_group_name=pod_group)
     metadata = ObjectMeta(name=f"{name}-{index}", namespace=job.metadata.namespace, labels=labels,
                           annotations=annotations, owner_references=[_controller_ref(job)])
+    return made_pod(f"Job {job.key}", metadata, spec)
+
+
+def made_pod(owner: str, metadata: ObjectMeta, spec) -> Pod:
+    """The Pod a controller (`owner`: "<Kind> <namespace>/<name>") makes from its template, validated as the API
+    server validates a pod it is asked to create; a pod it would refuse names the template's field."""
     try:
         pod = Pod.model_validate({"metadata": metadata, "spec": spec})
-    except ValidationError as error:    # a pod the API server refuses to create: its template's field named
-        raise InputError(f"Job {job.key}: spec.template.{validation_problem(error)}") from None
+    except ValidationError as error:
+        raise InputError(f"{owner}: spec.template.{validation_problem(error)}") from None
     problem = made_pod_spread_problem(pod)
     if problem is not None:
-        raise InputError(f"Job {job.key}: spec.template.{problem}")
+        raise InputError(f"{owner}: spec.template.{problem}")
     return pod
 
 

@@ -676,8 +676,9 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
 def pod_problems(pod: "Pod", template: bool = False) -> list[str]:
     """What the API server's ValidatePodCreate rejects that the models alone do not (names, labels, container
     names, host ports, requests above limits, node selectors, tolerations, the PodGroup a schedulingGroup names,
-    images with leading or trailing whitespace). A pod without containers, and a container without an image, are checked in manifests only
-    (load.manifest_problem: upstream's scheduler unit tests build such pods; docs/semantics.md).
+    images with leading or trailing whitespace). A pod without containers, and a container without an image, are
+    checked in manifests only (load.manifest_problem: upstream's scheduler unit tests build such pods;
+    docs/semantics.md).
     `template`: `pod` is a pod template's spec and labels (ValidatePodTemplateSpec, pod_template_problem): it has
     no name or namespace of its own, and the rules of validateContainersOnlyForPod are left out."""
     meta, spec = pod.metadata, pod.spec
@@ -737,8 +738,10 @@ def pod_problems(pod: "Pod", template: bool = False) -> list[str]:
             out.append(f'{at}: Invalid value: "": must not be empty')
         elif (problem := dns_subdomain_problem(name)) is not None:
             out.append(f'{at}: Invalid value: "{name}": {problem}')
+    if template:             # validateContainersOnlyForPod: pods, not templates
+        return out
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
-        for i, c in enumerate(containers if not template else ()):  # validateContainersOnlyForPod: not templates
+        for i, c in enumerate(containers):
             if c.image != c.image.strip(_GO_SPACE):
                 out.append(f"spec.{group}[{i}].image: Invalid value: {json.dumps(c.image, ensure_ascii=False)}: "
                            f"must not have leading or trailing whitespace")
