@@ -441,6 +441,23 @@ def test_pods_differing_only_in_name_are_validated_once_and_equal_to_validated_o
     assert loaded[1].spec is loaded[0].spec and loaded[2].metadata.labels is loaded[0].metadata.labels
 
 
+def test_replicas_with_and_without_uids_are_the_pods_validated_alone():
+    docs = _replicas(["w-0", "w-1", "w-2", "w-3"])
+    docs[1]["metadata"]["uid"], docs[3]["metadata"]["uid"] = "u-1", "u-3"
+    loaded = load_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json").pods
+    alone = [load_text(json.dumps(d), f"{i}.json").pods[0] for i, d in enumerate(docs)]
+    assert [p.metadata.uid for p in loaded] == ["", "u-1", "", "u-3"]
+    assert [p.model_dump() for p in loaded] == [p.model_dump() for p in alone]
+    assert [p.metadata.model_fields_set for p in loaded] == [p.metadata.model_fields_set for p in alone]
+
+
+def test_parse_objects_leaves_the_callers_documents_as_they_were():
+    docs = [{"apiVersion": "v1", "kind": "List", "items": _replicas(["w-0", "w-1"])}]
+    before = json.dumps(docs)
+    assert len(parse_objects(docs).pods) == 2
+    assert json.dumps(docs) == before
+
+
 def test_a_replica_with_a_bad_name_is_refused_as_alone():
     docs = _replicas(["w-0", "W-1"])
     assert load_error(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json") == (

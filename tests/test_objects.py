@@ -203,3 +203,16 @@ def test_object_names_are_required_and_non_empty():
     assert first_error(PriorityClass, {"metadata": {"name": "x"}}) == (("value",), "Field required")
     assert first_error(Node, {"metadata": {"name": "n"}, "spec": {"taints": [{"key": "k"}]}}) == \
         (("spec", "taints", 0, "effect"), "Field required")
+
+
+def test_replaced_is_a_shallow_copy_with_fields_set_as_model_copy_sets_them():
+    pod = Pod.model_validate({"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "y"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    twin = pod.replaced(metadata=pod.metadata.replaced(name="b"))
+    want = pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": "b"})})
+    assert twin.model_dump() == want.model_dump() and twin.key == "ns/b" and pod.key == "ns/a"
+    assert twin.spec is pod.spec and twin.metadata.labels is pod.metadata.labels
+    assert twin.model_fields_set == want.model_fields_set
+    assert twin.metadata.model_fields_set == want.metadata.model_fields_set
+    uid = pod.metadata.replaced(uid="u")         # a field not set before joins the copy's set, not the original's
+    assert "uid" in uid.model_fields_set and "uid" not in pod.metadata.model_fields_set

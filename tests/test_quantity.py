@@ -238,6 +238,17 @@ def test_resource_list_error_is_located_at_the_key():
     assert error["msg"] == 'invalid quantity "12x"'
 
 
+def test_remembered_quantities_are_per_resource_and_errors_are_not_remembered():
+    # The same text is 1000 millicores of cpu and 1 byte of memory, read from memory or not; a bad text fails each
+    # time it is met, at its own key.
+    for _ in range(2):
+        held = Holder(resources={"cpu": "1", "memory": "1", "example.com/dev": "1"})
+        assert held.resources == {"cpu": 1000, "memory": 1, "example.com/dev": 1}
+        with pytest.raises(ValidationError) as caught:
+            Holder(resources={"cpu": "1", "memory": "12x"})
+        assert caught.value.errors()[0]["loc"] == ("resources", "memory")
+
+
 def test_resource_list_keeps_an_existing_resource_list():
     existing = ResourceList({"cpu": 500})
     assert Holder(resources=existing).resources is existing       # 500 stays 500m, not 500 cores

@@ -816,13 +816,9 @@ class _Stamper:
         shared = not (self.per_pod and extra_labels)
         if self._shared is not None and shared:
             # The validated pod's copy with its own name and labels (both already valid): no validation per replica.
-            meta = self._shared.metadata.__copy__()
-            meta.name, meta.labels = name, labels
-            pod = self._shared.__copy__()
-            pod.metadata = meta
-            if spec_update:
-                pod.spec = self._shared.spec.model_copy(update=spec_update)
-            return pod
+            first = self._shared
+            spec = first.spec.model_copy(update=spec_update) if spec_update else first.spec
+            return first.replaced(metadata=first.metadata.replaced(name=name, labels=labels), spec=spec)
         meta = ObjectMeta(name=name, namespace=self.owner.metadata.namespace, labels=labels,
                           annotations=self.annotations, owner_references=self.owner_references)
         pod = self._validate(meta, self.template.spec.model_copy(deep=True, update=spec_update or {}))
@@ -1004,6 +1000,8 @@ def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callabl
     names, in node order, the nodes a DaemonSet should run on. InputError when the pods, the input's and its
     CronJobs' Jobs' counted in, would be more than MAX_EXPANDED_PODS (jobs.PodBudget)."""
     made = Made()
+    if not controllers:             # the index of every input pod's name would be the whole cost
+        return made
     budget = PodBudget(len(pods))
     names = NameGenerator({("Pod", p.key) for p in pods})
     live = _by_controller(p for p in pods if p.status.phase not in DONE_PHASES and p.metadata.deletion_timestamp is None)

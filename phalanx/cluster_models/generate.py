@@ -79,11 +79,8 @@ def pod_template(cpu: str, memory: str, *, gpus: int = 0, namespace: str = "defa
 
 def copies(template: Pod, n: int, prefix: str, start: int = 0) -> list[Pod]:
     """n pods named prefix-<i>, sharing the template's spec object."""
-    out = []
-    for i in range(start, start + n):
-        meta = template.metadata.model_copy(update={"name": f"{prefix}-{i}"})
-        out.append(template.model_copy(update={"metadata": meta}))
-    return out
+    meta = template.metadata
+    return [template.replaced(metadata=meta.replaced(name=f"{prefix}-{i}")) for i in range(start, start + n)]
 
 
 def basic_pods(n: int) -> list[Pod]:

@@ -407,7 +407,7 @@ def expand_jobs(objects: ClusterObjects) -> ClusterObjects:
     of its kind in its namespace, which is also what expanding the same objects twice runs into, and when the
     pods would be more than MAX_EXPANDED_PODS, those already there included (PodBudget)."""
     made = {"workloads": list(objects.workloads), "pod_groups": list(objects.pod_groups), "pods": list(objects.pods)}
-    taken = {(obj.kind, obj.key) for bucket in made.values() for obj in bucket}
+    taken = {(obj.kind, obj.key) for bucket in made.values() for obj in bucket} if objects.jobs else set()
     budget = PodBudget(len(objects.pods))
     for job in objects.jobs:
         count, field = active_pods(job.spec)

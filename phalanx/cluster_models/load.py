@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,24 @@ def _unserved_kind(kind: str, api_version: str) -> str | None:
         return f'kind: no matches for kind "{kind}" in version "{api_version}"'
     return None
 
+@lru_cache(maxsize=256)
+def _model_of(kind: str, api_version: str) -> type[BaseModel] | str | None:
+    """The model that reads `kind` at `api_version`; None for an object skipped with a warning (another group's
+    kind of that name, a version phalanx does not read); or the problem that rejects it, as text."""
+    problem = _unserved_kind(kind, api_version)
+    if problem is not None:
+        return problem
+    group, model = _MODELS.get(kind, (None, None))
+    if kind in _VERSIONED:
+        model = _VERSIONED[kind].get(api_version)
+    if group is not None and api_version.rpartition("/")[0] == group \
+            and api_version not in _SERVED.get(kind, (api_version,)):
+        return f'apiVersion: unknown version "{api_version}" of {kind} (served: {", ".join(_SERVED[kind])})'
+    if model is None or api_version.rpartition("/")[0] != group:
+        return None
+    return model
+
+
 @dataclass
 class ClusterObjects:
     """Everything a load produced, in input order; warnings name what was skipped."""
@@ -224,6 +243,22 @@ def _yaml_documents(text: str, source: str) -> list[Any]:
         except yaml.YAMLError as error:
             raise _yaml_error(source, error, text) from None
         raise _yaml_error(source, fast_error, text) from None
+
+
+def _documents(text: str, source: str, json_only: bool = False) -> list[Any]:
+    """The documents of one file or string: JSON, or YAML (a JSON-looking text that is not JSON may be flow-style
+    YAML)."""
+    if json_only:
+        return _json_documents(text, source)
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return _json_documents(text, source)
+        except InputError as json_error:
+            try:
+                return _yaml_documents(text, source)  # flow-style YAML also starts with { or [
+            except InputError:
+                raise json_error from None
+    return _yaml_documents(text, source)
 
 
 def _json_documents(text: str, source: str) -> list[Any]:
@@ -376,25 +411,16 @@ class _Collector:
         # A Pod document that differs from one validated before only in metadata.name and uid (a controller's
         # replicas, a generated workload) is that pod renamed: its template key -> the validated pod.
         self._pod_templates: dict[tuple[str, str], Pod] = {}
+        self._release = False            # add_documents: drop each document (and list item) once read
 
-    def add_text(self, text: str, source: str, json_only: bool = False) -> None:
-        if json_only:
-            documents = _json_documents(text, source)
-        elif text.lstrip()[:1] in ("{", "["):
-            try:
-                documents = _json_documents(text, source)
-            except InputError as json_error:
-                try:
-                    documents = _yaml_documents(text, source)  # flow-style YAML also starts with { or [
-                except InputError:
-                    raise json_error from None
-        else:
-            documents = _yaml_documents(text, source)
-        self.add_documents(documents, source)
-
-    def add_documents(self, documents: Iterable[Any], source: str) -> None:
+    def add_documents(self, documents: Iterable[Any], source: str, release: bool = False) -> None:
+        """release: the documents are this load's own (parsed from text here), and each document, and each item of
+        a list, is dropped once read: the peak holds the parsed dicts or the objects made of them, not both."""
+        self._release = release
         number = 0
         for number, document in enumerate(documents, 1):
+            if release:
+                documents[number - 1] = None
             if document is not None:  # an empty YAML document
                 self._add(document, f"document {number} of {source}", source)
             if self.progress is not None and number % _PROGRESS_EVERY == 0:
@@ -422,21 +448,14 @@ class _Collector:
         if not isinstance(api_version, str):
             raise InputError(f"{_describe(kind, document, where)}: apiVersion: expected a string, got "
                              f"{_type_name(api_version)}")
-        problem = _unserved_kind(kind, api_version)
-        if problem is not None:
-            raise InputError(f"{_describe(kind, document, where)}: {problem}")
-        group, model = _MODELS.get(kind, (None, None))
-        if kind in _VERSIONED:
-            model = _VERSIONED[kind].get(api_version)
-        if group is not None and api_version.rpartition("/")[0] == group \
-                and api_version not in _SERVED.get(kind, (api_version,)):
-            raise InputError(f"{_describe(kind, document, where)}: apiVersion: unknown version \"{api_version}\" of "
-                             f"{kind} (served: {', '.join(_SERVED[kind])})")
-        if model is None or api_version.rpartition("/")[0] != group:
+        model = _model_of(kind, api_version)
+        if isinstance(model, str):
+            raise InputError(f"{_describe(kind, document, where)}: {model}")
+        if model is None:
             label = f"{api_version} {kind}"
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
             return
-        if api_version == RESOURCE_V1BETA1 and model is not None:
+        if api_version == RESOURCE_V1BETA1:
             document = v1beta1_to_v1(kind, document)
         generated = self._generate_name(kind, document, where)
         if generated is not None:
@@ -480,13 +499,9 @@ class _Collector:
         name, uid = meta.get("name"), meta.get("uid", "")
         if seen is None or not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
             return None
-        # Shallow copies with the two fields set (as controllers.py stamps replicas): model_copy(update=...) costs
-        # ~4x more per pod, and nothing reads which fields were set.
-        meta = seen.metadata.__copy__()
-        meta.name, meta.uid = name, uid
-        pod = seen.__copy__()
-        pod.metadata = meta
-        return pod
+        # Shallow copies with the two fields set, as controllers.py stamps replicas.
+        meta = seen.metadata
+        return seen.replaced(metadata=meta.replaced(name=name, uid=uid) if uid or meta.uid else meta.replaced(name=name))
 
     def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
         """Validate again with unknown fields as errors, `count` times at most: each error's location is one
@@ -511,7 +526,7 @@ class _Collector:
         """The name for an object given metadata.generateName and no name (cluster_models.controllers
         NameGenerator: deterministic), or None when it has a name."""
         meta = document.get("metadata")
-        if not isinstance(meta, dict) or meta.get("name") or "generateName" not in meta:
+        if not isinstance(meta, dict) or "generateName" not in meta or meta.get("name"):
             return None
         base = meta["generateName"]
         if not isinstance(base, str):
@@ -534,7 +549,10 @@ class _Collector:
         # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
         item_kind = None if kind == "List" else kind[:-4]
         api_version = document.get("apiVersion") if item_kind is not None else None
+        release = self._release
         for index, item in enumerate(items):
+            if release:
+                items[index] = None
             self._add(item, f"items[{index}] of {where}", source, item_kind, api_version)
 
     def _keep(self, obj: BaseModel) -> None:
@@ -640,7 +658,9 @@ def load_paths(paths: Iterable[str | Path], strict: bool = False,
     with cyclic_gc_paused():
         for path in map(Path, paths):
             for file in _manifest_files(path):
-                collector.add_text(_read_text(file), str(file), json_only=file.suffix.lower() == ".json")
+                # The text is gone before the objects are made of its documents.
+                documents = _documents(_read_text(file), str(file), json_only=file.suffix.lower() == ".json")
+                collector.add_documents(documents, str(file), release=True)
         return collector.result()
 
 
@@ -648,7 +668,7 @@ def load_text(text: str, source: str = "<string>", strict: bool = False) -> Clus
     """Load manifests from a string: YAML, or JSON when it starts with { or [. `source` names it in messages."""
     collector = _Collector(strict)
     with cyclic_gc_paused():
-        collector.add_text(text, source)
+        collector.add_documents(_documents(text, source), source, release=True)
         return collector.result()
 
 

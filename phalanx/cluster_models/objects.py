@@ -24,6 +24,7 @@ import json
 import re
 from contextvars import ContextVar
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
@@ -123,6 +124,23 @@ def _known_fields(cls: type[BaseModel]) -> frozenset[str] | None:
 
 class K8sModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=False, alias_generator=to_camel)
+
+    def replaced(self, **fields: Any) -> Any:
+        """A shallow copy with `fields` set as given, not validated: for values already valid (a replica's name,
+        its labels). What __copy__ and setting each attribute do, at a quarter of their cost per replica. The
+        record of fields set (model_fields_set) is shared with `self` when `fields` adds nothing to it: a set per
+        object is ~200 bytes, as much as the rest of a replica's metadata."""
+        twin = object.__new__(type(self))
+        values = self.__dict__.copy()
+        values.update(fields)
+        private = self.__pydantic_private__
+        fields_set = self.__pydantic_fields_set__
+        object.__setattr__(twin, "__dict__", values)
+        object.__setattr__(twin, "__pydantic_fields_set__",
+                           fields_set if fields_set.issuperset(fields) else fields_set | fields.keys())
+        object.__setattr__(twin, "__pydantic_extra__", None)         # extra="ignore": never any
+        object.__setattr__(twin, "__pydantic_private__", None if private is None else dict(private))
+        return twin
 
     @model_validator(mode="before")
     @classmethod
@@ -588,6 +606,7 @@ def dns_subdomain_problem(value: str) -> str | None:
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
+@lru_cache(maxsize=4096)        # a few keys repeat on every node and pod; a miss costs two regex matches
 def label_key_problem(value: str) -> str | None:
     """Why `value` is not a label key ([DNS subdomain prefix '/'] name of at most 63 characters), or None."""
     prefix, slash, name = value.rpartition("/")

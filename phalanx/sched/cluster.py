@@ -237,14 +237,18 @@ class Cluster:
         pending: list[Pod] = []
         bound: list[tuple[Pod, str]] = []
         later = {pod.key for pod in made.successors.values()}      # OrderedReady pods not created yet
+        last_spec = last_annotations = None       # those of the pod before: replicas share them, checked once
         for pod in objects.pods:
-            effective_priority(pod, classes)          # validates priorityClassName before anything is built
-            device_request(pod)                       # validates the GPU-share annotations (sched/gpushare.py)
+            spec, annotations = pod.spec, pod.metadata.annotations
+            if spec is not last_spec or annotations is not last_annotations:
+                effective_priority(pod, classes)      # validates priorityClassName before anything is built
+                device_request(pod)                   # validates the GPU-share annotations (sched/gpushare.py)
+                last_spec, last_annotations = spec, annotations
             if pod.status.phase in DONE_PHASES:
                 continue
-            if pod.spec.node_name:
-                bound.append((pod, pod.spec.node_name))
-            elif pod.key not in later:
+            if spec.node_name:
+                bound.append((pod, spec.node_name))
+            elif not later or pod.key not in later:
                 pending.append(pod)
         for pod, node in bound:
             node_id = tensors.node_index.get(node)
@@ -266,8 +270,8 @@ class Cluster:
                       default_selectors=DefaultSelectors.from_objects(
                           objects.services, [*objects.controllers, *made.replica_sets]),
                       successors=made.successors)
-        for pod in objects.pods:
-            cluster.namespace(pod.metadata.namespace)
+        for name in dict.fromkeys(pod.metadata.namespace for pod in objects.pods):
+            cluster.namespace(name)
         cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load
         for pod, node in bound:      # bound GPU-share pods hold their share: best fit on their node, input order
             req = device_request(pod)    # (after every bound whole-GPU pod's devices: sched/gpushare.py)
