@@ -12,6 +12,7 @@ from typing import Callable
 
 from .cluster_models import ClusterObjects
 from .cluster_models.controllers import Deployment
+from .cluster_models.load import cyclic_gc_paused
 from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
                                       gpu_mix_workloads, heterogeneous_pods, kube_mix_pods, pod_template,
                                       preferred_affinity_pods)
@@ -24,8 +25,14 @@ class Scenario:
     name: str
     nodes: int
     pods: int
-    build: Callable[[], ClusterObjects]
+    make: Callable[[], ClusterObjects]
     description: str
+
+    def build(self) -> ClusterObjects:
+        # Millions of long-lived objects and no garbage cycles: the cyclic collector would walk them again and
+        # again while they are made (1M SchedulingBasic pods: 8.0 -> 3.6 s, 100k nodes: 8.2 -> 4.7 s).
+        with cyclic_gc_paused():
+            return self.make()
 
 
 def _objects(nodes, pods) -> ClusterObjects:

@@ -557,7 +557,8 @@ class _Collector:
 
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):
-            identity, shown, bucket = obj.key, obj.key, self.objects.pods
+            identity = shown = obj.key
+            bucket = self.objects.pods
         elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget)):
             identity, shown = obj.key, obj.key
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
@@ -588,8 +589,11 @@ class _Collector:
             raise InputError(f"PriorityClass {defaults[1]}: globalDefault: PriorityClass {defaults[0]} is already "
                              f"marked as default. Only one default can exist")
         classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
+        last_spec = None                      # replicas share their spec: checked once
         for pod in self.objects.pods:
-            effective_priority(pod, classes)  # raises for a priorityClassName that names no class
+            if pod.spec is not last_spec:
+                effective_priority(pod, classes)  # raises for a priorityClassName that names no class
+                last_spec = pod.spec
         if any(pod.spec.workload_ref is not None for pod in self.objects.pods):
             taken = {group.key for group in self.objects.pod_groups}
             try:

@@ -27,6 +27,7 @@ import numpy as np
 from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by
 from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
+from ..cluster_models.load import cyclic_gc_paused
 from ..cluster_models.objects import rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
@@ -278,7 +279,8 @@ class Scheduler:
         start_log, self.stats = len(self.log), result
         compiled = self.compile_stats()
         t0 = time.perf_counter()
-        self.add_pods(self.cluster.pending, result.warnings)
+        with cyclic_gc_paused():     # the queue's entries for every pending pod: long-lived, no garbage cycles
+            self.add_pods(self.cluster.pending, result.warnings)
         result.intake_s = time.perf_counter() - t0
         self._run(math.inf)       # run_until_idle without making Records (the log is read directly below)
         result.schedule_s = time.perf_counter() - t0
