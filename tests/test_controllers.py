@@ -423,4 +423,4 @@ def test_controllers_added_while_scheduling_make_their_pods_and_feed_default_spr
     bad["spec"]["template"]["spec"]["priorityClassName"] = "missing"
     with pytest.raises(InputError, match="missing"):
         sched.add_controllers([Deployment.model_validate(bad)])
-    assert sched.cluster.default_selectors.owners == before and len(sched._live) == 3
+    assert sched.cluster.default_selectors.owners == before and len(sched.arrival) == 3

@@ -38,7 +38,7 @@ from .queue import Attempts, PodRun
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
 
 FORMAT = "phalanx.scheduler-state"
-VERSION = 1
+VERSION = 2                 # 2: no "live" (the pods added and not deleted are those with an arrival)
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -116,7 +116,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
         "bound": bound,
         "gpu_held": [[key, node, index.tolist(), milli] for key, (node, index, milli) in cluster.gpus.held.items()],
         "nominations": [[ref(nom.pod), nom.node] for _, nom in cluster.nominations.items()],
-        "started": dict(sched.started), "arrival": dict(sched.arrival), "live": sorted(sched._live),
+        "started": dict(sched.started), "arrival": dict(sched.arrival),
         "pending_message": dict(sched.pending_message),
         "pdb_floor": dict(cluster._pdb_floor),
         "spreading": {"services": {ns: [dict(sel) for sel in sels]
@@ -169,7 +169,7 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     tensors = cluster.tensors
     if list(tensors.nodes.names) != state["nodes"]:
         raise CheckpointError("checkpoint: the scheduler's nodes are not the checkpoint's (names, in order)")
-    if tensors.log_mark() or sched._live or len(queue):
+    if tensors.log_mark() or sched.arrival or sched.unserved or len(queue):
         raise CheckpointError("checkpoint: restore into a scheduler that has no pods yet")
     pods = {key: decode_pod(doc) for key, doc in state["pods"].items()}
     for key, node in state["bound"]:
@@ -214,7 +214,6 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     sched.group_cycle.train_gangs = state["train_gangs"]
     sched.started = dict(state["started"])
     sched.arrival = dict(state["arrival"])
-    sched._live = set(state["live"])
     sched.pending_message = dict(state["pending_message"])
     for key, node in state["nominations"]:
         sched.nominate(pods[key], node)

@@ -168,7 +168,6 @@ class Scheduler:
         self.clock_origin = max(starts, default=0.0)
         self.started: dict[str, float] = {}                  # pod bound here -> its bind time
         self._seq = 0
-        self._live: set[str] = set()                         # pods added and not deleted (pending or bound)
         self._reported: dict[str, _Reported] = {}            # unmodelled-constraint text -> its warning line
         self._created: list[Pod] = []                        # pods a controller made on a binding, to add next
         self.on_attempt: Callable[[int], None] | None = None  # told how many pods each attempt takes (progress bars)
@@ -304,7 +303,6 @@ class Scheduler:
         keys = self._check_new(pods)
         start = len(self.log)
         self.progress += 1
-        self._live.update(keys)
         plain: list[tuple[Pod, int]] = []
         touched: list[GroupState] = []
         arrived = []
@@ -365,7 +363,7 @@ class Scheduler:
         check_bound = self.cluster.tensors.log_mark() > 0
         checked = set()     # (PodSpec, annotations) objects of this call's pods checked already (alive: ids stable)
         last_spec = last_annotations = None      # those of the pod before (replicas come in a row)
-        live, node_of = self._live, self.cluster.tensors.node_of
+        arrival, unserved, node_of = self.arrival, self.unserved, self.cluster.tensors.node_of
         for pod, key in zip(pods, keys):
             spec, annotations = pod.spec, pod.metadata.annotations
             if spec is not last_spec or annotations is not last_annotations:
@@ -377,7 +375,7 @@ class Scheduler:
                     self.cluster.priority(pod)
                     device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
                 last_spec, last_annotations = spec, annotations
-            if key in live or (check_bound and node_of(key) >= 0):
+            if key in arrival or key in unserved or (check_bound and node_of(key) >= 0):
                 raise InputError(f"Pod {key}: metadata.name: already exists")
         if len(set(keys)) < len(keys):
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
@@ -539,7 +537,6 @@ class Scheduler:
         self.pending_message.pop(key, None)
         self.cluster.nominations.pop(key, None)
         self.started.pop(key, None)
-        self._live.discard(key)
         self.log.append(Deleted(self.now, key, reason))
         if freed:
             self.cluster_event(POD_DELETED, [pod] if pod is not None else None)
@@ -777,7 +774,7 @@ class Scheduler:
     # -- queue bookkeeping ------------------------------------------------------------------------------
     def knows(self, key: str) -> bool:
         """Whether a pod of this key is pending here or bound."""
-        return key in self._live or self.cluster.tensors.node_of(key) >= 0
+        return key in self.arrival or key in self.unserved or self.cluster.tensors.node_of(key) >= 0
 
     def _enqueue_plain(self, pods: list[tuple[Pod, int]], warnings: list[str] | None = None) -> None:
         """Pods (with their arrival seq) into the activeQ as runs; runs are cut in queue order."""
