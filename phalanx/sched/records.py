@@ -36,11 +36,12 @@ class Placed:
     kind: str
     time: float
     pods: list
+    keys: list[str]                    # (k,) the pods' keys
     node_ids: np.ndarray               # (k,) int64
     nodes: list[str]
 
     def records(self) -> list[Record]:
-        return [Record(self.time, self.kind, p.key, node) for p, node in zip(self.pods, self.nodes)]
+        return [Record(self.time, self.kind, key, node) for key, node in zip(self.keys, self.nodes)]
 
 
 @dataclass(frozen=True)
@@ -144,5 +145,5 @@ class DecisionLog:
         out: dict[str, str] = {}
         for entry in self.since(start):
             if isinstance(entry, Placed) and entry.kind == BOUND:
-                out.update(zip((p.key for p in entry.pods), entry.nodes))
+                out.update(zip(entry.keys, entry.nodes))
         return out

@@ -710,7 +710,8 @@ class Scheduler:
         nodes = [names[n] for n in node_ids.tolist()]
         start = 0
         for end, then in parts or [(len(pods), None)]:
-            self.log.append(Placed(BOUND, self.now, pods[start:end], node_ids[start:end], nodes[start:end]))
+            self.log.append(Placed(BOUND, self.now, pods[start:end], keys[start:end], node_ids[start:end],
+                                   nodes[start:end]))
             if then is not None:
                 then(keys[start:end])
             start = end
@@ -780,15 +781,19 @@ class Scheduler:
         """Pods (with their arrival seq) into the activeQ as runs; runs are cut in queue order."""
         if not pods:
             return
-        prios = self._priorities([p for p, _ in pods])
-        order = np.lexsort((np.array([s for _, s in pods]), -np.array(prios, np.int64))).tolist()
-        ordered = [pods[i][0] for i in order]
+        ordered, seqs = map(list, zip(*pods))
+        prios = self._priorities(ordered)
+        by_priority, by_seq = np.array(prios, np.int64), np.array(seqs)
+        # Usually one priority, in arrival order (replicas of one spec): already in queue order.
+        if not ((by_priority == by_priority[0]).all() and (by_seq[1:] > by_seq[:-1]).all()):
+            order = np.lexsort((by_seq, -by_priority)).tolist()
+            ordered, prios, seqs = [ordered[i] for i in order], [prios[i] for i in order], [seqs[i] for i in order]
         shapes = self.shapes_of(ordered)
         if warnings is not None:
             for pod, shape in zip(ordered, shapes):
                 if shape.unmodelled:
                     self._warn_unmodelled(pod, shape, warnings)
-        for run in cut_runs(ordered, shapes, [prios[i] for i in order], [pods[i][1] for i in order]):
+        for run in cut_runs(ordered, shapes, prios, seqs):
             self.queue.push_active(run, run.priority, run.seqs[0])
 
     def _priorities(self, pods: list[Pod]) -> list[int]:
