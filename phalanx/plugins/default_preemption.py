@@ -72,12 +72,13 @@ class DefaultPreemption(Plugin):
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
-        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(potential)
+        order = np.concatenate([potential[start:], potential[:start]])
+        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
         dry_run = failed.dry_run
-        while scanned < len(potential):
+        while scanned < len(order):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
-            take = dry_run.chunk(len(potential) - scanned, missing, scanned, fine + bad)
-            batch = dry_run.select(potential[(start + scanned + np.arange(take)) % len(potential)])
+            take = dry_run.chunk(len(order) - scanned, missing, scanned, fine + bad)
+            batch = dry_run.select(order[scanned: scanned + take])
             batches.append(batch)
             violating = batch.violations > 0
             before = (fine, bad)
@@ -87,13 +88,15 @@ class DefaultPreemption(Plugin):
                 prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
                 break
             scanned += len(batch.nodes)
-        dry_run.stopped_at(int(potential[(start + prefix - 1) % len(potential)]))
+        dry_run.stopped_at(int(order[prefix - 1]))
         result = dry_run.merge(batches)
         fits = result.fits[:prefix]
-        violating = result.violations[:prefix] > 0
-        fine = np.flatnonzero(fits & ~violating)[:wanted]
-        bad = np.flatnonzero(fits & violating)[:wanted]
-        candidates = np.concatenate([fine, bad])
+        if bad:
+            violating = result.violations[:prefix] > 0
+            candidates = np.concatenate([np.flatnonzero(fits & ~violating)[:wanted],
+                                         np.flatnonzero(fits & violating)[:wanted]])
+        else:            # no candidate violates a PDB: the candidates in scan order
+            candidates = np.flatnonzero(fits)[:wanted]
         if len(candidates) == 0:
             return self._not_helpful(n, result.failures())
         best = candidates[kernel.pick_one(*result.criteria(candidates))]
