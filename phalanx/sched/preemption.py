@@ -287,7 +287,13 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
-    sub = _on_rows(old.filters, run_filters(np, kept.p.node_local(), WithNodes(tensors, view)), old, rows)
+    moved = run_filters(np, kept.p.node_local(), WithNodes(tensors, view))
+    if all(np.array_equal(moved.codes[name], old.codes[name][rows])
+           and np.array_equal(moved.payloads[name], old.payloads[name][rows]) for name in moved.codes):
+        # Nothing moved (a node that failed fails alike with more pods nominated there): kept's results stand
+        # whole, its message, statuses and rejectors with them.
+        return old
+    sub = _on_rows(old.filters, moved, old, rows)
     sub.narrowing = old.narrowing
     if old.outside is not None:
         sub.outside = old.outside[rows]
