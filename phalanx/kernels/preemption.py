@@ -78,6 +78,12 @@ def scan_prefix(is_candidate, violating, wanted: int, fine: int = 0, bad: int = 
     violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`). fine, bad: candidates
     (not violating, violating) among the nodes scanned before these; len(is_candidate) when it does not stop
     here."""
+    if not violating.any():          # the stop is at the candidate that makes enough of them
+        need = max(1, wanted - min(bad, wanted)) - fine
+        if need <= 0:
+            return 1
+        hits = np.flatnonzero(is_candidate)
+        return int(hits[need - 1]) + 1 if need <= len(hits) else len(is_candidate)
     fine = fine + np.cumsum(is_candidate & ~violating)
     bad = np.minimum(bad + np.cumsum(is_candidate & violating), wanted)
     done = np.flatnonzero((fine > 0) & (np.minimum(fine, wanted) + bad >= wanted))

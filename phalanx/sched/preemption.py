@@ -252,6 +252,8 @@ class KeptFailure:
     priority: int
     mark: int           # Nominations.mark() before it was evaluated
     state: tuple        # tensors_state() then: used only while it holds (nothing but nominations changed)
+    message: str        # the FitError of `ev`, before PostFilter's text
+    rejectors: frozenset    # the plugins that rejected the pod in `ev` (placement.rejectors)
 
 
 def _on_rows(filters: tuple[str, ...], moved: Evaluation, base: Evaluation, rows: np.ndarray) -> Evaluation:
