@@ -90,9 +90,14 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
+        # Pods of one template share their requests (pod_load): one vector each, the dict held so its id stays its own.
+        vectors: dict[int, tuple[dict, np.ndarray]] = {}
         for i, pod in enumerate(new, self.rows):
-            vector = tensors.request_vector(pod_load(pod)[0])
-            self.request[i, : len(vector)] = vector
+            requests = pod_load(pod)[0]
+            hit = vectors.get(id(requests))
+            if hit is None:
+                hit = vectors[id(requests)] = (requests, tensors.request_vector(requests))
+            self.request[i, : len(hit[1])] = hit[1]
         self.rows = need
 
     def group_state(self, ref: int, groups):
@@ -405,19 +410,18 @@ class DryRunCache:
                 self.known[node] = False
                 self.forgotten.add(node)
 
-    def stale(self, nodes: np.ndarray) -> np.ndarray:
-        """(len(nodes),) bool: not evaluated since what they read last changed."""
-        return ~self.known[nodes]
-
     def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
-        """The stale ones of `nodes`, and with them every node forgotten since it was evaluated: later scans meet
-        those again (one per preemptor in a run of them), so one batch serves several preemptors."""
-        stale = nodes[self.stale(nodes)]
+        """The stale ones of `nodes` (not evaluated since what they read last changed), and with them every node
+        forgotten since it was evaluated: later scans meet those again (one per preemptor in a run of them), so one
+        batch serves several preemptors. Ascending."""
+        stale = nodes[~self.known[nodes]]
         if not len(stale) or not self.forgotten:
             return stale
-        out = np.union1d(stale, np.fromiter(self.forgotten, np.int64, len(self.forgotten)))
+        wanted = np.zeros(len(self.known), bool)        # a mask over the nodes: cheaper than sorting the union
+        wanted[stale] = True
+        wanted[list(self.forgotten)] = True
         self.forgotten.clear()
-        return out
+        return np.flatnonzero(wanted)
 
     def store(self, sel: VictimSelection) -> None:
         nodes = sel.nodes
