@@ -476,12 +476,17 @@ class DryRun:
 
     def chunk(self, left: int, missing: int, scanned: int = 0, found: int = 0) -> int:
         """How many nodes the next select() takes when `missing` more candidates are wanted after `found` in the
-        first `scanned` nodes: vectorised, as many nodes as that rate says hold them (every node at first), with
-        room to spare, doubling the scan while none was found; else one at a time."""
+        first `scanned` nodes: vectorised, as many nodes as that rate says hold them (at first, the rate among the
+        nodes the kept results know, or every node), with room to spare, doubling the scan while none was found;
+        else one at a time."""
         if not self.vectorised:
             return 1
         if scanned == 0:
-            return min(left, max(missing, 64))
+            # One chunk usually reaches the stop in a run of preemptors, whose kept results know most nodes.
+            results = self.results
+            known = np.count_nonzero(results.known)
+            fits = np.count_nonzero(results.fits & results.known) if known else 0
+            return min(left, max(missing, 64, 2 * missing * known // fits if fits else 0))
         if found == 0:
             return min(left, scanned)
         return min(left, max(64, 2 * missing * scanned // found))
