@@ -510,11 +510,11 @@ class DryRun:
 
     @functools.cached_property
     def _potential_by_node(self) -> tuple[np.ndarray, np.ndarray]:
-        """The potential victims' rows grouped by node (binding order within a node), and (N + 1,) where each
-        node's group starts."""
+        """The potential victims' rows grouped by node, most important first within a node (victim_order, once per
+        cache key rather than per batch), and (N + 1,) where each node's group starts."""
         def make():
             rows, nodes = self.potential
-            order = np.argsort(nodes, kind="stable")
+            order = kernel.victim_order(nodes, self.rows.priority[rows], self._start(rows), rows)
             return rows[order], np.searchsorted(nodes[order], np.arange(self.cluster.tensors.nodes.size + 1))
         return self._shared("by_node", make)
 
@@ -566,9 +566,7 @@ class DryRun:
         count = bounds[nodes + 1] - bounds[nodes]
         ends = np.cumsum(count)
         rows = grouped[np.repeat(bounds[nodes] - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)]
-        at = np.repeat(np.arange(len(nodes)), count)
-        order = kernel.victim_order(at, self.rows.priority[rows], self._start(rows), rows)
-        return rows[order], at[order]
+        return rows, np.repeat(np.arange(len(nodes)), count)
 
     def _start(self, rows: np.ndarray) -> np.ndarray:
         """Start times of binding-log rows on the scheduler's clock; unset reads as now (GetPodStartTime)."""
