@@ -57,6 +57,7 @@ class DefaultPreemption(Plugin):
     # PreEnqueue holds a preemptor while its victims are terminating (async preemption); phalanx deletes victims
     # when the preempting cycle ends, so there is nothing to wait for.
     unmodelled_points = ("preEnqueue",)
+    _last_potential = (None, None)     # (node statuses, their Unschedulable nodes): _potential's last answer
 
     def post_filter(self, failed: FailedCycle, cluster) -> PostFilterResult:
         pod = failed.pod.pod
@@ -66,7 +67,7 @@ class DefaultPreemption(Plugin):
         if failed.preemption_policy == "Never":
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_NEVER)
         n = len(failed.codes)
-        potential = np.flatnonzero(np.asarray(failed.codes) == UNSCHEDULABLE)
+        potential = self._potential(failed.codes)
         if len(potential) == 0:
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
@@ -102,6 +103,16 @@ class DefaultPreemption(Plugin):
         best = candidates[kernel.pick_one(*result.criteria(candidates))]
         return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
                                 victims=tuple(result.victims_of(int(best))))
+
+    def _potential(self, codes) -> np.ndarray:
+        """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors
+        hands one cycle's node statuses on while they stand (Placer.place_each), so the last answer is kept with
+        the array it was read from (held, so no other array takes its id; statuses are never written in place)."""
+        last, potential = self._last_potential
+        if codes is not last:
+            potential = np.flatnonzero(np.asarray(codes) == UNSCHEDULABLE)
+            self._last_potential = (codes, potential)
+        return potential
 
     @staticmethod
     def _not_helpful(n: int, failures: dict[tuple[str, ...], int]) -> PostFilterResult:
