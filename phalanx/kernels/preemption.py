@@ -80,8 +80,8 @@ def scan_prefix(is_candidate, violating, wanted: int, fine: int = 0, bad: int = 
     here."""
     if not violating.any():          # the stop is at the candidate that makes enough of them
         need = max(1, wanted - min(bad, wanted)) - fine
-        if need <= 0:
-            return 1
+        if need <= 0:                # enough before these: the first node stops it
+            return min(1, len(is_candidate))
         hits = np.flatnonzero(is_candidate)
         return int(hits[need - 1]) + 1 if need <= len(hits) else len(is_candidate)
     fine = fine + np.cumsum(is_candidate & ~violating)
