@@ -631,7 +631,8 @@ class DryRun:
         tensors = self.cluster.tensors
         nodes = np.asarray(nodes)
         k = len(nodes)
-        has_victims = np.bincount(at, minlength=k) > 0
+        victims = np.bincount(at, minlength=k)
+        has_victims = victims > 0
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
@@ -640,7 +641,7 @@ class DryRun:
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
             requested[at[starts]] -= np.add.reduceat(self.rows.request[rows][:, :width], starts, axis=0)
-            count -= np.bincount(at, minlength=k)
+            count -= victims
         ev = self._evaluate_rows(nodes, requested, count)
         fits = np.asarray(ev.feasible) & has_victims
         failing = np.flatnonzero(has_victims & ~fits)
