@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
@@ -436,6 +437,34 @@ def test_longest_reprieve_finds_the_first_unit_that_cannot_come_back(n, data):
     assert kernel.longest_reprieve(n, fits_without_first) == fit
     assert len(asked) <= 2 * max(n, 1).bit_length() + 2
 
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=40), st.integers(1, 8), st.integers(0, 6),
+       st.integers(0, 10))
+def test_scan_prefix_stops_where_dry_run_preemption_does(nodes, wanted, fine, bad):
+    # DryRunPreemption's walk, node by node (each list bounded by `wanted`), against the kernel's cumulative counts,
+    # and against the single flatnonzero it takes when no node of the chunk violates a PDB.
+    def walk(nodes):
+        f, b = fine, bad
+        for i, (c, v) in enumerate(nodes):
+            f, b = f + (c and not v), b + (c and v)
+            if f > 0 and min(f, wanted) + min(b, wanted) >= wanted:
+                return i + 1
+        return len(nodes)
+
+    for chunk in (nodes, [(c, False) for c, _ in nodes]):
+        candidate, violating = (np.array([x[j] for x in chunk], bool) for j in (0, 1))
+        assert kernel.scan_prefix(candidate, violating, wanted, fine, bad) == walk(chunk)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2), st.integers(1, 2),
+                          st.sampled_from([0.0, 1.0, math.inf])), min_size=1, max_size=12))
+def test_pick_one_is_the_lexicographic_choice(candidates):
+    # pickOneNodeForPreemption's criteria in order, ties to the first candidate; pick_one passes over a criterion
+    # every tied candidate meets alike without filtering on it.
+    cols = [np.array(col) for col in zip(*candidates)]
+    best = min(range(len(candidates)), key=lambda i: (*candidates[i][:4], -candidates[i][4], i))
+    assert kernel.pick_one(*cols) == best
 
 def test_explain_lists_the_victims_the_spared_and_the_gpu_hours_lost():
     # node1: 4 cpu, 2 GPUs. "high" (100, 1 cpu, started at EPOCH + 2 h: the snapshot's latest start, so "now"),

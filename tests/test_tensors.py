@@ -57,3 +57,27 @@ def test_bytes_per_node():
     per_node = t.nbytes() / t.size
     assert per_node == 3 * 8 * 2 + 2 * 8 + 8 + 8 + 1 + 7 * 4
     assert isinstance(t.allocatable, np.ndarray) and t.allocatable.dtype == np.int64
+
+
+def test_evictions_take_off_each_pods_own_load_through_new_resource_columns():
+    # unbind reads a pod's load from vectors kept per pod_load result (load_vectors: pods of a template share one);
+    # a resource column added between two evictions must widen them, and after evicting all but one pod the node
+    # table equals that of a cluster holding only that pod.
+    def named(pod, name, node):
+        return pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": name}),
+                                      "spec": pod.spec.model_copy(update={"node_name": node})})
+
+    low, gpu = make_pod("low", cpu="900m", memory="500Mi"), make_pod("gpu", cpu="1", gpu=1)
+    nodes = [make_node("n0"), make_node("n1", gpu=2)]
+    pods = [named(low, f"low{i}", f"n{i % 2}") for i in range(4)] + [named(gpu, "g", "n1")]
+    tensors = _cluster(nodes, pods).tensors
+    tensors.unbind("default/low0")
+    tensors.resource_column("example.com/fpga")
+    for key in ("default/low1", "default/low2", "default/g"):
+        tensors.unbind(key)
+    alone = _cluster(nodes, [pods[3]]).tensors.nodes
+    width = alone.requested.shape[1]
+    assert (tensors.nodes.requested[:, :width] == alone.requested).all()
+    assert (tensors.nodes.requested[:, width:] == 0).all()
+    assert (tensors.nodes.nonzero_requested == alone.nonzero_requested).all()
+    assert (tensors.nodes.pod_count == alone.pod_count).all()

@@ -14,6 +14,8 @@ import numpy as np
 from .objects import Node, Pod, PodAffinityTerm
 from .requests import pod_load
 
+_LOAD_VECTORS_KEPT = 4096     # pod_load results whose vectors ClusterTensors.load_vectors keeps
+
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -267,6 +269,9 @@ class ClusterTensors:
     truncations: list[int] = field(default_factory=list)  # every truncate_log mark, in order (readers of log
                                                           # positions drop rows from the smallest new one)
     node_rewrites: int = 0          # update_node calls so far (node labels read by caches may have changed)
+    # load_vectors' answers by pod_load result: (that requests dict, held so its id stays its own; request vector;
+    # nonzero requests).
+    _load_vectors: dict[int, tuple] = field(default_factory=dict)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -298,6 +303,20 @@ class ClusterTensors:
             if name != "pods":
                 vec[ids[name]] = qty
         return vec
+
+    def load_vectors(self, pod: Pod) -> tuple[np.ndarray, np.ndarray]:
+        """((R,) int64 request vector, (2,) int64 nonzero requests) of a bound pod's load. Pods of a template share
+        one pod_load result, so its vectors are kept with it (evictions read them pod by pod); a column added since
+        is one the pod does not request, and the load columns are updated up to the vector's width. Shared: do not
+        change them."""
+        requests, nonzero = pod_load(pod)
+        hit = self._load_vectors.get(id(requests))
+        if hit is None or hit[0] is not requests:
+            if len(self._load_vectors) >= _LOAD_VECTORS_KEPT:
+                self._load_vectors.clear()
+            vector = self.request_vector(requests)
+            hit = self._load_vectors[id(requests)] = (requests, vector, np.array(nonzero, np.int64))
+        return hit[1], hit[2]
 
     # -- bound pods -------------------------------------------------------------------------------
     def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]):
@@ -439,8 +458,8 @@ class ClusterTensors:
         pod = self._bound_pods[i]
         self._removed.add(i)
         self._removed_last = max(self._removed_last, i)
-        requests, nonzero = pod_load(pod)
-        self._add_load(np.array([node]), self.request_vector(requests), np.array(nonzero, np.int64), -1)
+        request, nonzero = self.load_vectors(pod)
+        self._add_load(np.array([node]), request, nonzero, -1)
         if i < self.bound.count:
             self.bound.terminating[i] = True
             self.bound.removed[i] = True
@@ -638,7 +657,7 @@ def restrict(tensors: ClusterTensors, node_ids: np.ndarray,
 
 def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
     """Account a pod that the input already shows bound (spec.nodeName)."""
-    requests, nonzero = pod_load(pod)
+    request, nonzero = tensors.load_vectors(pod)
     ports = [tensors.port_column(p) for p in pod_host_ports(pod)]
-    tensors.account(np.array([node_id]), tensors.request_vector(requests), np.array(nonzero, np.int64), ports)
+    tensors.account(np.array([node_id]), request, nonzero, ports)
     tensors.record_bound([pod], [node_id])

@@ -78,6 +78,12 @@ def scan_prefix(is_candidate, violating, wanted: int, fine: int = 0, bad: int = 
     violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`). fine, bad: candidates
     (not violating, violating) among the nodes scanned before these; len(is_candidate) when it does not stop
     here."""
+    if not violating.any():          # the stop is at the candidate that makes enough of them
+        need = max(1, wanted - min(bad, wanted)) - fine
+        if need <= 0:                # enough before these: the first node stops it
+            return min(1, len(is_candidate))
+        hits = np.flatnonzero(is_candidate)
+        return int(hits[need - 1]) + 1 if need <= len(hits) else len(is_candidate)
     fine = fine + np.cumsum(is_candidate & ~violating)
     bad = np.minimum(bad + np.cumsum(is_candidate & violating), wanted)
     done = np.flatnonzero((fine > 0) & (np.minimum(fine, wanted) + bad >= wanted))
@@ -93,15 +99,20 @@ def pick_one(violations, top_priority, priority_sum, count, top_start) -> int:
     """pickOneNodeForPreemption over candidates in candidate order: fewest PDB violations, lowest highest-victim
     priority, smallest sum of (priority + MaxInt32 + 1), fewest victims, latest earliest start among the
     highest-priority victims; ties go to the first candidate."""
-    left = np.arange(len(violations))
-    if len(left) <= 1:
+    if len(violations) <= 1:
         return 0
-    for key in (-violations, -top_priority, -priority_sum, -count, top_start):
-        key = key[left]
-        left = left[key == key.max()]
+    left = None          # the candidates still tied (None: all of them)
+    for key, latest in ((violations, False), (top_priority, False), (priority_sum, False), (count, False),
+                        (top_start, True)):
+        key = key if left is None else key[left]
+        lo, hi = key.min(), key.max()
+        if lo == hi:     # a criterion every tied candidate meets alike (the usual case) keeps them all
+            continue
+        hit = np.flatnonzero(key == (hi if latest else lo))
+        left = hit if left is None else left[hit]
         if len(left) == 1:
             break
-    return int(left[0])
+    return 0 if left is None else int(left[0])
 
 
 def unit_order(priority, is_group, size, start, tiebreak) -> np.ndarray:

@@ -57,6 +57,7 @@ class DefaultPreemption(Plugin):
     # PreEnqueue holds a preemptor while its victims are terminating (async preemption); phalanx deletes victims
     # when the preempting cycle ends, so there is nothing to wait for.
     unmodelled_points = ("preEnqueue",)
+    _last_potential = (None, None)     # (node statuses, their Unschedulable nodes): _potential's last answer
 
     def post_filter(self, failed: FailedCycle, cluster) -> PostFilterResult:
         pod = failed.pod.pod
@@ -66,18 +67,19 @@ class DefaultPreemption(Plugin):
         if failed.preemption_policy == "Never":
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_NEVER)
         n = len(failed.codes)
-        potential = np.flatnonzero(np.asarray(failed.codes) == UNSCHEDULABLE)
+        potential = self._potential(failed.codes)
         if len(potential) == 0:
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
-        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(potential)
+        order = np.concatenate([potential[start:], potential[:start]])
+        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
         dry_run = failed.dry_run
-        while scanned < len(potential):
+        while scanned < len(order):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
-            take = dry_run.chunk(len(potential) - scanned, missing, scanned, fine + bad)
-            batch = dry_run.select(potential[(start + scanned + np.arange(take)) % len(potential)])
+            take = dry_run.chunk(len(order) - scanned, missing, scanned, fine + bad)
+            batch = dry_run.select(order[scanned: scanned + take])
             batches.append(batch)
             violating = batch.violations > 0
             before = (fine, bad)
@@ -87,18 +89,30 @@ class DefaultPreemption(Plugin):
                 prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
                 break
             scanned += len(batch.nodes)
-        dry_run.stopped_at(int(potential[(start + prefix - 1) % len(potential)]))
+        dry_run.stopped_at(int(order[prefix - 1]))
         result = dry_run.merge(batches)
         fits = result.fits[:prefix]
-        violating = result.violations[:prefix] > 0
-        fine = np.flatnonzero(fits & ~violating)[:wanted]
-        bad = np.flatnonzero(fits & violating)[:wanted]
-        candidates = np.concatenate([fine, bad])
+        if bad:
+            violating = result.violations[:prefix] > 0
+            candidates = np.concatenate([np.flatnonzero(fits & ~violating)[:wanted],
+                                         np.flatnonzero(fits & violating)[:wanted]])
+        else:            # no candidate violates a PDB: the candidates in scan order
+            candidates = np.flatnonzero(fits)[:wanted]
         if len(candidates) == 0:
             return self._not_helpful(n, result.failures())
         best = candidates[kernel.pick_one(*result.criteria(candidates))]
         return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
                                 victims=tuple(result.victims_of(int(best))))
+
+    def _potential(self, codes) -> np.ndarray:
+        """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors
+        hands one cycle's node statuses on while they stand (Placer.place_each), so the last answer is kept with
+        the array it was read from (held, so no other array takes its id; statuses are never written in place)."""
+        last, potential = self._last_potential
+        if codes is not last:
+            potential = np.flatnonzero(np.asarray(codes) == UNSCHEDULABLE)
+            self._last_potential = (codes, potential)
+        return potential
 
     @staticmethod
     def _not_helpful(n: int, failures: dict[tuple[str, ...], int]) -> PostFilterResult:

@@ -160,12 +160,17 @@ class Nominations:
         n, r = tensors.nodes.requested.shape
         if self._tensors is not tensors or self._shape != (n, r):
             self._rebuild(tensors)
-        k = n if nodes is None else len(nodes)
-        requested, count = np.zeros((k, r), np.int64), np.zeros(k, np.int64)
+        requested = count = None
         for level, (req, cnt) in self._levels.items():
             if level >= priority:
-                requested += req if nodes is None else req[nodes]
-                count += cnt if nodes is None else cnt[nodes]
+                if requested is None:     # the first level's rows, copied (the dry runs ask for a few rows often)
+                    requested, count = (req.copy(), cnt.copy()) if nodes is None else (req[nodes], cnt[nodes])
+                else:
+                    requested += req if nodes is None else req[nodes]
+                    count += cnt if nodes is None else cnt[nodes]
+        if requested is None:
+            k = n if nodes is None else len(nodes)
+            requested, count = np.zeros((k, r), np.int64), np.zeros(k, np.int64)
         for pod in pods:
             own = self._by_key.get(pod.key)
             node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)

@@ -216,12 +216,17 @@ class Placer:
                     pl.nomination = nominations.pop(pod.key, None)
                 out.placed.append(pl)
                 continue
-            message, nominated = self.after_failure(pod, p, ev, self.message(ev))
+            # with_nominated_again hands the kept cycle's results back whole where nothing moved: so do its message
+            # and rejectors.
+            again = failed is not None and ev is failed.ev
+            fit_message, why = (failed.message, failed.rejectors) if again else (self.message(ev), rejectors(ev))
+            message, nominated = self.after_failure(pod, p, ev, fit_message)
             if nominated:
-                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, state) if self.keep_failures else None
-                out.fail([pod], message, rejectors(ev))
+                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, state, fit_message, why) \
+                    if self.keep_failures else None
+                out.fail([pod], message, why)
                 continue
-            out.fail(pods[i - 1:], message, rejectors(ev))
+            out.fail(pods[i - 1:], message, why)
             break
 
     def _place_nominated(self, shape: PodShape, pods: list[Pod], out: RunOutcome) -> int:

@@ -90,9 +90,14 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
+        # Pods of one template share their requests (pod_load): one vector each, the dict held so its id stays its own.
+        vectors: dict[int, tuple[dict, np.ndarray]] = {}
         for i, pod in enumerate(new, self.rows):
-            vector = tensors.request_vector(pod_load(pod)[0])
-            self.request[i, : len(vector)] = vector
+            requests = pod_load(pod)[0]
+            hit = vectors.get(id(requests))
+            if hit is None:
+                hit = vectors[id(requests)] = (requests, tensors.request_vector(requests))
+            self.request[i, : len(hit[1])] = hit[1]
         self.rows = need
 
     def group_state(self, ref: int, groups):
@@ -252,6 +257,8 @@ class KeptFailure:
     priority: int
     mark: int           # Nominations.mark() before it was evaluated
     state: tuple        # tensors_state() then: used only while it holds (nothing but nominations changed)
+    message: str        # the FitError of `ev`, before PostFilter's text
+    rejectors: frozenset    # the plugins that rejected the pod in `ev` (placement.rejectors)
 
 
 def _on_rows(filters: tuple[str, ...], moved: Evaluation, base: Evaluation, rows: np.ndarray) -> Evaluation:
@@ -287,7 +294,13 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
-    sub = _on_rows(old.filters, run_filters(np, kept.p.node_local(), WithNodes(tensors, view)), old, rows)
+    moved = run_filters(np, kept.p.node_local(), WithNodes(tensors, view))
+    if all(np.array_equal(moved.codes[name], old.codes[name][rows])
+           and np.array_equal(moved.payloads[name], old.payloads[name][rows]) for name in moved.codes):
+        # Nothing moved (a node that failed fails alike with more pods nominated there): kept's results stand
+        # whole, its message, statuses and rejectors with them.
+        return old
+    sub = _on_rows(old.filters, moved, old, rows)
     sub.narrowing = old.narrowing
     if old.outside is not None:
         sub.outside = old.outside[rows]
@@ -397,19 +410,18 @@ class DryRunCache:
                 self.known[node] = False
                 self.forgotten.add(node)
 
-    def stale(self, nodes: np.ndarray) -> np.ndarray:
-        """(len(nodes),) bool: not evaluated since what they read last changed."""
-        return ~self.known[nodes]
-
     def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
-        """The stale ones of `nodes`, and with them every node forgotten since it was evaluated: later scans meet
-        those again (one per preemptor in a run of them), so one batch serves several preemptors."""
-        stale = nodes[self.stale(nodes)]
+        """The stale ones of `nodes` (not evaluated since what they read last changed), and with them every node
+        forgotten since it was evaluated: later scans meet those again (one per preemptor in a run of them), so one
+        batch serves several preemptors. Ascending."""
+        stale = nodes[~self.known[nodes]]
         if not len(stale) or not self.forgotten:
             return stale
-        out = np.union1d(stale, np.fromiter(self.forgotten, np.int64, len(self.forgotten)))
+        wanted = np.zeros(len(self.known), bool)        # a mask over the nodes: cheaper than sorting the union
+        wanted[stale] = True
+        wanted[list(self.forgotten)] = True
         self.forgotten.clear()
-        return out
+        return np.flatnonzero(wanted)
 
     def store(self, sel: VictimSelection) -> None:
         nodes = sel.nodes
@@ -464,12 +476,17 @@ class DryRun:
 
     def chunk(self, left: int, missing: int, scanned: int = 0, found: int = 0) -> int:
         """How many nodes the next select() takes when `missing` more candidates are wanted after `found` in the
-        first `scanned` nodes: vectorised, as many nodes as that rate says hold them (every node at first), with
-        room to spare, doubling the scan while none was found; else one at a time."""
+        first `scanned` nodes: vectorised, as many nodes as that rate says hold them (at first, the rate among the
+        nodes the kept results know, or every node), with room to spare, doubling the scan while none was found;
+        else one at a time."""
         if not self.vectorised:
             return 1
         if scanned == 0:
-            return min(left, max(missing, 64))
+            # One chunk usually reaches the stop in a run of preemptors, whose kept results know most nodes.
+            results = self.results
+            known = np.count_nonzero(results.known)
+            fits = np.count_nonzero(results.fits & results.known) if known else 0
+            return min(left, max(missing, 64, 2 * missing * known // fits if fits else 0))
         if found == 0:
             return min(left, scanned)
         return min(left, max(64, 2 * missing * scanned // found))
@@ -493,11 +510,11 @@ class DryRun:
 
     @functools.cached_property
     def _potential_by_node(self) -> tuple[np.ndarray, np.ndarray]:
-        """The potential victims' rows grouped by node (binding order within a node), and (N + 1,) where each
-        node's group starts."""
+        """The potential victims' rows grouped by node, most important first within a node (victim_order, once per
+        cache key rather than per batch), and (N + 1,) where each node's group starts."""
         def make():
             rows, nodes = self.potential
-            order = np.argsort(nodes, kind="stable")
+            order = kernel.victim_order(nodes, self.rows.priority[rows], self._start(rows), rows)
             return rows[order], np.searchsorted(nodes[order], np.arange(self.cluster.tensors.nodes.size + 1))
         return self._shared("by_node", make)
 
@@ -549,9 +566,7 @@ class DryRun:
         count = bounds[nodes + 1] - bounds[nodes]
         ends = np.cumsum(count)
         rows = grouped[np.repeat(bounds[nodes] - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)]
-        at = np.repeat(np.arange(len(nodes)), count)
-        order = kernel.victim_order(at, self.rows.priority[rows], self._start(rows), rows)
-        return rows[order], at[order]
+        return rows, np.repeat(np.arange(len(nodes)), count)
 
     def _start(self, rows: np.ndarray) -> np.ndarray:
         """Start times of binding-log rows on the scheduler's clock; unset reads as now (GetPodStartTime)."""
@@ -616,7 +631,8 @@ class DryRun:
         tensors = self.cluster.tensors
         nodes = np.asarray(nodes)
         k = len(nodes)
-        has_victims = np.bincount(at, minlength=k) > 0
+        victims = np.bincount(at, minlength=k)
+        has_victims = victims > 0
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
@@ -625,7 +641,7 @@ class DryRun:
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
             requested[at[starts]] -= np.add.reduceat(self.rows.request[rows][:, :width], starts, axis=0)
-            count -= np.bincount(at, minlength=k)
+            count -= victims
         ev = self._evaluate_rows(nodes, requested, count)
         fits = np.asarray(ev.feasible) & has_victims
         failing = np.flatnonzero(has_victims & ~fits)
