@@ -364,6 +364,26 @@ MANIFEST_CASES = [
         "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "bad key!"}]}})],
      "Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
      f'Invalid value: "bad key!": {QUALIFIED} (got "bad key!")'),
+    # validateMatchLabelKeysAndMismatchLabelKeys: the keys are label keys, checked before the topologyKey; a key in
+    # the labelSelector already is reported at its last index in matchLabelKeys
+    ("pod anti-affinity mismatchLabelKeys key that is no label key", [pod_spec(affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "zone",
+                                                            "mismatchLabelKeys": ["/simple"]}]}})],
+     "Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+     'mismatchLabelKeys[0]: Invalid value: "/simple": prefix part must be non-empty (got "/simple")'),
+    ("pod affinity matchLabelKeys key before an empty topologyKey", [labelled(pod_spec(affinity={"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "podAffinityTerm": {
+            "labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "", "matchLabelKeys": ["app"]}}]}}),
+        app="web")],
+     "Pod default/p: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm[0]: "
+     'Invalid value: "app": exists in both matchLabelKeys and labelSelector'),
+    ("pod affinity matchLabelKeys key twice: its last index", [labelled(pod_spec(affinity={"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "web"}},
+                                                            "topologyKey": "zone",
+                                                            "matchLabelKeys": ["app", "tier", "app"]}]}}),
+        app="web", tier="db")],
+     "Pod default/p: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][2]: "
+     'Invalid value: "app": exists in both matchLabelKeys and labelSelector'),
     ("pod affinity selector value", [pod_spec(affinity={"podAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "a b"}},
                                                             "topologyKey": "zone"}]}})],

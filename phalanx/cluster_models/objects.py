@@ -814,25 +814,42 @@ def pod_affinity_problems(affinity: Affinity) -> list[str]:
             problem = dns_label_problem(name)
             if problem:
                 out.append(f'{at}.namespace: Invalid value: "{name}": {problem}')
-        if not term.topology_key:
-            out.append(f"{at}.topologyKey: Required value: can not be empty")
-        elif (problem := label_key_problem(term.topology_key)) is not None:
-            out.append(f'{at}.topologyKey: Invalid value: "{term.topology_key}": {problem}')
-        for field, keys in (("matchLabelKeys", term.match_label_keys), ("mismatchLabelKeys", term.mismatch_label_keys)):
-            if keys and term.label_selector is None:
-                out.append(f"{at}.{field}: Forbidden: must not be specified when labelSelector is not set")
-        if term.label_selector is not None:
-            # A matchLabelKeys key met twice in the merged selector: it was in the selector already.
-            seen = set(term.label_selector.match_labels)
-            for r in term.label_selector.match_expressions:
-                if r.key in term.match_label_keys and r.key in seen:
-                    i = term.match_label_keys.index(r.key)
-                    out.append(f'{at}[{i}]: Invalid value: "{r.key}": exists in both matchLabelKeys and labelSelector')
-                seen.add(r.key)
+        # validateMatchLabelKeysAndMismatchLabelKeys, before the topology key as upstream orders them.
+        out += label_keys_problems(f"{at}.matchLabelKeys", term.match_label_keys, term.label_selector)
+        out += label_keys_problems(f"{at}.mismatchLabelKeys", term.mismatch_label_keys, term.label_selector)
+        out += keys_in_selector_problems(at, term.match_label_keys, term.label_selector)
         for i, k in enumerate(term.match_label_keys):
             if k in term.mismatch_label_keys:
                 out.append(f'{at}.matchLabelKeys[{i}]: Invalid value: "{k}": exists in both matchLabelKeys and '
                            f"mismatchLabelKeys")
+        if not term.topology_key:
+            out.append(f"{at}.topologyKey: Required value: can not be empty")
+        elif (problem := label_key_problem(term.topology_key)) is not None:
+            out.append(f'{at}.topologyKey: Invalid value: "{term.topology_key}": {problem}')
+    return out
+
+
+def label_keys_problems(at: str, keys: list[str], selector: LabelSelector | None) -> list[str]:
+    """validateLabelKeys: matchLabelKeys / mismatchLabelKeys (at `at`) need a labelSelector, and are label keys."""
+    if not keys:
+        return []
+    if selector is None:
+        return [f"{at}: Forbidden: must not be specified when labelSelector is not set"]
+    return [f'{at}[{j}]: Invalid value: "{k}": {p}' for j, k in enumerate(keys)
+            for p in [label_key_problem(k)] if p is not None]
+
+
+def keys_in_selector_problems(at: str, keys: list[str], selector: LabelSelector | None) -> list[str]:
+    """A matchLabelKeys key met twice in the merged labelSelector (in matchLabels, or in a requirement of its own
+    beside the one the merge added): it was in the selector already. Reported at `at`[i], i the key's last index in
+    `keys` (upstream indexes them by a map, the last index winning)."""
+    if selector is None or not keys:
+        return []
+    out, last, seen = [], {k: j for j, k in enumerate(keys)}, set(selector.match_labels)
+    for r in selector.match_expressions:
+        if r.key in last and r.key in seen:
+            out.append(f'{at}[{last[r.key]}]: Invalid value: "{r.key}": exists in both matchLabelKeys and labelSelector')
+        seen.add(r.key)
     return out
 
 
@@ -1111,21 +1128,8 @@ def spread_selector_problems(constraint: TopologySpreadConstraint, labels: dict[
     validates as written (its pods are merged and validated when they are created)."""
     keys = constraint.match_label_keys
     selector = constraint.label_selector if labels is None else merged_spread_selector(constraint, labels)
-    out = []
-    if keys and selector is None:
-        out.append(f"{at}.matchLabelKeys: Forbidden: must not be specified when labelSelector is not set")
-    elif keys:
-        out += [f'{at}.matchLabelKeys[{j}]: Invalid value: "{k}": {p}' for j, k in enumerate(keys)
-                for p in [label_key_problem(k)] if p is not None]
-    if selector is not None:
-        last = {k: j for j, k in enumerate(keys)}
-        seen = set(selector.match_labels)
-        for r in selector.match_expressions:
-            if r.key in last and r.key in seen:
-                out.append(f'{at}[{last[r.key]}]: Invalid value: "{r.key}": exists in both matchLabelKeys and '
-                           f"labelSelector")
-            seen.add(r.key)
-    return out + selector_problems(selector, f"{at}.labelSelector")
+    return (label_keys_problems(f"{at}.matchLabelKeys", keys, selector) + keys_in_selector_problems(at, keys, selector)
+            + selector_problems(selector, f"{at}.labelSelector"))
 
 
 def node_manifest_problem(node: "Node") -> str | None:
