@@ -96,6 +96,29 @@ def test_every_profile_and_unserved_pods():
     assert result.unserved == ["default/c"]
 
 
+def test_an_unserved_pod_deleted_and_added_again_is_known_as_long_as_it_is_there():
+    s = Scheduler(Cluster.from_objects(ClusterObjects(nodes=[make_node("n0", cpu="4", memory="8Gi")])))
+    s.add_pods([make_pod("c", cpu="1", scheduler_name="nobody")])
+    assert s.knows("default/c")
+    with pytest.raises(InputError, match="already exists"):
+        s.add_pods([make_pod("c", cpu="1")])
+    s.delete_pod("default/c")
+    assert not s.knows("default/c")
+    s.add_pods([make_pod("c", cpu="1")])          # now one the default profile serves
+    s.run_until_idle()
+    assert s.cluster.tensors.node_of("default/c") == 0 and s.knows("default/c")
+
+
+def test_pods_of_one_call_are_queued_by_priority_then_arrival():
+    # One call whose pods are not in queue order (mixed priorities): bound highest priority first, then by arrival.
+    s = Scheduler(Cluster.from_objects(ClusterObjects(nodes=[make_node("n0", cpu="8", memory="8Gi")])))
+    s.add_pods([make_pod(name, cpu="1", priority=prio) for name, prio in
+                (("a", 0), ("b", 5), ("c", 0), ("d", 5), ("e", 9))])
+    s.run_until_idle()
+    assert [key for e in s.log.entries if hasattr(e, "keys") for key in e.keys] == [
+        "default/e", "default/b", "default/d", "default/a", "default/c"]
+
+
 def test_unmodelled_plugins_are_warned_about():
     config = config_from_doc(_doc({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}}), "cfg.yaml")
     assert config.profiles[0].ignored_plugins == ("ImageLocality (score)",)

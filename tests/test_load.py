@@ -451,6 +451,22 @@ def test_replicas_with_and_without_uids_are_the_pods_validated_alone():
     assert [p.metadata.model_fields_set for p in loaded] == [p.metadata.model_fields_set for p in alone]
 
 
+def test_nested_lists_sharing_their_items_by_a_yaml_alias_each_read_them():
+    text = """
+kind: List
+apiVersion: v1
+items:
+- kind: List
+  apiVersion: v1
+  items: &x
+  - {apiVersion: v1, kind: Pod, metadata: {generateName: p-}, spec: {containers: [{name: c, image: i}]}}
+- kind: List
+  apiVersion: v1
+  items: *x
+"""
+    assert len(load_text(text).pods) == 2
+
+
 def test_parse_objects_leaves_the_callers_documents_as_they_were():
     docs = [{"apiVersion": "v1", "kind": "List", "items": _replicas(["w-0", "w-1"])}]
     before = json.dumps(docs)

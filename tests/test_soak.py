@@ -137,7 +137,7 @@ def bookkeeping(s) -> dict[str, int]:
     return {"activeQ + backoffQ": len(q.entries()), "unschedulable pool": len(q.unschedulable),
             "attempts": len(q.attempts), "held": len(q.held), "deletion markers": len(q.deleted),
             "listening": sum(len(v) for v in q._listening.values()), "arrival": len(s.arrival),
-            "pending messages": len(s.pending_message), "live": len(s.arrival), "group states": len(s.groups.states),
+            "pending messages": len(s.pending_message), "group states": len(s.groups.states),
             "group members": len(s.groups.of_pod), "binding log rows": tensors.log_mark(),
             "affinity term rows": tensors.affinity_terms().count, "shapes": sum(
                 len(t.shapes) for t in {id(t): t for t in (s.shapes, *s.shapes_by_profile.values())}.values())}

@@ -23,8 +23,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,7 @@ def _unserved_kind(kind: str, api_version: str) -> str | None:
     if kinds is None or kind not in kinds:
         return f'kind: no matches for kind "{kind}" in version "{api_version}"'
     return None
+
 
 @lru_cache(maxsize=256)
 def _model_of(kind: str, api_version: str) -> type[BaseModel] | str | None:
@@ -414,8 +415,8 @@ class _Collector:
         self._release = False            # add_documents: drop each document (and list item) once read
 
     def add_documents(self, documents: Iterable[Any], source: str, release: bool = False) -> None:
-        """release: the documents are this load's own (parsed from text here), and each document, and each item of
-        a list, is dropped once read: the peak holds the parsed dicts or the objects made of them, not both."""
+        """release: the documents are this load's own list (parsed from text here), and each document, and each item
+        of a document's List, is dropped once read: the peak holds the parsed dicts or the objects made of them, not both."""
         self._release = release
         number = 0
         for number, document in enumerate(documents, 1):
@@ -501,7 +502,8 @@ class _Collector:
             return None
         # Shallow copies with the two fields set, as controllers.py stamps replicas.
         meta = seen.metadata
-        return seen.replaced(metadata=meta.replaced(name=name, uid=uid) if uid or meta.uid else meta.replaced(name=name))
+        renamed = meta.replaced(name=name, uid=uid) if uid or meta.uid else meta.replaced(name=name)
+        return seen.replaced(metadata=renamed)
 
     def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
         """Validate again with unknown fields as errors, `count` times at most: each error's location is one
@@ -549,11 +551,15 @@ class _Collector:
         # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
         item_kind = None if kind == "List" else kind[:-4]
         api_version = document.get("apiVersion") if item_kind is not None else None
-        release = self._release
-        for index, item in enumerate(items):
-            if release:
-                items[index] = None
-            self._add(item, f"items[{index}] of {where}", source, item_kind, api_version)
+        # Only a document's own items are dropped: a nested List's items may be a YAML alias of another's.
+        release, self._release = self._release, False
+        try:
+            for index, item in enumerate(items):
+                if release:
+                    items[index] = None
+                self._add(item, f"items[{index}] of {where}", source, item_kind, api_version)
+        finally:
+            self._release = release
 
     def _keep(self, obj: BaseModel) -> None:
         if isinstance(obj, Pod):

@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pydantic_core import PydanticCustomError, core_schema

@@ -44,7 +44,8 @@ class Permit:
         if not plugins:
             return True
         gs.waiting[pod.key] = gs.pending.pop(pod.key)
-        sched.log.append(Placed(WAITING, sched.now, [pod], [pod.key], np.array([node]), [sched.cluster.tensors.nodes.names[node]]))
+        sched.log.append(Placed(WAITING, sched.now, [pod], [pod.key], np.array([node]),
+                                [sched.cluster.tensors.nodes.names[node]]))
         sched.pending_message.pop(pod.key, None)
         if gs.permit_deadline is None:
             self._deadline(gs, sched.now + sched.permit_timeout_s)
