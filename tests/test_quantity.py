@@ -249,6 +249,16 @@ def test_remembered_quantities_are_per_resource_and_errors_are_not_remembered():
         assert caught.value.errors()[0]["loc"] == ("resources", "memory")
 
 
+def test_a_resource_list_read_before_is_a_new_equal_list():
+    first = Holder(resources={"cpu": "1.5", "memory": "1.5"}).resources
+    second = Holder(resources={"cpu": "1.5", "memory": "1.5"}).resources
+    assert second == first == {"cpu": 1500, "memory": 2} and second is not first
+    assert second.nanos("memory") == 1_500_000_000
+    second.put("cpu", 2 * 10**9)           # each list its own: changing one leaves the other and the next as read
+    third = Holder(resources={"cpu": "1.5", "memory": "1.5"}).resources
+    assert first["cpu"] == third["cpu"] == 1500 and third.nanos("cpu") == 1_500_000_000
+
+
 def test_resource_list_keeps_an_existing_resource_list():
     existing = ResourceList({"cpu": 500})
     assert Holder(resources=existing).resources is existing       # 500 stays 500m, not 500 cores

@@ -273,6 +273,12 @@ def _measure_entry(entry: _Entry) -> tuple[int, int]:
     return count, nanos
 
 
+# Resource lists of quantity text validated before: the items -> (counts, exact nano-units). Only lists that
+# validated are kept, so a bad one still fails at its key each time.
+_TEXT_LISTS: dict[tuple, tuple[dict[str, int], dict[str, int]]] = {}
+_TEXT_LISTS_KEPT = 4096
+
+
 class ResourceList(dict):
     """Resource name -> int64 count as the scheduler uses it (millicores for cpu, units otherwise).
 
@@ -334,10 +340,23 @@ class ResourceList(dict):
     def _validate(cls, raw: Any, validate_entries: Any) -> ResourceList:
         if isinstance(raw, ResourceList):
             return raw
+        text = None
+        if type(raw) is dict and all(type(q) is str for q in raw.values()):
+            # A pool's nodes and a controller's replicas repeat one capacity or request list, as text.
+            text = tuple(raw.items())
+            known = _TEXT_LISTS.get(text)
+            if known is not None:
+                resources = cls(known[0])
+                resources._exact = dict(known[1])
+                return resources
         if isinstance(raw, Mapping):
             # Each value needs its key: cpu converts with MilliValue, everything else with Value.
             raw = {name: _Entry(name, quantity) for name, quantity in raw.items()}
         measured = validate_entries(raw)
         resources = cls({name: count for name, (count, _) in measured.items()})
         resources._exact = {name: nanos for name, (_, nanos) in measured.items()}
+        if text is not None:
+            if len(_TEXT_LISTS) >= _TEXT_LISTS_KEPT:
+                _TEXT_LISTS.clear()
+            _TEXT_LISTS[text] = (dict(resources), dict(resources._exact))
         return resources
