@@ -451,6 +451,40 @@ def test_replicas_with_and_without_uids_are_the_pods_validated_alone():
     assert [p.metadata.model_fields_set for p in loaded] == [p.metadata.model_fields_set for p in alone]
 
 
+def _text_replicas(names):
+    """Replicas whose documents hold only strings (compared to their template with ==, see load._text_only)."""
+    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "web", "labels": {"app": "a"}},
+             "spec": {"schedulerName": "default-scheduler", "containers": [
+                 {"name": "c", "image": IMAGE, "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}]}}
+            for name in names]
+
+
+def test_text_only_replicas_share_the_template_and_a_changed_value_of_another_type_is_validated():
+    docs = _text_replicas(["w-0", "w-1", "w-2", "w-3"])
+    docs[2]["metadata"]["labels"] = {"app": "b"}
+    docs[3]["spec"] = {**docs[3]["spec"], "containers": [{**docs[3]["spec"]["containers"][0],
+                                                           "resources": {"requests": {"cpu": 0.25, "memory": "1Gi"}}}]}
+    pods = load_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json").pods
+    assert pods[1].spec is pods[0].spec and pods[1].key == "web/w-1" and pods[1].metadata.labels == {"app": "a"}
+    assert pods[2].metadata.labels == {"app": "b"} and pods[2].spec is not pods[0].spec
+    assert pods[3].spec is not pods[0].spec and pods[3].spec.containers[0].resources.requests["cpu"] == 250
+    docs = _text_replicas(["w-0", "w-1"])
+    docs[1]["spec"] = {**docs[1]["spec"], "schedulerName": True}     # equal to no string: validated, and refused
+    assert load_error(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), "pods.json").startswith(
+        "Pod web/w-1: spec.schedulerName:")
+
+
+def test_a_replica_whose_number_equals_the_templates_in_another_type_is_validated():
+    # 80 == 80.0 == True in Python; the API server refuses a float or a boolean port. Such a template is not
+    # text only, so its replicas are compared by their text.
+    docs = _text_replicas(["w-0", "w-1"])
+    for doc in docs:
+        doc["spec"] = {**doc["spec"], "containers": [{**doc["spec"]["containers"][0], "ports": [{"containerPort": 0}]}]}
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs})
+    text = text.replace('"containerPort": 0', '"containerPort": 80', 1).replace('"containerPort": 0', '"containerPort": 80.0')
+    assert "Pod web/w-1: spec.containers[0].ports[0].containerPort" in load_error(text, "pods.json")
+
+
 def test_nested_lists_sharing_their_items_by_a_yaml_alias_each_read_them():
     text = """
 kind: List

@@ -397,6 +397,21 @@ def _pod_template_key(document: dict) -> tuple[str, str] | None:
             repr({k: v for k, v in meta.items() if k != "name" and k != "uid"}))
 
 
+def _text_only(value: Any) -> bool:
+    """Whether every leaf of a decoded document is a string or null: `==` against such a document is as strict as
+    comparing text (1 == True == Decimal("1.0") cannot make a different document pass for it)."""
+    if type(value) is str or value is None:
+        return True
+    if type(value) is dict:
+        return all(type(k) is str and _text_only(v) for k, v in value.items())
+    if type(value) is list:
+        return all(_text_only(v) for v in value)
+    return False
+
+
+_RENAMED = {"name", "uid"}      # what a replica's document may change of its template's
+
+
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
@@ -412,6 +427,9 @@ class _Collector:
         # A Pod document that differs from one validated before only in metadata.name and uid (a controller's
         # replicas, a generated workload) is that pod renamed: its template key -> the validated pod.
         self._pod_templates: dict[tuple[str, str], Pod] = {}
+        # The last template met whose document is text only, with its pod: the next replica is compared to it with
+        # `==` (a C-speed walk) before its template key (two reprs) is made.
+        self._text_template: tuple[dict, Pod] | None = None
         self._release = False            # add_documents: drop each document (and list item) once read
 
     def add_documents(self, documents: Iterable[Any], source: str, release: bool = False) -> None:
@@ -461,9 +479,15 @@ class _Collector:
         generated = self._generate_name(kind, document, where)
         if generated is not None:
             document = {**document, "metadata": {**document["metadata"], "name": generated}}
-        template = _pod_template_key(document) if model is Pod else None
-        if template is not None:
-            obj = self._renamed(template, document["metadata"])
+        template = None
+        if model is Pod:
+            seen = self._same_as_text_template(document)
+            if seen is None:
+                template = _pod_template_key(document)
+                seen = self._pod_templates.get(template) if template is not None else None
+                if seen is not None and _text_only(document):
+                    self._text_template = (document, seen)
+            obj = self._renamed(seen, document["metadata"]) if seen is not None else None
             if obj is not None:
                 self._keep(obj)
                 return
@@ -491,14 +515,36 @@ class _Collector:
                                            "workloadRef with schedulingGroup)"), []).append(obj.key)
         elif template is not None and not unknown and len(self._pod_templates) < _POD_TEMPLATES:
             self._pod_templates[template] = obj      # only pods that left no note behind
+            if _text_only(document):
+                self._text_template = (document, obj)
         self._keep(obj)
 
-    def _renamed(self, template: tuple[str, str], meta: dict) -> Pod | None:
-        """The pod validated before under `template`, with this document's name and uid; None when there is none
-        or the name or uid would not pass as they are (the full validation then says why)."""
-        seen = self._pod_templates.get(template)
+    def _same_as_text_template(self, document: dict) -> Pod | None:
+        """The last text-only template's pod when `document` is that template's but for metadata.name and uid."""
+        last = self._text_template
+        if last is None:
+            return None
+        ref, pod = last
+        if document.keys() != ref.keys():
+            return None
+        for key, value in document.items():
+            if key != "metadata":
+                if value != ref[key]:
+                    return None
+                continue
+            ref_meta = ref["metadata"]
+            if type(value) is not dict or value.keys() - _RENAMED != ref_meta.keys() - _RENAMED:
+                return None
+            for k, v in value.items():
+                if k not in _RENAMED and v != ref_meta[k]:
+                    return None
+        return pod
+
+    def _renamed(self, seen: Pod, meta: dict) -> Pod | None:
+        """`seen` (a pod validated before from a template this document repeats) with the document's name and uid;
+        None when the name or uid would not pass as they are (the full validation then says why)."""
         name, uid = meta.get("name"), meta.get("uid", "")
-        if seen is None or not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
+        if not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
             return None
         # Shallow copies with the two fields set, as controllers.py stamps replicas.
         meta = seen.metadata
