@@ -137,7 +137,9 @@ class GpuScore(Plugin):
 
     def copy_scores(self, xp, state, tensors, rows, copies):
         rows = np.asarray(rows, np.int64)
-        wanted = [1] if isinstance(copies, int) else np.asarray(copies)[0].tolist()
+        if isinstance(copies, int):          # the next pod alone (copy_totals' one column)
+            return xp.asarray(self.node_scores(state, tensors)[0][rows, None])
+        wanted = np.asarray(copies)[0].tolist()
         view = node_view(state, tensors, rows) if max(wanted) > 1 else None
         columns = [self.node_scores(state, tensors)[0][rows] if j == 1
                    else self.evaluate(state, after_copies(state, view, j - 1))[0] for j in wanted]
