@@ -64,7 +64,8 @@ class ShapeScores:
     feasible: np.ndarray          # (N,) bool every Filter passes
     fixed_total: np.ndarray       # (N,) int64 weighted normalized FIXED scores
     holders: list                 # per normalization, (N,) bool: it stays while one of them is feasible
-    total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod
+    total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod (on the
+                                  # feasible nodes; elsewhere as last scored)
     rank: np.ndarray              # the tie-break ranks `key` was made with
     key: np.ndarray               # (N,) int64 select_best's key: total * N + (N - 1 - rank), -1 if infeasible
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
@@ -290,10 +291,13 @@ class ShapeCache:
                 if any(h[left].any() and not (h & s.feasible).any() for h in s.holders) and s.feasible.any():
                     return False
                 s.feasible[rows] = ok
-            total = copy_totals(np, s.scoring, tensors, rows, s.fixed_total[rows], 1)[:, 0]
-            s.total[rows] = total
+            # Only the nodes the Filters pass are scored: a node that fails them is keyed -1 and, feasible again,
+            # builds the shape anew (most changed nodes are the ones filling up).
+            scored = rows[ok]
+            if len(scored):
+                s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1)[:, 0]
             if s.rank is rank and not s.live:
-                s.key[rows] = selection_key(np, total, ok, rank[rows], len(rank))
+                s.key[rows] = selection_key(np, s.total[rows], ok, rank[rows], len(rank))
         if s.rank is not rank and not s.live:
             s.rank, s.key = rank, selection_key(np, s.total, s.feasible, rank, len(rank))
         return True
