@@ -17,7 +17,7 @@ from .requests import pod_load
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-_FEW_CHANGES = 64          # changed_since: up to this many changes are merged in Python
+_FEW_CHANGES = 16          # changed_since: up to this many changes are merged in Python
 
 
 class Vocab:
@@ -370,8 +370,10 @@ class ClusterTensors:
             rows = chunk.copy() if len(chunk) == 1 else np.unique(chunk)     # unique costs ~10 us on one id
         elif len(new) <= _FEW_CHANGES:      # the per-pod path's one-node changes: a set beats a sort of a concat
             rows = np.array(sorted({n for chunk in new for n in chunk.tolist()}), np.int64)
-        else:
-            rows = np.unique(np.concatenate(new)).astype(np.int64)
+        else:                               # a mask of the nodes beats a sort
+            hit = np.zeros(self.nodes.size, bool)
+            hit[np.concatenate(new)] = True
+            rows = np.flatnonzero(hit).astype(np.int64, copy=False)
         rows.flags.writeable = False
         self._since = (seen, now, rows)
         return rows
