@@ -35,6 +35,7 @@ from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters,
                     run_scores)
+from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
@@ -46,6 +47,8 @@ _MAX_CHUNKS = 256
 _MAX_ROWS_FRACTION = 8
 _ROWS_ALWAYS = 64
 _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
+_PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
+                       # over them), counted over every node beyond
 
 
 @dataclass
@@ -75,6 +78,8 @@ class ShapeScores:
     payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
     failure: Evaluation | None = None   # evaluation() until the Filter results change: pods failing in a row share
                                         # it, and its message (the reason histogram over every node) is made once
+    failed: tuple | None = None         # (len(tensors.changes), evaluation()) of the last failing pod: the next one's
+                                        # histogram is patched on the nodes changed since
 
     @property
     def live_plugins(self) -> frozenset:
@@ -86,13 +91,25 @@ class ShapeScores:
                   *self.codes.values(), *self.payloads.values())
         return sum(a.nbytes for a in arrays)
 
-    def evaluation(self) -> Evaluation:
-        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read)."""
+    def evaluation(self, framework) -> Evaluation:
+        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read). Its
+        arrays are copies: the last one stays as it was, and when few nodes changed since, the next one's first
+        failing Filters and reason histogram are the last one's patched on those nodes."""
         if self.failure is None:
-            p = self.prepared
+            p, tensors = self.prepared, self.tensors
             outside = None if p.allowed is None else ~np.asarray(p.allowed)
-            self.failure = Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
-                                      outside=outside, narrowing=p.narrowing)
+            ev = Evaluation(p.filter_names, {k: v.copy() for k, v in self.codes.items()},
+                            {k: v.copy() for k, v in self.payloads.items()}, self.feasible.copy(), outside=outside,
+                            narrowing=p.narrowing)
+            if self.failed is not None:
+                rows = tensors.changed_since(self.failed[0])
+                if len(rows) <= _PATCHED_ROWS:
+                    old = self.failed[1]
+                    ev._first = old.first_failed().copy()
+                    ev._first[rows] = first_failures(ev.filters, {k: v[rows] for k, v in ev.codes.items()}, len(rows))
+                    ev._histogram = patched_histogram(framework, old, ev, rows, tensors)
+            self.failure = ev
+            self.failed = (len(tensors.changes), ev)
         return self.failure
 
     def best(self) -> int:
