@@ -517,3 +517,41 @@ def test_random_share_sequences_match_the_per_device_reference(case):
             assert min(st_["free"]) >= 0 if st_["free"] else True
             assert st_["whole"] + shared <= len(st_["free"])
             assert gpu_req[n] == st_["whole"] + shared
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_node_values_read_in_part_equal_values_computed_afresh(data):
+    """GpuBook.node_values keeps per-node values, computes again only the nodes read whose load changed, and leaves
+    the others for a later read: after any sequence of load changes and reads (of some nodes, or of every node), the
+    nodes read hold what computing every node now gives, and only the nodes changed since they were computed were
+    computed again."""
+    c = cluster([gnode(f"n{i}", gpus=2) for i in range(6)])
+    t, book = c.tensors, c.gpus
+    cpu = t.resources.get("cpu")
+    computed = []
+    fresh = set()            # nodes computed since their last load change
+
+    def compute(rows):
+        computed.extend(range(6) if rows is None else rows.tolist())
+        at = slice(None) if rows is None else rows
+        return t.nodes.requested[at, cpu] * 7 + t.nodes.pod_count[at], t.nodes.requested[at, cpu] % 3 == 0
+
+    for _ in range(data.draw(st.integers(1, 16))):
+        if data.draw(st.booleans()):
+            node = data.draw(st.integers(0, 5))
+            request = np.zeros(len(t.resources), np.int64)
+            request[cpu] = data.draw(st.integers(1, 500))
+            t.account(np.array([node]), request, np.zeros(2, np.int64), [])
+            fresh.discard(node)
+            continue
+        rows = data.draw(st.none() | st.lists(st.integers(0, 5), unique=True).map(lambda r: np.array(r, np.int64)))
+        read = set(range(6)) if rows is None else set(rows.tolist())
+        computed.clear()
+        got = book.node_values("k", compute, rows)
+        assert sorted(computed) == sorted(read - fresh)
+        fresh |= set(computed)
+        want = compute(None)
+        at = slice(None) if rows is None else rows
+        for g, w in zip(got, want):
+            assert g[at].tolist() == w[at].tolist()

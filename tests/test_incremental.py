@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
+from phalanx.sched import messages
 from phalanx.sched.incremental import ShapeCache
 from reference.scheduler import ref_schedule
 from strategies import first_attempts, interleaved_clusters, make_node, make_pod, profiles
@@ -299,3 +300,29 @@ def test_a_cluster_without_nodes_fails_pods_as_full_cycles_do():
     kept = run(True)
     assert kept == run(False)
     assert ("Unschedulable", "default/p1", "no nodes available to schedule pods") in kept
+
+
+def test_failing_pods_in_turn_patch_their_reason_histogram(monkeypatch):
+    """Pods of a shape that fits nowhere (too much memory), in turn with pods that fill the nodes' CPU one at a
+    time: from its third pod on, each failing pod's reason histogram is the last one's patched on the nodes placed
+    on since (ShapeScores.evaluation), and the messages are the full cycles'."""
+    from phalanx.sched import incremental
+    patched = []
+    monkeypatch.setattr(incremental, "patched_histogram",
+                        lambda *args: patched.append(1) or messages.patched_histogram(*args))
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi") for i in range(5)]
+    pods = []
+    for i in range(24):
+        pods += [make_pod(f"s{i}", cpu="1", memory="1Gi"), make_pod(f"b{i}", cpu="2", memory="20Gi")]
+
+    def records(incremental: bool):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        sched = Scheduler(cluster, batching=False, incremental=incremental)
+        return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None))
+                for r in sched.add_pods(pods) + sched.step(0.0)]
+
+    kept = records(True)
+    assert len(patched) >= 15 and kept == records(False)
+    # the histogram moved: nodes full of small pods report insufficient CPU as well
+    messages_seen = {m for kind, _, _, m in kept if m}
+    assert any("Insufficient cpu" in m for m in messages_seen) and len(messages_seen) > 3

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import generate_nodes, toy_cluster
@@ -81,3 +83,22 @@ def test_evictions_take_off_each_pods_own_load_through_new_resource_columns():
     assert (tensors.nodes.requested[:, width:] == 0).all()
     assert (tensors.nodes.nonzero_requested == alone.nonzero_requested).all()
     assert (tensors.nodes.pod_count == alone.pod_count).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_changed_since_lists_the_nodes_of_the_changes_since(data):
+    """changed_since(seen): the node ids of every load change after `seen`, each once, ascending, however many
+    changes there are (one, a few merged in Python, many through a mask) and when asked again (its last answer
+    is kept, read-only)."""
+    t = _cluster([make_node(f"n{i}") for i in range(9)]).tensors
+    request = np.zeros(len(t.resources), np.int64)
+    for _ in range(data.draw(st.integers(1, 12))):
+        for _ in range(data.draw(st.sampled_from([0, 1, 3, 20, 70]))):
+            ids = data.draw(st.lists(st.integers(0, 8), min_size=1, max_size=3))
+            t.account(np.array(ids), request, np.zeros(2, np.int64), [])
+        for _ in range(data.draw(st.integers(1, 3))):
+            seen = data.draw(st.integers(0, len(t.changes)))
+            want = sorted({n for chunk in t.changes[seen:] for n in np.asarray(chunk).tolist()})
+            got = t.changed_since(seen)
+            assert got.dtype == np.int64 and got.tolist() == want and not got.flags.writeable

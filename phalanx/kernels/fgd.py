@@ -19,6 +19,9 @@ scores, and the ties between nodes, are bit for bit the simulator's.
 A node's state enters through per-typical-pod counts that are exact integers: fitting devices cnt[t] and the free
 milli of the devices that do not fit frag[t]; a placement changes only the devices it takes, so the state after a
 placement is the state before plus the change on those devices (exact), and F is computed from the counts.
+
+Reductions on the per-pod path are array methods (`x.sum(axis=1)`, as numpy, JAX and CuPy arrays all have them):
+numpy's `np.sum` wrapper costs more than the sum itself on the few node rows of a kept-shape update.
 """
 from __future__ import annotations
 
@@ -122,9 +125,9 @@ def node_counts(xp, free, typ: TypicalPods):
     """(cnt (n, T) int64, frag (n, T) int64, total (n,) int64) of nodes with device rows free (n, D)."""
     levels, level = (xp.asarray(c) for c in typ.milli_levels)
     fits = free[..., None] >= levels                                       # (n, D, U)
-    cnt = xp.sum(fits, axis=1).astype(xp.int64)
-    frag = xp.sum(xp.where(fits, 0, free[..., None]), axis=1)
-    return cnt[:, level], frag[:, level], xp.sum(free, axis=1)
+    cnt = fits.sum(axis=1).astype(xp.int64)
+    frag = xp.where(fits, 0, free[..., None]).sum(axis=1)
+    return cnt[:, level], frag[:, level], free.sum(axis=1)
 
 
 # Fragment classes in the order their sums are added (FragAmountSumExceptQ3 skips Q3, index 2 upstream).
@@ -192,7 +195,7 @@ def fgd_score(xp, free, cpu_left, access, f_before, cand, typ: TypicalPods, cpu_
     if milli == MILLI:
         # Whole GPUs take idle devices: the counts move by the devices taken, min(count, candidates)
         # (select_devices gives a node with fewer candidates all of them).
-        taken = xp.minimum(xp.sum(cand, axis=1), count).astype(xp.int64)
+        taken = xp.minimum(cand.sum(axis=1), count).astype(xp.int64)
         f_after = frag_from_counts(xp, *whole_counts_after(xp, cnt, frag, total, taken, typ, count), cpu_after,
                                    access, typ)
         return _score(xp, f_before, f_after), no_device, f_after
@@ -224,7 +227,7 @@ def first_of_value(xp, free, cand):
     d = free.shape[1]
     same = (free[:, :, None] == free[:, None, :]) & cand[:, None, :]          # [n, d, e]: e has d's value
     earlier = xp.arange(d)[None, :] < xp.arange(d)[:, None]                     # [d, e]: e < d
-    return cand & ~xp.any(same & earlier[None], axis=2)
+    return cand & ~(same & earlier[None]).any(axis=2)
 
 
 def fgd_share_pairs(xp, cnt, frag, total, cpu_left, access, f_before, value, typ: TypicalPods, cpu_req: int,

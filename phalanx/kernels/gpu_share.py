@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..cluster_models.gpus import MILLI
 from .gpu_fit import device_fits
-from .status import SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+from .status import UNSCHEDULABLE
 
 NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
 INSUFFICIENT_BIT = 2         # payload: it has some, but fewer than `count` with `milli` free
@@ -33,11 +33,13 @@ def gpu_share_filter(xp, free, dev_model, n_devices, count: int, milli: int, all
     present: they report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT.
     A node with fewer than `count` devices of an allowed model fails UnschedulableAndUnresolvable, as
     NodeResourcesFit does for a request above allocatable: removing pods (preemption) cannot make it fit."""
-    fitting = xp.sum(device_fits(xp, free, dev_model, milli, allowed), axis=1)
+    fitting = device_fits(xp, free, dev_model, milli, allowed).sum(axis=1)
     valid = xp.arange(free.shape[1], dtype=xp.int64)[None, :] < n_devices[:, None]
-    present = xp.sum(device_fits(xp, free, dev_model, 0, allowed) & valid, axis=1)
-    ok = fitting >= count
-    payload = xp.where(ok, 0, xp.where(present > 0, INSUFFICIENT_BIT, NO_ALLOWED_MODEL_BIT)).astype(xp.int64)
-    code = xp.where(ok, SUCCESS, xp.where(present < count, UNSCHEDULABLE_AND_UNRESOLVABLE, UNSCHEDULABLE))
-    code = code.astype(xp.int8)
+    present = (device_fits(xp, free, dev_model, 0, allowed) & valid).sum(axis=1)
+    failed = fitting < count
+    # Arithmetic on the masks rather than where() with scalars (a few rows per call on the kept-shape path): where
+    # it failed, INSUFFICIENT_BIT (2) with some device present, else NO_ALLOWED_MODEL_BIT (1); the code
+    # UNSCHEDULABLE_AND_UNRESOLVABLE (2) with fewer than `count` present, else UNSCHEDULABLE (1).
+    payload = (failed * (NO_ALLOWED_MODEL_BIT + (present > 0))).astype(xp.int64)
+    code = (failed * (UNSCHEDULABLE + (present < count))).astype(xp.int8)
     return code, payload

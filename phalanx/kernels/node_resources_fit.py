@@ -6,7 +6,7 @@ requested_to_capacity_ratio,resource_allocation}.go.
 from __future__ import annotations
 
 from .backend import round_half_away_div, score_div, trunc_div
-from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+from .status import MAX_NODE_SCORE, UNSCHEDULABLE
 
 TOO_MANY_PODS_BIT = 0          # reason bit 0; insufficient resource column r is bit r + 1
 MAX_RESOURCE_COLUMNS = 62      # reasons are one int64 bitmask per node
@@ -21,17 +21,23 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, col
     request is never insufficient, even on an overcommitted node. columns: the requested columns, when
     `request` is a device array (its values then stay run-time inputs); default: read from `request`.
     """
-    too_many = pod_count + 1 > allowed_pods
-    reasons = xp.where(too_many, 1 << TOO_MANY_PODS_BIT, 0).astype(xp.int64)
-    failed, unresolvable = too_many, xp.zeros_like(too_many)
+    # Arithmetic on the masks rather than where() with scalars: a few rows per call on the kept-shape path, where
+    # numpy's per-call cost is the whole cost.
+    failed = pod_count + 1 > allowed_pods
+    reasons = failed.astype(xp.int64) << TOO_MANY_PODS_BIT
+    unresolvable = None
     for r in _wanted(request) if columns is None else columns:
         want = request[r]
-        short = want > allocatable[:, r] - requested[:, r]
-        reasons = reasons | xp.where(short, 1 << (r + 1), 0)
+        capacity = allocatable[:, r]
+        short = want > capacity - requested[:, r]
+        reasons = reasons | (short.astype(xp.int64) << (r + 1))
         failed = failed | short
         # More than the node could ever offer: no eviction can help.
-        unresolvable = unresolvable | (want > allocatable[:, r])
-    code = xp.where(failed, xp.where(unresolvable, UNSCHEDULABLE_AND_UNRESOLVABLE, UNSCHEDULABLE), SUCCESS)
+        over = want > capacity
+        unresolvable = over if unresolvable is None else unresolvable | over
+    # SUCCESS (0) where nothing failed, else UNSCHEDULABLE, or UNSCHEDULABLE_AND_UNRESOLVABLE (the next code) where
+    # more is asked than the node could ever offer
+    code = failed if unresolvable is None else failed * (UNSCHEDULABLE + unresolvable)
     return code.astype(xp.int8), reasons
 
 

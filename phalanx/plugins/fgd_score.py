@@ -158,7 +158,7 @@ class FGDScore(GpuScore):
 
     def pick(self, state, node, cluster):
         # The device the share's score on the node was computed with (the node unchanged since: kept values).
-        _, device, f_after = self.node_scores(state, cluster.tensors)
+        _, device, f_after = self.node_scores(state, cluster.tensors, np.array([node], np.int64))
         if self._carries(state):
             self._carry(state, node, int(device[node]), f_after[node], cluster.tensors)
         return DevicePick(device[node:node + 1].copy()) if state.share else None

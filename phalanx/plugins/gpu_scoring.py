@@ -133,23 +133,28 @@ class GpuScore(Plugin):
         return NODE_LOCAL
 
     def score(self, xp, state, tensors, feasible, cache=None):
-        return xp.asarray(self.node_scores(state, tensors)[0].copy())     # the book's array moves on later reads
+        feasible = np.asarray(feasible)
+        raw = self.node_scores(state, tensors, np.flatnonzero(feasible))[0]
+        return xp.asarray(np.where(feasible, raw, 0))      # the book's array moves on later reads: a new one
 
     def copy_scores(self, xp, state, tensors, rows, copies):
         rows = np.asarray(rows, np.int64)
-        wanted = [1] if isinstance(copies, int) else np.asarray(copies)[0].tolist()
+        if isinstance(copies, int):          # the next pod alone (copy_totals' one column)
+            return xp.asarray(self.node_scores(state, tensors, rows)[0][rows, None])
+        wanted = np.asarray(copies)[0].tolist()
         view = node_view(state, tensors, rows) if max(wanted) > 1 else None
-        columns = [self.node_scores(state, tensors)[0][rows] if j == 1
+        columns = [self.node_scores(state, tensors, rows)[0][rows] if j == 1
                    else self.evaluate(state, after_copies(state, view, j - 1))[0] for j in wanted]
         return xp.asarray(np.stack(columns, axis=1))
 
-    def node_scores(self, state: GpuScoreState, tensors) -> tuple:
-        """evaluate's arrays over every node for this pod's request as the nodes are now. A node's score moves only
-        with its own load, so the book keeps them per request and evaluates again only the nodes whose load changed
-        since they were last read (GpuBook.node_values; the replay's trick: a request met again long after costs
-        what the nodes placed on since cost)."""
+    def node_scores(self, state: GpuScoreState, tensors, rows: np.ndarray | None = None) -> tuple:
+        """evaluate's arrays over every node for this pod's request, as the nodes `rows` are now (None: every node;
+        the others' entries may be older). A node's score moves only with its own load, so the book keeps them per
+        request and evaluates again only the nodes read whose load changed since they were last evaluated
+        (GpuBook.node_values; the replay's trick: a request met again long after costs what the nodes placed on
+        since cost, and only the nodes its Filters pass are scored)."""
         return state.book.node_values((self.name, state),
-                                      lambda rows: self.evaluate(state, node_view(state, tensors, rows)))
+                                      lambda rows: self.evaluate(state, node_view(state, tensors, rows)), rows)
 
     def evaluate(self, state: GpuScoreState, view: NodeView) -> tuple:
         """(raw scores (n,) int64, ...) of the pod on the view's nodes (numpy, host side); a policy may add per-node

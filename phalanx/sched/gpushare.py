@@ -96,8 +96,8 @@ class GpuBook:
         self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
-        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen), least
-                                          # recently read first
+        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen, (N,) bool
+                                          # nodes changed but not computed since), least recently read first
         self._carried = None              # carry(): the row a Score plugin has for the placement being made
 
     @classmethod
@@ -199,23 +199,36 @@ class GpuBook:
             hit = self._derived[key] = make(self)
         return hit
 
-    def node_values(self, key, compute) -> tuple:
+    def node_values(self, key, compute, rows: np.ndarray | None = None) -> tuple:
         """compute(rows) -> a tuple of (n, ...) arrays for the nodes `rows` (None: every node), for values that move
-        only with a node's own load (FGDScore's fragmentation): kept for every node and computed again only for the
-        nodes the node table's changes list since the last read. The arrays returned are updated in place by later
-        reads: use them before the next one."""
+        only with a node's own load (FGDScore's fragmentation, a request's GPU scores): kept for every node and
+        computed again only for the nodes the node table's changes list since. rows: the nodes the caller reads
+        ((k,) int64; None: every node); the values of the other nodes may be left as they were, and are computed
+        when a read asks for them (a kept shape reads the nodes its Filters pass, most of the changed ones fail
+        them). The arrays returned are updated in place by later reads: use them before the next one."""
         t = self._tensors()
-        chunks = t.changes
+        n = len(self.names)
         hit = self._values.pop(key, None)
         if hit is None or hit[0] is not t:
-            values = compute(None)
-        else:
-            _, values, seen = hit
-            if seen < len(chunks):
-                rows = t.changed_since(seen)
-                for v, new in zip(values, compute(rows)):
+            if rows is None:
+                values, stale = compute(None), np.zeros(n, bool)
+            else:
+                part = compute(rows)
+                values = tuple(np.zeros((n, *v.shape[1:]), v.dtype) for v in part)
+                for v, new in zip(values, part):
                     v[rows] = new
-        self._values[key] = (t, values, len(chunks))
+                stale = np.ones(n, bool)
+                stale[rows] = False
+        else:
+            _, values, seen, stale = hit
+            if seen < len(t.changes):
+                stale[t.changed_since(seen)] = True
+            todo = np.flatnonzero(stale) if rows is None else rows[stale[rows]]
+            if len(todo):
+                for v, new in zip(values, compute(todo)):
+                    v[todo] = new
+                stale[todo] = False
+        self._values[key] = (t, values, len(t.changes), stale)
         if len(self._values) > _VALUES_KEPT:
             del self._values[next(iter(self._values))]
         return values
@@ -233,7 +246,7 @@ class GpuBook:
         """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
         does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
         devices changed by it alone (any other take, undo or release drops the carry), the node table's load once, on
-        that node, and the key's values were read just before (no other row waits to be computed). Not where some
+        that node, and the key's values were read just before (nodes a partial read left stay marked). Not where some
         node counts whole devices: which devices show as theirs moves with shares taken."""
         key, at, row, (count, milli, devices), cpu_left, t, mark = carried
         if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
@@ -247,10 +260,11 @@ class GpuBook:
         cpu = t.resources.get("cpu")
         if int(t.nodes.allocatable[node, cpu] - t.nodes.requested[node, cpu]) != cpu_left:
             return
-        values = hit[1]
+        values, stale = hit[1], hit[3]
         for v, new in zip(values, row):
             v[node] = new[0]
-        self._values[key] = (t, values, len(changes))
+        stale[node] = False
+        self._values[key] = (t, values, len(changes), stale)
 
     def affinity_counts(self, width: int = 1) -> np.ndarray:
         """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods

@@ -35,6 +35,7 @@ from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters,
                     run_scores)
+from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
 # What the kept shapes of one Placer may hold; the least recently used go first.
@@ -46,6 +47,8 @@ _MAX_CHUNKS = 256
 _MAX_ROWS_FRACTION = 8
 _ROWS_ALWAYS = 64
 _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
+_PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
+                       # over them), counted over every node beyond
 
 
 @dataclass
@@ -64,7 +67,8 @@ class ShapeScores:
     feasible: np.ndarray          # (N,) bool every Filter passes
     fixed_total: np.ndarray       # (N,) int64 weighted normalized FIXED scores
     holders: list                 # per normalization, (N,) bool: it stays while one of them is feasible
-    total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod
+    total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod (on the
+                                  # feasible nodes; elsewhere as last scored)
     rank: np.ndarray              # the tie-break ranks `key` was made with
     key: np.ndarray               # (N,) int64 select_best's key: total * N + (N - 1 - rank), -1 if infeasible
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
@@ -74,6 +78,8 @@ class ShapeScores:
     payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
     failure: Evaluation | None = None   # evaluation() until the Filter results change: pods failing in a row share
                                         # it, and its message (the reason histogram over every node) is made once
+    failed: tuple | None = None         # (len(tensors.changes), evaluation()) of the last failing pod: the next one's
+                                        # histogram is patched on the nodes changed since
 
     @property
     def live_plugins(self) -> frozenset:
@@ -85,13 +91,25 @@ class ShapeScores:
                   *self.codes.values(), *self.payloads.values())
         return sum(a.nbytes for a in arrays)
 
-    def evaluation(self) -> Evaluation:
-        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read)."""
+    def evaluation(self, framework) -> Evaluation:
+        """The Filter results a full cycle would return now (what a failing pod's message and rejectors read). Its
+        arrays are copies: the last one stays as it was, and when few nodes changed since, the next one's first
+        failing Filters and reason histogram are the last one's patched on those nodes."""
         if self.failure is None:
-            p = self.prepared
+            p, tensors = self.prepared, self.tensors
             outside = None if p.allowed is None else ~np.asarray(p.allowed)
-            self.failure = Evaluation(p.filter_names, dict(self.codes), dict(self.payloads), self.feasible.copy(),
-                                      outside=outside, narrowing=p.narrowing)
+            ev = Evaluation(p.filter_names, {k: v.copy() for k, v in self.codes.items()},
+                            {k: v.copy() for k, v in self.payloads.items()}, self.feasible.copy(), outside=outside,
+                            narrowing=p.narrowing)
+            if self.failed is not None:
+                rows = tensors.changed_since(self.failed[0])
+                if len(rows) <= _PATCHED_ROWS:
+                    old = self.failed[1]
+                    ev._first = old.first_failed().copy()
+                    ev._first[rows] = first_failures(ev.filters, {k: v[rows] for k, v in ev.codes.items()}, len(rows))
+                    ev._histogram = patched_histogram(framework, old, ev, rows, tensors)
+            self.failure = ev
+            self.failed = (len(tensors.changes), ev)
         return self.failure
 
     def best(self) -> int:
@@ -290,10 +308,13 @@ class ShapeCache:
                 if any(h[left].any() and not (h & s.feasible).any() for h in s.holders) and s.feasible.any():
                     return False
                 s.feasible[rows] = ok
-            total = copy_totals(np, s.scoring, tensors, rows, s.fixed_total[rows], 1)[:, 0]
-            s.total[rows] = total
+            # Only the nodes the Filters pass are scored: a node that fails them is keyed -1 and, feasible again,
+            # builds the shape anew (most changed nodes are the ones filling up).
+            scored = rows[ok]
+            if len(scored):
+                s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1)[:, 0]
             if s.rank is rank and not s.live:
-                s.key[rows] = selection_key(np, total, ok, rank[rows], len(rank))
+                s.key[rows] = selection_key(np, s.total[rows], ok, rank[rows], len(rank))
         if s.rank is not rank and not s.live:
             s.rank, s.key = rank, selection_key(np, s.total, s.feasible, rank, len(rank))
         return True

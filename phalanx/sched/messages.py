@@ -7,7 +7,8 @@ import numpy as np
 from ..kernels.status import SUCCESS
 from ..plugins.framework import fit_error
 
-__all__ = ["first_failures", "fit_error", "node_reasons", "outside_reason", "reason_histogram"]
+__all__ = ["first_failures", "fit_error", "node_reasons", "outside_reason", "patched_histogram",
+           "reason_histogram"]
 
 
 def outside_reason(narrowing: tuple[str, ...]) -> str:
@@ -45,6 +46,19 @@ def node_reasons(framework, ev, nodes, tensors) -> list[tuple[str, ...]]:
             texts[key] = tuple(framework.plugin(name).reasons(key[1], tensors))
         out.append(texts[key])
     return out
+
+
+def patched_histogram(framework, old, ev, rows, tensors) -> dict[str, int]:
+    """reason_histogram of `ev` from that of `old`, an evaluation of the same pod that differs from it on the nodes
+    `rows` alone (their reasons taken off, theirs in `ev` added); ev.first_failed() must hold on those rows."""
+    hist = reason_histogram(framework, old, tensors)
+    for reasons in node_reasons(framework, old, rows, tensors):
+        for reason in reasons:
+            hist[reason] -= 1
+    for reasons in node_reasons(framework, ev, rows, tensors):
+        for reason in reasons:
+            hist[reason] = hist.get(reason, 0) + 1
+    return {reason: count for reason, count in hist.items() if count}
 
 
 def reason_histogram(framework, ev, tensors) -> dict[str, int]:

@@ -297,7 +297,7 @@ class Placer:
         """The first pod fits nowhere: it fails with the full cycle's message and PostFilter, from the kept Filter
         results (what a full cycle would return now). Nominated (preemption): the pods after it are returned for
         the per-pod path, which counts nominated pods; otherwise they fail the same way."""
-        ev = kept.evaluation()
+        ev = kept.evaluation(self.framework)
         out.pod_cycles += 1
         message, nominated = self.after_failure(pods[0], kept.prepared, ev, self.message(ev))
         if nominated:
