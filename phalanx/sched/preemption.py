@@ -32,7 +32,7 @@ from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
-from .messages import node_reasons
+from .messages import node_reasons, patched_histogram
 from .records import Preempted
 
 
@@ -317,14 +317,7 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         ev._first = old._first.copy()
         ev._first[rows] = sub.first_failed()
     if old._histogram is not None:
-        hist = dict(old._histogram)
-        for reasons in node_reasons(framework, old, rows, tensors):
-            for reason in reasons:
-                hist[reason] -= 1
-        for reasons in node_reasons(framework, sub, np.arange(len(rows)), tensors):
-            for reason in reasons:
-                hist[reason] = hist.get(reason, 0) + 1
-        ev._histogram = {reason: c for reason, c in hist.items() if c}
+        ev._histogram = patched_histogram(framework, old, ev, rows, tensors)
     if old._status is not None:
         ev._status = old._status.copy()
         ev._status[rows] = node_status(sub, len(rows))
