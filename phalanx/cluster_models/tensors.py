@@ -342,6 +342,7 @@ class ClusterTensors:
             self.nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = ports_before
 
     def _add_load(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, sign: int) -> None:
+        # sign: copies of the pod added on each node id, negative when taken off
         nodes = self.nodes
         if len(node_ids) == 1:        # the per-pod path: plain indexing beats ufunc.at
             n = int(node_ids[0])
@@ -464,21 +465,37 @@ class ClusterTensors:
     def unbind(self, key: str) -> int:
         """Take a bound pod off its node (deleted, completed, rejected at Permit); returns the node id, -1 if the
         pod was not bound. Its BoundPods row stays, flagged like a terminating pod, which no plugin counts."""
-        node = self.node_of(key)
-        if node < 0:
-            return -1
-        i = self._position[key]
-        pod = self._bound_pods[i]
-        self._removed.add(i)
-        self._removed_last = max(self._removed_last, i)
-        request, nonzero = self.load_vectors(pod)
-        self._add_load(np.array([node]), request, nonzero, -1)
-        if i < self.bound.count:
-            self.bound.terminating[i] = True
-            self.bound.removed[i] = True
-        if pod_host_ports(pod):
+        return self.unbind_all([key])[0]
+
+    def unbind_all(self, keys: list[str]) -> list[int]:
+        """unbind for several pods at once (the victims of one preemption): node id per key, -1 if not bound. The
+        load of pods of one template on one node comes off in one step (integers: the same sums), one change."""
+        nodes, loads, ports = [], {}, set()
+        for key in keys:
+            node = self.node_of(key)
+            nodes.append(node)
+            if node < 0:
+                continue
+            i = self._position[key]
+            pod = self._bound_pods[i]
+            self._removed.add(i)
+            self._removed_last = max(self._removed_last, i)
+            request, nonzero = self.load_vectors(pod)
+            load = loads.get((node, id(request)))
+            if load is None:
+                loads[(node, id(request))] = [request, nonzero, 1]
+            else:
+                load[2] += 1
+            if i < self.bound.count:
+                self.bound.terminating[i] = True
+                self.bound.removed[i] = True
+            if pod_host_ports(pod):
+                ports.add(node)
+        for (node, _), (request, nonzero, count) in loads.items():
+            self._add_load(np.array([node]), request, nonzero, -count)
+        for node in ports:
             self._recompute_ports(node)
-        return node
+        return nodes
 
     def _recompute_ports(self, node: int) -> None:
         """A node's host-port row from the pods still on it (two pods may share a port when NodePorts is off)."""

@@ -800,11 +800,12 @@ class Preemption:
 
     def actuate(self) -> None:
         """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
-        deletions wake them); a victim an earlier preemption already evicted is not evicted again."""
+        deletions wake them); a victim an earlier preemption already evicted is not evicted again. Upstream deletes
+        the victims one by one, each deletion an event; those of one preemption leave here in one batch that wakes
+        the same pods as those events would (Scheduler.delete_pods)."""
         sched = self.sched
         pending, self.pending = self.pending, []
         for entry in pending:
             entry.victims = [v for v in entry.victims if sched.cluster.tensors.node_of(v) >= 0]
             sched.log.append(entry)
-            for victim in entry.victims:
-                sched.delete_pod(victim, entry.reason)
+            sched.remove_pods(entry.victims, entry.reason)

@@ -508,39 +508,58 @@ class Scheduler:
     def delete_pod(self, key: str, reason: str = "deleted") -> list[Record]:
         """A pod leaves the cluster (deleted, or completed: reason says which). Its node's resources are
         released, and pods and groups waiting for cluster changes are retried."""
+        return self.delete_pods([key], reason)
+
+    def delete_pods(self, keys: list[str], reason: str = "deleted") -> list[Record]:
+        """Pods leave the cluster together (the victims of one preemption): each as delete_pod would, in order,
+        and one POD_DELETED event for those that were on nodes, which moves the pooled pods that one event per pod
+        in turn would have moved (cluster_event's `each`). Nothing is deleted unless every key is a pod here."""
         start = len(self.log)
-        if not self.knows(key):
-            raise InputError(f"Pod {key}: not found")
-        self.progress += 1
-        gs = self.groups.of_pod.pop(key, None)
-        pod = self.cluster.tensors.pod_of(key)
-        freed = self.cluster.tensors.unbind(key) >= 0
-        self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
-        self.release_plugins(key)
-        in_runs = gs is None
-        if gs is not None:
-            gs.bound.discard(key)
-            gs.waiting.pop(key, None)
-            gs.pending.pop(key, None)
-            gs.held.pop(key, None)
-            in_runs = key in gs.enqueued        # permit mode: members go through the pod queue
-            gs.enqueued.discard(key)
-            if not gs.waiting:
-                self.permit.cleared(gs)
-        pooled = self.queue.forget(key)
-        self.unserved.pop(key, None)
-        seq = self.arrival.pop(key, None)
-        if seq is not None and not freed and not pooled and in_runs:
-            # In a run in the activeQ or backoffQ (not a member waiting in its group): its arrival marks it gone,
-            # and the marker goes when the run comes up.
-            self.queue.deleted.add(seq)
-        self.pending_message.pop(key, None)
-        self.cluster.nominations.pop(key, None)
-        self.started.pop(key, None)
-        self.log.append(Deleted(self.now, key, reason))
-        if freed:
-            self.cluster_event(POD_DELETED, [pod] if pod is not None else None)
+        self.remove_pods(keys, reason)
         return self.log.records(start)
+
+    def remove_pods(self, keys: list[str], reason: str) -> None:
+        """delete_pods without making the records (preemption's evictions: the log has them)."""
+        seen: set[str] = set()
+        for key in keys:
+            if key in seen or not self.knows(key):
+                raise InputError(f"Pod {key}: not found")
+            seen.add(key)
+        tensors = self.cluster.tensors
+        pods = [tensors.pod_of(key) for key in keys]
+        nodes = tensors.unbind_all(keys)
+        freed = []
+        for key, pod, node in zip(keys, pods, nodes):
+            self.progress += 1
+            gs = self.groups.of_pod.pop(key, None)
+            on_node = node >= 0
+            self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
+            self.release_plugins(key)
+            in_runs = gs is None
+            if gs is not None:
+                gs.bound.discard(key)
+                gs.waiting.pop(key, None)
+                gs.pending.pop(key, None)
+                gs.held.pop(key, None)
+                in_runs = key in gs.enqueued        # permit mode: members go through the pod queue
+                gs.enqueued.discard(key)
+                if not gs.waiting:
+                    self.permit.cleared(gs)
+            pooled = self.queue.forget(key)
+            self.unserved.pop(key, None)
+            seq = self.arrival.pop(key, None)
+            if seq is not None and not on_node and not pooled and in_runs:
+                # In a run in the activeQ or backoffQ (not a member waiting in its group): its arrival marks it
+                # gone, and the marker goes when the run comes up.
+                self.queue.deleted.add(seq)
+            self.pending_message.pop(key, None)
+            self.cluster.nominations.pop(key, None)
+            self.started.pop(key, None)
+            self.log.append(Deleted(self.now, key, reason))
+            if on_node:
+                freed.append(pod)
+        if freed:
+            self.cluster_event(POD_DELETED, freed, each=True)
 
     def add_nodes(self, nodes: list[Node]) -> list[Record]:
         start = len(self.log)
@@ -743,20 +762,41 @@ class Scheduler:
         events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
         self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), plugins, events), self.now)
 
-    def cluster_event(self, event: str, objects, exclude: GroupState | None = None) -> None:
+    def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
-        says it may help moves to the activeQ, or to the backoffQ while backing off; waiting groups are woken."""
-        def helps(parked: Parked) -> bool:
+        says it may help moves to the activeQ, or to the backoffQ while backing off; waiting groups are woken.
+
+        each: `objects` (a list) stand for one event per object, in turn (pods deleted together). A pooled pod
+        moves at the first object whose hint helps it, and the pods moved at one object enter the activeQ as one
+        batch, after those of the objects before: the runs that events one by one would have queued. Exact
+        because nothing the events in between would change is read by a hint (the pool, the pod, the object, the
+        cluster's default spreading selectors), and the activeQ and backoffQ order entries by their own keys."""
+        def helps_with(parked: Parked, objs) -> bool:
             # A pod no plugin rejected (an error, a Permit rejection) waits for any change but a binding elsewhere.
             if not parked.plugins:
                 return event != POD_BOUND
-            return any(event in p.events and p.hint(event, parked.pod, objects, self.cluster) for p in parked.plugins)
+            return any(event in p.events and p.hint(event, parked.pod, objs, self.cluster) for p in parked.plugins)
+
+        first: dict[str, int] = {}          # each: pod key -> the object that moves it
+
+        def helps_first(parked: Parked) -> bool:
+            i = next((i for i, obj in enumerate(objects) if helps_with(parked, [obj])), -1)
+            first[parked.pod.key] = i
+            return i >= 0
 
         skip = None
         if exclude is not None:
             skip = lambda key: self.groups.of_pod.get(key) is exclude          # noqa: E731
-        ready = self.queue.wake(event, helps, self.now, skip)
-        self._enqueue_plain([(p.pod, p.seq) for p in ready])
+        if each:
+            ready = self.queue.wake(event, helps_first, self.now, skip)
+            batches: dict[int, list] = {}
+            for parked in ready:                # in arrival order, as each event takes them
+                batches.setdefault(first[parked.pod.key], []).append((parked.pod, parked.seq))
+            for i in sorted(batches):
+                self._enqueue_plain(batches[i])
+        else:
+            ready = self.queue.wake(event, lambda parked: helps_with(parked, objects), self.now, skip)
+            self._enqueue_plain([(p.pod, p.seq) for p in ready])
         if event != POD_BOUND:
             for gs in self.groups.values():
                 if gs.state == "unschedulable" and gs is not exclude:
