@@ -223,6 +223,38 @@ def test_jax_segments_match_numpy(case, tie_break):
     assert got.preemptions == want.preemptions
 
 
+def test_segment_member_joins_only_the_heads_configuration():
+    """A run joins a segment's head exactly when their cycles differ only in their amounts (compared state by state,
+    not by one pickled key): other requests join, with their own amounts; a toleration, a preferred node affinity
+    term, a host port or an extended resource asked for change the compiled configuration and keep the run out
+    (each may head a segment of its own)."""
+    taint = ("maint", "x", "PreferNoSchedule")
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi", labels={"tier": str(i % 2)}, taints=[taint] if i else [],
+                       extra={"example.com/foo": "2"} if i == 2 else None) for i in range(3)]
+    base = dict(cpu="100m", memory="256Mi")
+    pods = {"head": make_pod("head", **base), "amounts": make_pod("amounts", cpu="300m", memory="1Gi"),
+            "tolerates": make_pod("tolerates", tolerations=[{"key": "maint", "operator": "Exists"}], **base),
+            "prefers": make_pod("prefers", preferred_terms=[(5, {"match_expressions": [
+                {"key": "tier", "operator": "In", "values": ["1"]}]})], **base),
+            "ports": make_pod("ports", host_ports=[(8080, "TCP", "")], **base),
+            "foo": make_pod("foo", containers=[{"example.com/foo": "1", **base}])}
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=list(pods.values()), priority_classes=[],
+                                                          warnings=[])), backend="jax")
+
+    def member(name, head=None):
+        return sched.placer.segment_member(sched.shape_of(pods[name]), [pods[name]], head)
+
+    head = member("head")
+    joined = member("amounts", head)
+    assert joined is not None and joined.static is head.static
+    assert head.runtime.keys() == joined.runtime.keys()
+    assert any(not np.array_equal(joined.runtime[k], head.runtime[k]) for k in head.runtime)
+    assert all(np.array_equal(v, member("amounts").runtime[k]) for k, v in joined.runtime.items())
+    for name in ("tolerates", "prefers", "ports", "foo"):
+        assert member(name, head) is None, name
+        assert member(name, member(name)) is not None, name
+
+
 def test_segment_stops_at_a_pod_that_fits_nowhere():
     """Six runs of distinct shapes; the fourth fits nowhere. The first segment places three runs, the fourth fails
     through its own cycle (its FitError), and the last two come back from the activeQ as the next segment."""

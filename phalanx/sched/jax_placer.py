@@ -40,7 +40,7 @@ import os
 import pickle
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -220,17 +220,54 @@ class SegmentMember:
     static: Prepared                 # prepared without its amounts, padded (what the program compiles in)
     runtime: dict[str, np.ndarray]   # its amounts: one int64 vector per plugin (_static_prepared)
     ports: tuple[int, ...]           # its host-port columns
-    key: bytes                       # members with equal keys share one compiled configuration
+    pads: tuple[Pads, int]           # the buckets `static` is padded to (Pads, label keys padded)
+    pickled: dict[str, bytes] = field(default_factory=dict, repr=False)   # static states pickled, by runtime name
 
 
-def _member_key(pp: Prepared, *parts) -> bytes:
-    """The static cycle `pp` (without its amounts) and `parts`, pickled with each plugin written as its name: members
-    of one Placer compare keys, and its plugins are the same objects (pickling them, or a persistent_id hook that
-    every pickled object passes through, costs more than the states)."""
-    return pickle.dumps((tuple((plugin.name, state) for plugin, state in pp.filters),
-                         tuple((plugin.name, state, weight) for plugin, state, weight in pp.scores),
-                         pp.allowed, pp.narrowing, tuple((plugin.name, point) for plugin, point in pp.skipped),
-                         parts), protocol=pickle.HIGHEST_PROTOCOL)
+def _states(p: Prepared) -> list:
+    """(state, pad, split) of each filter, then each score: _static_prepared's order of run-time inputs."""
+    return ([(state, plugin.pad_filter_state, plugin.runtime_filter_inputs) for plugin, state in p.filters]
+            + [(state, plugin.pad_score_state, plugin.runtime_score_inputs) for plugin, state, _ in p.scores])
+
+
+def _frame(p: Prepared) -> tuple:
+    """p's configuration besides its plugins' states and allowed nodes: plugins (equal by type and args), weights
+    (with their types, since 1 == True), narrowing and skips."""
+    return (tuple(plugin for plugin, _ in p.filters), tuple((plugin, type(w), w) for plugin, _, w in p.scores),
+            p.narrowing, p.skipped)
+
+
+def _same_array(a, b) -> bool:
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+            and a.tobytes() == b.tobytes())
+
+
+def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, np.ndarray] | None:
+    """p's run-time amounts (as _static_prepared splits them) when its static configuration equals the head member's,
+    else None. Exact, and cheaper than pickling every member's padded states (which cost more than its PreFilter):
+    a state identical to the head's unpadded one, or an array equal to it, has the head's padded parts (padding and
+    the split are functions of the state); any other is padded and split, and its static part compared with the
+    head's: arrays by their bytes, anything else by its pickle (the head's pickled once per segment)."""
+    hp = head.prepared
+    if _frame(p) != _frame(hp) or not (p.allowed is hp.allowed or _same_array(p.allowed, hp.allowed)):
+        return None
+    runtime = {}
+    statics = [s for _, s in head.static.filters] + [s for _, s, _ in head.static.scores]
+    for (name, their_amounts), (their_state, _, _), static, (state, pad, split) in zip(
+            head.runtime.items(), _states(hp), statics, _states(p)):
+        if state is their_state or _same_array(state, their_state):
+            runtime[name] = their_amounts
+            continue
+        mine, amounts = split(pad(state, pads))
+        if amounts.shape != their_amounts.shape:
+            return None
+        if not _same_array(mine, static):
+            if name not in head.pickled:
+                head.pickled[name] = pickle.dumps(static, protocol=pickle.HIGHEST_PROTOCOL)
+            if pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL) != head.pickled[name]:
+                return None
+        runtime[name] = amounts
+    return runtime
 
 
 def _reads_bound_pods(p: Prepared) -> bool:
@@ -401,9 +438,11 @@ class JaxPlacer(Placer):
                            codes, payloads)
 
     # -- segments: runs of different shapes, one compiled call ------------------------------------------------
-    def segment_member(self, shape: PodShape, pods: list[Pod]) -> SegmentMember | None:
+    def segment_member(self, shape: PodShape, pods: list[Pod], head: SegmentMember | None = None
+                       ) -> SegmentMember | None:
         """The run ready to join a segment, or None when it must go on its own: a long run (batch rounds), pods
-        nominated to nodes, plugins that still tell its pods apart, per-pod host state or bound pods read."""
+        nominated to nodes, plugins that still tell its pods apart, per-pod host state or bound pods read; and, with
+        `head` (the segment's first member), when its static configuration differs from head's."""
         cluster = self.cluster
         if len(pods) > SEGMENT_RUN or cluster.nominations:
             return None
@@ -414,16 +453,24 @@ class JaxPlacer(Placer):
         p = prepare(shape, cluster, self.framework)
         if not _compilable(p) or _reads_bound_pods(p):
             return None
+        # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.
         pads, kl_pad, _ = self._pads()
-        pp, runtime = _static_prepared(p, pads)
-        key = _member_key(pp, ports, p.score_error is not None, pads, kl_pad,
-                          tuple((name, v.shape) for name, v in runtime.items()))
-        return SegmentMember(shape, pods, p, pp, runtime, ports, key)
+        if head is None:
+            static, runtime = _static_prepared(p, pads)
+        else:
+            if (ports, (pads, kl_pad), p.score_error is None) != (head.ports, head.pads,
+                                                                   head.prepared.score_error is None):
+                return None
+            static, runtime = head.static, _amounts_joining(p, head, pads)
+            if runtime is None:
+                return None
+        return SegmentMember(shape, pods, p, static, runtime, ports, (pads, kl_pad))
 
     def place_segment(self, members: list[SegmentMember], rank: np.ndarray) -> tuple[list[list[Placement]], int]:
-        """Place the members' pods in order, pod by pod, in one compiled call (members of one key), stopping at the
-        first pod that fits nowhere. Returns each member's placements and how many pods were placed in all; the
-        failed pod is left to the caller (its run's own cycle gives its message and PostFilter)."""
+        """Place the members' pods in order, pod by pod, in one compiled call (members joined to the first: one
+        configuration), stopping at the first pod that fits nowhere. Returns each member's placements and how many pods
+        were placed in all; the failed pod is left to the caller (its run's own cycle gives its message and
+        PostFilter)."""
         head = members[0]
         pads, kl_pad, _ = self._pads()
         k = sum(len(m.pods) for m in members)

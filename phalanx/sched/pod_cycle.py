@@ -66,7 +66,7 @@ class PodCycle:
                     sched.park(pod, seq_of[pod.key], failure.rejectors)
 
     def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
-        """The head run and the runs after it that join it (Placer.segment_member, equal keys) in one call."""
+        """The head run and the runs after it that join it (Placer.segment_member with the head) in one call."""
         sched = self.sched
         queue = sched.queue
         members, queued = [head], [(seqs, prios)]      # queued: each member's arrivals and priorities
@@ -78,8 +78,8 @@ class PodCycle:
             pods, seqs, prios = queue.alive(self._runs(entry))
             if not pods:
                 continue
-            member = placer.segment_member(entry.shape, pods) if sched.placer_for(pods[0]) is placer else None
-            if member is None or member.key != head.key:
+            member = placer.segment_member(entry.shape, pods, head) if sched.placer_for(pods[0]) is placer else None
+            if member is None:
                 self._give_back(entry.shape, pods, seqs, prios)
                 break
             members.append(member)
