@@ -101,6 +101,15 @@ def test_bench_json():
     assert report["pods"] == 1000 and report["backend"] == "numpy"
 
 
+def test_bench_repeat_reports_the_fastest_run():
+    res = runner.invoke(app, ["bench", "SchedulingBasic_500Nodes_1000Pods", "--json", "--repeat", "3"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert len(report["runs_pods_per_s"]) == 3 and report["pods_per_s"] == max(report["runs_pods_per_s"])
+    assert report["pods"] == 1000
+    assert runner.invoke(app, ["bench", "SchedulingBasic_500Nodes_1000Pods", "--repeat", "0"]).exit_code == 2
+
+
 def test_bad_input_is_one_line(tmp_path):
     (tmp_path / "pods.yaml").write_text("""apiVersion: v1
 kind: Pod
