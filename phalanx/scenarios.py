@@ -12,10 +12,10 @@ from typing import Callable
 
 from .cluster_models import ClusterObjects
 from .cluster_models.controllers import Deployment
-from .cluster_models.load import cyclic_gc_paused
 from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
                                       gpu_mix_workloads, heterogeneous_pods, kube_mix_pods, pod_template,
                                       preferred_affinity_pods)
+from .cluster_models.load import cyclic_gc_paused
 from .sched import Cluster, Scheduler
 from .sched.records import Preempted
 

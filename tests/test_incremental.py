@@ -315,9 +315,9 @@ def test_failing_pods_in_turn_patch_their_reason_histogram(monkeypatch):
     for i in range(24):
         pods += [make_pod(f"s{i}", cpu="1", memory="1Gi"), make_pod(f"b{i}", cpu="2", memory="20Gi")]
 
-    def records(incremental: bool):
+    def records(keep: bool):
         cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
-        sched = Scheduler(cluster, batching=False, incremental=incremental)
+        sched = Scheduler(cluster, batching=False, incremental=keep)
         return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None))
                 for r in sched.add_pods(pods) + sched.step(0.0)]
 

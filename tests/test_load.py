@@ -481,7 +481,8 @@ def test_a_replica_whose_number_equals_the_templates_in_another_type_is_validate
     for doc in docs:
         doc["spec"] = {**doc["spec"], "containers": [{**doc["spec"]["containers"][0], "ports": [{"containerPort": 0}]}]}
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs})
-    text = text.replace('"containerPort": 0', '"containerPort": 80', 1).replace('"containerPort": 0', '"containerPort": 80.0')
+    text = text.replace('"containerPort": 0', '"containerPort": 80', 1)
+    text = text.replace('"containerPort": 0', '"containerPort": 80.0')
     assert "Pod web/w-1: spec.containers[0].ports[0].containerPort" in load_error(text, "pods.json")
 
 

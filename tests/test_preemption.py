@@ -438,7 +438,6 @@ def test_longest_reprieve_finds_the_first_unit_that_cannot_come_back(n, data):
     assert len(asked) <= 2 * max(n, 1).bit_length() + 2
 
 
-
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=40), st.integers(1, 8), st.integers(0, 6),
        st.integers(0, 10))
 def test_scan_prefix_stops_where_dry_run_preemption_does(nodes, wanted, fine, bad):
@@ -465,6 +464,7 @@ def test_pick_one_is_the_lexicographic_choice(candidates):
     cols = [np.array(col) for col in zip(*candidates)]
     best = min(range(len(candidates)), key=lambda i: (*candidates[i][:4], -candidates[i][4], i))
     assert kernel.pick_one(*cols) == best
+
 
 def test_explain_lists_the_victims_the_spared_and_the_gpu_hours_lost():
     # node1: 4 cpu, 2 GPUs. "high" (100, 1 cpu, started at EPOCH + 2 h: the snapshot's latest start, so "now"),

@@ -434,7 +434,8 @@ class _Collector:
 
     def add_documents(self, documents: Iterable[Any], source: str, release: bool = False) -> None:
         """release: the documents are this load's own list (parsed from text here), and each document, and each item
-        of a document's List, is dropped once read: the peak holds the parsed dicts or the objects made of them, not both."""
+        of a document's List, is dropped once read: the peak holds the parsed dicts or the objects made of them,
+        not both."""
         self._release = release
         number = 0
         for number, document in enumerate(documents, 1):

@@ -849,7 +849,8 @@ def keys_in_selector_problems(at: str, keys: list[str], selector: LabelSelector 
     out, last, seen = [], {k: j for j, k in enumerate(keys)}, set(selector.match_labels)
     for r in selector.match_expressions:
         if r.key in last and r.key in seen:
-            out.append(f'{at}[{last[r.key]}]: Invalid value: "{r.key}": exists in both matchLabelKeys and labelSelector')
+            out.append(f'{at}[{last[r.key]}]: Invalid value: "{r.key}": exists in both matchLabelKeys and '
+                       f"labelSelector")
         seen.add(r.key)
     return out
 

@@ -188,16 +188,22 @@ def _pad(a: np.ndarray, shape: tuple, fill) -> np.ndarray:
     return out
 
 
+def _runtime_names(p: Prepared) -> tuple[list[str], list[str]]:
+    """The names of the run-time inputs, one per plugin: "f<i>" for the i-th filter, "s<j>" for the j-th score."""
+    return [f"f{i}" for i in range(len(p.filters))], [f"s{j}" for j in range(len(p.scores))]
+
+
 def _static_prepared(p: Prepared, pads: Pads) -> tuple[Prepared, dict[str, np.ndarray]]:
     """p for the compiled program: every plugin state padded and stripped of its run-time amounts (returned
-    apart, one int64 vector per plugin: "f<i>" for the i-th filter, "s<j>" for the j-th score), without the pod."""
+    apart, one int64 vector per plugin, by _runtime_names), without the pod."""
     runtime = {}
     filters, scores = [], []
-    for i, (plugin, state) in enumerate(p.filters):
-        state, runtime[f"f{i}"] = plugin.runtime_filter_inputs(plugin.pad_filter_state(state, pads))
+    filter_names, score_names = _runtime_names(p)
+    for name, (plugin, state) in zip(filter_names, p.filters):
+        state, runtime[name] = plugin.runtime_filter_inputs(plugin.pad_filter_state(state, pads))
         filters.append((plugin, state))
-    for j, (plugin, state, weight) in enumerate(p.scores):
-        state, runtime[f"s{j}"] = plugin.runtime_score_inputs(plugin.pad_score_state(state, pads))
+    for name, (plugin, state, weight) in zip(score_names, p.scores):
+        state, runtime[name] = plugin.runtime_score_inputs(plugin.pad_score_state(state, pads))
         scores.append((plugin, state, weight))
     allowed = None if p.allowed is None else pad1(p.allowed, pads.nodes, False)
     return dataclasses.replace(p, pod=None, filters=tuple(filters), scores=tuple(scores), allowed=allowed), runtime
@@ -205,9 +211,11 @@ def _static_prepared(p: Prepared, pads: Pads) -> tuple[Prepared, dict[str, np.nd
 
 def _with_runtime(pp: Prepared, a: dict) -> Prepared:
     """Inverse of _static_prepared's split, with the traced run-time amounts."""
-    filters = tuple((plugin, plugin.with_runtime_filter(state, a[f"f{i}"])) for i, (plugin, state) in enumerate(pp.filters))
-    scores = tuple((plugin, plugin.with_runtime_score(state, a[f"s{j}"]), weight)
-                   for j, (plugin, state, weight) in enumerate(pp.scores))
+    filter_names, score_names = _runtime_names(pp)
+    filters = tuple((plugin, plugin.with_runtime_filter(state, a[name]))
+                    for name, (plugin, state) in zip(filter_names, pp.filters))
+    scores = tuple((plugin, plugin.with_runtime_score(state, a[name]), weight)
+                   for name, (plugin, state, weight) in zip(score_names, pp.scores))
     return dataclasses.replace(pp, filters=filters, scores=scores)
 
 
@@ -557,7 +565,7 @@ def _run(xp, static, a, s):
         a[name] = packed[offset:offset + size].reshape(shape)
         offset += size
     n_pad = a["allocatable"].shape[0]
-    runtime = [f"f{i}" for i in range(len(pp.filters))] + [f"s{j}" for j in range(len(pp.scores))]  # _static_prepared
+    runtime = [name for names in _runtime_names(pp) for name in names]
 
     def amounts(i):
         """(request, nonzero, prepared with its amounts) of pod i."""

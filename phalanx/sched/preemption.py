@@ -23,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.requests import pod_load
 from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -90,14 +89,9 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
-        # Pods of one template share their requests (pod_load): one vector each, the dict held so its id stays its own.
-        vectors: dict[int, tuple[dict, np.ndarray]] = {}
         for i, pod in enumerate(new, self.rows):
-            requests = pod_load(pod)[0]
-            hit = vectors.get(id(requests))
-            if hit is None:
-                hit = vectors[id(requests)] = (requests, tensors.request_vector(requests))
-            self.request[i, : len(hit[1])] = hit[1]
+            vector = tensors.load_vectors(pod)[0]       # one per template (pods of one template share pod_load)
+            self.request[i, : len(vector)] = vector
         self.rows = need
 
     def group_state(self, ref: int, groups):
