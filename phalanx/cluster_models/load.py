@@ -28,7 +28,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jiter
 import yaml
 from pydantic import BaseModel, ValidationError
 
@@ -38,10 +37,11 @@ from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, 
                   ResourceSlice, v1beta1_to_v1)
 from .disruption import PodDisruptionBudget
 from .errors import InputError, field_path, validation_problem
+from .json_stream import STREAM_MIN_CHARS, NotStreamable, Renamed, StreamedItems, decode, streamed_list
 from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
 from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_label_problem,
-                      dns_subdomain_problem, meta_problem, node_manifest_problem, pod_spec_manifest_problem,
-                      priority_class_manifest_problem)
+                      dns_subdomain_problem, label_value_problem, meta_problem, node_manifest_problem,
+                      pod_spec_manifest_problem, priority_class_manifest_problem)
 from .requests import effective_priority
 from .workloads import (
     SCHEDULING_V1ALPHA1,
@@ -269,8 +269,7 @@ def _json_documents(text: str, source: str) -> list[Any]:
     duplicate keys need); a stream, NaN/Infinity (which the stdlib reads), a lone surrogate escape, and any error
     go through the stdlib decoder, whose results and messages these are."""
     try:
-        return [jiter.from_json(text.encode(), allow_inf_nan=False, cache_mode="keys", catch_duplicate_keys=True,
-                                float_mode="decimal")]
+        return [decode(text)]
     except ValueError:
         pass
     decoder = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal, object_pairs_hook=_object_once)
@@ -397,6 +396,11 @@ def _pod_template_key(document: dict) -> tuple[str, str] | None:
             repr({k: v for k, v in meta.items() if k != "name" and k != "uid"}))
 
 
+def _is_list_kind(kind: str) -> bool:
+    """kubectl's List, or a typed list of a kind read here (PodList, ...)."""
+    return kind == "List" or (kind.endswith("List") and kind[:-4] in _MODELS)
+
+
 def _text_only(value: Any) -> bool:
     """Whether every leaf of a decoded document is a string or null: `==` against such a document is as strict as
     comparing text (1 == True == Decimal("1.0") cannot make a different document pass for it)."""
@@ -410,6 +414,94 @@ def _text_only(value: Any) -> bool:
 
 
 _RENAMED = {"name", "uid"}      # what a replica's document may change of its template's
+
+
+def _renamed(seen: Pod | Node, name: Any, uid: Any, labels: dict | None = None) -> Pod | Node | None:
+    """`seen` (an object validated before from a template a document repeats) with the document's name and uid (and
+    labels, already checked); None when the name or uid would not pass as they are (the full validation then says
+    why)."""
+    if not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
+        return None
+    # Shallow copies with the fields set, as controllers.py stamps replicas.
+    meta = seen.metadata
+    fields: dict[str, Any] = {"name": name}
+    if uid or meta.uid:
+        fields["uid"] = uid
+    if labels is not None:
+        fields["labels"] = labels
+    return seen.replaced(metadata=meta.replaced(**fields))
+
+
+@dataclass(eq=False)
+class _TextTemplate:
+    """A text-only Pod or Node document validated before, with its object, and the probes a replica's document is
+    compared with: one `==` (a C-speed walk) for the document, its metadata standing in for the template's, and one
+    for the metadata, the replica's name and uid standing in for the template's (and for a Node, its label values:
+    a node pool's nodes differ in their hostname label, and a Node's labels feed no other rule)."""
+    obj: Pod | Node
+    context: tuple[str | None, str | None]   # the kind and apiVersion its List implied (None, None: its own)
+    source: dict                             # the template's document
+    document: dict                           # a copy, its "metadata" replaced by each replica's
+    meta: dict                               # its metadata but uid ("name" set to each replica's)
+    meta_uid: dict                           # the same with a "uid" key (set to each replica's)
+    labels: dict | None                      # a Node's labels (values may differ); None for a Pod's (they may not)
+
+    @classmethod
+    def of(cls, document: dict, obj: Pod | Node, context: tuple[str | None, str | None]) -> "_TextTemplate":
+        meta = {k: v for k, v in document["metadata"].items() if k != "uid"}
+        labels = meta.get("labels") if isinstance(obj, Node) else None
+        return cls(obj, context, document, dict(document), meta, {**meta, "uid": ""}, labels)
+
+    def renamed(self, name: str) -> Pod | Node | None:
+        """The template's object with this name (its document's but for metadata.name), None if the name does not
+        pass validation."""
+        if dns_subdomain_problem(name):
+            return None
+        obj = self.obj
+        return obj.replaced(metadata=obj.metadata.replaced(name=name))
+
+    def named(self, name: str) -> dict:
+        """The template's document with this metadata.name."""
+        return {**self.source, "metadata": {**self.source["metadata"], "name": name}}
+
+    def replica(self, document: Any, context: tuple[str | None, str | None]) -> Pod | Node | None:
+        """The template's object renamed when `document` is the template's but for metadata.name and uid (and a
+        Node's label values), and those would pass validation; else None."""
+        if type(document) is not dict or context != self.context:
+            return None
+        meta = document.get("metadata")
+        if type(meta) is not dict:
+            return None
+        name, uid = meta.get("name"), meta.get("uid")
+        if type(name) is not str:
+            return None
+        probe = self.document
+        probe["metadata"] = meta
+        if document != probe:
+            return None
+        if uid is None:
+            probe = self.meta
+        elif type(uid) is str:
+            probe = self.meta_uid
+            probe["uid"] = uid
+        else:
+            return None
+        probe["name"] = name
+        own = self.labels
+        if own is not None:
+            labels = meta.get("labels")
+            if type(labels) is not dict or labels.keys() != own.keys():
+                return None
+            for key, value in labels.items():
+                if value != own[key] and (type(value) is not str or label_value_problem(value)):
+                    return None
+            probe["labels"] = labels
+            if meta != probe:
+                return None
+            return _renamed(self.obj, name, uid or "", labels if labels != own else None)
+        if meta != probe:
+            return None
+        return _renamed(self.obj, name, uid or "")
 
 
 class _Collector:
@@ -427,9 +519,9 @@ class _Collector:
         # A Pod document that differs from one validated before only in metadata.name and uid (a controller's
         # replicas, a generated workload) is that pod renamed: its template key -> the validated pod.
         self._pod_templates: dict[tuple[str, str], Pod] = {}
-        # The last template met whose document is text only, with its pod: the next replica is compared to it with
-        # `==` (a C-speed walk) before its template key (two reprs) is made.
-        self._text_template: tuple[dict, Pod] | None = None
+        # The last template met whose document is text only: the next replica is compared to it with `==` before
+        # its template key (two reprs) is made.
+        self._text_template: _TextTemplate | None = None
         self._release = False            # add_documents: drop each document (and list item) once read
 
     def add_documents(self, documents: Iterable[Any], source: str, release: bool = False) -> None:
@@ -449,7 +541,8 @@ class _Collector:
             self.progress(number % _PROGRESS_EVERY)
 
     def _add(self, document: Any, where: str, source: str, implied_kind: str | None = None,
-             implied_api_version: str | None = None) -> None:
+             implied_api_version: str | None = None, tried: bool = False) -> None:
+        """tried: the document was compared with the last text-only template already (_add_items)."""
         if not isinstance(document, dict):
             raise InputError(f"{where}: expected an object, got {_type_name(document)}")
         kind = document.get("kind", implied_kind)
@@ -457,7 +550,7 @@ class _Collector:
             raise InputError(f"{where}: kind: field required")
         if not isinstance(kind, str):
             raise InputError(f"{where}: kind: expected a string, got {_type_name(kind)}")
-        if kind == "List" or (kind.endswith("List") and kind[:-4] in _MODELS):
+        if _is_list_kind(kind):
             self._add_list(document, kind, where, source)
             return
         if not kind:
@@ -481,14 +574,19 @@ class _Collector:
         if generated is not None:
             document = {**document, "metadata": {**document["metadata"], "name": generated}}
         template = None
-        if model is Pod:
-            seen = self._same_as_text_template(document)
-            if seen is None:
+        context = (implied_kind, implied_api_version)
+        if model is Pod or model is Node:
+            obj = None
+            if self._text_template is not None and (generated is not None or not tried):
+                obj = self._text_template.replica(document, context)
+            if obj is None and model is Pod:
                 template = _pod_template_key(document)
                 seen = self._pod_templates.get(template) if template is not None else None
-                if seen is not None and _text_only(document):
-                    self._text_template = (document, seen)
-            obj = self._renamed(seen, document["metadata"]) if seen is not None else None
+                if seen is not None:
+                    meta = document["metadata"]
+                    obj = _renamed(seen, meta.get("name"), meta.get("uid", ""))
+                    if _text_only(document):
+                        self._text_template = _TextTemplate.of(document, seen, context)
             if obj is not None:
                 self._keep(obj)
                 return
@@ -517,40 +615,10 @@ class _Collector:
         elif template is not None and not unknown and len(self._pod_templates) < _POD_TEMPLATES:
             self._pod_templates[template] = obj      # only pods that left no note behind
             if _text_only(document):
-                self._text_template = (document, obj)
+                self._text_template = _TextTemplate.of(document, obj, context)
+        elif model is Node and not unknown and _text_only(document):
+            self._text_template = _TextTemplate.of(document, obj, context)
         self._keep(obj)
-
-    def _same_as_text_template(self, document: dict) -> Pod | None:
-        """The last text-only template's pod when `document` is that template's but for metadata.name and uid."""
-        last = self._text_template
-        if last is None:
-            return None
-        ref, pod = last
-        if document.keys() != ref.keys():
-            return None
-        for key, value in document.items():
-            if key != "metadata":
-                if value != ref[key]:
-                    return None
-                continue
-            ref_meta = ref["metadata"]
-            if type(value) is not dict or value.keys() - _RENAMED != ref_meta.keys() - _RENAMED:
-                return None
-            for k, v in value.items():
-                if k not in _RENAMED and v != ref_meta[k]:
-                    return None
-        return pod
-
-    def _renamed(self, seen: Pod, meta: dict) -> Pod | None:
-        """`seen` (a pod validated before from a template this document repeats) with the document's name and uid;
-        None when the name or uid would not pass as they are (the full validation then says why)."""
-        name, uid = meta.get("name"), meta.get("uid", "")
-        if not isinstance(name, str) or not isinstance(uid, str) or dns_subdomain_problem(name):
-            return None
-        # Shallow copies with the two fields set, as controllers.py stamps replicas.
-        meta = seen.metadata
-        renamed = meta.replaced(name=name, uid=uid) if uid or meta.uid else meta.replaced(name=name)
-        return seen.replaced(metadata=renamed)
 
     def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
         """Validate again with unknown fields as errors, `count` times at most: each error's location is one
@@ -595,20 +663,56 @@ class _Collector:
             return
         if not isinstance(items, list):
             raise InputError(f"{where}: items: expected a list, got {_type_name(items)}")
-        # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
-        item_kind = None if kind == "List" else kind[:-4]
-        api_version = document.get("apiVersion") if item_kind is not None else None
         # Only a document's own items are dropped: a nested List's items may be a YAML alias of another's.
         release, self._release = self._release, False
         try:
-            for index, item in enumerate(items):
-                if release:
-                    items[index] = None
-                self._add(item, f"items[{index}] of {where}", source, item_kind, api_version)
+            self._add_items(items, kind, document.get("apiVersion"), where, source, release)
         finally:
             self._release = release
 
+    def add_streamed(self, head: dict, items: Iterator[Any], source: str) -> None:
+        """A file's one document, a List read item by item (json_stream.streamed_list): `head` its other fields.
+        Raises NotStreamable when it is not a List, for the whole-file reading to say why."""
+        kind = head.get("kind")
+        if not isinstance(kind, str) or not _is_list_kind(kind):
+            raise NotStreamable
+        self._add_items(items, kind, head.get("apiVersion"), f"document 1 of {source}", source, False)
+        if self.progress is not None:
+            self.progress(1)
+
+    def _add_items(self, items: Iterable[Any], kind: str, api_version: Any, where: str, source: str,
+                   release: bool) -> None:
+        # API list responses (PodList, ...) leave kind off their items; kubectl's List keeps it on each.
+        item_kind = None if kind == "List" else kind[:-4]
+        context = (item_kind, api_version if item_kind is not None else None)
+        streamed = items if isinstance(items, StreamedItems) else None
+        for index, item in enumerate(items):
+            if release:
+                items[index] = None
+            template = self._text_template
+            if type(item) is Renamed:          # the streamed text of the template's item, but for the name
+                replica = template.renamed(item)
+                if replica is not None:
+                    self._keep(replica)
+                    continue
+                item = template.named(item)    # a name that does not pass: validated, to say why
+            # A replica of the last text-only template (a controller's, a generated workload's) goes the short way.
+            replica = template.replica(item, context) if template is not None else None
+            if replica is not None:
+                self._keep(replica)
+                continue
+            self._add(item, f"items[{index}] of {where}", source, *context, tried=True)
+            if streamed is not None and self._text_template is not template:
+                made = self._text_template      # of this item's own document, or of another (a nested List's item)
+                streamed.adopt(made.obj.metadata.name if made.source is item else None)
+
     def _keep(self, obj: BaseModel) -> None:
+        if type(obj) is Pod:           # the most of a large input: straight on
+            key = obj.key
+            if ("Pod", key) not in self._names:
+                self._names.add(("Pod", key))
+                self.objects.pods.append(obj)
+                return
         if isinstance(obj, Pod):
             identity = shown = obj.key
             bucket = self.objects.pods
@@ -709,14 +813,29 @@ def load_paths(paths: Iterable[str | Path], strict: bool = False,
     is an error (kubectl --validate=strict); otherwise a warning naming it. `progress(n)`: told as documents are
     read (n more each time), e.g. a progress bar's update.
     """
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    try:
+        return _load_files(paths, strict, progress, stream=True)
+    except NotStreamable:        # a large file that looked like a List and was not one read here: all again, whole
+        return _load_files(paths, strict, progress, stream=False)
+
+
+def _load_files(paths: list[str | Path], strict: bool, progress: Callable[[int], object] | None,
+                stream: bool) -> ClusterObjects:
     collector = _Collector(strict, progress)
     with cyclic_gc_paused():
         for path in map(Path, paths):
             for file in _manifest_files(path):
-                # The text is gone before the objects are made of its documents.
-                documents = _documents(_read_text(file), str(file), json_only=file.suffix.lower() == ".json")
+                text = _read_text(file)
+                json_only = file.suffix.lower() == ".json"
+                streamed = None
+                if stream and len(text) >= STREAM_MIN_CHARS and (json_only or text.lstrip()[:1] == "{"):
+                    streamed = streamed_list(text)      # a large List: its items decoded one at a time
+                if streamed is not None:
+                    collector.add_streamed(*streamed, str(file))
+                    continue
+                documents = _documents(text, str(file), json_only=json_only)
+                del text             # gone before the objects are made of its documents
                 collector.add_documents(documents, str(file), release=True)
         return collector.result()
 

@@ -122,6 +122,9 @@ def _known_fields(cls: type[BaseModel]) -> frozenset[str] | None:
     return _KNOWN[cls]
 
 
+_new, _set = object.__new__, object.__setattr__      # K8sModel.replaced, once per replica
+
+
 class K8sModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=False, alias_generator=to_camel)
 
@@ -131,16 +134,15 @@ class K8sModel(BaseModel):
         record of fields set (model_fields_set) is shared with `self` when `fields` adds nothing to it: a set per
         object is ~200 bytes, as much as the rest of a replica's metadata. So assigning a field on one copy later
         marks it set on the others too (nothing reads the fields set of pods and their metadata)."""
-        twin = object.__new__(type(self))
+        twin = _new(type(self))
         values = self.__dict__.copy()
         values.update(fields)
         private = self.__pydantic_private__
         fields_set = self.__pydantic_fields_set__
-        object.__setattr__(twin, "__dict__", values)
-        object.__setattr__(twin, "__pydantic_fields_set__",
-                           fields_set if fields_set.issuperset(fields) else fields_set | fields.keys())
-        object.__setattr__(twin, "__pydantic_extra__", None)         # extra="ignore": never any
-        object.__setattr__(twin, "__pydantic_private__", None if private is None else dict(private))
+        _set(twin, "__dict__", values)
+        _set(twin, "__pydantic_fields_set__", fields_set if fields_set.issuperset(fields) else fields_set | fields.keys())
+        _set(twin, "__pydantic_extra__", None)         # extra="ignore": never any
+        _set(twin, "__pydantic_private__", None if private is None else dict(private))
         return twin
 
     @model_validator(mode="before")

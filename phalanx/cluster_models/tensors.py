@@ -65,11 +65,16 @@ class LabelVocab:
         self._numeric: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def add(self, key: str, value: str) -> tuple[int, int]:
-        k = self.keys.add(key)
-        if k == len(self.values):
+        k = self.keys.ids.get(key)
+        if k is None:
+            k = self.keys.add(key)
             self.values.append(Vocab())
-        self._numeric.pop(k, None)
-        return k, self.values[k].add(value)
+        values = self.values[k]
+        v = values.ids.get(value)
+        if v is None:             # a new value: the key's numeric reading is out of date
+            v = values.add(value)
+            self._numeric.pop(k, None)
+        return k, v
 
     def value_id(self, key_id: int, value: str) -> int:
         return -1 if key_id < 0 else self.values[key_id].get(value)
@@ -614,10 +619,10 @@ def add_nodes(tensors: ClusterTensors, nodes: list[Node]) -> None:
     rows = [_node_row(tensors, node) for node in nodes]
     table.labels = grown(table.labels, len(tensors.node_labels.keys), -1)
     table.taints = grown(table.taints, len(tensors.taints), -1)
-    for i, (node, row) in enumerate(zip(nodes, rows), start=first):
-        _write_row(tensors, i, node, row)
-        tensors.node_index[node.metadata.name] = i
-    table.names.extend(node.metadata.name for node in nodes)
+    _write_rows(tensors, first, nodes, rows)
+    names = [node.metadata.name for node in nodes]
+    tensors.node_index.update(zip(names, range(first, first + n)))
+    table.names.extend(names)
 
 
 def update_node(tensors: ClusterTensors, node: Node) -> None:
@@ -631,7 +636,7 @@ def update_node(tensors: ClusterTensors, node: Node) -> None:
     table = tensors.nodes
     table.labels = _grow_columns(table.labels, len(tensors.node_labels.keys), -1)
     table.taints = _grow_columns(table.taints, len(tensors.taints), -1)
-    _write_row(tensors, i, node, row)
+    _write_rows(tensors, i, [node], [row])
 
 
 def _node_row(tensors: ClusterTensors, node: Node) -> tuple[list[tuple[int, int]], list[int]]:
@@ -640,23 +645,38 @@ def _node_row(tensors: ClusterTensors, node: Node) -> tuple[list[tuple[int, int]
             [tensors.taints.add((t.key, t.value, t.effect)) for t in node.spec.taints])
 
 
-def _write_row(tensors: ClusterTensors, i: int, node: Node, row) -> None:
-    """The node's own columns of row i, all of them: what the object does not list is absent (0 / -1)."""
+def _write_rows(tensors: ClusterTensors, first: int, nodes: list[Node], rows: list) -> None:
+    """The nodes' own columns of rows first, first + 1, ..., all of them: what an object does not list is absent
+    (0 / -1). Column by column over all the rows (a node pool's nodes share their allocatable list: written once)."""
     table = tensors.nodes
-    table.allocatable[i] = 0
-    table.allowed_pods[i] = 0
-    table.labels[i] = -1
-    table.taints[i] = -1
-    for name, qty in node.status.allocatable.items():
-        if name == "pods":
-            table.allowed_pods[i] = qty
+    span = slice(first, first + len(nodes))
+    table.allocatable[span] = 0
+    table.allowed_pods[span] = 0
+    table.labels[span] = -1
+    table.taints[span] = -1
+    table.unschedulable[span] = [node.spec.unschedulable for node in nodes]
+    by_list: dict[int, tuple[dict, list[int]]] = {}       # id(allocatable) -> (it, its rows)
+    for i, node in enumerate(nodes, first):
+        allocatable = node.status.allocatable
+        entry = by_list.get(id(allocatable))
+        if entry is None:
+            by_list[id(allocatable)] = (allocatable, [i])
         else:
-            table.allocatable[i, tensors.resources.ids[name]] = qty
-    table.unschedulable[i] = node.spec.unschedulable
-    pairs, taint_ids = row
-    for k, v in pairs:
-        table.labels[i, k] = v
-    table.taints[i, taint_ids] = np.arange(len(taint_ids), dtype=np.int16)
+            entry[1].append(i)
+    for allocatable, at in by_list.values():
+        for name, qty in allocatable.items():
+            if name == "pods":
+                table.allowed_pods[at] = qty
+            else:
+                table.allocatable[at, tensors.resources.ids[name]] = qty
+    labels = [(i, k, v) for i, (pairs, _) in enumerate(rows, first) for k, v in pairs]
+    if labels:
+        at, k, v = np.array(labels, np.int64).T
+        table.labels[at, k] = v
+    taints = [(i, t, position) for i, (_, ids) in enumerate(rows, first) for position, t in enumerate(ids)]
+    if taints:
+        at, t, position = np.array(taints, np.int64).T
+        table.taints[at, t] = position
 
 
 def restrict(tensors: ClusterTensors, node_ids: np.ndarray,
