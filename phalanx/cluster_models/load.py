@@ -445,6 +445,7 @@ class _TextTemplate:
     meta: dict                               # its metadata but uid ("name" set to each replica's)
     meta_uid: dict                           # the same with a "uid" key (set to each replica's)
     labels: dict | None                      # a Node's labels (values may differ); None for a Pod's (they may not)
+    stamps: tuple | None = None              # (obj.replacer("metadata"), obj.metadata.replacer("name")), once needed
 
     @classmethod
     def of(cls, document: dict, obj: Pod | Node, context: tuple[str | None, str | None]) -> "_TextTemplate":
@@ -457,8 +458,10 @@ class _TextTemplate:
         pass validation."""
         if dns_subdomain_problem(name):
             return None
-        obj = self.obj
-        return obj.replaced(metadata=obj.metadata.replaced(name=name))
+        if self.stamps is None:
+            self.stamps = (self.obj.replacer("metadata"), self.obj.metadata.replacer("name"))
+        with_meta, with_name = self.stamps
+        return with_meta(with_name(name))
 
     def named(self, name: str) -> dict:
         """The template's document with this metadata.name."""

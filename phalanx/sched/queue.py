@@ -19,7 +19,10 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import operator
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..cluster_models import Pod
 from .shapes import PodShape
@@ -39,7 +42,7 @@ def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float 
 class PodRun:
     shape: PodShape
     pods: list[Pod]
-    seqs: list[int]                  # arrival sequence per pod
+    seqs: list[int] | range          # arrival sequence per pod (a range when consecutive: replicas' arrivals)
     priority: int
 
 
@@ -205,6 +208,17 @@ class SchedulingQueue:
 
 def cut_runs(pods: list[Pod], shapes: list[PodShape], priorities: list[int], seqs: list[int]) -> list[PodRun]:
     """Pods in queue order -> runs of consecutive pods with one shape and one priority."""
-    bounds = [0] + [i for i in range(1, len(pods))
-                    if shapes[i] is not shapes[i - 1] or priorities[i] != priorities[i - 1]] + [len(pods)]
-    return [PodRun(shapes[a], pods[a:b], seqs[a:b], priorities[a]) for a, b in zip(bounds, bounds[1:]) if b > a]
+    n = len(pods)
+    if not n:
+        return []
+    new = np.zeros(n, bool)
+    new[0] = True
+    new[1:] = np.fromiter(map(operator.is_not, shapes[1:], shapes), bool, n - 1)
+    by_priority = np.asarray(priorities)
+    new[1:] |= by_priority[1:] != by_priority[:-1]
+    bounds = [*np.flatnonzero(new).tolist(), n]
+    step = np.diff(np.asarray(seqs)) == 1         # a run of consecutive arrivals keeps them as a range
+
+    def seqs_of(a: int, b: int):
+        return range(seqs[a], seqs[b - 1] + 1) if step[a:b - 1].all() else seqs[a:b]
+    return [PodRun(shapes[a], pods[a:b], seqs_of(a, b), priorities[a]) for a, b in zip(bounds, bounds[1:])]

@@ -28,7 +28,7 @@ from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, 
 from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
 from ..cluster_models.load import cyclic_gc_paused
-from ..cluster_models.objects import rfc3339_seconds
+from ..cluster_models.objects import pod_keys, rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
 from .backends import SCHEDULER_BACKENDS, make_placer
@@ -46,7 +46,7 @@ from .podgroups import PERMIT_TIMEOUT_S, GroupState, Groups
 from .queue import Parked, SchedulingQueue, cut_runs
 from .records import (BOUND, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
                       Preempted, Record)
-from .shapes import PodShape, ShapeTable
+from .shapes import PodShape, ShapeTable, template_runs
 
 __all__ = ["GANG_MODES", "NO_NODES_MESSAGE", "ScheduleResult", "Scheduler", "GroupAttempt"]
 
@@ -226,10 +226,11 @@ class Scheduler:
     def shape_of(self, pod: Pod) -> PodShape:
         return self._shape_table(pod).intern(pod)
 
-    def shapes_of(self, pods: list[Pod]) -> list[PodShape]:
-        """shape_of for each pod, consecutive pods of one profile interned together (ShapeTable.intern_all)."""
+    def shapes_of(self, pods: list[Pod], starts: list[int] | None = None) -> list[PodShape]:
+        """shape_of for each pod, consecutive pods of one profile interned together (ShapeTable.intern_all; `starts`:
+        the pods' template runs, when known)."""
         if len(self.shapes_by_profile) == 1:       # every pod's table is the one profile's
-            return self.shapes.intern_all(pods)
+            return self.shapes.intern_all(pods, starts)
         shapes: list[PodShape] = []
         for _, run in itertools.groupby(pods, key=lambda pod: pod.spec.scheduler_name):
             run = list(run)
@@ -300,10 +301,12 @@ class Scheduler:
         already bound, already known, or names an unknown PriorityClass. Pods naming a schedulerName no profile
         serves are left pending and reported (a warning, ScheduleResult.unserved)."""
         pods = list(pods)
-        keys = self._check_new(pods)
+        starts = template_runs(pods)
+        keys = self._check_new(pods, starts)
         start = len(self.log)
         self.progress += 1
-        plain: list[tuple[Pod, int]] = []
+        plain: list[Pod] = []
+        plain_seqs: list[int] = []
         touched: list[GroupState] = []
         arrived = []
         arrival, frameworks = self.arrival, self.frameworks
@@ -313,36 +316,41 @@ class Scheduler:
         # PreEnqueue answer of its own: replicas after it that are not nominated go the same way.
         plain_spec = None
         first_seq, self._seq = self._seq, self._seq + len(pods)      # every pod takes one, served or not
-        for seq, pod, key in zip(range(first_seq, self._seq), pods, keys):
-            if pod.spec is plain_spec and not pod.status.nominated_node_name:
+        for a, end in zip(starts, starts[1:]):
+            for i in range(a, end):
+                pod, key, seq = pods[i], keys[i], first_seq + i
+                if pod.spec is plain_spec and not pod.status.nominated_node_name:
+                    # The rest of its template run (one spec, one status) goes the same way, all at once.
+                    arrival.update(zip(keys[i:end], range(seq, first_seq + end)))
+                    plain += pods[i:end]
+                    plain_seqs += range(seq, first_seq + end)
+                    break
+                framework = frameworks.get(pod.spec.scheduler_name)
+                if framework is None:
+                    self.unserved[key] = pod
+                    if warnings is not None:
+                        warnings.append(f"Pod {key}: spec.schedulerName {pod.spec.scheduler_name!r} is served by no "
+                                        f"profile ({', '.join(frameworks)}); left pending")
+                    continue
                 arrival[key] = seq
-                plain.append((pod, seq))
-                continue
-            framework = frameworks.get(pod.spec.scheduler_name)
-            if framework is None:
-                self.unserved[key] = pod
-                if warnings is not None:
-                    warnings.append(f"Pod {key}: spec.schedulerName {pod.spec.scheduler_name!r} is served by no "
-                                    f"profile ({', '.join(frameworks)}); left pending")
-                continue
-            arrival[key] = seq
-            if pod.status.nominated_node_name:
-                self.nominate(pod, pod.status.nominated_node_name)
-            gs, _ = self.groups.resolve(pod)
-            member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
-            if member:
-                self.groups.join(gs, pod, seq, key)  # a member counts for its group (quorum) from now on
-                touched.append(gs)
-            if gs is not None or arrived:
-                arrived.append((pod, seq, framework, gs, member))
-                plain_spec = None
-            elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
-                register(pod, None)
-                plain.append((pod, seq))
-                spec = pod.spec
-                if (framework.shared_pre_enqueue and spec.scheduling_group is None and spec.workload_ref is None
-                        and not spec.resource_claims):
-                    plain_spec = spec
+                if pod.status.nominated_node_name:
+                    self.nominate(pod, pod.status.nominated_node_name)
+                gs, _ = self.groups.resolve(pod)
+                member = gs is not None and not (self.gang_mode == "permit" and not gs.gang)
+                if member:
+                    self.groups.join(gs, pod, seq, key)  # a member counts for its group (quorum) from now on
+                    touched.append(gs)
+                if gs is not None or arrived:
+                    arrived.append((pod, seq, framework, gs, member))
+                    plain_spec = None
+                elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
+                    register(pod, None)
+                    plain.append(pod)
+                    plain_seqs.append(seq)
+                    spec = pod.spec
+                    if (framework.shared_pre_enqueue and spec.scheduling_group is None and spec.workload_ref is None
+                            and not spec.resource_claims):
+                        plain_spec = spec
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
         # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
@@ -350,33 +358,42 @@ class Scheduler:
                 # DRA: the pod's claims; its PodGroup's spec.resourceClaims decide which are shared
                 register(pod, gs.group if gs is not None else None)
                 if not member:
-                    plain.append((pod, seq))
-        self._enqueue_plain(plain, warnings)
+                    plain.append(pod)
+                    plain_seqs.append(seq)
+        # All of them, in arrival order (the usual call): their template runs are known.
+        self._enqueue_plain(plain, plain_seqs, warnings, starts if len(plain) == len(pods) else None)
         for gs in dict.fromkeys(touched):
             self._group_changed(gs, warnings)
         return self.log.records(start)
 
-    def _check_new(self, pods: list[Pod]) -> list[str]:
-        """The keys of pods about to arrive; InputError for one that is bound, known, named twice, or names an unknown
-        PriorityClass or bad GPU-share annotations."""
-        keys = [p.key for p in pods]
-        check_bound = self.cluster.tensors.log_mark() > 0
-        checked = set()     # (PodSpec, annotations) objects of this call's pods checked already (alive: ids stable)
-        last_spec = last_annotations = None      # those of the pod before (replicas come in a row)
-        arrival, unserved, node_of = self.arrival, self.unserved, self.cluster.tensors.node_of
-        for pod, key in zip(pods, keys):
-            spec, annotations = pod.spec, pod.metadata.annotations
-            if spec is not last_spec or annotations is not last_annotations:
-                if spec.node_name:
-                    raise InputError(f"Pod {key}: spec.nodeName: already bound; add it to the cluster input instead")
-                template = (id(spec), id(annotations))
-                if template not in checked:
-                    checked.add(template)
-                    self.cluster.priority(pod)
-                    device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
-                last_spec, last_annotations = spec, annotations
-            if key in arrival or key in unserved or (check_bound and node_of(key) >= 0):
-                raise InputError(f"Pod {key}: metadata.name: already exists")
+    def _check_new(self, pods: list[Pod], starts: list[int] | None = None) -> list[str]:
+        """The keys of pods about to arrive (`starts`: their template runs, when known); InputError for the first one
+        that is bound, known, named twice, or names an unknown PriorityClass or bad GPU-share annotations."""
+        if starts is None:
+            starts = template_runs(pods)
+        keys = pod_keys(pods)
+        bad, problem = len(pods), None        # the first pod whose template is refused, and why
+        for a in starts[:-1]:                 # a run's pods share their spec and annotations: checked once
+            pod = pods[a]
+            if pod.spec.node_name:
+                bad, problem = a, InputError(f"Pod {keys[a]}: spec.nodeName: already bound; add it to the cluster "
+                                             f"input instead")
+                break
+            try:
+                self.cluster.priority(pod)
+                device_request(pod)      # GPU-share annotations are valid (sched/gpushare.py)
+            except InputError as error:
+                bad, problem = a, error
+                break
+        arrival, unserved, tensors = self.arrival, self.unserved, self.cluster.tensors
+        check_bound = tensors.log_mark() > 0
+        if check_bound or not (arrival.keys().isdisjoint(keys) and unserved.keys().isdisjoint(keys)):
+            known = next((key for key in keys[:bad] if key in arrival or key in unserved
+                          or (check_bound and tensors.node_of(key) >= 0)), None)
+            if known is not None:
+                raise InputError(f"Pod {known}: metadata.name: already exists")
+        if problem is not None:
+            raise problem
         if len(set(keys)) < len(keys):
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
@@ -719,7 +736,7 @@ class Scheduler:
         pairs cutting the pods into consecutive bindings (a train's gangs), each logged as its own entry and
         followed by then(its keys)."""
         self.progress += 1
-        keys = [p.key for p in pods]
+        keys = pod_keys(pods)
         self.started.update(dict.fromkeys(keys, self.now))
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
@@ -793,10 +810,10 @@ class Scheduler:
             for parked in ready:                # in arrival order, as each event takes them
                 batches.setdefault(first[parked.pod.key], []).append((parked.pod, parked.seq))
             for i in sorted(batches):
-                self._enqueue_plain(batches[i])
+                self._enqueue_plain([pod for pod, _ in batches[i]], [seq for _, seq in batches[i]])
         else:
             ready = self.queue.wake(event, lambda parked: helps_with(parked, objects), self.now, skip)
-            self._enqueue_plain([(p.pod, p.seq) for p in ready])
+            self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
         if event != POD_BOUND:
             for gs in self.groups.values():
                 if gs.state == "unschedulable" and gs is not exclude:
@@ -817,35 +834,30 @@ class Scheduler:
         """Whether a pod of this key is pending here or bound."""
         return key in self.arrival or key in self.unserved or self.cluster.tensors.node_of(key) >= 0
 
-    def _enqueue_plain(self, pods: list[tuple[Pod, int]], warnings: list[str] | None = None) -> None:
-        """Pods (with their arrival seq) into the activeQ as runs; runs are cut in queue order."""
+    def _enqueue_plain(self, pods: list[Pod], seqs: list[int], warnings: list[str] | None = None,
+                       starts: list[int] | None = None) -> None:
+        """Pods (with their arrival seqs) into the activeQ as runs; runs are cut in queue order. `starts`: the pods'
+        template runs, when known."""
         if not pods:
             return
-        ordered, seqs = map(list, zip(*pods))
-        prios = self._priorities(ordered)
-        by_priority, by_seq = np.array(prios, np.int64), np.array(seqs)
+        if starts is None:
+            starts = template_runs(pods)
+        priority = self.cluster.priority
+        prios = [priority(pods[a]) for a in starts[:-1]]         # a run's pods share their spec: one priority
+        by_seq = np.array(seqs)
         # Usually one priority, in arrival order (replicas of one spec): already in queue order.
-        if not ((by_priority == by_priority[0]).all() and (by_seq[1:] > by_seq[:-1]).all()):
-            order = np.lexsort((by_seq, -by_priority)).tolist()
-            ordered, prios, seqs = [ordered[i] for i in order], [prios[i] for i in order], [seqs[i] for i in order]
-        shapes = self.shapes_of(ordered)
+        if len(set(prios)) > 1 or not (by_seq[1:] > by_seq[:-1]).all():
+            order = np.lexsort((by_seq, -np.repeat(prios, np.diff(starts)))).tolist()
+            pods, seqs = [pods[i] for i in order], [seqs[i] for i in order]
+            starts = template_runs(pods)
+            prios = [priority(pods[a]) for a in starts[:-1]]
+        shapes = self.shapes_of(pods, starts)
         if warnings is not None:
-            for pod, shape in zip(ordered, shapes):
+            for pod, shape in zip(pods, shapes):
                 if shape.unmodelled:
                     self._warn_unmodelled(pod, shape, warnings)
-        for run in cut_runs(ordered, shapes, prios, seqs):
+        for run in cut_runs(pods, shapes, np.repeat(prios, np.diff(starts)).tolist(), seqs):
             self.queue.push_active(run, run.priority, run.seqs[0])
-
-    def _priorities(self, pods: list[Pod]) -> list[int]:
-        """Each pod's priority; a pod with the PodSpec object of the one before it (replicas) takes its value."""
-        out: list[int] = []
-        last_spec, value = None, 0
-        priority = self.cluster.priority
-        for pod in pods:
-            if pod.spec is not last_spec:
-                last_spec, value = pod.spec, priority(pod)
-            out.append(value)
-        return out
 
     def _warn_unmodelled(self, pod: Pod, shape: PodShape, warnings: list[str]) -> None:
         """What of the pod phalanx does not model, one warning line per text naming every pod it concerns."""
@@ -877,7 +889,7 @@ class Scheduler:
         if self.gang_mode == "permit":
             ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
             gs.enqueued.update(p.key for p, _ in ready)
-            self._enqueue_plain(ready, warnings)
+            self._enqueue_plain([p for p, _ in ready], [s for _, s in ready], warnings)
             return
         if gs.state in ("idle", "unschedulable"):
             self._activate_group(gs)

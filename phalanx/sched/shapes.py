@@ -9,6 +9,7 @@ evaluation, because vocabularies grow as pods bind.
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,29 @@ _UNSIGNED_FIELDS = {"node_name", "priority", "priority_class_name", "preemption_
                     "scheduling_group", "workload_ref", "restart_policy", "dns_policy", "active_deadline_seconds"}
 # Volume sources that never constrain placement.
 _NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath"}
+
+
+_SPEC, _STATUS, _META = operator.attrgetter("spec"), operator.attrgetter("status"), operator.attrgetter("metadata")
+_LABELS, _ANNOTATIONS = operator.attrgetter("labels"), operator.attrgetter("annotations")
+_NAMESPACE = operator.attrgetter("namespace")
+
+
+def template_runs(pods: list[Pod]) -> list[int]:
+    """Where the runs of consecutive pods made from one template start, then len(pods): a run's pods share their
+    spec, status, labels and annotations objects and their namespace (a controller's replicas, a loader's), so what
+    intake reads of one it reads of all but the name. Compared column by column (C loops), not pod by pod."""
+    n = len(pods)
+    if n < 2:
+        return list(range(n + 1))
+    metas = list(map(_META, pods))
+    new = np.zeros(n, bool)
+    new[0] = True
+    for column, differ in ((list(map(_SPEC, pods)), operator.is_not), (list(map(_STATUS, pods)), operator.is_not),
+                           (list(map(_LABELS, metas)), operator.is_not),
+                           (list(map(_ANNOTATIONS, metas)), operator.is_not),
+                           (list(map(_NAMESPACE, metas)), operator.ne)):
+        new[1:] |= np.fromiter(map(differ, column[1:], column), bool, n - 1)
+    return [*np.flatnonzero(new).tolist(), n]
 
 
 def signature(pod: Pod, extra: dict | None = None) -> str:
@@ -99,18 +123,17 @@ class ShapeTable:
             self.by_template[template] = (pod.spec, meta.labels, meta.annotations, shape)
         return shape, by_template
 
-    def intern_all(self, pods: list[Pod]) -> list[PodShape]:
-        """intern for each pod; a pod made from the same template objects as the one before it (a controller's
-        replicas, in arrival order) takes its shape without a lookup when its shape is the template's."""
+    def intern_all(self, pods: list[Pod], starts: list[int] | None = None) -> list[PodShape]:
+        """intern for each pod; the pods of a template run (template_runs, or `starts` given) take the shape of its
+        first without a lookup when that shape is the template's."""
+        if starts is None:
+            starts = template_runs(pods)
         shapes: list[PodShape] = []
-        last = None          # (spec, labels, annotations, namespace) of the pod before, when they decide its shape
-        for pod in pods:
-            meta = pod.metadata
-            if (last is not None and pod.spec is last[0] and meta.labels is last[1] and meta.annotations is last[2]
-                    and meta.namespace == last[3]):
-                shapes.append(shapes[-1])
-                continue
-            shape, by_template = self._intern(pod)
-            shapes.append(shape)
-            last = (pod.spec, meta.labels, meta.annotations, meta.namespace) if by_template else None
+        for a, b in zip(starts, starts[1:]):
+            shape, by_template = self._intern(pods[a])
+            if by_template:
+                shapes += [shape] * (b - a)
+            else:
+                shapes.append(shape)
+                shapes += [self._intern(pod)[0] for pod in pods[a + 1:b]]
         return shapes
