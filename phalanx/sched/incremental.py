@@ -191,11 +191,9 @@ class ShapeCache:
         if entry is not None and entry.shape is shape and entry.tensors is tensors and entry.resources == resources \
                 and entry.tokens == framework.prepare_tokens(cluster, entry.live_plugins):
             self.entries.move_to_end(shape.id)
-            if now - entry.mark > _MAX_CHUNKS:          # not met for long: as a shape met for the first time
-                self._drop(shape.id)
-                self.last_seen[shape.id] = now
-                return None
-            if self._sync(entry, rank):
+            # Not met for long (more than _MAX_CHUNKS changes): built again at once, as when its rows are stale (a
+            # shape kept before recurs; a full cycle now would be followed by a build at its next cycle).
+            if now - entry.mark <= _MAX_CHUNKS and self._sync(entry, rank):
                 return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
             p = entry.prepared
         else:
