@@ -291,11 +291,14 @@ class ShapeCache:
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:
-                ev = run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
-                ok &= np.asarray(ev.feasible)
-                for name, codes in ev.codes.items():
-                    s.codes[name][rows] = codes
-                    s.payloads[name][rows] = ev.payloads[name]
+                # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
+                # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).
+                view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+                for plugin, state in s.local.filters:
+                    code, payload = plugin.filter(np, state, view)[:2]
+                    s.codes[plugin.name][rows] = code
+                    s.payloads[plugin.name][rows] = payload
+                    ok &= code == SUCCESS
             was = s.feasible[rows]
             if (ok != was).any():
                 if (ok & ~was).any():
