@@ -40,7 +40,7 @@ import numpy as np
 
 from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
+from ..kernels.gpu_share import allowed_devices, gpu_share_filter, without_whole_devices
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
@@ -60,9 +60,11 @@ class GpuInputs:
 
     def filter(self, xp, rows=None):
         """Filter codes and payloads of the nodes `rows` (None: every node)."""
-        free, model, n_devices = self.book.devices(rows, self.own_whole)
-        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), xp.asarray(n_devices), self.count,
-                                self.milli, self.allowed)
+        free, model, _ = self.book.devices(rows, self.own_whole)
+        present = self.book.allowed_devices(self.allowed)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model),
+                                xp.asarray(present if rows is None else present[rows]), self.count, self.milli,
+                                self.allowed)
 
 
 @dataclass
@@ -187,6 +189,12 @@ class GpuBook:
         whole = self.whole_counts(own)
         return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
 
+    def allowed_devices(self, allowed) -> np.ndarray:
+        """(N,) int64 devices of a model in `allowed` (model ids, None: any) per node, unhealthy ones included
+        (kernels.gpu_share.allowed_devices), kept until the devices are rebuilt. Read-only."""
+        return self.derived(("allowed devices", allowed),
+                            lambda book: allowed_devices(np, book._model, book._counts, allowed))
+
     def node_models(self) -> list[str]:
         """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
         t = self.table
@@ -194,7 +202,7 @@ class GpuBook:
 
     def derived(self, key, make):
         """make(self), remembered under `key` until the devices are rebuilt (node events): what plugins compute
-        from the nodes' models alone (FGDScore's model access per typical pod)."""
+        from the nodes' models alone (FGDScore's model access per typical pod, allowed_devices)."""
         hit = self._derived.get(key)
         if hit is None:
             hit = self._derived[key] = make(self)
