@@ -373,9 +373,10 @@ def _fresh_fgd_rows(book) -> int:
     (counts of its devices, F at its CPU left); returns how many keys were checked."""
     t = book.owner.tensors
     checked = 0
-    for key, (table, values, seen, stale) in book._values.items():
-        if not isinstance(key[1], fgd.TypicalPods) or table is not t or seen != len(t.changes):
+    for key, (table, values, computed) in book._values.items():
+        if not isinstance(key[1], fgd.TypicalPods) or table is not t:
             continue
+        stale = t.change_stamps() >= computed
         typ = key[1]
         free, _, _ = book.devices()
         cpu = t.resources.get("cpu")
@@ -396,9 +397,9 @@ def _replay_checking_carries(monkeypatch, trace) -> int:
     take = GpuBook._take_carried
 
     def checked(book, *args):
-        seen = {k: v[2] for k, v in book._values.items()}
+        computed = {k: v[2].copy() for k, v in book._values.items()}
         take(book, *args)
-        if any(v[2] != seen.get(k) for k, v in book._values.items()):
+        if any(k not in computed or (v[2] != computed[k]).any() for k, v in book._values.items()):
             carried.append(_fresh_fgd_rows(book))
 
     monkeypatch.setattr(GpuBook, "_take_carried", checked)

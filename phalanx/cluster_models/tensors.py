@@ -19,7 +19,6 @@ _LOAD_VECTORS_KEPT = 4096     # pod_load results whose vectors ClusterTensors.lo
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-_FEW_CHANGES = 16          # changed_since: up to this many changes are merged in Python
 
 
 class Vocab:
@@ -270,9 +269,10 @@ class ClusterTensors:
     _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
-    # changed_since's last answer, (seen, len(_changes), node ids): a kept shape and the GPU book's values for its
-    # request ask for the same rows in one cycle, and the list only grows
-    _since: tuple | None = field(default=None, repr=False)
+    # Per node, the position in _changes of the last change listing it (-1: none), through change _stamped - 1
+    # (change_stamps folds in the rest): what changed after a mark is one comparison, whoever asks
+    _stamps: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    _stamped: int = 0
     _terms: AffinityTerms = field(default_factory=AffinityTerms.empty)
     truncations: list[int] = field(default_factory=list)  # every truncate_log mark, in order (readers of log
                                                           # positions drop rows from the smallest new one)
@@ -383,25 +383,22 @@ class ClusterTensors:
         """Node ids whose load changed, one array per change, oldest first (read-only)."""
         return self._changes
 
+    def change_stamps(self) -> np.ndarray:
+        """(N,) int64 per node the position in `changes` of the last change listing it, -1 for none: the node's load
+        moved after mark m when its stamp is >= m. Read-only; later calls update it in place. The list only grows,
+        so each change is folded in once."""
+        stamps, n = self._stamps, self.nodes.size
+        if len(stamps) < n:                 # rows appended (add_nodes)
+            stamps = self._stamps = np.concatenate([stamps, np.full(n - len(stamps), -1, np.int64)])
+        changes = self._changes
+        for i in range(self._stamped, len(changes)):
+            stamps[changes[i]] = i
+        self._stamped = len(changes)
+        return stamps
+
     def changed_since(self, seen: int) -> np.ndarray:
-        """(k,) int64 the node ids of changes[seen:], each once, ascending (read-only: the answer is shared)."""
-        since = self._since
-        now = len(self._changes)
-        if since is not None and since[0] == seen and since[1] == now:
-            return since[2]
-        new = self._changes[seen:]
-        if len(new) == 1:
-            chunk = np.asarray(new[0], np.int64)
-            rows = chunk.copy() if len(chunk) == 1 else np.unique(chunk)     # unique costs ~10 us on one id
-        elif len(new) <= _FEW_CHANGES:      # the per-pod path's one-node changes: a set beats a sort of a concat
-            rows = np.array(sorted({n for chunk in new for n in chunk.tolist()}), np.int64)
-        else:                               # a mask of the nodes beats a sort
-            hit = np.zeros(self.nodes.size, bool)
-            hit[np.concatenate(new)] = True
-            rows = np.flatnonzero(hit).astype(np.int64, copy=False)
-        rows.flags.writeable = False
-        self._since = (seen, now, rows)
-        return rows
+        """(k,) int64 the node ids of changes[seen:], each once, ascending."""
+        return (self.change_stamps() >= seen).nonzero()[0]
 
     def log_mark(self) -> int:
         """Where the binding log ends now; `truncate_log` goes back to it."""

@@ -147,7 +147,8 @@ def frag_from_counts(xp, cnt, frag, total, cpu_left, access, typ: TypicalPods):
     index = xp.where(access, with_access, without) + 2 * (cnt >= count_t) + (cpu_left[..., None] >= cpu_t)
     cls = xp.asarray(_CLASS_OF)[index]
     # freq * float64(gpuMilliLeftTotal), or freq * float64(gpuFragMilli) for Q3.
-    amount = freq_t * xp.where(index == Q3_INDEX, frag, total[..., None]).astype(xp.float64)
+    # (An int64 operand of a float64 product is converted exactly as astype would.)
+    amount = freq_t * xp.where(index == Q3_INDEX, frag, total[..., None])
     if cls.shape != amount.shape:
         cls, amount = xp.broadcast_arrays(cls, amount)
     return sequential_sum(xp, _class_sums(xp, cls, amount))                           # Q1 + Q2 + Q4 + ...
@@ -160,9 +161,11 @@ def _class_sums(xp, cls, amount):
     if xp.__name__ == "numpy":
         lead = cls.shape[:-1]
         rows = math.prod(lead)
-        at = (xp.arange(rows, dtype=xp.int64) * CLASSES).reshape(*lead, 1) + cls
-        sums = xp.bincount(at.reshape(-1), weights=amount.reshape(-1), minlength=rows * CLASSES)
-        return sums.astype(xp.float64, copy=False).reshape(*lead, CLASSES)     # int64 when there is no row
+        if not rows:
+            return xp.zeros((*lead, CLASSES))       # (bincount of nothing is int64)
+        at = cls.reshape(rows, -1) + (xp.arange(rows, dtype=xp.int64) * CLASSES)[:, None]
+        sums = xp.bincount(at.ravel(), weights=amount.ravel(), minlength=rows * CLASSES)
+        return sums.reshape(*lead, CLASSES)
     classes = xp.arange(CLASSES, dtype=cls.dtype)
     terms = xp.where(cls[..., None, :] == classes[:, None], amount[..., None, :], 0.0)   # (..., 6, T)
     return sequential_sum(xp, terms)                                                    # typical-pod order

@@ -22,15 +22,18 @@ def allowed_ids(models: tuple, names) -> tuple | None:
     return tuple(models.index(n) if n in models else NO_MODEL for n in names)
 
 
+def model_match(xp, dev_model, allowed):
+    """(N, D) bool: the device slot is of a model in `allowed` (a tuple of model ids, not None)."""
+    match = xp.zeros(dev_model.shape, dtype=bool)
+    for m in allowed:
+        match = match | (dev_model == m)
+    return match
+
+
 def device_fits(xp, free, dev_model, milli: int, allowed):
     """(N, D) bool: the device has `milli` free and is of an allowed model. `allowed`: tuple of model ids or None."""
     ok = free >= milli
-    if allowed is not None:
-        match = xp.zeros(free.shape, dtype=bool)
-        for m in allowed:
-            match = match | (dev_model == m)
-        ok = ok & match
-    return ok
+    return ok if allowed is None else ok & model_match(xp, dev_model, allowed)
 
 
 def gpu_fit_filter(xp, free, dev_model, count: int, milli: int, allowed):

@@ -9,7 +9,7 @@ hold are shown with 0 free (without_whole_devices).
 from __future__ import annotations
 
 from ..cluster_models.gpus import MILLI
-from .gpu_fit import device_fits
+from .gpu_fit import device_fits, model_match
 from .status import UNSCHEDULABLE
 
 NO_ALLOWED_MODEL_BIT = 1     # payload: the node has no GPU of an allowed model (or no GPU at all)
@@ -26,17 +26,22 @@ def without_whole_devices(xp, free, whole):
     return xp.where(idle & (rank <= whole[:, None]), 0, free)
 
 
-def gpu_share_filter(xp, free, dev_model, n_devices, count: int, milli: int, allowed):
-    """(code (N,) int8, payload (N,) int64). n_devices: (N,) int64 devices per node (slots beyond are padding;
-    a device of unknown model has model id -1 like padding). `allowed`: tuple of model ids, or None for any.
-    A node with no device slot of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as
-    present: they report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT.
+def allowed_devices(xp, dev_model, n_devices, allowed):
+    """(N,) int64 devices of an allowed model per node, unhealthy ones included (`allowed`: tuple of model ids, or
+    None for any; slots beyond n_devices (N,) are padding). It moves only with the devices themselves (node events),
+    so callers keep it."""
+    valid = xp.arange(dev_model.shape[1], dtype=xp.int64)[None, :] < n_devices[:, None]
+    return (valid if allowed is None else valid & model_match(xp, dev_model, allowed)).sum(axis=1)
+
+
+def gpu_share_filter(xp, free, dev_model, present, count: int, milli: int, allowed):
+    """(code (N,) int8, payload (N,) int64). present: (N,) int64 the nodes' allowed_devices (a device of unknown model
+    has model id -1 like padding). `allowed`: tuple of model ids, or None for any.
+    A node with no device of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as present: they
+    report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT.
     A node with fewer than `count` devices of an allowed model fails UnschedulableAndUnresolvable, as
     NodeResourcesFit does for a request above allocatable: removing pods (preemption) cannot make it fit."""
-    fitting = device_fits(xp, free, dev_model, milli, allowed).sum(axis=1)
-    valid = xp.arange(free.shape[1], dtype=xp.int64)[None, :] < n_devices[:, None]
-    present = (device_fits(xp, free, dev_model, 0, allowed) & valid).sum(axis=1)
-    failed = fitting < count
+    failed = device_fits(xp, free, dev_model, milli, allowed).sum(axis=1) < count
     # Arithmetic on the masks rather than where() with scalars (a few rows per call on the kept-shape path): where
     # it failed, INSUFFICIENT_BIT (2) with some device present, else NO_ALLOWED_MODEL_BIT (1); the code
     # UNSCHEDULABLE_AND_UNRESOLVABLE (2) with fewer than `count` present, else UNSCHEDULABLE (1).

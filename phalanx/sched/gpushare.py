@@ -40,7 +40,7 @@ import numpy as np
 
 from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import gpu_share_filter, without_whole_devices
+from ..kernels.gpu_share import allowed_devices, gpu_share_filter, without_whole_devices
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
@@ -60,9 +60,11 @@ class GpuInputs:
 
     def filter(self, xp, rows=None):
         """Filter codes and payloads of the nodes `rows` (None: every node)."""
-        free, model, n_devices = self.book.devices(rows, self.own_whole)
-        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), xp.asarray(n_devices), self.count,
-                                self.milli, self.allowed)
+        free, model, _ = self.book.devices(rows, self.own_whole)
+        present = self.book.allowed_devices(self.allowed)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model),
+                                xp.asarray(present if rows is None else present[rows]), self.count, self.milli,
+                                self.allowed)
 
 
 @dataclass
@@ -96,8 +98,9 @@ class GpuBook:
         self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
-        self._values: dict = {}           # node_values(): key -> (node table, values, changes seen, (N,) bool
-                                          # nodes changed but not computed since), least recently read first
+        self._values: dict = {}           # node_values(): key -> (node table, values, (N,) int64 per node the
+                                          # len(changes) its values were computed at, -1 never), least recently
+                                          # read first
         self._carried = None              # carry(): the row a Score plugin has for the placement being made
 
     @classmethod
@@ -186,6 +189,12 @@ class GpuBook:
         whole = self.whole_counts(own)
         return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
 
+    def allowed_devices(self, allowed) -> np.ndarray:
+        """(N,) int64 devices of a model in `allowed` (model ids, None: any) per node, unhealthy ones included
+        (kernels.gpu_share.allowed_devices), kept until the devices are rebuilt. Read-only."""
+        return self.derived(("allowed devices", allowed),
+                            lambda book: allowed_devices(np, book._model, book._counts, allowed))
+
     def node_models(self) -> list[str]:
         """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
         t = self.table
@@ -193,7 +202,7 @@ class GpuBook:
 
     def derived(self, key, make):
         """make(self), remembered under `key` until the devices are rebuilt (node events): what plugins compute
-        from the nodes' models alone (FGDScore's model access per typical pod)."""
+        from the nodes' models alone (FGDScore's model access per typical pod, allowed_devices)."""
         hit = self._derived.get(key)
         if hit is None:
             hit = self._derived[key] = make(self)
@@ -208,27 +217,28 @@ class GpuBook:
         them). The arrays returned are updated in place by later reads: use them before the next one."""
         t = self._tensors()
         n = len(self.names)
+        now = len(t.changes)
         hit = self._values.pop(key, None)
         if hit is None or hit[0] is not t:
             if rows is None:
-                values, stale = compute(None), np.zeros(n, bool)
+                values, at = compute(None), np.full(n, now, np.int64)
             else:
                 part = compute(rows)
                 values = tuple(np.zeros((n, *v.shape[1:]), v.dtype) for v in part)
                 for v, new in zip(values, part):
                     v[rows] = new
-                stale = np.ones(n, bool)
-                stale[rows] = False
+                at = np.full(n, -1, np.int64)
+                at[rows] = now
         else:
-            _, values, seen, stale = hit
-            if seen < len(t.changes):
-                stale[t.changed_since(seen)] = True
-            todo = np.flatnonzero(stale) if rows is None else rows[stale[rows]]
+            _, values, at = hit
+            # A node's values are stale when a change from the one they were computed at on lists it.
+            stamps = t.change_stamps()
+            todo = (stamps >= at).nonzero()[0] if rows is None else rows[stamps[rows] >= at[rows]]
             if len(todo):
                 for v, new in zip(values, compute(todo)):
                     v[todo] = new
-                stale[todo] = False
-        self._values[key] = (t, values, len(t.changes), stale)
+                at[todo] = now
+        self._values[key] = (t, values, at)
         if len(self._values) > _VALUES_KEPT:
             del self._values[next(iter(self._values))]
         return values
@@ -245,26 +255,25 @@ class GpuBook:
     def _take_carried(self, carried, node: int, g: GpuInputs, index: np.ndarray) -> None:
         """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
         does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
-        devices changed by it alone (any other take, undo or release drops the carry), the node table's load once, on
-        that node, and the key's values were read just before (nodes a partial read left stay marked). Not where some
-        node counts whole devices: which devices show as theirs moves with shares taken."""
+        devices changed by it alone (any other take, undo or release drops the carry) and the node table's load once,
+        on that node (the row is the node's whole values: whatever else the key's values hold). Not where some node
+        counts whole devices: which devices show as theirs moves with shares taken."""
         key, at, row, (count, milli, devices), cpu_left, t, mark = carried
         if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
                 or (devices is not None and index.tolist() != devices) or self._gpu_column(t) >= 0:
             return
         changes = t.changes
         hit = self._values.get(key)
-        if hit is None or hit[0] is not t or hit[2] != mark or len(changes) - mark > _CARRY_CHANGES \
+        if hit is None or hit[0] is not t or len(changes) - mark > _CARRY_CHANGES \
                 or any((chunk != node).any() for chunk in changes[mark:]):
             return
         cpu = t.resources.get("cpu")
         if int(t.nodes.allocatable[node, cpu] - t.nodes.requested[node, cpu]) != cpu_left:
             return
-        values, stale = hit[1], hit[3]
+        values, computed = hit[1], hit[2]
         for v, new in zip(values, row):
             v[node] = new[0]
-        stale[node] = False
-        self._values[key] = (t, values, len(changes), stale)
+        computed[node] = len(changes)
 
     def affinity_counts(self, width: int = 1) -> np.ndarray:
         """(N, max(width, K)) int64 pods on each node per GPU affinity tag (GpuRequest.affinity: column 0 pods

@@ -191,11 +191,9 @@ class ShapeCache:
         if entry is not None and entry.shape is shape and entry.tensors is tensors and entry.resources == resources \
                 and entry.tokens == framework.prepare_tokens(cluster, entry.live_plugins):
             self.entries.move_to_end(shape.id)
-            if now - entry.mark > _MAX_CHUNKS:          # not met for long: as a shape met for the first time
-                self._drop(shape.id)
-                self.last_seen[shape.id] = now
-                return None
-            if self._sync(entry, rank):
+            # Not met for long (more than _MAX_CHUNKS changes): built again at once, as when its rows are stale (a
+            # shape kept before recurs; a full cycle now would be followed by a build at its next cycle).
+            if now - entry.mark <= _MAX_CHUNKS and self._sync(entry, rank):
                 return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
             p = entry.prepared
         else:
@@ -293,11 +291,14 @@ class ShapeCache:
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             if s.local.filters:
-                ev = run_filters(np, s.local, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
-                ok &= np.asarray(ev.feasible)
-                for name, codes in ev.codes.items():
-                    s.codes[name][rows] = codes
-                    s.payloads[name][rows] = ev.payloads[name]
+                # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
+                # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).
+                view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+                for plugin, state in s.local.filters:
+                    code, payload = plugin.filter(np, state, view)[:2]
+                    s.codes[plugin.name][rows] = code
+                    s.payloads[plugin.name][rows] = payload
+                    ok &= code == SUCCESS
             was = s.feasible[rows]
             if (ok != was).any():
                 if (ok & ~was).any():

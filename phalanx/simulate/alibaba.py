@@ -238,8 +238,7 @@ def replay_pods(pods: TracePods, order: np.ndarray) -> list:
                 template = template.model_copy(update={"metadata": template.metadata.model_copy(
                     update={"annotations": notes})})
             templates[key] = template
-        meta = template.metadata.model_copy(update={"name": f"{k}-{pods.names[i]}"})
-        out.append(template.model_copy(update={"metadata": meta}))
+        out.append(template.replaced(metadata=template.metadata.replaced(name=f"{k}-{pods.names[i]}")))
     return out
 
 
