@@ -285,6 +285,10 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
             changed.add(nom.node)
     rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
     requested, count = nominations.load_at([pod], priority, tensors, rows)
+    if old._ahead is not None:
+        ahead_requested, ahead_count, same = old._ahead
+        if (same[rows] & (ahead_count[rows] == count)).all() and np.array_equal(ahead_requested[rows], requested):
+            return old
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
@@ -292,7 +296,9 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     if all(np.array_equal(moved.codes[name], old.codes[name][rows])
            and np.array_equal(moved.payloads[name], old.payloads[name][rows]) for name in moved.codes):
         # Nothing moved (a node that failed fails alike with more pods nominated there): kept's results stand
-        # whole, its message, statuses and rejectors with them.
+        # whole, its message, statuses and rejectors with them; likely for the next pod of the run too.
+        if old._ahead is None:
+            old._ahead = _ahead_of(tensors, nominations, kept, pod, priority)
         return old
     sub = _on_rows(old.filters, moved, old, rows)
     sub.narrowing = old.narrowing
@@ -316,6 +322,23 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         ev._status = old._status.copy()
         ev._status[rows] = node_status(sub, len(rows))
     return ev
+
+
+def _ahead_of(tensors, nominations: Nominations, kept: KeptFailure, pod: Pod, priority: int) -> tuple:
+    """The NODE_LOCAL Filters on every node with one more pod of kept's requests nominated there than now (what a
+    node becomes when the next preemptor of a run is nominated to it): ((N, R) requested and (N,) pod count
+    nominated, for `pod`; (N,) bool whether every code and payload then is kept's). Node-local, so where a node's
+    nominated load is that again, kept's results there stand whenever this says so, without running Filter."""
+    requested, count = nominations.load_at([pod], priority, tensors, np.arange(tensors.nodes.size))
+    width = requested.shape[1]
+    requested[:, : min(width, len(kept.p.request))] += kept.p.request[:width]
+    count += 1
+    ev = run_filters(np, kept.p.node_local(), _load_view(tensors, tensors.nodes.requested + requested,
+                                                         tensors.nodes.pod_count + count))
+    same = np.ones(len(count), bool)
+    for name in ev.codes:
+        same &= (ev.codes[name] == kept.ev.codes[name]) & (ev.payloads[name] == kept.ev.payloads[name])
+    return requested, count, same
 
 
 def passes_nominated(cluster, p: Prepared, pods: list[Pod], priority: int, nodes: np.ndarray) -> np.ndarray | None:
@@ -348,14 +371,54 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     return sub
 
 
-class DryRunCache:
+class NodeResults:
+    """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
+    start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate)."""
+    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first")
+
+    def __init__(self, n: int):
+        self.known = np.zeros(n, bool)
+        self.fits = np.zeros(n, bool)
+        self.violations = np.zeros(n, np.int64)
+        self.top_priority = np.zeros(n, np.int64)
+        self.priority_sum = np.zeros(n, np.int64)
+        self.count = np.zeros(n, np.int64)
+        self.top_start = np.zeros(n, np.float64)
+        self.reason = np.full(n, -1, np.int64)
+        self.first = np.zeros(n, np.int64)
+
+    def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray) -> None:
+        """Keep the results at positions `at` of `sel` (with their reason ids and victim starts) for `nodes`."""
+        self.known[nodes] = True
+        self.fits[nodes] = sel.fits[at]
+        self.violations[nodes] = sel.violations[at]
+        self.top_priority[nodes] = sel.top_priority[at]
+        self.priority_sum[nodes] = sel.priority_sum[at]
+        self.count[nodes] = sel.count[at]
+        self.top_start[nodes] = sel.top_start[at]
+        self.reason[nodes] = reason[at]
+        self.first[nodes] = first[at]
+
+    def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
+        """The results `other` holds for `nodes` become theirs here."""
+        self.known[nodes] = True
+        for name in self.COLUMNS:
+            getattr(self, name)[nodes] = getattr(other, name)[nodes]
+
+
+class DryRunCache(NodeResults):
     """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
     preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
     columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
     its result, so a node whose nominations changed since it was evaluated is evaluated again (`refresh`), and
     so is a preemptor's own nominated node (the load there leaves the preemptor itself out). Ids of the same
-    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin."""
+    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin.
+
+    Under one key a node's result is a function of the load nominated there alone. A kept dry run evaluates each
+    node twice in one batch: with the nominated load now, and with one more pod of the preemptor's requests
+    nominated there (`ahead`, with that load): what the node becomes when the next preemptor of a run nominates
+    it. A stale node whose nominated load is that of its ahead row takes it instead of being evaluated again."""
 
     def __init__(self):
         self.key = None
@@ -368,17 +431,11 @@ class DryRunCache:
         self.mark = mark                                 # Nominations.mark() the results are up to date with
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
         self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
-        self.known = np.zeros(n, bool)
-        self.fits = np.zeros(n, bool)
-        self.violations = np.zeros(n, np.int64)
-        self.top_priority = np.zeros(n, np.int64)
-        self.priority_sum = np.zeros(n, np.int64)
-        self.count = np.zeros(n, np.int64)
-        self.top_start = np.zeros(n, np.float64)
-        self.reason = np.full(n, -1, np.int64)           # id in self.reasons; -1 for a candidate
+        NodeResults.__init__(self, n)                    # each node's result, where known
         self.reasons = Vocab()                           # failure reasons (tuples) seen
-        self.first = np.zeros(n, np.int64)               # each node's victims: self.victims[first:first + count]
-        self.victims = np.zeros(0, np.int64)
+        self.victims = np.zeros(0, np.int64)             # each node's victims: victims[first:first + count]
+        self.ahead = NodeResults(n)                      # each node's result with the load `ahead_load` nominated
+        self.ahead_load: tuple[np.ndarray, np.ndarray] | None = None    # ((N, R) requested, (N,) pod count)
 
     def refresh(self, nominations: Nominations, node_index: dict, pod: Pod) -> None:
         """Before `pod`'s dry run: forget the nodes whose nominations changed since the last one, and the nodes
@@ -410,25 +467,41 @@ class DryRunCache:
         self.forgotten.clear()
         return np.flatnonzero(wanted)
 
-    def store(self, sel: VictimSelection) -> None:
-        nodes = sel.nodes
-        self.known[nodes] = True
-        self.fits[nodes] = sel.fits
-        self.violations[nodes] = sel.violations
-        self.top_priority[nodes] = sel.top_priority
-        self.priority_sum[nodes] = sel.priority_sum
-        self.count[nodes] = sel.count
-        self.top_start[nodes] = sel.top_start
-        self.reason[nodes] = [self.reasons.add(r) if r else -1 for r in sel.reasons]
-        self.first[nodes] = len(self.victims) + sel.offsets[:-1]
+    def take_ahead(self, nodes: np.ndarray, requested: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """Nodes whose ahead row was made with the nominated load they have now ((k, R) requested, (k,) pod
+        count) take it as their result; returns the others' positions in `nodes`."""
+        if self.ahead_load is None:
+            return np.arange(len(nodes))
+        ahead_requested, ahead_count = self.ahead_load
+        hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
+        hit &= (ahead_requested[nodes] == requested).all(axis=1)
+        self.take(self.ahead, nodes[hit])
+        return np.flatnonzero(~hit)
+
+    def store(self, sel: VictimSelection, ahead: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Keep `sel`'s results. ahead: ((k, R) requested, (k,) pod count): sel's second half is its first half's k
+        nodes again, with that load nominated, kept as their ahead rows."""
+        reason = np.array([self.reasons.add(r) if r else -1 for r in sel.reasons], np.int64)
+        first = len(self.victims) + sel.offsets[:-1]
         self.victims = np.concatenate([self.victims, sel.victim_rows])
+        k = len(sel.nodes) if ahead is None else len(sel.nodes) // 2
+        nodes = sel.nodes[:k]
+        self.put(nodes, sel, slice(None, k), reason, first)
+        if ahead is None:
+            return
+        if self.ahead_load is None:
+            n = len(self.known)
+            self.ahead_load = (np.zeros((n, ahead[0].shape[1]), np.int64), np.zeros(n, np.int64))
+        self.ahead.put(nodes, sel, slice(k, None), reason, first)
+        self.ahead_load[0][nodes] = ahead[0]
+        self.ahead_load[1][nodes] = ahead[1]
 
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
         return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self)
 
     def victims_of(self, node: int) -> list[Pod]:
-        first = int(self.first[node])
-        return [self.pods[r] for r in self.victims[first: first + int(self.count[node])].tolist()]
+        first, count = int(self.first[node]), int(self.count[node])
+        return [self.pods[r] for r in self.victims[first: first + count].tolist()]
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
@@ -453,7 +526,9 @@ class DryRun:
         self.spared = spared
         self.vectorised = vectorised(p)
         self.log_pods = cluster.tensors.log()[0]
-        if cache is None or not self.vectorised:
+        # Kept results get rows ahead (DryRunCache), which only a later dry run under the same key can read.
+        self.ahead = cache is not None and self.vectorised
+        if not self.ahead:
             # Results of this dry run alone (the per-node path's results depend on more than nominated load).
             cache = DryRunCache()
             cache.reset(None, cluster.tensors.nodes.size, self.log_pods)
@@ -603,27 +678,49 @@ class DryRun:
 
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
-        stale = self.results.to_evaluate(nodes)
-        if len(stale):
-            self.results.store(self._select(stale))
-        return self.results.batch(nodes)
+        results = self.results
+        stale = results.to_evaluate(nodes)
+        if not len(stale):
+            pass
+        elif not self.vectorised:
+            results.store(self._select_each(stale, *self._victims(stale)))
+        else:
+            tensors = self.cluster.tensors
+            requested, count = self.nominations.load_at([self.pod], self.priority, tensors, stale)
+            left = results.take_ahead(stale, requested, count)
+            if len(left) < len(stale):
+                stale, requested, count = stale[left], requested[left], count[left]
+            if len(stale) and self.ahead:
+                # The same nodes again with one more pod like this one nominated (DryRunCache.ahead).
+                width = requested.shape[1]
+                more = requested.copy()
+                more[:, : min(width, len(self.p.request))] += self.p.request[:width]
+                rows, at, violating = self._victims(stale)
+                results.store(self._select_vectorised(
+                    np.concatenate([stale, stale]), np.concatenate([requested, more]),
+                    np.concatenate([count, count + 1]), np.concatenate([rows, rows]),
+                    np.concatenate([at, at + len(stale)]), np.concatenate([violating, violating])),
+                    ahead=(more, count + 1))
+            elif len(stale):
+                results.store(self._select_vectorised(stale, requested, count, *self._victims(stale)))
+        return results.batch(nodes)
 
-    def _select(self, nodes: np.ndarray) -> VictimSelection:
+    def _victims(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The potential victims on `nodes` (_victims_by_node: rows, batch positions), and which of them violate a
+        PDB (filterPodsWithPDBViolation)."""
         rows, at = self._victims_by_node(nodes)
         matches, allowed = self._pdb_matches(rows)
-        violating = kernel.pdb_violating(at, matches, allowed)
-        return (self._select_vectorised if self.vectorised else self._select_each)(nodes, rows, at, violating)
+        return rows, at, kernel.pdb_violating(at, matches, allowed)
 
-    def _select_vectorised(self, nodes, rows, at, violating) -> VictimSelection:
+    def _select_vectorised(self, nodes, nominee_requested, nominee_count, rows, at, violating) -> VictimSelection:
+        """SelectVictimsOnNode on `nodes` with the load nominated there ((k, R) requested, (k,) pod count) added."""
         tensors = self.cluster.tensors
-        nodes = np.asarray(nodes)
         k = len(nodes)
         victims = np.bincount(at, minlength=k)
         has_victims = victims > 0
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
-        nominee_requested, nominee_count = self.nominations.load_at([self.pod], self.priority, tensors, nodes)
         requested, count = table.requested[nodes] + nominee_requested, table.pod_count[nodes] + nominee_count
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
