@@ -100,7 +100,8 @@ class DefaultPreemption(Plugin):
             candidates = np.flatnonzero(fits)[:wanted]
         if len(candidates) == 0:
             return self._not_helpful(n, result.failures())
-        best = candidates[kernel.pick_one(*result.criteria(candidates))]
+        # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
+        best = candidates[0] if result.alike(candidates) else candidates[kernel.pick_one(*result.criteria(candidates))]
         return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
                                 victims=tuple(result.victims_of(int(best))))
 

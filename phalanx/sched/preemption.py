@@ -143,6 +143,12 @@ class DryRunBatch:
         nodes, r = self.nodes[at], self.results
         return self.violations[at], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
 
+    def alike(self, at: np.ndarray) -> bool:
+        """Whether the candidates at positions `at` all meet the node-choice criteria alike (pickOneNodeForPreemption
+        then takes the first), read from each node's criteria id."""
+        ids = self.results.criteria[self.nodes[at]]
+        return bool(ids.min() == ids.max())
+
     def victims_of(self, i: int) -> list[Pod]:
         """The victims on the batch's i-th node, most important first."""
         return self.results.victims_of(int(self.nodes[i]))
@@ -373,8 +379,10 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
 
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
-    start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate)."""
-    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first")
+    start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria (-1: not a candidate)."""
+    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first",
+               "criteria")
 
     def __init__(self, n: int):
         self.known = np.zeros(n, bool)
@@ -386,9 +394,12 @@ class NodeResults:
         self.top_start = np.zeros(n, np.float64)
         self.reason = np.full(n, -1, np.int64)
         self.first = np.zeros(n, np.int64)
+        self.criteria = np.full(n, -1, np.int64)
 
-    def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray) -> None:
-        """Keep the results at positions `at` of `sel` (with their reason ids and victim starts) for `nodes`."""
+    def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
+            criteria: np.ndarray) -> None:
+        """Keep the results at positions `at` of `sel` (with their reason, victim start and criteria ids) for
+        `nodes`."""
         self.known[nodes] = True
         self.fits[nodes] = sel.fits[at]
         self.violations[nodes] = sel.violations[at]
@@ -398,6 +409,7 @@ class NodeResults:
         self.top_start[nodes] = sel.top_start[at]
         self.reason[nodes] = reason[at]
         self.first[nodes] = first[at]
+        self.criteria[nodes] = criteria[at]
 
     def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
         """The results `other` holds for `nodes` become theirs here."""
@@ -433,6 +445,8 @@ class DryRunCache(NodeResults):
         self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
         NodeResults.__init__(self, n)                    # each node's result, where known
         self.reasons = Vocab()                           # failure reasons (tuples) seen
+        # Node-choice criteria (tuples, as DryRunBatch.criteria orders them) seen: candidates with one id tie.
+        self.criteria_seen = Vocab()
         self.victims = np.zeros(0, np.int64)             # each node's victims: victims[first:first + count]
         self.ahead = NodeResults(n)                      # each node's result with the load `ahead_load` nominated
         self.ahead_load: tuple[np.ndarray, np.ndarray] | None = None    # ((N, R) requested, (N,) pod count)
@@ -482,17 +496,22 @@ class DryRunCache(NodeResults):
         """Keep `sel`'s results. ahead: ((k, R) requested, (k,) pod count): sel's second half is its first half's k
         nodes again, with that load nominated, kept as their ahead rows."""
         reason = np.array([self.reasons.add(r) if r else -1 for r in sel.reasons], np.int64)
+        criteria = np.full(len(sel.nodes), -1, np.int64)
+        at = np.flatnonzero(sel.fits)
+        criteria[at] = [self.criteria_seen.add(c) for c in zip(
+            sel.violations[at].tolist(), sel.top_priority[at].tolist(), sel.priority_sum[at].tolist(),
+            sel.count[at].tolist(), sel.top_start[at].tolist())]
         first = len(self.victims) + sel.offsets[:-1]
         self.victims = np.concatenate([self.victims, sel.victim_rows])
         k = len(sel.nodes) if ahead is None else len(sel.nodes) // 2
         nodes = sel.nodes[:k]
-        self.put(nodes, sel, slice(None, k), reason, first)
+        self.put(nodes, sel, slice(None, k), reason, first, criteria)
         if ahead is None:
             return
         if self.ahead_load is None:
             n = len(self.known)
             self.ahead_load = (np.zeros((n, ahead[0].shape[1]), np.int64), np.zeros(n, np.int64))
-        self.ahead.put(nodes, sel, slice(k, None), reason, first)
+        self.ahead.put(nodes, sel, slice(k, None), reason, first, criteria)
         self.ahead_load[0][nodes] = ahead[0]
         self.ahead_load[1][nodes] = ahead[1]
 
