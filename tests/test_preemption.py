@@ -453,7 +453,8 @@ def test_scan_prefix_stops_where_dry_run_preemption_does(nodes, wanted, fine, ba
 
     for chunk in (nodes, [(c, False) for c, _ in nodes]):
         candidate, violating = (np.array([x[j] for x in chunk], bool) for j in (0, 1))
-        assert kernel.scan_prefix(candidate, violating, wanted, fine, bad) == walk(chunk)
+        hits = np.flatnonzero(candidate)
+        assert kernel.scan_prefix(hits, violating[hits], len(chunk), wanted, fine, bad) == walk(chunk)
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2), st.integers(1, 2),

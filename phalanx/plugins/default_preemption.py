@@ -74,36 +74,37 @@ class DefaultPreemption(Plugin):
                                        self.args.min_candidate_nodes_absolute)
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
-        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
+        found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
         dry_run = failed.dry_run
         while scanned < len(order):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
             take = dry_run.chunk(len(order) - scanned, missing, scanned, fine + bad)
             batch = dry_run.select(order[scanned: scanned + take])
-            batches.append(batch)
-            violating = batch.violations > 0
+            hits = np.flatnonzero(batch.fits)                   # the candidates, by position in the batch
+            violating = batch.violations_at(hits) > 0
+            found.append((scanned + hits, violating))
             before = (fine, bad)
-            candidates, violators = np.count_nonzero(batch.fits), np.count_nonzero(batch.fits & violating)
-            fine, bad = fine + candidates - violators, bad + violators
+            violators = int(np.count_nonzero(violating))
+            fine, bad = fine + len(hits) - violators, bad + violators
             if kernel.scan_done(fine, bad, wanted):
-                prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
+                prefix = scanned + kernel.scan_prefix(hits, violating, len(batch.nodes), wanted, *before)
                 break
             scanned += len(batch.nodes)
         dry_run.stopped_at(int(order[prefix - 1]))
-        result = dry_run.merge(batches)
-        fits = result.fits[:prefix]
+        # The candidates among the nodes scanned, by position in scan order.
+        hits, violating = found[0] if len(found) == 1 else map(np.concatenate, zip(*found))
+        within = int(np.searchsorted(hits, prefix))
         if bad:
-            violating = result.violations[:prefix] > 0
-            candidates = np.concatenate([np.flatnonzero(fits & ~violating)[:wanted],
-                                         np.flatnonzero(fits & violating)[:wanted]])
+            hits, violating = hits[:within], violating[:within]
+            candidates = np.concatenate([hits[~violating][:wanted], hits[violating][:wanted]])
         else:            # no candidate violates a PDB: the candidates in scan order
-            candidates = np.flatnonzero(fits)[:wanted]
-        if len(candidates) == 0:
-            return self._not_helpful(n, result.failures())
+            candidates = hits[: min(within, wanted)]
+        if len(candidates) == 0:        # the scan went over every potential node
+            return self._not_helpful(n, dry_run.failures(order))
+        nodes = order[candidates]
         # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
-        best = candidates[0] if result.alike(candidates) else candidates[kernel.pick_one(*result.criteria(candidates))]
-        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
-                                victims=tuple(result.victims_of(int(best))))
+        best = int(nodes[0 if dry_run.alike(nodes) else kernel.pick_one(*dry_run.criteria(nodes))])
+        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
 
     def _potential(self, codes) -> np.ndarray:
         """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors

@@ -129,33 +129,15 @@ class VictimSelection:
 
 @dataclass
 class DryRunBatch:
-    """SelectVictimsOnNode for some nodes, in scan order: what DefaultPreemption reads (gathered from the dry run's
-    per-node results; the node-choice criteria only for the candidates, since the scan reads fits and violations)."""
+    """SelectVictimsOnNode for some nodes, in scan order: which are candidates (what DefaultPreemption's scan
+    reads; the rest of their results, by node, from the DryRun)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
-    violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
-    results: "DryRunCache"            # where the victims, failure reasons and the other criteria are (criteria())
+    results: "DryRunCache"            # where the other results are
 
-    def criteria(self, at: np.ndarray) -> tuple[np.ndarray, ...]:
-        """What pickOneNodeForPreemption orders the batch's nodes at positions `at` by: (violations, highest victim
-        priority, sum of (victim priority + MaxInt32 + 1), victims, earliest start among the highest-priority
-        victims), gathered for those nodes alone."""
-        nodes, r = self.nodes[at], self.results
-        return self.violations[at], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
-
-    def alike(self, at: np.ndarray) -> bool:
-        """Whether the candidates at positions `at` all meet the node-choice criteria alike (pickOneNodeForPreemption
-        then takes the first), read from each node's criteria id."""
-        ids = self.results.criteria[self.nodes[at]]
-        return bool(ids.min() == ids.max())
-
-    def victims_of(self, i: int) -> list[Pod]:
-        """The victims on the batch's i-th node, most important first."""
-        return self.results.victims_of(int(self.nodes[i]))
-
-    def failures(self) -> dict[tuple[str, ...], int]:
-        """Failure reasons (tuple) -> how many of these nodes fail with them (not candidates)."""
-        return self.results.failures(self.nodes)
+    def violations_at(self, at: np.ndarray) -> np.ndarray:
+        """Victims whose eviction violates a PDB on the batch's nodes at positions `at`."""
+        return self.results.violations[self.nodes[at]]
 
 
 def _load_view(tensors, requested, pod_count):
@@ -444,6 +426,8 @@ class DryRunCache(NodeResults):
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
         self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
         NodeResults.__init__(self, n)                    # each node's result, where known
+        # Nodes not known, and candidates among the known (what each scan would otherwise count over every node).
+        self.unknown, self.known_fits = n, 0
         self.reasons = Vocab()                           # failure reasons (tuples) seen
         # Node-choice criteria (tuples, as DryRunBatch.criteria orders them) seen: candidates with one id tie.
         self.criteria_seen = Vocab()
@@ -458,6 +442,7 @@ class DryRunCache(NodeResults):
         self.mark = nominations.mark()
         if changed is None:
             self.known[:] = False
+            self.unknown, self.known_fits = len(self.known), 0
             self.forgotten.clear()
             changed = ()
         own = nominations.get(pod.key)
@@ -466,12 +451,16 @@ class DryRunCache(NodeResults):
         for node in ids + self.own:
             if self.known[node]:
                 self.known[node] = False
+                self.unknown += 1
+                self.known_fits -= int(self.fits[node])
                 self.forgotten.add(node)
 
     def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
         """The stale ones of `nodes` (not evaluated since what they read last changed), and with them every node
         forgotten since it was evaluated: later scans meet those again (one per preemptor in a run of them), so one
         batch serves several preemptors. Ascending."""
+        if not self.unknown:
+            return nodes[:0]
         stale = nodes[~self.known[nodes]]
         if not len(stale) or not self.forgotten:
             return stale
@@ -489,8 +478,17 @@ class DryRunCache(NodeResults):
         ahead_requested, ahead_count = self.ahead_load
         hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
         hit &= (ahead_requested[nodes] == requested).all(axis=1)
-        self.take(self.ahead, nodes[hit])
+        taken = nodes[hit]
+        self._counted(taken)
+        self.take(self.ahead, taken)
+        self.known_fits += int(np.count_nonzero(self.fits[taken]))
         return np.flatnonzero(~hit)
+
+    def _counted(self, nodes: np.ndarray) -> None:
+        """`nodes` (distinct) are about to get results: what they held leaves the counts."""
+        was = self.known[nodes]
+        self.unknown -= len(nodes) - int(np.count_nonzero(was))
+        self.known_fits -= int(np.count_nonzero(self.fits[nodes] & was))
 
     def store(self, sel: VictimSelection, ahead: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Keep `sel`'s results. ahead: ((k, R) requested, (k,) pod count): sel's second half is its first half's k
@@ -505,7 +503,9 @@ class DryRunCache(NodeResults):
         self.victims = np.concatenate([self.victims, sel.victim_rows])
         k = len(sel.nodes) if ahead is None else len(sel.nodes) // 2
         nodes = sel.nodes[:k]
+        self._counted(nodes)
         self.put(nodes, sel, slice(None, k), reason, first, criteria)
+        self.known_fits += int(np.count_nonzero(sel.fits[:k]))
         if ahead is None:
             return
         if self.ahead_load is None:
@@ -516,7 +516,7 @@ class DryRunCache(NodeResults):
         self.ahead_load[1][nodes] = ahead[1]
 
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
-        return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self)
+        return DryRunBatch(nodes, self.fits[nodes], self)
 
     def victims_of(self, node: int) -> list[Pod]:
         first, count = int(self.first[node]), int(self.count[node])
@@ -565,8 +565,7 @@ class DryRun:
         if scanned == 0:
             # One chunk usually reaches the stop in a run of preemptors, whose kept results know most nodes.
             results = self.results
-            known = np.count_nonzero(results.known)
-            fits = np.count_nonzero(results.fits & results.known) if known else 0
+            known, fits = len(results.known) - results.unknown, results.known_fits
             return min(left, max(missing, 64, 2 * missing * known // fits if fits else 0))
         if found == 0:
             return min(left, scanned)
@@ -633,10 +632,26 @@ class DryRun:
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
 
-    def merge(self, batches: list[DryRunBatch]) -> DryRunBatch:
-        if len(batches) == 1:
-            return batches[0]
-        return self.results.batch(np.concatenate([b.nodes for b in batches]))
+    # -- what DefaultPreemption reads of nodes select() evaluated --------------------------------------
+    def criteria(self, nodes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What pickOneNodeForPreemption orders `nodes` by: (PDB violations, highest victim priority, sum of (victim
+        priority + MaxInt32 + 1), victims, earliest start among the highest-priority victims)."""
+        r = self.results
+        return r.violations[nodes], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
+
+    def alike(self, nodes: np.ndarray) -> bool:
+        """Whether the candidates `nodes` all meet the node-choice criteria alike (pickOneNodeForPreemption then
+        takes the first), read from each node's criteria id."""
+        ids = self.results.criteria[nodes]
+        return bool(ids.min() == ids.max())
+
+    def victims_of(self, node: int) -> list[Pod]:
+        """The victims on `node`, most important first."""
+        return self.results.victims_of(node)
+
+    def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
+        """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
+        return self.results.failures(nodes)
 
     # -- what both paths share ----------------------------------------------------------------------
     def _victims_by_node(self, nodes: np.ndarray):
@@ -698,6 +713,12 @@ class DryRun:
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
         results = self.results
+        if self.ahead and results.forgotten and results.ahead_load is not None:
+            # The nodes preemptors were nominated to since: those whose ahead row holds take it before the scan
+            # (usually every one), so the scan finds no stale node.
+            forgotten = np.array(sorted(results.forgotten), np.int64)
+            requested, count = self.nominations.load_at([self.pod], self.priority, self.cluster.tensors, forgotten)
+            results.forgotten = set(forgotten[results.take_ahead(forgotten, requested, count)].tolist())
         stale = results.to_evaluate(nodes)
         if not len(stale):
             pass
