@@ -275,7 +275,9 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     requested, count = nominations.load_at([pod], priority, tensors, rows)
     if old._ahead is not None:
         ahead_requested, ahead_count, same = old._ahead
-        if (same[rows] & (ahead_count[rows] == count)).all() and np.array_equal(ahead_requested[rows], requested):
+        # A row or two per preemptor of a run: scalar reads beat numpy's per-call cost.
+        if all(same[v] and ahead_count[v] == c and ahead_requested[v].tolist() == r
+               for v, c, r in zip(rows.tolist(), count.tolist(), requested.tolist())):
             return old
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
@@ -359,6 +361,9 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     return sub
 
 
+_FEW = 8        # up to this many nodes, DryRunCache.take_ahead reads and copies rows one scalar at a time
+
+
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
     start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
@@ -377,6 +382,7 @@ class NodeResults:
         self.reason = np.full(n, -1, np.int64)
         self.first = np.zeros(n, np.int64)
         self.criteria = np.full(n, -1, np.int64)
+        self.columns = [getattr(self, name) for name in self.COLUMNS]
 
     def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
             criteria: np.ndarray) -> None:
@@ -396,8 +402,8 @@ class NodeResults:
     def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
         """The results `other` holds for `nodes` become theirs here."""
         self.known[nodes] = True
-        for name in self.COLUMNS:
-            getattr(self, name)[nodes] = getattr(other, name)[nodes]
+        for mine, theirs in zip(self.columns, other.columns):
+            mine[nodes] = theirs[nodes]
 
 
 class DryRunCache(NodeResults):
@@ -476,13 +482,29 @@ class DryRunCache(NodeResults):
         if self.ahead_load is None:
             return np.arange(len(nodes))
         ahead_requested, ahead_count = self.ahead_load
-        hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
-        hit &= (ahead_requested[nodes] == requested).all(axis=1)
-        taken = nodes[hit]
-        self._counted(taken)
-        self.take(self.ahead, taken)
-        self.known_fits += int(np.count_nonzero(self.fits[taken]))
-        return np.flatnonzero(~hit)
+        if len(nodes) > _FEW:
+            hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
+            hit &= (ahead_requested[nodes] == requested).all(axis=1)
+            taken = nodes[hit]
+            self._counted(taken)
+            self.take(self.ahead, taken)
+            self.known_fits += int(np.count_nonzero(self.fits[taken]))
+            return np.flatnonzero(~hit)
+        # A node or two per preemptor of a run: scalar reads and copies beat numpy's per-call cost.
+        known, left = self.ahead.known, []
+        for j, (node, c, r) in enumerate(zip(nodes.tolist(), count.tolist(), requested.tolist())):
+            if not (known[node] and ahead_count[node] == c and ahead_requested[node].tolist() == r):
+                left.append(j)
+                continue
+            if not self.known[node]:
+                self.unknown -= 1
+            elif self.fits[node]:
+                self.known_fits -= 1
+            self.known[node] = True
+            for mine, theirs in zip(self.columns, self.ahead.columns):
+                mine[node] = theirs[node]
+            self.known_fits += int(self.fits[node])
+        return np.array(left, np.int64)
 
     def _counted(self, nodes: np.ndarray) -> None:
         """`nodes` (distinct) are about to get results: what they held leaves the counts."""
