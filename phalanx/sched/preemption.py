@@ -61,8 +61,9 @@ class BoundRows:
         if not self.rows:           # nothing synced yet (no dry run so far): no row to date
             return
         tensors = cluster.tensors
-        rows = [r for r in (tensors.position(p.key) for p in pods) if 0 <= r < self.rows]
-        self.start[rows] = t
+        for r in [tensors.position(p.key) for p in pods]:
+            if 0 <= r < self.rows:
+                self.start[r] = t
 
     def sync(self, cluster, start_of) -> None:
         tensors = cluster.tensors
@@ -89,9 +90,13 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
+        # One vector per template (pods of one template share pod_load): written to its rows at once.
+        rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
         for i, pod in enumerate(new, self.rows):
-            vector = tensors.load_vectors(pod)[0]       # one per template (pods of one template share pod_load)
-            self.request[i, : len(vector)] = vector
+            vector = tensors.load_vectors(pod)[0]
+            rows_of.setdefault(id(vector), (vector, []))[1].append(i)
+        for vector, rows in rows_of.values():
+            self.request[rows, : len(vector)] = vector
         self.rows = need
 
     def group_state(self, ref: int, groups):
