@@ -12,6 +12,8 @@ scan is sequential (so the early stop is exact), and ties after the last criteri
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 from pydantic import model_validator
 
@@ -72,10 +74,19 @@ class DefaultPreemption(Plugin):
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
+        dry_run = failed.dry_run
+        known = dry_run.settled() if len(potential) == n else None
+        if known:
+            # Every node is a potential one and the kept results settle the scan: the candidates from the offset
+            # on (wrapping around), the stop at the wanted-th of them (or the scan's end), the first one chosen.
+            at = bisect.bisect_left(known, failed.offset % n)
+            stop = known[(at + wanted - 1) % len(known)] if len(known) >= wanted else (failed.offset - 1) % n
+            best = known[at % len(known)]
+            dry_run.stopped_at(stop)
+            return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
         found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
-        dry_run = failed.dry_run
         while scanned < len(order):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
             take = dry_run.chunk(len(order) - scanned, missing, scanned, fine + bad)

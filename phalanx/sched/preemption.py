@@ -16,6 +16,7 @@ read changes but the pods nominated to nodes; a node whose nominated load change
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -343,9 +344,21 @@ def passes_nominated(cluster, p: Prepared, pods: list[Pod], priority: int, nodes
     its node's row (the caller evaluates every node instead)."""
     if not vectorised(p):
         return None
-    tensors = cluster.tensors
+    tensors, nominations = cluster.tensors, cluster.nominations
     nodes = np.asarray(nodes, np.int64)
-    requested, count = cluster.nominations.load_at(pods, priority, tensors, nodes)
+    requested, count = nominations.load_at([], priority, tensors, nodes)
+    # Each pod's own nomination does not count for it: taken off its node's row, the rows of one request vector (a
+    # run's pods share it) at once, rather than each pod's row searched for and patched in turn.
+    row_of = {node: i for i, node in enumerate(nodes.tolist())}
+    own_rows: dict[int, tuple[np.ndarray, list[int]]] = {}
+    for pod in pods:
+        own = nominations.get(pod.key)
+        row = -1 if own is None or own.priority < priority else row_of.get(tensors.node_index.get(own.node, -1), -1)
+        if row >= 0:
+            own_rows.setdefault(id(own.request), (own.request, []))[1].append(row)
+    for request, rows in own_rows.values():
+        np.subtract.at(requested[:, : len(request)], rows, request)
+        np.subtract.at(count, rows, 1)
     rows = NodeRows(tensors.nodes, nodes, requested=tensors.nodes.requested[nodes] + requested,
                     pod_count=tensors.nodes.pod_count[nodes] + count)
     return np.asarray(run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows)).feasible)
@@ -411,6 +424,39 @@ class NodeResults:
             mine[nodes] = theirs[nodes]
 
 
+class KnownCandidates:
+    """The candidates among the nodes a kept DryRunCache knows (node ids, ascending), how many of them violate a PDB
+    and how many have each node-choice criteria id: all a scan reads when it knows every node, no candidate
+    violates a PDB and all tie (DryRun.settled), kept up to date node by node instead of counted per scan."""
+
+    def __init__(self):
+        self.nodes: list[int] = []
+        self.violating = 0
+        self.criteria: dict[int, int] = {}        # criteria id -> candidates with it
+
+    @classmethod
+    def of(cls, results: "DryRunCache") -> "KnownCandidates":
+        out = cls()
+        at = np.flatnonzero(results.known & results.fits)
+        out.nodes = at.tolist()
+        out.violating = int(np.count_nonzero(results.violations[at]))
+        for criteria in results.criteria[at].tolist():
+            out.criteria[criteria] = out.criteria.get(criteria, 0) + 1
+        return out
+
+    def add(self, node: int, violations: int, criteria: int) -> None:
+        bisect.insort(self.nodes, node)
+        self.violating += violations > 0
+        self.criteria[criteria] = self.criteria.get(criteria, 0) + 1
+
+    def remove(self, node: int, violations: int, criteria: int) -> None:
+        del self.nodes[bisect.bisect_left(self.nodes, node)]
+        self.violating -= violations > 0
+        self.criteria[criteria] -= 1
+        if not self.criteria[criteria]:
+            del self.criteria[criteria]
+
+
 class DryRunCache(NodeResults):
     """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
@@ -437,8 +483,9 @@ class DryRunCache(NodeResults):
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
         self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
         NodeResults.__init__(self, n)                    # each node's result, where known
-        # Nodes not known, and candidates among the known (what each scan would otherwise count over every node).
-        self.unknown, self.known_fits = n, 0
+        self.unknown = n                                 # nodes not known (a scan need not look when none is)
+        # The candidates among them, for a kept cache (a dry run's own results are not scanned again).
+        self.listed = KnownCandidates() if key is not None else None
         self.reasons = Vocab()                           # failure reasons (tuples) seen
         # Node-choice criteria (tuples, as DryRunBatch.criteria orders them) seen: candidates with one id tie.
         self.criteria_seen = Vocab()
@@ -453,7 +500,7 @@ class DryRunCache(NodeResults):
         self.mark = nominations.mark()
         if changed is None:
             self.known[:] = False
-            self.unknown, self.known_fits = len(self.known), 0
+            self.unknown, self.listed = len(self.known), KnownCandidates()
             self.forgotten.clear()
             changed = ()
         own = nominations.get(pod.key)
@@ -461,9 +508,9 @@ class DryRunCache(NodeResults):
         self.own = [node_index[own.node]] if own is not None and own.node in node_index else []
         for node in ids + self.own:
             if self.known[node]:
+                self._unlist([node])
                 self.known[node] = False
                 self.unknown += 1
-                self.known_fits -= int(self.fits[node])
                 self.forgotten.add(node)
 
     def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
@@ -491,9 +538,9 @@ class DryRunCache(NodeResults):
             hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
             hit &= (ahead_requested[nodes] == requested).all(axis=1)
             taken = nodes[hit]
-            self._counted(taken)
+            self._unlist(taken)
             self.take(self.ahead, taken)
-            self.known_fits += int(np.count_nonzero(self.fits[taken]))
+            self._list(taken)
             return np.flatnonzero(~hit)
         # A node or two per preemptor of a run: scalar reads and copies beat numpy's per-call cost.
         known, left = self.ahead.known, []
@@ -501,21 +548,35 @@ class DryRunCache(NodeResults):
             if not (known[node] and ahead_count[node] == c and ahead_requested[node].tolist() == r):
                 left.append(j)
                 continue
-            if not self.known[node]:
-                self.unknown -= 1
-            elif self.fits[node]:
-                self.known_fits -= 1
+            self._unlist([node])
             self.known[node] = True
             for mine, theirs in zip(self.columns, self.ahead.columns):
                 mine[node] = theirs[node]
-            self.known_fits += int(self.fits[node])
+            self._list([node])
         return np.array(left, np.int64)
 
-    def _counted(self, nodes: np.ndarray) -> None:
-        """`nodes` (distinct) are about to get results: what they held leaves the counts."""
-        was = self.known[nodes]
-        self.unknown -= len(nodes) - int(np.count_nonzero(was))
-        self.known_fits -= int(np.count_nonzero(self.fits[nodes] & was))
+    def _unlist(self, nodes) -> None:
+        """`nodes` (distinct) are about to get new results or be forgotten: the known ones leave the counts (many at
+        once: _list counts again)."""
+        if len(nodes) > _FEW:
+            return
+        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+            if not self.known[node]:
+                self.unknown -= 1
+            elif self.listed is not None and self.fits[node]:
+                self.listed.remove(node, int(self.violations[node]), int(self.criteria[node]))
+
+    def _list(self, nodes) -> None:
+        """`nodes` (distinct) got their results: they enter the counts."""
+        if len(nodes) > _FEW:
+            self.unknown = len(self.known) - int(np.count_nonzero(self.known))
+            if self.listed is not None:
+                self.listed = KnownCandidates.of(self)
+            return
+        if self.listed is not None:
+            for node in nodes if isinstance(nodes, list) else nodes.tolist():
+                if self.fits[node]:
+                    self.listed.add(node, int(self.violations[node]), int(self.criteria[node]))
 
     def store(self, sel: VictimSelection, ahead: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Keep `sel`'s results. ahead: ((k, R) requested, (k,) pod count): sel's second half is its first half's k
@@ -530,9 +591,9 @@ class DryRunCache(NodeResults):
         self.victims = np.concatenate([self.victims, sel.victim_rows])
         k = len(sel.nodes) if ahead is None else len(sel.nodes) // 2
         nodes = sel.nodes[:k]
-        self._counted(nodes)
+        self._unlist(nodes)
         self.put(nodes, sel, slice(None, k), reason, first, criteria)
-        self.known_fits += int(np.count_nonzero(sel.fits[:k]))
+        self._list(nodes)
         if ahead is None:
             return
         if self.ahead_load is None:
@@ -592,7 +653,9 @@ class DryRun:
         if scanned == 0:
             # One chunk usually reaches the stop in a run of preemptors, whose kept results know most nodes.
             results = self.results
-            known, fits = len(results.known) - results.unknown, results.known_fits
+            known = len(results.known) - results.unknown
+            fits = len(results.listed.nodes) if results.listed is not None else \
+                int(np.count_nonzero(results.fits & results.known))
             return min(left, max(missing, 64, 2 * missing * known // fits if fits else 0))
         if found == 0:
             return min(left, scanned)
@@ -737,15 +800,30 @@ class DryRun:
         """The scan stopped after `node` (the next preemption's scan starts after it, with tie_break "first")."""
         self.scanned_to = node
 
-    def select(self, nodes: np.ndarray) -> DryRunBatch:
-        nodes = np.asarray(nodes, np.int64)
+    def settled(self) -> list[int] | None:
+        """The candidates (node ids, ascending) when the kept results know every node, no candidate violates a PDB
+        and all meet the node-choice criteria alike: the scan then needs no dry run, and takes its first
+        candidate. None otherwise."""
+        results = self.results
+        if results.listed is None:
+            return None
+        self._settle()
+        listed = results.listed
+        return None if results.unknown or listed.violating or len(listed.criteria) > 1 else listed.nodes
+
+    def _settle(self) -> None:
+        """The nodes preemptors were nominated to since: those whose ahead row holds take it before a scan (usually
+        every one), so the scan finds no stale node."""
         results = self.results
         if self.ahead and results.forgotten and results.ahead_load is not None:
-            # The nodes preemptors were nominated to since: those whose ahead row holds take it before the scan
-            # (usually every one), so the scan finds no stale node.
             forgotten = np.array(sorted(results.forgotten), np.int64)
             requested, count = self.nominations.load_at([self.pod], self.priority, self.cluster.tensors, forgotten)
             results.forgotten = set(forgotten[results.take_ahead(forgotten, requested, count)].tolist())
+
+    def select(self, nodes: np.ndarray) -> DryRunBatch:
+        nodes = np.asarray(nodes, np.int64)
+        results = self.results
+        self._settle()
         stale = results.to_evaluate(nodes)
         if not len(stale):
             pass
