@@ -28,7 +28,7 @@ from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 from ..plugins.default_preemption import NO_VICTIMS
-from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
+from ..plugins.framework import FIXED, NODE_LOCAL, POD_DELETED, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
@@ -1037,11 +1037,16 @@ class Preemption:
     def actuate(self) -> None:
         """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
         deletions wake them); a victim an earlier preemption already evicted is not evicted again. Upstream deletes
-        the victims one by one, each deletion an event; those of one preemption leave here in one batch that wakes
-        the same pods as those events would (Scheduler.delete_pods)."""
+        the victims one by one, each deletion an event; those of this cycle's preemptions make one batch of
+        events, in order, that wakes the same pods as those events would (Scheduler.cluster_event with `each`: no
+        hint reads what the evictions in between change)."""
         sched = self.sched
         pending, self.pending = self.pending, []
+        node_of = sched.cluster.tensors.node_of
+        freed = []
         for entry in pending:
-            entry.victims = [v for v in entry.victims if sched.cluster.tensors.node_of(v) >= 0]
+            entry.victims = [v for v in entry.victims if node_of(v) >= 0]
             sched.log.append(entry)
-            sched.remove_pods(entry.victims, entry.reason)
+            freed += sched.take_off(entry.victims, entry.reason)
+        if freed:
+            sched.cluster_event(POD_DELETED, freed, each=True)
