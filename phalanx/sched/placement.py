@@ -257,9 +257,16 @@ class Placer:
         if passes is None:
             return 0
         taken = len(nodes) if passes.all() else int(np.argmin(passes))
-        for pod, node in zip(pods[:taken], nodes):
+        if not taken:
+            return 0
+        # One node-table update and one log append for them all (no Filter that ran reserves; the nodes are
+        # distinct); each pod keeps a placement of its own, committed and undone as its own cycle's.
+        whole = self.account(p, np.array(nodes[:taken], np.int64), pods[:taken])
+        for i, pod in enumerate(pods[:taken]):
             out.pod_cycles += 1
-            pl = self.account(p, np.array([node]), [pod])     # no Filter that ran reserves
+            before = None if whole.ports_before is None else whole.ports_before[i: i + 1]
+            pl = Placement([pod], whole.node_ids[i: i + 1], whole.request, whole.nonzero, whole.ports, before,
+                           whole.scoring)
             pl.nomination = nominations.pop(pod.key, None)
             out.placed.append(pl)
         return taken
