@@ -34,6 +34,7 @@ class Prepared:
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
+    _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
 
     @property
     def shape(self) -> PodShape:

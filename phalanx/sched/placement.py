@@ -379,6 +379,7 @@ class Placer:
         pod = shape.pod if pod is None else pod
         p = prepare(shape, cluster, self.framework) if failed is None else failed.p
         n = tensors.nodes.size
+        again = False        # `failed`'s results handed on whole: no node fits, as none did
         if not (cluster.nominations and p.rejection is None and p.error is None):
             ev = run_filters(xp, p, tensors)
         else:
@@ -391,6 +392,7 @@ class Placer:
             ev = None if failed is None else with_nominated_again(cluster, self.framework, failed, pod, priority)
             if ev is None:
                 ev = with_nominated(xp, cluster, self.framework, p, pod, priority)
+            again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
@@ -399,7 +401,7 @@ class Placer:
             if advance:
                 self.next_start = (self.next_start + int(visited)) % n
             ev.feasible = sampled
-        if not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
+        if again or not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
             return p, ev, -1
         run_scores(xp, p, tensors, ev, self.caches)
         rank = np.arange(n) if rank is None else rank

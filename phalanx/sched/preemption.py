@@ -192,9 +192,12 @@ def pdb_matches(pdbs: list, pods: list[Pod]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def vectorised(p: Prepared) -> bool:
-    """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc)."""
-    return not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
-                                          for plugin, state in p.filters)
+    """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc).
+    Asked for every preemptor of a run (the kept cycle, its dry run): once per Prepared."""
+    if p._vectorised is None:
+        p._vectorised = not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
+                                                       for plugin, state in p.filters)
+    return p._vectorised
 
 
 def with_nominated(xp, cluster, framework, p: Prepared, pod: Pod, priority: int) -> Evaluation:
@@ -964,6 +967,7 @@ class Preemption:
         self.next_offset = 0            # where the next candidate scan starts (tie_break "first")
         self.cache = DryRunCache()      # the dry run's per-node results, for the next identical preemptor
         self.caching = True             # False: every dry run evaluates its nodes afresh (tests compare the two)
+        self._grown = None              # (tables, shape, namespace, labels) post_filter last grew vocabularies for
 
     def nodes_changed(self) -> None:
         """Node rows were added, rewritten or removed: no per-node result stands."""
@@ -986,8 +990,13 @@ class Preemption:
                 if other.priority < priority:
                     del nominations[key]
             # Filter binds nominated pods on cluster copies (with_nominated, the dry run), which share the
-            # vocabularies: the columns the pod needs go on this cluster's tables first.
-            cluster.grow_vocabularies([(pod, p.shape)])
+            # vocabularies: the columns the pod needs go on this cluster's tables first (vocabularies only grow, so
+            # once for the pods of a run: same tables, shape, namespace and labels).
+            grown = (cluster.tensors, p.shape, pod.metadata.namespace, tuple(pod.metadata.labels.items()))
+            last = self._grown
+            if last is None or last[0] is not grown[0] or last[1] is not grown[1] or last[2:] != grown[2:]:
+                cluster.grow_vocabularies([(pod, p.shape)])
+                self._grown = grown
             nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
             self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
