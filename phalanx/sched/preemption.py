@@ -12,7 +12,8 @@ The dry run has two exact paths:
   time, as upstream does.
 Pods nominated to a node count there, for pods of lower or equal priority, in both paths and in every Filter.
 The vectorised path's per-node results are kept for the next identical preemptor (DryRunCache) while nothing they
-read changes but the pods nominated to nodes; a node whose nominated load changed is evaluated again.
+read changes but the pods nominated to nodes; a node whose nominated load changed is evaluated again, unless the
+row kept for it with one more such preemptor nominated there (ahead) was made with that load.
 """
 from __future__ import annotations
 
