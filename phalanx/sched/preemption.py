@@ -383,13 +383,15 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     return sub
 
 
-_FEW = 8        # up to this many nodes, DryRunCache.take_ahead reads and copies rows one scalar at a time
+# Up to this many nodes (one or two per preemptor of a run), DryRunCache reads and copies rows and keeps its counts
+# one scalar at a time: numpy's per-call cost would be the whole cost.
+_FEW = 8
 
 
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
     start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
-    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria (-1: not a candidate)."""
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate)."""
     COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first",
                "criteria")
 
@@ -491,7 +493,7 @@ class DryRunCache(NodeResults):
         # The candidates among them, for a kept cache (a dry run's own results are not scanned again).
         self.listed = KnownCandidates() if key is not None else None
         self.reasons = Vocab()                           # failure reasons (tuples) seen
-        # Node-choice criteria (tuples, as DryRunBatch.criteria orders them) seen: candidates with one id tie.
+        # Node-choice criteria (tuples, as DryRun.criteria orders them) seen: candidates with one id tie.
         self.criteria_seen = Vocab()
         self.victims = np.zeros(0, np.int64)             # each node's victims: victims[first:first + count]
         self.ahead = NodeResults(n)                      # each node's result with the load `ahead_load` nominated
