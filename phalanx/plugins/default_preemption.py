@@ -75,7 +75,7 @@ class DefaultPreemption(Plugin):
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
         dry_run = failed.dry_run
-        known = dry_run.settled() if len(potential) == n else None
+        known = dry_run.settled() if len(potential) == n and wanted else None
         if known:
             # Every node is a potential one and the kept results settle the scan: the candidates from the offset
             # on (wrapping around), the stop at the wanted-th of them (or the scan's end), the first one chosen.
