@@ -453,7 +453,8 @@ def test_scan_prefix_stops_where_dry_run_preemption_does(nodes, wanted, fine, ba
 
     for chunk in (nodes, [(c, False) for c, _ in nodes]):
         candidate, violating = (np.array([x[j] for x in chunk], bool) for j in (0, 1))
-        assert kernel.scan_prefix(candidate, violating, wanted, fine, bad) == walk(chunk)
+        hits = np.flatnonzero(candidate)
+        assert kernel.scan_prefix(hits, violating[hits], len(chunk), wanted, fine, bad) == walk(chunk)
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2), st.integers(1, 2),
@@ -648,3 +649,74 @@ def test_nominated_pods_columns_are_on_the_cluster_tables_through_a_node_rebuild
     records += preemptor("r", 7070) + sched.run_until_idle()
     bound_to = {r.object: r.node for r in records if r.kind == "Bound"}
     assert set(bound_to) >= {"default/p", "default/q", "default/r"}
+
+
+def _full_nodes_run(node_cpus, low_prios, starts, preemptors, cpu, pct, absolute, pdb, kept):
+    """Nodes full of low-priority pods (900m each, priorities from low_prios, start times from starts, some covered
+    by a PDB), then identical preemptors asking `cpu`: every node fails Unschedulable, so each preemptor scans
+    every node.
+    kept: the kept results (dry runs, rows ahead, the settled scan, the kept failed cycle) on or off. Returns
+    the records, the preemptions and the scheduler."""
+    nodes = [make_node(f"n{i}", cpu=cpu, memory="8Gi") for i, cpu in enumerate(node_cpus)]
+    low = []
+    for i, cpu in enumerate(node_cpus):
+        for j in range(int(cpu) * 10 // 9):
+            prio = low_prios[(i + j) % len(low_prios)]
+            p = make_pod(f"low-{i}-{j}", cpu="900m", memory="100", priority=prio, labels={"app": f"a{prio}"},
+                         node_name=f"n{i}")
+            low.append(p.model_copy(update={"status": p.status.model_copy(update={
+                "start_time": timestamp(starts[(i * 7 + j) % len(starts)]), "phase": "Running"})}))
+    objects = ClusterObjects(nodes=nodes, pods=low, priority_classes=[], warnings=[])
+    objects.pdbs = [pdb_object(0, R.RefPDB("default", {"app": "a1"}, 0))] if pdb else []
+    config = profile_config(RefProfile(filters=("TaintToleration", "NodeResourcesFit"),
+                                       scores=(("NodeResourcesFit", 1),), post_filters=POST), pct, absolute)
+    sched = Scheduler(Cluster.from_objects(objects), config)
+    sched.preemption.caching = sched.placer.keep_failures = sched.placer.batch_nominated = kept
+    records = sched.add_pods([make_pod(f"p{i}", cpu=cpu, memory="100", priority=10)
+                              for i in range(preemptors)]) + sched.run_until_idle()
+    return ([(r.time, r.kind, r.object, r.node, r.message) for r in records],
+            [e.summary() for e in sched.log.entries if isinstance(e, Preempted)], sched)
+
+
+@settings(max_examples=60, deadline=None)
+@given(node_cpus=st.lists(st.sampled_from(["2", "4", "6"]), min_size=2, max_size=10),
+       low_prios=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+       starts=st.lists(st.integers(0, 4), min_size=1, max_size=2), preemptors=st.integers(2, 16),
+       cpu=st.sampled_from(["1500m", "3"]), pct=st.integers(0, 60), absolute=st.integers(0, 4), pdb=st.booleans())
+def test_runs_on_full_nodes_decide_alike_with_and_without_rows_ahead(node_cpus, low_prios, starts, preemptors, cpu,
+                                                                     pct, absolute, pdb):
+    # Every node is a potential one for every preemptor of the run: its dry run takes each nominated node's row
+    # ahead (one more preemptor nominated there, DryRunCache.ahead), the kept failed cycle its Filter rows ahead
+    # (Evaluation._ahead), and the scan is settled from the known candidates (DryRun.settled) while none violates
+    # a PDB and all tie; nodes of different sizes and victims of different priorities and starts make the
+    # candidates differ (pick_one) and some nodes take two preemptors. The records, the preemptions and their
+    # order must equal those of runs that evaluate every node afresh, pod by pod (no candidate is wanted where
+    # the percentage of few nodes rounds to 0 and the absolute minimum is 0).
+    assume(pct or absolute)
+    runs = [_full_nodes_run(node_cpus, low_prios, starts, preemptors, cpu, pct, absolute, pdb, kept)[:2]
+            for kept in (True, False)]
+    event(f"{min(len(runs[0][1]), 3)}+ preemptions")
+    assert runs[0] == runs[1]
+
+
+def test_a_run_of_preemptors_is_settled_from_rows_ahead(monkeypatch):
+    # The paths the test above compares are taken: after the first preemptors, the nodes nominated to are not
+    # dry-run again (their rows ahead hold), the kept cycle is handed on from its Filter rows ahead, and the scans
+    # are settled from the known candidates, which stay what the stored results say.
+    taken, settled, evaluated = [], [], []
+    take_ahead, settle, select = (sched_preemption.DryRunCache.take_ahead, sched_preemption.DryRun.settled,
+                                  sched_preemption.DryRun._select_vectorised)
+    monkeypatch.setattr(sched_preemption.DryRunCache, "take_ahead",
+                        lambda self, nodes, *a: taken.append(len(nodes) - len(r := take_ahead(self, nodes, *a))) or r)
+    monkeypatch.setattr(sched_preemption.DryRun, "settled", lambda self: settled.append(r := settle(self)) or r)
+    monkeypatch.setattr(sched_preemption.DryRun, "_select_vectorised",
+                        lambda self, nodes, *a: evaluated.append(len(nodes)) or select(self, nodes, *a))
+    records, preemptions, sched = _full_nodes_run(["4"] * 30, [1], [0], 20, "3", 10, 5, False, True)
+    assert len(preemptions) == 20 and all(p["victims"] for p in preemptions)
+    assert sum(taken) >= 15 and sum(s is not None for s in settled) >= 15
+    assert len(evaluated) <= 3          # the first chunks only (each node with its row ahead)
+    cache = sched.preemption.cache
+    fresh = sched_preemption.KnownCandidates.of(cache)
+    assert (cache.listed.nodes, cache.listed.violating, cache.listed.criteria) == (
+        fresh.nodes, fresh.violating, fresh.criteria)
+    assert cache.unknown == int(np.count_nonzero(~cache.known))

@@ -157,14 +157,16 @@ def pod_load(pod: Pod) -> tuple[dict[str, int], tuple[int, int]]:
     containers, pod-level resources, overhead): pods of one template share them even where their specs differ
     (nodeName, say). The results are shared: do not change them."""
     spec = pod.spec
-    parts = (spec.containers, spec.init_containers, spec.resources, spec.overhead)
-    key = tuple(map(id, parts))
-    hit = _loads.get(key)
-    if hit is None or any(a is not b for a, b in zip(hit[0], parts)):
+    containers, init, resources, overhead = spec.containers, spec.init_containers, spec.resources, spec.overhead
+    # Spelled out rather than mapped and zipped: every bound pod is read here (evictions, the dry run's rows).
+    hit = _loads.get((id(containers), id(init), id(resources), id(overhead)))
+    if hit is None or hit[0] is not containers or hit[1] is not init or hit[2] is not resources \
+            or hit[3] is not overhead:
         if len(_loads) >= _LOADS_KEPT:
             _loads.clear()
-        hit = _loads[key] = (parts, pod_requests(pod), pod_nonzero_requests(pod))
-    return hit[1], hit[2]
+        hit = _loads[(id(containers), id(init), id(resources), id(overhead))] = (
+            containers, init, resources, overhead, pod_requests(pod), pod_nonzero_requests(pod))
+    return hit[4], hit[5]
 
 
 def pod_scoring_requests(pod: Pod) -> dict[str, int]:

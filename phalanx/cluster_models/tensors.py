@@ -447,7 +447,7 @@ class ClusterTensors:
         i = self._position.get(key, -1)
         if i < 0 or i in self._removed:
             return -1
-        return int(self._flat_nodes()[i])
+        return int(self._bound_nodes[i])       # a logged position: within _flat_nodes()
 
     def position(self, key: str) -> int:
         """Binding-log position of a live bound pod, -1 if it is not bound."""

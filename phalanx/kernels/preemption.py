@@ -73,21 +73,20 @@ def reprieve(rank, fits_with) -> np.ndarray:
     return kept
 
 
-def scan_prefix(is_candidate, violating, wanted: int, fine: int = 0, bad: int = 0) -> int:
-    """How many potential nodes DryRunPreemption looks at, in scan order: it stops once it holds a candidate that
-    violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`). fine, bad: candidates
-    (not violating, violating) among the nodes scanned before these; len(is_candidate) when it does not stop
-    here."""
-    if not violating.any():          # the stop is at the candidate that makes enough of them
+def scan_prefix(hits, violating, size: int, wanted: int, fine: int = 0, bad: int = 0) -> int:
+    """How many of `size` potential nodes DryRunPreemption looks at, in scan order: it stops once it holds a
+    candidate that violates no PDB and at least `wanted` candidates (each list is bounded by `wanted`). hits: the
+    candidates' positions among them (ascending); violating: whether each violates a PDB; fine, bad: candidates
+    (not violating, violating) among the nodes scanned before these; `size` when it does not stop here."""
+    if scan_done(fine, bad, wanted):     # enough before these: the first node stops it
+        return min(1, size)
+    if not violating.any():              # the stop is at the candidate that makes enough of them
         need = max(1, wanted - min(bad, wanted)) - fine
-        if need <= 0:                # enough before these: the first node stops it
-            return min(1, len(is_candidate))
-        hits = np.flatnonzero(is_candidate)
-        return int(hits[need - 1]) + 1 if need <= len(hits) else len(is_candidate)
-    fine = fine + np.cumsum(is_candidate & ~violating)
-    bad = np.minimum(bad + np.cumsum(is_candidate & violating), wanted)
+        return int(hits[need - 1]) + 1 if need <= len(hits) else size
+    fine = fine + np.cumsum(~violating)
+    bad = np.minimum(bad + np.cumsum(violating), wanted)
     done = np.flatnonzero((fine > 0) & (np.minimum(fine, wanted) + bad >= wanted))
-    return int(done[0]) + 1 if len(done) else len(is_candidate)
+    return int(hits[done[0]]) + 1 if len(done) else size
 
 
 def scan_done(fine: int, bad: int, wanted: int) -> bool:

@@ -12,6 +12,8 @@ scan is sequential (so the early stop is exact), and ties after the last criteri
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 from pydantic import model_validator
 
@@ -72,37 +74,48 @@ class DefaultPreemption(Plugin):
             return self._not_helpful(n, {})
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
+        dry_run = failed.dry_run
+        known = dry_run.settled() if len(potential) == n and wanted else None
+        if known:
+            # Every node is a potential one and the kept results settle the scan: the candidates from the offset
+            # on (wrapping around), the stop at the wanted-th of them (or the scan's end), the first one chosen.
+            at = bisect.bisect_left(known, failed.offset % n)
+            stop = known[(at + wanted - 1) % len(known)] if len(known) >= wanted else (failed.offset - 1) % n
+            best = known[at % len(known)]
+            dry_run.stopped_at(stop)
+            return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
-        batches, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
-        dry_run = failed.dry_run
+        found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
         while scanned < len(order):
             missing = max(wanted - min(fine, wanted) - min(bad, wanted), 1)
             take = dry_run.chunk(len(order) - scanned, missing, scanned, fine + bad)
             batch = dry_run.select(order[scanned: scanned + take])
-            batches.append(batch)
-            violating = batch.violations > 0
+            hits = np.flatnonzero(batch.fits)                   # the candidates, by position in the batch
+            violating = batch.violations_at(hits) > 0
+            found.append((scanned + hits, violating))
             before = (fine, bad)
-            candidates, violators = np.count_nonzero(batch.fits), np.count_nonzero(batch.fits & violating)
-            fine, bad = fine + candidates - violators, bad + violators
+            violators = int(np.count_nonzero(violating))
+            fine, bad = fine + len(hits) - violators, bad + violators
             if kernel.scan_done(fine, bad, wanted):
-                prefix = scanned + kernel.scan_prefix(batch.fits, violating, wanted, *before)
+                prefix = scanned + kernel.scan_prefix(hits, violating, len(batch.nodes), wanted, *before)
                 break
             scanned += len(batch.nodes)
         dry_run.stopped_at(int(order[prefix - 1]))
-        result = dry_run.merge(batches)
-        fits = result.fits[:prefix]
+        # The candidates among the nodes scanned, by position in scan order.
+        hits, violating = found[0] if len(found) == 1 else map(np.concatenate, zip(*found))
+        within = int(np.searchsorted(hits, prefix))
         if bad:
-            violating = result.violations[:prefix] > 0
-            candidates = np.concatenate([np.flatnonzero(fits & ~violating)[:wanted],
-                                         np.flatnonzero(fits & violating)[:wanted]])
+            hits, violating = hits[:within], violating[:within]
+            candidates = np.concatenate([hits[~violating][:wanted], hits[violating][:wanted]])
         else:            # no candidate violates a PDB: the candidates in scan order
-            candidates = np.flatnonzero(fits)[:wanted]
-        if len(candidates) == 0:
-            return self._not_helpful(n, result.failures())
-        best = candidates[kernel.pick_one(*result.criteria(candidates))]
-        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(int(result.nodes[best])),
-                                victims=tuple(result.victims_of(int(best))))
+            candidates = hits[: min(within, wanted)]
+        if len(candidates) == 0:        # the scan went over every potential node
+            return self._not_helpful(n, dry_run.failures(order))
+        nodes = order[candidates]
+        # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
+        best = int(nodes[0 if dry_run.alike(nodes) else kernel.pick_one(*dry_run.criteria(nodes))])
+        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
 
     def _potential(self, codes) -> np.ndarray:
         """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors

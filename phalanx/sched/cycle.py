@@ -34,6 +34,7 @@ class Prepared:
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
+    _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
 
     @property
     def shape(self) -> PodShape:
@@ -172,6 +173,7 @@ class Evaluation:
     _first: np.ndarray | None = field(default=None, repr=False)   # first_failed(), once computed
     _histogram: dict | None = field(default=None, repr=False)     # messages.reason_histogram, once computed
     _status: np.ndarray | None = field(default=None, repr=False)  # preemption.node_status, once computed
+    _ahead: tuple | None = field(default=None, repr=False)        # preemption._ahead_of, once computed
 
     def first_failed(self) -> np.ndarray:
         """(N,) int index into `filters` of the first plugin that rejects each node, -1 when none does (the

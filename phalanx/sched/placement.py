@@ -257,9 +257,16 @@ class Placer:
         if passes is None:
             return 0
         taken = len(nodes) if passes.all() else int(np.argmin(passes))
-        for pod, node in zip(pods[:taken], nodes):
+        if not taken:
+            return 0
+        # One node-table update and one log append for them all (no Filter that ran reserves; the nodes are
+        # distinct); each pod keeps a placement of its own, committed and undone as its own cycle's.
+        whole = self.account(p, np.array(nodes[:taken], np.int64), pods[:taken])
+        for i, pod in enumerate(pods[:taken]):
             out.pod_cycles += 1
-            pl = self.account(p, np.array([node]), [pod])     # no Filter that ran reserves
+            before = None if whole.ports_before is None else whole.ports_before[i: i + 1]
+            pl = Placement([pod], whole.node_ids[i: i + 1], whole.request, whole.nonzero, whole.ports, before,
+                           whole.scoring)
             pl.nomination = nominations.pop(pod.key, None)
             out.placed.append(pl)
         return taken
@@ -372,6 +379,7 @@ class Placer:
         pod = shape.pod if pod is None else pod
         p = prepare(shape, cluster, self.framework) if failed is None else failed.p
         n = tensors.nodes.size
+        again = False        # `failed`'s results handed on whole: no node fits, as none did
         if not (cluster.nominations and p.rejection is None and p.error is None):
             ev = run_filters(xp, p, tensors)
         else:
@@ -384,6 +392,7 @@ class Placer:
             ev = None if failed is None else with_nominated_again(cluster, self.framework, failed, pod, priority)
             if ev is None:
                 ev = with_nominated(xp, cluster, self.framework, p, pod, priority)
+            again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
@@ -392,7 +401,7 @@ class Placer:
             if advance:
                 self.next_start = (self.next_start + int(visited)) % n
             ev.feasible = sampled
-        if not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
+        if again or not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
             return p, ev, -1
         run_scores(xp, p, tensors, ev, self.caches)
         rank = np.arange(n) if rank is None else rank

@@ -12,10 +12,12 @@ The dry run has two exact paths:
   time, as upstream does.
 Pods nominated to a node count there, for pods of lower or equal priority, in both paths and in every Filter.
 The vectorised path's per-node results are kept for the next identical preemptor (DryRunCache) while nothing they
-read changes but the pods nominated to nodes; a node whose nominated load changed is evaluated again.
+read changes but the pods nominated to nodes; a node whose nominated load changed is evaluated again, unless the
+row kept for it with one more such preemptor nominated there (ahead) was made with that load.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 from ..plugins.default_preemption import NO_VICTIMS
-from ..plugins.framework import FIXED, NODE_LOCAL, FailedCycle, PodInfo
+from ..plugins.framework import FIXED, NODE_LOCAL, POD_DELETED, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
@@ -61,8 +63,9 @@ class BoundRows:
         if not self.rows:           # nothing synced yet (no dry run so far): no row to date
             return
         tensors = cluster.tensors
-        rows = [r for r in (tensors.position(p.key) for p in pods) if 0 <= r < self.rows]
-        self.start[rows] = t
+        for r in [tensors.position(p.key) for p in pods]:
+            if 0 <= r < self.rows:
+                self.start[r] = t
 
     def sync(self, cluster, start_of) -> None:
         tensors = cluster.tensors
@@ -89,9 +92,13 @@ class BoundRows:
         self.priority[sl] = [cluster.priority(p) for p in new]
         self.start[sl] = [start_of(p) for p in new]
         self.group_ref[sl] = [self._group_ref(p) for p in new]
+        # One vector per template (pods of one template share pod_load): written to its rows at once.
+        rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
         for i, pod in enumerate(new, self.rows):
-            vector = tensors.load_vectors(pod)[0]       # one per template (pods of one template share pod_load)
-            self.request[i, : len(vector)] = vector
+            vector = tensors.load_vectors(pod)[0]
+            rows_of.setdefault(id(vector), (vector, []))[1].append(i)
+        for vector, rows in rows_of.values():
+            self.request[rows, : len(vector)] = vector
         self.rows = need
 
     def group_state(self, ref: int, groups):
@@ -129,27 +136,15 @@ class VictimSelection:
 
 @dataclass
 class DryRunBatch:
-    """SelectVictimsOnNode for some nodes, in scan order: what DefaultPreemption reads (gathered from the dry run's
-    per-node results; the node-choice criteria only for the candidates, since the scan reads fits and violations)."""
+    """SelectVictimsOnNode for some nodes, in scan order: which are candidates (what DefaultPreemption's scan
+    reads; the rest of their results, by node, from the DryRun)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
-    violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
-    results: "DryRunCache"            # where the victims, failure reasons and the other criteria are (criteria())
+    results: "DryRunCache"            # where the other results are
 
-    def criteria(self, at: np.ndarray) -> tuple[np.ndarray, ...]:
-        """What pickOneNodeForPreemption orders the batch's nodes at positions `at` by: (violations, highest victim
-        priority, sum of (victim priority + MaxInt32 + 1), victims, earliest start among the highest-priority
-        victims), gathered for those nodes alone."""
-        nodes, r = self.nodes[at], self.results
-        return self.violations[at], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
-
-    def victims_of(self, i: int) -> list[Pod]:
-        """The victims on the batch's i-th node, most important first."""
-        return self.results.victims_of(int(self.nodes[i]))
-
-    def failures(self) -> dict[tuple[str, ...], int]:
-        """Failure reasons (tuple) -> how many of these nodes fail with them (not candidates)."""
-        return self.results.failures(self.nodes)
+    def violations_at(self, at: np.ndarray) -> np.ndarray:
+        """Victims whose eviction violates a PDB on the batch's nodes at positions `at`."""
+        return self.results.violations[self.nodes[at]]
 
 
 def _load_view(tensors, requested, pod_count):
@@ -198,9 +193,12 @@ def pdb_matches(pdbs: list, pods: list[Pod]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def vectorised(p: Prepared) -> bool:
-    """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc)."""
-    return not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
-                                          for plugin, state in p.filters)
+    """Whether Filter, with pods taken off nodes or nominated to them, can run on load views (see module doc).
+    Asked for every preemptor of a run (the kept cycle, its dry run): once per Prepared."""
+    if p._vectorised is None:
+        p._vectorised = not p.shape.host_ports and all(plugin.removal_behaviour(state) in (FIXED, NODE_LOCAL)
+                                                       for plugin, state in p.filters)
+    return p._vectorised
 
 
 def with_nominated(xp, cluster, framework, p: Prepared, pod: Pod, priority: int) -> Evaluation:
@@ -285,6 +283,12 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
             changed.add(nom.node)
     rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
     requested, count = nominations.load_at([pod], priority, tensors, rows)
+    if old._ahead is not None:
+        ahead_requested, ahead_count, same = old._ahead
+        # A row or two per preemptor of a run: scalar reads beat numpy's per-call cost.
+        if all(same[v] and ahead_count[v] == c and ahead_requested[v].tolist() == r
+               for v, c, r in zip(rows.tolist(), count.tolist(), requested.tolist())):
+            return old
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
@@ -292,7 +296,9 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     if all(np.array_equal(moved.codes[name], old.codes[name][rows])
            and np.array_equal(moved.payloads[name], old.payloads[name][rows]) for name in moved.codes):
         # Nothing moved (a node that failed fails alike with more pods nominated there): kept's results stand
-        # whole, its message, statuses and rejectors with them.
+        # whole, its message, statuses and rejectors with them; likely for the next pod of the run too.
+        if old._ahead is None:
+            old._ahead = _ahead_of(tensors, nominations, kept, pod, priority)
         return old
     sub = _on_rows(old.filters, moved, old, rows)
     sub.narrowing = old.narrowing
@@ -318,6 +324,23 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
     return ev
 
 
+def _ahead_of(tensors, nominations: Nominations, kept: KeptFailure, pod: Pod, priority: int) -> tuple:
+    """The NODE_LOCAL Filters on every node with one more pod of kept's requests nominated there than now (what a
+    node becomes when the next preemptor of a run is nominated to it): ((N, R) requested and (N,) pod count
+    nominated, for `pod`; (N,) bool whether every code and payload then is kept's). Node-local, so where a node's
+    nominated load is that again, kept's results there stand whenever this says so, without running Filter."""
+    requested, count = nominations.load_at([pod], priority, tensors, np.arange(tensors.nodes.size))
+    width = requested.shape[1]
+    requested[:, : min(width, len(kept.p.request))] += kept.p.request[:width]
+    count += 1
+    ev = run_filters(np, kept.p.node_local(), _load_view(tensors, tensors.nodes.requested + requested,
+                                                         tensors.nodes.pod_count + count))
+    same = np.ones(len(count), bool)
+    for name in ev.codes:
+        same &= (ev.codes[name] == kept.ev.codes[name]) & (ev.payloads[name] == kept.ev.payloads[name])
+    return requested, count, same
+
+
 def passes_nominated(cluster, p: Prepared, pods: list[Pod], priority: int, nodes: np.ndarray) -> np.ndarray | None:
     """evaluateNominatedNode for pods of one shape and priority, each on its own nominated node (`nodes`,
     distinct): (k,) bool whether each passes every Filter there alone, with the pods nominated there that count
@@ -325,9 +348,21 @@ def passes_nominated(cluster, p: Prepared, pods: list[Pod], priority: int, nodes
     its node's row (the caller evaluates every node instead)."""
     if not vectorised(p):
         return None
-    tensors = cluster.tensors
+    tensors, nominations = cluster.tensors, cluster.nominations
     nodes = np.asarray(nodes, np.int64)
-    requested, count = cluster.nominations.load_at(pods, priority, tensors, nodes)
+    requested, count = nominations.load_at([], priority, tensors, nodes)
+    # Each pod's own nomination does not count for it: taken off its node's row, the rows of one request vector (a
+    # run's pods share it) at once, rather than each pod's row searched for and patched in turn.
+    row_of = {node: i for i, node in enumerate(nodes.tolist())}
+    own_rows: dict[int, tuple[np.ndarray, list[int]]] = {}
+    for pod in pods:
+        own = nominations.get(pod.key)
+        row = -1 if own is None or own.priority < priority else row_of.get(tensors.node_index.get(own.node, -1), -1)
+        if row >= 0:
+            own_rows.setdefault(id(own.request), (own.request, []))[1].append(row)
+    for request, rows in own_rows.values():
+        np.subtract.at(requested[:, : len(request)], rows, request)
+        np.subtract.at(count, rows, 1)
     rows = NodeRows(tensors.nodes, nodes, requested=tensors.nodes.requested[nodes] + requested,
                     pod_count=tensors.nodes.pod_count[nodes] + count)
     return np.asarray(run_filters(np, dataclasses.replace(p, allowed=None), WithNodes(tensors, rows)).feasible)
@@ -348,14 +383,99 @@ def _copy_without(cluster, removed: tuple, added: list[tuple[Pod, int]]):
     return sub
 
 
-class DryRunCache:
+# Up to this many nodes (one or two per preemptor of a run), DryRunCache reads and copies rows and keeps its counts
+# one scalar at a time: numpy's per-call cost would be the whole cost.
+_FEW = 8
+
+
+class NodeResults:
+    """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
+    start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate)."""
+    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first",
+               "criteria")
+
+    def __init__(self, n: int):
+        self.known = np.zeros(n, bool)
+        self.fits = np.zeros(n, bool)
+        self.violations = np.zeros(n, np.int64)
+        self.top_priority = np.zeros(n, np.int64)
+        self.priority_sum = np.zeros(n, np.int64)
+        self.count = np.zeros(n, np.int64)
+        self.top_start = np.zeros(n, np.float64)
+        self.reason = np.full(n, -1, np.int64)
+        self.first = np.zeros(n, np.int64)
+        self.criteria = np.full(n, -1, np.int64)
+        self.columns = [getattr(self, name) for name in self.COLUMNS]
+
+    def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
+            criteria: np.ndarray) -> None:
+        """Keep the results at positions `at` of `sel` (with their reason, victim start and criteria ids) for
+        `nodes`."""
+        self.known[nodes] = True
+        self.fits[nodes] = sel.fits[at]
+        self.violations[nodes] = sel.violations[at]
+        self.top_priority[nodes] = sel.top_priority[at]
+        self.priority_sum[nodes] = sel.priority_sum[at]
+        self.count[nodes] = sel.count[at]
+        self.top_start[nodes] = sel.top_start[at]
+        self.reason[nodes] = reason[at]
+        self.first[nodes] = first[at]
+        self.criteria[nodes] = criteria[at]
+
+    def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
+        """The results `other` holds for `nodes` become theirs here."""
+        self.known[nodes] = True
+        for mine, theirs in zip(self.columns, other.columns):
+            mine[nodes] = theirs[nodes]
+
+
+class KnownCandidates:
+    """The candidates among the nodes a kept DryRunCache knows (node ids, ascending), how many of them violate a PDB
+    and how many have each node-choice criteria id: all a scan reads when it knows every node, no candidate
+    violates a PDB and all tie (DryRun.settled), kept up to date node by node instead of counted per scan."""
+
+    def __init__(self):
+        self.nodes: list[int] = []
+        self.violating = 0
+        self.criteria: dict[int, int] = {}        # criteria id -> candidates with it
+
+    @classmethod
+    def of(cls, results: "DryRunCache") -> "KnownCandidates":
+        out = cls()
+        at = np.flatnonzero(results.known & results.fits)
+        out.nodes = at.tolist()
+        out.violating = int(np.count_nonzero(results.violations[at]))
+        for criteria in results.criteria[at].tolist():
+            out.criteria[criteria] = out.criteria.get(criteria, 0) + 1
+        return out
+
+    def add(self, node: int, violations: int, criteria: int) -> None:
+        bisect.insort(self.nodes, node)
+        self.violating += violations > 0
+        self.criteria[criteria] = self.criteria.get(criteria, 0) + 1
+
+    def remove(self, node: int, violations: int, criteria: int) -> None:
+        del self.nodes[bisect.bisect_left(self.nodes, node)]
+        self.violating -= violations > 0
+        self.criteria[criteria] -= 1
+        if not self.criteria[criteria]:
+            del self.criteria[criteria]
+
+
+class DryRunCache(NodeResults):
     """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
     preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
     columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
     its result, so a node whose nominations changed since it was evaluated is evaluated again (`refresh`), and
     so is a preemptor's own nominated node (the load there leaves the preemptor itself out). Ids of the same
-    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin."""
+    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin.
+
+    Under one key a node's result is a function of the load nominated there alone. A kept dry run evaluates each
+    node twice in one batch: with the nominated load now, and with one more pod of the preemptor's requests
+    nominated there (`ahead`, with that load): what the node becomes when the next preemptor of a run nominates
+    it. A stale node whose nominated load is that of its ahead row takes it instead of being evaluated again."""
 
     def __init__(self):
         self.key = None
@@ -368,17 +488,16 @@ class DryRunCache:
         self.mark = mark                                 # Nominations.mark() the results are up to date with
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
         self.forgotten: set[int] = set()                 # nodes evaluated once, stale since
-        self.known = np.zeros(n, bool)
-        self.fits = np.zeros(n, bool)
-        self.violations = np.zeros(n, np.int64)
-        self.top_priority = np.zeros(n, np.int64)
-        self.priority_sum = np.zeros(n, np.int64)
-        self.count = np.zeros(n, np.int64)
-        self.top_start = np.zeros(n, np.float64)
-        self.reason = np.full(n, -1, np.int64)           # id in self.reasons; -1 for a candidate
+        NodeResults.__init__(self, n)                    # each node's result, where known
+        self.unknown = n                                 # nodes not known (a scan need not look when none is)
+        # The candidates among them, for a kept cache (a dry run's own results are not scanned again).
+        self.listed = KnownCandidates() if key is not None else None
         self.reasons = Vocab()                           # failure reasons (tuples) seen
-        self.first = np.zeros(n, np.int64)               # each node's victims: self.victims[first:first + count]
-        self.victims = np.zeros(0, np.int64)
+        # Node-choice criteria (tuples, as DryRun.criteria orders them) seen: candidates with one id tie.
+        self.criteria_seen = Vocab()
+        self.victims = np.zeros(0, np.int64)             # each node's victims: victims[first:first + count]
+        self.ahead = NodeResults(n)                      # each node's result with the load `ahead_load` nominated
+        self.ahead_load: tuple[np.ndarray, np.ndarray] | None = None    # ((N, R) requested, (N,) pod count)
 
     def refresh(self, nominations: Nominations, node_index: dict, pod: Pod) -> None:
         """Before `pod`'s dry run: forget the nodes whose nominations changed since the last one, and the nodes
@@ -387,6 +506,7 @@ class DryRunCache:
         self.mark = nominations.mark()
         if changed is None:
             self.known[:] = False
+            self.unknown, self.listed = len(self.known), KnownCandidates()
             self.forgotten.clear()
             changed = ()
         own = nominations.get(pod.key)
@@ -394,13 +514,17 @@ class DryRunCache:
         self.own = [node_index[own.node]] if own is not None and own.node in node_index else []
         for node in ids + self.own:
             if self.known[node]:
+                self._unlist([node])
                 self.known[node] = False
+                self.unknown += 1
                 self.forgotten.add(node)
 
     def to_evaluate(self, nodes: np.ndarray) -> np.ndarray:
         """The stale ones of `nodes` (not evaluated since what they read last changed), and with them every node
         forgotten since it was evaluated: later scans meet those again (one per preemptor in a run of them), so one
         batch serves several preemptors. Ascending."""
+        if not self.unknown:
+            return nodes[:0]
         stale = nodes[~self.known[nodes]]
         if not len(stale) or not self.forgotten:
             return stale
@@ -410,25 +534,87 @@ class DryRunCache:
         self.forgotten.clear()
         return np.flatnonzero(wanted)
 
-    def store(self, sel: VictimSelection) -> None:
-        nodes = sel.nodes
-        self.known[nodes] = True
-        self.fits[nodes] = sel.fits
-        self.violations[nodes] = sel.violations
-        self.top_priority[nodes] = sel.top_priority
-        self.priority_sum[nodes] = sel.priority_sum
-        self.count[nodes] = sel.count
-        self.top_start[nodes] = sel.top_start
-        self.reason[nodes] = [self.reasons.add(r) if r else -1 for r in sel.reasons]
-        self.first[nodes] = len(self.victims) + sel.offsets[:-1]
+    def take_ahead(self, nodes: np.ndarray, requested: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """Nodes whose ahead row was made with the nominated load they have now ((k, R) requested, (k,) pod
+        count) take it as their result; returns the others' positions in `nodes`."""
+        if self.ahead_load is None:
+            return np.arange(len(nodes))
+        ahead_requested, ahead_count = self.ahead_load
+        if len(nodes) > _FEW:
+            hit = self.ahead.known[nodes] & (ahead_count[nodes] == count)
+            hit &= (ahead_requested[nodes] == requested).all(axis=1)
+            taken = nodes[hit]
+            self._unlist(taken)
+            self.take(self.ahead, taken)
+            self._list(taken)
+            return np.flatnonzero(~hit)
+        # A node or two per preemptor of a run: scalar reads and copies beat numpy's per-call cost.
+        known, left = self.ahead.known, []
+        for j, (node, c, r) in enumerate(zip(nodes.tolist(), count.tolist(), requested.tolist())):
+            if not (known[node] and ahead_count[node] == c and ahead_requested[node].tolist() == r):
+                left.append(j)
+                continue
+            self._unlist([node])
+            self.known[node] = True
+            for mine, theirs in zip(self.columns, self.ahead.columns):
+                mine[node] = theirs[node]
+            self._list([node])
+        return np.array(left, np.int64)
+
+    def _unlist(self, nodes) -> None:
+        """`nodes` (distinct) are about to get new results or be forgotten: the known ones leave the counts (many at
+        once: _list counts again)."""
+        if len(nodes) > _FEW:
+            return
+        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+            if not self.known[node]:
+                self.unknown -= 1
+            elif self.listed is not None and self.fits[node]:
+                self.listed.remove(node, int(self.violations[node]), int(self.criteria[node]))
+
+    def _list(self, nodes) -> None:
+        """`nodes` (distinct) got their results: they enter the counts."""
+        if len(nodes) > _FEW:
+            self.unknown = len(self.known) - int(np.count_nonzero(self.known))
+            if self.listed is not None:
+                self.listed = KnownCandidates.of(self)
+            return
+        if self.listed is not None:
+            for node in nodes if isinstance(nodes, list) else nodes.tolist():
+                if self.fits[node]:
+                    self.listed.add(node, int(self.violations[node]), int(self.criteria[node]))
+
+    def store(self, sel: VictimSelection, ahead: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Keep `sel`'s results. ahead: ((k, R) requested, (k,) pod count): sel's second half is its first half's k
+        nodes again, with that load nominated, kept as their ahead rows."""
+        reason = np.array([self.reasons.add(r) if r else -1 for r in sel.reasons], np.int64)
+        criteria = np.full(len(sel.nodes), -1, np.int64)
+        at = np.flatnonzero(sel.fits)
+        criteria[at] = [self.criteria_seen.add(c) for c in zip(
+            sel.violations[at].tolist(), sel.top_priority[at].tolist(), sel.priority_sum[at].tolist(),
+            sel.count[at].tolist(), sel.top_start[at].tolist())]
+        first = len(self.victims) + sel.offsets[:-1]
         self.victims = np.concatenate([self.victims, sel.victim_rows])
+        k = len(sel.nodes) if ahead is None else len(sel.nodes) // 2
+        nodes = sel.nodes[:k]
+        self._unlist(nodes)
+        self.put(nodes, sel, slice(None, k), reason, first, criteria)
+        self._list(nodes)
+        if ahead is None:
+            return
+        if self.ahead_load is None:
+            n = len(self.known)
+            self.ahead_load = (np.zeros((n, ahead[0].shape[1]), np.int64), np.zeros(n, np.int64))
+        self.ahead.put(nodes, sel, slice(k, None), reason, first, criteria)
+        self.ahead_load[0][nodes] = ahead[0]
+        self.ahead_load[1][nodes] = ahead[1]
 
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
-        return DryRunBatch(nodes, self.fits[nodes], self.violations[nodes], self)
+        return DryRunBatch(nodes, self.fits[nodes], self)
 
     def victims_of(self, node: int) -> list[Pod]:
-        first = int(self.first[node])
-        return [self.pods[r] for r in self.victims[first: first + int(self.count[node])].tolist()]
+        first, count = int(self.first[node]), int(self.count[node])
+        return [self.pods[r] for r in self.victims[first: first + count].tolist()]
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
@@ -453,7 +639,9 @@ class DryRun:
         self.spared = spared
         self.vectorised = vectorised(p)
         self.log_pods = cluster.tensors.log()[0]
-        if cache is None or not self.vectorised:
+        # Kept results get rows ahead (DryRunCache), which only a later dry run under the same key can read.
+        self.ahead = cache is not None and self.vectorised
+        if not self.ahead:
             # Results of this dry run alone (the per-node path's results depend on more than nominated load).
             cache = DryRunCache()
             cache.reset(None, cluster.tensors.nodes.size, self.log_pods)
@@ -471,8 +659,9 @@ class DryRun:
         if scanned == 0:
             # One chunk usually reaches the stop in a run of preemptors, whose kept results know most nodes.
             results = self.results
-            known = np.count_nonzero(results.known)
-            fits = np.count_nonzero(results.fits & results.known) if known else 0
+            known = len(results.known) - results.unknown
+            fits = len(results.listed.nodes) if results.listed is not None else \
+                int(np.count_nonzero(results.fits & results.known))
             return min(left, max(missing, 64, 2 * missing * known // fits if fits else 0))
         if found == 0:
             return min(left, scanned)
@@ -539,10 +728,26 @@ class DryRun:
     def node_name(self, node: int) -> str:
         return self.cluster.tensors.nodes.names[node]
 
-    def merge(self, batches: list[DryRunBatch]) -> DryRunBatch:
-        if len(batches) == 1:
-            return batches[0]
-        return self.results.batch(np.concatenate([b.nodes for b in batches]))
+    # -- what DefaultPreemption reads of nodes select() evaluated --------------------------------------
+    def criteria(self, nodes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What pickOneNodeForPreemption orders `nodes` by: (PDB violations, highest victim priority, sum of (victim
+        priority + MaxInt32 + 1), victims, earliest start among the highest-priority victims)."""
+        r = self.results
+        return r.violations[nodes], r.top_priority[nodes], r.priority_sum[nodes], r.count[nodes], r.top_start[nodes]
+
+    def alike(self, nodes: np.ndarray) -> bool:
+        """Whether the candidates `nodes` all meet the node-choice criteria alike (pickOneNodeForPreemption then
+        takes the first), read from each node's criteria id."""
+        ids = self.results.criteria[nodes]
+        return bool(ids.min() == ids.max())
+
+    def victims_of(self, node: int) -> list[Pod]:
+        """The victims on `node`, most important first."""
+        return self.results.victims_of(node)
+
+    def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
+        """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
+        return self.results.failures(nodes)
 
     # -- what both paths share ----------------------------------------------------------------------
     def _victims_by_node(self, nodes: np.ndarray):
@@ -601,29 +806,72 @@ class DryRun:
         """The scan stopped after `node` (the next preemption's scan starts after it, with tie_break "first")."""
         self.scanned_to = node
 
+    def settled(self) -> list[int] | None:
+        """The candidates (node ids, ascending) when the kept results know every node, no candidate violates a PDB
+        and all meet the node-choice criteria alike: the scan then needs no dry run, and takes its first
+        candidate. None otherwise."""
+        results = self.results
+        if results.listed is None:
+            return None
+        self._settle()
+        listed = results.listed
+        return None if results.unknown or listed.violating or len(listed.criteria) > 1 else listed.nodes
+
+    def _settle(self) -> None:
+        """The nodes preemptors were nominated to since: those whose ahead row holds take it before a scan (usually
+        every one), so the scan finds no stale node."""
+        results = self.results
+        if self.ahead and results.forgotten and results.ahead_load is not None:
+            forgotten = np.array(sorted(results.forgotten), np.int64)
+            requested, count = self.nominations.load_at([self.pod], self.priority, self.cluster.tensors, forgotten)
+            results.forgotten = set(forgotten[results.take_ahead(forgotten, requested, count)].tolist())
+
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
-        stale = self.results.to_evaluate(nodes)
-        if len(stale):
-            self.results.store(self._select(stale))
-        return self.results.batch(nodes)
+        results = self.results
+        self._settle()
+        stale = results.to_evaluate(nodes)
+        if not len(stale):
+            pass
+        elif not self.vectorised:
+            results.store(self._select_each(stale, *self._victims(stale)))
+        else:
+            tensors = self.cluster.tensors
+            requested, count = self.nominations.load_at([self.pod], self.priority, tensors, stale)
+            left = results.take_ahead(stale, requested, count)
+            if len(left) < len(stale):
+                stale, requested, count = stale[left], requested[left], count[left]
+            if len(stale) and self.ahead:
+                # The same nodes again with one more pod like this one nominated (DryRunCache.ahead).
+                width = requested.shape[1]
+                more = requested.copy()
+                more[:, : min(width, len(self.p.request))] += self.p.request[:width]
+                rows, at, violating = self._victims(stale)
+                results.store(self._select_vectorised(
+                    np.concatenate([stale, stale]), np.concatenate([requested, more]),
+                    np.concatenate([count, count + 1]), np.concatenate([rows, rows]),
+                    np.concatenate([at, at + len(stale)]), np.concatenate([violating, violating])),
+                    ahead=(more, count + 1))
+            elif len(stale):
+                results.store(self._select_vectorised(stale, requested, count, *self._victims(stale)))
+        return results.batch(nodes)
 
-    def _select(self, nodes: np.ndarray) -> VictimSelection:
+    def _victims(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The potential victims on `nodes` (_victims_by_node: rows, batch positions), and which of them violate a
+        PDB (filterPodsWithPDBViolation)."""
         rows, at = self._victims_by_node(nodes)
         matches, allowed = self._pdb_matches(rows)
-        violating = kernel.pdb_violating(at, matches, allowed)
-        return (self._select_vectorised if self.vectorised else self._select_each)(nodes, rows, at, violating)
+        return rows, at, kernel.pdb_violating(at, matches, allowed)
 
-    def _select_vectorised(self, nodes, rows, at, violating) -> VictimSelection:
+    def _select_vectorised(self, nodes, nominee_requested, nominee_count, rows, at, violating) -> VictimSelection:
+        """SelectVictimsOnNode on `nodes` with the load nominated there ((k, R) requested, (k,) pod count) added."""
         tensors = self.cluster.tensors
-        nodes = np.asarray(nodes)
         k = len(nodes)
         victims = np.bincount(at, minlength=k)
         has_victims = victims > 0
         table = tensors.nodes
         width = table.requested.shape[1]
         # The load-reading Filters read only their node's row, so they run on these k rows alone.
-        nominee_requested, nominee_count = self.nominations.load_at([self.pod], self.priority, tensors, nodes)
         requested, count = table.requested[nodes] + nominee_requested, table.pod_count[nodes] + nominee_count
         if len(at):            # `at` is sorted: each node's victims are one segment
             starts = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
@@ -722,6 +970,7 @@ class Preemption:
         self.next_offset = 0            # where the next candidate scan starts (tie_break "first")
         self.cache = DryRunCache()      # the dry run's per-node results, for the next identical preemptor
         self.caching = True             # False: every dry run evaluates its nodes afresh (tests compare the two)
+        self._grown = None              # (tables, shape, namespace, labels) post_filter last grew vocabularies for
 
     def nodes_changed(self) -> None:
         """Node rows were added, rewritten or removed: no per-node result stands."""
@@ -744,8 +993,13 @@ class Preemption:
                 if other.priority < priority:
                     del nominations[key]
             # Filter binds nominated pods on cluster copies (with_nominated, the dry run), which share the
-            # vocabularies: the columns the pod needs go on this cluster's tables first.
-            cluster.grow_vocabularies([(pod, p.shape)])
+            # vocabularies: the columns the pod needs go on this cluster's tables first (vocabularies only grow, so
+            # once for the pods of a run: same tables, shape, namespace and labels).
+            grown = (cluster.tensors, p.shape, pod.metadata.namespace, tuple(pod.metadata.labels.items()))
+            last = self._grown
+            if last is None or last[0] is not grown[0] or last[1] is not grown[1] or last[2:] != grown[2:]:
+                cluster.grow_vocabularies([(pod, p.shape)])
+                self._grown = grown
             nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
             self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
@@ -795,11 +1049,16 @@ class Preemption:
     def actuate(self) -> None:
         """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
         deletions wake them); a victim an earlier preemption already evicted is not evicted again. Upstream deletes
-        the victims one by one, each deletion an event; those of one preemption leave here in one batch that wakes
-        the same pods as those events would (Scheduler.delete_pods)."""
+        the victims one by one, each deletion an event; those of this cycle's preemptions make one batch of
+        events, in order, that wakes the same pods as those events would (Scheduler.cluster_event with `each`: no
+        hint reads what the evictions in between change)."""
         sched = self.sched
         pending, self.pending = self.pending, []
+        node_of = sched.cluster.tensors.node_of
+        freed = []
         for entry in pending:
-            entry.victims = [v for v in entry.victims if sched.cluster.tensors.node_of(v) >= 0]
+            entry.victims = [v for v in entry.victims if node_of(v) >= 0]
             sched.log.append(entry)
-            sched.remove_pods(entry.victims, entry.reason)
+            freed += sched.take_off(entry.victims, entry.reason)
+        if freed:
+            sched.cluster_event(POD_DELETED, freed, each=True)

@@ -537,6 +537,13 @@ class Scheduler:
 
     def remove_pods(self, keys: list[str], reason: str) -> None:
         """delete_pods without making the records (preemption's evictions: the log has them)."""
+        freed = self.take_off(keys, reason)
+        if freed:
+            self.cluster_event(POD_DELETED, freed, each=True)
+
+    def take_off(self, keys: list[str], reason: str) -> list[Pod]:
+        """remove_pods without the cluster event: the pods taken off their nodes, for the caller's event (each
+        object one event, in order, as cluster_event(each=True) reads them)."""
         seen: set[str] = set()
         for key in keys:
             if key in seen or not self.knows(key):
@@ -575,8 +582,7 @@ class Scheduler:
             self.log.append(Deleted(self.now, key, reason))
             if on_node:
                 freed.append(pod)
-        if freed:
-            self.cluster_event(POD_DELETED, freed, each=True)
+        return freed
 
     def add_nodes(self, nodes: list[Node]) -> list[Record]:
         start = len(self.log)
