@@ -141,3 +141,12 @@ def test_pod_replicas_in_a_streamed_list_share_their_template(tmp_path, monkeypa
     docs = [_pod(f"p-{i}", 0) for i in range(4)]
     loaded = _same(tmp_path, json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), monkeypatch)
     assert all(isinstance(p, Pod) and p.spec is loaded.pods[0].spec for p in loaded.pods)
+
+
+def test_a_template_name_written_otherwise_is_not_found_elsewhere_in_the_item(tmp_path, monkeypatch):
+    # The name written with an escape, and its plain text once elsewhere (a label): that place is not the name's.
+    # The second item is the first with the label changed: read whole, a pod named p-0 twice.
+    docs = [_pod("p-0", 0), _pod("p-0", 0)]
+    docs[0]["metadata"]["labels"]["copy"], docs[1]["metadata"]["labels"]["copy"] = "p-0", "p-1"
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}).replace('"name": "p-0"', '"name": "p\\u002d0"')
+    assert _same(tmp_path, text, monkeypatch) == "duplicate Pod web/p-0"

@@ -161,17 +161,27 @@ class StreamedItems:
         self.closed = after.group(1) == "]"
         self.pos = _SPACE.match(self.text, after.end()).end()
 
-    def adopt(self, name: str | None) -> None:
-        """The item read last is the template, with this metadata.name (None: no template from now on)."""
+    def adopt(self, document: dict | None) -> None:
+        """The item read last, decoded as `document`, is the template (None: no template from now on). Its name's
+        text must occur once in it, and be where metadata.name is read from: the item with another string there
+        decodes as the document with that metadata.name and nothing else changed."""
         self.template = None
-        if name is None:
+        if document is None:
             return
         start, end = self.last
-        token = json.dumps(name)
+        token = json.dumps(document["metadata"]["name"])
         item = self.text[start:end]
         at = item.find(token)
-        if at >= 0 and item.find(token, at + 1) < 0:
-            self.template = (item[:at], item[at + len(token):])
+        if at < 0 or item.find(token, at + 1) >= 0:
+            return
+        prefix, suffix = item[:at], item[at + len(token):]
+        probe = "\x00"                  # no valid name: what decodes here is the token's place, not a copy of it
+        try:
+            placed = decode(prefix + json.dumps(probe) + suffix)
+        except ValueError:
+            return
+        if placed == {**document, "metadata": {**document["metadata"], "name": probe}}:
+            self.template = (prefix, suffix)
 
     def _after_items(self, pos: int) -> None:
         """The object's members after its items, then nothing but spaces."""

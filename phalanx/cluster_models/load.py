@@ -707,7 +707,7 @@ class _Collector:
             self._add(item, f"items[{index}] of {where}", source, *context, tried=True)
             if streamed is not None and self._text_template is not template:
                 made = self._text_template      # of this item's own document, or of another (a nested List's item)
-                streamed.adopt(made.obj.metadata.name if made.source is item else None)
+                streamed.adopt(made.source if made.source is item else None)
 
     def _keep(self, obj: BaseModel) -> None:
         if type(obj) is Pod:           # the most of a large input: straight on
