@@ -132,6 +132,9 @@ def test_node_replicas_differ_in_label_values_and_are_the_nodes_validated_alone(
     alone = [Node.model_validate(d) for d in docs]
     assert [n.model_dump() for n in loaded.nodes] == [n.model_dump() for n in alone]
     assert loaded.nodes[3].status is loaded.nodes[0].status          # a replica shares its template's fields
+    docs[0]["metadata"]["labels"]["empty"] = docs[1]["metadata"]["labels"]["empty"] = None     # null reads as ""
+    loaded = _same(tmp_path, json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), monkeypatch)
+    assert loaded.nodes[1].metadata.labels["empty"] == "" and loaded.nodes[1].metadata.labels["zone"] == "z-1"
     docs[5]["metadata"]["labels"]["zone"] = "bad value!"
     assert _same(tmp_path, json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), monkeypatch).startswith(
         "Node n-5: metadata.labels:")

@@ -495,8 +495,8 @@ class _TextTemplate:
             labels = meta.get("labels")
             if type(labels) is not dict or labels.keys() != own.keys():
                 return None
-            for key, value in labels.items():
-                if value != own[key] and (type(value) is not str or label_value_problem(value)):
+            for key, value in labels.items():     # strings only: a null value is validated as "" (StringMap)
+                if type(value) is not str or (value != own[key] and label_value_problem(value)):
                     return None
             probe["labels"] = labels
             if meta != probe:
