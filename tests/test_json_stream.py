@@ -153,3 +153,10 @@ def test_a_template_name_written_otherwise_is_not_found_elsewhere_in_the_item(tm
     docs[0]["metadata"]["labels"]["copy"], docs[1]["metadata"]["labels"]["copy"] = "p-0", "p-1"
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}).replace('"name": "p-0"', '"name": "p\\u002d0"')
     assert _same(tmp_path, text, monkeypatch) == "duplicate Pod web/p-0"
+
+
+def test_a_template_found_by_its_key_gives_its_replicas_the_documents_uid(tmp_path, monkeypatch):
+    # p-2 repeats p-0's template but with a uid: the template for the items after it is p-0's pod with p-2's text.
+    docs = [_pod("p-0", 1), _pod("p-1", 0), _pod("p-2", 1, "u"), _pod("p-3", 1, "u")]
+    loaded = _same(tmp_path, json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), monkeypatch)
+    assert [p.metadata.uid for p in loaded.pods] == ["", "", "u", "u"]

@@ -459,7 +459,11 @@ class _TextTemplate:
         if dns_subdomain_problem(name):
             return None
         if self.stamps is None:
-            self.stamps = (self.obj.replacer("metadata"), self.obj.metadata.replacer("name"))
+            # The object may be of a document that differs in uid (found by its template key): the source's uid.
+            meta, uid = self.obj.metadata, self.source["metadata"].get("uid", "")
+            if uid != meta.uid:
+                meta = meta.replaced(uid=uid)
+            self.stamps = (self.obj.replacer("metadata"), meta.replacer("name"))
         with_meta, with_name = self.stamps
         return with_meta(with_name(name))
 
