@@ -109,10 +109,10 @@ class Renamed(str):
 class StreamedItems:
     """The items of a streamed List, in order, each decoded on its own.
 
-    adopt(name): the item just read is a template (an object whose replicas differ from it in metadata.name only).
-    An item whose text is that item's text with another JSON string where the name was (the name occurring once in
-    it) then comes as Renamed(name), not decoded: the same characters around the name are the same document around
-    it. Reading it is two comparisons of text and the name's."""
+    adopt(document): the item just read is a template (an object whose replicas differ from it in metadata.name
+    only). An item whose text is that item's text with another JSON string where the name was then comes as
+    Renamed(name), not decoded: the same characters around the name are the same document around it. Reading it
+    is two comparisons of text and the name's."""
 
     def __init__(self, text: str, pos: int, keys: set[str]):
         self.text = text
@@ -137,23 +137,28 @@ class StreamedItems:
             raise StopIteration
         if text[pos:pos + 1] != "{":
             raise NotStreamable
-        template = self.template
-        if template is not None and text.startswith(template[0], pos):
-            at = pos + len(template[0])
-            if text[at:at + 1] == '"':
-                try:
-                    name, end = json.decoder.scanstring(text, at + 1)
-                except ValueError:
-                    end = -1
-                if end > 0 and text.startswith(template[1], end):
-                    end += len(template[1])
-                    after = _AFTER_ITEM.match(text, end)
-                    if after is not None:
-                        self._next_at(pos, end, after)
-                        return Renamed(name)
+        renamed = self._renamed_at(pos) if self.template is not None else None
+        if renamed is not None:
+            return renamed
         item, end, after = _item(text, pos, self.last[1] - self.last[0])
         self._next_at(pos, end, after)
         return item
+
+    def _renamed_at(self, pos: int) -> Renamed | None:
+        """The item at pos as Renamed when it is the template's text with another name string; else None."""
+        text, (prefix, suffix) = self.text, self.template
+        at = pos + len(prefix)
+        if not text.startswith(prefix, pos) or text[at:at + 1] != '"':
+            return None
+        try:
+            name, end = json.decoder.scanstring(text, at + 1)
+        except ValueError:
+            return None
+        after = _AFTER_ITEM.match(text, end + len(suffix)) if text.startswith(suffix, end) else None
+        if after is None:
+            return None
+        self._next_at(pos, end + len(suffix), after)
+        return Renamed(name)
 
     def _next_at(self, pos: int, end: int, after: re.Match) -> None:
         """The item at pos ended at end, and `after` is the `,` or `]` that follows it."""

@@ -494,7 +494,7 @@ class _TextTemplate:
         else:
             return None
         probe["name"] = name
-        own = self.labels
+        own = labels = self.labels
         if own is not None:
             labels = meta.get("labels")
             if type(labels) is not dict or labels.keys() != own.keys():
@@ -503,12 +503,9 @@ class _TextTemplate:
                 if type(value) is not str or (value != own[key] and label_value_problem(value)):
                     return None
             probe["labels"] = labels
-            if meta != probe:
-                return None
-            return _renamed(self.obj, name, uid or "", labels if labels != own else None)
         if meta != probe:
             return None
-        return _renamed(self.obj, name, uid or "")
+        return _renamed(self.obj, name, uid or "", None if labels == own else labels)
 
 
 class _Collector:
@@ -714,12 +711,6 @@ class _Collector:
                 streamed.adopt(made.source if made.source is item else None)
 
     def _keep(self, obj: BaseModel) -> None:
-        if type(obj) is Pod:           # the most of a large input: straight on
-            key = obj.key
-            if ("Pod", key) not in self._names:
-                self._names.add(("Pod", key))
-                self.objects.pods.append(obj)
-                return
         if isinstance(obj, Pod):
             identity = shown = obj.key
             bucket = self.objects.pods

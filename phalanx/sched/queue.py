@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from .shapes import PodShape
+from .shapes import PodShape, run_starts
 
 # kube-scheduler defaults (podInitialBackoffSeconds, podMaxBackoffSeconds).
 INITIAL_BACKOFF_S = 1.0
@@ -208,15 +208,7 @@ class SchedulingQueue:
 
 def cut_runs(pods: list[Pod], shapes: list[PodShape], priorities: list[int], seqs: list[int]) -> list[PodRun]:
     """Pods in queue order -> runs of consecutive pods with one shape and one priority."""
-    n = len(pods)
-    if not n:
-        return []
-    new = np.zeros(n, bool)
-    new[0] = True
-    new[1:] = np.fromiter(map(operator.is_not, shapes[1:], shapes), bool, n - 1)
-    by_priority = np.asarray(priorities)
-    new[1:] |= by_priority[1:] != by_priority[:-1]
-    bounds = [*np.flatnonzero(new).tolist(), n]
+    bounds = run_starts(len(pods), [(shapes, operator.is_not), (priorities, operator.ne)])
     step = np.diff(np.asarray(seqs)) == 1         # a run of consecutive arrivals keeps them as a range
 
     def seqs_of(a: int, b: int):

@@ -812,11 +812,13 @@ class Scheduler:
             skip = lambda key: self.groups.of_pod.get(key) is exclude          # noqa: E731
         if each:
             ready = self.queue.wake(event, helps_first, self.now, skip)
-            batches: dict[int, list] = {}
+            batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
             for parked in ready:                # in arrival order, as each event takes them
-                batches.setdefault(first[parked.pod.key], []).append((parked.pod, parked.seq))
+                pods, seqs = batches.setdefault(first[parked.pod.key], ([], []))
+                pods.append(parked.pod)
+                seqs.append(parked.seq)
             for i in sorted(batches):
-                self._enqueue_plain([pod for pod, _ in batches[i]], [seq for _, seq in batches[i]])
+                self._enqueue_plain(*batches[i])
         else:
             ready = self.queue.wake(event, lambda parked: helps_with(parked, objects), self.now, skip)
             self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])

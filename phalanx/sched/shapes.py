@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,22 +32,28 @@ _LABELS, _ANNOTATIONS = operator.attrgetter("labels"), operator.attrgetter("anno
 _NAMESPACE = operator.attrgetter("namespace")
 
 
+def run_starts(n: int, columns: list[tuple[list, Callable]]) -> list[int]:
+    """0, every position where some (column, differ) pair says the value differs from the one before, then n: the
+    starts of runs of consecutive equal rows. Compared column by column (C loops), not row by row."""
+    if n < 2:
+        return list(range(n + 1))
+    new = np.zeros(n, bool)
+    new[0] = True
+    for column, differ in columns:
+        new[1:] |= np.fromiter(map(differ, column[1:], column), bool, n - 1)
+    return [*np.flatnonzero(new).tolist(), n]
+
+
 def template_runs(pods: list[Pod]) -> list[int]:
     """Where the runs of consecutive pods made from one template start, then len(pods): a run's pods share their
     spec, status, labels and annotations objects and their namespace (a controller's replicas, a loader's), so what
-    intake reads of one it reads of all but the name. Compared column by column (C loops), not pod by pod."""
-    n = len(pods)
-    if n < 2:
-        return list(range(n + 1))
+    intake reads of one it reads of all but the name."""
     metas = list(map(_META, pods))
-    new = np.zeros(n, bool)
-    new[0] = True
-    for column, differ in ((list(map(_SPEC, pods)), operator.is_not), (list(map(_STATUS, pods)), operator.is_not),
-                           (list(map(_LABELS, metas)), operator.is_not),
-                           (list(map(_ANNOTATIONS, metas)), operator.is_not),
-                           (list(map(_NAMESPACE, metas)), operator.ne)):
-        new[1:] |= np.fromiter(map(differ, column[1:], column), bool, n - 1)
-    return [*np.flatnonzero(new).tolist(), n]
+    return run_starts(len(pods), [(list(map(_SPEC, pods)), operator.is_not),
+                                  (list(map(_STATUS, pods)), operator.is_not),
+                                  (list(map(_LABELS, metas)), operator.is_not),
+                                  (list(map(_ANNOTATIONS, metas)), operator.is_not),
+                                  (list(map(_NAMESPACE, metas)), operator.ne)])
 
 
 def signature(pod: Pod, extra: dict | None = None) -> str:
