@@ -236,18 +236,38 @@ def test_a_shape_not_met_for_long_is_built_again():
     assert kept.builds == 4 and len(kept.entries) == 3
 
 
+@given(st.integers(1, 1300), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 40)), max_size=12),
+       st.integers(1, 12), st.randoms(use_true_random=False))
+def test_best_key_blocks_follow_changes(n, changes, k, rnd):
+    """BestKey over several blocks of nodes: after each change of a few rows (some made infeasible), best() is the
+    first argmax over every node, top(k) the k largest feasible keys in order, and values the keys as set."""
+    from phalanx.sched.incremental import BestKey
+    plain = np.array([rnd.choice((-1, rnd.randrange(100) * n + (n - 1 - i))) for i in range(n)], np.int64)
+    key = BestKey(plain.copy())
+    for seed, count in changes:
+        rows = np.array(sorted({(seed + 7919 * j) % n for j in range(count)}), np.int64)
+        values = np.array([-1 if (seed + r) % 3 == 0 else (seed % 100) * n + (n - 1 - r) for r in rows], np.int64)
+        plain[rows] = values
+        key.set(rows, values)
+        best = int(np.argmax(plain))
+        assert key.best() == (best if plain[best] >= 0 else -1)
+        want = sorted((i for i in range(n) if plain[i] >= 0), key=lambda i: -plain[i])[:k]
+        assert key.top(k).tolist() == want
+        assert np.array_equal(key.values, plain)
+
+
 @given(st.lists(st.integers(-1, 50), min_size=1, max_size=40), st.integers(1, 20))
 def test_top_is_the_best_feasible_keys_in_order(values, k):
     """ShapeScores.top(k): the nodes with the k largest keys (ties impossible: keys hold a distinct rank; here the
     node index breaks them), best first, infeasible ones (key -1) left out; by argmax passes or by a partition."""
-    from phalanx.sched.incremental import ShapeScores
+    from phalanx.sched.incremental import BestKey, ShapeScores
     n = len(values)
     key = np.array([v * n + (n - 1 - i) if v >= 0 else -1 for i, v in enumerate(values)], np.int64)
-    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": key})
+    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": BestKey(key)})
     want = sorted((i for i in range(n) if key[i] >= 0), key=lambda i: -key[i])[:k]
-    before = key.copy()
     assert scores.top(k).tolist() == want
-    assert np.array_equal(scores.key, before)        # the kept key is left as it was
+    assert np.array_equal(scores.key.values, key)        # the kept key is left as it was
+    assert scores.best() == (want[0] if want else -1)
 
 
 def test_deployment_replicas_keep_their_node_local_scores_and_score_spreading_live():

@@ -1,6 +1,7 @@
 """Incremental per-shape evaluation: each pod shape's Filter verdicts and total scores over every node, kept
 between the shape's cycles. After placements only the nodes whose load changed since (tensors.changes) are
-evaluated again, and the best node is one argmax over a kept key, instead of every plugin over every node.
+evaluated again, and the best node is read from a kept key (BestKey: per-block maxima), instead of every plugin
+over every node.
 
 A shape is kept only while nothing but node load moves what its Filters return:
 - every Filter that runs reads no pods (kept_behaviour FIXED) or only its own node's state, which moves only with
@@ -47,6 +48,7 @@ _MAX_CHUNKS = 256
 _MAX_ROWS_FRACTION = 8
 _ROWS_ALWAYS = 64
 _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
+_KEY_BLOCK = 256       # nodes per block of a BestKey
 _PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
                        # over them), counted over every node beyond
 
@@ -70,7 +72,7 @@ class ShapeScores:
     total: np.ndarray             # (N,) int64 fixed_total + weighted NODE_LOCAL scores of the next pod (on the
                                   # feasible nodes; elsewhere as last scored)
     rank: np.ndarray              # the tie-break ranks `key` was made with
-    key: np.ndarray               # (N,) int64 select_best's key: total * N + (N - 1 - rank), -1 if infeasible
+    key: BestKey                  # select_best's key: total * N + (N - 1 - rank), -1 if infeasible
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
@@ -87,7 +89,7 @@ class ShapeScores:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, self.key, *self.holders,
+        arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, *self.key.arrays, *self.holders,
                   *self.codes.values(), *self.payloads.values())
         return sum(a.nbytes for a in arrays)
 
@@ -114,26 +116,61 @@ class ShapeScores:
 
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
-        node = int(np.argmax(self.key))
-        return node if self.key[node] >= 0 else -1
+        return self.key.best()
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes select_best would pick first, up to k of them (kernels.batch.contenders for the next
         k pods), best first."""
-        key = self.key
+        return self.key.top(k)
+
+
+class BestKey:
+    """select_best's key per node (distinct on the feasible nodes, -1 elsewhere) with the maximum of each block of
+    _KEY_BLOCK nodes kept: the best node is an argmax over the blocks, then one inside the best block (the first
+    maximum, as one argmax over every node finds it), and changing a few rows recomputes only their blocks. At
+    tens of thousands of nodes a pass over every node per pick was most of a kept shape's cycle."""
+
+    def __init__(self, values: np.ndarray):
+        n = len(values)
+        padded = np.full(-(-n // _KEY_BLOCK) * _KEY_BLOCK, -1, np.int64)     # padding never wins: keyed -1
+        padded[:n] = values
+        self.values = padded[:n]                              # (N,) int64 the key (a view: write through set)
+        self._blocks = padded.reshape(-1, _KEY_BLOCK)         # (N / _KEY_BLOCK, _KEY_BLOCK) int64 the same memory
+        self._block_max = self._blocks.max(axis=1)            # (N / _KEY_BLOCK,) int64
+
+    @property
+    def arrays(self) -> tuple:
+        return self._blocks, self._block_max
+
+    def set(self, rows: np.ndarray, values) -> None:
+        self.values[rows] = values
+        blocks = rows // _KEY_BLOCK            # a block named twice gets the same maximum twice
+        self._block_max[blocks] = self._blocks[blocks].max(axis=1)
+
+    def best(self) -> int:
+        """The node with the largest key, -1 when none is feasible."""
+        block = int(np.argmax(self._block_max))
+        if self._block_max[block] < 0:
+            return -1
+        return block * _KEY_BLOCK + int(np.argmax(self._blocks[block]))
+
+    def top(self, k: int) -> np.ndarray:
+        """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
+        key = self.values
         if k > _ARGMAX_TOP:
             best = smallest(np, -key, k)
             return best[key[best] >= 0]
-        # A few argmax passes beat a partition of every node; the picked keys are masked, then put back.
+        # A few picks beat a partition of every node; the picked keys are masked, then put back.
         picked, values = [], []
         for _ in range(k):
-            node = int(np.argmax(key))
-            if key[node] < 0:
+            node = self.best()
+            if node < 0:
                 break
             picked.append(node)
             values.append(key[node])
-            key[node] = -1
-        key[picked] = values
+            self.set(np.array([node]), -1)
+        if picked:
+            self.set(np.array(picked), values)
         return np.array(picked, np.int64)
 
 
@@ -254,7 +291,7 @@ class ShapeCache:
                     fixed_total = fixed_total + part
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
-        key = selection_key(np, total, feasible, rank, len(rank))
+        key = BestKey(selection_key(np, total, feasible, rank, len(rank)))
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
                            feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
                            codes={k: np.asarray(v).copy() for k, v in ev.codes.items()},
@@ -274,7 +311,7 @@ class ShapeCache:
                 return False
             raw = plugin.score(np, state, tensors, s.feasible, caches.setdefault(plugin.name, {}))
             total = total + weight * plugin.normalize(np, raw, s.feasible, state, tensors)
-        s.rank, s.key = rank, selection_key(np, total, s.feasible, rank, len(rank))
+        s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)))
         return True
 
     def _sync(self, s: ShapeScores, rank: np.ndarray) -> bool:
@@ -315,7 +352,7 @@ class ShapeCache:
             if len(scored):
                 s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1)[:, 0]
             if s.rank is rank and not s.live:
-                s.key[rows] = selection_key(np, s.total[rows], ok, rank[rows], len(rank))
+                s.key.set(rows, selection_key(np, s.total[rows], ok, rank[rows], len(rank)))
         if s.rank is not rank and not s.live:
-            s.rank, s.key = rank, selection_key(np, s.total, s.feasible, rank, len(rank))
+            s.rank, s.key = rank, BestKey(selection_key(np, s.total, s.feasible, rank, len(rank)))
         return True

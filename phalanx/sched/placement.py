@@ -324,7 +324,7 @@ class Placer:
         pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
         take = int(count)
         if kept.holders:
-            fill_t = np.full(len(kept.key), NEVER, np.int64)
+            fill_t = np.full(len(kept.feasible), NEVER, np.int64)
             fill_t[cand] = fill_times(np, pick[:take], copy[:take], cap, len(cand))
             end = normalization_epoch_end(np, fill_t, [h & kept.feasible for h in kept.holders])
             take = min(take, int(end) + 1)
