@@ -19,7 +19,7 @@ def test_scenario(benchmark, name):
     def setup():
         return (Scheduler(Cluster.from_objects(scenario.build())),), {}
 
-    result = benchmark.pedantic(lambda s: s.schedule(), setup=setup, rounds=3 if scenario.nodes < 50_000 else 1)
+    result = benchmark.pedantic(scenario.schedule, setup=setup, rounds=3 if scenario.nodes < 50_000 else 1)
     pods = len(result.bindings) + len(result.unschedulable)
     assert pods == scenario.pods
     rate = pods / benchmark.stats.stats.min

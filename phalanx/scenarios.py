@@ -10,13 +10,14 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from .cluster_models import ClusterObjects
+from .cluster_models import ClusterObjects, Pod
 from .cluster_models.controllers import Deployment
 from .cluster_models.generate import (anti_affinity_pods, basic_pods, copies, gang_pods, generate_nodes, gpu_mix_pods,
                                       gpu_mix_workloads, heterogeneous_pods, kube_mix_pods, pod_template,
                                       preferred_affinity_pods)
 from .cluster_models.load import cyclic_gc_paused
 from .sched import Cluster, Scheduler
+from .sched.scheduler import ScheduleResult
 from .sched.records import Preempted
 
 
@@ -27,12 +28,26 @@ class Scenario:
     pods: int
     make: Callable[[], ClusterObjects]
     description: str
+    replicas: Callable[[], Pod] | None = None     # a template whose `pods` copies arrive by add_replicas, timed
 
     def build(self) -> ClusterObjects:
         # Millions of long-lived objects and no garbage cycles: the cyclic collector would walk them again and
         # again while they are made (1M SchedulingBasic pods: 8.0 -> 3.6 s, 100k nodes: 8.2 -> 4.7 s).
         with cyclic_gc_paused():
             return self.make()
+
+    def schedule(self, scheduler: Scheduler) -> ScheduleResult:
+        """scheduler.schedule() of the built cluster, after the scenario's replicas arrive (timed with it, as
+        intake)."""
+        t0 = time.perf_counter()
+        if self.replicas is not None:
+            with cyclic_gc_paused():
+                scheduler.add_replicas(self.replicas(), self.pods)
+        added_s = time.perf_counter() - t0
+        result = scheduler.schedule()
+        result.intake_s += added_s
+        result.schedule_s += added_s
+        return result
 
 
 def _objects(nodes, pods) -> ClusterObjects:
@@ -41,6 +56,12 @@ def _objects(nodes, pods) -> ClusterObjects:
 
 def _scenario(name, n_nodes, n_pods, make_nodes, make_pods, description) -> Scenario:
     return Scenario(name, n_nodes, n_pods, lambda: _objects(make_nodes(n_nodes), make_pods(n_pods)), description)
+
+
+def _replicas_scenario(name: str, n_nodes: int, n_pods: int) -> Scenario:
+    return Scenario(name, n_nodes, n_pods, lambda: _objects(generate_nodes(n_nodes), []),
+                    "SchedulingBasic's pods arriving as one columnar add_replicas call (no Pod object until each is "
+                    "scheduled); timed from that call", replicas=lambda: basic_pods(1)[0])
 
 
 def _deployment(n_nodes: int, replicas: int) -> ClusterObjects:
@@ -127,6 +148,8 @@ SCENARIOS = {s.name: s for s in [
              "a Deployment of 5,000 replicas: ReplicaSet-owned pods, spread by the system default constraints"),
     _scenario("SchedulingBasic_100000Nodes_1000000Pods", 100_000, 1_000_000, generate_nodes, basic_pods,
               "SchedulingBasic at 100k nodes and 1M identical pods"),
+    _replicas_scenario("SchedulingBasicReplicas_5000Nodes_10000Pods", 5000, 10_000),
+    _replicas_scenario("SchedulingBasicReplicas_100000Nodes_1000000Pods", 100_000, 1_000_000),
     _scenario("GpuMix_100000Nodes_100000Pods", 100_000, 100_000, gpu_mix_nodes, lambda n: gpu_mix_pods(n, seed=1),
               "25% 8-GPU nodes (tainted), 64-cpu nodes, soft taints, cordoned nodes; CPU, 1/2/8-GPU pods"),
     Scenario("GpuMixGangs_100000Nodes_1000000Pods", 100_000, 1_000_000,
@@ -164,7 +187,7 @@ def run_scenario(name: str, backend: str = "numpy", batching: bool = True, incre
     # alone while the scheduler runs; given back afterwards, since a benchmark process runs many scenarios.
     gc.freeze()
     try:
-        result = scheduler.schedule()
+        result = scenario.schedule(scheduler)
     finally:
         gc.unfreeze()
     pods = len(result.bindings) + len(result.unschedulable)

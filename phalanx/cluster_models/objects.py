@@ -23,7 +23,7 @@ import ipaddress
 import json
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -529,6 +529,58 @@ _METADATA, _NAMESPACE_AND_NAME = operator.attrgetter("metadata"), operator.attrg
 def pod_keys(pods: list[Pod]) -> list[str]:
     """Each pod's key, in C loops (intake takes a million pods at once)."""
     return list(map("/".join, map(_NAMESPACE_AND_NAME, map(_METADATA, pods))))
+
+
+def _replica_maker(template: Pod) -> Callable[[str], Pod]:
+    """name -> the template with that name and no uid (what does not change prepared once)."""
+    meta = template.metadata
+    with_meta, with_name = template.replacer("metadata"), (meta.replaced(uid="") if meta.uid else meta).replacer("name")
+
+    def make(name: str) -> Pod:
+        return with_meta(with_name(name))
+    return make
+
+
+class Replicas(Sequence):
+    """`count` pods of one template, the i-th named prefix + str(start + i), each Pod made only when it is read (a
+    few microseconds, by K8sModel.replacer): a pending replica costs no object (Scheduler.add_replicas). A replica
+    is the template with that name and no uid. Slices are Replicas; reading one pod twice makes two equal objects."""
+
+    __slots__ = ("template", "prefix", "start", "count", "_make")
+
+    def __init__(self, template: Pod, prefix: str, start: int, count: int, _make: Callable | None = None):
+        self.template, self.prefix, self.start, self.count = template, prefix, start, count
+        self._make = _replica_maker(template) if _make is None else _make     # shared by the slices
+
+    def names(self) -> list[str]:
+        prefix = self.prefix
+        return [f"{prefix}{i}" for i in range(self.start, self.start + self.count)]
+
+    def keys(self) -> list[str]:
+        """pod_keys of the replicas, without making them."""
+        head = f"{self.template.metadata.namespace}/{self.prefix}"
+        return [f"{head}{i}" for i in range(self.start, self.start + self.count)]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            a, b, step = i.indices(self.count)
+            if step != 1:
+                return [self[j] for j in range(a, b, step)]
+            return Replicas(self.template, self.prefix, self.start + a, max(b - a, 0), self._make)
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError("replica index out of range")
+        return self._make(f"{self.prefix}{self.start + i}")
+
+    def __iter__(self):
+        return map(self._make, self.names())
+
+    def __repr__(self) -> str:
+        return f"Replicas({self.template.key!r}, prefix={self.prefix!r}, start={self.start}, count={self.count})"
 
 
 class NodeSpec(K8sModel):

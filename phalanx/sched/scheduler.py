@@ -28,7 +28,7 @@ from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, 
 from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
 from ..cluster_models.load import cyclic_gc_paused
-from ..cluster_models.objects import pod_keys, rfc3339_seconds
+from ..cluster_models.objects import Replicas, dns_subdomain_problem, pod_keys, rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
 from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
 from .backends import SCHEDULER_BACKENDS, make_placer
@@ -43,7 +43,7 @@ from .pod_cycle import PodCycle
 from .preemption import Preemption
 from .workload_preemption import WorkloadPreemption
 from .podgroups import PERMIT_TIMEOUT_S, GroupState, Groups
-from .queue import Parked, SchedulingQueue, cut_runs
+from .queue import Parked, PodRun, SchedulingQueue, cut_runs
 from .records import (BOUND, UNSCHEDULABLE, DecisionLog, Deleted, Failed, GroupCondition, Placed,
                       Preempted, Record)
 from .shapes import PodShape, ShapeTable, template_runs
@@ -366,12 +366,14 @@ class Scheduler:
             self._group_changed(gs, warnings)
         return self.log.records(start)
 
-    def _check_new(self, pods: list[Pod], starts: list[int] | None = None) -> list[str]:
-        """The keys of pods about to arrive (`starts`: their template runs, when known); InputError for the first one
-        that is bound, known, named twice, or names an unknown PriorityClass or bad GPU-share annotations."""
+    def _check_new(self, pods: list[Pod], starts: list[int] | None = None, keys: list[str] | None = None) -> list[str]:
+        """The keys of pods about to arrive (`starts`: their template runs, `keys` theirs, when known); InputError for
+        the first one that is bound, known, named twice, or names an unknown PriorityClass or bad GPU-share
+        annotations."""
         if starts is None:
             starts = template_runs(pods)
-        keys = pod_keys(pods)
+        if keys is None:
+            keys = pod_keys(pods)
         bad, problem = len(pods), None        # the first pod whose template is refused, and why
         for a in starts[:-1]:                 # a run's pods share their spec and annotations: checked once
             pod = pods[a]
@@ -398,6 +400,45 @@ class Scheduler:
             dup = next(k for i, k in enumerate(keys) if k in keys[:i])
             raise InputError(f"Pod {dup}: metadata.name: already exists")
         return keys
+
+    def add_replicas(self, template: Pod, count: int, prefix: str | None = None, start: int = 0,
+                     warnings: list[str] | None = None) -> list[Record]:
+        """The columnar bulk arrival for simulators: `count` pending pods of `template`, named prefix + index (prefix
+        default: the template's name and "-"; indexes from `start`), with no Pod object made until a cycle takes
+        them (cluster_models.Replicas): a pending replica costs its arrival entry alone. Decisions and records are
+        add_pods' for the same pods (Replicas' objects). A template PreEnqueue holds back, or that has a PodGroup,
+        claims, a nominated node or a schedulerName no profile serves, is added by add_pods with its pods made.
+        InputError, changing nothing, as add_pods raises it, and for a count below 0 or names that are not DNS
+        subdomains."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InputError(f"Pod {template.key}: replicas: must be a non-negative integer (got {count!r})")
+        prefix = f"{template.metadata.name}-" if prefix is None else prefix
+        replicas = Replicas(template, prefix, start, count)
+        if not count:
+            return []
+        for name in dict.fromkeys((f"{prefix}{start}", f"{prefix}{start + count - 1}")):   # the others: other digits
+            problem = dns_subdomain_problem(name)
+            if problem is not None:
+                raise InputError(f"Pod {template.metadata.namespace}/{name}: metadata.name: {problem}")
+        spec = template.spec
+        framework = self.frameworks.get(spec.scheduler_name)
+        if (framework is None or not framework.shared_pre_enqueue or template.status.nominated_node_name
+                or spec.scheduling_group is not None or spec.workload_ref is not None or spec.resource_claims
+                or self.groups.resolve(template)[0] is not None
+                or self._pre_enqueue_verdict(template, framework)[0] is not None):
+            return self.add_pods(list(replicas), warnings)
+        keys = self._check_new(replicas, [0, count], replicas.keys())
+        log_start = len(self.log)
+        self.progress += 1
+        seqs = range(self._seq, self._seq + count)
+        self._seq += count
+        self.arrival.update(zip(keys, seqs))
+        shape = self.shape_of(template)
+        if warnings is not None and shape.unmodelled:
+            self._warn_unmodelled(keys, shape, warnings)
+        priority = self.cluster.priority(template)
+        self.queue.push_active(PodRun(shape, replicas, seqs, priority), priority, seqs[0])
+        return self.log.records(log_start)
 
     def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None,
                     shared: dict | None = None) -> bool:
@@ -863,18 +904,19 @@ class Scheduler:
         if warnings is not None:
             for pod, shape in zip(pods, shapes):
                 if shape.unmodelled:
-                    self._warn_unmodelled(pod, shape, warnings)
+                    self._warn_unmodelled([pod.key], shape, warnings)
         for run in cut_runs(pods, shapes, np.repeat(prios, np.diff(starts)).tolist(), seqs):
             self.queue.push_active(run, run.priority, run.seqs[0])
 
-    def _warn_unmodelled(self, pod: Pod, shape: PodShape, warnings: list[str]) -> None:
-        """What of the pod phalanx does not model, one warning line per text naming every pod it concerns."""
+    def _warn_unmodelled(self, keys: list[str], shape: PodShape, warnings: list[str]) -> None:
+        """What of the pods (of one shape) phalanx does not model, one warning line per text naming every pod it
+        concerns."""
         for text in shape.unmodelled:
             entry = self._reported.get(text)
             if entry is None or entry.warnings is not warnings:
                 entry = self._reported[text] = _Reported(warnings, len(warnings))
                 warnings.append("")
-            entry.pods.append(pod.key)
+            entry.pods += keys
             warnings[entry.index] = entry.line(text)
 
     def _group_changed(self, gs: GroupState, warnings: list[str] | None = None) -> None:
@@ -893,7 +935,7 @@ class Scheduler:
             if seq not in gs.shapes:
                 shape = gs.shapes[seq] = self.shape_of(pod)
                 if shape.unmodelled and warnings is not None:
-                    self._warn_unmodelled(pod, shape, warnings)
+                    self._warn_unmodelled([pod.key], shape, warnings)
         if self.gang_mode == "permit":
             ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
             gs.enqueued.update(p.key for p, _ in ready)
