@@ -644,8 +644,9 @@ def _run(xp, static, a, s):
         ok = node >= 0
         st = lax.cond(ok, lambda st: place(st, node, i, request, nonzero), lambda st: dict(st), st)
         nodes_out = nodes_out.at[i].set(node.astype(xp.int32))
-        fail_codes = xp.where(ok, fail_codes, codes)
-        fail_payloads = xp.where(ok, fail_payloads, payloads)
+        if not segment:
+            fail_codes = xp.where(ok, fail_codes, codes)
+            fail_payloads = xp.where(ok, fail_payloads, payloads)
         return (xp.where(ok, i + 1, i), ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st,
                 rounds + 1)
 
@@ -693,10 +694,14 @@ def _run(xp, static, a, s):
         fail_payloads = xp.where(ok, fail_payloads, payloads)
         return (i + take, ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st, rounds + 1)
 
-    # nodes_out has room for a whole round written at any i < k, so dynamic_update_slice never has to clamp.
+    # nodes_out has room for a whole round written at any i < k, so dynamic_update_slice never has to clamp. A
+    # segment's failed pod goes through its run's own cycle (place_segment): its codes are not carried (copying them
+    # at every step was a third of a segment's time).
+    failed_nodes = 0 if segment else n_pad
     carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
-             xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32), xp.zeros((n_filters, n_pad), xp.int8),
-             xp.zeros((n_filters, n_pad), xp.int64), s, xp.asarray(0, dtype=xp.int64))
+             xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32),
+             xp.zeros((n_filters, failed_nodes), xp.int8), xp.zeros((n_filters, failed_nodes), xp.int64), s,
+             xp.asarray(0, dtype=xp.int64))
     i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = lax.while_loop(
         cond, batch_body if batch else body, carry)
     summary = xp.concatenate([xp.stack([i, failed.astype(xp.int64), prescore_failed.astype(xp.int64),
