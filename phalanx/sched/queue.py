@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.load import cyclic_gc_paused
 from .shapes import PodShape, run_starts
 
 # kube-scheduler defaults (podInitialBackoffSeconds, podMaxBackoffSeconds).
@@ -130,20 +129,17 @@ class SchedulingQueue:
 
     # -- deletion by arrival -----------------------------------------------------------------------
     def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
-        """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go). Pods of
-        Replicas are made here, with the cyclic collector paused: they are long-lived and hold no cycles, and its
-        full passes while a million are made would walk them again and again."""
-        with cyclic_gc_paused():
-            if not self.deleted:
-                return ([p for run in runs for p in run.pods], [q for run in runs for q in run.seqs],
-                        [run.priority for run in runs for _ in run.pods])
-            pods, seqs, prios = [], [], []
-            for run in runs:
-                for pod, seq in zip(run.pods, run.seqs):
-                    if seq in self.deleted:
-                        self.deleted.discard(seq)
-                    else:
-                        pods.append(pod), seqs.append(seq), prios.append(run.priority)
+        """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go)."""
+        if not self.deleted:
+            return ([p for run in runs for p in run.pods], [q for run in runs for q in run.seqs],
+                    [run.priority for run in runs for _ in run.pods])
+        pods, seqs, prios = [], [], []
+        for run in runs:
+            for pod, seq in zip(run.pods, run.seqs):
+                if seq in self.deleted:
+                    self.deleted.discard(seq)
+                else:
+                    pods.append(pod), seqs.append(seq), prios.append(run.priority)
         return pods, seqs, prios
 
     def queued_pods(self) -> list[Pod]:
