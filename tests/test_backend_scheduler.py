@@ -3,6 +3,7 @@ program serves every cluster of a padding bucket; backend names and missing pack
 from __future__ import annotations
 
 import importlib.util
+import itertools
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def test_backend_names():
     with pytest.raises(ValueError, match="unknown backend 'tpu'"):
         Scheduler(Cluster.from_objects(objects), backend="tpu")
     auto = Scheduler(Cluster.from_objects(objects), backend="auto")
-    assert auto.backend == ("jax" if gpu_available("jax") else "numpy")
+    assert auto.backend == ("jax" if gpu_available("jax") else "numpy+jax")
     # Without cupy: the package is missing; with it: the scheduler has no CuPy path yet. Never a silent numpy run.
     with pytest.raises(BackendUnavailable, match="^backend 'cupy'"):
         Scheduler(Cluster.from_objects(objects), backend="cupy")
@@ -221,6 +222,43 @@ def test_jax_segments_match_numpy(case, tie_break):
     assert list(got.bindings.items()) == list(want.bindings.items())
     assert got.unschedulable == want.unschedulable
     assert got.preemptions == want.preemptions
+
+
+@settings(max_examples=10, deadline=None)
+@given(case=segment_cases(), jax_first=st.booleans())
+def test_auto_mixing_numpy_runs_and_jax_segments_decides_as_numpy(case, jax_first):
+    """backend "auto" on a CPU: segments alternately placed by JAX and left to numpy's runs (whatever the
+    measurements would say) give numpy's decisions, failures and preemptions."""
+    nodes, pods = case
+
+    def objects():
+        return ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[])
+    want = Scheduler(Cluster.from_objects(objects()), DEFAULT_PROFILE, seed=3).schedule()
+    auto = Scheduler(Cluster.from_objects(objects()), DEFAULT_PROFILE, backend="auto", seed=3)
+    turns = itertools.cycle([jax_first, not jax_first])
+    auto.placer.use_jax = lambda: next(turns)
+    got = auto.schedule()
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert got.preemptions == want.preemptions
+
+
+def test_auto_takes_the_path_measured_faster():
+    """JAX is tried only after PROBE_AFTER_S of numpy short runs; then each segment goes to the path with the lower
+    seconds per pod (JAX's compile time left out), the other one measured again every RECHECK-th segment."""
+    from phalanx.sched.auto_placer import PROBE_AFTER_S, RECHECK, AutoPlacer, Cost
+    placer = AutoPlacer.__new__(AutoPlacer)
+    placer.numpy_cost, placer.jax_cost, placer.segments = Cost(), Cost(), 0
+    placer.numpy_cost.add(PROBE_AFTER_S / 2, 1000)
+    assert not placer.use_jax()                            # segment 1
+    placer.numpy_cost.add(PROBE_AFTER_S / 2, 1000)        # 1 ms per pod
+    assert placer.use_jax()                                # segment 2: JAX never measured, tried
+    placer.jax_cost.add(0.5, 1000)                         # 0.5 ms per pod: JAX, numpy again at 64 and 128
+    segments = range(3, 3 + 2 * RECHECK)
+    assert [seg for seg in segments if not placer.use_jax()] == [RECHECK, 2 * RECHECK]
+    placer.jax_cost.add(10.0, 1000)                        # 5.25 ms per pod: numpy, JAX again at 192
+    segments = range(segments.stop, segments.stop + RECHECK)
+    assert [seg for seg in segments if placer.use_jax()] == [3 * RECHECK]
 
 
 def test_segment_member_joins_only_the_heads_configuration():
