@@ -78,7 +78,10 @@ class AutoPlacer(Placer):
     def segment_member(self, shape, pods, head=None):
         if head is None and not self.use_jax():
             return None
-        return self.jax.segment_member(shape, pods, head)
+        start = self.clock()
+        member = self.jax.segment_member(shape, pods, head)
+        self.jax_cost.seconds += self.clock() - start      # a member's PreFilter and split: JAX's cost too
+        return member
 
     def place_segment(self, members, rank: np.ndarray):
         jax = self.jax
