@@ -90,7 +90,7 @@ class BoundRows:
             return
         sl = slice(self.rows, need)
         self.priority[sl] = [cluster.priority(p) for p in new]
-        self.start[sl] = [start_of(p) for p in new]
+        self.start[sl] = list(map(start_of, new, tensors.log_keys()[self.rows:need]))
         self.group_ref[sl] = [self._group_ref(p) for p in new]
         # One vector per template (pods of one template share pod_load): written to its rows at once.
         rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
@@ -612,9 +612,13 @@ class DryRunCache(NodeResults):
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
         return DryRunBatch(nodes, self.fits[nodes], self)
 
-    def victims_of(self, node: int) -> list[Pod]:
+    def victim_rows(self, node: int) -> list[int]:
+        """Binding-log rows of the victims on `node`, most important first."""
         first, count = int(self.first[node]), int(self.count[node])
-        return [self.pods[r] for r in self.victims[first: first + count].tolist()]
+        return self.victims[first: first + count].tolist()
+
+    def victims_of(self, node: int) -> list[Pod]:
+        return [self.pods[r] for r in self.victim_rows(node)]
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
@@ -744,6 +748,11 @@ class DryRun:
     def victims_of(self, node: int) -> list[Pod]:
         """The victims on `node`, most important first."""
         return self.results.victims_of(node)
+
+    def victim_keys(self, node: int) -> tuple[str, ...]:
+        """victims_of's keys."""
+        keys = self.cluster.tensors.log_keys()
+        return tuple(keys[r] for r in self.results.victim_rows(node))
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
@@ -1002,7 +1011,8 @@ class Preemption:
                 self._grown = grown
             nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
-            self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
+            keys = success.victim_keys if success.victim_keys is not None else [v.key for v in success.victims]
+            self.pending.append(Preempted(sched.now, pod.key, nominate, list(keys)))
         return outcome.message, success is not None
 
     def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
@@ -1054,11 +1064,18 @@ class Preemption:
         hint reads what the evictions in between change)."""
         sched = self.sched
         pending, self.pending = self.pending, []
-        node_of = sched.cluster.tensors.node_of
-        freed = []
+        # Every victim off its node in one step (the node table is read by nothing in between; a victim evicted
+        # already, by an earlier preemption, comes back None), then each preemption's bookkeeping and records in
+        # order.
+        _, taken = sched.cluster.tensors.unbind_all([v for entry in pending for v in entry.victims])
+        freed, start = [], 0
         for entry in pending:
-            entry.victims = [v for v in entry.victims if node_of(v) >= 0]
+            end = start + len(entry.victims)
+            pods = [pod for pod in taken[start:end] if pod is not None]
+            if len(pods) < end - start:
+                entry.victims = [v for v, pod in zip(entry.victims, taken[start:end]) if pod is not None]
             sched.log.append(entry)
-            freed += sched.take_off(entry.victims, entry.reason)
+            freed += sched.forget_pods(entry.victims, pods, entry.reason)
+            start = end
         if freed:
             sched.cluster_event(POD_DELETED, freed, each=True)

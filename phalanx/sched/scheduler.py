@@ -549,16 +549,21 @@ class Scheduler:
             if key in seen or not self.knows(key):
                 raise InputError(f"Pod {key}: not found")
             seen.add(key)
-        tensors = self.cluster.tensors
-        pods = [tensors.pod_of(key) for key in keys]
-        nodes = tensors.unbind_all(keys)
+        return self.forget_pods(keys, self.cluster.tensors.unbind_all(keys)[1], reason)
+
+    def forget_pods(self, keys: list[str], taken: list[Pod | None], reason: str) -> list[Pod]:
+        """take_off after the node table: the pods of `keys`, each taken off its node already (`taken`: the pod,
+        None if it was not bound), leave the groups, queues, plugins and nominations, each logged Deleted.
+        Returns the pods that were on a node."""
         freed = []
-        for key, pod, node in zip(keys, pods, nodes):
+        # What the Reserve plugins hold, for all the pods at once (DynamicResources releases the claims unregister
+        # below would: whichever runs first frees them, the other finds them free).
+        self.release_plugins(keys)
+        for key, pod in zip(keys, taken):
             self.progress += 1
             gs = self.groups.of_pod.pop(key, None)
-            on_node = node >= 0
+            on_node = pod is not None
             self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
-            self.release_plugins(key)
             in_runs = gs is None
             if gs is not None:
                 gs.bound.discard(key)
@@ -728,9 +733,10 @@ class Scheduler:
         """Everything that happened so far."""
         return self.log.records()
 
-    def start_of(self, pod: Pod) -> float:
-        """status.startTime on the scheduler's clock; NaN when unset (preemption reads it as now)."""
-        t = self.started.get(pod.key)
+    def start_of(self, pod: Pod, key: str | None = None) -> float:
+        """status.startTime on the scheduler's clock; NaN when unset (preemption reads it as now). key: the pod's,
+        where the caller has it at hand."""
+        t = self.started.get(pod.key if key is None else key)
         if t is not None:
             return t
         if pod.status.start_time is not None:
@@ -830,12 +836,14 @@ class Scheduler:
     def release(self, pod_key: str) -> None:
         """A placed pod leaves its node (Permit rejection): its load, and what its plugins reserved."""
         self.cluster.tensors.unbind(pod_key)
-        self.release_plugins(pod_key)
+        self.release_plugins([pod_key])
 
-    def release_plugins(self, pod_key: str) -> None:
-        for framework in self.frameworks.values():
-            for plugin in framework.at("reserve"):
-                plugin.release(pod_key, self.cluster)
+    def release_plugins(self, pod_keys: list[str]) -> None:
+        """The pods left their nodes: every profile's Reserve plugins drop what each held."""
+        plugins = [plugin for framework in self.frameworks.values() for plugin in framework.at("reserve")]
+        for key in pod_keys:
+            for plugin in plugins:
+                plugin.release(key, self.cluster)
 
     # -- queue bookkeeping ------------------------------------------------------------------------------
     def knows(self, key: str) -> bool:
