@@ -123,7 +123,11 @@ class Nominations:
         # Columns beyond the node table's are resources no node has: no Filter can pass there with them anyway.
         request = nom.request[: self._shape[1]]
         requested, count = self._level(nom.priority)
-        requested[node, : len(request)] += sign * request
+        row = requested[node, : len(request)]
+        if sign > 0:
+            row += request
+        else:
+            row -= request
         count[node] += sign
 
     def _level(self, priority: int) -> tuple[np.ndarray, np.ndarray]:

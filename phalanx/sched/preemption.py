@@ -57,13 +57,13 @@ class BoundRows:
         self.resolved: dict[int, object] = {}
         self.resolved_at = -1
 
-    def started(self, cluster, pods: list[Pod], t: float) -> None:
-        """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
-        later one runs PostFilter) read no start yet."""
+    def started(self, cluster, keys: list[str], t: float) -> None:
+        """Pods (by key) the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods
+        when a later one runs PostFilter) read no start yet."""
         if not self.rows:           # nothing synced yet (no dry run so far): no row to date
             return
         tensors = cluster.tensors
-        for r in [tensors.position(p.key) for p in pods]:
+        for r in [tensors.position(key) for key in keys]:
             if 0 <= r < self.rows:
                 self.start[r] = t
 
@@ -74,10 +74,7 @@ class BoundRows:
         if len(tensors.truncations) > self.truncations:
             self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
             self.truncations = len(tensors.truncations)
-        pods, _, _ = tensors.log()
-        r = len(tensors.resources)
-        new = pods[self.rows:]
-        need = self.rows + len(new)
+        need, r = tensors.log_mark(), len(tensors.resources)
         if need > len(self.priority) or self.request.shape[1] < r:
             cap = max(need, 2 * len(self.priority), 64) if need > len(self.priority) else len(self.priority)
             self.priority = np.resize(self.priority, cap)
@@ -86,17 +83,21 @@ class BoundRows:
             grown = np.zeros((cap, r), np.int64)
             grown[: len(self.request), : self.request.shape[1]] = self.request
             self.request = grown
-        if not new:
+        if need == self.rows:
             return
-        sl = slice(self.rows, need)
-        self.priority[sl] = [cluster.priority(p) for p in new]
-        self.start[sl] = list(map(start_of, new, tensors.log_keys()[self.rows:need]))
-        self.group_ref[sl] = [self._group_ref(p) for p in new]
+        new, keys = tensors.log()[0][self.rows: need], tensors.log_keys()[self.rows: need]
+        priority, start, group_ref = [], [], []
         # One vector per template (pods of one template share pod_load): written to its rows at once.
         rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
-        for i, pod in enumerate(new, self.rows):
+        # One pass over the pods (those of the input are cold memory by now), all they give at once.
+        for i, pod, key in zip(range(self.rows, need), new, keys):
+            priority.append(cluster.priority(pod))
+            start.append(start_of(pod, key))
+            group_ref.append(self._group_ref(pod))
             vector = tensors.load_vectors(pod)[0]
             rows_of.setdefault(id(vector), (vector, []))[1].append(i)
+        sl = slice(self.rows, need)
+        self.priority[sl], self.start[sl], self.group_ref[sl] = priority, start, group_ref
         for vector, rows in rows_of.values():
             self.request[rows, : len(vector)] = vector
         self.rows = need
@@ -391,22 +392,18 @@ _FEW = 8
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
     start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
-    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate)."""
-    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first",
-               "criteria")
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate).
+    The columns are fields of one record per node (`records`), so a node's result moves in one copy."""
+    ROW = np.dtype([("fits", bool), ("violations", np.int64), ("top_priority", np.int64), ("priority_sum", np.int64),
+                    ("count", np.int64), ("top_start", np.float64), ("reason", np.int64), ("first", np.int64),
+                    ("criteria", np.int64)])
 
     def __init__(self, n: int):
         self.known = np.zeros(n, bool)
-        self.fits = np.zeros(n, bool)
-        self.violations = np.zeros(n, np.int64)
-        self.top_priority = np.zeros(n, np.int64)
-        self.priority_sum = np.zeros(n, np.int64)
-        self.count = np.zeros(n, np.int64)
-        self.top_start = np.zeros(n, np.float64)
-        self.reason = np.full(n, -1, np.int64)
-        self.first = np.zeros(n, np.int64)
-        self.criteria = np.full(n, -1, np.int64)
-        self.columns = [getattr(self, name) for name in self.COLUMNS]
+        self.records = np.zeros(n, self.ROW)
+        self.records["reason"] = self.records["criteria"] = -1
+        self.fits, self.violations, self.top_priority, self.priority_sum, self.count, self.top_start, self.reason, \
+            self.first, self.criteria = (self.records[name] for name in self.ROW.names)       # (n,) views each
 
     def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
             criteria: np.ndarray) -> None:
@@ -426,8 +423,7 @@ class NodeResults:
     def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
         """The results `other` holds for `nodes` become theirs here."""
         self.known[nodes] = True
-        for mine, theirs in zip(self.columns, other.columns):
-            mine[nodes] = theirs[nodes]
+        self.records[nodes] = other.records[nodes]
 
 
 class KnownCandidates:
@@ -556,8 +552,7 @@ class DryRunCache(NodeResults):
                 continue
             self._unlist([node])
             self.known[node] = True
-            for mine, theirs in zip(self.columns, self.ahead.columns):
-                mine[node] = theirs[node]
+            self.records[node] = self.ahead.records[node]
             self._list([node])
         return np.array(left, np.int64)
 

@@ -753,7 +753,7 @@ class Scheduler:
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
             self._created += [successors.pop(key) for key in keys if key in successors]
-        self.preemption.rows.started(self.cluster, pods, self.now)
+        self.preemption.rows.started(self.cluster, keys, self.now)
         names = self.cluster.tensors.nodes.names
         nodes = [names[n] for n in node_ids.tolist()]
         start = 0
