@@ -156,6 +156,9 @@ class Scheduler:
         self.permit = Permit(self)
         self.log = DecisionLog()
         self._reserves: dict[int, bool] = {}                 # id(PodShape) -> whether a Reserve plugin keeps state
+        # (profile, rejectors) -> (the rejecting plugins, the events they wait for): what park reads per pod, alike
+        # for a run's pods
+        self._waits: dict[tuple[Framework, frozenset], tuple[tuple, frozenset]] = {}
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
         self.arrival: dict[str, int] = {}                    # pod added here -> its arrival seq, until deleted
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
@@ -787,9 +790,12 @@ class Scheduler:
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
         framework = self.framework_for(pod)
-        plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
-        events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
-        self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), plugins, events), self.now)
+        waits = self._waits.get((framework, rejectors))
+        if waits is None:
+            plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
+            events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
+            waits = self._waits[(framework, rejectors)] = (plugins, events)
+        self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), *waits), self.now)
 
     def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
@@ -806,11 +812,11 @@ class Scheduler:
                 return event != POD_BOUND
             return any(event in p.events and p.hint(event, parked.pod, objs, self.cluster) for p in parked.plugins)
 
-        first: dict[str, int] = {}          # each: pod key -> the object that moves it
+        first: dict[int, int] = {}          # each: pooled pod's arrival seq -> the object that moves it
 
         def helps_first(parked: Parked) -> bool:
             i = next((i for i, obj in enumerate(objects) if helps_with(parked, [obj])), -1)
-            first[parked.pod.key] = i
+            first[parked.seq] = i
             return i >= 0
 
         skip = None
@@ -820,7 +826,7 @@ class Scheduler:
             ready = self.queue.wake(event, helps_first, self.now, skip)
             batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
             for parked in ready:                # in arrival order, as each event takes them
-                pods, seqs = batches.setdefault(first[parked.pod.key], ([], []))
+                pods, seqs = batches.setdefault(first[parked.seq], ([], []))
                 pods.append(parked.pod)
                 seqs.append(parked.seq)
             for i in sorted(batches):
