@@ -266,7 +266,7 @@ class ClusterTensors:
                                                         # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
     _removed_last: int = -1                               # the largest of them (-1: none)
-    _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
+    _position: dict[str, int] | None = None               # pod key -> log position, built on first use
     _keys: list[str] | None = None                        # each log position's pod key, built with _position
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)

@@ -987,15 +987,15 @@ class Preemption:
             return "", False
         sched, cluster = self.sched, self.sched.cluster
         nominations, dry_run = cluster.nominations, outcome.dry_run
-        nominate, success, priority = outcome.nominate, outcome.success, cluster.priority(pod)
+        nominate, success, priority, key = outcome.nominate, outcome.success, cluster.priority(pod), pod.key
         if dry_run is not None and dry_run.scanned_to >= 0:
             self.next_offset = dry_run.scanned_to + 1
         if nominate == "":
-            nominations.pop(pod.key, None)
+            nominations.pop(key, None)
         elif nominate is not None:
-            for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
+            for other_key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
                 if other.priority < priority:
-                    del nominations[key]
+                    del nominations[other_key]
             # Filter binds nominated pods on cluster copies (with_nominated, the dry run), which share the
             # vocabularies: the columns the pod needs go on this cluster's tables first (vocabularies only grow, so
             # once for the pods of a run: same tables, shape, namespace and labels).
@@ -1004,10 +1004,10 @@ class Preemption:
             if last is None or last[0] is not grown[0] or last[1] is not grown[1] or last[2:] != grown[2:]:
                 cluster.grow_vocabularies([(pod, p.shape)])
                 self._grown = grown
-            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
+            nominations[key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
-            keys = success.victim_keys if success.victim_keys is not None else [v.key for v in success.victims]
-            self.pending.append(Preempted(sched.now, pod.key, nominate, list(keys)))
+            victims = success.victim_keys if success.victim_keys is not None else [v.key for v in success.victims]
+            self.pending.append(Preempted(sched.now, key, nominate, list(victims)))
         return outcome.message, success is not None
 
     def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
