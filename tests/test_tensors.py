@@ -85,6 +85,45 @@ def test_evictions_take_off_each_pods_own_load_through_new_resource_columns():
     assert (tensors.nodes.pod_count == alone.pod_count).all()
 
 
+def test_unbind_all_takes_every_pod_off_in_one_step_as_one_by_one():
+    # The victims of a cycle's preemptions: pods of two templates on several nodes, a key met twice and one not
+    # bound. One load change per template for all their nodes leaves the node table as unbinding them one at a
+    # time does; each key gets its node and pod, the repeated and the unknown key -1 and None.
+    def named(pod, name, node):
+        return pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": name}),
+                                      "spec": pod.spec.model_copy(update={"node_name": node})})
+
+    low, big = make_pod("low", cpu="900m", memory="500Mi"), make_pod("big", cpu="2", memory="1Gi")
+    nodes = [make_node(f"n{i}") for i in range(3)]
+    pods = [named(low, f"low{i}", f"n{i % 3}") for i in range(6)] + [named(big, f"big{i}", f"n{i}") for i in range(2)]
+    keys = ["default/low0", "default/big1", "default/low3", "default/low4", "default/low0", "default/nobody",
+            "default/big0"]
+    together, one_by_one = _cluster(nodes, pods).tensors, _cluster(nodes, pods).tensors
+    changes = len(together.changes)
+    taken_nodes, taken = together.unbind_all(keys)
+    assert taken_nodes == [0, 1, 0, 1, -1, -1, 0]
+    assert [p.key if p is not None else None for p in taken] == [*keys[:4], None, None, keys[6]]
+    assert len(together.changes) == changes + 2            # one per template
+    assert [one_by_one.unbind(key) for key in keys] == taken_nodes
+    for name in ("requested", "nonzero_requested", "pod_count"):
+        assert (getattr(together.nodes, name) == getattr(one_by_one.nodes, name)).all()
+
+
+def test_log_keys_follow_the_binding_log():
+    # The keys per log position (and the position index built with them) stay those of the log's pods through
+    # bindings recorded after they were built and cuts of the log.
+    t = _cluster([make_node("n0"), make_node("n1")], [make_pod("a", node_name="n0")]).tensors
+    assert t.log_keys() == ["default/a"]
+    mark = t.log_mark()
+    t.record_bound([make_pod("b"), make_pod("c")], [1, 0])
+    assert t.log_keys() == [p.key for p in t.log()[0]] == ["default/a", "default/b", "default/c"]
+    assert (t.node_of("default/b"), t.node_of("default/c")) == (1, 0)
+    t.truncate_log(mark)
+    assert t.log_keys() == ["default/a"] and t.node_of("default/b") == -1
+    t.record_bound([make_pod("c")], [1])
+    assert t.log_keys() == ["default/a", "default/c"] and t.position("default/c") == 1 and t.node_of("default/c") == 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_changed_since_lists_the_nodes_of_the_changes_since(data):

@@ -11,7 +11,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from .objects import Node, Pod, PodAffinityTerm
+from .objects import Node, Pod, PodAffinityTerm, pod_keys
 from .requests import pod_load
 
 _LOAD_VECTORS_KEPT = 4096     # pod_load results whose vectors ClusterTensors.load_vectors keeps
@@ -267,7 +267,8 @@ class ClusterTensors:
                                                         # the first len(_bound_pods) are the log's
     _removed: set[int] = field(default_factory=set)      # log positions of pods unbound since (deleted, rejected)
     _removed_last: int = -1                               # the largest of them (-1: none)
-    _position: dict[str, int] | None = None               # pod key -> log position, built on the first removal
+    _position: dict[str, int] | None = None               # pod key -> log position, built on first use
+    _keys: list[str] | None = None                        # each log position's pod key, built with _position
     # Node ids whose load changed, one array per change, oldest first: caches of per-node terms read it.
     _changes: list[np.ndarray] = field(default_factory=list)
     # Per node, the position in _changes of the last change listing it (-1: none), through change _stamped - 1
@@ -363,10 +364,11 @@ class ClusterTensors:
 
     def record_bound(self, pods: list[Pod], node_ids) -> None:
         """Remember which pod went where; BoundPods rows are built from this log only when needed."""
-        if self._position is not None:
-            start = len(self._bound_pods)
-            self._position.update((p.key, start + i) for i, p in enumerate(pods))
         start = len(self._bound_pods)
+        if self._keys is not None:
+            keys = pod_keys(pods)
+            self._keys += keys
+            self._position.update(zip(keys, range(start, start + len(keys))))
         self._bound_pods.extend(pods)
         end = len(self._bound_pods)
         if end > len(self._bound_nodes):          # grown by doubling: appends cost O(1) amortized
@@ -410,9 +412,10 @@ class ClusterTensors:
 
     def truncate_log(self, mark: int) -> None:
         """Forget every binding recorded after `mark` (their load is undone separately, by `unaccount`)."""
-        if self._position is not None:
-            for p in self._bound_pods[mark:]:
-                del self._position[p.key]
+        if self._keys is not None:
+            for key in self._keys[mark:]:
+                del self._position[key]
+            del self._keys[mark:]
         if self._removed_last >= mark:           # rare: a pod bound after the mark was removed since
             self._removed = {i for i in self._removed if i < mark}
             self._removed_last = max(self._removed, default=-1)
@@ -444,10 +447,18 @@ class ClusterTensors:
         pods, nodes = self.live_bound_arrays()
         return list(zip(pods, nodes.tolist()))
 
+    def log_keys(self) -> list[str]:
+        """Each binding-log position's pod key (read-only): what reads keys of many bound pods takes them here
+        rather than from each pod, whose metadata is cold memory by then."""
+        if self._keys is None:
+            self._keys = pod_keys(self._bound_pods)
+            self._position = dict(zip(self._keys, range(len(self._keys))))
+        return self._keys
+
     def node_of(self, key: str) -> int:
         """Node id a live pod is bound to, -1 if it is not bound."""
         if self._position is None:
-            self._position = {p.key: i for i, p in enumerate(self._bound_pods)}
+            self.log_keys()
         i = self._position.get(key, -1)
         if i < 0 or i in self._removed:
             return -1
@@ -471,37 +482,44 @@ class ClusterTensors:
     def unbind(self, key: str) -> int:
         """Take a bound pod off its node (deleted, completed, rejected at Permit); returns the node id, -1 if the
         pod was not bound. Its BoundPods row stays, flagged like a terminating pod, which no plugin counts."""
-        return self.unbind_all([key])[0]
+        return self.unbind_all([key])[0][0]
 
-    def unbind_all(self, keys: list[str]) -> list[int]:
-        """unbind for several pods at once (the victims of one preemption): node id per key, -1 if not bound. The
-        load of pods of one template on one node comes off in one step (integers: the same sums), one change."""
-        nodes, loads, ports = [], {}, set()
+    def unbind_all(self, keys: list[str]) -> tuple[list[int], list[Pod | None]]:
+        """unbind for several pods at once (the victims of a cycle's preemptions): per key the node id and the pod
+        taken off it, -1 and None if not bound (a key met again is not bound any more). The load of pods of one
+        template comes off in one step for all their nodes (integers: the same sums), one change."""
+        nodes, taken, loads, ports = [], [], {}, set()
+        removed, pods = self._removed, self._bound_pods
+        # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
+        any_ports = len(self.ports) > 0
         for key in keys:
             node = self.node_of(key)
             nodes.append(node)
             if node < 0:
+                taken.append(None)
                 continue
             i = self._position[key]
-            pod = self._bound_pods[i]
-            self._removed.add(i)
-            self._removed_last = max(self._removed_last, i)
+            pod = pods[i]
+            taken.append(pod)
+            removed.add(i)
+            if i > self._removed_last:
+                self._removed_last = i
             request, nonzero = self.load_vectors(pod)
-            load = loads.get((node, id(request)))
+            load = loads.get(id(request))
             if load is None:
-                loads[(node, id(request))] = [request, nonzero, 1]
+                loads[id(request)] = (request, nonzero, [node])
             else:
-                load[2] += 1
+                load[2].append(node)
             if i < self.bound.count:
                 self.bound.terminating[i] = True
                 self.bound.removed[i] = True
-            if pod_host_ports(pod):
+            if any_ports and pod_host_ports(pod):
                 ports.add(node)
-        for (node, _), (request, nonzero, count) in loads.items():
-            self._add_load(np.array([node]), request, nonzero, -count)
+        for request, nonzero, at in loads.values():
+            self._add_load(np.array(at), request, nonzero, -1)
         for node in ports:
             self._recompute_ports(node)
-        return nodes
+        return nodes, taken
 
     def _recompute_ports(self, node: int) -> None:
         """A node's host-port row from the pods still on it (two pods may share a port when NodePorts is off)."""

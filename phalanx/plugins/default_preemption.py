@@ -83,7 +83,7 @@ class DefaultPreemption(Plugin):
             stop = known[(at + wanted - 1) % len(known)] if len(known) >= wanted else (failed.offset - 1) % n
             best = known[at % len(known)]
             dry_run.stopped_at(stop)
-            return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
+            return self._success(dry_run, best)
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
         found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
@@ -115,7 +115,13 @@ class DefaultPreemption(Plugin):
         nodes = order[candidates]
         # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
         best = int(nodes[0 if dry_run.alike(nodes) else kernel.pick_one(*dry_run.criteria(nodes))])
-        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(best), victims=tuple(dry_run.victims_of(best)))
+        return self._success(dry_run, best)
+
+    @staticmethod
+    def _success(dry_run, node: int) -> PostFilterResult:
+        """`node` chosen: the preemptor nominated there, its victims evicted."""
+        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(node), victims=tuple(dry_run.victims_of(node)),
+                                victim_keys=dry_run.victim_keys(node))
 
     def _potential(self, codes) -> np.ndarray:
         """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors

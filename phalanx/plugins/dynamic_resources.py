@@ -13,6 +13,10 @@ from ..kernels.dynamic_resources import REASONS, dynamic_resources_filter
 from ..kernels.status import UNSCHEDULABLE
 from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
 
+# Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
+_STILL_NOT_SCHEDULABLE = PostFilterResult(UNSCHEDULABLE, "still not schedulable")
+_NO_NEW_CLAIMS = PostFilterResult(UNSCHEDULABLE, "no new claims to deallocate")
+
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
@@ -45,8 +49,7 @@ class DynamicResources(Plugin):
 
     def post_filter(self, failed, cluster):
         # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.
-        message = "still not schedulable" if failed.pod.pod.spec.resource_claims else "no new claims to deallocate"
-        return PostFilterResult(UNSCHEDULABLE, message)
+        return _STILL_NOT_SCHEDULABLE if failed.pod.pod.spec.resource_claims else _NO_NEW_CLAIMS
 
     def filter_behaviour(self, state):
         return PER_POD

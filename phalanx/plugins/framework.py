@@ -154,6 +154,8 @@ class PostFilterResult:
     message: str = ""
     nominate: str | None = KEEP_NOMINATION      # node name to nominate, "" to clear, None to keep
     victims: tuple = ()                         # pods to evict (most important first)
+    victim_keys: tuple | None = None            # their keys, where the plugin has them at hand (else read from
+                                                # each victim, whose metadata is cold memory by then)
     pdb_violations: int = 0                     # victim units whose eviction violates a PDB (groups)
 
 

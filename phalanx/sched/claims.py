@@ -291,6 +291,8 @@ class ClaimBook:
 
     def unregister(self, pod_key: str) -> None:
         """The pod is gone: release its claims and delete the ones generated for it alone."""
+        if not self._refs and not self._generated:     # no pod has claims here (the usual cluster): nothing held
+            return
         self.release(pod_key)
         self._refs.pop(pod_key, None)
         for (owner, name), key in list(self._generated.items()):

@@ -123,7 +123,11 @@ class Nominations:
         # Columns beyond the node table's are resources no node has: no Filter can pass there with them anyway.
         request = nom.request[: self._shape[1]]
         requested, count = self._level(nom.priority)
-        requested[node, : len(request)] += sign * request
+        row = requested[node, : len(request)]
+        if sign > 0:
+            row += request
+        else:
+            row -= request
         count[node] += sign
 
     def _level(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
@@ -161,13 +165,15 @@ class Nominations:
         if self._tensors is not tensors or self._shape != (n, r):
             self._rebuild(tensors)
         requested = count = None
+        # The dry runs ask for a few rows often: `take` (half the cost of indexing by an array for a row or two).
         for level, (req, cnt) in self._levels.items():
             if level >= priority:
-                if requested is None:     # the first level's rows, copied (the dry runs ask for a few rows often)
-                    requested, count = (req.copy(), cnt.copy()) if nodes is None else (req[nodes], cnt[nodes])
+                if requested is None:     # the first level's rows, copied
+                    requested, count = (req.copy(), cnt.copy()) if nodes is None else \
+                        (req.take(nodes, axis=0), cnt.take(nodes))
                 else:
-                    requested += req if nodes is None else req[nodes]
-                    count += cnt if nodes is None else cnt[nodes]
+                    requested += req if nodes is None else req.take(nodes, axis=0)
+                    count += cnt if nodes is None else cnt.take(nodes)
         if requested is None:
             k = n if nodes is None else len(nodes)
             requested, count = np.zeros((k, r), np.int64), np.zeros(k, np.int64)

@@ -57,13 +57,13 @@ class BoundRows:
         self.resolved: dict[int, object] = {}
         self.resolved_at = -1
 
-    def started(self, cluster, pods: list[Pod], t: float) -> None:
-        """Pods the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods when a
-        later one runs PostFilter) read no start yet."""
+    def started(self, cluster, keys: list[str], t: float) -> None:
+        """Pods (by key) the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods
+        when a later one runs PostFilter) read no start yet."""
         if not self.rows:           # nothing synced yet (no dry run so far): no row to date
             return
         tensors = cluster.tensors
-        for r in [tensors.position(p.key) for p in pods]:
+        for r in [tensors.position(key) for key in keys]:
             if 0 <= r < self.rows:
                 self.start[r] = t
 
@@ -74,10 +74,7 @@ class BoundRows:
         if len(tensors.truncations) > self.truncations:
             self.rows = min([self.rows, *tensors.truncations[self.truncations:]])
             self.truncations = len(tensors.truncations)
-        pods, _, _ = tensors.log()
-        r = len(tensors.resources)
-        new = pods[self.rows:]
-        need = self.rows + len(new)
+        need, r = tensors.log_mark(), len(tensors.resources)
         if need > len(self.priority) or self.request.shape[1] < r:
             cap = max(need, 2 * len(self.priority), 64) if need > len(self.priority) else len(self.priority)
             self.priority = np.resize(self.priority, cap)
@@ -86,17 +83,21 @@ class BoundRows:
             grown = np.zeros((cap, r), np.int64)
             grown[: len(self.request), : self.request.shape[1]] = self.request
             self.request = grown
-        if not new:
+        if need == self.rows:
             return
-        sl = slice(self.rows, need)
-        self.priority[sl] = [cluster.priority(p) for p in new]
-        self.start[sl] = [start_of(p) for p in new]
-        self.group_ref[sl] = [self._group_ref(p) for p in new]
+        new, keys = tensors.log()[0][self.rows: need], tensors.log_keys()[self.rows: need]
+        priority, start, group_ref = [], [], []
         # One vector per template (pods of one template share pod_load): written to its rows at once.
         rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
-        for i, pod in enumerate(new, self.rows):
+        # One pass over the pods (those of the input are cold memory by now), all they give at once.
+        for i, pod, key in zip(range(self.rows, need), new, keys):
+            priority.append(cluster.priority(pod))
+            start.append(start_of(pod, key))
+            group_ref.append(self._group_ref(pod))
             vector = tensors.load_vectors(pod)[0]
             rows_of.setdefault(id(vector), (vector, []))[1].append(i)
+        sl = slice(self.rows, need)
+        self.priority[sl], self.start[sl], self.group_ref[sl] = priority, start, group_ref
         for vector, rows in rows_of.values():
             self.request[rows, : len(vector)] = vector
         self.rows = need
@@ -391,22 +392,18 @@ _FEW = 8
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
     start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
-    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate)."""
-    COLUMNS = ("fits", "violations", "top_priority", "priority_sum", "count", "top_start", "reason", "first",
-               "criteria")
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate).
+    The columns are fields of one record per node (`records`), so a node's result moves in one copy."""
+    ROW = np.dtype([("fits", bool), ("violations", np.int64), ("top_priority", np.int64), ("priority_sum", np.int64),
+                    ("count", np.int64), ("top_start", np.float64), ("reason", np.int64), ("first", np.int64),
+                    ("criteria", np.int64)])
 
     def __init__(self, n: int):
         self.known = np.zeros(n, bool)
-        self.fits = np.zeros(n, bool)
-        self.violations = np.zeros(n, np.int64)
-        self.top_priority = np.zeros(n, np.int64)
-        self.priority_sum = np.zeros(n, np.int64)
-        self.count = np.zeros(n, np.int64)
-        self.top_start = np.zeros(n, np.float64)
-        self.reason = np.full(n, -1, np.int64)
-        self.first = np.zeros(n, np.int64)
-        self.criteria = np.full(n, -1, np.int64)
-        self.columns = [getattr(self, name) for name in self.COLUMNS]
+        self.records = np.zeros(n, self.ROW)
+        self.records["reason"] = self.records["criteria"] = -1
+        self.fits, self.violations, self.top_priority, self.priority_sum, self.count, self.top_start, self.reason, \
+            self.first, self.criteria = (self.records[name] for name in self.ROW.names)       # (n,) views each
 
     def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
             criteria: np.ndarray) -> None:
@@ -426,8 +423,7 @@ class NodeResults:
     def take(self, other: "NodeResults", nodes: np.ndarray) -> None:
         """The results `other` holds for `nodes` become theirs here."""
         self.known[nodes] = True
-        for mine, theirs in zip(self.columns, other.columns):
-            mine[nodes] = theirs[nodes]
+        self.records[nodes] = other.records[nodes]
 
 
 class KnownCandidates:
@@ -556,8 +552,7 @@ class DryRunCache(NodeResults):
                 continue
             self._unlist([node])
             self.known[node] = True
-            for mine, theirs in zip(self.columns, self.ahead.columns):
-                mine[node] = theirs[node]
+            self.records[node] = self.ahead.records[node]
             self._list([node])
         return np.array(left, np.int64)
 
@@ -612,9 +607,13 @@ class DryRunCache(NodeResults):
     def batch(self, nodes: np.ndarray) -> DryRunBatch:
         return DryRunBatch(nodes, self.fits[nodes], self)
 
-    def victims_of(self, node: int) -> list[Pod]:
+    def victim_rows(self, node: int) -> list[int]:
+        """Binding-log rows of the victims on `node`, most important first."""
         first, count = int(self.first[node]), int(self.count[node])
-        return [self.pods[r] for r in self.victims[first: first + count].tolist()]
+        return self.victims[first: first + count].tolist()
+
+    def victims_of(self, node: int) -> list[Pod]:
+        return [self.pods[r] for r in self.victim_rows(node)]
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
@@ -744,6 +743,11 @@ class DryRun:
     def victims_of(self, node: int) -> list[Pod]:
         """The victims on `node`, most important first."""
         return self.results.victims_of(node)
+
+    def victim_keys(self, node: int) -> tuple[str, ...]:
+        """victims_of's keys."""
+        keys = self.cluster.tensors.log_keys()
+        return tuple(keys[r] for r in self.results.victim_rows(node))
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
@@ -983,15 +987,15 @@ class Preemption:
             return "", False
         sched, cluster = self.sched, self.sched.cluster
         nominations, dry_run = cluster.nominations, outcome.dry_run
-        nominate, success, priority = outcome.nominate, outcome.success, cluster.priority(pod)
+        nominate, success, priority, key = outcome.nominate, outcome.success, cluster.priority(pod), pod.key
         if dry_run is not None and dry_run.scanned_to >= 0:
             self.next_offset = dry_run.scanned_to + 1
         if nominate == "":
-            nominations.pop(pod.key, None)
+            nominations.pop(key, None)
         elif nominate is not None:
-            for key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
+            for other_key, other in nominations.on_node(nominate):  # lower-priority pods nominated there lose it
                 if other.priority < priority:
-                    del nominations[key]
+                    del nominations[other_key]
             # Filter binds nominated pods on cluster copies (with_nominated, the dry run), which share the
             # vocabularies: the columns the pod needs go on this cluster's tables first (vocabularies only grow, so
             # once for the pods of a run: same tables, shape, namespace and labels).
@@ -1000,9 +1004,10 @@ class Preemption:
             if last is None or last[0] is not grown[0] or last[1] is not grown[1] or last[2:] != grown[2:]:
                 cluster.grow_vocabularies([(pod, p.shape)])
                 self._grown = grown
-            nominations[pod.key] = Nomination(pod, nominate, priority, p.request)
+            nominations[key] = Nomination(pod, nominate, priority, p.request)
         if success is not None:
-            self.pending.append(Preempted(sched.now, pod.key, nominate, [v.key for v in success.victims]))
+            victims = success.victim_keys if success.victim_keys is not None else [v.key for v in success.victims]
+            self.pending.append(Preempted(sched.now, key, nominate, list(victims)))
         return outcome.message, success is not None
 
     def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
@@ -1054,11 +1059,18 @@ class Preemption:
         hint reads what the evictions in between change)."""
         sched = self.sched
         pending, self.pending = self.pending, []
-        node_of = sched.cluster.tensors.node_of
-        freed = []
+        # Every victim off its node in one step (the node table is read by nothing in between; a victim evicted
+        # already, by an earlier preemption, comes back None), then each preemption's bookkeeping and records in
+        # order.
+        _, taken = sched.cluster.tensors.unbind_all([v for entry in pending for v in entry.victims])
+        freed, start = [], 0
         for entry in pending:
-            entry.victims = [v for v in entry.victims if node_of(v) >= 0]
+            end = start + len(entry.victims)
+            pods = [pod for pod in taken[start:end] if pod is not None]
+            if len(pods) < end - start:
+                entry.victims = [v for v, pod in zip(entry.victims, taken[start:end]) if pod is not None]
             sched.log.append(entry)
-            freed += sched.take_off(entry.victims, entry.reason)
+            freed += sched.forget_pods(entry.victims, pods, entry.reason)
+            start = end
         if freed:
             sched.cluster_event(POD_DELETED, freed, each=True)

@@ -156,6 +156,9 @@ class Scheduler:
         self.permit = Permit(self)
         self.log = DecisionLog()
         self._reserves: dict[int, bool] = {}                 # id(PodShape) -> whether a Reserve plugin keeps state
+        # (profile, rejectors) -> (the rejecting plugins, the events they wait for): what park reads per pod, alike
+        # for a run's pods
+        self._waits: dict[tuple[Framework, frozenset], tuple[tuple, frozenset]] = {}
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
         self.arrival: dict[str, int] = {}                    # pod added here -> its arrival seq, until deleted
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
@@ -590,16 +593,21 @@ class Scheduler:
             if key in seen or not self.knows(key):
                 raise InputError(f"Pod {key}: not found")
             seen.add(key)
-        tensors = self.cluster.tensors
-        pods = [tensors.pod_of(key) for key in keys]
-        nodes = tensors.unbind_all(keys)
+        return self.forget_pods(keys, self.cluster.tensors.unbind_all(keys)[1], reason)
+
+    def forget_pods(self, keys: list[str], taken: list[Pod | None], reason: str) -> list[Pod]:
+        """take_off after the node table: the pods of `keys`, each taken off its node already (`taken`: the pod,
+        None if it was not bound), leave the groups, queues, plugins and nominations, each logged Deleted.
+        Returns the pods that were on a node."""
         freed = []
-        for key, pod, node in zip(keys, pods, nodes):
+        # What the Reserve plugins hold, for all the pods at once (DynamicResources releases the claims unregister
+        # below would: whichever runs first frees them, the other finds them free).
+        self.release_plugins(keys)
+        for key, pod in zip(keys, taken):
             self.progress += 1
             gs = self.groups.of_pod.pop(key, None)
-            on_node = node >= 0
+            on_node = pod is not None
             self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
-            self.release_plugins(key)
             in_runs = gs is None
             if gs is not None:
                 gs.bound.discard(key)
@@ -769,9 +777,10 @@ class Scheduler:
         """Everything that happened so far."""
         return self.log.records()
 
-    def start_of(self, pod: Pod) -> float:
-        """status.startTime on the scheduler's clock; NaN when unset (preemption reads it as now)."""
-        t = self.started.get(pod.key)
+    def start_of(self, pod: Pod, key: str | None = None) -> float:
+        """status.startTime on the scheduler's clock; NaN when unset (preemption reads it as now). key: the pod's,
+        where the caller has it at hand."""
+        t = self.started.get(pod.key if key is None else key)
         if t is not None:
             return t
         if pod.status.start_time is not None:
@@ -788,7 +797,7 @@ class Scheduler:
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
             self._created += [successors.pop(key) for key in keys if key in successors]
-        self.preemption.rows.started(self.cluster, pods, self.now)
+        self.preemption.rows.started(self.cluster, keys, self.now)
         names = self.cluster.tensors.nodes.names
         nodes = [names[n] for n in node_ids.tolist()]
         start = 0
@@ -822,9 +831,12 @@ class Scheduler:
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
         framework = self.framework_for(pod)
-        plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
-        events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
-        self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), plugins, events), self.now)
+        waits = self._waits.get((framework, rejectors))
+        if waits is None:
+            plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
+            events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
+            waits = self._waits[(framework, rejectors)] = (plugins, events)
+        self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), *waits), self.now)
 
     def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
@@ -841,11 +853,11 @@ class Scheduler:
                 return event != POD_BOUND
             return any(event in p.events and p.hint(event, parked.pod, objs, self.cluster) for p in parked.plugins)
 
-        first: dict[str, int] = {}          # each: pod key -> the object that moves it
+        first: dict[int, int] = {}          # each: pooled pod's arrival seq -> the object that moves it
 
         def helps_first(parked: Parked) -> bool:
             i = next((i for i, obj in enumerate(objects) if helps_with(parked, [obj])), -1)
-            first[parked.pod.key] = i
+            first[parked.seq] = i
             return i >= 0
 
         skip = None
@@ -855,7 +867,7 @@ class Scheduler:
             ready = self.queue.wake(event, helps_first, self.now, skip)
             batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
             for parked in ready:                # in arrival order, as each event takes them
-                pods, seqs = batches.setdefault(first[parked.pod.key], ([], []))
+                pods, seqs = batches.setdefault(first[parked.seq], ([], []))
                 pods.append(parked.pod)
                 seqs.append(parked.seq)
             for i in sorted(batches):
@@ -871,12 +883,14 @@ class Scheduler:
     def release(self, pod_key: str) -> None:
         """A placed pod leaves its node (Permit rejection): its load, and what its plugins reserved."""
         self.cluster.tensors.unbind(pod_key)
-        self.release_plugins(pod_key)
+        self.release_plugins([pod_key])
 
-    def release_plugins(self, pod_key: str) -> None:
-        for framework in self.frameworks.values():
-            for plugin in framework.at("reserve"):
-                plugin.release(pod_key, self.cluster)
+    def release_plugins(self, pod_keys: list[str]) -> None:
+        """The pods left their nodes: every profile's Reserve plugins drop what each held."""
+        plugins = [plugin for framework in self.frameworks.values() for plugin in framework.at("reserve")]
+        for key in pod_keys:
+            for plugin in plugins:
+                plugin.release(key, self.cluster)
 
     # -- queue bookkeeping ------------------------------------------------------------------------------
     def knows(self, key: str) -> bool:
