@@ -239,11 +239,16 @@ def test_a_shape_not_met_for_long_is_built_again():
 @given(st.integers(1, 1300), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 40)), max_size=12),
        st.integers(1, 12), st.randoms(use_true_random=False))
 def test_best_key_blocks_follow_changes(n, changes, k, rnd):
-    """BestKey over several blocks of nodes: after each change of a few rows (some made infeasible), best() is the
-    first argmax over every node, top(k) the k largest feasible keys in order, and values the keys as set."""
-    from phalanx.sched.incremental import BestKey
+    """BestKey, with its blocks' maxima (over several blocks) and without: after each change of a few rows (some
+    made infeasible), best() is the first argmax over every node, top(k) the k largest feasible keys in order, and
+    values the keys as set."""
+    from unittest import mock
+
+    from phalanx.sched import incremental
     plain = np.array([rnd.choice((-1, rnd.randrange(100) * n + (n - 1 - i))) for i in range(n)], np.int64)
-    key = BestKey(plain.copy())
+    with mock.patch.object(incremental, "_BLOCKED_FROM", rnd.choice((1, n + 1))), \
+            mock.patch.object(incremental, "_KEY_BLOCK", rnd.choice((4, 256))):
+        key = incremental.BestKey(plain.copy())
     for seed, count in changes:
         rows = np.array(sorted({(seed + 7919 * j) % n for j in range(count)}), np.int64)
         values = np.array([-1 if (seed + r) % 3 == 0 else (seed % 100) * n + (n - 1 - r) for r in rows], np.int64)

@@ -1,7 +1,7 @@
 """Incremental per-shape evaluation: each pod shape's Filter verdicts and total scores over every node, kept
 between the shape's cycles. After placements only the nodes whose load changed since (tensors.changes) are
-evaluated again, and the best node is read from a kept key (BestKey: per-block maxima), instead of every plugin
-over every node.
+evaluated again, and the best node is read from a kept key (BestKey; per-block maxima on large clusters), instead
+of every plugin over every node.
 
 A shape is kept only while nothing but node load moves what its Filters return:
 - every Filter that runs reads no pods (kept_behaviour FIXED) or only its own node's state, which moves only with
@@ -49,6 +49,7 @@ _MAX_ROWS_FRACTION = 8
 _ROWS_ALWAYS = 64
 _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
 _KEY_BLOCK = 256       # nodes per block of a BestKey
+_BLOCKED_FROM = 40_000 # nodes from which a BestKey keeps its blocks' maxima (below, argmax passes cost less)
 _PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
                        # over them), counted over every node beyond
 
@@ -125,52 +126,69 @@ class ShapeScores:
 
 
 class BestKey:
-    """select_best's key per node (distinct on the feasible nodes, -1 elsewhere) with the maximum of each block of
-    _KEY_BLOCK nodes kept: the best node is an argmax over the blocks, then one inside the best block (the first
-    maximum, as one argmax over every node finds it), and changing a few rows recomputes only their blocks. At
-    tens of thousands of nodes a pass over every node per pick was most of a kept shape's cycle."""
+    """select_best's key per node (distinct on the feasible nodes, -1 elsewhere). From _BLOCKED_FROM nodes on, the
+    maximum of each block of _KEY_BLOCK nodes is kept: the best node is an argmax over the blocks, then one inside
+    the best block (the first maximum, as one argmax over every node finds it), the k best lie in the k blocks of
+    largest maxima, and changing a few rows recomputes only their blocks. Below, one argmax pass over every node
+    costs less than that bookkeeping."""
 
     def __init__(self, values: np.ndarray):
         n = len(values)
-        padded = np.full(-(-n // _KEY_BLOCK) * _KEY_BLOCK, -1, np.int64)     # padding never wins: keyed -1
+        self.blocked = n >= _BLOCKED_FROM
+        if not self.blocked:
+            self.values = values                              # (N,) int64 the key
+            return
+        self.block = block = _KEY_BLOCK
+        padded = np.full(-(-n // block) * block, -1, np.int64)     # padding never wins: keyed -1
         padded[:n] = values
-        self.values = padded[:n]                              # (N,) int64 the key (a view: write through set)
-        self._blocks = padded.reshape(-1, _KEY_BLOCK)         # (N / _KEY_BLOCK, _KEY_BLOCK) int64 the same memory
-        self._block_max = self._blocks.max(axis=1)            # (N / _KEY_BLOCK,) int64
+        self.values = padded[:n]                            # (N,) int64 the key (a view: write through set)
+        self._blocks = padded.reshape(-1, block)            # (N / block, block) int64 the same memory
+        self._block_max = self._blocks.max(axis=1)          # (N / block,) int64
 
     @property
     def arrays(self) -> tuple:
-        return self._blocks, self._block_max
+        return (self._blocks, self._block_max) if self.blocked else (self.values,)
 
     def set(self, rows: np.ndarray, values) -> None:
         self.values[rows] = values
-        blocks = rows // _KEY_BLOCK            # a block named twice gets the same maximum twice
-        self._block_max[blocks] = self._blocks[blocks].max(axis=1)
+        if self.blocked:
+            blocks = rows // self.block            # a block named twice gets the same maximum twice
+            self._block_max[blocks] = self._blocks[blocks].max(axis=1)
 
     def best(self) -> int:
         """The node with the largest key, -1 when none is feasible."""
+        if not self.blocked:
+            node = int(np.argmax(self.values))
+            return node if self.values[node] >= 0 else -1
         block = int(np.argmax(self._block_max))
         if self._block_max[block] < 0:
             return -1
-        return block * _KEY_BLOCK + int(np.argmax(self._blocks[block]))
+        return block * self.block + int(np.argmax(self._blocks[block]))
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
         key = self.values
+        if self.blocked:
+            # Keys are distinct: a block holding one of the k largest has a larger maximum than every block holding
+            # none, so they are all among the k blocks of largest maxima.
+            count = len(self._block_max)
+            blocks = smallest(np, -self._block_max, k) if k < count else np.arange(count)
+            values = self._blocks[blocks].ravel()
+            order = smallest(np, -values, k)
+            return (blocks[order // self.block] * self.block + order % self.block)[values[order] >= 0]
         if k > _ARGMAX_TOP:
             best = smallest(np, -key, k)
             return best[key[best] >= 0]
-        # A few picks beat a partition of every node; the picked keys are masked, then put back.
+        # A few argmax passes beat a partition of every node; the picked keys are masked, then put back.
         picked, values = [], []
         for _ in range(k):
-            node = self.best()
-            if node < 0:
+            node = int(np.argmax(key))
+            if key[node] < 0:
                 break
             picked.append(node)
             values.append(key[node])
-            self.set(np.array([node]), -1)
-        if picked:
-            self.set(np.array(picked), values)
+            key[node] = -1
+        key[picked] = values
         return np.array(picked, np.int64)
 
 
