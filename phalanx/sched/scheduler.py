@@ -411,10 +411,11 @@ class Scheduler:
         them (cluster_models.Replicas): a pending replica costs its arrival entry alone. Decisions and records are
         add_pods' for the same pods (Replicas' objects). A template PreEnqueue holds back, or that has a PodGroup,
         claims, a nominated node or a schedulerName no profile serves, is added by add_pods with its pods made.
-        InputError, changing nothing, as add_pods raises it, and for a count below 0 or names that are not DNS
-        subdomains."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise InputError(f"Pod {template.key}: replicas: must be a non-negative integer (got {count!r})")
+        InputError, changing nothing, as add_pods raises it, and for a count or start that is not an integer >= 0 or
+        names that are not DNS subdomains."""
+        for field, value in (("replicas", count), ("start", start)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"Pod {template.key}: {field}: must be a non-negative integer (got {value!r})")
         prefix = f"{template.metadata.name}-" if prefix is None else prefix
         replicas = Replicas(template, prefix, start, count)
         if not count:
