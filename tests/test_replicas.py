@@ -71,7 +71,8 @@ def _state(sched):
 @pytest.mark.parametrize("call, error", [
     (lambda s, t: s.add_replicas(t, -1), r"^Pod default/t: replicas: must be a non-negative integer \(got -1\)$"),
     (lambda s, t: s.add_replicas(t, True), r"^Pod default/t: replicas: must be a non-negative integer \(got True\)$"),
-    (lambda s, t: s.add_replicas(t, 2, start=1.5), r"^Pod default/t: start: must be a non-negative integer \(got 1.5\)$"),
+    (lambda s, t: s.add_replicas(t, 2, start=1.5),
+     r"^Pod default/t: start: must be a non-negative integer \(got 1.5\)$"),
     (lambda s, t: s.add_replicas(t, 2, prefix="W-"), r'^Pod default/W-0: metadata.name: must be a DNS subdomain'),
     (lambda s, t: s.add_replicas(t, 11, prefix="w" * 252), r"^Pod default/w+10: metadata.name: must be a DNS "
                                                             r"subdomain of at most 253 characters \(got 254\)$"),
