@@ -254,6 +254,11 @@ def share_score(xp, free, cand, counts, cpu_left, access, f_before, typ: Typical
     cnt, frag, total = counts
     score, f_after = fgd_share_pairs(xp, cnt[k_node], frag[k_node], total[k_node], cpu_left[k_node],
                                      access[k_node], f_before[k_node], free[k_node, k_dev], typ, cpu_req, milli)
+    if n == 1 and len(k_node):
+        # One node (most kept-shape updates): its pairs come in device order (nonzero), so its first best pair is
+        # best_pair's choice, without the sort.
+        at = score.argmax(keepdims=True)
+        return score[at], k_dev[at], f_after[at]
     pick, best = best_pair(xp, score, k_node, k_dev, n)
     if not len(k_node):
         return best, xp.full(n, -1, dtype=xp.int64), xp.zeros(n)
