@@ -377,6 +377,21 @@ def test_node_events_keep_what_pods_hold():
     assert bindings(recs) == {"default/c": "n2"}
 
 
+def test_node_events_renew_the_failure_reasons_kept_per_request():
+    # What each node reports when the pod's devices do not fit is kept per request (GpuBook.share_failure) until the
+    # devices are rebuilt: after the update n1 has a device of the allowed model (the model ids stay), one short of two.
+    s = Scheduler(cluster([gnode("n0", 1, "T4"), gnode("n1", 1, "A100")]))
+    s.add_pods([gpod("p", 1000, count=2, models=("T4",))])
+    s.run_until_idle()
+    unhelpful = " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for" \
+        " scheduling."
+    assert s.pending_message["default/p"] == \
+        "0/2 nodes are available: 1 Insufficient GPU share, 1 node(s) had no GPU of an allowed model." + unhelpful
+    s.update_node(gnode("n1", 1, "T4"))
+    s.run_until_idle()
+    assert s.pending_message["default/p"] == "0/2 nodes are available: 2 Insufficient GPU share." + unhelpful
+
+
 def test_topology_group_with_shares():
     s = rack_scheduler(gpus=1, min_count=3)
     recs = s.add_pods([gpod(f"m{i}", 500, group="g") for i in range(3)]) + s.run_until_idle()

@@ -34,17 +34,22 @@ def allowed_devices(xp, dev_model, n_devices, allowed):
     return (valid if allowed is None else valid & model_match(xp, dev_model, allowed)).sum(axis=1)
 
 
-def gpu_share_filter(xp, free, dev_model, present, count: int, milli: int, allowed):
-    """(code (N,) int8, payload (N,) int64). present: (N,) int64 the nodes' allowed_devices (a device of unknown model
-    has model id -1 like padding). `allowed`: tuple of model ids, or None for any.
-    A node with no device of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as present: they
-    report INSUFFICIENT_BIT); any other failing node INSUFFICIENT_BIT.
-    A node with fewer than `count` devices of an allowed model fails UnschedulableAndUnresolvable, as
-    NodeResourcesFit does for a request above allocatable: removing pods (preemption) cannot make it fit."""
+def share_failure(xp, present, count: int):
+    """What each node reports when fewer than `count` of its devices fit: (code (N,) int8, payload (N,) int64), from
+    its allowed_devices `present` (N,) int64 (a device of unknown model has model id -1 like padding). A node with no
+    device of an allowed model reports NO_ALLOWED_MODEL_BIT (unhealthy devices count as present: they report
+    INSUFFICIENT_BIT), any other INSUFFICIENT_BIT. A node with fewer than `count` devices of an allowed model fails
+    UnschedulableAndUnresolvable, as NodeResourcesFit does for a request above allocatable: removing pods
+    (preemption) cannot make it fit. It moves only with the devices (node events), so callers keep it."""
+    code = (UNSCHEDULABLE + (present < count)).astype(xp.int8)
+    return code, (NO_ALLOWED_MODEL_BIT + (present > 0)).astype(xp.int64)
+
+
+def gpu_share_filter(xp, free, dev_model, failure, count: int, milli: int, allowed):
+    """(code (N,) int8, payload (N,) int64): success where at least `count` devices of an allowed model have `milli`
+    free, else the node's share_failure (`failure`: its (code, payload)). `allowed`: tuple of model ids, or None for
+    any. Products with the failed mask rather than where() (a few rows per call on the kept-shape path, where numpy's
+    per-call cost is the whole cost): SUCCESS and payload 0 where it fits."""
     failed = device_fits(xp, free, dev_model, milli, allowed).sum(axis=1) < count
-    # Arithmetic on the masks rather than where() with scalars (a few rows per call on the kept-shape path): where
-    # it failed, INSUFFICIENT_BIT (2) with some device present, else NO_ALLOWED_MODEL_BIT (1); the code
-    # UNSCHEDULABLE_AND_UNRESOLVABLE (2) with fewer than `count` present, else UNSCHEDULABLE (1).
-    payload = (failed * (NO_ALLOWED_MODEL_BIT + (present > 0))).astype(xp.int64)
-    code = (failed * (UNSCHEDULABLE + (present < count))).astype(xp.int8)
-    return code, payload
+    code, payload = failure
+    return failed * code, failed * payload

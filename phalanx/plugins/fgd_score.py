@@ -176,7 +176,7 @@ class FGDScore(GpuScore):
         devices it takes and the score's F after, so that they are not computed again."""
         cnt, frag, total, _ = (v[node:node + 1] for v in self._own_state(state, tensors))
         if state.share:
-            value = state.book.devices([node])[0][:, device]
+            value = state.book.devices(slice(node, node + 1))[0][:, device]
             after = fgd.share_counts_after(np, cnt, frag, total, value, self.typical, state.milli)
             devices = [device]
         else:

@@ -46,7 +46,7 @@ class RandomScore(GpuScore):
         gpu = state.gpu
         if not gpu.share:
             return None
-        free, model, _ = gpu.book.devices([node])
+        free, model, _ = gpu.book.devices(slice(node, node + 1))
         fits = device_fits(np, free, model, gpu.milli, gpu.allowed)
         chosen = random_device(np, fits, np.array([state.rng.random()]))
         return DevicePick(np.flatnonzero(chosen[0]).astype(np.int64))

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import allowed_devices, gpu_share_filter, without_whole_devices
+from ..kernels.gpu_share import allowed_devices, gpu_share_filter, share_failure, without_whole_devices
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
@@ -61,10 +61,11 @@ class GpuInputs:
     def filter(self, xp, rows=None):
         """Filter codes and payloads of the nodes `rows` (None: every node)."""
         free, model, _ = self.book.devices(rows, self.own_whole)
-        present = self.book.allowed_devices(self.allowed)
-        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model),
-                                xp.asarray(present if rows is None else present[rows]), self.count, self.milli,
-                                self.allowed)
+        code, payload = self.book.share_failure(self.allowed, self.count)
+        if rows is not None:
+            code, payload = code[rows], payload[rows]
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), (xp.asarray(code), xp.asarray(payload)),
+                                self.count, self.milli, self.allowed)
 
 
 @dataclass
@@ -176,7 +177,8 @@ class GpuBook:
         return GpuInputs(pod_key, req.count, req.milli, allowed_ids(self.table.models, req.models), own_whole, self)
 
     def devices(self, rows=None, own: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The devices of the nodes `rows` (None: every node) as the GpuShare filter and the GPU scores read them:
+        """The devices of the nodes `rows` (None: every node; node ids, or a slice of them: one node's read costs less
+        as a slice) as the GpuShare filter and the GPU scores read them:
         free (n, D) int64 milli per device slot (padding, unhealthy devices and the devices whole-GPU pods hold: 0;
         `own`: whole devices the pod asks besides, held too), model (n, D) int64 model id (-1 padding) and
         devices (n,) int64 per node. The arrays may be the book's own: read them before the next placement."""
@@ -189,11 +191,12 @@ class GpuBook:
         whole = self.whole_counts(own)
         return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
 
-    def allowed_devices(self, allowed) -> np.ndarray:
-        """(N,) int64 devices of a model in `allowed` (model ids, None: any) per node, unhealthy ones included
-        (kernels.gpu_share.allowed_devices), kept until the devices are rebuilt. Read-only."""
-        return self.derived(("allowed devices", allowed),
-                            lambda book: allowed_devices(np, book._model, book._counts, allowed))
+    def share_failure(self, allowed, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(code (N,) int8, payload (N,) int64) each node reports when fewer than `count` of its devices of a model
+        in `allowed` (model ids, None: any) fit (kernels.gpu_share.share_failure, from allowed_devices: unhealthy
+        devices included), kept until the devices are rebuilt. Read-only."""
+        return self.derived(("share failure", allowed, count), lambda book: share_failure(
+            np, allowed_devices(np, book._model, book._counts, allowed), count))
 
     def node_models(self) -> list[str]:
         """(N,) the model name of each node's devices (its first device; "" without GPUs or of unknown model)."""
@@ -202,7 +205,7 @@ class GpuBook:
 
     def derived(self, key, make):
         """make(self), remembered under `key` until the devices are rebuilt (node events): what plugins compute
-        from the nodes' models alone (FGDScore's model access per typical pod, allowed_devices)."""
+        from the nodes' models alone (FGDScore's model access per typical pod, share_failure)."""
         hit = self._derived.get(key)
         if hit is None:
             hit = self._derived[key] = make(self)
@@ -313,7 +316,7 @@ class GpuBook:
         """The pod placed on `node` (its own load already in the node table) takes `count` devices there: `index`
         when a Score plugin's policy picked them (Plugin.pick), else best fit among its devices that fit and that
         whole-GPU pods do not hold."""
-        free, model, _ = self.devices([node])       # its own whole devices are in the node table now
+        free, model, _ = self.devices(slice(node, node + 1))   # its own whole devices are in the node table now
         fits = device_fits(np, free, model, g.milli, g.allowed)
         if index is None and g.milli == MILLI:
             # Whole devices: every fitting one is idle (free = MILLI, nothing above it), so best fit is index order.
