@@ -248,11 +248,14 @@ def test_auto_takes_the_path_measured_faster():
     seconds per pod (JAX's compile time left out), the other one measured again every RECHECK-th segment."""
     from phalanx.sched.auto_placer import PROBE_AFTER_S, RECHECK, AutoPlacer, Cost
     placer = AutoPlacer.__new__(AutoPlacer)
-    placer.numpy_cost, placer.jax_cost, placer.segments = Cost(), Cost(), 0
+    placer.numpy_cost, placer.jax_cost, placer.segments, placer.refused = Cost(), Cost(), 0, False
     placer.numpy_cost.add(PROBE_AFTER_S / 2, 1000)
     assert not placer.use_jax()                            # segment 1
     placer.numpy_cost.add(PROBE_AFTER_S / 2, 1000)        # 1 ms per pod
     assert placer.use_jax()                                # segment 2: JAX never measured, tried
+    placer.refused = True                                  # ... and it turned the head down: asked again at 64
+    assert [seg for seg in range(3, RECHECK + 2) if placer.use_jax()] == [RECHECK]
+    placer.segments = 2
     placer.jax_cost.add(0.5, 1000)                         # 0.5 ms per pod: JAX, numpy again at 64 and 128
     segments = range(3, 3 + 2 * RECHECK)
     assert [seg for seg in segments if not placer.use_jax()] == [RECHECK, 2 * RECHECK]

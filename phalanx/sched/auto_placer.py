@@ -10,7 +10,8 @@ what each path cost here:
   segment given to JAX (whose first program costs about two seconds to compile, so a queue numpy clears sooner
   never pays it);
 - from then on each segment goes to the path with the lower measured seconds per pod (JAX's without its compile
-  time), and the other path is measured again every RECHECK segments.
+  time), and the other path is measured again every RECHECK segments; a head JAX turns down before it has placed
+  anything (runs it does not compile) leaves the segments to numpy until the next of those.
 
 Decisions do not depend on the choice: the two paths decide alike (tests/test_backend_scheduler.py), and they
 share the node table, nextStartNodeIndex and the PostFilter. Only the time does.
@@ -54,6 +55,7 @@ class AutoPlacer(Placer):
         self.segments = 0            # segments offered (a JAX one or numpy's runs in its place)
         self.clock = time.perf_counter
         self._jax: JaxPlacer | None = None      # made (and jax imported) when first tried
+        self.refused = False         # JAX turned down a segment's head before it placed any pod
 
     @property
     def jax(self) -> JaxPlacer:
@@ -70,9 +72,9 @@ class AutoPlacer(Placer):
         self.segments += 1
         if self.numpy_cost.seconds < PROBE_AFTER_S:
             return False
-        if not self.jax_cost.pods:
-            return True
         recheck = self.segments % RECHECK == 0
+        if not self.jax_cost.pods:       # never measured: tried, and after a refused head only at the rechecks
+            return recheck or not self.refused
         return (self.jax_cost.per_pod < self.numpy_cost.per_pod) != recheck
 
     def segment_member(self, shape, pods, head=None):
@@ -81,6 +83,7 @@ class AutoPlacer(Placer):
         start = self.clock()
         member = self.jax.segment_member(shape, pods, head)
         self.jax_cost.seconds += self.clock() - start      # a member's PreFilter and split: JAX's cost too
+        self.refused |= head is None and member is None
         return member
 
     def place_segment(self, members, rank: np.ndarray):
