@@ -15,7 +15,7 @@ from .objects import Node, Pod, PodAffinityTerm, pod_keys
 from .requests import pod_load
 
 _LOAD_VECTORS_KEPT = 4096     # pod_load results whose vectors ClusterTensors.load_vectors keeps
-_FEW_CHANGES = 16          # changed_since: up to this many changes are merged in Python
+_FEW_CHANGES = 16          # changed_since: up to this many changes of as many node ids in all are merged in Python
 
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
 CPU, MEMORY, EPHEMERAL_STORAGE = 0, 1, 2
@@ -402,7 +402,8 @@ class ClusterTensors:
     def changed_since(self, seen: int) -> np.ndarray:
         """(k,) int64 the node ids of changes[seen:], each once, ascending."""
         new = self._changes[seen:]
-        if len(new) <= _FEW_CHANGES:     # the per-pod path's few one-node changes: a set beats a pass over the nodes
+        # The per-pod path's few one-node changes: a set beats a pass over the nodes (not a batch's many nodes).
+        if len(new) <= _FEW_CHANGES and sum(map(len, new)) <= _FEW_CHANGES:
             return np.array(sorted({n for chunk in new for n in chunk.tolist()}), np.int64)
         return (self.change_stamps() >= seen).nonzero()[0]
 
