@@ -53,7 +53,6 @@ class AutoPlacer(Placer):
         self.segment_pods = SEGMENT_PODS
         self.numpy_cost, self.jax_cost = Cost(), Cost()
         self.segments = 0            # segments offered (a JAX one or numpy's runs in its place)
-        self.clock = time.perf_counter
         self._jax: JaxPlacer | None = None      # made (and jax imported) when first tried
         self.refused = False         # JAX turned down a segment's head before it placed any pod
 
@@ -80,26 +79,27 @@ class AutoPlacer(Placer):
     def segment_member(self, shape, pods, head=None):
         if head is None and not self.use_jax():
             return None
-        start = self.clock()
+        start = time.perf_counter()
         member = self.jax.segment_member(shape, pods, head)
-        self.jax_cost.seconds += self.clock() - start      # a member's PreFilter and split: JAX's cost too
+        self.jax_cost.seconds += time.perf_counter() - start     # a member's PreFilter and split: JAX's cost too
         self.refused |= head is None and member is None
         return member
 
     def place_segment(self, members, rank: np.ndarray):
         jax = self.jax
         jax.post_filter, jax.next_start = self.post_filter, self.next_start
-        compiled, start = jax.stats.compile_s, self.clock()
+        compiled, start = jax.stats.compile_s, time.perf_counter()
         out = jax.place_segment(members, rank)
-        self.jax_cost.add(self.clock() - start - (jax.stats.compile_s - compiled), sum(len(m.pods) for m in members))
+        compile_s = jax.stats.compile_s - compiled
+        self.jax_cost.add(time.perf_counter() - start - compile_s, sum(len(m.pods) for m in members))
         self.next_start = jax.next_start
         return out
 
     def place_run(self, shape, pods, rank: np.ndarray) -> RunOutcome:
-        start = self.clock()
+        start = time.perf_counter()
         out = super().place_run(shape, pods, rank)
         if len(pods) <= SEGMENT_RUN:
-            self.numpy_cost.add(self.clock() - start, len(pods))
+            self.numpy_cost.add(time.perf_counter() - start, len(pods))
         return out
 
     def nodes_changed(self) -> None:

@@ -350,10 +350,8 @@ class Scheduler:
                     register(pod, None)
                     plain.append(pod)
                     plain_seqs.append(seq)
-                    spec = pod.spec
-                    if (framework.shared_pre_enqueue and spec.scheduling_group is None and spec.workload_ref is None
-                            and not spec.resource_claims):
-                        plain_spec = spec
+                    if self._plain_template(pod.spec, framework):
+                        plain_spec = pod.spec
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
         # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
@@ -413,9 +411,9 @@ class Scheduler:
         claims, a nominated node or a schedulerName no profile serves, is added by add_pods with its pods made.
         InputError, changing nothing, as add_pods raises it, and for a count or start that is not an integer >= 0 or
         names that are not DNS subdomains."""
-        for field, value in (("replicas", count), ("start", start)):
+        for what, value in (("replicas", count), ("start", start)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"Pod {template.key}: {field}: must be a non-negative integer (got {value!r})")
+                raise InputError(f"Pod {template.key}: {what}: must be a non-negative integer (got {value!r})")
         prefix = f"{template.metadata.name}-" if prefix is None else prefix
         replicas = Replicas(template, prefix, start, count)
         if not count:
@@ -424,11 +422,9 @@ class Scheduler:
             problem = dns_subdomain_problem(name)
             if problem is not None:
                 raise InputError(f"Pod {template.metadata.namespace}/{name}: metadata.name: {problem}")
-        spec = template.spec
-        framework = self.frameworks.get(spec.scheduler_name)
-        if (framework is None or not framework.shared_pre_enqueue or template.status.nominated_node_name
-                or spec.scheduling_group is not None or spec.workload_ref is not None or spec.resource_claims
-                or self.groups.resolve(template)[0] is not None
+        framework = self.frameworks.get(template.spec.scheduler_name)
+        if (framework is None or not self._plain_template(template.spec, framework)
+                or template.status.nominated_node_name or self.groups.resolve(template)[0] is not None
                 or self._pre_enqueue_verdict(template, framework)[0] is not None):
             return self.add_pods(list(replicas), warnings)
         keys = self._check_new(replicas, [0, count], replicas.keys())
@@ -443,6 +439,13 @@ class Scheduler:
         priority = self.cluster.priority(template)
         self.queue.push_active(PodRun(shape, replicas, seqs, priority), priority, seqs[0])
         return self.log.records(log_start)
+
+    @staticmethod
+    def _plain_template(spec, framework: Framework) -> bool:
+        """Whether the pods of this spec get one PreEnqueue answer for all and name no group or claims: once one of
+        them is queued, its replicas join the queue without asking again."""
+        return (framework.shared_pre_enqueue and spec.scheduling_group is None and spec.workload_ref is None
+                and not spec.resource_claims)
 
     def pre_enqueue(self, pod: Pod, seq: int, framework: Framework, gs: GroupState | None,
                     shared: dict | None = None) -> bool:
