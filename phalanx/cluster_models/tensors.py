@@ -282,6 +282,11 @@ class ClusterTensors:
     # load_vectors' answers by pod_load result: (that requests dict, held so its id stays its own; request vector;
     # nonzero requests).
     _load_vectors: dict[int, tuple] = field(default_factory=dict)
+    # Each log position's load as an id in _loads (-1: not told when recorded, read from the pod when asked): what
+    # evictions and preemption's dry runs read of many bound pods, whose objects are cold memory by then.
+    _bound_loads: np.ndarray = field(default_factory=lambda: np.full(64, -1, np.int32))   # (capacity,)
+    _loads: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)   # (request vector, nonzero) per id
+    _load_ids: dict[bytes, int] = field(default_factory=dict)    # request and nonzero bytes -> id in _loads
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -362,8 +367,9 @@ class ClusterTensors:
             np.add.at(nodes.pod_count, node_ids, sign)
         self._changes.append(np.asarray(node_ids))
 
-    def record_bound(self, pods: list[Pod], node_ids) -> None:
-        """Remember which pod went where; BoundPods rows are built from this log only when needed."""
+    def record_bound(self, pods: list[Pod], node_ids, load: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Remember which pod went where; BoundPods rows are built from this log only when needed. load: the
+        (request vector, nonzero requests) the pods were accounted with, when they share one (one shape)."""
         start = len(self._bound_pods)
         if self._keys is not None:
             keys = pod_keys(pods)
@@ -372,8 +378,37 @@ class ClusterTensors:
         self._bound_pods.extend(pods)
         end = len(self._bound_pods)
         if end > len(self._bound_nodes):          # grown by doubling: appends cost O(1) amortized
-            self._bound_nodes = np.resize(self._bound_nodes, max(end, 2 * len(self._bound_nodes)))
+            cap = max(end, 2 * len(self._bound_nodes))
+            self._bound_nodes = np.resize(self._bound_nodes, cap)
+            self._bound_loads = np.resize(self._bound_loads, cap)
         self._bound_nodes[start:end] = node_ids
+        self._bound_loads[start:end] = -1 if load is None else self._load_id(*load)
+
+    def _load_id(self, request: np.ndarray, nonzero: np.ndarray) -> int:
+        """The id of a (request vector, nonzero requests) in _loads, by value (each cycle prepares its own vector):
+        as many ids as distinct pod requests."""
+        nonzero = np.asarray(nonzero, np.int64)
+        key = request.tobytes() + nonzero.tobytes()
+        at = self._load_ids.get(key)
+        if at is None:
+            at = self._load_ids[key] = len(self._loads)
+            self._loads.append((request.copy(), nonzero.copy()))
+        return at
+
+    def log_loads(self, rows: np.ndarray) -> np.ndarray:
+        """(k,) the load ids (see load_table) of the binding-log positions `rows`."""
+        ids = self._bound_loads[rows]
+        for j in np.flatnonzero(ids < 0).tolist():        # recorded without a load (a restricted copy's log)
+            row = int(rows[j])
+            ids[j] = self._bound_loads[row] = self._load_id(*self.load_vectors(self._bound_pods[row]))
+        return ids
+
+    def load_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """((L, R) int64 request vectors over today's resource columns, (L, 2) int64 nonzero requests) by load id."""
+        request = np.zeros((len(self._loads), len(self.resources)), np.int64)
+        for i, (vector, _) in enumerate(self._loads):
+            request[i, : len(vector)] = vector
+        return request, np.array([nonzero for _, nonzero in self._loads], np.int64).reshape(-1, 2)
 
     @property
     def node_rows(self) -> np.ndarray | None:
@@ -489,35 +524,39 @@ class ClusterTensors:
         """unbind for several pods at once (the victims of a cycle's preemptions): per key the node id and the pod
         taken off it, -1 and None if not bound (a key met again is not bound any more). The load of pods of one
         template comes off in one step for all their nodes (integers: the same sums), one change."""
-        nodes, taken, loads, ports = [], [], {}, set()
-        removed, pods = self._removed, self._bound_pods
-        # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
-        any_ports = len(self.ports) > 0
+        if self._position is None:
+            self.log_keys()
+        position, removed, pods = self._position, self._removed, self._bound_pods
+        # Log positions first (a key met again is not bound any more), then the node ids and flags of them all at once.
+        at = []
         for key in keys:
-            node = self.node_of(key)
-            nodes.append(node)
-            if node < 0:
-                taken.append(None)
+            i = position.get(key, -1)
+            if i < 0 or i in removed:
+                at.append(-1)
                 continue
-            i = self._position[key]
-            pod = pods[i]
-            taken.append(pod)
             removed.add(i)
-            if i > self._removed_last:
-                self._removed_last = i
-            request, nonzero = self.load_vectors(pod)
-            load = loads.get(id(request))
-            if load is None:
-                loads[id(request)] = (request, nonzero, [node])
-            else:
-                load[2].append(node)
-            if i < self.bound.count:
-                self.bound.terminating[i] = True
-                self.bound.removed[i] = True
-            if any_ports and pod_host_ports(pod):
-                ports.add(node)
-        for request, nonzero, at in loads.values():
-            self._add_load(np.array(at), request, nonzero, -1)
+            at.append(i)
+        rows = [i for i in at if i >= 0]
+        if not rows:
+            return [-1] * len(keys), [None] * len(keys)
+        self._removed_last = max(self._removed_last, max(rows))
+        rows_array = np.array(rows, np.int64)
+        row_nodes = self._bound_nodes[rows_array].astype(np.int64)
+        flagged = rows_array[rows_array < self.bound.count]
+        self.bound.terminating[flagged] = True
+        self.bound.removed[flagged] = True
+        # The load of pods of one load id comes off in one step for all their nodes, in order of first appearance.
+        ids = self.log_loads(rows_array)
+        distinct, first = np.unique(ids, return_index=True)
+        for load in distinct[np.argsort(first)].tolist():
+            request, nonzero = self._loads[load]
+            self._add_load(row_nodes[ids == load], request, nonzero, -1)
+        # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
+        ports = {node for i, node in zip(rows, row_nodes.tolist()) if pod_host_ports(pods[i])} if len(self.ports) \
+            else set()
+        node_of = dict(zip(rows, row_nodes.tolist()))
+        nodes = [node_of[i] if i >= 0 else -1 for i in at]
+        taken = [pods[i] if i >= 0 else None for i in at]
         for node in ports:
             self._recompute_ports(node)
         return nodes, taken
@@ -567,23 +606,23 @@ class ClusterTensors:
         if terms.pods_seen < len(log):
             new = log[terms.pods_seen:]
             if len(new) == 1:          # the per-pod path binds one pod at a time
-                if _has_pod_terms(new[0].spec):
+                if _has_pod_terms(new[0].spec.affinity):
                     terms.add(terms.pods_seen, new[0])
             else:
-                specs = list(map(attrgetter("spec"), new))
-                # Pods of one template share their spec object: each distinct spec is tested once (C-level loops).
-                distinct = dict(zip(map(id, specs), specs))
-                with_terms = {i for i, spec in distinct.items() if _has_pod_terms(spec)}
+                affinities = list(map(attrgetter("spec.affinity"), new))
+                # Pods of one template share their affinity object (None for most), even where their specs differ
+                # (nodeName): each distinct one is tested once (C-level loops).
+                distinct = dict(zip(map(id, affinities), affinities))
+                with_terms = {i for i, affinity in distinct.items() if _has_pod_terms(affinity)}
                 if with_terms:
-                    for row, (pod, spec) in enumerate(zip(new, specs), terms.pods_seen):
-                        if id(spec) in with_terms:
+                    for row, (pod, affinity) in enumerate(zip(new, affinities), terms.pods_seen):
+                        if id(affinity) in with_terms:
                             terms.add(row, pod)
             terms.pods_seen = len(log)
         return terms
 
 
-def _has_pod_terms(spec) -> bool:
-    affinity = spec.affinity
+def _has_pod_terms(affinity) -> bool:
     return affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None)
 
 
@@ -730,4 +769,4 @@ def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
     request, nonzero = tensors.load_vectors(pod)
     ports = [tensors.port_column(p) for p in pod_host_ports(pod)]
     tensors.account(np.array([node_id]), request, nonzero, ports)
-    tensors.record_bound([pod], [node_id])
+    tensors.record_bound([pod], [node_id], (request, nonzero))

@@ -120,8 +120,8 @@ class DefaultPreemption(Plugin):
     @staticmethod
     def _success(dry_run, node: int) -> PostFilterResult:
         """`node` chosen: the preemptor nominated there, its victims evicted."""
-        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(node), victims=tuple(dry_run.victims_of(node)),
-                                victim_keys=dry_run.victim_keys(node))
+        victims, keys = dry_run.victims_of(node)
+        return PostFilterResult(SUCCESS, nominate=dry_run.node_name(node), victims=victims, victim_keys=keys)
 
     def _potential(self, codes) -> np.ndarray:
         """The nodes whose failure is Unschedulable (not UnschedulableAndUnresolvable). A run of identical preemptors

@@ -93,6 +93,30 @@ class Nominations:
         self._account(nom, -1)
         return nom
 
+    def pop_all(self, keys: list[str]) -> list[Nomination | None]:
+        """pop for several pods (a run of retried preemptors placed at once): their load leaves the levels in one
+        step per priority and request."""
+        out, taken = [], {}
+        for key in keys:
+            nom = self._by_key.pop(key, None)
+            out.append(nom)
+            if nom is None:
+                continue
+            there = self._on_node[nom.node]
+            del there[key]
+            if not there:
+                del self._on_node[nom.node]
+            self._touch(nom.node)
+            node = self._node_of(nom)
+            if node is not None:
+                taken.setdefault((nom.priority, id(nom.request)), (nom, []))[1].append(node)
+        for nom, nodes in taken.values():
+            requested, count = self._level(nom.priority)
+            request = nom.request[: self._shape[1]]
+            np.subtract.at(requested[:, : len(request)], nodes, request)
+            np.subtract.at(count, nodes, 1)
+        return out
+
     def mark(self) -> int:
         """A position in the changes (for changed_since)."""
         return self._dropped + len(self._touched)
@@ -108,16 +132,8 @@ class Nominations:
         return [(key, self._by_key[key]) for key in self._on_node.get(node, ())]
 
     def _account(self, nom: Nomination, sign: int) -> None:
-        if len(self._touched) >= _TOUCHED_KEPT:
-            self._dropped += len(self._touched)
-            self._touched = []
-        self._touched.append(nom.node)
-        if self._tensors is None:
-            return
-        if self._tensors.nodes.requested.shape != self._shape:
-            self._tensors = None           # nodes or resource columns were added: rebuilt on the next read
-            return
-        node = self._tensors.node_index.get(nom.node)
+        self._touch(nom.node)
+        node = self._node_of(nom)
         if node is None:
             return
         # Columns beyond the node table's are resources no node has: no Filter can pass there with them anyway.
@@ -129,6 +145,22 @@ class Nominations:
         else:
             row -= request
         count[node] += sign
+
+    def _touch(self, node: str) -> None:
+        if len(self._touched) >= _TOUCHED_KEPT:
+            self._dropped += len(self._touched)
+            self._touched = []
+        self._touched.append(node)
+
+    def _node_of(self, nom: Nomination) -> int | None:
+        """The node id whose level rows hold the nomination's load; None while the levels are not laid out for the
+        node table (built on the next read) or the node is not in it."""
+        if self._tensors is None:
+            return None
+        if self._tensors.nodes.requested.shape != self._shape:
+            self._tensors = None           # nodes or resource columns were added: rebuilt on the next read
+            return None
+        return self._tensors.node_index.get(nom.node)
 
     def _level(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
         level = self._levels.get(priority)

@@ -25,6 +25,8 @@ class Framework:
                                if type(p).prepare_token is not Plugin.prepare_token)
         # Pods with one PodSpec object and one PodGroup get one PreEnqueue answer when no plugin reads more.
         self.shared_pre_enqueue = all(p.pre_enqueue_reads != "pod" for p in self.at("preEnqueue"))
+        # Whether a failed cycle needs node statuses and a dry run for PostFilter (asked once per preemptor).
+        self.post_filter_reads_nodes = any(p.post_filter_reads_nodes for p in self.at("postFilter"))
 
     def at(self, point: str) -> tuple[Plugin, ...]:
         """The plugins enabled at an extension point (its configuration name, e.g. "filter"), in order."""

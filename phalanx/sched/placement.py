@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models import Pod
+from ..cluster_models.objects import pod_keys
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
 from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
@@ -75,7 +76,9 @@ class RunFailure:
 @dataclass
 class RunOutcome:
     placed: list[Placement] = field(default_factory=list)
-    failures: list[RunFailure] = field(default_factory=list)    # one per part of the run (Framework.split_run)
+    # One per part of the run (Framework.split_run), and one for consecutive pods that failed alike (a run of
+    # preemptors, each nominated to a node, fails pod by pod).
+    failures: list[RunFailure] = field(default_factory=list)
     pod_cycles: int = 0              # per-pod evaluations over all nodes
     batch_rounds: int = 0            # batch evaluations over all nodes (each places many pods)
 
@@ -84,7 +87,11 @@ class RunOutcome:
         return [pod for f in self.failures for pod in f.pods]
 
     def fail(self, pods: list[Pod], message: str, rejectors: frozenset) -> None:
-        self.failures.append(RunFailure(pods, message, rejectors))
+        last = self.failures[-1] if self.failures else None
+        if last is not None and last.message == message and last.rejectors == rejectors:
+            last.pods.extend(pods)
+        else:
+            self.failures.append(RunFailure(list(pods), message, rejectors))
 
 
 def rejectors(ev: Evaluation) -> frozenset:
@@ -262,12 +269,12 @@ class Placer:
         # One node-table update and one log append for them all (no Filter that ran reserves; the nodes are
         # distinct); each pod keeps a placement of its own, committed and undone as its own cycle's.
         whole = self.account(p, np.array(nodes[:taken], np.int64), pods[:taken])
-        for i, pod in enumerate(pods[:taken]):
-            out.pod_cycles += 1
+        out.pod_cycles += taken
+        for i, (pod, nomination) in enumerate(zip(pods[:taken], nominations.pop_all(pod_keys(pods[:taken])))):
             before = None if whole.ports_before is None else whole.ports_before[i: i + 1]
             pl = Placement([pod], whole.node_ids[i: i + 1], whole.request, whole.nonzero, whole.ports, before,
                            whole.scoring)
-            pl.nomination = nominations.pop(pod.key, None)
+            pl.nomination = nomination
             out.placed.append(pl)
         return taken
 
@@ -428,7 +435,7 @@ class Placer:
         tensors = self.cluster.tensors
         ports = [tensors.port_column(port) for port in p.shape.host_ports]
         before = tensors.account(node_ids, p.request, p.shape.nonzero, ports)
-        tensors.record_bound(pods, node_ids)
+        tensors.record_bound(pods, node_ids, (p.request, p.shape.nonzero))
         return Placement(pods, node_ids, p.request, p.shape.nonzero, ports, before, p.shape.scoring)
 
     def undo(self, placements: list[Placement], log_mark: int, keep: int = 0) -> None:

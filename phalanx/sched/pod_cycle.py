@@ -56,14 +56,12 @@ class PodCycle:
         out = placer.place_run(shape, pods, sched.rank())
         sched.stats.pod_cycles += out.pod_cycles
         sched.stats.batch_rounds += out.batch_rounds
-        for pl in out.placed:
-            self._commit(pl, placer.framework)
+        self._commit(out.placed, placer.framework)
         if out.failures:
             seq_of = {pod.key: seq for pod, seq in zip(pods, seqs)}
             for failure in out.failures:
                 sched.fail(failure.pods, failure.message)
-                for pod in failure.pods:
-                    sched.park(pod, seq_of[pod.key], failure.rejectors)
+                sched.park_run(failure.pods, [seq_of[pod.key] for pod in failure.pods], failure.rejectors, shape)
 
     def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
         """The head run and the runs after it that join it (Placer.segment_member with the head) in one call."""
@@ -88,8 +86,7 @@ class PodCycle:
         placements, placed = placer.place_segment(members, sched.rank())
         sched.stats.pod_cycles += placed
         for i, (member, done) in enumerate(zip(members, placements)):
-            for pl in done:
-                self._commit(pl, placer.framework)
+            self._commit(done, placer.framework)
             taken = sum(len(pl.pods) for pl in done)
             if taken < len(member.pods):
                 # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its
@@ -107,13 +104,20 @@ class PodCycle:
                                          seqs[start])
             start = end
 
-    def _commit(self, pl, framework) -> None:
-        """Bind placed plain pods; gang members in permit mode go through Permit first, holding their nodes."""
+    def _commit(self, placed: list, framework) -> None:
+        """Bind placed plain pods, in order; gang members in permit mode go through Permit first, holding their
+        nodes. Without gangs and without a pod waiting for bindings, the placements are one binding entry (its
+        records are per pod all the same): a run of retried preemptors is a placement per pod."""
         sched = self.sched
         if not sched.groups.of_pod:
-            sched.bound(pl.pods, pl.node_ids)
+            if len(placed) > 1 and not sched.queue.listening(POD_BOUND):
+                sched.bound([pod for pl in placed for pod in pl.pods], np.concatenate([pl.node_ids for pl in placed]))
+                return
+            for pl in placed:
+                sched.bound(pl.pods, pl.node_ids)
             return
-        for pod, node in zip(pl.pods, pl.node_ids.tolist()):
-            gs = sched.groups.of_pod.get(pod.key)
-            if gs is None or not gs.gang or sched.permit.run(gs, pod, node, framework):
-                sched.bound([pod], np.array([node]))
+        for pl in placed:
+            for pod, node in zip(pl.pods, pl.node_ids.tolist()):
+                gs = sched.groups.of_pod.get(pod.key)
+                if gs is None or not gs.gang or sched.permit.run(gs, pod, node, framework):
+                    sched.bound([pod], np.array([node]))

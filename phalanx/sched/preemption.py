@@ -34,7 +34,7 @@ from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
 from .messages import node_reasons, patched_histogram
-from .records import Preempted
+from .records import Deleted, Preempted
 
 
 class BoundRows:
@@ -87,19 +87,21 @@ class BoundRows:
             return
         new, keys = tensors.log()[0][self.rows: need], tensors.log_keys()[self.rows: need]
         priority, start, group_ref = [], [], []
-        # One vector per template (pods of one template share pod_load): written to its rows at once.
-        rows_of: dict[int, tuple[np.ndarray, list[int]]] = {}
-        # One pass over the pods (those of the input are cold memory by now), all they give at once.
-        for i, pod, key in zip(range(self.rows, need), new, keys):
-            priority.append(cluster.priority(pod))
+        priority_of = cluster.priority
+        # One pass over the pods (those of the input are cold memory by now), all they give at once; the first dry
+        # run reads every pod of the input here, so the usual values (a priority set at admission, no PodGroup)
+        # are read without a call.
+        for pod, key in zip(new, keys):
+            spec = pod.spec
+            value = spec.priority
+            priority.append(value if value is not None else priority_of(pod))
             start.append(start_of(pod, key))
-            group_ref.append(self._group_ref(pod))
-            vector = tensors.load_vectors(pod)[0]
-            rows_of.setdefault(id(vector), (vector, []))[1].append(i)
+            group_ref.append(-1 if spec.scheduling_group is None and spec.workload_ref is None
+                             else self._group_ref(pod))
         sl = slice(self.rows, need)
         self.priority[sl], self.start[sl], self.group_ref[sl] = priority, start, group_ref
-        for vector, rows in rows_of.values():
-            self.request[rows, : len(vector)] = vector
+        requests = tensors.load_table()[0]
+        self.request[sl, : requests.shape[1]] = requests[tensors.log_loads(np.arange(self.rows, need))]
         self.rows = need
 
     def group_state(self, ref: int, groups):
@@ -111,9 +113,8 @@ class BoundRows:
         return self.resolved[ref]
 
     def _group_ref(self, pod: Pod) -> int:
+        """The id of the PodGroup reference of a pod that carries one."""
         spec = pod.spec
-        if spec.scheduling_group is None and spec.workload_ref is None:
-            return -1
         ref = self.group_refs.add((pod.metadata.namespace, repr(spec.scheduling_group), repr(spec.workload_ref)))
         if ref == len(self.group_ref_pods):
             self.group_ref_pods.append(pod)
@@ -477,9 +478,8 @@ class DryRunCache(NodeResults):
         self.key = None
         self.memo: dict = {}
 
-    def reset(self, key, n: int, pods: list, mark: int = 0) -> None:
+    def reset(self, key, n: int, mark: int = 0) -> None:
         self.key = key
-        self.pods = pods                                 # the binding log the victim rows index
         self.memo = {}                                   # what every dry run under this key computes alike
         self.mark = mark                                 # Nominations.mark() the results are up to date with
         self.own: list[int] = []                         # nodes evaluated leaving the preemptor's own nomination out
@@ -612,9 +612,6 @@ class DryRunCache(NodeResults):
         first, count = int(self.first[node]), int(self.count[node])
         return self.victims[first: first + count].tolist()
 
-    def victims_of(self, node: int) -> list[Pod]:
-        return [self.pods[r] for r in self.victim_rows(node)]
-
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         ids = self.reason[nodes]
         failing, hits = np.unique(ids[ids >= 0], return_counts=True)
@@ -643,7 +640,7 @@ class DryRun:
         if not self.ahead:
             # Results of this dry run alone (the per-node path's results depend on more than nominated load).
             cache = DryRunCache()
-            cache.reset(None, cluster.tensors.nodes.size, self.log_pods)
+            cache.reset(None, cluster.tensors.nodes.size)
         self.results = cache
         self.scanned_to = -1             # the node the scan stopped after (-1: none scanned)
         self._pdbs = None
@@ -740,14 +737,10 @@ class DryRun:
         ids = self.results.criteria[nodes]
         return bool(ids.min() == ids.max())
 
-    def victims_of(self, node: int) -> list[Pod]:
-        """The victims on `node`, most important first."""
-        return self.results.victims_of(node)
-
-    def victim_keys(self, node: int) -> tuple[str, ...]:
-        """victims_of's keys."""
-        keys = self.cluster.tensors.log_keys()
-        return tuple(keys[r] for r in self.results.victim_rows(node))
+    def victims_of(self, node: int) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
+        """The victims on `node`, most important first, and their keys."""
+        rows, pods, keys = self.results.victim_rows(node), self.log_pods, self.cluster.tensors.log_keys()
+        return tuple(pods[r] for r in rows), tuple(keys[r] for r in rows)
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
@@ -1023,14 +1016,14 @@ class Preemption:
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
         codes = dry_run = None
-        if any(plugin.post_filter_reads_nodes for plugin in plugins):
+        if placer.framework.post_filter_reads_nodes:
             codes = node_status(ev, tensors.nodes.size)
             self.rows.sync(cluster, sched.start_of)
             spared = sched.permit.waiting_keys()
             key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, frozenset(spared),
                    len(cluster.pdbs))
             if self.cache.key != key:
-                self.cache.reset(key, tensors.nodes.size, tensors.log()[0], nominations.mark())
+                self.cache.reset(key, tensors.nodes.size, nominations.mark())
             self.cache.refresh(nominations, tensors.node_index, pod)
             dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
                              self.cache if self.caching else None)
@@ -1060,17 +1053,23 @@ class Preemption:
         sched = self.sched
         pending, self.pending = self.pending, []
         # Every victim off its node in one step (the node table is read by nothing in between; a victim evicted
-        # already, by an earlier preemption, comes back None), then each preemption's bookkeeping and records in
-        # order.
+        # already, by an earlier preemption, comes back None), then off the queues and plugins in one pass, then each
+        # preemption's records in order.
         _, taken = sched.cluster.tensors.unbind_all([v for entry in pending for v in entry.victims])
-        freed, start = [], 0
+        keys, start = [], 0
         for entry in pending:
             end = start + len(entry.victims)
-            pods = [pod for pod in taken[start:end] if pod is not None]
-            if len(pods) < end - start:
+            if any(pod is None for pod in taken[start:end]):
                 entry.victims = [v for v, pod in zip(entry.victims, taken[start:end]) if pod is not None]
-            sched.log.append(entry)
-            freed += sched.forget_pods(entry.victims, pods, entry.reason)
+            keys += entry.victims
             start = end
+        pods = [pod for pod in taken if pod is not None]
+        freed = sched.drop_pods(keys, pods)
+        log, now = sched.log, sched.now
+        for entry in pending:
+            log.append(entry)
+            reason = entry.reason
+            for key in entry.victims:
+                log.append(Deleted(now, key, reason))
         if freed:
             sched.cluster_event(POD_DELETED, freed, each=True)

@@ -154,14 +154,19 @@ class SchedulingQueue:
         att.failed_at = now
         return att
 
-    def park(self, parked: Parked, now: float) -> None:
-        """A pod that fit nowhere waits in the unschedulable pool for an event its rejectors registered."""
-        key = parked.pod.key
-        self.failed(key, now)
-        self._drop(key)
-        self.unschedulable[key] = parked
-        for event in parked.events:
-            self._listening.setdefault(event, set()).add(key)
+    def park_all(self, parked: list[Parked], now: float) -> None:
+        """Pods that fit nowhere wait in the unschedulable pool for an event their rejectors registered."""
+        listening = self._listening
+        for entry in parked:
+            key = entry.pod.key
+            self.failed(key, now)
+            self._drop(key)
+            self.unschedulable[key] = entry
+            for event in entry.events:
+                keys = listening.get(event)
+                if keys is None:
+                    keys = listening[event] = set()
+                keys.add(key)
 
     def _drop(self, key: str) -> Parked | None:
         parked = self.unschedulable.pop(key, None)

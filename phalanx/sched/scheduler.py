@@ -603,15 +603,26 @@ class Scheduler:
         """take_off after the node table: the pods of `keys`, each taken off its node already (`taken`: the pod,
         None if it was not bound), leave the groups, queues, plugins and nominations, each logged Deleted.
         Returns the pods that were on a node."""
-        freed = []
+        freed = self.drop_pods(keys, taken)
+        now, log = self.now, self.log
+        for key in keys:
+            log.append(Deleted(now, key, reason))
+        return freed
+
+    def drop_pods(self, keys: list[str], taken: list[Pod | None]) -> list[Pod]:
+        """forget_pods without the records (the caller logs them: a cycle's evictions, after each preemption's
+        entry)."""
         # What the Reserve plugins hold, for all the pods at once (DynamicResources releases the claims unregister
         # below would: whichever runs first frees them, the other finds them free).
         self.release_plugins(keys)
+        self.progress += len(keys)
+        groups, claims, queue, nominations = self.groups.of_pod, self.cluster.claims, self.queue, self.cluster.nominations
+        unserved, arrival, pending, started = self.unserved, self.arrival, self.pending_message, self.started
+        freed = []
         for key, pod in zip(keys, taken):
-            self.progress += 1
-            gs = self.groups.of_pod.pop(key, None)
+            gs = groups.pop(key, None) if groups else None
             on_node = pod is not None
-            self.cluster.claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
+            claims.unregister(key)      # DRA: its claims released, those generated for it alone deleted
             in_runs = gs is None
             if gs is not None:
                 gs.bound.discard(key)
@@ -622,17 +633,19 @@ class Scheduler:
                 gs.enqueued.discard(key)
                 if not gs.waiting:
                     self.permit.cleared(gs)
-            pooled = self.queue.forget(key)
-            self.unserved.pop(key, None)
-            seq = self.arrival.pop(key, None)
+            pooled = queue.forget(key)
+            if unserved:
+                unserved.pop(key, None)
+            seq = arrival.pop(key, None)
             if seq is not None and not on_node and not pooled and in_runs:
                 # In a run in the activeQ or backoffQ (not a member waiting in its group): its arrival marks it
                 # gone, and the marker goes when the run comes up.
-                self.queue.deleted.add(seq)
-            self.pending_message.pop(key, None)
-            self.cluster.nominations.pop(key, None)
-            self.started.pop(key, None)
-            self.log.append(Deleted(self.now, key, reason))
+                queue.deleted.add(seq)
+            if pending:
+                pending.pop(key, None)
+            if nominations:
+                nominations.pop(key, None)
+            started.pop(key, None)
             if on_node:
                 freed.append(pod)
         return freed
@@ -834,13 +847,19 @@ class Scheduler:
     # -- the unschedulable pool and queueing hints -------------------------------------------------------
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
-        framework = self.framework_for(pod)
+        self.park_run([pod], [seq], rejectors, self.shape_of(pod))
+
+    def park_run(self, pods: list[Pod], seqs: list[int], rejectors: frozenset, shape: PodShape) -> None:
+        """park for pods of one shape (so one profile) rejected alike, in order."""
+        framework = self.framework_for(pods[0])
         waits = self._waits.get((framework, rejectors))
         if waits is None:
             plugins = tuple(framework.plugin(name) for name in sorted(rejectors) if name in framework.plugins)
             events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
             waits = self._waits[(framework, rejectors)] = (plugins, events)
-        self.queue.park(Parked(pod, self.shape_of(pod), seq, self.cluster.priority(pod), *waits), self.now)
+        priority = self.cluster.priority
+        self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits) for pod, seq in zip(pods, seqs)],
+                            self.now)
 
     def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint

@@ -123,6 +123,6 @@ def _apply(sched, pl: Placement, nodes: np.ndarray) -> Placement:
     tensors = sched.cluster.tensors
     node_ids = nodes[pl.node_ids]
     before = tensors.account(node_ids, pl.request, pl.nonzero, pl.ports)
-    tensors.record_bound(pl.pods, node_ids)
+    tensors.record_bound(pl.pods, node_ids, (pl.request, pl.nonzero))
     reserved = [(plugin, plugin.replay(record, sched.cluster)) for plugin, record in pl.reserved]
     return Placement(pl.pods, node_ids, pl.request, pl.nonzero, pl.ports, before, pl.scoring, reserved)
