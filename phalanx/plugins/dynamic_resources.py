@@ -66,8 +66,10 @@ class DynamicResources(Plugin):
     def unreserve(self, record, cluster):
         cluster.claims.undo(record)
 
-    def release(self, pod_key, cluster):
-        cluster.claims.release(pod_key)
+    def release(self, pod_keys, cluster):
+        claims = cluster.claims
+        for key in pod_keys:
+            claims.release(key)
 
     def replay(self, record, cluster):
         return cluster.claims.replay(record)

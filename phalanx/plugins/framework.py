@@ -443,8 +443,9 @@ class Plugin:
     def unreserve(self, record, cluster) -> None:
         """Exactly undo reserve (placements are undone newest first)."""
 
-    def release(self, pod_key: str, cluster) -> None:
-        """A placed pod left (deleted, completed, rejected at Permit): drop what it held."""
+    def release(self, pod_keys: list[str], cluster) -> None:
+        """Placed pods left (deleted, completed, rejected at Permit; a cycle's evictions at once): drop what each
+        held."""
 
     def replay(self, record, cluster):
         """A reserve made on a restricted copy of the cluster (a topology placement), made again on `cluster`;

@@ -69,8 +69,10 @@ class GpuShare(Plugin):
     def unreserve(self, record, cluster):
         cluster.gpus.undo(record)
 
-    def release(self, pod_key, cluster):
-        cluster.gpus.release(pod_key)
+    def release(self, pod_keys, cluster):
+        gpus = cluster.gpus
+        for key in pod_keys:
+            gpus.release(key)
 
     def replay(self, record, cluster):
         return cluster.gpus.replay(record)

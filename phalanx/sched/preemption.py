@@ -739,8 +739,8 @@ class DryRun:
 
     def victims_of(self, node: int) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
         """The victims on `node`, most important first, and their keys."""
-        rows, pods, keys = self.results.victim_rows(node), self.log_pods, self.cluster.tensors.log_keys()
-        return tuple(pods[r] for r in rows), tuple(keys[r] for r in rows)
+        rows = self.results.victim_rows(node)
+        return tuple(map(self.log_pods.__getitem__, rows)), tuple(map(self.cluster.tensors.log_keys().__getitem__, rows))
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""

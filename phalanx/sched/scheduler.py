@@ -910,10 +910,9 @@ class Scheduler:
 
     def release_plugins(self, pod_keys: list[str]) -> None:
         """The pods left their nodes: every profile's Reserve plugins drop what each held."""
-        plugins = [plugin for framework in self.frameworks.values() for plugin in framework.at("reserve")]
-        for key in pod_keys:
-            for plugin in plugins:
-                plugin.release(key, self.cluster)
+        for framework in self.frameworks.values():
+            for plugin in framework.at("reserve"):
+                plugin.release(pod_keys, self.cluster)
 
     # -- queue bookkeeping ------------------------------------------------------------------------------
     def knows(self, key: str) -> bool:
