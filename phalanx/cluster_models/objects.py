@@ -520,7 +520,8 @@ class Pod(K8sModel):
     @property
     def key(self) -> str:
         """"namespace/name", the pod's identity in messages and lookups."""
-        return f"{self.metadata.namespace}/{self.metadata.name}"
+        meta = self.metadata
+        return f"{meta.namespace}/{meta.name}"
 
 
 _METADATA, _NAMESPACE_AND_NAME = operator.attrgetter("metadata"), operator.attrgetter("namespace", "name")

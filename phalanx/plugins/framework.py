@@ -265,6 +265,11 @@ class Plugin:
         `cluster`: the scheduler's Cluster now. Default: it may."""
         return True
 
+    @property
+    def hints(self) -> bool:
+        """Whether the plugin has a queueing hint of its own (without one, each event it registered may help)."""
+        return type(self).hint is not Plugin.hint
+
     def warnings(self, pod) -> list[str]:
         """What of the pod this plugin would read upstream but phalanx cannot (reported, never silently dropped)."""
         return []

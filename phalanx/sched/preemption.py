@@ -283,7 +283,8 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         nom = nominations.get(key)
         if nom is not None:
             changed.add(nom.node)
-    rows = np.array(sorted(i for i in (tensors.node_index.get(name, -1) for name in changed) if i >= 0), np.int64)
+    index = tensors.node_index
+    rows = np.array(sorted([index[name] for name in changed if name in index]), np.int64)
     requested, count = nominations.load_at([pod], priority, tensors, rows)
     if old._ahead is not None:
         ahead_requested, ahead_count, same = old._ahead
@@ -739,8 +740,8 @@ class DryRun:
 
     def victims_of(self, node: int) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
         """The victims on `node`, most important first, and their keys."""
-        rows = self.results.victim_rows(node)
-        return tuple(map(self.log_pods.__getitem__, rows)), tuple(map(self.cluster.tensors.log_keys().__getitem__, rows))
+        rows, keys = self.results.victim_rows(node), self.cluster.tensors.log_keys()
+        return tuple(map(self.log_pods.__getitem__, rows)), tuple(map(keys.__getitem__, rows))
 
     def failures(self, nodes: np.ndarray) -> dict[tuple[str, ...], int]:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
@@ -821,7 +822,8 @@ class DryRun:
         if self.ahead and results.forgotten and results.ahead_load is not None:
             forgotten = np.array(sorted(results.forgotten), np.int64)
             requested, count = self.nominations.load_at([self.pod], self.priority, self.cluster.tensors, forgotten)
-            results.forgotten = set(forgotten[results.take_ahead(forgotten, requested, count)].tolist())
+            left = results.take_ahead(forgotten, requested, count)
+            results.forgotten = set(forgotten[left].tolist()) if len(left) else set()
 
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)

@@ -616,7 +616,8 @@ class Scheduler:
         # below would: whichever runs first frees them, the other finds them free).
         self.release_plugins(keys)
         self.progress += len(keys)
-        groups, claims, queue, nominations = self.groups.of_pod, self.cluster.claims, self.queue, self.cluster.nominations
+        groups, queue, cluster = self.groups.of_pod, self.queue, self.cluster
+        claims, nominations = cluster.claims, cluster.nominations
         unserved, arrival, pending, started = self.unserved, self.arrival, self.pending_message, self.started
         freed = []
         for key, pod in zip(keys, taken):
@@ -877,9 +878,14 @@ class Scheduler:
             return any(event in p.events and p.hint(event, parked.pod, objs, self.cluster) for p in parked.plugins)
 
         first: dict[int, int] = {}          # each: pooled pod's arrival seq -> the object that moves it
+        # Rejectors (Parked.plugins) of which one registered the event with no hint of its own: any object helps.
+        any_helps: dict[tuple, bool] = {}
 
         def helps_first(parked: Parked) -> bool:
-            i = next((i for i, obj in enumerate(objects) if helps_with(parked, [obj])), -1)
+            always = any_helps.get(parked.plugins)
+            if always is None:
+                always = any_helps[parked.plugins] = any(event in p.events and not p.hints for p in parked.plugins)
+            i = 0 if always and objects else next((i for i, obj in enumerate(objects) if helps_with(parked, [obj])), -1)
             first[parked.seq] = i
             return i >= 0
 
