@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import make_node, make_pod
+from test_simulation import assert_same, snapshot
 
 from phalanx.cluster_models import ClusterObjects, InputError, load_text
 from phalanx.cluster_models.disruption import PodDisruptionBudget
@@ -720,3 +721,42 @@ def test_a_run_of_preemptors_is_settled_from_rows_ahead(monkeypatch):
     assert (cache.listed.nodes, cache.listed.violating, cache.listed.criteria) == (
         fresh.nodes, fresh.violating, fresh.criteria)
     assert cache.unknown == int(np.count_nonzero(~cache.known))
+
+
+@pytest.mark.parametrize("ports", [False, True])
+@pytest.mark.parametrize("preemptors, keep", [(n, k) for n in (2, 3, 4) for k in range(n + 1)])
+def test_retried_preemptors_placed_together_are_undone_pod_by_pod(preemptors, keep, ports):
+    # Retried preemptors that pass on their nominated nodes are one placement (Placer._place_nominated). A group
+    # cycle that undoes all but its first `keep` pods must leave the node table, the binding log and the
+    # nominations as placing those `keep` pods alone does (host ports included: the nodes are distinct).
+
+    def nominated():
+        nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(preemptors + 1)]
+        low = [make_pod(f"low-{i}-{j}", cpu="1", memory="100", priority=0, node_name=f"n{i}")
+               for i in range(len(nodes)) for j in range(4)]
+        sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=low, priority_classes=[],
+                                                              warnings=[])))
+        pods = [make_pod(f"p{i}", cpu="3", memory="100", priority=10,
+                         host_ports=[(8080, "TCP", "")] if ports else ()) for i in range(preemptors)]
+        sched.add_pods(pods)
+        sched.step(sched.now)          # each preempts and waits in backoff, nominated to a node of its own
+        assert all(pod.key in sched.cluster.nominations for pod in pods)
+        return sched, pods
+
+    def nominations(sched):
+        return sorted((key, nom.node, nom.priority, nom.request.tolist())
+                      for key, nom in sched.cluster.nominations.items())
+
+    together, pods = nominated()
+    mark = together.cluster.tensors.log_mark()
+    out = together.placer.place_run(together.shape_of(pods[0]), pods, together.rank())
+    assert sum(len(pl.pods) for pl in out.placed) == preemptors and not out.failures
+    assert ports or len(out.placed) == 1      # (host ports keep no shape: placed one by one)
+    together.placer.undo(out.placed, mark, keep=keep)
+
+    alone, pods = nominated()
+    if keep:
+        out = alone.placer.place_run(alone.shape_of(pods[0]), pods[:keep], alone.rank())
+        assert sum(len(pl.pods) for pl in out.placed) == keep
+    assert_same(snapshot(alone.cluster.tensors), snapshot(together.cluster.tensors))
+    assert nominations(together) == nominations(alone)

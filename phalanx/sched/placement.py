@@ -52,8 +52,9 @@ class Placement:
     ports_before: np.ndarray | None  # (k, len(ports)) bool host-port cells before
     scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads one pod
     reserved: list = field(default_factory=list)   # (plugin, record) of each Reserve (one-pod placements only)
-    nomination: object = None        # the pod's Nomination, dropped when it was placed (upstream assume); undo
-                                     # puts it back (one-pod placements only)
+    # Per pod, its Nomination, dropped when it was placed (upstream assume; None: it had none); undo puts them back.
+    # None: no pod of the placement was nominated.
+    nominations: list | None = None
 
 
 @dataclass
@@ -220,7 +221,7 @@ class Placer:
                 pl = self.account(p, np.array([node]), [pod])
                 pl.reserved = self.reserve(p, ev.extras, node, pod, picks)
                 if nominations:
-                    pl.nomination = nominations.pop(pod.key, None)
+                    pl.nominations = [nominations.pop(pod.key, None)]
                 out.placed.append(pl)
                 continue
             # with_nominated_again hands the kept cycle's results back whole where nothing moved: so do its message
@@ -266,16 +267,12 @@ class Placer:
         taken = len(nodes) if passes.all() else int(np.argmin(passes))
         if not taken:
             return 0
-        # One node-table update and one log append for them all (no Filter that ran reserves; the nodes are
-        # distinct); each pod keeps a placement of its own, committed and undone as its own cycle's.
-        whole = self.account(p, np.array(nodes[:taken], np.int64), pods[:taken])
+        # One placement for them all (no Filter that ran reserves; the nodes are distinct): one node-table update,
+        # one log append; undone pod by pod as far as a group cycle keeps them.
+        placed = self.account(p, np.array(nodes[:taken], np.int64), pods[:taken])
+        placed.nominations = nominations.pop_all(pod_keys(pods[:taken]))
         out.pod_cycles += taken
-        for i, (pod, nomination) in enumerate(zip(pods[:taken], nominations.pop_all(pod_keys(pods[:taken])))):
-            before = None if whole.ports_before is None else whole.ports_before[i: i + 1]
-            pl = Placement([pod], whole.node_ids[i: i + 1], whole.request, whole.nonzero, whole.ports, before,
-                           whole.scoring)
-            pl.nomination = nomination
-            out.placed.append(pl)
+        out.placed.append(placed)
         return taken
 
     def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
@@ -448,14 +445,17 @@ class Placer:
             if end <= keep:
                 break
             cut = max(keep - start, 0)
-            if cut and pl.ports:
-                raise ValueError("cannot split a placement with host ports")
+            # Host-port cells saved per pod restore exactly only where no node took two of its pods.
+            if cut and pl.ports and len(np.unique(pl.node_ids)) < len(pl.node_ids):
+                raise ValueError("cannot split a placement with host ports on a node twice")
             before = pl.ports_before[cut:] if pl.ports_before is not None else None
             tensors.unaccount(pl.node_ids[cut:], pl.request, pl.nonzero, pl.ports, before)
             for plugin, record in reversed(pl.reserved):     # one-pod placements only: never batched
                 plugin.unreserve(record, self.cluster)
-            if pl.nomination is not None:
-                self.cluster.nominations[pl.pods[0].key] = pl.nomination
+            if pl.nominations is not None:
+                for pod, nomination in reversed(list(zip(pl.pods[cut:], pl.nominations[cut:]))):    # newest first
+                    if nomination is not None:
+                        self.cluster.nominations[pod.key] = nomination
         tensors.truncate_log(log_mark + keep)
 
     # -- batch path ------------------------------------------------------------------------------

