@@ -760,3 +760,27 @@ def test_retried_preemptors_placed_together_are_undone_pod_by_pod(preemptors, ke
         assert sum(len(pl.pods) for pl in out.placed) == keep
     assert_same(snapshot(alone.cluster.tensors), snapshot(together.cluster.tensors))
     assert nominations(together) == nominations(alone)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), nodes=st.integers(1, 6), width=st.integers(1, 3))
+def test_nominated_load_on_few_rows_in_python_values_equals_load_at(data, nodes, width):
+    # Nominations.load_rows (a preemptor's cycle and dry run, a node or two) must give what load_at gives: every
+    # level at or above the priority summed, the asking pod's own nomination left out.
+    from phalanx.sched.cluster import Nomination, Nominations
+    cluster = Cluster.from_objects(ClusterObjects(
+        nodes=[make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(nodes)], pods=[], priority_classes=[],
+        warnings=[]))
+    tensors = cluster.tensors
+    r = tensors.nodes.requested.shape[1]
+    nominations = Nominations()
+    pods = [make_pod(f"p{i}", cpu="1", memory="100") for i in range(6)]
+    for pod in pods[: data.draw(st.integers(0, 6))]:
+        request = np.array(data.draw(st.lists(st.integers(0, 5000), min_size=1, max_size=min(width, r))), np.int64)
+        nominations[pod.key] = Nomination(pod, f"n{data.draw(st.integers(0, nodes - 1))}",
+                                          data.draw(st.sampled_from([0, 5, 10])), request)
+    asking = data.draw(st.sampled_from(pods))
+    priority = data.draw(st.sampled_from([0, 5, 10, 11]))
+    ids = sorted(data.draw(st.sets(st.integers(0, nodes - 1), min_size=1, max_size=3)))
+    requested, count = nominations.load_at([asking], priority, tensors, np.array(ids))
+    assert nominations.load_rows(asking, priority, tensors, ids) == list(zip(requested.tolist(), count.tolist()))

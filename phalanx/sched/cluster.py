@@ -191,6 +191,31 @@ class Nominations:
         `pods`' own nomination left out (load_for when `pods` is one pod): ((k, R) requested, (k,) pod count)."""
         return self._load(pods, priority, tensors, np.asarray(nodes, np.int64))
 
+    def load_rows(self, pod: Pod, priority: int, tensors, nodes: list[int]) -> list[tuple[list[int], int]]:
+        """load_at for one pod on a few node ids, in Python values: per node (requested over the node table's
+        resource columns, pod count). A preemptor's cycle and its dry run ask for the node or two nominated since
+        the one before, where numpy's per-call cost would be the whole cost."""
+        n, r = tensors.nodes.requested.shape
+        if self._tensors is not tensors or self._shape != (n, r):
+            self._rebuild(tensors)
+        levels = [load for level, load in self._levels.items() if level >= priority]
+        own = self._by_key.get(pod.key)
+        own_node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)
+        out = []
+        for node in nodes:
+            requested, count = [0] * r, 0
+            if levels:
+                requested, count = levels[0][0][node].tolist(), int(levels[0][1][node])
+            for level_requested, level_count in levels[1:]:
+                requested = list(map(int.__add__, requested, level_requested[node].tolist()))
+                count += int(level_count[node])
+            if node == own_node:
+                mine = own.request.tolist()
+                requested = [amount - mine[i] if i < len(mine) else amount for i, amount in enumerate(requested)]
+                count -= 1
+            out.append((requested, count))
+        return out
+
     def _load(self, pods: list[Pod], priority: int, tensors, nodes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """nodes: node ids, None for every node."""
         n, r = tensors.nodes.requested.shape

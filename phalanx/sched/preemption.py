@@ -284,14 +284,15 @@ def with_nominated_again(cluster, framework, kept: KeptFailure, pod: Pod, priori
         if nom is not None:
             changed.add(nom.node)
     index = tensors.node_index
-    rows = np.array(sorted([index[name] for name in changed if name in index]), np.int64)
-    requested, count = nominations.load_at([pod], priority, tensors, rows)
-    if old._ahead is not None:
+    ids = sorted([index[name] for name in changed if name in index])
+    if old._ahead is not None and len(ids) <= _FEW:
         ahead_requested, ahead_count, same = old._ahead
         # A row or two per preemptor of a run: scalar reads beat numpy's per-call cost.
         if all(same[v] and ahead_count[v] == c and ahead_requested[v].tolist() == r
-               for v, c, r in zip(rows.tolist(), count.tolist(), requested.tolist())):
+               for v, (r, c) in zip(ids, nominations.load_rows(pod, priority, tensors, ids))):
             return old
+    rows = np.array(ids, np.int64)
+    requested, count = nominations.load_at([pod], priority, tensors, rows)
     view = NodeRows(tensors.nodes, rows, requested=tensors.nodes.requested[rows] + requested,
                     pod_count=tensors.nodes.pod_count[rows] + count)
     # Nominated pods move only the NODE_LOCAL Filters; the others' results on these rows stand.
@@ -545,9 +546,17 @@ class DryRunCache(NodeResults):
             self.take(self.ahead, taken)
             self._list(taken)
             return np.flatnonzero(~hit)
-        # A node or two per preemptor of a run: scalar reads and copies beat numpy's per-call cost.
+        return np.array(self.take_ahead_few(nodes.tolist(), list(zip(requested.tolist(), count.tolist()))), np.int64)
+
+    def take_ahead_few(self, nodes: list[int], loads: list[tuple[list[int], int]]) -> list[int]:
+        """take_ahead for a node or two (per preemptor of a run), their nominated loads in Python values
+        (Nominations.load_rows): scalar reads and copies beat numpy's per-call cost. Returns the others'
+        positions."""
+        if self.ahead_load is None:
+            return list(range(len(nodes)))
+        ahead_requested, ahead_count = self.ahead_load
         known, left = self.ahead.known, []
-        for j, (node, c, r) in enumerate(zip(nodes.tolist(), count.tolist(), requested.tolist())):
+        for j, (node, (r, c)) in enumerate(zip(nodes, loads)):
             if not (known[node] and ahead_count[node] == c and ahead_requested[node].tolist() == r):
                 left.append(j)
                 continue
@@ -555,7 +564,7 @@ class DryRunCache(NodeResults):
             self.known[node] = True
             self.records[node] = self.ahead.records[node]
             self._list([node])
-        return np.array(left, np.int64)
+        return left
 
     def _unlist(self, nodes) -> None:
         """`nodes` (distinct) are about to get new results or be forgotten: the known ones leave the counts (many at
@@ -820,10 +829,16 @@ class DryRun:
         every one), so the scan finds no stale node."""
         results = self.results
         if self.ahead and results.forgotten and results.ahead_load is not None:
+            tensors = self.cluster.tensors
+            if len(results.forgotten) <= _FEW:
+                forgotten = sorted(results.forgotten)
+                left = results.take_ahead_few(forgotten, self.nominations.load_rows(self.pod, self.priority, tensors,
+                                                                                   forgotten))
+                results.forgotten = {forgotten[j] for j in left}
+                return
             forgotten = np.array(sorted(results.forgotten), np.int64)
-            requested, count = self.nominations.load_at([self.pod], self.priority, self.cluster.tensors, forgotten)
-            left = results.take_ahead(forgotten, requested, count)
-            results.forgotten = set(forgotten[left].tolist()) if len(left) else set()
+            requested, count = self.nominations.load_at([self.pod], self.priority, tensors, forgotten)
+            results.forgotten = set(forgotten[results.take_ahead(forgotten, requested, count)].tolist())
 
     def select(self, nodes: np.ndarray) -> DryRunBatch:
         nodes = np.asarray(nodes, np.int64)
