@@ -705,9 +705,9 @@ def test_a_run_of_preemptors_is_settled_from_rows_ahead(monkeypatch):
     # dry-run again (their rows ahead hold), the kept cycle is handed on from its Filter rows ahead, and the scans
     # are settled from the known candidates, which stay what the stored results say.
     taken, settled, evaluated = [], [], []
-    take_ahead, settle, select = (sched_preemption.DryRunCache.take_ahead, sched_preemption.DryRun.settled,
+    take_ahead, settle, select = (sched_preemption.DryRunCache.take_ahead_few, sched_preemption.DryRun.settled,
                                   sched_preemption.DryRun._select_vectorised)
-    monkeypatch.setattr(sched_preemption.DryRunCache, "take_ahead",
+    monkeypatch.setattr(sched_preemption.DryRunCache, "take_ahead_few",
                         lambda self, nodes, *a: taken.append(len(nodes) - len(r := take_ahead(self, nodes, *a))) or r)
     monkeypatch.setattr(sched_preemption.DryRun, "settled", lambda self: settled.append(r := settle(self)) or r)
     monkeypatch.setattr(sched_preemption.DryRun, "_select_vectorised",

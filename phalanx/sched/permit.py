@@ -14,6 +14,7 @@ from .podgroups import GroupState, go_duration
 from .records import PERMIT_REJECTED, WAITING, Placed
 
 PLUGIN = "GangScheduling"
+_NONE: frozenset[str] = frozenset()
 
 
 class Permit:
@@ -28,9 +29,9 @@ class Permit:
         else:
             self.timed[gs.key] = gs
 
-    def waiting_keys(self) -> set[str]:
+    def waiting_keys(self) -> frozenset[str]:
         """Pods waiting at Permit in any group (they hold nodes; preemption does not evict them)."""
-        return {key for gs in self.timed.values() for key in gs.waiting}
+        return frozenset([key for gs in self.timed.values() for key in gs.waiting]) if self.timed else _NONE
 
     def cleared(self, gs: GroupState) -> None:
         """The group has no waiting member left (they were deleted): no deadline."""

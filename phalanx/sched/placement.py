@@ -230,8 +230,12 @@ class Placer:
             fit_message, why = (failed.message, failed.rejectors) if again else (self.message(ev), rejectors(ev))
             message, nominated = self.after_failure(pod, p, ev, fit_message)
             if nominated:
-                failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, state, fit_message, why) \
-                    if self.keep_failures else None
+                if again:           # kept's results stand whole: they now stand for this pod, at this mark
+                    failed.pod, failed.mark = pod, mark
+                elif self.keep_failures:
+                    failed = KeptFailure(p, ev, pod, self.cluster.priority(pod), mark, state, fit_message, why)
+                else:
+                    failed = None
                 out.fail([pod], message, why)
                 continue
             out.fail(pods[i - 1:], message, why)

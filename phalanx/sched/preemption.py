@@ -1037,7 +1037,7 @@ class Preemption:
             codes = node_status(ev, tensors.nodes.size)
             self.rows.sync(cluster, sched.start_of)
             spared = sched.permit.waiting_keys()
-            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, frozenset(spared),
+            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, spared,
                    len(cluster.pdbs))
             if self.cache.key != key:
                 self.cache.reset(key, tensors.nodes.size, nominations.mark())
