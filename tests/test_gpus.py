@@ -251,6 +251,35 @@ def test_fgd_score_and_device_match_reference(nodes, pod, typ):
             assert int(best[n]) == want_score and int(k_dev[pick[n]]) == want_dev and float(f2[pick[n]]) == f_new[n]
 
 
+@given(nodes_st(), pod_st(), typical_st())
+def test_fgd_one_node_matches_arrays_bit_for_bit(nodes, pod, typ):
+    """The plain-Python one-node functions (kept-shape updates of one node) give the array functions' counts, F,
+    score, device and F after exactly, node by node."""
+    _, kernel_typ = typ
+    free, model, cpu, access = _fgd_inputs(nodes, kernel_typ)
+    counts = fgd.node_counts(xp, free, kernel_typ)
+    before = fgd.frag_from_counts(xp, *counts, cpu, access, kernel_typ)
+    cand = gpu_fit.device_fits(xp, free, model, pod["milli"], allowed(pod))
+    share = pod["count"] == 1 and pod["milli"] < 1000
+    if share:
+        want = fgd.share_score(xp, free, cand, counts, cpu, access, before, kernel_typ, pod["cpu"], pod["milli"])
+    else:
+        want = fgd.fgd_score(xp, free, cpu, access, before, cand, kernel_typ, pod["cpu"], pod["count"], pod["milli"])
+    for n in range(len(nodes)):
+        one = (counts[0][n].tolist(), counts[1][n].tolist(), int(counts[2][n]))
+        f_before = fgd.frag_one(*one, int(cpu[n]), access[n].tolist(), kernel_typ)
+        assert f_before == float(before[n])
+        got = fgd.fgd_score_one(free[n].tolist(), cand[n].tolist(), one, int(cpu[n]), access[n].tolist(), f_before,
+                                kernel_typ, pod["cpu"], pod["count"], pod["milli"])
+        assert got == (int(want[0][n]), int(want[1][n]), float(want[2][n]))
+        assert all(type(v) is t for v, t in zip(got, (int, int, float)))
+        if share and got[1] >= 0:
+            after = fgd.share_counts_after(xp, *(c[n:n + 1] for c in counts), free[n, [got[1]]], kernel_typ,
+                                           pod["milli"])
+            assert fgd.share_counts_after_one(*one, int(free[n, got[1]]), kernel_typ, pod["milli"]) == \
+                (after[0][0].tolist(), after[1][0].tolist(), int(after[2][0]))
+
+
 def test_fgd_fragmentation_hand_worked():
     # Typical pods (cpu, milli, count, models), frequencies:
     #   a: 8 cores, 500 milli x 1 GPU    freq 0.5

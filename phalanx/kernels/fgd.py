@@ -81,6 +81,18 @@ class TypicalPods:
         gpu_pod = 8 * (self.columns[1] > 0).astype(np.int64)
         return gpu_pod + 4, gpu_pod
 
+    @functools.cached_property
+    def per_pod(self) -> tuple:
+        """One tuple per typical pod for frag_one: (cpu, count, freq, class bits with access, class bits without),
+        as Python numbers."""
+        with_access, without = (c.tolist() for c in self.class_bits)
+        return tuple(zip(self.cpu, self.count, self.freq, with_access, without))
+
+    @functools.cached_property
+    def gpu_pod(self) -> tuple:
+        """(T,) 1 for a GPU typical pod, else 0, as Python ints."""
+        return tuple(int(m > 0) for m in self.milli)
+
 
 def access_matrix(xp, node_model_names, typ: TypicalPods):
     """(N, T) bool host-side: typical pod t may use node n's model (IsNodeAccessibleToPodByType)."""
@@ -279,3 +291,82 @@ def best_pair(xp, score, node, device, n: int):
     out = set_at(xp, empty, row, order.astype(xp.int64))[:n]
     best = set_at(xp, empty, row, score[order].astype(xp.int64))[:n]
     return out, best
+
+
+# -- one node in plain Python -----------------------------------------------------------------------------------
+# Most kept-shape updates score one node, where numpy's per-call cost (~5-8k instructions a call) is many times the
+# arithmetic on its T typical pods and D devices. These functions take one node's values as Python numbers and give
+# the array functions' results bit for bit: the same integer arithmetic, and the same float64 operations in the same
+# order (per class in typical-pod order from 0.0, the classes left to right), with numpy's exp (math.exp differs
+# from it in the last bit for a few percent of arguments).
+
+_CLASS_OF_ONE = tuple(_CLASS_OF.tolist())
+
+
+def frag_one(cnt, frag, total: int, cpu_left: int, access, typ: TypicalPods) -> float:
+    """frag_from_counts of one node: cnt, frag and access sequences of T, total and cpu_left ints."""
+    sums = [0.0] * CLASSES
+    for (cpu_t, count_t, freq_t, with_access, without), c, f, a in zip(typ.per_pod, cnt, frag, access):
+        index = (with_access if a else without) + 2 * (c >= count_t) + (cpu_left >= cpu_t)
+        sums[_CLASS_OF_ONE[index]] += freq_t * (f if index == Q3_INDEX else total)
+    out = sums[0]
+    for s in sums[1:]:
+        out += s
+    return out
+
+
+def score_one(f_before: float, f_after: float) -> int:
+    """_score of one node."""
+    return int((1.0 / (1.0 + float(np.exp((f_after - f_before) / 1000.0)))) * float(MAX_NODE_SCORE))
+
+
+def share_counts_after_one(cnt, frag, total: int, value: int, typ: TypicalPods, milli: int) -> tuple:
+    """share_counts_after of one node whose device with `value` free gives `milli`: (cnt, frag lists, total)."""
+    left = value - milli
+    cnt_after, frag_after = [], []
+    for m, c, f in zip(typ.milli, cnt, frag):
+        if left >= m:                  # fits before and after: nothing moves
+            cnt_after.append(c)
+            frag_after.append(f)
+        elif value >= m:               # fitted, no longer does: its left part becomes fragment
+            cnt_after.append(c - 1)
+            frag_after.append(f + left)
+        else:                          # fitted neither time: its fragment shrinks by milli
+            cnt_after.append(c)
+            frag_after.append(f - milli)
+    return cnt_after, frag_after, total - milli
+
+
+def whole_counts_after_one(cnt, frag, total: int, taken: int, typ: TypicalPods, count: int) -> tuple:
+    """whole_counts_after of one node whose `taken` idle devices go to a pod of `count` whole GPUs."""
+    return [c - taken * g for c, g in zip(cnt, typ.gpu_pod)], frag, total - count * MILLI
+
+
+def fgd_score_one(free, cand, counts, cpu_left: int, access, f_before: float, typ: TypicalPods, cpu_req: int,
+                  count: int, milli: int) -> tuple:
+    """fgd_score (count 0, whole GPUs) or share_score (count 1, a share) of one node: free and cand its device slots
+    (D,), counts its node_counts (cnt, frag, total). Returns (score, device, F after) as Python numbers: -1 / -1 /
+    0.0 for a share without a candidate device; several shares of GPUs are left to fgd_score."""
+    cnt, frag, total = counts
+    cpu_after = cpu_left - cpu_req
+    if count == 0:
+        f_after = frag_one(cnt, frag, total, cpu_after, access, typ)
+        return score_one(f_before, f_after), -1, f_after
+    if milli == MILLI:
+        after = whole_counts_after_one(cnt, frag, total, min(sum(cand), count), typ, count)
+        f_after = frag_one(*after, cpu_after, access, typ)
+        return score_one(f_before, f_after), -1, f_after
+    if count != 1:
+        raise ValueError("fgd_score_one: several shares of GPUs go to fgd_score")
+    # Each distinct candidate value once, in device order (first_of_value); the first best device wins (best_pair).
+    best, device, f_best = -1, -1, 0.0
+    seen = set()
+    for d, (value, ok) in enumerate(zip(free, cand)):
+        if not ok or value in seen:
+            continue
+        seen.add(value)
+        f_after = frag_one(*share_counts_after_one(cnt, frag, total, value, typ, milli), cpu_after, access, typ)
+        score = score_one(f_before, f_after)
+        if score > best:
+            best, device, f_best = score, d, f_after
+    return best, device, f_best

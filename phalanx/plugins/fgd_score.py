@@ -26,6 +26,9 @@ from .framework import PluginArgs
 from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, cpu_left, node_view
 from .gpu_share import DevicePick
 
+# Views of up to this many nodes are scored node by node in plain Python (kernels/fgd.py fgd_score_one): on a few
+# nodes numpy's per-call cost exceeds the arithmetic.
+_ROWS_IN_PYTHON = 4
 POPULARITY_THRESHOLD = 95        # the simulator's default podPopularityThreshold (podIncreaseStep 1)
 
 
@@ -146,6 +149,9 @@ class FGDScore(GpuScore):
             n = view.free.shape[0]
             # No F after (NaN): such a pod carries nothing (_carries).
             return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
+        if view.free.shape[0] <= _ROWS_IN_PYTHON and not (view.copies or state.own_whole) \
+                and (state.share or state.count == 0 or state.milli == MILLI):
+            return self._evaluate_few(state, view)
         typ = self.typical
         access = self._access(state.book, view.rows)
         cnt, frag, total, f_before = self._node_state(state, view)
@@ -155,6 +161,20 @@ class FGDScore(GpuScore):
                                    state.cpu, state.milli)
         return fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu, state.count,
                              state.milli, (cnt, frag, total))
+
+    def _evaluate_few(self, state, view):
+        """evaluate on a few nodes as they stand (most kept-shape updates), node by node in plain Python:
+        fgd.fgd_score_one."""
+        book, typ = state.book, self.typical
+        access = book.derived(("FGDScore access lists", typ), lambda b: self._access(b, None).tolist())
+        cnt, frag, total, f_before = self._own_state(state, view.tensors)
+        cand = device_fits(np, view.free, view.model, state.milli, state.allowed).tolist()
+        nodes = range(view.free.shape[0]) if view.rows is None else view.rows.tolist()
+        out = [fgd.fgd_score_one(free, fits, (cnt[node].tolist(), frag[node].tolist(), int(total[node])), cpu,
+                                 access[node], float(f_before[node]), typ, state.cpu, state.count, state.milli)
+               for node, free, fits, cpu in zip(nodes, view.free.tolist(), cand, view.cpu_left.tolist())]
+        score, device, f_after = zip(*out)
+        return np.array(score, np.int64), np.array(device, np.int64), np.array(f_after)
 
     def pick(self, state, node, cluster):
         # The device the share's score on the node was computed with (the node unchanged since: kept values).
@@ -173,15 +193,16 @@ class FGDScore(GpuScore):
 
     def _carry(self, state, node: int, device: int, f_after, tensors) -> None:
         """Give the book the node's own values once the pod is reserved there (GpuBook.carry): the counts after the
-        devices it takes and the score's F after, so that they are not computed again."""
-        cnt, frag, total, _ = (v[node:node + 1] for v in self._own_state(state, tensors))
+        devices it takes and the score's F after, so that they are not computed again. One node: in plain Python
+        (kernels/fgd.py *_one)."""
+        cnt, frag, total, _ = self._own_state(state, tensors)
+        counts = (cnt[node].tolist(), frag[node].tolist(), int(total[node]))
         if state.share:
-            value = state.book.devices(slice(node, node + 1))[0][:, device]
-            after = fgd.share_counts_after(np, cnt, frag, total, value, self.typical, state.milli)
+            value = int(state.book.devices(slice(node, node + 1))[0][0, device])
+            after = fgd.share_counts_after_one(*counts, value, self.typical, state.milli)
             devices = [device]
         else:
-            taken = np.array([state.count], np.int64)
-            after = fgd.whole_counts_after(np, cnt, frag, total, taken, self.typical, state.count)
+            after = fgd.whole_counts_after_one(*counts, state.count, self.typical, state.count)
             devices = None
-        state.book.carry(self._state_key, node, (*after, np.array([f_after])), (state.count, state.milli, devices),
+        state.book.carry(self._state_key, node, (*after, float(f_after)), (state.count, state.milli, devices),
                          int(cpu_left(tensors, node)) - state.cpu)

@@ -247,11 +247,12 @@ class GpuBook:
         return values
 
     def carry(self, key, node: int, row: tuple, request: tuple, cpu_left: int) -> None:
-        """A Score plugin knows the node_values(key) row `row` (a tuple of (1, ...) arrays) that `node` has once the
-        pod being placed there is reserved (FGDScore: its score's F after): request (count, milli, device indices or
-        None for any idle ones) and the node's unrequested CPU then. Asked after the node is chosen and before its
-        load is placed (Plugin.pick), taken at Reserve (allocate) when nothing but that placement changed since and
-        it is that request: the row is written instead of computed again at the next read."""
+        """A Score plugin knows the node_values(key) row `row` (per array of the key, the node's entry: a sequence or
+        a number) that `node` has once the pod being placed there is reserved (FGDScore: its score's F after):
+        request (count, milli, device indices or None for any idle ones) and the node's unrequested CPU then. Asked
+        after the node is chosen and before its load is placed (Plugin.pick), taken at Reserve (allocate) when
+        nothing but that placement changed since and it is that request: the row is written instead of computed
+        again at the next read."""
         t = self._tensors()
         self._carried = (key, node, row, request, cpu_left, t, len(t.changes))
 
@@ -268,14 +269,14 @@ class GpuBook:
         changes = t.changes
         hit = self._values.get(key)
         if hit is None or hit[0] is not t or len(changes) - mark > _CARRY_CHANGES \
-                or any((chunk != node).any() for chunk in changes[mark:]):
+                or any(n != node for chunk in changes[mark:] for n in chunk.tolist()):
             return
         cpu = t.resources.get("cpu")
         if int(t.nodes.allocatable[node, cpu] - t.nodes.requested[node, cpu]) != cpu_left:
             return
         values, computed = hit[1], hit[2]
         for v, new in zip(values, row):
-            v[node] = new[0]
+            v[node] = new
         computed[node] = len(changes)
 
     def affinity_counts(self, width: int = 1) -> np.ndarray:
