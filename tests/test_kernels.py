@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from phalanx.kernels.backend import trunc_div
 from phalanx.kernels.balanced_allocation import balanced_allocation_score
 from phalanx.kernels.batch import pick_order
-from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit_filter, least_allocated,
+from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit_filter, fit_filter_few,
+                                                least_allocated,
                                                 most_allocated, requested_to_capacity_ratio)
 from phalanx.kernels.normalize import default_normalize
 from phalanx.kernels.select import num_feasible_nodes_to_find, select_best
@@ -83,6 +86,22 @@ def test_fit_filter_codes():
     assert reasons.tolist() == [0b10, 0b10, 0b1]
     # copies that fit: node 0 none; node 1 none; node 2 none (pods); with room: 8000//3000 = 2
     assert fit_capacity(xp, alloc, used, a([0, 0, 0]), a([110, 110, 10]), a([3000, 10])).tolist() == [0, 0, 2]
+
+
+@given(st.integers(0, 6), st.integers(1, 4), st.data())
+def test_fit_filter_few_is_fit_filter(n, r, data):
+    """The plain-Python Filter of a few nodes gives fit_filter's codes, reasons and dtypes (overcommitted nodes,
+    full pod slots, requests above allocatable, resources not asked for)."""
+    ints = lambda lo, hi, size: np.asarray(data.draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size)),
+                                           np.int64)
+    alloc, used = ints(0, 9, n * r).reshape(n, r) * 1000, ints(0, 12, n * r).reshape(n, r) * 1000
+    pods, allowed = ints(0, 5, n), ints(0, 5, n)
+    request = ints(0, 6, r) * 1000
+    for columns in (None, tuple(int(c) for c in np.flatnonzero(request))):
+        want = fit_filter(xp, alloc, used, pods, allowed, request, columns)
+        got = fit_filter_few(alloc, used, pods, allowed, request, columns)
+        assert [g.dtype for g in got] == [w.dtype for w in want]
+        assert [g.tolist() for g in got] == [w.tolist() for w in want]
 
 
 def test_pick_order_follows_the_greedy():

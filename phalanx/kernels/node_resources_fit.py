@@ -5,8 +5,10 @@ requested_to_capacity_ratio,resource_allocation}.go.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import round_half_away_div, score_div, trunc_div
-from .status import MAX_NODE_SCORE, UNSCHEDULABLE
+from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE
 
 TOO_MANY_PODS_BIT = 0          # reason bit 0; insufficient resource column r is bit r + 1
 MAX_RESOURCE_COLUMNS = 62      # reasons are one int64 bitmask per node
@@ -23,14 +25,15 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, col
     """
     # Arithmetic on the masks rather than where() with scalars: a few rows per call on the kept-shape path, where
     # numpy's per-call cost is the whole cost.
-    failed = pod_count + 1 > allowed_pods
-    reasons = failed.astype(xp.int64) << TOO_MANY_PODS_BIT
+    # (pod_count + 1 > allowed_pods for integers; a bool times a Python int is that int where true, as int64)
+    failed = pod_count >= allowed_pods
+    reasons = failed * (1 << TOO_MANY_PODS_BIT)
     unresolvable = None
     for r in _wanted(request) if columns is None else columns:
         want = request[r]
         capacity = allocatable[:, r]
         short = want > capacity - requested[:, r]
-        reasons = reasons | (short.astype(xp.int64) << (r + 1))
+        reasons = reasons | short * (1 << (r + 1))
         failed = failed | short
         # More than the node could ever offer: no eviction can help.
         over = want > capacity
@@ -39,6 +42,27 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, col
     # more is asked than the node could ever offer
     code = failed if unresolvable is None else failed * (UNSCHEDULABLE + unresolvable)
     return code.astype(xp.int8), reasons
+
+
+def fit_filter_few(allocatable, requested, pod_count, allowed_pods, request, columns=None):
+    """fit_filter on a few nodes, host side in plain Python: numpy arrays in, fit_filter's (code, reasons) out. On
+    the kept-shape path's few changed rows numpy's per-call cost is many times the comparisons. The values are
+    exact int64 quantities (no difference of two of them leaves int64), so Python's integers compare as numpy's."""
+    wanted = [(r, int(request[r]), 1 << (r + 1)) for r in (_wanted(request) if columns is None else columns)]
+    codes, reasons = [], []
+    for alloc, used, pods, allowed in zip(allocatable.tolist(), requested.tolist(), pod_count.tolist(),
+                                          allowed_pods.tolist()):
+        failed = pods + 1 > allowed
+        bits = int(failed) << TOO_MANY_PODS_BIT
+        unresolvable = False
+        for r, want, bit in wanted:
+            if want > alloc[r] - used[r]:
+                bits |= bit
+                failed = True
+            unresolvable = unresolvable or want > alloc[r]
+        codes.append(UNSCHEDULABLE + unresolvable if failed else SUCCESS)
+        reasons.append(bits)
+    return np.array(codes, np.int8), np.array(reasons, np.int64)
 
 
 def wanted_columns(request) -> tuple[int, ...]:

@@ -19,6 +19,9 @@ from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, 
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, Pads, Plugin, PluginArgs, pad1
 
 TOO_MANY_PODS = "Too many pods"
+# A Filter over up to this many nodes (a kept shape's changed rows) runs in plain Python (fit_filter_few): below it
+# numpy's fixed cost per call exceeds Python's per node.
+_FEW_ROWS = 12
 
 
 def is_extended_resource(name: str) -> bool:
@@ -115,6 +118,9 @@ class NodeResourcesFit(Plugin):
 
     def filter(self, xp, state, tensors):
         nodes = tensors.nodes
+        if xp is np and len(nodes.pod_count) <= _FEW_ROWS:
+            return kernel.fit_filter_few(nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
+                                         state.request, state.columns)
         return kernel.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
                                  state.request, state.columns)
 
