@@ -158,7 +158,7 @@ class BestKey:
     def best(self) -> int:
         """The node with the largest key, -1 when none is feasible."""
         if not self.blocked:
-            node = int(np.argmax(self.values))
+            node = int(self.values.argmax())
             return node if self.values[node] >= 0 else -1
         block = int(np.argmax(self._block_max))
         if self._block_max[block] < 0:
@@ -355,7 +355,9 @@ class ShapeCache:
                     s.payloads[plugin.name][rows] = payload
                     ok &= code == SUCCESS
             was = s.feasible[rows]
-            if (ok != was).any():
+            # (bool arrays of a few rows: their bytes compare at a fraction of a ufunc pass and a reduction)
+            moved = ok.tobytes() != was.tobytes()
+            if moved:
                 if (ok & ~was).any():
                     return False
                 left = rows[was & ~ok]
@@ -369,7 +371,8 @@ class ShapeCache:
             scored = rows[ok]
             if len(scored):
                 s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1)[:, 0]
-            if s.rank is rank and not s.live:
+            # Rows infeasible before and after keep their key (-1).
+            if s.rank is rank and not s.live and (moved or len(scored)):
                 s.key.set(rows, selection_key(np, s.total[rows], ok, rank[rows], len(rank)))
         if s.rank is not rank and not s.live:
             s.rank, s.key = rank, BestKey(selection_key(np, s.total, s.feasible, rank, len(rank)))

@@ -1067,6 +1067,8 @@ class Preemption:
         the victims one by one, each deletion an event; those of this cycle's preemptions make one batch of
         events, in order, that wakes the same pods as those events would (Scheduler.cluster_event with `each`: no
         hint reads what the evictions in between change)."""
+        if not self.pending:         # most cycles preempt nothing
+            return
         sched = self.sched
         pending, self.pending = self.pending, []
         # Every victim off its node in one step (the node table is read by nothing in between; a victim evicted

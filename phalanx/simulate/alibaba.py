@@ -225,14 +225,15 @@ def replay_pods(pods: TracePods, order: np.ndarray) -> list:
     share one template's spec and annotations."""
     templates = {}
     out = []
-    for k, i in enumerate(order.tolist()):
-        key = (int(pods.cpu_milli[i]), int(pods.memory[i]), int(pods.num_gpu[i]), int(pods.gpu_milli[i]),
-               pods.gpu_spec[i])
+    # The request columns of the arrivals as Python ints at once (not a numpy scalar per value).
+    columns = zip(*(c[order].tolist() for c in (pods.cpu_milli, pods.memory, pods.num_gpu, pods.gpu_milli)))
+    for k, (i, (cpu, memory, gpus, milli)) in enumerate(zip(order.tolist(), columns)):
+        key = (cpu, memory, gpus, milli, pods.gpu_spec[i])
         template = templates.get(key)
         if template is None:
-            template = pod_template(f"{int(pods.cpu_milli[i])}m", str(int(pods.memory[i])))
-            if pods.num_gpu[i]:
-                notes = {ALI_GPU_COUNT: str(int(pods.num_gpu[i])), ALI_GPU_MILLI: str(int(pods.gpu_milli[i]))}
+            template = pod_template(f"{cpu}m", str(memory))
+            if gpus:
+                notes = {ALI_GPU_COUNT: str(gpus), ALI_GPU_MILLI: str(milli)}
                 if pods.gpu_spec[i]:
                     notes[ALI_GPU_MODEL] = pods.gpu_spec[i]
                 template = template.model_copy(update={"metadata": template.metadata.model_copy(
