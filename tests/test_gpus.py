@@ -396,6 +396,37 @@ def test_replay_matches_reference_replay(trace, policy):
         assert int(g.milli_used[j]) == used.get((tn.names[g.node[j]], int(g.index[j])), 0)
 
 
+@given(small_trace(), st.sampled_from([(0, 2), (8, 10**9)]))
+def test_fgd_replay_on_alike_nodes_whatever_the_path(trace, limits):
+    """FGDScore scored once per distinct node (views from 2 nodes on) or node by node in plain Python (views of up
+    to 8 nodes) places as the reference replay does, on a cluster where every node has a twin."""
+    from unittest import mock
+
+    from phalanx.plugins import fgd_score
+    nodes, pods, order = trace
+    nodes = nodes + [dict(n, name=f"{n['name']}-twin") for n in nodes]
+    tn, tp = _trace_tables(nodes, pods)
+    typ = typical_pods(tp)
+    ref_typ = list(zip(zip(typ.cpu, typ.milli, typ.count, typ.spec), typ.freq))
+    want = ref.replay(nodes, [dict(p, models=[m for m in p["models"] if m]) for p in pods], order, "fgd", ref_typ)
+    few, distinct = limits
+    with mock.patch.object(fgd_score, "_ROWS_IN_PYTHON", few), mock.patch.object(fgd_score, "_DISTINCT_FROM", distinct):
+        got = replay_order(tn, tp, np.asarray(order, dtype=np.int64), "fgd", np.random.default_rng(0), typ=typ)
+    names = [tn.names[n] if n >= 0 else None for n in got.node_of]
+    assert list(zip(names, [list(d) for d in got.devices_of])) == want
+
+
+def test_distinct_nodes_groups_equal_rows():
+    free = np.asarray([[1000, 500], [1000, 500], [500, 1000], [1000, 500], [0, 0]], np.int64)
+    model = np.asarray([[0, 0], [0, 0], [0, 0], [0, 0], [-1, -1]], np.int64)
+    cpu = np.asarray([8000, 8000, 8000, 4000, 8000], np.int64)
+    first, inverse = fgd.distinct_nodes(free, model, cpu)
+    # nodes 0 and 1 alike; 2 (device order), 3 (CPU) and 4 differ
+    assert len(first) == 4 and inverse[0] == inverse[1] and len(set(inverse[1:].tolist())) == 4
+    assert (free[first][inverse] == free).all() and (cpu[first][inverse] == cpu).all()
+    assert fgd.distinct_nodes(free[1:], model[1:], cpu[1:]) is None        # all distinct: no grouping
+
+
 # ------------------------------------------------------------- FGDScore's carried rows (GpuBook.carry)
 def _fresh_fgd_rows(book) -> int:
     """Assert every FGDScore node-state row the book keeps as current equals the node's values computed afresh

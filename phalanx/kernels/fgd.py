@@ -293,6 +293,25 @@ def best_pair(xp, score, node, device, n: int):
     return out, best
 
 
+# Odd 64-bit multipliers of distinct_nodes' row hash (int64 products wrap; collisions are checked).
+_ROW_HASH = np.random.default_rng(0x46474400).integers(1, 2**62, 64, dtype=np.int64) * 2 + 1
+
+
+def distinct_nodes(free, model, cpu_left):
+    """Host side: one node per distinct (free milli per device slot, model per slot, CPU left) of nodes free, model
+    (n, D), cpu_left (n,): (first (U,) int64 node indices, inverse (n,) int64 each node's index in first), or None
+    when no two nodes are alike. A node's FGD counts, F, score, device and F after are functions of these alone, and
+    the idle nodes of one type are most of a cluster's: large views are scored once per distinct node. Rows are
+    grouped by a hash and confirmed equal to their group's first (None on a collision: no grouping)."""
+    key = np.concatenate([free, model, cpu_left[:, None]], axis=1)
+    if key.shape[1] > len(_ROW_HASH):
+        return None
+    _, first, inverse = np.unique(key @ _ROW_HASH[:key.shape[1]], return_index=True, return_inverse=True)
+    if len(first) == len(key) or not (key[first][inverse] == key).all():
+        return None
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+
+
 # -- one node in plain Python -----------------------------------------------------------------------------------
 # Most kept-shape updates score one node, where numpy's per-call cost (~5-8k instructions a call) is many times the
 # arithmetic on its T typical pods and D devices. These functions take one node's values as Python numbers and give

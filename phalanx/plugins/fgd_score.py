@@ -23,12 +23,15 @@ from ..kernels import fgd
 from ..kernels.gpu_fit import device_fits
 from ..kernels.gpu_scores import MAX_NODE_SCORE
 from .framework import PluginArgs
-from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, cpu_left, node_view
+from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, NodeView, cpu_left, node_view
 from .gpu_share import DevicePick
 
 # Views of up to this many nodes are scored node by node in plain Python (kernels/fgd.py fgd_score_one): on a few
 # nodes numpy's per-call cost exceeds the arithmetic.
 _ROWS_IN_PYTHON = 4
+# Views of at least this many nodes are scored once per distinct node (kernels/fgd.py distinct_nodes): a full cycle
+# or a new request over most nodes of a cluster, whose nodes of one type mostly look alike.
+_DISTINCT_FROM = 256
 POPULARITY_THRESHOLD = 95        # the simulator's default podPopularityThreshold (podIncreaseStep 1)
 
 
@@ -93,6 +96,13 @@ def as_args(typ: fgd.TypicalPods) -> list[TypicalPod]:
             for c, m, k, s, f in zip(typ.cpu, typ.milli, typ.count, typ.spec, typ.freq)]
 
 
+def _some_nodes(view: NodeView, at: np.ndarray) -> NodeView:
+    """The view's nodes `at` (indices into the view)."""
+    rows = at if view.rows is None else view.rows[at]
+    return NodeView(rows, view.free[at], view.model[at], view.devices[at], view.cpu_left[at], view.copies,
+                    view.tensors)
+
+
 class FGDScore(GpuScore):
     name = "FGDScore"
     Args = FGDScoreArgs
@@ -152,6 +162,11 @@ class FGDScore(GpuScore):
         if view.free.shape[0] <= _ROWS_IN_PYTHON and not (view.copies or state.own_whole) \
                 and (state.share or state.count == 0 or state.milli == MILLI):
             return self._evaluate_few(state, view)
+        if view.free.shape[0] >= _DISTINCT_FROM:
+            groups = fgd.distinct_nodes(view.free, view.model, view.cpu_left)
+            if groups is not None:
+                first, inverse = groups
+                return tuple(a[inverse] for a in self.evaluate(state, _some_nodes(view, first)))
         typ = self.typical
         access = self._access(state.book, view.rows)
         cnt, frag, total, f_before = self._node_state(state, view)
