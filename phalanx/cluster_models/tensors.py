@@ -523,7 +523,7 @@ class ClusterTensors:
     def unbind_all(self, keys: list[str]) -> tuple[list[int], list[Pod | None]]:
         """unbind for several pods at once (the victims of a cycle's preemptions): per key the node id and the pod
         taken off it, -1 and None if not bound (a key met again is not bound any more). The load of pods of one
-        template comes off in one step for all their nodes (integers: the same sums), one change."""
+        load id (log_loads) comes off in one step for all their nodes (integers: the same sums), one change."""
         if self._position is None:
             self.log_keys()
         position, removed, pods = self._position, self._removed, self._bound_pods
