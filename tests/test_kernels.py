@@ -10,8 +10,7 @@ from phalanx.kernels.backend import trunc_div
 from phalanx.kernels.balanced_allocation import balanced_allocation_score
 from phalanx.kernels.batch import pick_order
 from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit_filter, fit_filter_few,
-                                                least_allocated,
-                                                most_allocated, requested_to_capacity_ratio)
+                                                least_allocated, most_allocated, requested_to_capacity_ratio)
 from phalanx.kernels.normalize import default_normalize
 from phalanx.kernels.select import num_feasible_nodes_to_find, select_best
 

@@ -551,10 +551,9 @@ class ClusterTensors:
         for load in distinct[np.argsort(first)].tolist():
             request, nonzero = self._loads[load]
             self._add_load(row_nodes[ids == load], request, nonzero, -1)
-        # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
-        ports = {node for i, node in zip(rows, row_nodes.tolist()) if pod_host_ports(pods[i])} if len(self.ports) \
-            else set()
         node_of = dict(zip(rows, row_nodes.tolist()))
+        # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
+        ports = {node for i, node in node_of.items() if pod_host_ports(pods[i])} if len(self.ports) else set()
         nodes = [node_of[i] if i >= 0 else -1 for i in at]
         taken = [pods[i] if i >= 0 else None for i in at]
         for node in ports:

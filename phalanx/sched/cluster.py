@@ -195,9 +195,7 @@ class Nominations:
         """load_at for one pod on a few node ids, in Python values: per node (requested over the node table's
         resource columns, pod count). A preemptor's cycle and its dry run ask for the node or two nominated since
         the one before, where numpy's per-call cost would be the whole cost."""
-        n, r = tensors.nodes.requested.shape
-        if self._tensors is not tensors or self._shape != (n, r):
-            self._rebuild(tensors)
+        r = self._laid_out(tensors)[1]
         levels = [load for level, load in self._levels.items() if level >= priority]
         own = self._by_key.get(pod.key)
         own_node = -1 if own is None or own.priority < priority else tensors.node_index.get(own.node, -1)
@@ -218,9 +216,7 @@ class Nominations:
 
     def _load(self, pods: list[Pod], priority: int, tensors, nodes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """nodes: node ids, None for every node."""
-        n, r = tensors.nodes.requested.shape
-        if self._tensors is not tensors or self._shape != (n, r):
-            self._rebuild(tensors)
+        n, r = self._laid_out(tensors)
         requested = count = None
         # The dry runs ask for a few rows often: `take` (half the cost of indexing by an array for a row or two).
         for level, (req, cnt) in self._levels.items():
@@ -242,6 +238,13 @@ class Nominations:
                 requested[at, : len(own.request)] -= own.request
                 count[at] -= 1
         return requested, count
+
+    def _laid_out(self, tensors) -> tuple[int, int]:
+        """The levels laid out for `tensors` (rebuilt if it is another table or grew); its (nodes, columns)."""
+        shape = tensors.nodes.requested.shape
+        if self._tensors is not tensors or self._shape != shape:
+            self._rebuild(tensors)
+        return shape
 
     def _rebuild(self, tensors) -> None:
         """Lay the levels out again for `tensors` (nodes added or removed, a new resource column)."""

@@ -107,7 +107,8 @@ class PodCycle:
     def _commit(self, placed: list, framework) -> None:
         """Bind placed plain pods, in order; gang members in permit mode go through Permit first, holding their
         nodes. Without gangs and without a pod waiting for bindings, the placements are one binding entry (its
-        records are per pod all the same): a run of retried preemptors is a placement per pod."""
+        records are per pod all the same): a run placed in parts (per-pod cycles, batch rounds, retried preemptors
+        in batches) is bound in one step."""
         sched = self.sched
         if not sched.groups.of_pod:
             if len(placed) > 1 and not sched.queue.listening(POD_BOUND):

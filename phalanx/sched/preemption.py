@@ -34,7 +34,7 @@ from ..plugins.labels import selector_matches
 from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
 from .messages import node_reasons, patched_histogram
-from .records import Deleted, Preempted
+from .records import Preempted
 
 
 class BoundRows:
@@ -1084,11 +1084,8 @@ class Preemption:
             start = end
         pods = [pod for pod in taken if pod is not None]
         freed = sched.drop_pods(keys, pods)
-        log, now = sched.log, sched.now
         for entry in pending:
-            log.append(entry)
-            reason = entry.reason
-            for key in entry.victims:
-                log.append(Deleted(now, key, reason))
+            sched.log.append(entry)
+            sched.log_deleted(entry.victims, entry.reason)
         if freed:
             sched.cluster_event(POD_DELETED, freed, each=True)

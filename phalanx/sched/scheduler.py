@@ -604,10 +604,14 @@ class Scheduler:
         None if it was not bound), leave the groups, queues, plugins and nominations, each logged Deleted.
         Returns the pods that were on a node."""
         freed = self.drop_pods(keys, taken)
+        self.log_deleted(keys, reason)
+        return freed
+
+    def log_deleted(self, keys: list[str], reason: str) -> None:
+        """A Deleted record for each pod of `keys`, now."""
         now, log = self.now, self.log
         for key in keys:
             log.append(Deleted(now, key, reason))
-        return freed
 
     def drop_pods(self, keys: list[str], taken: list[Pod | None]) -> list[Pod]:
         """forget_pods without the records (the caller logs them: a cycle's evictions, after each preemption's
