@@ -8,6 +8,8 @@ The loop's pick order is then the sort of all (node, j) by (-key, rank, j).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import cummin, min_at, smallest
 
 NEVER = 1 << 62
@@ -33,6 +35,22 @@ def pick_order(xp, totals, cap, rank, k: int):
     count = xp.minimum(xp.sum(valid), k).astype(xp.int64)
     flat = smallest(xp, order_key, p)
     return flat // j_count, flat % j_count, count
+
+
+def pick_order_few(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, k: int) -> tuple:
+    """pick_order on a few (candidate, copy) pairs, host side in plain Python (numpy's per-call cost is most of
+    the cost there): the same picks, only the `count` real ones ((count,) int64 arrays, and count as an int)."""
+    j_count = totals.shape[1]
+    order = []
+    for c, (row, fits, r) in enumerate(zip(totals.tolist(), cap.tolist(), rank.tolist())):
+        key = NEVER
+        for j in range(min(fits, j_count)):
+            key = min(key, row[j])        # a copy never scores above an earlier one on the same node
+            order.append((-key, r, j, c))
+    order.sort()
+    picked = order[:k]
+    return (np.array([c for *_, c in picked], np.int64), np.array([j for _, _, j, _ in picked], np.int64),
+            len(picked))
 
 
 def contenders(xp, first, rank, k: int, eligible=None):

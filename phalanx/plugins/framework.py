@@ -419,6 +419,12 @@ class Plugin:
         be the int 1 (J = 1)."""
         raise NotImplementedError
 
+    def next_scores_few(self, state, tensors, rows: np.ndarray) -> list | None:
+        """NODE_LOCAL scores: the next pod's raw score on each of a few node rows in plain Python ints (a kept
+        shape's changed rows, where numpy's per-call cost exceeds the arithmetic); None where the plugin has no such
+        form, or not for these amounts (copy_scores then)."""
+        return None
+
     def copy_model(self, state, tensors, feasible, rows, cache=None):
         """DOMAIN scores: the raw scores of the nodes `rows` (the feasible ones, (C,) int64) as a
         kernels.domain_batch.RawModel, which moves them as copies of the pod are placed on those nodes one after

@@ -17,6 +17,9 @@ from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
 
+# copy_totals of the next pod on up to this many rows (a kept shape's changed rows) sums the Scores' plain-Python
+# next_scores_few: numpy's per-call cost exceeds the arithmetic there.
+_FEW_ROWS = 4
 
 @dataclass
 class Prepared:
@@ -271,9 +274,25 @@ def fixed_scores(xp, p: Prepared, tensors, feasible):
 def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
     fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations)."""
+    if xp is np and isinstance(copies, int) and len(rows) <= _FEW_ROWS:
+        return _next_totals_few(p, tensors, rows, static_total)
     out = static_total[:, None] if isinstance(copies, int) else static_total[:, None] + xp.zeros(copies.shape,
                                                                                                  dtype=xp.int64)
     for plugin, state, weight in p.scores:
         if plugin.score_behaviour(state) == NODE_LOCAL:
-            out = out + weight * plugin.copy_scores(xp, state, tensors, rows, copies)
+            part = plugin.copy_scores(xp, state, tensors, rows, copies)
+            out = out + (part if weight == 1 else weight * part)
     return out
+
+
+def _next_totals_few(p: Prepared, tensors, rows: np.ndarray, static_total: np.ndarray) -> np.ndarray:
+    """copy_totals of the next pod on a few rows: the Scores' plain-Python next_scores_few summed in Python ints,
+    copy_scores for a Score without one."""
+    out = static_total.tolist()
+    for plugin, state, weight in p.scores:
+        if plugin.score_behaviour(state) == NODE_LOCAL:
+            scores = plugin.next_scores_few(state, tensors, rows)
+            if scores is None:
+                scores = plugin.copy_scores(np, state, tensors, rows, 1)[:, 0].tolist()
+            out = [total + weight * score for total, score in zip(out, scores)]
+    return np.array(out, np.int64)[:, None]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.objects import pod_keys
-from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
+from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order, pick_order_few
 from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
@@ -36,6 +36,8 @@ _NODES_PER_UPDATE = 800
 # Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
 # contenders costs less.
 _KEPT_ROUND_MIN = 3
+# A kept round's pick order of up to this many (contender, copy) pairs is sorted in plain Python.
+_PICKS_IN_PYTHON = 64
 _NOMINATED_BATCH = 256      # retried preemptors checked on their nominated nodes together, at most
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
@@ -329,8 +331,11 @@ class Placer:
             return 0, cand
         cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand), cand), k)
         totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
-        pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
-        take = int(count)
+        if totals.size <= _PICKS_IN_PYTHON:
+            pick, copy, take = pick_order_few(totals, cap, rank[cand], k)
+        else:
+            pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
+            take = int(count)
         if kept.holders:
             fill_t = np.full(len(kept.feasible), NEVER, np.int64)
             fill_t[cand] = fill_times(np, pick[:take], copy[:take], cap, len(cand))
