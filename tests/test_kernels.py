@@ -7,12 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from phalanx.kernels.backend import trunc_div
-from phalanx.kernels.balanced_allocation import balanced_allocation_few, balanced_allocation_score
+from phalanx.kernels.balanced_allocation import balanced_allocation_score
 from phalanx.kernels.batch import pick_order, pick_order_few
-from phalanx.kernels.node_resources_fit import (PYTHON_AMOUNTS_BELOW, broken_linear, fit_capacity, fit_filter,
-                                                fit_filter_few, least_allocated, least_allocated_few,
-                                                most_allocated, requested_to_capacity_ratio)
-from phalanx.kernels.resource_allocation import ResourceInputs, node_load, node_load_few
+from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit_filter, fit_filter_few,
+                                                least_allocated, most_allocated, requested_to_capacity_ratio)
 from phalanx.kernels.normalize import default_normalize
 from phalanx.kernels.select import num_feasible_nodes_to_find, select_best
 
@@ -103,80 +101,6 @@ def test_fit_filter_few_is_fit_filter(n, r, data):
         got = fit_filter_few(alloc, used, pods, allowed, request, columns)
         assert [g.dtype for g in got] == [w.dtype for w in want]
         assert [g.tolist() for g in got] == [w.tolist() for w in want]
-
-
-def _amounts(data, size: int) -> list[int]:
-    """Resource amounts as the node table holds them: 0, small, cpu- and memory-like, and a few near the int64
-    end (where numpy's arithmetic wraps as Go's does)."""
-    return data.draw(st.lists(st.one_of(st.just(0), st.integers(1, 40), st.integers(1, 64_000),
-                                        st.integers(1, 1 << 40), st.integers(PYTHON_AMOUNTS_BELOW - 3, (1 << 63) - 1)),
-                              min_size=size, max_size=size))
-
-
-def _loads(data, n: int, k: int):
-    """n nodes' (alloc, load) lists of k resources, and the pod's request (k,)."""
-    loads = [(_amounts(data, k), _amounts(data, k)) for _ in range(n)]
-    request = tuple(data.draw(st.lists(st.one_of(st.integers(0, 64_000), st.integers(0, 1 << 40)),
-                                       min_size=k, max_size=k)))
-    return loads, request
-
-
-def _columns(loads, which: int, n: int, k: int, added=()):
-    """One (n,) int64 array per resource of the loads' alloc (which 0) or load (1) lists, plus `added`."""
-    return [np.array([row[which][r] for row in loads], np.int64).reshape(n) + (added[r] if added else 0)
-            for r in range(k)]
-
-
-@given(st.integers(0, 5), st.integers(0, 4), st.data())
-def test_least_allocated_few_is_least_allocated(n, k, data):
-    """The plain-Python LeastAllocated of the next pod equals least_allocated on every node (allocatable 0, loads
-    above allocatable, weights), or declines (None) when an amount reaches the bound where Python's integers stop
-    equalling int64's."""
-    loads, request = _loads(data, n, k)
-    weights = tuple(data.draw(st.lists(st.integers(1, 100), min_size=k, max_size=k)))
-    got = least_allocated_few(loads, request, weights)
-    if got is None:
-        assert any(a >= PYTHON_AMOUNTS_BELOW or used + req >= PYTHON_AMOUNTS_BELOW
-                   for alloc, load in loads for a, used, req in zip(alloc, load, request))
-        return
-    with np.errstate(over="ignore"):
-        want = least_allocated(xp, _columns(loads, 1, n, k, request), _columns(loads, 0, n, k), weights)
-    assert got == np.broadcast_to(want, (n,)).tolist()
-
-
-@given(st.integers(0, 5), st.integers(1, 4), st.sampled_from(["1.35", "1.36"]), st.data())
-def test_balanced_allocation_few_is_balanced_allocation_score(n, k, compat, data):
-    """The plain-Python BalancedAllocation of the next pod equals balanced_allocation_score bit for bit (two
-    resources, more, fewer valid ones, fractions above 1, amounts that round when made float64), or declines
-    (None) when a load with the pod leaves int64. (A pod requesting none of the resources is skipped at PreScore:
-    no resource at all never reaches the score.)"""
-    loads, request = _loads(data, n, k)
-    got = balanced_allocation_few(loads, request, compat)
-    if got is None:
-        assert any(load + req >= 1 << 63 for _, row in loads for load, req in zip(row, request))
-        return
-    with np.errstate(over="ignore"):
-        before = _columns(loads, 1, n, k)
-        want = balanced_allocation_score(xp, [b + r for b, r in zip(before, request)], _columns(loads, 0, n, k),
-                                         before, compat)
-    assert got == np.broadcast_to(want, (n,)).tolist()
-
-
-@given(st.integers(1, 6), st.integers(1, 5), st.data())
-def test_node_load_few_is_node_load(n, r, data):
-    """The few rows' (alloc, load) lists are node_load's columns at those rows (skipped resources, cpu/memory
-    from the non-zero sums or the plain ones)."""
-    table = lambda cols: np.asarray(data.draw(st.lists(st.integers(0, 10**6), min_size=n * cols,
-                                                       max_size=n * cols)), np.int64).reshape(n, cols)
-    alloc, used, nonzero = table(r), table(r), table(2)
-    k = data.draw(st.integers(0, 4))
-    columns = tuple(data.draw(st.lists(st.integers(-1, r - 1), min_size=k, max_size=k)))
-    inputs = ResourceInputs(columns, tuple(data.draw(st.integers(-1, 1)) for _ in columns), (1,) * k, (0,) * k,
-                            (0,) * k)
-    rows = np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)), np.int64)
-    want_alloc, want_load = node_load(xp, alloc, used, nonzero, inputs)
-    assert node_load_few(alloc, used, nonzero, inputs, rows) == [
-        ([int(a[i]) for a in want_alloc], [int(b[i]) for b in want_load]) for i in rows.tolist()]
 
 
 @given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 40), st.data())

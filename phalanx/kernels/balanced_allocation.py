@@ -3,9 +3,6 @@ Upstream: plugins/noderesources/balanced_allocation.go. Floating point as upstre
 order); the final conversion truncates."""
 from __future__ import annotations
 
-import math
-
-from ..cluster_models.quantity import INT64_MAX
 from .backend import divide, pin_rounding
 from .status import MAX_NODE_SCORE
 
@@ -72,41 +69,6 @@ def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.3
         with_pod = balance(xp, after, safe, valid)
     half = MAX_NODE_SCORE // 2
     return half + (half + with_pod - before_balance) // 2
-
-
-def _balance_one(load, allocatable) -> int:
-    """balance of one node in Python floats (numpy's float64 operations, each rounded once; the amounts are
-    int64 values, which become float64 before dividing as numpy converts them)."""
-    fractions = [min(float(used) / float(a), 1.0) for used, a in zip(load, allocatable) if a]
-    if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        total = 0.0
-        for f in fractions:
-            total += f
-        mean = total / len(fractions)
-        sq = 0.0
-        for f in fractions:
-            sq += (f - mean) * (f - mean)
-        std = math.sqrt(sq / len(fractions))
-    else:
-        std = 0.0
-    return int((1 - std) * MAX_NODE_SCORE)
-
-
-def balanced_allocation_few(loads: list, request: tuple, compat: str = "1.36") -> list | None:
-    """balanced_allocation_score of the next pod on a few nodes in plain Python: loads, per node (alloc, load
-    before the pod) lists (resource_allocation.node_load_few); request: the pod's amounts. None when a load with
-    the pod leaves int64 (the array form then wraps as Go does)."""
-    half = MAX_NODE_SCORE // 2
-    out = []
-    for alloc, load in loads:
-        after = [used + req for used, req in zip(load, request)]
-        if max(after, default=0) > INT64_MAX:
-            return None
-        with_pod = _balance_one(after, alloc)
-        out.append(with_pod if compat == "1.35" else half + (half + with_pod - _balance_one(load, alloc)) // 2)
-    return out
 
 
 def node_balance(xp, load, allocatable):

@@ -117,29 +117,6 @@ def _weighted_mean(xp, per, valid, weights):
     return xp.where(wsum == 0, 0, score_div(xp, total, xp.maximum(wsum, 1)))
 
 
-# Amounts below this bound keep every product of the scores below in int64 (a score times 100, a weight): there
-# Python's integers, which never wrap, equal numpy's int64 arithmetic.
-PYTHON_AMOUNTS_BELOW = 1 << 56
-
-
-def least_allocated_few(loads: list, request: tuple, weights: tuple) -> list | None:
-    """least_allocated of the next pod on a few nodes in plain Python: loads, per node (alloc, load before the
-    pod) lists (resource_allocation.node_load_few); request: the pod's amounts as the score reads them. None when
-    an amount reaches PYTHON_AMOUNTS_BELOW (the array form then)."""
-    out = []
-    for alloc, load in loads:
-        total = wsum = 0
-        for a, used, req, w in zip(alloc, load, request, weights):
-            after = used + req
-            if a >= PYTHON_AMOUNTS_BELOW or after >= PYTHON_AMOUNTS_BELOW:
-                return None
-            if a:
-                total += (a - after if a > after else 0) * MAX_NODE_SCORE // a * w
-                wsum += w
-        out.append(total // wsum if wsum else 0)
-    return out
-
-
 def broken_linear(xp, shape, utilization):
     """helper.BuildBrokenLinearFunction on already scaled (utilization, score) points; Go truncating division."""
     out = xp.full(utilization.shape, shape[-1][1], dtype=xp.int64)

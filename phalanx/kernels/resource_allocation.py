@@ -75,18 +75,6 @@ def node_load(xp, allocatable, requested, nonzero_requested, inputs: ResourceInp
     return alloc, load
 
 
-def node_load_few(allocatable, requested, nonzero_requested, inputs: ResourceInputs, rows) -> list[tuple]:
-    """node_load of the few nodes `rows` ((n,) int64) in plain Python: per row, (alloc, load before the pod)
-    lists of the configured resources' amounts (skipped resources 0 and 0). Only the tables read are gathered."""
-    picks = tuple(zip(inputs.columns, inputs.nonzero))
-    alloc_rows = allocatable[rows].tolist()
-    used_rows = requested[rows].tolist() if any(which < 0 <= col for col, which in picks) else alloc_rows
-    nonzero_rows = nonzero_requested[rows].tolist() if any(which >= 0 for which in inputs.nonzero) else alloc_rows
-    return [([alloc_row[col] if col >= 0 else 0 for col, _ in picks],
-             [(nonzero_row[which] if which >= 0 else used_row[col]) if col >= 0 else 0 for col, which in picks])
-            for alloc_row, used_row, nonzero_row in zip(alloc_rows, used_rows, nonzero_rows)]
-
-
 def copy_loads(load_before, inputs: ResourceInputs, copies):
     """(before, after): per resource, the load before and after the `copies`-th further copy of the pod (1 = the
     pod itself) on top of load_before (arrays broadcastable with copies)."""

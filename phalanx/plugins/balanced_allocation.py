@@ -7,9 +7,9 @@ import numpy as np
 from pydantic import Field
 
 from ..kernels.backend import set_at
-from ..kernels.balanced_allocation import balanced_allocation_few, balanced_allocation_score, node_balance
-from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, node_load_few,
-                                           resource_inputs, resource_plan, with_amounts)
+from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
+from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
+                                           resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
 from .node_resources_fit import ResourceSpec, resource_weights
 
@@ -22,6 +22,7 @@ class NodeResourcesBalancedAllocationArgs(PluginArgs):
 class NodeResourcesBalancedAllocation(Plugin):
     name = "NodeResourcesBalancedAllocation"
     Args = NodeResourcesBalancedAllocationArgs
+    score_columns = ("allocatable", "requested", "nonzero_requested")     # copy_scores: node_load's columns
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def __init__(self, *args, **kwargs):
@@ -57,12 +58,6 @@ class NodeResourcesBalancedAllocation(Plugin):
         alloc, load = [a[rows][:, None] for a in alloc], [b[rows][:, None] for b in load]
         before, after = copy_loads(load, state, copies)
         return balanced_allocation_score(xp, after, alloc, before, self.context.compat)
-
-    def next_scores_few(self, state, tensors, rows):
-        nodes = tensors.nodes
-        return balanced_allocation_few(
-            node_load_few(nodes.allocatable, nodes.requested, nodes.nonzero_requested, state, rows),
-            state.pod_request, self.context.compat)
 
     def runtime_score_inputs(self, state):
         values, rest = amounts(state)

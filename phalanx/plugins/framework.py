@@ -419,11 +419,10 @@ class Plugin:
         be the int 1 (J = 1)."""
         raise NotImplementedError
 
-    def next_scores_few(self, state, tensors, rows: np.ndarray) -> list | None:
-        """NODE_LOCAL scores: the next pod's raw score on each of a few node rows in plain Python ints (a kept
-        shape's changed rows, where numpy's per-call cost exceeds the arithmetic); None where the plugin has no such
-        form, or not for these amounts (copy_scores then)."""
-        return None
+    # NODE_LOCAL scores whose copy_scores read the node table's columns named here and nothing else (no host state,
+    # no other node): a node's copy scores are a function of its rows of these columns and the Score state, and
+    # copy_totals remembers them by those rows (sched/cycle.py). Empty: not such a score.
+    score_columns: ClassVar[tuple[str, ...]] = ()
 
     def copy_model(self, state, tensors, feasible, rows, cache=None):
         """DOMAIN scores: the raw scores of the nodes `rows` (the feasible ones, (C,) int64) as a

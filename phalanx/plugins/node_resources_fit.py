@@ -14,8 +14,8 @@ from pydantic import Field, model_validator
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
-from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, node_load_few,
-                                           resource_inputs, resource_plan, with_amounts)
+from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
+                                           resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, Pads, Plugin, PluginArgs, pad1
 
 TOO_MANY_PODS = "Too many pods"
@@ -99,6 +99,7 @@ class FilterState:
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
     Args = NodeResourcesFitArgs
+    score_columns = ("allocatable", "requested", "nonzero_requested")     # copy_scores: node_load's columns
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def __init__(self, *args, **kwargs):
@@ -164,14 +165,6 @@ class NodeResourcesFit(Plugin):
             alloc, load = [a[rows][:, None] for a in alloc], [b[rows][:, None] for b in load]
         _, after = copy_loads(load, state, copies)
         return kernel.fit_score(xp, self.args.strategy, after, alloc, state.weights, self.args.shape)
-
-    def next_scores_few(self, state, tensors, rows):
-        if self.args.strategy != "LeastAllocated":
-            return None
-        nodes = tensors.nodes
-        return kernel.least_allocated_few(
-            node_load_few(nodes.allocatable, nodes.requested, nodes.nonzero_requested, state, rows),
-            state.pod_request, state.weights)
 
     def pad_filter_state(self, state, pads: Pads):
         return FilterState(pad1(state.request, pads.resources, 0), state.columns)

@@ -17,9 +17,20 @@ from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
 
-# copy_totals of the next pod on up to this many rows (a kept shape's changed rows) sums the Scores' plain-Python
-# next_scores_few: numpy's per-call cost exceeds the arithmetic there.
-_FEW_ROWS = 4
+# copy_totals of up to this many (row, copy) pairs reads remembered NODE_LOCAL totals (Prepared.row_totals): a
+# lookup per pair, which beyond it costs more than the arrays; at most _REMEMBERED_MAX of them are kept per shape.
+_REMEMBERED_PAIRS = 64
+_REMEMBERED_MAX = 1 << 14
+
+
+@dataclass
+class RememberedTotals:
+    """A cycle state's NODE_LOCAL totals (the weighted sum of its NODE_LOCAL scores) as copy_totals computed them,
+    by copy and the node's rows of `columns`: every NODE_LOCAL score of the state is a function of those rows
+    (Plugin.score_columns)."""
+    columns: tuple[str, ...] | None         # the node-table columns read; None: not every score says
+    totals: dict = field(default_factory=dict)      # (copy, the rows' bytes) -> NODE_LOCAL total
+
 
 @dataclass
 class Prepared:
@@ -38,6 +49,7 @@ class Prepared:
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
+    _row_totals: "RememberedTotals | None" = field(default=None, init=False, repr=False)   # row_totals(), once
 
     @property
     def shape(self) -> PodShape:
@@ -54,6 +66,21 @@ class Prepared:
             self._node_local = dataclasses.replace(self, allowed=None, filters=tuple(
                 (plugin, state) for plugin, state in self.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
         return self._node_local
+
+    def row_totals(self) -> "RememberedTotals | None":
+        """copy_totals' NODE_LOCAL totals remembered by node rows, for this cycle state; None when one of its
+        NODE_LOCAL scores reads more than node-table columns (Plugin.score_columns), or it has none."""
+        if self._row_totals is None:
+            columns: list[str] = []
+            for plugin, state, _ in self.scores:
+                if plugin.score_behaviour(state) == NODE_LOCAL:
+                    if not plugin.score_columns:
+                        self._row_totals = RememberedTotals(None)
+                        break
+                    columns += [c for c in plugin.score_columns if c not in columns]
+            else:
+                self._row_totals = RememberedTotals(tuple(columns))
+        return self._row_totals if self._row_totals.columns else None     # (no NODE_LOCAL score: nothing to remember)
 
     @property
     def filter_names(self) -> tuple[str, ...]:
@@ -274,8 +301,14 @@ def fixed_scores(xp, p: Prepared, tensors, feasible):
 def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
     fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations)."""
-    if xp is np and isinstance(copies, int) and len(rows) <= _FEW_ROWS:
-        return _next_totals_few(p, tensors, rows, static_total)
+    if xp is np and len(rows) * (1 if isinstance(copies, int) else copies.shape[1]) <= _REMEMBERED_PAIRS:
+        remembered = p.row_totals()
+        if remembered is not None:
+            return _remembered_totals(p, tensors, rows, static_total, copies, remembered)
+    return _array_totals(xp, p, tensors, rows, static_total, copies)
+
+
+def _array_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     out = static_total[:, None] if isinstance(copies, int) else static_total[:, None] + xp.zeros(copies.shape,
                                                                                                  dtype=xp.int64)
     for plugin, state, weight in p.scores:
@@ -285,14 +318,22 @@ def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     return out
 
 
-def _next_totals_few(p: Prepared, tensors, rows: np.ndarray, static_total: np.ndarray) -> np.ndarray:
-    """copy_totals of the next pod on a few rows: the Scores' plain-Python next_scores_few summed in Python ints,
-    copy_scores for a Score without one."""
-    out = static_total.tolist()
-    for plugin, state, weight in p.scores:
-        if plugin.score_behaviour(state) == NODE_LOCAL:
-            scores = plugin.next_scores_few(state, tensors, rows)
-            if scores is None:
-                scores = plugin.copy_scores(np, state, tensors, rows, 1)[:, 0].tolist()
-            out = [total + weight * score for total, score in zip(out, scores)]
-    return np.array(out, np.int64)[:, None]
+def _remembered_totals(p: Prepared, tensors, rows: np.ndarray, static_total: np.ndarray, copies,
+                       remembered: RememberedTotals) -> np.ndarray:
+    """copy_totals from the NODE_LOCAL totals remembered by node rows. Node pools of one machine type and
+    controllers' replicas leave few distinct rows: most of a kept shape's changed rows and a round's contenders
+    were met before. Rows met for the first time are computed by the arrays and remembered."""
+    nodes, n = tensors.nodes, len(rows)
+    table = np.concatenate([getattr(nodes, c)[rows].reshape(n, -1) for c in remembered.columns], axis=1)
+    keys = table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel().tolist()     # a row's bytes
+    wanted = [1] if isinstance(copies, int) else copies[0].tolist()
+    memo = remembered.totals
+    try:
+        local = [[memo[(j, key)] for j in wanted] for key in keys]
+    except KeyError:
+        local = _array_totals(np, p, tensors, rows, np.zeros(n, np.int64), copies).tolist()
+        if len(memo) > _REMEMBERED_MAX:
+            memo.clear()
+        for key, values in zip(keys, local):
+            memo.update(((j, key), v) for j, v in zip(wanted, values))
+    return static_total[:, None] + np.array(local, np.int64).reshape(n, len(wanted))
