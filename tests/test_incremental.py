@@ -143,6 +143,54 @@ def test_kept_results_equal_a_full_evaluation(case):
         assert kept.best() == node
 
 
+@given(interleaved_cases(), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_remembered_totals_equal_the_arrays(case, seed):
+    """copy_totals read from the totals remembered by node rows (Prepared.row_totals) equal the arrays' on every
+    kept shape, for the next pod and for copies, on rows met before and new, also when the memory is full and
+    starts again."""
+    from phalanx.sched import cycle
+    nodes, pods = case
+    _, sched = _records(nodes, pods, incremental=True)
+    tensors, rng = sched.cluster.tensors, np.random.default_rng(seed)
+    n = tensors.nodes.size
+    for entry in list(sched.placer.kept.entries.values()):
+        p = entry.scoring
+        remembered = p.row_totals()
+        if remembered is None:
+            continue
+        for _ in range(6):
+            rows = rng.integers(0, n, int(rng.integers(1, min(n, 8) + 1)))
+            static = rng.integers(0, 500, len(rows))
+            copies = 1 if rng.random() < 0.5 else np.arange(1, int(rng.integers(2, 6)))[None, :]
+            want = cycle._array_totals(np, p, tensors, rows, static, copies)
+            got = cycle.copy_totals(np, p, tensors, rows, static, copies)
+            assert got.dtype == np.int64 and got.tolist() == np.broadcast_to(want, got.shape).tolist()
+        assert remembered.totals
+        cycle._REMEMBERED_MAX, was = 0, cycle._REMEMBERED_MAX         # full: forgotten, then filled again
+        try:
+            rows = np.arange(min(n, 4))
+            got = cycle.copy_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), 1)
+            assert got.tolist() == cycle._array_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), 1).tolist()
+        finally:
+            cycle._REMEMBERED_MAX = was
+
+
+def test_scores_reading_more_than_the_node_table_are_not_remembered():
+    """A NODE_LOCAL score that does not name the node-table columns it reads (a GPU score reads the device book)
+    leaves its cycle state's totals unremembered."""
+    from phalanx.plugins.node_resources_fit import NodeResourcesFit
+    from phalanx.sched.cycle import Prepared
+
+    class Unnamed(NodeResourcesFit):
+        score_columns = ()
+
+    fit = NodeResourcesFit()
+    assert Prepared(pod=None, filters=(), scores=((fit, None, 1),)).row_totals() is not None
+    assert Prepared(pod=None, filters=(), scores=((fit, None, 1), (Unnamed(), None, 1))).row_totals() is None
+    assert Prepared(pod=None, filters=(), scores=()).row_totals() is None
+
+
 def _soft_taints(n: int):
     return [(f"k{i}", "v", "PreferNoSchedule") for i in range(n)]
 

@@ -421,8 +421,10 @@ class Plugin:
 
     # NODE_LOCAL scores whose copy_scores read the node table's columns named here and nothing else (no host state,
     # no other node): a node's copy scores are a function of its rows of these columns and the Score state, and
-    # copy_totals remembers them by those rows (sched/cycle.py). Empty: not such a score.
+    # copy_totals remembers them by those rows (sched/cycle.py RememberedRows). Empty: not such a score.
     score_columns: ClassVar[tuple[str, ...]] = ()
+    # The same for a Filter whose kept_behaviour is NODE_LOCAL: the columns its Filter reads, and nothing else.
+    filter_columns: ClassVar[tuple[str, ...]] = ()
 
     def copy_model(self, state, tensors, feasible, rows, cache=None):
         """DOMAIN scores: the raw scores of the nodes `rows` (the feasible ones, (C,) int64) as a

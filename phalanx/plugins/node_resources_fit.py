@@ -100,6 +100,7 @@ class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
     Args = NodeResourcesFitArgs
     score_columns = ("allocatable", "requested", "nonzero_requested")     # copy_scores: node_load's columns
+    filter_columns = ("allocatable", "requested", "pod_count", "allowed_pods")
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def __init__(self, *args, **kwargs):

@@ -24,12 +24,36 @@ _REMEMBERED_MAX = 1 << 14
 
 
 @dataclass
-class RememberedTotals:
-    """A cycle state's NODE_LOCAL totals (the weighted sum of its NODE_LOCAL scores) as copy_totals computed them,
-    by copy and the node's rows of `columns`: every NODE_LOCAL score of the state is a function of those rows
-    (Plugin.score_columns)."""
-    columns: tuple[str, ...] | None         # the node-table columns read; None: not every score says
-    totals: dict = field(default_factory=dict)      # (copy, the rows' bytes) -> NODE_LOCAL total
+class RememberedRows:
+    """Results of a cycle state's plugins on node rows, remembered by the nodes' rows of `columns`: each result is
+    a function of those rows (Plugin.score_columns, Plugin.filter_columns). Node pools of one machine type and
+    controllers' replicas leave few distinct rows, so most rows a kept shape evaluates again were met before."""
+    columns: tuple[str, ...]        # the node-table columns read
+    results: dict = field(default_factory=dict)     # key (the rows' bytes, with a copy for scores) -> result
+
+    def keys(self, tensors, rows: np.ndarray) -> list[bytes]:
+        """Each node row's bytes over the columns."""
+        table = np.concatenate([getattr(tensors.nodes, c)[rows].reshape(len(rows), -1) for c in self.columns],
+                               axis=1)
+        return table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel().tolist()
+
+    def remember(self, items) -> None:
+        """Add (key, result) items, forgetting everything first beyond _REMEMBERED_MAX results."""
+        if len(self.results) > _REMEMBERED_MAX:
+            self.results.clear()
+        self.results.update(items)
+
+
+def _remembered_rows(plugins, read: str) -> RememberedRows | None:
+    """A RememberedRows over the columns the plugins read (their attribute `read`), None when one of them reads
+    more (it names none) or there are none."""
+    columns: list[str] = []
+    for plugin in plugins:
+        named = getattr(plugin, read)
+        if not named:
+            return None
+        columns += [c for c in named if c not in columns]
+    return RememberedRows(tuple(columns)) if columns else None
 
 
 @dataclass
@@ -49,7 +73,7 @@ class Prepared:
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
-    _row_totals: "RememberedTotals | None" = field(default=None, init=False, repr=False)   # row_totals(), once
+    _remembered: dict = field(default_factory=dict, init=False, repr=False)   # row_totals(), row_filters()
 
     @property
     def shape(self) -> PodShape:
@@ -67,20 +91,22 @@ class Prepared:
                 (plugin, state) for plugin, state in self.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
         return self._node_local
 
-    def row_totals(self) -> "RememberedTotals | None":
-        """copy_totals' NODE_LOCAL totals remembered by node rows, for this cycle state; None when one of its
-        NODE_LOCAL scores reads more than node-table columns (Plugin.score_columns), or it has none."""
-        if self._row_totals is None:
-            columns: list[str] = []
-            for plugin, state, _ in self.scores:
-                if plugin.score_behaviour(state) == NODE_LOCAL:
-                    if not plugin.score_columns:
-                        self._row_totals = RememberedTotals(None)
-                        break
-                    columns += [c for c in plugin.score_columns if c not in columns]
-            else:
-                self._row_totals = RememberedTotals(tuple(columns))
-        return self._row_totals if self._row_totals.columns else None     # (no NODE_LOCAL score: nothing to remember)
+    def row_totals(self) -> RememberedRows | None:
+        """copy_totals' NODE_LOCAL totals (the weighted sum of the NODE_LOCAL scores) remembered by node rows:
+        key (copy, the rows' bytes); None when a NODE_LOCAL score reads more than node-table columns, or there is
+        none."""
+        if "totals" not in self._remembered:
+            self._remembered["totals"] = _remembered_rows(
+                [plugin for plugin, state, _ in self.scores if plugin.score_behaviour(state) == NODE_LOCAL],
+                "score_columns")
+        return self._remembered["totals"]
+
+    def row_filters(self) -> RememberedRows | None:
+        """The Filters' (code, payload) per filter remembered by node rows (filter_rows); None when a Filter reads
+        more than node-table columns, or there is none."""
+        if "filters" not in self._remembered:
+            self._remembered["filters"] = _remembered_rows([plugin for plugin, _ in self.filters], "filter_columns")
+        return self._remembered["filters"]
 
     @property
     def filter_names(self) -> tuple[str, ...]:
@@ -319,21 +345,37 @@ def _array_totals(xp, p: Prepared, tensors, rows, static_total, copies):
 
 
 def _remembered_totals(p: Prepared, tensors, rows: np.ndarray, static_total: np.ndarray, copies,
-                       remembered: RememberedTotals) -> np.ndarray:
-    """copy_totals from the NODE_LOCAL totals remembered by node rows. Node pools of one machine type and
-    controllers' replicas leave few distinct rows: most of a kept shape's changed rows and a round's contenders
-    were met before. Rows met for the first time are computed by the arrays and remembered."""
-    nodes, n = tensors.nodes, len(rows)
-    table = np.concatenate([getattr(nodes, c)[rows].reshape(n, -1) for c in remembered.columns], axis=1)
-    keys = table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel().tolist()     # a row's bytes
+                       remembered: RememberedRows) -> np.ndarray:
+    """copy_totals from the NODE_LOCAL totals remembered by node rows; rows met for the first time are computed by
+    the arrays and remembered."""
+    n = len(rows)
+    keys = remembered.keys(tensors, rows)
     wanted = [1] if isinstance(copies, int) else copies[0].tolist()
-    memo = remembered.totals
     try:
-        local = [[memo[(j, key)] for j in wanted] for key in keys]
+        local = [[remembered.results[(j, key)] for j in wanted] for key in keys]
     except KeyError:
         local = _array_totals(np, p, tensors, rows, np.zeros(n, np.int64), copies).tolist()
-        if len(memo) > _REMEMBERED_MAX:
-            memo.clear()
-        for key, values in zip(keys, local):
-            memo.update(((j, key), v) for j, v in zip(wanted, values))
+        remembered.remember(((j, key), v) for key, values in zip(keys, local) for j, v in zip(wanted, values))
     return static_total[:, None] + np.array(local, np.int64).reshape(n, len(wanted))
+
+
+def filter_rows(p: Prepared, tensors, rows: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, code (n,) int8, payload (n,) int64) of each of p's Filters on the node rows `rows`, whose Filters
+    read their own node's row alone (a kept shape's NODE_LOCAL Filters on its changed rows); remembered by those
+    rows when every Filter names the node-table columns it reads (Prepared.row_filters)."""
+    remembered = p.row_filters() if len(rows) <= _REMEMBERED_PAIRS else None
+    if remembered is not None:
+        keys = remembered.keys(tensors, rows)
+        try:
+            found = [remembered.results[key] for key in keys]
+        except KeyError:
+            found = None
+        if found is not None:
+            return [(plugin.name, np.array([f[i][0] for f in found], np.int8),
+                     np.array([f[i][1] for f in found], np.int64)) for i, (plugin, _) in enumerate(p.filters)]
+    view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+    out = [(plugin.name, *plugin.filter(np, state, view)[:2]) for plugin, state in p.filters]
+    if remembered is not None:
+        per_row = zip(*(zip(code.tolist(), payload.tolist()) for _, code, payload in out))
+        remembered.remember(zip(keys, per_row))
+    return out

@@ -34,8 +34,7 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_totals, prepare, run_filters,
-                    run_scores)
+from .cycle import Evaluation, Prepared, batchable, copy_totals, filter_rows, prepare, run_filters, run_scores
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -348,11 +347,9 @@ class ShapeCache:
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
                 # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).
-                view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
-                for plugin, state in s.local.filters:
-                    code, payload = plugin.filter(np, state, view)[:2]
-                    s.codes[plugin.name][rows] = code
-                    s.payloads[plugin.name][rows] = payload
+                for name, code, payload in filter_rows(s.local, tensors, rows):
+                    s.codes[name][rows] = code
+                    s.payloads[name][rows] = payload
                     ok &= code == SUCCESS
             was = s.feasible[rows]
             # (bool arrays of a few rows: their bytes compare at a fraction of a ufunc pass and a reduction)
