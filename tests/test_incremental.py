@@ -166,29 +166,61 @@ def test_remembered_totals_equal_the_arrays(case, seed):
             want = cycle._array_totals(np, p, tensors, rows, static, copies)
             got = cycle.copy_totals(np, p, tensors, rows, static, copies)
             assert got.dtype == np.int64 and got.tolist() == np.broadcast_to(want, got.shape).tolist()
-        assert remembered.totals
+        assert remembered.results
+        rows, zeros = np.arange(min(n, 4)), np.zeros(min(n, 4), np.int64)
+        want = cycle._array_totals(np, p, tensors, rows, zeros, 1).tolist()
         cycle._REMEMBERED_MAX, was = 0, cycle._REMEMBERED_MAX         # full: forgotten, then filled again
         try:
-            rows = np.arange(min(n, 4))
-            got = cycle.copy_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), 1)
-            assert got.tolist() == cycle._array_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), 1).tolist()
+            assert cycle.copy_totals(np, p, tensors, rows, zeros, 1).tolist() == want
         finally:
             cycle._REMEMBERED_MAX = was
+        # Found too rarely: forgotten for good, and the arrays answer.
+        remembered.asked, remembered.found = cycle._REMEMBERED_TRIAL, cycle._REMEMBERED_TRIAL // 2 - 1
+        remembered.remember([])
+        assert not remembered.worthwhile and not remembered.results
+        assert cycle.copy_totals(np, p, tensors, rows, zeros, 1).tolist() == want and not remembered.results
 
 
-def test_scores_reading_more_than_the_node_table_are_not_remembered():
-    """A NODE_LOCAL score that does not name the node-table columns it reads (a GPU score reads the device book)
-    leaves its cycle state's totals unremembered."""
+@given(interleaved_cases(), st.integers(0, 2**32 - 1))
+@settings(max_examples=30, deadline=None)
+def test_remembered_filters_equal_the_filters(case, seed):
+    """A kept shape's NODE_LOCAL Filters on node rows (filter_rows), remembered by those rows, return what the
+    Filters return on them, first met or met again."""
+    from phalanx.sched.cycle import NodeRows, WithNodes, filter_rows
+    nodes, pods = case
+    _, sched = _records(nodes, pods, incremental=True)
+    tensors, rng = sched.cluster.tensors, np.random.default_rng(seed)
+    n = tensors.nodes.size
+    for entry in list(sched.placer.kept.entries.values()):
+        local = entry.local
+        for _ in range(4):
+            rows = rng.integers(0, n, int(rng.integers(1, min(n, 8) + 1)))
+            view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+            want = [(plugin.name, *plugin.filter(np, state, view)[:2]) for plugin, state in local.filters]
+            got = filter_rows(local, tensors, rows)
+            assert [(name, c.dtype, c.tolist(), p.dtype, p.tolist()) for name, c, p in got] == \
+                [(name, np.asarray(c).dtype, np.asarray(c).tolist(), np.asarray(p).dtype, np.asarray(p).tolist())
+                 for name, c, p in want]
+
+
+def test_plugins_reading_more_than_the_node_table_are_not_remembered():
+    """A NODE_LOCAL score or Filter that does not name the node-table columns it reads (a GPU score reads the
+    device book) leaves its cycle state's results unremembered."""
     from phalanx.plugins.node_resources_fit import NodeResourcesFit
     from phalanx.sched.cycle import Prepared
 
     class Unnamed(NodeResourcesFit):
         score_columns = ()
 
+    class UnnamedFilter(NodeResourcesFit):
+        filter_columns = ()
+
     fit = NodeResourcesFit()
     assert Prepared(pod=None, filters=(), scores=((fit, None, 1),)).row_totals() is not None
     assert Prepared(pod=None, filters=(), scores=((fit, None, 1), (Unnamed(), None, 1))).row_totals() is None
     assert Prepared(pod=None, filters=(), scores=()).row_totals() is None
+    assert Prepared(pod=None, filters=((fit, None),), scores=()).row_filters() is not None
+    assert Prepared(pod=None, filters=((fit, None), (UnnamedFilter(), None)), scores=()).row_filters() is None
 
 
 def _soft_taints(n: int):

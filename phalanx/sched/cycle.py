@@ -17,10 +17,13 @@ from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
 
-# copy_totals of up to this many (row, copy) pairs reads remembered NODE_LOCAL totals (Prepared.row_totals): a
-# lookup per pair, which beyond it costs more than the arrays; at most _REMEMBERED_MAX of them are kept per shape.
+# copy_totals of up to this many (row, copy) pairs, and filter_rows of up to this many rows, read results remembered
+# by node rows (RememberedRows): a lookup per pair, which beyond it costs more than the arrays. At most
+# _REMEMBERED_MAX results are kept per cycle state; after _REMEMBERED_TRIAL lookups, a state that found fewer than
+# half of them remembered stops (its nodes rarely repeat a row).
 _REMEMBERED_PAIRS = 64
-_REMEMBERED_MAX = 1 << 14
+_REMEMBERED_MAX = 4096
+_REMEMBERED_TRIAL = 1024
 
 
 @dataclass
@@ -30,6 +33,12 @@ class RememberedRows:
     controllers' replicas leave few distinct rows, so most rows a kept shape evaluates again were met before."""
     columns: tuple[str, ...]        # the node-table columns read
     results: dict = field(default_factory=dict)     # key (the rows' bytes, with a copy for scores) -> result
+    asked: int = 0                  # keys looked up
+    found: int = 0                  # ... and found
+
+    @property
+    def worthwhile(self) -> bool:
+        return self.asked < _REMEMBERED_TRIAL or 2 * self.found >= self.asked
 
     def keys(self, tensors, rows: np.ndarray) -> list[bytes]:
         """Each node row's bytes over the columns."""
@@ -37,11 +46,23 @@ class RememberedRows:
                                axis=1)
         return table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel().tolist()
 
+    def find(self, keys: list) -> list | None:
+        """The results of every key, None when one of them is not remembered."""
+        self.asked += len(keys)
+        try:
+            out = [self.results[key] for key in keys]
+        except KeyError:
+            return None
+        self.found += len(keys)
+        return out
+
     def remember(self, items) -> None:
-        """Add (key, result) items, forgetting everything first beyond _REMEMBERED_MAX results."""
-        if len(self.results) > _REMEMBERED_MAX:
+        """Add (key, result) items, forgetting everything first beyond _REMEMBERED_MAX results, and everything for
+        good once remembering does not pay."""
+        if not self.worthwhile or len(self.results) > _REMEMBERED_MAX:
             self.results.clear()
-        self.results.update(items)
+        if self.worthwhile:
+            self.results.update(items)
 
 
 def _remembered_rows(plugins, read: str) -> RememberedRows | None:
@@ -329,7 +350,7 @@ def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
     fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations)."""
     if xp is np and len(rows) * (1 if isinstance(copies, int) else copies.shape[1]) <= _REMEMBERED_PAIRS:
         remembered = p.row_totals()
-        if remembered is not None:
+        if remembered is not None and remembered.worthwhile:
             return _remembered_totals(p, tensors, rows, static_total, copies, remembered)
     return _array_totals(xp, p, tensors, rows, static_total, copies)
 
@@ -348,15 +369,13 @@ def _remembered_totals(p: Prepared, tensors, rows: np.ndarray, static_total: np.
                        remembered: RememberedRows) -> np.ndarray:
     """copy_totals from the NODE_LOCAL totals remembered by node rows; rows met for the first time are computed by
     the arrays and remembered."""
-    n = len(rows)
-    keys = remembered.keys(tensors, rows)
     wanted = [1] if isinstance(copies, int) else copies[0].tolist()
-    try:
-        local = [[remembered.results[(j, key)] for j in wanted] for key in keys]
-    except KeyError:
-        local = _array_totals(np, p, tensors, rows, np.zeros(n, np.int64), copies).tolist()
-        remembered.remember(((j, key), v) for key, values in zip(keys, local) for j, v in zip(wanted, values))
-    return static_total[:, None] + np.array(local, np.int64).reshape(n, len(wanted))
+    pairs = [(j, key) for key in remembered.keys(tensors, rows) for j in wanted]
+    local = remembered.find(pairs)
+    if local is None:
+        local = _array_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), copies).ravel().tolist()
+        remembered.remember(zip(pairs, local))
+    return static_total[:, None] + np.array(local, np.int64).reshape(len(rows), len(wanted))
 
 
 def filter_rows(p: Prepared, tensors, rows: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -364,18 +383,14 @@ def filter_rows(p: Prepared, tensors, rows: np.ndarray) -> list[tuple[str, np.nd
     read their own node's row alone (a kept shape's NODE_LOCAL Filters on its changed rows); remembered by those
     rows when every Filter names the node-table columns it reads (Prepared.row_filters)."""
     remembered = p.row_filters() if len(rows) <= _REMEMBERED_PAIRS else None
-    if remembered is not None:
+    if remembered is not None and remembered.worthwhile:
         keys = remembered.keys(tensors, rows)
-        try:
-            found = [remembered.results[key] for key in keys]
-        except KeyError:
-            found = None
+        found = remembered.find(keys)
         if found is not None:
             return [(plugin.name, np.array([f[i][0] for f in found], np.int8),
                      np.array([f[i][1] for f in found], np.int64)) for i, (plugin, _) in enumerate(p.filters)]
     view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
     out = [(plugin.name, *plugin.filter(np, state, view)[:2]) for plugin, state in p.filters]
-    if remembered is not None:
-        per_row = zip(*(zip(code.tolist(), payload.tolist()) for _, code, payload in out))
-        remembered.remember(zip(keys, per_row))
+    if remembered is not None and remembered.worthwhile:
+        remembered.remember(zip(keys, zip(*(zip(code.tolist(), payload.tolist()) for _, code, payload in out))))
     return out
