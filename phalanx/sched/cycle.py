@@ -6,6 +6,7 @@ plugins' kernels; this module only walks the extension points in the profile's o
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,9 +43,10 @@ class RememberedRows:
 
     def keys(self, tensors, rows: np.ndarray) -> list[bytes]:
         """Each node row's bytes over the columns."""
-        table = np.concatenate([getattr(tensors.nodes, c)[rows].reshape(len(rows), -1) for c in self.columns],
-                               axis=1)
-        return table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel().tolist()
+        nodes, as_column = tensors.nodes, (rows, None)
+        table = np.concatenate([column[rows] if column.ndim == 2 else column[as_column]
+                                for column in (getattr(nodes, c) for c in self.columns)], axis=1)
+        return table.view(_row_bytes(table.shape[1] * table.itemsize)).ravel().tolist()
 
     def find(self, keys: list) -> list | None:
         """The results of every key, None when one of them is not remembered."""
@@ -63,6 +65,12 @@ class RememberedRows:
             self.results.clear()
         if self.worthwhile:
             self.results.update(items)
+
+
+@functools.lru_cache(maxsize=64)
+def _row_bytes(width: int) -> np.dtype:
+    """A row of `width` bytes as one value (RememberedRows.keys: its bytes, hashable)."""
+    return np.dtype((np.void, width))
 
 
 def _remembered_rows(plugins, read: str) -> RememberedRows | None:
