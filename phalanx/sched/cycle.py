@@ -22,6 +22,8 @@ from .shapes import PodShape
 # by node rows (RememberedRows): a lookup per pair, which beyond it costs more than the arrays. At most
 # _REMEMBERED_MAX results are kept per cycle state; after _REMEMBERED_TRIAL lookups, a state that found fewer than
 # half of them remembered stops (its nodes rarely repeat a row).
+# The node table's capacity and load columns: results read from these alone are remembered by one key per row.
+LOAD_COLUMNS = ("allocatable", "requested", "nonzero_requested", "pod_count", "allowed_pods")
 _REMEMBERED_PAIRS = 64
 _REMEMBERED_MAX = 4096
 _REMEMBERED_TRIAL = 1024
@@ -74,15 +76,18 @@ def _row_bytes(width: int) -> np.dtype:
 
 
 def _remembered_rows(plugins, read: str) -> RememberedRows | None:
-    """A RememberedRows over the columns the plugins read (their attribute `read`), None when one of them reads
-    more (it names none) or there are none."""
+    """A RememberedRows over the columns the plugins read (their attribute `read`; LOAD_COLUMNS when those are all
+    among them, so that a kept shape's Filters and Scores share one key per row), None when one of them reads more
+    (it names none) or there are none."""
     columns: list[str] = []
     for plugin in plugins:
         named = getattr(plugin, read)
         if not named:
             return None
         columns += [c for c in named if c not in columns]
-    return RememberedRows(tuple(columns)) if columns else None
+    if not columns:
+        return None
+    return RememberedRows(LOAD_COLUMNS if set(columns) <= set(LOAD_COLUMNS) else tuple(columns))
 
 
 @dataclass
@@ -353,13 +358,16 @@ def fixed_scores(xp, p: Prepared, tensors, feasible):
     return total, holders
 
 
-def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies):
+def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies, keys: list | None = None):
     """(len(rows), J) int64 total score of copy copies[0, j] (1 = the next pod) on node rows[r]; static_total:
-    fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations)."""
+    fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations).
+    keys: the rows' keys over LOAD_COLUMNS (RememberedRows.keys), when the caller has them."""
     if xp is np and len(rows) * (1 if isinstance(copies, int) else copies.shape[1]) <= _REMEMBERED_PAIRS:
         remembered = p.row_totals()
         if remembered is not None and remembered.worthwhile:
-            return _remembered_totals(p, tensors, rows, static_total, copies, remembered)
+            if keys is None or remembered.columns is not LOAD_COLUMNS:
+                keys = remembered.keys(tensors, rows)
+            return _remembered_totals(p, tensors, rows, static_total, copies, remembered, keys)
     return _array_totals(xp, p, tensors, rows, static_total, copies)
 
 
@@ -374,11 +382,11 @@ def _array_totals(xp, p: Prepared, tensors, rows, static_total, copies):
 
 
 def _remembered_totals(p: Prepared, tensors, rows: np.ndarray, static_total: np.ndarray, copies,
-                       remembered: RememberedRows) -> np.ndarray:
-    """copy_totals from the NODE_LOCAL totals remembered by node rows; rows met for the first time are computed by
-    the arrays and remembered."""
+                       remembered: RememberedRows, keys: list) -> np.ndarray:
+    """copy_totals from the NODE_LOCAL totals remembered by node rows (keys: the rows'); rows met for the first time
+    are computed by the arrays and remembered."""
     wanted = [1] if isinstance(copies, int) else copies[0].tolist()
-    pairs = [(j, key) for key in remembered.keys(tensors, rows) for j in wanted]
+    pairs = [(j, key) for key in keys for j in wanted]
     local = remembered.find(pairs)
     if local is None:
         local = _array_totals(np, p, tensors, rows, np.zeros(len(rows), np.int64), copies).ravel().tolist()
@@ -386,13 +394,26 @@ def _remembered_totals(p: Prepared, tensors, rows: np.ndarray, static_total: np.
     return static_total[:, None] + np.array(local, np.int64).reshape(len(rows), len(wanted))
 
 
-def filter_rows(p: Prepared, tensors, rows: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def load_keys(tensors, rows: np.ndarray, *remembered: RememberedRows | None) -> list | None:
+    """The rows' keys over LOAD_COLUMNS, for copy_totals and filter_rows on those rows (or a part of them), when one
+    of `remembered` is keyed by them and would be read; else None."""
+    if len(rows) <= _REMEMBERED_PAIRS:
+        for r in remembered:
+            if r is not None and r.worthwhile and r.columns is LOAD_COLUMNS:
+                return r.keys(tensors, rows)
+    return None
+
+
+def filter_rows(p: Prepared, tensors, rows: np.ndarray, keys: list | None = None
+                ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(name, code (n,) int8, payload (n,) int64) of each of p's Filters on the node rows `rows`, whose Filters
     read their own node's row alone (a kept shape's NODE_LOCAL Filters on its changed rows); remembered by those
-    rows when every Filter names the node-table columns it reads (Prepared.row_filters)."""
+    rows when every Filter names the node-table columns it reads (Prepared.row_filters). keys: as for
+    copy_totals."""
     remembered = p.row_filters() if len(rows) <= _REMEMBERED_PAIRS else None
     if remembered is not None and remembered.worthwhile:
-        keys = remembered.keys(tensors, rows)
+        if keys is None or remembered.columns is not LOAD_COLUMNS:
+            keys = remembered.keys(tensors, rows)
         found = remembered.find(keys)
         if found is not None:
             return [(plugin.name, np.array([f[i][0] for f in found], np.int8),

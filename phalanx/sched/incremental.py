@@ -34,7 +34,8 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import Evaluation, Prepared, batchable, copy_totals, filter_rows, prepare, run_filters, run_scores
+from .cycle import (Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare, run_filters,
+                    run_scores)
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -344,10 +345,13 @@ class ShapeCache:
             s.failure = None
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
+            # One key per row for the remembered Filter and Score results (cycle.RememberedRows).
+            keys = load_keys(tensors, rows, s.local.row_filters() if s.local.filters else None,
+                             s.scoring.row_totals())
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
                 # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).
-                for name, code, payload in filter_rows(s.local, tensors, rows):
+                for name, code, payload in filter_rows(s.local, tensors, rows, keys):
                     s.codes[name][rows] = code
                     s.payloads[name][rows] = payload
                     ok &= code == SUCCESS
@@ -367,7 +371,9 @@ class ShapeCache:
             # builds the shape anew (most changed nodes are the ones filling up).
             scored = rows[ok]
             if len(scored):
-                s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1)[:, 0]
+                if keys is not None and len(scored) < len(rows):
+                    keys = [key for key, passes in zip(keys, ok.tolist()) if passes]
+                s.total[scored] = copy_totals(np, s.scoring, tensors, scored, s.fixed_total[scored], 1, keys)[:, 0]
             # Rows infeasible before and after keep their key (-1).
             if s.rank is rank and not s.live and (moved or len(scored)):
                 s.key.set(rows, selection_key(np, s.total[rows], ok, rank[rows], len(rank)))
