@@ -184,9 +184,9 @@ def test_remembered_totals_equal_the_arrays(case, seed):
 @given(interleaved_cases(), st.integers(0, 2**32 - 1))
 @settings(max_examples=30, deadline=None)
 def test_remembered_filters_equal_the_filters(case, seed):
-    """A kept shape's NODE_LOCAL Filters on node rows (filter_rows), remembered by those rows, return what the
-    Filters return on them, first met or met again."""
-    from phalanx.sched.cycle import NodeRows, WithNodes, filter_rows
+    """A kept shape's NODE_LOCAL Filters on node rows (filter_rows), and the copies its nodes take (capacity_rows),
+    remembered by those rows, are what the Filters and copy_capacity return on them, first met or met again."""
+    from phalanx.sched.cycle import NodeRows, WithNodes, capacity_rows, copy_capacity, filter_rows
     nodes, pods = case
     _, sched = _records(nodes, pods, incremental=True)
     tensors, rng = sched.cluster.tensors, np.random.default_rng(seed)
@@ -201,6 +201,10 @@ def test_remembered_filters_equal_the_filters(case, seed):
             assert [(name, c.dtype, c.tolist(), p.dtype, p.tolist()) for name, c, p in got] == \
                 [(name, np.asarray(c).dtype, np.asarray(c).tolist(), np.asarray(p).dtype, np.asarray(p).tolist())
                  for name, c, p in want]
+            default = int(rng.integers(1, 9))
+            cap = capacity_rows(entry.prepared, tensors, rows, default)
+            assert cap.dtype == np.int64
+            assert cap.tolist() == np.broadcast_to(copy_capacity(np, entry.prepared, view, default), len(rows)).tolist()
 
 
 def test_plugins_reading_more_than_the_node_table_are_not_remembered():

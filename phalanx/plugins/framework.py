@@ -423,7 +423,7 @@ class Plugin:
     # no other node): a node's copy scores are a function of its rows of these columns and the Score state, and
     # copy_totals remembers them by those rows (sched/cycle.py RememberedRows). Empty: not such a score.
     score_columns: ClassVar[tuple[str, ...]] = ()
-    # The same for a Filter whose kept_behaviour is NODE_LOCAL: the columns its Filter reads, and nothing else.
+    # The same for a NODE_LOCAL Filter: the columns its Filter and copy_capacity read, and nothing else.
     filter_columns: ClassVar[tuple[str, ...]] = ()
 
     def copy_model(self, state, tensors, feasible, rows, cache=None):

@@ -25,6 +25,7 @@ from .shapes import PodShape
 # The node table's capacity and load columns: results read from these alone are remembered by one key per row.
 LOAD_COLUMNS = ("allocatable", "requested", "nonzero_requested", "pod_count", "allowed_pods")
 _REMEMBERED_PAIRS = 64
+_UNBOUNDED = 1 << 62       # copies of a pod no Filter limits (capacity_rows remembers the Filters' own limit)
 _REMEMBERED_MAX = 4096
 _REMEMBERED_TRIAL = 1024
 
@@ -134,6 +135,15 @@ class Prepared:
                 [plugin for plugin, state, _ in self.scores if plugin.score_behaviour(state) == NODE_LOCAL],
                 "score_columns")
         return self._remembered["totals"]
+
+    def row_capacity(self) -> RememberedRows | None:
+        """copy_capacity's copies per node remembered by node rows (capacity_rows); None when a NODE_LOCAL Filter
+        (filter_behaviour) reads more than node-table columns, or there is none."""
+        if "capacity" not in self._remembered:
+            self._remembered["capacity"] = _remembered_rows(
+                [plugin for plugin, state in self.filters if plugin.filter_behaviour(state) == NODE_LOCAL],
+                "filter_columns")
+        return self._remembered["capacity"]
 
     def row_filters(self) -> RememberedRows | None:
         """The Filters' (code, payload) per filter remembered by node rows (filter_rows); None when a Filter reads
@@ -342,6 +352,21 @@ def copy_capacity(xp, p: Prepared, tensors, default: int):
         if plugin.filter_behaviour(state) == NODE_LOCAL:
             cap = xp.minimum(cap, plugin.copy_capacity(xp, state, tensors))
     return cap
+
+
+def capacity_rows(p: Prepared, tensors, rows: np.ndarray, default: int, keys: list | None = None) -> np.ndarray:
+    """copy_capacity on the node rows `rows` ((n,) int64 node ids): (n,) int64, remembered by those rows when every
+    NODE_LOCAL Filter names the node-table columns it reads (Prepared.row_capacity). keys: as for copy_totals."""
+    remembered = p.row_capacity() if len(rows) <= _REMEMBERED_PAIRS else None
+    if remembered is None or not remembered.worthwhile:
+        return copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows), default)
+    if keys is None or remembered.columns is not LOAD_COLUMNS:
+        keys = remembered.keys(tensors, rows)
+    found = remembered.find(keys)
+    if found is None:
+        found = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows), _UNBOUNDED).tolist()
+        remembered.remember(zip(keys, found))
+    return np.minimum(np.array(found, np.int64), default)
 
 
 def fixed_scores(xp, p: Prepared, tensors, feasible):

@@ -20,8 +20,8 @@ from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN
-from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, copy_capacity, copy_totals,
-                    domain_batchable, fixed_scores, prepare, run_filters, run_scores)
+from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
+                    fixed_scores, load_keys, prepare, run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
@@ -329,8 +329,9 @@ class Placer:
         cand = kept.top(k)
         if not len(cand):
             return 0, cand
-        cap = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, cand), cand), k)
-        totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand])
+        keys = load_keys(tensors, cand, p.row_capacity(), kept.scoring.row_totals())
+        cap = capacity_rows(p, tensors, cand, k, keys)
+        totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand], keys)
         if totals.size <= _PICKS_IN_PYTHON:
             pick, copy, take = pick_order_few(totals, cap, rank[cand], k)
         else:
@@ -534,10 +535,12 @@ class Placer:
                                   [h[cand_nodes] for h in holders if h.any()])
         return cand_nodes[picks]
 
-    def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray) -> np.ndarray:
-        """(C, copies) int64 total score of the j-th further copy on each candidate, in blocks of copies."""
+    def _totals(self, p: Prepared, cand_nodes: np.ndarray, copies: int, static_total: np.ndarray,
+                keys: list | None = None) -> np.ndarray:
+        """(C, copies) int64 total score of the j-th further copy on each candidate, in blocks of copies. keys: as
+        for copy_totals."""
         step = max(1, _BLOCK_ELEMENTS // max(1, len(cand_nodes)))
-        return np.concatenate([
-            copy_totals(np, p, self.cluster.tensors, cand_nodes, static_total,
-                        np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :])
-            for j0 in range(0, copies, step)], axis=1)
+        blocks = [copy_totals(np, p, self.cluster.tensors, cand_nodes, static_total,
+                              np.arange(j0 + 1, min(copies, j0 + step) + 1)[None, :], keys)
+                  for j0 in range(0, copies, step)]
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1)
