@@ -181,12 +181,13 @@ class FGDScore(GpuScore):
         """evaluate on a few nodes as they stand (most kept-shape updates), node by node in plain Python:
         fgd.fgd_score_one."""
         book, typ = state.book, self.typical
-        access = book.derived(("FGDScore access lists", typ), lambda b: self._access(b, None).tolist())
+        terms = book.derived(("FGDScore node terms", typ), lambda b: [
+            fgd.node_terms(typ, tuple(row)) for row in self._access(b, None).tolist()])
         cnt, frag, total, f_before = self._own_state(state, view.tensors)
         cand = device_fits(np, view.free, view.model, state.milli, state.allowed).tolist()
         nodes = range(view.free.shape[0]) if view.rows is None else view.rows.tolist()
         out = [fgd.fgd_score_one(free, fits, (cnt[node].tolist(), frag[node].tolist(), int(total[node])), cpu,
-                                 access[node], float(f_before[node]), typ, state.cpu, state.count, state.milli)
+                                 terms[node], float(f_before[node]), state.cpu, state.count, state.milli)
                for node, free, fits, cpu in zip(nodes, view.free.tolist(), cand, view.cpu_left.tolist())]
         score, device, f_after = zip(*out)
         return np.array(score, np.int64), np.array(device, np.int64), np.array(f_after)
