@@ -70,9 +70,8 @@ class GpuInputs:
 
 @dataclass
 class GpuUndo:
-    """What one placement took: `milli` on each of `rows` (this book's rows), i.e. devices `index` of `node`."""
+    """What one placement took: `milli` on each of the devices `index` of `node`."""
     pod: str
-    rows: np.ndarray                  # (k,) int64
     milli: int
     node: str
     index: np.ndarray                 # (k,) int64 device index on the node
@@ -256,15 +255,15 @@ class GpuBook:
         t = self._tensors()
         self._carried = (key, node, row, request, cpu_left, t, len(t.changes))
 
-    def _take_carried(self, carried, node: int, g: GpuInputs, index: np.ndarray) -> None:
-        """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
-        does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
-        devices changed by it alone (any other take, undo or release drops the carry) and the node table's load once,
-        on that node (the row is the node's whole values: whatever else the key's values hold). Not where some node
-        counts whole devices: which devices show as theirs moves with shares taken."""
+    def _take_carried(self, carried, node: int, g: GpuInputs, index: list) -> None:
+        """After `allocate` took the devices `index` (a list) on `node` for g: write the carried row if it describes
+        the node now. It does when the placement is the one it was made for (node, request, devices, the CPU left
+        after), the book's devices changed by it alone (any other take, undo or release drops the carry) and the node
+        table's load once, on that node (the row is the node's whole values: whatever else the key's values hold).
+        Not where some node counts whole devices: which devices show as theirs moves with shares taken."""
         key, at, row, (count, milli, devices), cpu_left, t, mark = carried
         if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
-                or (devices is not None and index.tolist() != devices) or self._gpu_column(t) >= 0:
+                or (devices is not None and index != devices) or self._gpu_column(t) >= 0:
             return
         changes = t.changes
         hit = self._values.get(key)
@@ -319,37 +318,46 @@ class GpuBook:
         whole-GPU pods do not hold."""
         free, model, _ = self.devices(slice(node, node + 1))   # its own whole devices are in the node table now
         fits = device_fits(np, free, model, g.milli, g.allowed)
+        ok = fits[0].tolist()                # one node's few devices: lists cost less than numpy's calls on them
         if index is None and g.milli == MILLI:
             # Whole devices: every fitting one is idle (free = MILLI, nothing above it), so best fit is index order.
-            index = np.flatnonzero(fits[0])[:g.count].astype(np.int64)
+            picked = [d for d, fit in enumerate(ok) if fit][:g.count]
         elif index is None:
-            index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
-        if len(index) != g.count or not fits[0, index].all():
+            picked = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).tolist()
+        else:
+            picked = index.tolist()
+        if len(picked) != g.count or not all(ok[d] for d in picked):
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
         carried = self._carried
-        undo = self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
+        undo = self._take(pod_key, self.names[node], np.array(picked, np.int64), g.milli)
         if carried is not None:
-            self._take_carried(carried, node, g, undo.index)
+            self._take_carried(carried, node, g, picked)
         return undo
 
     def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
         node = self.index[node_name]
-        rows = self.table.offsets[node] + index
         self._carried = None
-        self.table.milli_used[rows] += milli
-        self._free[node, index] -= milli
+        self._add(node, index, milli)
         self.held[pod_key] = (node_name, index, milli)
         if refresh:
             self._refresh([node])
-        return GpuUndo(pod_key, rows, milli, node_name, index)
+        return GpuUndo(pod_key, milli, node_name, index)
+
+    def _add(self, node: int, index: np.ndarray, milli: int) -> None:
+        """`milli` more in use on the devices `index` of `node` (less where negative). Element by element: a pod
+        holds a few devices, where numpy's fancy indexing costs several times more."""
+        used, free, first = self.table.milli_used, self._free[node], int(self.table.offsets[node])
+        for d in index.tolist():
+            used[first + d] += milli
+            free[d] -= milli
 
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self._carried = None
-        self.table.milli_used[rec.rows] -= rec.milli
-        self._free[self.index[rec.node], rec.index] += rec.milli
+        node = self.index[rec.node]
+        self._add(node, rec.index, -rec.milli)
         self.held.pop(rec.pod, None)
-        self._refresh([self.index[rec.node]])
+        self._refresh([node])
 
     def release(self, pod_key: str) -> None:
         """The pod no longer holds its devices (deleted, completed, rejected at Permit)."""
@@ -358,8 +366,7 @@ class GpuBook:
             self._carried = None
             node_name, index, milli = held
             node = self.index[node_name]
-            self.table.milli_used[self.table.offsets[node] + index] -= milli
-            self._free[node, index] += milli
+            self._add(node, index, -milli)
             self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:
