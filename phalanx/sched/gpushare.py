@@ -40,7 +40,8 @@ import numpy as np
 
 from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import allowed_devices, gpu_share_filter, share_failure, without_whole_devices
+from ..kernels.gpu_share import (allowed_devices, gpu_share_filter, ranked_share_filter, share_failure,
+                                 without_whole_devices)
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
@@ -60,12 +61,16 @@ class GpuInputs:
 
     def filter(self, xp, rows=None):
         """Filter codes and payloads of the nodes `rows` (None: every node)."""
-        free, model, _ = self.book.devices(rows, self.own_whole)
         code, payload = self.book.share_failure(self.allowed, self.count)
         if rows is not None:
             code, payload = code[rows], payload[rows]
-        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), (xp.asarray(code), xp.asarray(payload)),
-                                self.count, self.milli, self.allowed)
+        failure = (xp.asarray(code), xp.asarray(payload))
+        ranked = None if self.allowed is not None else self.book.ranked_free(self.count)
+        if ranked is not None:
+            return ranked_share_filter(failure, xp.asarray(ranked if rows is None else ranked[rows]), self.milli)
+        free, model, _ = self.book.devices(rows, self.own_whole)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), failure, self.count, self.milli,
+                                self.allowed)
 
 
 @dataclass
@@ -96,6 +101,7 @@ class GpuBook:
         self._width = max(table.max_devices(), 1)                 # D: device slots per node in the dense views
         self._free = table.dense_free()   # (N, D) int64 the table's free milli per device slot, kept with it
         self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
+        self._sorted = np.sort(self._free, axis=1)    # (N, D) int64 each node's free milli per slot, ascending
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
         self._values: dict = {}           # node_values(): key -> (node table, values, (N,) int64 per node the
@@ -189,6 +195,16 @@ class GpuBook:
             return free, model, count
         whole = self.whole_counts(own)
         return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
+
+    def ranked_free(self, count: int) -> np.ndarray | None:
+        """(N,) int64 each node's count-th most free device slot (milli; devices() as a pod without whole devices of
+        its own reads them, padding 0): a pod that names no model finds `count` devices with its milli free where
+        that one has it. None where some node counts whole devices (which devices they hold moves with the node
+        table) or no node has `count` slots. Read-only; it moves with later placements."""
+        width = self._sorted.shape[1]
+        if count > width or self._gpu_column(self._tensors()) >= 0:
+            return None
+        return self._sorted[:, width - count]
 
     def share_failure(self, allowed, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(code (N,) int8, payload (N,) int64) each node reports when fewer than `count` of its devices of a model
@@ -350,6 +366,9 @@ class GpuBook:
         for d in index.tolist():
             used[first + d] += milli
             free[d] -= milli
+        row = self._sorted[node]
+        row[:] = free
+        row.sort()
 
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
