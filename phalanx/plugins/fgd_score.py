@@ -129,7 +129,7 @@ class FGDScore(GpuScore):
         """(n, T) bool: typical pod t may use the model of node rows[i] (rows None: every node)."""
         access = book.derived(("FGDScore access", self.typical), lambda b: fgd.access_matrix(np, b.node_models(),
                                                                                               self.typical))
-        return access if rows is None else access[rows]
+        return access if rows is None else access.take(rows, axis=0)
 
     def _node_state(self, state, view):
         """(cnt (n, T), frag (n, T), total (n,), F (n,)) of the view's nodes (kernels/fgd.py node_counts, F). A node's
