@@ -75,6 +75,11 @@ class TypicalPods:
         return levels.astype(np.int64), level.astype(np.int64).reshape(self.size)
 
     @functools.cached_property
+    def milli_levels_one(self) -> tuple:
+        """milli_levels as Python lists (node_counts_one)."""
+        return tuple(a.tolist() for a in self.milli_levels)
+
+    @functools.cached_property
     def class_bits(self) -> tuple:
         """(T,) int64 each pod's 8 gpu_pod + 4 access bits of frag_from_counts' class index, with access true and
         false."""
@@ -321,6 +326,21 @@ class NodeTerms:
     gpu: tuple     # (t, milli, cpu, count, freq) per GPU pod that may use the node's model: Q1, Q2 (Q3's part), Q4
     cpu: tuple     # (cpu, freq) per CPU-only pod: XL, XR
     na: tuple      # freq per GPU pod that may not: NA
+
+
+def node_counts_one(free, typ: TypicalPods) -> tuple:
+    """node_counts of one node whose device slots have `free` milli (D ints): (cnt, frag lists of T, total)."""
+    levels, level = typ.milli_levels_one
+    values = sorted(free)
+    fitting, below = len(values), 0
+    cnt_at, frag_at = [], []
+    for m in levels:                 # ascending: the devices below a level are a prefix of the sorted values
+        while fitting and values[-fitting] < m:
+            below += values[-fitting]
+            fitting -= 1
+        cnt_at.append(fitting)
+        frag_at.append(below)
+    return [cnt_at[u] for u in level], [frag_at[u] for u in level], sum(free)
 
 
 @functools.lru_cache(maxsize=256)
