@@ -267,10 +267,12 @@ def test_fgd_one_node_matches_arrays_bit_for_bit(nodes, pod, typ):
         want = fgd.fgd_score(xp, free, cpu, access, before, cand, kernel_typ, pod["cpu"], pod["count"], pod["milli"])
     for n in range(len(nodes)):
         one = (counts[0][n].tolist(), counts[1][n].tolist(), int(counts[2][n]))
-        f_before = fgd.frag_one(*one, int(cpu[n]), access[n].tolist(), kernel_typ)
+        assert fgd.node_counts_one(free[n].tolist(), kernel_typ) == one
+        terms = fgd.node_terms(kernel_typ, tuple(access[n].tolist()))
+        f_before = fgd.frag_one(*one, int(cpu[n]), terms)
         assert f_before == float(before[n])
-        got = fgd.fgd_score_one(free[n].tolist(), cand[n].tolist(), one, int(cpu[n]), access[n].tolist(), f_before,
-                                kernel_typ, pod["cpu"], pod["count"], pod["milli"])
+        got = fgd.fgd_score_one(free[n].tolist(), cand[n].tolist(), one, int(cpu[n]), terms, f_before, pod["cpu"],
+                                pod["count"], pod["milli"])
         assert got == (int(want[0][n]), int(want[1][n]), float(want[2][n]))
         assert all(type(v) is t for v, t in zip(got, (int, int, float)))
         if share and got[1] >= 0:

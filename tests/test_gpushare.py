@@ -570,3 +570,45 @@ def test_node_values_read_in_part_equal_values_computed_afresh(data):
         at = slice(None) if rows is None else rows
         for g, w in zip(got, want):
             assert g[at].tolist() == w[at].tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_share_filter_by_ranked_free_equals_the_device_count(data):
+    """GpuShare's Filter for a pod that names no model compares each node's count-th most free slot with its milli
+    (GpuBook.ranked_free, kept sorted through takes, undos and releases): the codes and payloads gpu_share_filter
+    gives over the devices, on every node and on some rows."""
+    from phalanx.cluster_models.gpus import GpuRequest
+    from phalanx.kernels.gpu_share import gpu_share_filter
+    from phalanx.sched.gpushare import GpuBook
+    counts = data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=5))
+    book = GpuBook.from_nodes([gnode(f"n{i}", k) for i, k in enumerate(counts)])    # no node table: no whole GPUs
+    millis = st.sampled_from([100, 250, 300, 500, 700, 1000])
+    held, undos = [], []
+    for i in range(data.draw(st.integers(0, 12))):
+        step = data.draw(st.integers(0, 3))
+        if step == 0 and held:
+            key = held.pop(data.draw(st.integers(0, len(held) - 1)))
+            book.release(key)
+            undos = [rec for rec in undos if rec.pod != key]
+        elif step == 1 and undos:
+            rec = undos.pop()
+            book.undo(rec)
+            held.remove(rec.pod)
+        else:
+            g = book.prepare(f"p{i}", GpuRequest(1, data.draw(millis)))
+            fits = np.flatnonzero(g.filter(np)[0] == 0).tolist()
+            if fits:
+                undos.append(book.allocate(g, data.draw(st.sampled_from(fits)), f"p{i}"))
+                held.append(f"p{i}")
+    rows = st.none() | st.lists(st.integers(0, len(counts) - 1), unique=True).map(lambda r: np.array(r, np.int64))
+    for count in range(1, 6):
+        assert count > max(counts) or book.ranked_free(count) is not None        # the path under test
+        for milli in (100, 300, 500, 1000):
+            at = data.draw(rows)
+            free, model, _ = book.devices(at)
+            code, payload = book.share_failure(None, count)
+            part = slice(None) if at is None else at
+            want = gpu_share_filter(np, free, model, (code[part], payload[part]), count, milli, None)
+            got = book.prepare("q", GpuRequest(count, milli)).filter(np, at)
+            assert [a.tolist() for a in got] == [w.tolist() for w in want]

@@ -75,18 +75,16 @@ class TypicalPods:
         return levels.astype(np.int64), level.astype(np.int64).reshape(self.size)
 
     @functools.cached_property
+    def milli_levels_one(self) -> tuple:
+        """milli_levels as Python lists (node_counts_one)."""
+        return tuple(a.tolist() for a in self.milli_levels)
+
+    @functools.cached_property
     def class_bits(self) -> tuple:
         """(T,) int64 each pod's 8 gpu_pod + 4 access bits of frag_from_counts' class index, with access true and
         false."""
         gpu_pod = 8 * (self.columns[1] > 0).astype(np.int64)
         return gpu_pod + 4, gpu_pod
-
-    @functools.cached_property
-    def per_pod(self) -> tuple:
-        """One tuple per typical pod for frag_one: (cpu, count, freq, class bits with access, class bits without),
-        as Python numbers."""
-        with_access, without = (c.tolist() for c in self.class_bits)
-        return tuple(zip(self.cpu, self.count, self.freq, with_access, without))
 
     @functools.cached_property
     def gpu_pod(self) -> tuple:
@@ -319,19 +317,80 @@ def distinct_nodes(free, model, cpu_left):
 # order (per class in typical-pod order from 0.0, the classes left to right), with numpy's exp (math.exp differs
 # from it in the last bit for a few percent of arguments).
 
-_CLASS_OF_ONE = tuple(_CLASS_OF.tolist())
+@dataclass(frozen=True)
+class NodeTerms:
+    """A node's typical pods as the one-node functions read them, grouped by the fragment classes each can fall in
+    on that node. Each class takes amounts from one group alone, so adding a group's amounts in typical-pod order
+    adds every class's in frag_from_counts' order; a pod's class is found by two or three comparisons instead of
+    frag_from_counts' class index."""
+    gpu: tuple     # (t, milli, cpu, count, freq) per GPU pod that may use the node's model: Q1, Q2 (Q3's part), Q4
+    cpu: tuple     # (cpu, freq) per CPU-only pod: XL, XR
+    na: tuple      # freq per GPU pod that may not: NA
 
 
-def frag_one(cnt, frag, total: int, cpu_left: int, access, typ: TypicalPods) -> float:
-    """frag_from_counts of one node: cnt, frag and access sequences of T, total and cpu_left ints."""
-    sums = [0.0] * CLASSES
-    for (cpu_t, count_t, freq_t, with_access, without), c, f, a in zip(typ.per_pod, cnt, frag, access):
-        index = (with_access if a else without) + 2 * (c >= count_t) + (cpu_left >= cpu_t)
-        sums[_CLASS_OF_ONE[index]] += freq_t * (f if index == Q3_INDEX else total)
-    out = sums[0]
-    for s in sums[1:]:
-        out += s
-    return out
+def node_counts_one(free, typ: TypicalPods) -> tuple:
+    """node_counts of one node whose device slots have `free` milli (D ints): (cnt, frag lists of T, total)."""
+    levels, level = typ.milli_levels_one
+    values = sorted(free)
+    fitting, below = len(values), 0
+    cnt_at, frag_at = [], []
+    for m in levels:                 # ascending: the devices below a level are a prefix of the sorted values
+        while fitting and values[-fitting] < m:
+            below += values[-fitting]
+            fitting -= 1
+        cnt_at.append(fitting)
+        frag_at.append(below)
+    return [cnt_at[u] for u in level], [frag_at[u] for u in level], sum(free)
+
+
+@functools.lru_cache(maxsize=256)
+def node_terms(typ: TypicalPods, access: tuple) -> NodeTerms:
+    """The NodeTerms of a node whose access row (T bools, access_matrix) is `access`."""
+    gpu, cpu, na = [], [], []
+    for t, (cpu_t, milli_t, count_t, freq_t, a) in enumerate(zip(typ.cpu, typ.milli, typ.count, typ.freq, access)):
+        if not milli_t:
+            cpu.append((cpu_t, freq_t))
+        elif a:
+            gpu.append((t, milli_t, cpu_t, count_t, freq_t))
+        else:
+            na.append(freq_t)
+    return NodeTerms(tuple(gpu), tuple(cpu), tuple(na))
+
+
+def frag_one(cnt, frag, total: int, cpu_left: int, terms: NodeTerms, taken: int = 0, value: int = MILLI,
+             milli: int = 0) -> float:
+    """frag_from_counts of one node (cnt, frag sequences of T; total, cpu_left ints; terms its NodeTerms), with the
+    counts moved by a placement as they are read (no lists of the counts after): whole GPUs taking `taken` idle
+    devices (whole_counts_after), or a share taking `milli` from a device with `value` free (share_counts_after);
+    `total` and `cpu_left` are the node's after the placement."""
+    left = value - milli
+    amount = float(total)            # (an int operand of a float product is converted exactly so)
+    q1 = q2 = q4 = 0.0
+    for t, m, cpu_t, count_t, freq_t in terms.gpu:
+        if left >= m:                # the device fits the pod after as before (none taken: every device)
+            c, f = cnt[t] - taken, frag[t]
+        elif value >= m:             # it no longer does: its left part becomes fragment
+            c, f = cnt[t] - 1, frag[t] + left
+        else:                        # it fitted neither time: its fragment shrinks by milli
+            c, f = cnt[t], frag[t] - milli
+        if c >= count_t:
+            if cpu_left >= cpu_t:    # Q3: its fragment part counts under Q2
+                q2 += freq_t * f
+            else:
+                q4 += freq_t * amount
+        elif cpu_left >= cpu_t:
+            q2 += freq_t * amount
+        else:
+            q1 += freq_t * amount
+    xl = xr = na = 0.0
+    for cpu_t, freq_t in terms.cpu:
+        if cpu_left >= cpu_t:
+            xl += freq_t * amount
+        else:
+            xr += freq_t * amount
+    for freq_t in terms.na:
+        na += freq_t * amount
+    return q1 + q2 + q4 + xl + xr + na
 
 
 def score_one(f_before: float, f_after: float) -> int:
@@ -361,19 +420,18 @@ def whole_counts_after_one(cnt, frag, total: int, taken: int, typ: TypicalPods, 
     return [c - taken * g for c, g in zip(cnt, typ.gpu_pod)], frag, total - count * MILLI
 
 
-def fgd_score_one(free, cand, counts, cpu_left: int, access, f_before: float, typ: TypicalPods, cpu_req: int,
-                  count: int, milli: int) -> tuple:
+def fgd_score_one(free, cand, counts, cpu_left: int, terms: NodeTerms, f_before: float, cpu_req: int, count: int,
+                  milli: int) -> tuple:
     """fgd_score (count 0, whole GPUs) or share_score (count 1, a share) of one node: free and cand its device slots
-    (D,), counts its node_counts (cnt, frag, total). Returns (score, device, F after) as Python numbers: -1 / -1 /
-    0.0 for a share without a candidate device; several shares of GPUs are left to fgd_score."""
+    (D,), counts its node_counts (cnt, frag, total), terms its NodeTerms. Returns (score, device, F after) as Python
+    numbers: -1 / -1 / 0.0 for a share without a candidate device; several shares of GPUs are left to fgd_score."""
     cnt, frag, total = counts
     cpu_after = cpu_left - cpu_req
     if count == 0:
-        f_after = frag_one(cnt, frag, total, cpu_after, access, typ)
+        f_after = frag_one(cnt, frag, total, cpu_after, terms)
         return score_one(f_before, f_after), -1, f_after
     if milli == MILLI:
-        after = whole_counts_after_one(cnt, frag, total, min(sum(cand), count), typ, count)
-        f_after = frag_one(*after, cpu_after, access, typ)
+        f_after = frag_one(cnt, frag, total - count * MILLI, cpu_after, terms, taken=min(sum(cand), count))
         return score_one(f_before, f_after), -1, f_after
     if count != 1:
         raise ValueError("fgd_score_one: several shares of GPUs go to fgd_score")
@@ -384,7 +442,7 @@ def fgd_score_one(free, cand, counts, cpu_left: int, access, f_before: float, ty
         if not ok or value in seen:
             continue
         seen.add(value)
-        f_after = frag_one(*share_counts_after_one(cnt, frag, total, value, typ, milli), cpu_after, access, typ)
+        f_after = frag_one(cnt, frag, total - milli, cpu_after, terms, value=value, milli=milli)
         score = score_one(f_before, f_after)
         if score > best:
             best, device, f_best = score, d, f_after

@@ -50,6 +50,16 @@ def gpu_share_filter(xp, free, dev_model, failure, count: int, milli: int, allow
     free, else the node's share_failure (`failure`: its (code, payload)). `allowed`: tuple of model ids, or None for
     any. Products with the failed mask rather than where() (a few rows per call on the kept-shape path, where numpy's
     per-call cost is the whole cost): SUCCESS and payload 0 where it fits."""
-    failed = device_fits(xp, free, dev_model, milli, allowed).sum(axis=1) < count
+    return _failures(device_fits(xp, free, dev_model, milli, allowed).sum(axis=1) < count, failure)
+
+
+def ranked_share_filter(failure, ranked, milli: int):
+    """gpu_share_filter of a pod that names no model, from `ranked` (N,) int64: each node's count-th most free device
+    slot (GpuBook.ranked_free): `count` devices have `milli` free where that one has. Fewer operations on the few
+    rows of a kept-shape update."""
+    return _failures(ranked < milli, failure)
+
+
+def _failures(failed, failure):
     code, payload = failure
     return failed * code, failed * payload

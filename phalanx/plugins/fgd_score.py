@@ -129,7 +129,7 @@ class FGDScore(GpuScore):
         """(n, T) bool: typical pod t may use the model of node rows[i] (rows None: every node)."""
         access = book.derived(("FGDScore access", self.typical), lambda b: fgd.access_matrix(np, b.node_models(),
                                                                                               self.typical))
-        return access if rows is None else access[rows]
+        return access if rows is None else access.take(rows, axis=0)
 
     def _node_state(self, state, view):
         """(cnt (n, T), frag (n, T), total (n,), F (n,)) of the view's nodes (kernels/fgd.py node_counts, F). A node's
@@ -143,9 +143,25 @@ class FGDScore(GpuScore):
 
     def _own_state(self, state, tensors):
         """(cnt (N, T), frag (N, T), total (N,), F (N,)) of every node as it stands, kept by the book."""
+        return state.book.node_values(self._state_key, lambda rows: self._own_rows(state, tensors, rows))
+
+    def _own_rows(self, state, tensors, rows):
+        """_own_state's values of the nodes `rows` (None: every node). One node (most often one a CPU-only pod was
+        placed on: no carry, GpuShare's Reserve does not run for it) in plain Python (fgd.node_counts_one,
+        frag_one)."""
         book, typ = state.book, self.typical
-        return book.node_values(self._state_key, lambda rows: self._fragmentation(
-            node_view(state, tensors, rows), typ, self._access(book, rows)))
+        view = node_view(state, tensors, rows)
+        if rows is None or len(rows) != 1:
+            return self._fragmentation(view, typ, self._access(book, rows))
+        cnt, frag, total = fgd.node_counts_one(view.free[0].tolist(), typ)
+        f = fgd.frag_one(cnt, frag, total, int(view.cpu_left[0]), self._terms(book)[int(rows[0])])
+        return np.array([cnt]), np.array([frag]), np.array([total]), np.array([f])
+
+    def _terms(self, book) -> list:
+        """Per node its fgd.NodeTerms."""
+        typ = self.typical
+        return book.derived(("FGDScore node terms", typ), lambda b: [
+            fgd.node_terms(typ, tuple(row)) for row in self._access(b, None).tolist()])
 
     @staticmethod
     def _fragmentation(view, typ, access):
@@ -180,13 +196,12 @@ class FGDScore(GpuScore):
     def _evaluate_few(self, state, view):
         """evaluate on a few nodes as they stand (most kept-shape updates), node by node in plain Python:
         fgd.fgd_score_one."""
-        book, typ = state.book, self.typical
-        access = book.derived(("FGDScore access lists", typ), lambda b: self._access(b, None).tolist())
+        terms = self._terms(state.book)
         cnt, frag, total, f_before = self._own_state(state, view.tensors)
         cand = device_fits(np, view.free, view.model, state.milli, state.allowed).tolist()
         nodes = range(view.free.shape[0]) if view.rows is None else view.rows.tolist()
         out = [fgd.fgd_score_one(free, fits, (cnt[node].tolist(), frag[node].tolist(), int(total[node])), cpu,
-                                 access[node], float(f_before[node]), typ, state.cpu, state.count, state.milli)
+                                 terms[node], float(f_before[node]), state.cpu, state.count, state.milli)
                for node, free, fits, cpu in zip(nodes, view.free.tolist(), cand, view.cpu_left.tolist())]
         score, device, f_after = zip(*out)
         return np.array(score, np.int64), np.array(device, np.int64), np.array(f_after)

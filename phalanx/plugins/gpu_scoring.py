@@ -92,9 +92,9 @@ def cpu_left(tensors, rows):
     """Allocatable milli-CPU less the requests of the pods on the nodes `rows` (None: every node; an int: a scalar)."""
     nodes = tensors.nodes
     cpu = tensors.resources.get("cpu")
-    alloc = nodes.allocatable[:, cpu] if rows is None else nodes.allocatable[rows, cpu]
-    used = nodes.requested[:, cpu] if rows is None else nodes.requested[rows, cpu]
-    return alloc - used
+    # The column first: indexing its rows costs less than indexing (rows, column) of the table.
+    alloc, used = nodes.allocatable[:, cpu], nodes.requested[:, cpu]
+    return alloc - used if rows is None else alloc[rows] - used[rows]
 
 
 def after_copies(state: GpuScoreState, view: NodeView, copies: int) -> NodeView:

@@ -40,7 +40,8 @@ import numpy as np
 
 from ..cluster_models.gpus import MILLI, NVIDIA_GPU, GpuRequest, GpuTable, gpu_request_from_pod, node_gpus
 from ..kernels.gpu_fit import allowed_ids, device_fits, select_devices
-from ..kernels.gpu_share import allowed_devices, gpu_share_filter, share_failure, without_whole_devices
+from ..kernels.gpu_share import (allowed_devices, gpu_share_filter, ranked_share_filter, share_failure,
+                                 without_whole_devices)
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
@@ -60,19 +61,22 @@ class GpuInputs:
 
     def filter(self, xp, rows=None):
         """Filter codes and payloads of the nodes `rows` (None: every node)."""
-        free, model, _ = self.book.devices(rows, self.own_whole)
         code, payload = self.book.share_failure(self.allowed, self.count)
         if rows is not None:
             code, payload = code[rows], payload[rows]
-        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), (xp.asarray(code), xp.asarray(payload)),
-                                self.count, self.milli, self.allowed)
+        failure = (xp.asarray(code), xp.asarray(payload))
+        ranked = None if self.allowed is not None else self.book.ranked_free(self.count)
+        if ranked is not None:
+            return ranked_share_filter(failure, xp.asarray(ranked if rows is None else ranked[rows]), self.milli)
+        free, model, _ = self.book.devices(rows, self.own_whole)
+        return gpu_share_filter(xp, xp.asarray(free), xp.asarray(model), failure, self.count, self.milli,
+                                self.allowed)
 
 
 @dataclass
 class GpuUndo:
-    """What one placement took: `milli` on each of `rows` (this book's rows), i.e. devices `index` of `node`."""
+    """What one placement took: `milli` on each of the devices `index` of `node`."""
     pod: str
-    rows: np.ndarray                  # (k,) int64
     milli: int
     node: str
     index: np.ndarray                 # (k,) int64 device index on the node
@@ -97,6 +101,7 @@ class GpuBook:
         self._width = max(table.max_devices(), 1)                 # D: device slots per node in the dense views
         self._free = table.dense_free()   # (N, D) int64 the table's free milli per device slot, kept with it
         self._model = table.dense_model()  # (N, D) int64 model id per slot (-1 padding)
+        self._sorted = np.sort(self._free, axis=1)    # (N, D) int64 each node's free milli per slot, ascending
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
         self._values: dict = {}           # node_values(): key -> (node table, values, (N,) int64 per node the
@@ -184,12 +189,24 @@ class GpuBook:
         devices (n,) int64 per node. The arrays may be the book's own: read them before the next placement."""
         if rows is None:
             free, model, count = self._free, self._model, self._counts
-        else:
+        elif isinstance(rows, slice):
             free, model, count = self._free[rows], self._model[rows], self._counts[rows]
+        else:                            # (numpy's fancy indexing of rows costs twice what take does)
+            free, model, count = self._free.take(rows, axis=0), self._model.take(rows, axis=0), self._counts.take(rows)
         if self._gpu_column(self._tensors()) < 0:      # no node counts whole devices: none is held
             return free, model, count
         whole = self.whole_counts(own)
         return without_whole_devices(np, free, whole if rows is None else whole[rows]), model, count
+
+    def ranked_free(self, count: int) -> np.ndarray | None:
+        """(N,) int64 each node's count-th most free device slot (milli; devices() as a pod without whole devices of
+        its own reads them, padding 0): a pod that names no model finds `count` devices with its milli free where
+        that one has it. None where some node counts whole devices (which devices they hold moves with the node
+        table) or no node has `count` slots. Read-only; it moves with later placements."""
+        width = self._sorted.shape[1]
+        if count > width or self._gpu_column(self._tensors()) >= 0:
+            return None
+        return self._sorted[:, width - count]
 
     def share_failure(self, allowed, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(code (N,) int8, payload (N,) int64) each node reports when fewer than `count` of its devices of a model
@@ -256,15 +273,15 @@ class GpuBook:
         t = self._tensors()
         self._carried = (key, node, row, request, cpu_left, t, len(t.changes))
 
-    def _take_carried(self, carried, node: int, g: GpuInputs, index: np.ndarray) -> None:
-        """After `allocate` took `index` on `node` for g: write the carried row if it describes the node now. It
-        does when the placement is the one it was made for (node, request, devices, the CPU left after), the book's
-        devices changed by it alone (any other take, undo or release drops the carry) and the node table's load once,
-        on that node (the row is the node's whole values: whatever else the key's values hold). Not where some node
-        counts whole devices: which devices show as theirs moves with shares taken."""
+    def _take_carried(self, carried, node: int, g: GpuInputs, index: list) -> None:
+        """After `allocate` took the devices `index` (a list) on `node` for g: write the carried row if it describes
+        the node now. It does when the placement is the one it was made for (node, request, devices, the CPU left
+        after), the book's devices changed by it alone (any other take, undo or release drops the carry) and the node
+        table's load once, on that node (the row is the node's whole values: whatever else the key's values hold).
+        Not where some node counts whole devices: which devices show as theirs moves with shares taken."""
         key, at, row, (count, milli, devices), cpu_left, t, mark = carried
         if at != node or (count, milli) != (g.count, g.milli) or t is not self._tensors() \
-                or (devices is not None and index.tolist() != devices) or self._gpu_column(t) >= 0:
+                or (devices is not None and index != devices) or self._gpu_column(t) >= 0:
             return
         changes = t.changes
         hit = self._values.get(key)
@@ -319,37 +336,49 @@ class GpuBook:
         whole-GPU pods do not hold."""
         free, model, _ = self.devices(slice(node, node + 1))   # its own whole devices are in the node table now
         fits = device_fits(np, free, model, g.milli, g.allowed)
+        ok = fits[0].tolist()                # one node's few devices: lists cost less than numpy's calls on them
         if index is None and g.milli == MILLI:
             # Whole devices: every fitting one is idle (free = MILLI, nothing above it), so best fit is index order.
-            index = np.flatnonzero(fits[0])[:g.count].astype(np.int64)
+            picked = [d for d, fit in enumerate(ok) if fit][:g.count]
         elif index is None:
-            index = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).astype(np.int64)
-        if len(index) != g.count or not fits[0, index].all():
+            picked = np.flatnonzero(select_devices(np, free, fits, g.count, "best")[0]).tolist()
+        else:
+            picked = index.tolist()
+        if len(picked) != g.count or not all(ok[d] for d in picked):
             raise AssertionError(f"GpuShare: pod {pod_key} placed on a node without {g.count} fitting devices")
         carried = self._carried
-        undo = self._take(pod_key, self.names[node], np.asarray(index, np.int64), g.milli)
+        undo = self._take(pod_key, self.names[node], np.array(picked, np.int64), g.milli)
         if carried is not None:
-            self._take_carried(carried, node, g, undo.index)
+            self._take_carried(carried, node, g, picked)
         return undo
 
     def _take(self, pod_key: str, node_name: str, index: np.ndarray, milli: int, refresh: bool = True) -> GpuUndo:
         node = self.index[node_name]
-        rows = self.table.offsets[node] + index
         self._carried = None
-        self.table.milli_used[rows] += milli
-        self._free[node, index] -= milli
+        self._add(node, index, milli)
         self.held[pod_key] = (node_name, index, milli)
         if refresh:
             self._refresh([node])
-        return GpuUndo(pod_key, rows, milli, node_name, index)
+        return GpuUndo(pod_key, milli, node_name, index)
+
+    def _add(self, node: int, index: np.ndarray, milli: int) -> None:
+        """`milli` more in use on the devices `index` of `node` (less where negative). Element by element: a pod
+        holds a few devices, where numpy's fancy indexing costs several times more."""
+        used, free, first = self.table.milli_used, self._free[node], int(self.table.offsets[node])
+        for d in index.tolist():
+            used[first + d] += milli
+            free[d] -= milli
+        row = self._sorted[node]
+        row[:] = free
+        row.sort()
 
     def undo(self, rec: GpuUndo) -> None:
         """Exactly undo `allocate` (placements undone newest first)."""
         self._carried = None
-        self.table.milli_used[rec.rows] -= rec.milli
-        self._free[self.index[rec.node], rec.index] += rec.milli
+        node = self.index[rec.node]
+        self._add(node, rec.index, -rec.milli)
         self.held.pop(rec.pod, None)
-        self._refresh([self.index[rec.node]])
+        self._refresh([node])
 
     def release(self, pod_key: str) -> None:
         """The pod no longer holds its devices (deleted, completed, rejected at Permit)."""
@@ -358,8 +387,7 @@ class GpuBook:
             self._carried = None
             node_name, index, milli = held
             node = self.index[node_name]
-            self.table.milli_used[self.table.offsets[node] + index] -= milli
-            self._free[node, index] += milli
+            self._add(node, index, -milli)
             self._refresh([node])
 
     def add_bound(self, pod, node: int, req: GpuRequest) -> str | None:
