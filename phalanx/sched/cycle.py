@@ -18,16 +18,16 @@ from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
 
-# copy_totals of up to this many (row, copy) pairs, and filter_rows of up to this many rows, read results remembered
-# by node rows (RememberedRows): a lookup per pair, which beyond it costs more than the arrays. At most
-# _REMEMBERED_MAX results are kept per cycle state; after _REMEMBERED_TRIAL lookups, a state that found fewer than
-# half of them remembered stops (its nodes rarely repeat a row).
 # The node table's capacity and load columns: results read from these alone are remembered by one key per row.
 LOAD_COLUMNS = ("allocatable", "requested", "nonzero_requested", "pod_count", "allowed_pods")
+# copy_totals of up to this many (row, copy) pairs, and filter_rows and capacity_rows of up to this many rows, read
+# results remembered by node rows (RememberedRows): a lookup per pair, which beyond it costs more than the arrays.
+# At most _REMEMBERED_MAX results are kept per cycle state; after _REMEMBERED_TRIAL lookups, a state that found fewer
+# than half of them remembered stops (its nodes rarely repeat a row).
 _REMEMBERED_PAIRS = 64
-_UNBOUNDED = 1 << 62       # copies of a pod no Filter limits (capacity_rows remembers the Filters' own limit)
 _REMEMBERED_MAX = 4096
 _REMEMBERED_TRIAL = 1024
+_UNBOUNDED = 1 << 62       # copies of a pod no Filter limits (capacity_rows remembers the Filters' own limit)
 
 
 @dataclass
@@ -42,6 +42,7 @@ class RememberedRows:
 
     @property
     def worthwhile(self) -> bool:
+        """Whether to look up and remember: not after a trial in which fewer than half of the keys were found."""
         return self.asked < _REMEMBERED_TRIAL or 2 * self.found >= self.asked
 
     def keys(self, tensors, rows: np.ndarray) -> list[bytes]:
@@ -108,7 +109,8 @@ class Prepared:
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
-    _remembered: dict = field(default_factory=dict, init=False, repr=False)   # row_totals(), row_filters()
+    _remembered: dict = field(default_factory=dict, init=False, repr=False)   # row_totals(), row_capacity(),
+                                                                              # row_filters(), once made
 
     @property
     def shape(self) -> PodShape:
