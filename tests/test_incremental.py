@@ -143,6 +143,13 @@ def test_kept_results_equal_a_full_evaluation(case):
         assert kept.best() == node
 
 
+def _kept_after_events(case, seed: int):
+    """The node table, a generator seeded with `seed` and the kept shapes left by _records on `case`."""
+    nodes, pods = case
+    _, sched = _records(nodes, pods, incremental=True)
+    return sched.cluster.tensors, np.random.default_rng(seed), list(sched.placer.kept.entries.values())
+
+
 @given(interleaved_cases(), st.integers(0, 2**32 - 1))
 @settings(max_examples=40, deadline=None)
 def test_remembered_totals_equal_the_arrays(case, seed):
@@ -150,11 +157,9 @@ def test_remembered_totals_equal_the_arrays(case, seed):
     kept shape, for the next pod and for copies, on rows met before and new, also when the memory is full and
     starts again."""
     from phalanx.sched import cycle
-    nodes, pods = case
-    _, sched = _records(nodes, pods, incremental=True)
-    tensors, rng = sched.cluster.tensors, np.random.default_rng(seed)
+    tensors, rng, entries = _kept_after_events(case, seed)
     n = tensors.nodes.size
-    for entry in list(sched.placer.kept.entries.values()):
+    for entry in entries:
         p = entry.scoring
         remembered = p.row_totals()
         if remembered is None:
@@ -187,11 +192,9 @@ def test_remembered_filters_equal_the_filters(case, seed):
     """A kept shape's NODE_LOCAL Filters on node rows (filter_rows), and the copies its nodes take (capacity_rows),
     remembered by those rows, are what the Filters and copy_capacity return on them, first met or met again."""
     from phalanx.sched.cycle import NodeRows, WithNodes, capacity_rows, copy_capacity, filter_rows
-    nodes, pods = case
-    _, sched = _records(nodes, pods, incremental=True)
-    tensors, rng = sched.cluster.tensors, np.random.default_rng(seed)
+    tensors, rng, entries = _kept_after_events(case, seed)
     n = tensors.nodes.size
-    for entry in list(sched.placer.kept.entries.values()):
+    for entry in entries:
         local = entry.local
         for _ in range(4):
             rows = rng.integers(0, n, int(rng.integers(1, min(n, 8) + 1)))
