@@ -263,7 +263,7 @@ def test_shapes_beyond_the_budget_are_evicted_and_decisions_stay():
         sched = Scheduler(cluster)
         sched.placer.kept = ShapeCache(budget)
         return first_attempts(sched, pods), sched.placer.kept
-    (small, cache_small), (large, cache_large) = run(1), run(1 << 20)
+    (small, cache_small), (large, cache_large) = run(1), run(1 << 24)     # (a shape counts its remembered rows too)
     assert small == large
     assert len(cache_small.entries) == 1 and len(cache_large.entries) == 4
 

@@ -25,8 +25,11 @@ LOAD_COLUMNS = ("allocatable", "requested", "nonzero_requested", "pod_count", "a
 # At most _REMEMBERED_MAX results are kept per cycle state; after _REMEMBERED_TRIAL lookups, a state that found fewer
 # than half of them remembered stops (its nodes rarely repeat a row).
 _REMEMBERED_PAIRS = 64
-_REMEMBERED_MAX = 4096
+_REMEMBERED_MAX = 256
 _REMEMBERED_TRIAL = 1024
+# What one RememberedRows may hold at most, counted in a kept shape's bytes (incremental.ShapeScores.nbytes): its
+# results (a row's key of ~150 bytes, the dictionary's slot, the result) up to the bound and one call's more.
+REMEMBERED_BYTES = (_REMEMBERED_MAX + _REMEMBERED_PAIRS) * 400
 _UNBOUNDED = 1 << 62       # copies of a pod no Filter limits (capacity_rows remembers the Filters' own limit)
 
 

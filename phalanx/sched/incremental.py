@@ -34,8 +34,8 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import (Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare, run_filters,
-                    run_scores)
+from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare,
+                    run_filters, run_scores)
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -92,7 +92,8 @@ class ShapeScores:
     def nbytes(self) -> int:
         arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, *self.key.arrays, *self.holders,
                   *self.codes.values(), *self.payloads.values())
-        return sum(a.nbytes for a in arrays)
+        remembered = (self.local.row_filters(), self.scoring.row_totals(), self.prepared.row_capacity())
+        return sum(a.nbytes for a in arrays) + REMEMBERED_BYTES * sum(r is not None for r in remembered)
 
     def evaluation(self, framework) -> Evaluation:
         """The Filter results a full cycle would return now (what a failing pod's message and rejectors read). Its
