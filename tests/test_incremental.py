@@ -161,7 +161,7 @@ def test_remembered_totals_equal_the_arrays(case, seed):
     n = tensors.nodes.size
     for entry in entries:
         p = entry.scoring
-        remembered = p.row_totals()
+        remembered = p.row_totals
         if remembered is None:
             continue
         for _ in range(6):
@@ -223,11 +223,11 @@ def test_plugins_reading_more_than_the_node_table_are_not_remembered():
         filter_columns = ()
 
     fit = NodeResourcesFit()
-    assert Prepared(pod=None, filters=(), scores=((fit, None, 1),)).row_totals() is not None
-    assert Prepared(pod=None, filters=(), scores=((fit, None, 1), (Unnamed(), None, 1))).row_totals() is None
-    assert Prepared(pod=None, filters=(), scores=()).row_totals() is None
-    assert Prepared(pod=None, filters=((fit, None),), scores=()).row_filters() is not None
-    assert Prepared(pod=None, filters=((fit, None), (UnnamedFilter(), None)), scores=()).row_filters() is None
+    assert Prepared(pod=None, filters=(), scores=((fit, None, 1),)).row_totals is not None
+    assert Prepared(pod=None, filters=(), scores=((fit, None, 1), (Unnamed(), None, 1))).row_totals is None
+    assert Prepared(pod=None, filters=(), scores=()).row_totals is None
+    assert Prepared(pod=None, filters=((fit, None),), scores=()).row_filters is not None
+    assert Prepared(pod=None, filters=((fit, None), (UnnamedFilter(), None)), scores=()).row_filters is None
 
 
 def _soft_taints(n: int):

@@ -112,8 +112,6 @@ class Prepared:
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
-    _remembered: dict = field(default_factory=dict, init=False, repr=False)   # row_totals(), row_capacity(),
-                                                                              # row_filters(), once made
 
     @property
     def shape(self) -> PodShape:
@@ -131,31 +129,26 @@ class Prepared:
                 (plugin, state) for plugin, state in self.filters if plugin.removal_behaviour(state) == NODE_LOCAL))
         return self._node_local
 
+    @functools.cached_property
     def row_totals(self) -> RememberedRows | None:
         """copy_totals' NODE_LOCAL totals (the weighted sum of the NODE_LOCAL scores) remembered by node rows:
         key (copy, the rows' bytes); None when a NODE_LOCAL score reads more than node-table columns, or there is
-        none."""
-        if "totals" not in self._remembered:
-            self._remembered["totals"] = _remembered_rows(
-                [plugin for plugin, state, _ in self.scores if plugin.score_behaviour(state) == NODE_LOCAL],
-                "score_columns")
-        return self._remembered["totals"]
+        none. (A replaced copy of the state makes its own.)"""
+        return _remembered_rows([plugin for plugin, state, _ in self.scores
+                                 if plugin.score_behaviour(state) == NODE_LOCAL], "score_columns")
 
+    @functools.cached_property
     def row_capacity(self) -> RememberedRows | None:
         """copy_capacity's copies per node remembered by node rows (capacity_rows); None when a NODE_LOCAL Filter
         (filter_behaviour) reads more than node-table columns, or there is none."""
-        if "capacity" not in self._remembered:
-            self._remembered["capacity"] = _remembered_rows(
-                [plugin for plugin, state in self.filters if plugin.filter_behaviour(state) == NODE_LOCAL],
-                "filter_columns")
-        return self._remembered["capacity"]
+        return _remembered_rows([plugin for plugin, state in self.filters
+                                 if plugin.filter_behaviour(state) == NODE_LOCAL], "filter_columns")
 
+    @functools.cached_property
     def row_filters(self) -> RememberedRows | None:
         """The Filters' (code, payload) per filter remembered by node rows (filter_rows); None when a Filter reads
         more than node-table columns, or there is none."""
-        if "filters" not in self._remembered:
-            self._remembered["filters"] = _remembered_rows([plugin for plugin, _ in self.filters], "filter_columns")
-        return self._remembered["filters"]
+        return _remembered_rows([plugin for plugin, _ in self.filters], "filter_columns")
 
     @property
     def filter_names(self) -> tuple[str, ...]:
@@ -362,15 +355,16 @@ def copy_capacity(xp, p: Prepared, tensors, default: int):
 def capacity_rows(p: Prepared, tensors, rows: np.ndarray, default: int, keys: list | None = None) -> np.ndarray:
     """copy_capacity on the node rows `rows` ((n,) int64 node ids): (n,) int64, remembered by those rows when every
     NODE_LOCAL Filter names the node-table columns it reads (Prepared.row_capacity). keys: as for copy_totals."""
-    remembered = p.row_capacity() if len(rows) <= _REMEMBERED_PAIRS else None
-    if remembered is None or not remembered.worthwhile:
-        return copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows), default)
-    if keys is None or remembered.columns is not LOAD_COLUMNS:
-        keys = remembered.keys(tensors, rows)
-    found = remembered.find(keys)
+    remembered = p.row_capacity if len(rows) <= _REMEMBERED_PAIRS else None
+    found = None
+    if remembered is not None and remembered.worthwhile:
+        if keys is None or remembered.columns is not LOAD_COLUMNS:
+            keys = remembered.keys(tensors, rows)
+        found = remembered.find(keys)
     if found is None:
         found = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows), _UNBOUNDED).tolist()
-        remembered.remember(zip(keys, found))
+        if remembered is not None and remembered.worthwhile:
+            remembered.remember(zip(keys, found))
     return np.minimum(np.array(found, np.int64), default)
 
 
@@ -393,7 +387,7 @@ def copy_totals(xp, p: Prepared, tensors, rows, static_total, copies, keys: list
     fixed_scores' total at those rows. copies may be the int 1: the next pod alone (J = 1, fewer operations).
     keys: the rows' keys over LOAD_COLUMNS (RememberedRows.keys), when the caller has them."""
     if xp is np and len(rows) * (1 if isinstance(copies, int) else copies.shape[1]) <= _REMEMBERED_PAIRS:
-        remembered = p.row_totals()
+        remembered = p.row_totals
         if remembered is not None and remembered.worthwhile:
             if keys is None or remembered.columns is not LOAD_COLUMNS:
                 keys = remembered.keys(tensors, rows)
@@ -440,7 +434,7 @@ def filter_rows(p: Prepared, tensors, rows: np.ndarray, keys: list | None = None
     read their own node's row alone (a kept shape's NODE_LOCAL Filters on its changed rows); remembered by those
     rows when every Filter names the node-table columns it reads (Prepared.row_filters). keys: as for
     copy_totals."""
-    remembered = p.row_filters() if len(rows) <= _REMEMBERED_PAIRS else None
+    remembered = p.row_filters if len(rows) <= _REMEMBERED_PAIRS else None
     if remembered is not None and remembered.worthwhile:
         if keys is None or remembered.columns is not LOAD_COLUMNS:
             keys = remembered.keys(tensors, rows)

@@ -92,7 +92,7 @@ class ShapeScores:
     def nbytes(self) -> int:
         arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, *self.key.arrays, *self.holders,
                   *self.codes.values(), *self.payloads.values())
-        remembered = (self.local.row_filters(), self.scoring.row_totals(), self.prepared.row_capacity())
+        remembered = (self.local.row_filters, self.scoring.row_totals, self.prepared.row_capacity)
         return sum(a.nbytes for a in arrays) + REMEMBERED_BYTES * sum(r is not None for r in remembered)
 
     def evaluation(self, framework) -> Evaluation:
@@ -347,8 +347,7 @@ class ShapeCache:
             self.row_updates += len(rows)
             ok = s.static_ok[rows]
             # One key per row for the remembered Filter and Score results (cycle.RememberedRows).
-            keys = load_keys(tensors, rows, s.local.row_filters() if s.local.filters else None,
-                             s.scoring.row_totals())
+            keys = load_keys(tensors, rows, s.local.row_filters, s.scoring.row_totals)
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
                 # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).

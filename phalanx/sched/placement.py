@@ -329,7 +329,7 @@ class Placer:
         cand = kept.top(k)
         if not len(cand):
             return 0, cand
-        keys = load_keys(tensors, cand, p.row_capacity(), kept.scoring.row_totals())
+        keys = load_keys(tensors, cand, p.row_capacity, kept.scoring.row_totals)
         cap = capacity_rows(p, tensors, cand, k, keys)
         totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand], keys)
         if totals.size <= _PICKS_IN_PYTHON:
