@@ -3,6 +3,7 @@ keep equals a full evaluation of the current state, through placements, deletion
 from __future__ import annotations
 
 import dataclasses
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
+from phalanx.kernels.status import SUCCESS
 from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
 from phalanx.sched import messages
 from phalanx.sched.incremental import ShapeCache
@@ -131,6 +133,12 @@ def test_kept_results_equal_a_full_evaluation(case):
     _, sched = _records(nodes, pods, incremental=True)
     placer = sched.placer
     rank = sched.rank()
+    # Every shape kept, then more of the pods placed: the kept rows are brought up to date after placements.
+    for shape in {id(shape): shape for shape in map(sched.shape_of, pods)}.values():
+        placer.kept.get(shape, sched.cluster, placer.framework, rank, placer.caches, again=True)
+    sched.add_pods([pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"again-{i}"})})
+                    for i, pod in enumerate(pods[: len(pods) // 2])])
+    sched.step(60.0)
     for entry in list(placer.kept.entries.values()):
         kept = placer.kept.get(entry.shape, sched.cluster, placer.framework, rank, placer.caches)
         if kept is None:            # not met for long: dropped, as it should be
@@ -138,16 +146,20 @@ def test_kept_results_equal_a_full_evaluation(case):
         _, ev, node = placer.evaluate(entry.shape, rank, advance=False)
         feasible = np.asarray(ev.feasible)
         assert np.array_equal(kept.feasible, feasible)
-        if feasible.any():
+        if feasible.any() and not kept.live:       # (a live Score is added to the key alone)
             assert np.array_equal(kept.total[feasible], np.asarray(ev.total)[feasible])
         assert kept.best() == node
 
 
 def _kept_after_events(case, seed: int):
-    """The node table, a generator seeded with `seed` and the kept shapes left by _records on `case`."""
+    """The node table, a generator seeded with `seed` and the kept shapes left by _records on `case`, with each of
+    the case's pod shapes kept now (the events drop most of them)."""
     nodes, pods = case
     _, sched = _records(nodes, pods, incremental=True)
-    return sched.cluster.tensors, np.random.default_rng(seed), list(sched.placer.kept.entries.values())
+    placer, rank = sched.placer, sched.rank()
+    for shape in {id(shape): shape for shape in map(sched.shape_of, pods)}.values():
+        placer.kept.get(shape, sched.cluster, placer.framework, rank, placer.caches, again=True)
+    return sched.cluster.tensors, np.random.default_rng(seed), list(placer.kept.entries.values())
 
 
 @given(interleaved_cases(), st.integers(0, 2**32 - 1))
@@ -208,6 +220,132 @@ def test_remembered_filters_equal_the_filters(case, seed):
             cap = capacity_rows(entry.prepared, tensors, rows, default)
             assert cap.dtype == np.int64
             assert cap.tolist() == np.broadcast_to(copy_capacity(np, entry.prepared, view, default), len(rows)).tolist()
+
+
+@given(interleaved_cases(), st.integers(0, 2**32 - 1))
+@settings(max_examples=30, deadline=None)
+def test_remembered_passes_and_copies_equal_the_arrays(case, seed):
+    """What a kept shape reads without arrays once rows were met: remembered_passes (its update of rows that stay
+    feasible) answers exactly when every Filter passes with payload 0 on every row, with the arrays' totals of the
+    next pod; remembered_copies (a kept round) gives capacity_rows' copies and the arrays' totals of each copy."""
+    from phalanx.sched.cycle import (NodeRows, WithNodes, _array_totals, capacity_rows, copy_totals, filter_rows,
+                                     load_keys, remembered_copies, remembered_passes)
+    tensors, rng, entries = _kept_after_events(case, seed)
+    n = tensors.nodes.size
+    for entry in entries:
+        local, scoring, p = entry.local, entry.scoring, entry.prepared
+        for _ in range(4):
+            rows = rng.integers(0, n, int(rng.integers(1, min(n, 8) + 1)))
+            keys = load_keys(tensors, rows, local.row_filters, scoring.row_totals, p.row_capacity)
+            if keys is None:
+                continue
+            zeros = np.zeros(len(rows), np.int64)
+            filter_rows(local, tensors, rows, keys)          # met: remembered from here on (while worthwhile)
+            want_next = copy_totals(np, scoring, tensors, rows, zeros, 1, keys)[:, 0].tolist()
+            view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+            passes = np.ones(len(rows), bool)
+            for plugin, state in local.filters:
+                code, payload = plugin.filter(np, state, view)[:2]
+                passes &= (np.asarray(code) == SUCCESS) & (np.asarray(payload) == 0)
+            got = remembered_passes(local, scoring, keys)
+            kept = [scoring.row_totals] + ([local.row_filters] if local.filters else [])
+            if None in kept or not all(r.worthwhile for r in kept):
+                assert got is None or passes.all()
+            else:
+                assert (got is not None) == bool(passes.all())
+            if got is not None:
+                assert got == want_next == _array_totals(np, scoring, tensors, rows, zeros, 1)[:, 0].tolist()
+            most = int(rng.integers(1, 5))
+            cap = capacity_rows(p, tensors, rows, most, keys)
+            if cap.max() < 1:
+                continue
+            copies = np.arange(1, int(cap.max()) + 1)[None, :]
+            copy_totals(np, scoring, tensors, rows, zeros, copies, keys)
+            few = remembered_copies(p, scoring, keys, most)
+            if few is None:
+                assert None in (p.row_capacity, scoring.row_totals) or copies.size * len(rows) > 64 \
+                    or not (p.row_capacity.worthwhile and scoring.row_totals.worthwhile)
+                continue
+            caps, totals = few
+            assert caps == cap.tolist()
+            assert totals == _array_totals(np, scoring, tensors, rows, zeros, copies).tolist()
+
+
+@st.composite
+def pooled_cases(draw):
+    """A kube mix in small: pools of identical nodes, queues of runs of 1-6 pods of a few plain templates. Node rows
+    repeat, so kept shapes read their rows' results remembered (remembered_passes, remembered_copies); small pools
+    fill up, so rows also leave the feasible set."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    pools = [dict(cpu=str(rng.choice([2, 4, 32])), memory=str(rng.choice(["4Gi", "16Gi", "256Gi"])),
+                  pods=int(rng.choice([4, 10, 110])), gpu=int(rng.choice([0, 8])))
+             for _ in range(draw(st.integers(1, 2)))]
+    nodes = [make_node(f"n{i}", **pools[i % len(pools)]) for i in range(draw(st.integers(2, 24)))]
+    templates = [dict(cpu=str(rng.choice(["250m", "1", "2"])), memory=str(rng.choice(["512Mi", "2Gi", "8Gi"])),
+                      **({"gpu": "1"} if rng.random() < 0.2 else {}))
+                 for _ in range(draw(st.integers(2, 4)))]
+    pods, wanted = [], draw(st.integers(10, 150))
+    while len(pods) < wanted:
+        kw = templates[int(rng.integers(0, len(templates)))]
+        pods += [make_pod(f"p{len(pods) + j}", **kw) for j in range(int(rng.integers(1, 7)))]
+    return nodes, pods
+
+
+@given(pooled_cases(), st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_remembered_rows_decide_as_full_cycles(case, batching):
+    """On node pools, where kept shapes update their rows and make their rounds from remembered results, the
+    records through events equal full cycles', and every kept shape equals a full evaluation at the end."""
+    nodes, pods = case
+    kept, sched = _records(nodes, pods, incremental=True, batching=batching)
+    full, _ = _records(nodes, pods, incremental=False, batching=batching)
+    assert kept == full
+    placer, rank = sched.placer, sched.rank()
+    for entry in list(placer.kept.entries.values()):
+        now = placer.kept.get(entry.shape, sched.cluster, placer.framework, rank, placer.caches)
+        if now is None:
+            continue
+        _, ev, node = placer.evaluate(entry.shape, rank, advance=False)
+        assert np.array_equal(now.feasible, np.asarray(ev.feasible))
+        if now.feasible.any():
+            assert np.array_equal(now.total[now.feasible], np.asarray(ev.total)[now.feasible])
+        assert now.best() == node
+
+
+def test_pools_read_remembered_rows():
+    """A node pool does go through the reads without arrays (else the tests above would not test them), and
+    decides as full cycles."""
+    from phalanx.sched import cycle, incremental, placement
+    calls = {"passes": 0, "copies": 0}
+
+    def counted(name, function):
+        def wrapped(*args):
+            found = function(*args)
+            calls[name] += found is not None
+            return found
+        return wrapped
+
+    def records(kept: bool) -> tuple[list, Scheduler]:
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        sched = Scheduler(cluster, incremental=kept)
+        return [(r.kind, r.object, getattr(r, "node", None)) for r in sched.add_pods(pods) + sched.step(0.0)], sched
+    rng = np.random.default_rng(7)
+    nodes = [make_node(f"n{i}", cpu="32", memory="256Gi", pods=110, gpu=8) for i in range(60)]
+    shapes = [dict(cpu="250m", memory="512Mi"), dict(cpu="1", memory="2Gi"), dict(cpu="2", memory="8Gi")]
+    pods = []
+    while len(pods) < 300:
+        kw = shapes[int(rng.integers(0, 3))]
+        pods += [make_pod(f"p{len(pods) + j}", **kw) for j in range(int(rng.integers(1, 5)))]
+    with mock.patch.object(incremental, "remembered_passes", counted("passes", cycle.remembered_passes)), \
+            mock.patch.object(placement, "remembered_copies", counted("copies", cycle.remembered_copies)):
+        kept, sched = records(True)
+    assert calls["passes"] >= 10 and calls["copies"] >= 10, calls
+    assert kept == records(False)[0]
+    placer, rank = sched.placer, sched.rank()
+    for entry in list(placer.kept.entries.values()):
+        now = placer.kept.get(entry.shape, sched.cluster, placer.framework, rank, placer.caches)
+        _, ev, node = placer.evaluate(entry.shape, rank, advance=False)
+        assert np.array_equal(now.total, np.asarray(ev.total)) and now.best() == node
 
 
 def test_plugins_reading_more_than_the_node_table_are_not_remembered():
@@ -329,7 +467,6 @@ def test_best_key_blocks_follow_changes(n, changes, k, rnd):
     """BestKey, with its blocks' maxima (over several blocks) and without: after each change of a few rows (some
     made infeasible), best() is the first argmax over every node, top(k) the k largest feasible keys in order, and
     values the keys as set."""
-    from unittest import mock
 
     from phalanx.sched import incremental
     plain = np.array([rnd.choice((-1, rnd.randrange(100) * n + (n - 1 - i))) for i in range(n)], np.int64)

@@ -111,7 +111,7 @@ def test_pick_order_few_is_pick_order(c, j, k, data):
     cap = np.asarray(data.draw(st.lists(st.integers(0, j + 2), min_size=c, max_size=c)), np.int64)
     rank = np.asarray(data.draw(st.permutations(range(c))), np.int64) * 3
     cand, copy, count = pick_order(xp, totals, cap, rank, k)
-    got_cand, got_copy, got_count = pick_order_few(totals, cap, rank, k)
+    got_cand, got_copy, got_count = pick_order_few(totals.tolist(), cap.tolist(), rank.tolist(), k)
     assert got_count == int(count)
     assert (got_cand.tolist(), got_copy.tolist()) == (cand[:got_count].tolist(), copy[:got_count].tolist())
     assert got_cand.dtype == got_copy.dtype == np.int64

@@ -37,12 +37,13 @@ def pick_order(xp, totals, cap, rank, k: int):
     return flat // j_count, flat % j_count, count
 
 
-def pick_order_few(totals: np.ndarray, cap: np.ndarray, rank: np.ndarray, k: int) -> tuple:
+def pick_order_few(totals: list[list[int]], cap: list[int], rank: list[int], k: int) -> tuple:
     """pick_order on a few (candidate, copy) pairs, host side in plain Python (numpy's per-call cost is most of
-    the cost there): the same picks, only the `count` real ones ((count,) int64 arrays, and count as an int)."""
-    j_count = totals.shape[1]
+    the cost there), its arrays given as lists: the same picks, only the `count` real ones ((count,) int64 arrays,
+    and count as an int)."""
+    j_count = len(totals[0]) if totals else 0
     order = []
-    for c, (row, fits, r) in enumerate(zip(totals.tolist(), cap.tolist(), rank.tolist())):
+    for c, (row, fits, r) in enumerate(zip(totals, cap, rank)):
         key = NEVER
         for j in range(min(fits, j_count)):
             key = min(key, row[j])        # a copy never scores above an earlier one on the same node

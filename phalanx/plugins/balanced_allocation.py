@@ -79,7 +79,7 @@ def _cached_balance(xp, cache: dict, tensors, inputs: ResourceInputs, alloc, loa
         values, seen = hit
         if seen < len(chunks):
             # One chunk (the per-pod path) is used as it is: a node listed twice gets the same value twice.
-            rows = chunks[seen] if len(chunks) == seen + 1 else np.unique(np.concatenate(chunks[seen:]))
+            rows = chunks[seen] if len(chunks) == seen + 1 else tensors.changed_since(seen)
             values = set_at(xp, values, rows, node_balance(xp, [x[rows] for x in load], [a[rows] for a in alloc]))
     cache[key] = (values, len(chunks))
     return values

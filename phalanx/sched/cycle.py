@@ -428,6 +428,56 @@ def load_keys(tensors, rows: np.ndarray, *remembered: RememberedRows | None) -> 
     return None
 
 
+def remembered_passes(filtering: Prepared, scoring: Prepared, keys: list) -> list[int] | None:
+    """For node rows of these keys (over LOAD_COLUMNS): copy_totals' NODE_LOCAL part for the next pod (scoring's,
+    without static_total) when, for every row, it and filter_rows' results (filtering's) are remembered and every
+    Filter returned SUCCESS with payload 0 there; else None. What a kept shape's rows that stay feasible need: no
+    array is made (the lookups count as RememberedRows.find's)."""
+    totals = scoring.row_totals
+    filters = filtering.row_filters
+    if totals is None or totals.columns is not LOAD_COLUMNS or (
+            filtering.filters and (filters is None or filters.columns is not LOAD_COLUMNS)):
+        return None
+    local = list(map(totals.results.get, [(1, key) for key in keys]))
+    if None in local:
+        return None
+    if filtering.filters:
+        passed = ((SUCCESS, 0),) * len(filtering.filters)
+        if list(map(filters.results.get, keys)) != [passed] * len(keys):
+            return None
+        filters.asked += len(keys)
+        filters.found += len(keys)
+    totals.asked += len(keys)
+    totals.found += len(keys)
+    return local
+
+
+def remembered_copies(p: Prepared, scoring: Prepared, keys: list, most: int
+                      ) -> tuple[list[int], list[list[int]]] | None:
+    """For node rows of these keys (over LOAD_COLUMNS): capacity_rows' copies per row (at most `most`), and per row
+    copy_totals' NODE_LOCAL part (scoring's, without static_total) of copies 1 .. the largest of them, when all are
+    remembered and they are at most _REMEMBERED_PAIRS; else None. A kept round's few contenders, as lists."""
+    capacity, totals = p.row_capacity, scoring.row_totals
+    if capacity is None or totals is None or capacity.columns is not LOAD_COLUMNS \
+            or totals.columns is not LOAD_COLUMNS:
+        return None
+    caps = list(map(capacity.results.get, keys))
+    if None in caps:
+        return None
+    caps = [min(c, most) for c in caps]
+    copies = max(caps)
+    if copies * len(keys) > _REMEMBERED_PAIRS:
+        return None
+    local = list(map(totals.results.get, [(j, key) for key in keys for j in range(1, copies + 1)]))
+    if None in local:
+        return None
+    capacity.asked += len(keys)
+    capacity.found += len(keys)
+    totals.asked += len(local)
+    totals.found += len(local)
+    return caps, [local[i:i + copies] for i in range(0, len(local), copies)]
+
+
 def filter_rows(p: Prepared, tensors, rows: np.ndarray, keys: list | None = None
                 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(name, code (n,) int8, payload (n,) int64) of each of p's Filters on the node rows `rows`, whose Filters

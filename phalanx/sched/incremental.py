@@ -35,7 +35,7 @@ from ..kernels.select import selection_key
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare,
-                    run_filters, run_scores)
+                    remembered_passes, run_filters, run_scores)
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -171,12 +171,17 @@ class BestKey:
         key = self.values
         if self.blocked:
             # Keys are distinct: a block holding one of the k largest has a larger maximum than every block holding
-            # none, so they are all among the k blocks of largest maxima.
+            # none, so they are all among the k blocks of largest maxima. (Their k largest are ordered in Python:
+            # a few values.)
             count = len(self._block_max)
-            blocks = smallest(np, -self._block_max, k) if k < count else np.arange(count)
+            blocks = np.argpartition(self._block_max, count - k)[count - k:] if k < count else np.arange(count)
             values = self._blocks[blocks].ravel()
-            order = smallest(np, -values, k)
-            return (blocks[order // self.block] * self.block + order % self.block)[values[order] >= 0]
+            size = len(values)
+            order = np.argpartition(values, size - k)[size - k:] if k < size else np.arange(size)
+            block, starts = self.block, (blocks * self.block).tolist()
+            return np.array([starts[at // block] + at % block
+                             for value, at in sorted(zip(values[order].tolist(), order.tolist()), reverse=True)
+                             if value >= 0], np.int64)
         if k > _ARGMAX_TOP:
             best = smallest(np, -key, k)
             return best[key[best] >= 0]
@@ -348,6 +353,15 @@ class ShapeCache:
             ok = s.static_ok[rows]
             # One key per row for the remembered Filter and Score results (cycle.RememberedRows).
             keys = load_keys(tensors, rows, s.local.row_filters, s.scoring.row_totals)
+            if keys is not None and s.rank is rank and not s.live:
+                # Rows feasible before that pass every Filter again with nothing to report (most changed rows): their
+                # codes and payloads stay, only their totals and keys move.
+                local = remembered_passes(s.local, s.scoring, keys)
+                if local is not None and s.feasible[rows].all():
+                    total = s.fixed_total[rows] + np.array(local, np.int64)
+                    s.total[rows] = total
+                    s.key.set(rows, selection_key(np, total, True, rank[rows], len(rank)))
+                    return True
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
                 # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).

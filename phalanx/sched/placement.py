@@ -21,7 +21,7 @@ from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
-                    fixed_scores, load_keys, prepare, run_filters, run_scores)
+                    fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
@@ -330,13 +330,20 @@ class Placer:
         if not len(cand):
             return 0, cand
         keys = load_keys(tensors, cand, p.row_capacity, kept.scoring.row_totals)
-        cap = capacity_rows(p, tensors, cand, k, keys)
-        totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand], keys)
-        if totals.size <= _PICKS_IN_PYTHON:
-            pick, copy, take = pick_order_few(totals, cap, rank[cand], k)
+        few = None if keys is None else remembered_copies(p, kept.scoring, keys, k)
+        if few is not None:         # (the contenders' rows were all met before: no array is made)
+            caps, local = few
+            totals = [[fixed + part for part in parts] for fixed, parts in zip(kept.fixed_total[cand].tolist(), local)]
+            pick, copy, take = pick_order_few(totals, caps, rank[cand].tolist(), k)
+            cap = np.array(caps, np.int64)
         else:
-            pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
-            take = int(count)
+            cap = capacity_rows(p, tensors, cand, k, keys)
+            totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand], keys)
+            if totals.size <= _PICKS_IN_PYTHON:
+                pick, copy, take = pick_order_few(totals.tolist(), cap.tolist(), rank[cand].tolist(), k)
+            else:
+                pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
+                take = int(count)
         if kept.holders:
             fill_t = np.full(len(kept.feasible), NEVER, np.int64)
             fill_t[cand] = fill_times(np, pick[:take], copy[:take], cap, len(cand))
