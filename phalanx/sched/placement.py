@@ -35,7 +35,7 @@ SHORT_RUN = 8
 _NODES_PER_UPDATE = 800
 # Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
 # contenders costs less.
-_KEPT_ROUND_MIN = 3
+_KEPT_ROUND_MIN = 2
 # A kept round's pick order of up to this many (contender, copy) pairs is sorted in plain Python.
 _PICKS_IN_PYTHON = 64
 _NOMINATED_BATCH = 256      # retried preemptors checked on their nominated nodes together, at most
