@@ -48,6 +48,40 @@ def test_extended_resource_of_a_pending_pod_gets_a_column():
     assert (c.tensors.nodes.allocatable[:, -1] == 0).all()
 
 
+def test_load_columns_stay_views_of_one_block():
+    """The five load columns are views of NodeTable.load, side by side in LOAD_COLUMNS' order, through placements,
+    new resource columns, nodes added and rewritten; a row's key read from the block is the columns' own bytes, and a
+    table copy with a column replaced is not read from the block."""
+    import dataclasses
+
+    from phalanx.cluster_models.tensors import update_node
+    from phalanx.sched.cycle import LOAD_COLUMNS, RememberedRows
+
+    def check(t):
+        nodes = t.nodes
+        load = nodes.shared_load
+        assert load is not None
+        columns = [getattr(nodes, c).reshape(nodes.size, -1) for c in LOAD_COLUMNS]
+        assert np.array_equal(load, np.concatenate(columns, axis=1))
+        rows = np.array([0, nodes.size - 1, 0])
+        keys = RememberedRows(LOAD_COLUMNS).keys(t, rows)
+        assert keys == [np.concatenate([c[r] for c in columns]).tobytes() for r in rows.tolist()]
+    c = _cluster([make_node("n0", gpu=2), make_node("n1", cpu="8", pods=30)], [make_pod("p", cpu="1", gpu=1)])
+    t = c.tensors
+    check(t)
+    t.account(np.array([1, 1, 0]), t.request_vector({"cpu": 500}), np.array([500, 1 << 20]), [])
+    check(t)
+    t.resource_column("example.com/fpga")
+    check(t)
+    add_nodes(t, [make_node("n2", memory="1Gi", pods=5)])
+    check(t)
+    update_node(t, make_node("n1", cpu="2", pods=7, labels={"x": "y"}))
+    check(t)
+    assert t.nodes.pod_count.tolist() == [1, 2, 0] and t.nodes.allowed_pods.tolist() == [110, 7, 5]
+    copy = dataclasses.replace(t.nodes, requested=t.nodes.requested.copy())
+    assert copy.shared_load is None
+
+
 def test_label_ints_parse_like_go():
     assert [parse_int64_label(v) for v in ["7", "+4", "-3", "02", "x1", "", "9223372036854775808"]] == \
         [7, 4, -3, 2, None, None, None]

@@ -124,15 +124,40 @@ class NodeTable:
     labels: np.ndarray              # (N, K) int32  value id per label key, -1 absent
     taints: np.ndarray              # (N, T) int16  position of taint t in node.spec.taints, -1 absent
     host_ports: np.ndarray          # (N, P) bool   a bound pod uses port vocabulary entry p
+    # (N, 2R + 4) int64 column-major: allocatable, requested, nonzero_requested, pod_count and allowed_pods side by
+    # side, those five being its views (share_load_columns): a node's whole load row is one gather.
+    load: np.ndarray | None = None
 
     @property
     def size(self) -> int:
         return len(self.names)
 
+    @property
+    def shared_load(self) -> np.ndarray | None:
+        """`load`, while the five load columns are its views (None: not laid out so, or a copy of the table with a
+        column replaced)."""
+        load = self.load
+        if load is None or any(column.base is not load for column in (
+                self.allocatable, self.requested, self.nonzero_requested, self.pod_count, self.allowed_pods)):
+            return None
+        return load
+
     def nbytes(self) -> int:
         return sum(getattr(self, f).nbytes for f in ("allocatable", "requested", "nonzero_requested", "pod_count",
                                                      "allowed_pods", "unschedulable", "labels", "taints",
                                                      "host_ports"))
+
+
+def share_load_columns(table: NodeTable) -> None:
+    """Lay the five load columns side by side in one column-major block, table.load, each becoming its view (their
+    values copied)."""
+    n, r = table.allocatable.shape
+    load = np.empty((n, 2 * r + 4), np.int64, order="F")
+    load[:, :r], load[:, r:2 * r], load[:, 2 * r:2 * r + 2] = table.allocatable, table.requested, table.nonzero_requested
+    load[:, 2 * r + 2], load[:, 2 * r + 3] = table.pod_count, table.allowed_pods
+    table.load = load
+    table.allocatable, table.requested, table.nonzero_requested = load[:, :r], load[:, r:2 * r], load[:, 2 * r:2 * r + 2]
+    table.pod_count, table.allowed_pods = load[:, 2 * r + 2], load[:, 2 * r + 3]
 
 
 @dataclass
@@ -292,8 +317,10 @@ class ClusterTensors:
     def resource_column(self, name: str) -> int:
         col = self.resources.add(name)
         r = len(self.resources)
-        self.nodes.allocatable = _grow_columns(self.nodes.allocatable, r, 0)
-        self.nodes.requested = _grow_columns(self.nodes.requested, r, 0)
+        if self.nodes.allocatable.shape[1] < r:
+            self.nodes.allocatable = _grow_columns(self.nodes.allocatable, r, 0)
+            self.nodes.requested = _grow_columns(self.nodes.requested, r, 0)
+            share_load_columns(self.nodes)
         return col
 
     def port_column(self, port: tuple[str, str, int]) -> int:
@@ -678,6 +705,7 @@ def add_nodes(tensors: ClusterTensors, nodes: list[Node]) -> None:
     table.labels = grown(table.labels, len(tensors.node_labels.keys), -1)
     table.taints = grown(table.taints, len(tensors.taints), -1)
     _write_rows(tensors, first, nodes, rows)
+    share_load_columns(table)
     names = [node.metadata.name for node in nodes]
     tensors.node_index.update(zip(names, range(first, first + n)))
     table.names.extend(names)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..cluster_models.tensors import NodeTable
 from ..kernels.status import SUCCESS
 from ..plugins.framework import (DOMAIN, FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo,
                                  Rejection)
@@ -18,7 +19,8 @@ from .framework import Framework
 from .messages import first_failures
 from .shapes import PodShape
 
-# The node table's capacity and load columns: results read from these alone are remembered by one key per row.
+# The node table's capacity and load columns: results read from these alone are remembered by one key per row
+# (in the order of NodeTable.load).
 LOAD_COLUMNS = ("allocatable", "requested", "nonzero_requested", "pod_count", "allowed_pods")
 # copy_totals of up to this many (row, copy) pairs, and filter_rows and capacity_rows of up to this many rows, read
 # results remembered by node rows (RememberedRows): a lookup per pair, which beyond it costs more than the arrays.
@@ -49,10 +51,16 @@ class RememberedRows:
         return self.asked < _REMEMBERED_TRIAL or 2 * self.found >= self.asked
 
     def keys(self, tensors, rows: np.ndarray) -> list[bytes]:
-        """Each node row's bytes over the columns."""
-        nodes, as_column = tensors.nodes, (rows, None)
-        table = np.concatenate([column[rows] if column.ndim == 2 else column[as_column]
-                                for column in (getattr(nodes, c) for c in self.columns)], axis=1)
+        """Each node row's bytes over the columns (LOAD_COLUMNS: one gather from the node table's shared block,
+        whose columns are in that order; a view's table, NodeRows, is not one)."""
+        nodes = tensors.nodes
+        load = nodes.shared_load if self.columns is LOAD_COLUMNS and type(nodes) is NodeTable else None
+        if load is not None:
+            table = load[rows]
+        else:
+            as_column = (rows, None)
+            table = np.concatenate([column[rows] if column.ndim == 2 else column[as_column]
+                                    for column in (getattr(nodes, c) for c in self.columns)], axis=1)
         return table.view(_row_bytes(table.shape[1] * table.itemsize)).ravel().tolist()
 
     def find(self, keys: list) -> list | None:
