@@ -593,8 +593,9 @@ def test_fgd_values_node_by_node_equal_the_arrays(data):
     from phalanx.kernels.gpu_fit import allowed_ids
     from phalanx.plugins.fgd_score import FGDScore, FGDScoreArgs, as_args
     from phalanx.plugins.gpu_scoring import GpuScoreState, node_view
-    c = cluster([gnode(f"n{i}", gpus=data.draw(st.integers(0, 4)), model=data.draw(st.sampled_from(["A100", "T4"])))
-                 for i in range(5)])
+    # 4 cores: CPU left lands on the typical pods' CPU (where a class changes) as often as not
+    c = cluster([gnode(f"n{i}", gpus=data.draw(st.integers(0, 4)), model=data.draw(st.sampled_from(["A100", "T4"])),
+                       cpu="4") for i in range(5)])
     book, t = c.gpus, c.tensors
     cpu = t.resources.get("cpu")
     typ = fgd.TypicalPods(cpu=(1000, 4000, 2000, 500), milli=(500, 1000, 0, 250), count=(1, 2, 0, 1),
@@ -603,14 +604,14 @@ def test_fgd_values_node_by_node_equal_the_arrays(data):
     for i in range(data.draw(st.integers(0, 10))):
         node = data.draw(st.integers(0, 4))
         request = np.zeros(len(t.resources), np.int64)
-        request[cpu] = data.draw(st.integers(0, 3000))
+        request[cpu] = data.draw(st.sampled_from([0, 500, 1000, 2000]) | st.integers(0, 3000))
         t.account(np.array([node]), request, np.zeros(2, np.int64), [])
         g = book.prepare(f"p{i}", GpuRequest(1, data.draw(st.sampled_from([100, 250, 500, 1000]))))
         if g.filter(np)[0][node] == 0:
             book.allocate(g, node, f"p{i}")
     count, milli = data.draw(st.sampled_from([(0, 0), (1, 300), (1, 500), (1, 1000), (2, 1000), (2, 500)]))
     names = data.draw(st.sampled_from([(), ("A100",), ("T4", "A100")]))
-    pod_cpu = data.draw(st.integers(1, 4000))
+    pod_cpu = data.draw(st.sampled_from([500, 1000, 2000]) | st.integers(1, 4000))
     state = GpuScoreState(count, milli, names, allowed_ids(book.table.models, names), pod_cpu, pod_cpu, 0,
                           -1 if count == 0 else 0, False, book)
     own = plugin._own_rows(state, t, None)

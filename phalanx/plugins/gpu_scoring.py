@@ -140,7 +140,7 @@ class GpuScore(Plugin):
     def copy_scores(self, xp, state, tensors, rows, copies):
         rows = np.asarray(rows, np.int64)
         if isinstance(copies, int):          # the next pod alone (copy_totals' one column)
-            return xp.asarray(self.node_scores(state, tensors, rows)[0][rows, None])
+            return xp.asarray(self.node_scores(state, tensors, rows)[0][rows][:, None])
         wanted = np.asarray(copies)[0].tolist()
         view = node_view(state, tensors, rows) if max(wanted) > 1 else None
         columns = [self.node_scores(state, tensors, rows)[0][rows] if j == 1
