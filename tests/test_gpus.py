@@ -435,7 +435,7 @@ def _fresh_fgd_rows(book) -> int:
     (counts of its devices, F at its CPU left); returns how many keys were checked."""
     t = book.owner.tensors
     checked = 0
-    for key, (table, values, computed) in book._values.items():
+    for key, (table, values, computed, _) in book._values.items():
         if not isinstance(key[1], fgd.TypicalPods) or table is not t:
             continue
         stale = t.change_stamps() >= computed

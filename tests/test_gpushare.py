@@ -5,6 +5,8 @@ advertise nvidia.com/gpu with the model in the nvidia.com/gpu.product label.
 """
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from reference import gpus as ref
 from strategies import make_node, make_pod, make_pod_group
 
 from phalanx.cluster_models import ClusterObjects, InputError
-from phalanx.sched import Cluster, Scheduler
+from phalanx.sched import Cluster, Scheduler, gpushare
 from phalanx.sched.records import BOUND
 
 PRODUCT = "nvidia.com/gpu.product"
@@ -546,30 +548,83 @@ def test_node_values_read_in_part_equal_values_computed_afresh(data):
     cpu = t.resources.get("cpu")
     computed = []
     fresh = set()            # nodes computed since their last load change
+    few = data.draw(st.integers(0, 3))     # reads computing up to `few` nodes compute them one by one
 
     def compute(rows):
         computed.extend(range(6) if rows is None else rows.tolist())
         at = slice(None) if rows is None else rows
         return t.nodes.requested[at, cpu] * 7 + t.nodes.pod_count[at], t.nodes.requested[at, cpu] % 3 == 0
 
-    for _ in range(data.draw(st.integers(1, 16))):
-        if data.draw(st.booleans()):
-            node = data.draw(st.integers(0, 5))
-            request = np.zeros(len(t.resources), np.int64)
-            request[cpu] = data.draw(st.integers(1, 500))
-            t.account(np.array([node]), request, np.zeros(2, np.int64), [])
-            fresh.discard(node)
-            continue
-        rows = data.draw(st.none() | st.lists(st.integers(0, 5), unique=True).map(lambda r: np.array(r, np.int64)))
-        read = set(range(6)) if rows is None else set(rows.tolist())
-        computed.clear()
-        got = book.node_values("k", compute, rows)
-        assert sorted(computed) == sorted(read - fresh)
-        fresh |= set(computed)
-        want = compute(None)
-        at = slice(None) if rows is None else rows
-        for g, w in zip(got, want):
-            assert g[at].tolist() == w[at].tolist()
+    def one(node):
+        computed.append(node)
+        request = int(t.nodes.requested[node, cpu])
+        return request * 7 + int(t.nodes.pod_count[node]), request % 3 == 0
+
+    # Stale nodes looked up one by one or as arrays (among the nodes read, or the nodes changed since all were read)
+    with mock.patch.object(gpushare, "_FEW_ROWS", data.draw(st.sampled_from([0, 2, 16]))):
+        for _ in range(data.draw(st.integers(1, 40))):
+            if data.draw(st.booleans()):
+                node = data.draw(st.integers(0, 5))
+                request = np.zeros(len(t.resources), np.int64)
+                request[cpu] = data.draw(st.integers(1, 500))
+                t.account(np.array([node]), request, np.zeros(2, np.int64), [])
+                fresh.discard(node)
+                continue
+            rows = data.draw(st.none() | st.lists(st.integers(0, 5), unique=True).map(
+                lambda r: np.array(r, np.int64)))
+            read = set(range(6)) if rows is None else set(rows.tolist())
+            computed.clear()
+            got = book.node_values("k", compute, rows, one, few)
+            assert sorted(computed) == sorted(read - fresh)
+            fresh |= set(computed)
+            want = compute(None)
+            at = slice(None) if rows is None else rows
+            for g, w in zip(got, want):
+                assert g[at].tolist() == w[at].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_fgd_values_node_by_node_equal_the_arrays(data):
+    """FGDScore's values of one node in plain Python (GpuBook.node_values' one: a node's own state, a request's
+    score, device and F after) equal those its arrays give over every node, after random shares and CPU loads."""
+    from phalanx.cluster_models.gpus import GpuRequest
+    from phalanx.kernels import fgd
+    from phalanx.kernels.gpu_fit import allowed_ids
+    from phalanx.plugins.fgd_score import FGDScore, FGDScoreArgs, as_args
+    from phalanx.plugins.gpu_scoring import GpuScoreState, node_view
+    # 4 cores: CPU left lands on the typical pods' CPU (where a class changes) as often as not
+    c = cluster([gnode(f"n{i}", gpus=data.draw(st.integers(0, 4)), model=data.draw(st.sampled_from(["A100", "T4"])),
+                       cpu="4") for i in range(5)])
+    book, t = c.gpus, c.tensors
+    cpu = t.resources.get("cpu")
+    typ = fgd.TypicalPods(cpu=(1000, 4000, 2000, 500), milli=(500, 1000, 0, 250), count=(1, 2, 0, 1),
+                          spec=("", "A100", "", "T4"), freq=(0.4, 0.3, 0.2, 0.1))
+    plugin = FGDScore(FGDScoreArgs(typical_pods=as_args(typ)))
+    for i in range(data.draw(st.integers(0, 10))):
+        node = data.draw(st.integers(0, 4))
+        request = np.zeros(len(t.resources), np.int64)
+        request[cpu] = data.draw(st.sampled_from([0, 500, 1000, 2000]) | st.integers(0, 3000))
+        t.account(np.array([node]), request, np.zeros(2, np.int64), [])
+        g = book.prepare(f"p{i}", GpuRequest(1, data.draw(st.sampled_from([100, 250, 500, 1000]))))
+        if g.filter(np)[0][node] == 0:
+            book.allocate(g, node, f"p{i}")
+    count, milli = data.draw(st.sampled_from([(0, 0), (1, 300), (1, 500), (1, 1000), (2, 1000), (2, 500)]))
+    names = data.draw(st.sampled_from([(), ("A100",), ("T4", "A100")]))
+    pod_cpu = data.draw(st.sampled_from([500, 1000, 2000]) | st.integers(1, 4000))
+    state = GpuScoreState(count, milli, names, allowed_ids(book.table.models, names), pod_cpu, pod_cpu, 0,
+                          -1 if count == 0 else 0, False, book)
+    own = plugin._own_rows(state, t, None)
+    for n in range(5):
+        got = plugin._own_node(state, t, n)
+        assert got[:3] == tuple(v[n].tolist() for v in own[:3]) and got[3] == float(own[3][n])
+    one, few = plugin.one_by_one(state, t)
+    if count > 1 and milli < 1000:           # several shares of GPUs: the arrays alone
+        assert one is None and few == 0
+        return
+    want = plugin.evaluate(state, node_view(state, t, None))
+    for n in range(5):
+        assert one(n) == (int(want[0][n]), int(want[1][n]), float(want[2][n]))
 
 
 @settings(max_examples=100, deadline=None)

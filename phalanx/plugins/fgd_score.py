@@ -26,8 +26,9 @@ from .framework import PluginArgs
 from .gpu_scoring import DEFAULT_CPU_MILLI, GpuScore, NodeView, cpu_left, node_view
 from .gpu_share import DevicePick
 
-# Views of up to this many nodes are scored node by node in plain Python (kernels/fgd.py fgd_score_one): on a few
-# nodes numpy's per-call cost exceeds the arithmetic.
+# Up to this many nodes a read of the kept values computes are computed node by node in plain Python (kernels/fgd.py
+# fgd_score_one, node_counts_one, frag_one; GpuBook.node_values' one): on a few nodes numpy's per-call cost exceeds
+# the arithmetic.
 _ROWS_IN_PYTHON = 4
 # Views of at least this many nodes are scored once per distinct node (kernels/fgd.py distinct_nodes): a full cycle
 # or a new request over most nodes of a cluster, whose nodes of one type mostly look alike.
@@ -143,19 +144,20 @@ class FGDScore(GpuScore):
 
     def _own_state(self, state, tensors):
         """(cnt (N, T), frag (N, T), total (N,), F (N,)) of every node as it stands, kept by the book."""
-        return state.book.node_values(self._state_key, lambda rows: self._own_rows(state, tensors, rows))
+        return state.book.node_values(self._state_key, lambda rows: self._own_rows(state, tensors, rows), None,
+                                      lambda node: self._own_node(state, tensors, node), _ROWS_IN_PYTHON)
 
     def _own_rows(self, state, tensors, rows):
-        """_own_state's values of the nodes `rows` (None: every node). One node (most often one a CPU-only pod was
-        placed on: no carry, GpuShare's Reserve does not run for it) in plain Python (fgd.node_counts_one,
-        frag_one)."""
-        book, typ = state.book, self.typical
-        view = node_view(state, tensors, rows)
-        if rows is None or len(rows) != 1:
-            return self._fragmentation(view, typ, self._access(book, rows))
-        cnt, frag, total = fgd.node_counts_one(view.free[0].tolist(), typ)
-        f = fgd.frag_one(cnt, frag, total, int(view.cpu_left[0]), self._terms(book)[int(rows[0])])
-        return np.array([cnt]), np.array([frag]), np.array([total]), np.array([f])
+        """_own_state's values of the nodes `rows` (None: every node)."""
+        return self._fragmentation(node_view(state, tensors, rows), self.typical, self._access(state.book, rows))
+
+    def _own_node(self, state, tensors, node: int) -> tuple:
+        """_own_state's entries of one node (most often one a CPU-only pod was placed on: no carry, GpuShare's
+        Reserve does not run for it), in plain Python (fgd.node_counts_one, frag_one)."""
+        book = state.book
+        free = book.devices(slice(node, node + 1), state.own_whole)[0].tolist()[0]
+        cnt, frag, total = fgd.node_counts_one(free, self.typical)
+        return cnt, frag, total, fgd.frag_one(cnt, frag, total, int(cpu_left(tensors, node)), self._terms(book)[node])
 
     def _terms(self, book) -> list:
         """Per node its fgd.NodeTerms."""
@@ -175,9 +177,6 @@ class FGDScore(GpuScore):
             n = view.free.shape[0]
             # No F after (NaN): such a pod carries nothing (_carries).
             return np.full(n, MAX_NODE_SCORE, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
-        if view.free.shape[0] <= _ROWS_IN_PYTHON and not (view.copies or state.own_whole) \
-                and (state.share or state.count == 0 or state.milli == MILLI):
-            return self._evaluate_few(state, view)
         if view.free.shape[0] >= _DISTINCT_FROM:
             groups = fgd.distinct_nodes(view.free, view.model, view.cpu_left)
             if groups is not None:
@@ -193,18 +192,25 @@ class FGDScore(GpuScore):
         return fgd.fgd_score(np, view.free, view.cpu_left, access, f_before, cand, typ, state.cpu, state.count,
                              state.milli, (cnt, frag, total))
 
-    def _evaluate_few(self, state, view):
-        """evaluate on a few nodes as they stand (most kept-shape updates), node by node in plain Python:
-        fgd.fgd_score_one."""
-        terms = self._terms(state.book)
-        cnt, frag, total, f_before = self._own_state(state, view.tensors)
-        cand = device_fits(np, view.free, view.model, state.milli, state.allowed).tolist()
-        nodes = range(view.free.shape[0]) if view.rows is None else view.rows.tolist()
-        out = [fgd.fgd_score_one(free, fits, (cnt[node].tolist(), frag[node].tolist(), int(total[node])), cpu,
-                                 terms[node], float(f_before[node]), state.cpu, state.count, state.milli)
-               for node, free, fits, cpu in zip(nodes, view.free.tolist(), cand, view.cpu_left.tolist())]
-        score, device, f_after = zip(*out)
-        return np.array(score, np.int64), np.array(device, np.int64), np.array(f_after)
+    def one_by_one(self, state, tensors):
+        # A pod that requests nothing, or whose own nvidia.com/gpu the node's own values do not show, and several
+        # shares of GPUs are left to evaluate.
+        if state.requests_nothing or state.own_whole or not (state.share or state.count == 0 or state.milli == MILLI):
+            return None, 0
+        return (lambda node: self._score_node(state, tensors, node)), _ROWS_IN_PYTHON
+
+    def _score_node(self, state, tensors, node: int) -> tuple:
+        """evaluate's (score, device, F after) of one node as it stands, in plain Python: fgd.fgd_score_one."""
+        book = state.book
+        free, model, _ = book.devices(slice(node, node + 1))
+        free, model = free.tolist()[0], model.tolist()[0]
+        milli, allowed = state.milli, state.allowed
+        # gpu_fit.device_fits of its devices
+        cand = [v >= milli and (allowed is None or m in allowed) for v, m in zip(free, model)]
+        cnt, frag, total, f_before = self._own_state(state, tensors)
+        return fgd.fgd_score_one(free, cand, (cnt[node].tolist(), frag[node].tolist(), int(total[node])),
+                                 int(cpu_left(tensors, node)), self._terms(book)[node], float(f_before[node]),
+                                 state.cpu, state.count, milli)
 
     def pick(self, state, node, cluster):
         # The device the share's score on the node was computed with (the node unchanged since: kept values).

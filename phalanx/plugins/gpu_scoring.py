@@ -140,7 +140,7 @@ class GpuScore(Plugin):
     def copy_scores(self, xp, state, tensors, rows, copies):
         rows = np.asarray(rows, np.int64)
         if isinstance(copies, int):          # the next pod alone (copy_totals' one column)
-            return xp.asarray(self.node_scores(state, tensors, rows)[0][rows, None])
+            return xp.asarray(self.node_scores(state, tensors, rows)[0][rows][:, None])
         wanted = np.asarray(copies)[0].tolist()
         view = node_view(state, tensors, rows) if max(wanted) > 1 else None
         columns = [self.node_scores(state, tensors, rows)[0][rows] if j == 1
@@ -154,7 +154,13 @@ class GpuScore(Plugin):
         (GpuBook.node_values; the replay's trick: a request met again long after costs what the nodes placed on
         since cost, and only the nodes its Filters pass are scored)."""
         return state.book.node_values((self.name, state),
-                                      lambda rows: self.evaluate(state, node_view(state, tensors, rows)), rows)
+                                      lambda rows: self.evaluate(state, node_view(state, tensors, rows)), rows,
+                                      *self.one_by_one(state, tensors))
+
+    def one_by_one(self, state: GpuScoreState, tensors) -> tuple:
+        """(one(node) -> evaluate's entries of that node as it stands, and the most nodes a read computes so;
+        GpuBook.node_values) for a policy that scores a few nodes at less cost one by one; (None, 0) for none."""
+        return None, 0
 
     def evaluate(self, state: GpuScoreState, view: NodeView) -> tuple:
         """(raw scores (n,) int64, ...) of the pod on the view's nodes (numpy, host side); a policy may add per-node

@@ -44,6 +44,7 @@ from ..kernels.gpu_share import (allowed_devices, gpu_share_filter, ranked_share
                                  without_whole_devices)
 
 _VALUES_KEPT = 1024      # node_values() keys kept (per request of each GPU score policy, and FGD's fragmentation)
+_FEW_ROWS = 16           # node_values(): up to this many nodes (or changes since all were current) checked one by one
 _CARRY_CHANGES = 1       # carry(): load changes a placement makes on its node (its load; `extra` stays put there)
 
 
@@ -86,6 +87,21 @@ def _table(nodes) -> GpuTable:
     return GpuTable.build([node_gpus(n) for n in nodes])
 
 
+def _stale(tensors, at: np.ndarray, clean: int, rows: np.ndarray | None):
+    """GpuBook.node_values' nodes to compute among `rows` (None: every node; in that order): those a change from the
+    one their values were computed at (`at`) on lists. clean: a count of changes at which every node's values were
+    current (-1 none): then only the nodes changed since may be stale. A few nodes are looked up one by one (a list),
+    more as arrays (an array)."""
+    stamps = tensors.change_stamps()
+    if rows is None:
+        if clean < 0 or len(tensors.changes) - clean > _FEW_ROWS:
+            return (stamps >= at).nonzero()[0]
+        rows = tensors.changed_since(clean)
+    if len(rows) <= _FEW_ROWS:
+        return [r for r in rows.tolist() if stamps[r] >= at[r]]
+    return rows[stamps[rows] >= at[rows]]
+
+
 class GpuBook:
     """The cluster's GPU devices and who holds which share of them."""
 
@@ -105,8 +121,8 @@ class GpuBook:
         self._tags = None                 # affinity_counts' state, see there
         self._derived: dict = {}          # derived(): values of the node set (models), until a node event
         self._values: dict = {}           # node_values(): key -> (node table, values, (N,) int64 per node the
-                                          # len(changes) its values were computed at, -1 never), least recently
-                                          # read first
+                                          # len(changes) its values were computed at (-1 never), the len(changes)
+                                          # at which all were last, -1 never), least recently read first
         self._carried = None              # carry(): the row a Score plugin has for the placement being made
 
     @classmethod
@@ -228,13 +244,16 @@ class GpuBook:
             hit = self._derived[key] = make(self)
         return hit
 
-    def node_values(self, key, compute, rows: np.ndarray | None = None) -> tuple:
+    def node_values(self, key, compute, rows: np.ndarray | None = None, one=None, few: int = 0) -> tuple:
         """compute(rows) -> a tuple of (n, ...) arrays for the nodes `rows` (None: every node), for values that move
         only with a node's own load (FGDScore's fragmentation, a request's GPU scores): kept for every node and
         computed again only for the nodes the node table's changes list since. rows: the nodes the caller reads
         ((k,) int64; None: every node); the values of the other nodes may be left as they were, and are computed
         when a read asks for them (a kept shape reads the nodes its Filters pass, most of the changed ones fail
-        them). The arrays returned are updated in place by later reads: use them before the next one."""
+        them). one(node) -> the node's entries of the arrays (a number or a sequence each), the same values as
+        compute's: when at most `few` nodes are to be computed (most reads of a kept shape's update), each is
+        computed alone and written entry by entry (compute's arrays and their writes cost more than a few nodes'
+        arithmetic). The arrays returned are updated in place by later reads: use them before the next one."""
         t = self._tensors()
         n = len(self.names)
         now = len(t.changes)
@@ -249,16 +268,24 @@ class GpuBook:
                     v[rows] = new
                 at = np.full(n, -1, np.int64)
                 at[rows] = now
+            clean = now if rows is None else -1
         else:
-            _, values, at = hit
-            # A node's values are stale when a change from the one they were computed at on lists it.
-            stamps = t.change_stamps()
-            todo = (stamps >= at).nonzero()[0] if rows is None else rows[stamps[rows] >= at[rows]]
-            if len(todo):
-                for v, new in zip(values, compute(todo)):
-                    v[todo] = new
-                at[todo] = now
-        self._values[key] = (t, values, at)
+            _, values, at, clean = hit
+            if clean < now:               # (else every node is as it was when all were computed)
+                todo = _stale(t, at, clean, rows)
+                if len(todo) > few:
+                    todo = np.asarray(todo, np.int64)
+                    for v, new in zip(values, compute(todo)):
+                        v[todo] = new
+                    at[todo] = now
+                else:
+                    for node in todo.tolist() if isinstance(todo, np.ndarray) else todo:
+                        for v, new in zip(values, one(node)):
+                            v[node] = new
+                        at[node] = now
+                if rows is None:
+                    clean = now
+        self._values[key] = (t, values, at, clean)
         if len(self._values) > _VALUES_KEPT:
             del self._values[next(iter(self._values))]
         return values
