@@ -474,7 +474,7 @@ def remembered_copies(p: Prepared, scoring: Prepared, keys: list, most: int
         return None
     caps = [min(c, most) for c in caps]
     copies = max(caps)
-    if copies * len(keys) > _REMEMBERED_PAIRS:
+    if not 0 < copies * len(keys) <= _REMEMBERED_PAIRS:
         return None
     local = list(map(totals.results.get, [(j, key) for key in keys for j in range(1, copies + 1)]))
     if None in local:
