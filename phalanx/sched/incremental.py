@@ -161,10 +161,10 @@ class BestKey:
         if not self.blocked:
             node = int(self.values.argmax())
             return node if self.values[node] >= 0 else -1
-        block = int(np.argmax(self._block_max))
+        block = int(self._block_max.argmax())
         if self._block_max[block] < 0:
             return -1
-        return block * self.block + int(np.argmax(self._blocks[block]))
+        return block * self.block + int(self._blocks[block].argmax())
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
@@ -188,7 +188,7 @@ class BestKey:
         # A few argmax passes beat a partition of every node; the picked keys are masked, then put back.
         picked, values = [], []
         for _ in range(k):
-            node = int(np.argmax(key))
+            node = int(key.argmax())
             if key[node] < 0:
                 break
             picked.append(node)
