@@ -73,6 +73,16 @@ class RememberedRows:
         self.found += len(keys)
         return out
 
+    def peek(self, keys: list) -> list | None:
+        """find() for a caller that falls back on find's own callers: every key's result, counted as found when
+        all are remembered; None and nothing counted otherwise."""
+        out = list(map(self.results.get, keys))
+        if None in out:
+            return None
+        self.asked += len(keys)
+        self.found += len(keys)
+        return out
+
     def remember(self, items) -> None:
         """Add (key, result) items, forgetting everything first beyond _REMEMBERED_MAX results, and everything for
         good once remembering does not pay."""
@@ -430,34 +440,30 @@ def load_keys(tensors, rows: np.ndarray, *remembered: RememberedRows | None) -> 
     """The rows' keys over LOAD_COLUMNS, for copy_totals and filter_rows on those rows (or a part of them), when one
     of `remembered` is keyed by them and would be read; else None."""
     if len(rows) <= _REMEMBERED_PAIRS:
-        for r in remembered:
-            if r is not None and r.worthwhile and r.columns is LOAD_COLUMNS:
+        for r in map(_by_load, remembered):
+            if r is not None and r.worthwhile:
                 return r.keys(tensors, rows)
     return None
+
+
+def _by_load(remembered: RememberedRows | None) -> RememberedRows | None:
+    """remembered, when it is keyed by rows over LOAD_COLUMNS (the keys load_keys gives)."""
+    return remembered if remembered is not None and remembered.columns is LOAD_COLUMNS else None
 
 
 def remembered_passes(filtering: Prepared, scoring: Prepared, keys: list) -> list[int] | None:
     """For node rows of these keys (over LOAD_COLUMNS): copy_totals' NODE_LOCAL part for the next pod (scoring's,
     without static_total) when, for every row, it and filter_rows' results (filtering's) are remembered and every
     Filter returned SUCCESS with payload 0 there; else None. What a kept shape's rows that stay feasible need: no
-    array is made (the lookups count as RememberedRows.find's)."""
-    totals = scoring.row_totals
-    filters = filtering.row_filters
-    if totals is None or totals.columns is not LOAD_COLUMNS or (
-            filtering.filters and (filters is None or filters.columns is not LOAD_COLUMNS)):
-        return None
-    local = list(map(totals.results.get, [(1, key) for key in keys]))
-    if None in local:
+    array is made."""
+    totals, filters = _by_load(scoring.row_totals), _by_load(filtering.row_filters)
+    if totals is None or (filtering.filters and filters is None):
         return None
     if filtering.filters:
-        passed = ((SUCCESS, 0),) * len(filtering.filters)
-        if list(map(filters.results.get, keys)) != [passed] * len(keys):
+        found = filters.peek(keys)
+        if found is None or found != [((SUCCESS, 0),) * len(filtering.filters)] * len(keys):
             return None
-        filters.asked += len(keys)
-        filters.found += len(keys)
-    totals.asked += len(keys)
-    totals.found += len(keys)
-    return local
+    return totals.peek([(1, key) for key in keys])
 
 
 def remembered_copies(p: Prepared, scoring: Prepared, keys: list, most: int
@@ -465,24 +471,17 @@ def remembered_copies(p: Prepared, scoring: Prepared, keys: list, most: int
     """For node rows of these keys (over LOAD_COLUMNS): capacity_rows' copies per row (at most `most`), and per row
     copy_totals' NODE_LOCAL part (scoring's, without static_total) of copies 1 .. the largest of them, when all are
     remembered and they are at most _REMEMBERED_PAIRS; else None. A kept round's few contenders, as lists."""
-    capacity, totals = p.row_capacity, scoring.row_totals
-    if capacity is None or totals is None or capacity.columns is not LOAD_COLUMNS \
-            or totals.columns is not LOAD_COLUMNS:
-        return None
-    caps = list(map(capacity.results.get, keys))
-    if None in caps:
+    capacity, totals = _by_load(p.row_capacity), _by_load(scoring.row_totals)
+    caps = None if capacity is None or totals is None else capacity.peek(keys)
+    if caps is None:
         return None
     caps = [min(c, most) for c in caps]
     copies = max(caps)
     if not 0 < copies * len(keys) <= _REMEMBERED_PAIRS:
         return None
-    local = list(map(totals.results.get, [(j, key) for key in keys for j in range(1, copies + 1)]))
-    if None in local:
+    local = totals.peek([(j, key) for key in keys for j in range(1, copies + 1)])
+    if local is None:
         return None
-    capacity.asked += len(keys)
-    capacity.found += len(keys)
-    totals.asked += len(local)
-    totals.found += len(local)
     return caps, [local[i:i + copies] for i in range(0, len(local), copies)]
 
 
