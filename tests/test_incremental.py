@@ -114,13 +114,17 @@ def _records(nodes, pods, incremental: bool, batching: bool = True, tie_break: s
     return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None)) for r in records], sched
 
 
-@given(interleaved_cases(), st.booleans(), st.sampled_from(["first", "random"]))
+@given(interleaved_cases(), st.booleans(), st.sampled_from(["first", "random"]), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_incremental_equals_full_cycles_through_events(case, batching, tie_break):
+def test_incremental_equals_full_cycles_through_events(case, batching, tie_break, leaders):
     """Placements, deletions (nodes become feasible again), node updates (kept shapes dropped): the same records
-    with kept shapes as with a full cycle per run."""
+    with kept shapes as with a full cycle per run; with the kept keys' leaders (BestKey) on these few nodes too,
+    three at a time (found again often)."""
+    from phalanx.sched import incremental
     nodes, pods = case
-    kept, _ = _records(nodes, pods, incremental=True, batching=batching, tie_break=tie_break)
+    with mock.patch.object(incremental, "_LEADERS_FROM", 1 if leaders else incremental._LEADERS_FROM), \
+            mock.patch.object(incremental, "_LEADERS", 3):
+        kept, _ = _records(nodes, pods, incremental=True, batching=batching, tie_break=tie_break)
     full, _ = _records(nodes, pods, incremental=False, batching=batching, tie_break=tie_break)
     assert kept == full
 
@@ -464,25 +468,30 @@ def test_a_shape_not_met_for_long_is_built_again():
 @given(st.integers(1, 1300), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 40)), max_size=12),
        st.integers(1, 12), st.randoms(use_true_random=False))
 def test_best_key_blocks_follow_changes(n, changes, k, rnd):
-    """BestKey, with its blocks' maxima (over several blocks) and without: after each change of a few rows (some
-    made infeasible), best() is the first argmax over every node, top(k) the k largest feasible keys in order, and
-    values the keys as set."""
+    """BestKey, with its blocks' maxima (over several blocks) and without, with its leaders (few or many of them,
+    dropped by changes of more or fewer rows) and without: after each change of a few rows (some made infeasible),
+    best() is the first argmax over every node, top(k) the k largest feasible keys in order, and values the keys as
+    set."""
 
     from phalanx.sched import incremental
     plain = np.array([rnd.choice((-1, rnd.randrange(100) * n + (n - 1 - i))) for i in range(n)], np.int64)
     with mock.patch.object(incremental, "_BLOCKED_FROM", rnd.choice((1, n + 1))), \
-            mock.patch.object(incremental, "_KEY_BLOCK", rnd.choice((4, 256))):
+            mock.patch.object(incremental, "_KEY_BLOCK", rnd.choice((4, 256))), \
+            mock.patch.object(incremental, "_LEADERS_FROM", rnd.choice((1, n + 1))), \
+            mock.patch.object(incremental, "_LEADERS", rnd.choice((1, 3, 32))), \
+            mock.patch.object(incremental, "_LEADERS_SET", rnd.choice((2, 64))):
         key = incremental.BestKey(plain.copy())
-    for seed, count in changes:
-        rows = np.array(sorted({(seed + 7919 * j) % n for j in range(count)}), np.int64)
-        values = np.array([-1 if (seed + r) % 3 == 0 else (seed % 100) * n + (n - 1 - r) for r in rows], np.int64)
-        plain[rows] = values
-        key.set(rows, values)
-        best = int(np.argmax(plain))
-        assert key.best() == (best if plain[best] >= 0 else -1)
-        want = sorted((i for i in range(n) if plain[i] >= 0), key=lambda i: -plain[i])[:k]
-        assert key.top(k).tolist() == want
-        assert np.array_equal(key.values, plain)
+        for seed, count in changes:
+            rows = np.array(sorted({(seed + 7919 * j) % n for j in range(count)}), np.int64)
+            values = np.array([-1 if (seed + r) % 3 == 0 else (seed % 100) * n + (n - 1 - r) for r in rows],
+                              np.int64)
+            plain[rows] = values
+            key.set(rows, values)
+            best = int(np.argmax(plain))
+            assert key.best() == (best if plain[best] >= 0 else -1)
+            want = sorted((i for i in range(n) if plain[i] >= 0), key=lambda i: -plain[i])[:k]
+            assert key.top(k).tolist() == want
+            assert np.array_equal(key.values, plain)
 
 
 @given(st.lists(st.integers(-1, 50), min_size=1, max_size=40), st.integers(1, 20))

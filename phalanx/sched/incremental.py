@@ -24,6 +24,7 @@ path's copy_totals for the next pod), so decisions are the per-pod path's (tests
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -50,6 +51,9 @@ _ROWS_ALWAYS = 64
 _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition beyond
 _KEY_BLOCK = 256       # nodes per block of a BestKey
 _BLOCKED_FROM = 40_000 # nodes from which a BestKey keeps its blocks' maxima (below, argmax passes cost less)
+_LEADERS_FROM = 2_000  # nodes from which a BestKey keeps its leaders (below, argmax passes cost less)
+_LEADERS = 128         # leaders found at once (one partition of the nodes)
+_LEADERS_SET = 64      # a change of more rows drops the leaders (found again when next read)
 _PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
                        # over them), counted over every node beyond
 
@@ -131,11 +135,20 @@ class BestKey:
     maximum of each block of _KEY_BLOCK nodes is kept: the best node is an argmax over the blocks, then one inside
     the best block (the first maximum, as one argmax over every node finds it), the k best lie in the k blocks of
     largest maxima, and changing a few rows recomputes only their blocks. Below, one argmax pass over every node
-    costs less than that bookkeeping."""
+    costs less than that bookkeeping.
+
+    From _LEADERS_FROM nodes on, the nodes whose keys exceed a bound (the _LEADERS largest when found) are kept in
+    order too, the leaders: a change of a few rows moves nodes in and out of them in Python, and best() and top(k)
+    read them while they hold k nodes, instead of passes over every node (a kept shape's next pods mostly go to its
+    leaders, whose keys then fall)."""
 
     def __init__(self, values: np.ndarray):
         n = len(values)
         self.blocked = n >= _BLOCKED_FROM
+        self._leading = n >= _LEADERS_FROM
+        self._leaders: list | None = None        # (key, node) of the leaders, ascending (None: found when read)
+        self._leader_key: dict = {}              # leader node -> its key
+        self._bound = -1                         # every node that is not a leader has a key <= this
         if not self.blocked:
             self.values = values                              # (N,) int64 the key
             return
@@ -155,9 +168,26 @@ class BestKey:
         if self.blocked:
             blocks = rows // self.block            # a block named twice gets the same maximum twice
             self._block_max[blocks] = self._blocks[blocks].max(axis=1)
+        leaders = self._leaders
+        if leaders is None:
+            return
+        if len(rows) > _LEADERS_SET:               # found again when next read
+            self._leaders = None
+            return
+        leader_key, bound = self._leader_key, self._bound
+        for node, value in zip(rows.tolist(), self.values[rows].tolist()):
+            old = leader_key.pop(node, None)
+            if old is not None:
+                del leaders[bisect.bisect_left(leaders, (old, node))]
+            if value > bound:
+                bisect.insort(leaders, (value, node))
+                leader_key[node] = value
 
     def best(self) -> int:
         """The node with the largest key, -1 when none is feasible."""
+        if self._leading:
+            top = self.top(1)
+            return int(top[0]) if len(top) else -1
         if not self.blocked:
             node = int(self.values.argmax())
             return node if self.values[node] >= 0 else -1
@@ -168,6 +198,23 @@ class BestKey:
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
+        if not self._leading or k > _LEADERS:
+            return self._largest(k)
+        if self._leaders is None or (len(self._leaders) < k and self._bound >= 0):
+            self._find_leaders()
+        return np.array([node for _, node in self._leaders[:-k - 1:-1]], np.int64)
+
+    def _find_leaders(self) -> None:
+        nodes = self._largest(_LEADERS + 1).tolist()
+        values = self.values[nodes].tolist()
+        # With more feasible nodes than leaders, the largest key left out bounds the others.
+        self._bound = values[_LEADERS] if len(nodes) > _LEADERS else -1
+        del nodes[_LEADERS:], values[_LEADERS:]
+        self._leader_key = dict(zip(nodes, values))
+        self._leaders = sorted(zip(values, nodes))
+
+    def _largest(self, k: int) -> np.ndarray:
+        """top(k) from the arrays."""
         key = self.values
         if self.blocked:
             # Keys are distinct: a block holding one of the k largest has a larger maximum than every block holding
