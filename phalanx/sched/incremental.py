@@ -137,15 +137,17 @@ class BestKey:
     largest maxima, and changing a few rows recomputes only their blocks. Below, one argmax pass over every node
     costs less than that bookkeeping.
 
-    From _LEADERS_FROM nodes on, the nodes whose keys exceed a bound (the _LEADERS largest when found) are kept in
-    order too, the leaders: a change of a few rows moves nodes in and out of them in Python, and best() and top(k)
-    read them while they hold k nodes, instead of passes over every node (a kept shape's next pods mostly go to its
-    leaders, whose keys then fall)."""
+    From _LEADERS_FROM nodes on, once rows are set, the nodes whose keys exceed a bound (the _LEADERS largest when
+    found) are kept in order too, the leaders: a change of a few rows moves nodes in and out of them in Python, and
+    best() and top(k) read them while they hold k nodes, instead of passes over every node (a kept shape's next pods
+    mostly go to its leaders, whose keys then fall)."""
 
     def __init__(self, values: np.ndarray):
         n = len(values)
         self.blocked = n >= _BLOCKED_FROM
-        self._leading = n >= _LEADERS_FROM
+        self._large = n >= _LEADERS_FROM
+        self._leading = False                    # reading the leaders: from the first set() on (a key made for one
+                                                 # cycle, as a live shape's, is read once, by argmax passes)
         self._leaders: list | None = None        # (key, node) of the leaders, ascending (None: found when read)
         self._leader_key: dict = {}              # leader node -> its key
         self._bound = -1                         # every node that is not a leader has a key <= this
@@ -168,6 +170,7 @@ class BestKey:
         if self.blocked:
             blocks = rows // self.block            # a block named twice gets the same maximum twice
             self._block_max[blocks] = self._blocks[blocks].max(axis=1)
+        self._leading = self._large
         leaders = self._leaders
         if leaders is None:
             return
@@ -405,9 +408,11 @@ class ShapeCache:
                 # codes and payloads stay, only their totals and keys move.
                 local = remembered_passes(s.local, s.scoring, keys)
                 if local is not None and s.feasible[rows].all():
-                    total = s.fixed_total[rows] + np.array(local, np.int64)
+                    # selection_key on Python ints: a few rows
+                    total = [fixed + part for fixed, part in zip(s.fixed_total[rows].tolist(), local)]
                     s.total[rows] = total
-                    s.key.set(rows, selection_key(np, total, True, rank[rows], len(rank)))
+                    n = len(rank)
+                    s.key.set(rows, [t * n + (n - 1 - r) for t, r in zip(total, rank[rows].tolist())])
                     return True
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
