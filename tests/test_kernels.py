@@ -12,7 +12,7 @@ from phalanx.kernels.batch import pick_order, pick_order_few
 from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit_filter, fit_filter_few,
                                                 least_allocated, most_allocated, requested_to_capacity_ratio)
 from phalanx.kernels.normalize import default_normalize
-from phalanx.kernels.select import num_feasible_nodes_to_find, select_best
+from phalanx.kernels.select import num_feasible_nodes_to_find, select_best, selection_key, selection_keys_few
 
 xp = np
 a = np.array
@@ -124,6 +124,16 @@ def test_pick_order_follows_the_greedy():
     cand, copy, count = pick_order(xp, totals, a([3, 2]), a([0, 1]), 5)
     assert int(count) == 5
     assert list(zip(cand.tolist(), copy.tolist())) == [(0, 0), (1, 0), (1, 1), (0, 1), (0, 2)]
+
+
+@given(st.integers(1, 200_000), st.data())
+def test_selection_keys_few_equal_the_arrays(n, data):
+    """The key of a few feasible nodes on Python ints is selection_key's, totals up to a score sum's size."""
+    count = data.draw(st.integers(0, min(n, 64)))
+    total = data.draw(st.lists(st.integers(0, 10_000), min_size=count, max_size=count))
+    rank = data.draw(st.lists(st.integers(0, n - 1), min_size=count, max_size=count, unique=True))
+    want = selection_key(np, np.array(total, np.int64), True, np.array(rank, np.int64), n)
+    assert selection_keys_few(total, rank, n) == want.tolist()
 
 
 def test_select_best_tie_break():

@@ -16,6 +16,11 @@ def selection_key(xp, total, feasible, rank, n: int):
     return xp.where(feasible, total * n + (n - 1 - rank), -1)
 
 
+def selection_keys_few(total: list[int], rank: list[int], n: int) -> list[int]:
+    """selection_key of a few feasible nodes on Python ints (numpy's per-call cost is most of the cost there)."""
+    return [t * n + (n - 1 - r) for t, r in zip(total, rank)]
+
+
 def select_best(xp, total, feasible, rank):
     """Index of the feasible node with the highest total (lowest rank among equals), or NONE."""
     key = selection_key(xp, total, feasible, rank, total.shape[0])

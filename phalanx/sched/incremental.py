@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.backend import smallest
-from ..kernels.select import selection_key
+from ..kernels.select import selection_key, selection_keys_few
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare,
@@ -408,11 +408,9 @@ class ShapeCache:
                 # codes and payloads stay, only their totals and keys move.
                 local = remembered_passes(s.local, s.scoring, keys)
                 if local is not None and s.feasible[rows].all():
-                    # selection_key on Python ints: a few rows
                     total = [fixed + part for fixed, part in zip(s.fixed_total[rows].tolist(), local)]
                     s.total[rows] = total
-                    n = len(rank)
-                    s.key.set(rows, [t * n + (n - 1 - r) for t, r in zip(total, rank[rows].tolist())])
+                    s.key.set(rows, selection_keys_few(total, rank[rows].tolist(), len(rank)))
                     return True
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
