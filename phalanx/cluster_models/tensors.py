@@ -137,8 +137,10 @@ class NodeTable:
         """`load`, while the five load columns are its views (None: not laid out so, or a copy of the table with a
         column replaced)."""
         load = self.load
-        if load is None or any(column.base is not load for column in (
-                self.allocatable, self.requested, self.nonzero_requested, self.pod_count, self.allowed_pods)):
+        # Spelled out, not a loop over the columns: asked for on every placement and kept-shape key.
+        if load is None or self.allocatable.base is not load or self.requested.base is not load or \
+                self.nonzero_requested.base is not load or self.pod_count.base is not load or \
+                self.allowed_pods.base is not load:
             return None
         return load
 
