@@ -61,6 +61,32 @@ def test_a_call_of_shared_templates_queues_and_decides_as_pods_sharing_nothing()
     assert shared.schedule().bindings == alone.schedule().bindings
 
 
+def test_templates_interleaved_in_arrival_order_queue_and_decide_as_pods_sharing_nothing():
+    # Runs of a few templates' replicas interleaved (each spec's later runs go to the queue without asking again),
+    # with a nominated pod and a pod no profile serves of the same specs as plain runs before them.
+    def arrivals(shared: bool):
+        specs = {"a": dict(cpu="1", priority=10), "b": dict(cpu="2", priority=100), "o": dict(cpu="1")}
+        templates = {name: make_pod(name, **kw) for name, kw in specs.items()}
+        out, taken = [], 0
+        for name, count in [("a", 2), ("b", 1), ("a", 3), ("b", 2), ("a", 1)]:
+            names = [f"{name}{taken + i}" for i in range(count)]
+            taken += count
+            out += _replicas(templates[name], names) if shared else [make_pod(n, **specs[name]) for n in names]
+        nominated = _nominated(templates["a"] if shared else make_pod("x", **specs["a"]), "x", "n2")
+        unserved = templates["a"].replaced(spec=templates["a"].spec.model_copy(update={"scheduler_name": "other"}))
+        out.insert(5, nominated)
+        return [*out, *_replicas(unserved, ["u0", "u1"]), *_replicas(templates["a"], ["a9"])]
+
+    shared, alone = _scheduler(), _scheduler()
+    shared.add_pods(arrivals(True), warnings := [])
+    alone.add_pods(arrivals(False), warnings_alone := [])
+    assert _queue(shared) == _queue(alone)
+    assert warnings == warnings_alone and list(shared.unserved) == list(alone.unserved) == ["default/u0", "default/u1"]
+    assert shared.arrival == alone.arrival
+    assert list(shared.cluster.nominations) == list(alone.cluster.nominations) == ["default/x"]
+    assert shared.schedule().bindings == alone.schedule().bindings
+
+
 def test_the_first_refused_pod_in_arrival_order_is_named():
     sched = _scheduler()
     sched.add_pods([make_pod("p0", cpu="1")])

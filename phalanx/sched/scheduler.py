@@ -315,14 +315,16 @@ class Scheduler:
         arrival, frameworks = self.arrival, self.frameworks
         pre_enqueue, shared = self.pre_enqueue, {}
         register = self.cluster.claims.register
-        # The PodSpec object of the last pod that went straight to the queue without a group, claims or a
-        # PreEnqueue answer of its own: replicas after it that are not nominated go the same way.
-        plain_spec = None
+        # The ids of the PodSpec objects of pods that went straight to the queue without a group, claims or a
+        # PreEnqueue answer of their own, while no pod waits in `arrived`: later pods of these specs that are not
+        # nominated go the same way (templates interleaved in arrival order each take that way once). The pods of
+        # the call are alive until it returns, so these ids are not reused meanwhile.
+        plain_specs: set[int] = set()
         first_seq, self._seq = self._seq, self._seq + len(pods)      # every pod takes one, served or not
         for a, end in zip(starts, starts[1:]):
             for i in range(a, end):
                 pod, key, seq = pods[i], keys[i], first_seq + i
-                if pod.spec is plain_spec and not pod.status.nominated_node_name:
+                if id(pod.spec) in plain_specs and not pod.status.nominated_node_name:
                     # The rest of its template run (one spec, one status) goes the same way, all at once.
                     arrival.update(zip(keys[i:end], range(seq, first_seq + end)))
                     plain += pods[i:end]
@@ -345,13 +347,13 @@ class Scheduler:
                     touched.append(gs)
                 if gs is not None or arrived:
                     arrived.append((pod, seq, framework, gs, member))
-                    plain_spec = None
+                    plain_specs.clear()
                 elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
                     register(pod, None)
                     plain.append(pod)
                     plain_seqs.append(seq)
                     if self._plain_template(pod.spec, framework):
-                        plain_spec = pod.spec
+                        plain_specs.add(id(pod.spec))
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
         # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
