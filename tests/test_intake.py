@@ -4,6 +4,7 @@ import pytest
 
 from phalanx.cluster_models import ClusterObjects, InputError
 from phalanx.sched import Cluster, Scheduler
+from phalanx.sched.queue import cut_runs
 from phalanx.sched.shapes import template_runs
 from strategies import make_node, make_pod
 
@@ -23,6 +24,15 @@ def test_template_runs_cut_where_a_shared_object_or_the_namespace_changes():
             *_replicas(t, ["g"], namespace="x"), *_replicas(t, ["h"], namespace="x")]
     assert template_runs(pods) == [0, 3, 4, 5, 6, 8]
     assert template_runs([]) == [0] and template_runs(pods[:1]) == [0, 1]
+
+
+def test_runs_keep_their_arrivals_as_a_range_when_consecutive():
+    # cut_runs: runs cut where the shape or the priority changes; a run's arrivals (ascending within a priority) are a
+    # range when consecutive, their list otherwise.
+    a, b = object(), object()
+    runs = cut_runs(list("pqrstuvw"), [a, a, a, a, b, b, a, a], [5, 5, 5, 5, 5, 5, 5, 1], [0, 1, 2, 4, 5, 6, 9, 3])
+    assert [(r.pods, r.seqs, r.priority) for r in runs] == [
+        (list("pqrs"), [0, 1, 2, 4], 5), (["t", "u"], range(5, 7), 5), (["v"], range(9, 10), 5), (["w"], range(3, 4), 1)]
 
 
 def _mixed(shared: bool):
