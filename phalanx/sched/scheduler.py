@@ -817,20 +817,22 @@ class Scheduler:
         followed by then(its keys)."""
         self.progress += 1
         keys = pod_keys(pods)
-        self.started.update(dict.fromkeys(keys, self.now))
+        now = self.now
+        self.started.update(dict.fromkeys(keys, now))
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
             self._created += [successors.pop(key) for key in keys if key in successors]
-        self.preemption.rows.started(self.cluster, keys, self.now)
-        names = self.cluster.tensors.nodes.names
-        nodes = [names[n] for n in node_ids.tolist()]
-        start = 0
-        for end, then in parts or [(len(pods), None)]:
-            self.log.append(Placed(BOUND, self.now, pods[start:end], keys[start:end], node_ids[start:end],
-                                   nodes[start:end]))
-            if then is not None:
+        self.preemption.rows.started(self.cluster, keys, now)
+        nodes = list(map(self.cluster.tensors.nodes.names.__getitem__, node_ids.tolist()))
+        if parts is None:
+            self.log.append(Placed(BOUND, now, list(pods), keys, node_ids, nodes))
+        else:
+            start = 0
+            for end, then in parts:
+                self.log.append(Placed(BOUND, now, pods[start:end], keys[start:end], node_ids[start:end],
+                                       nodes[start:end]))
                 then(keys[start:end])
-            start = end
+                start = end
         pending = self.pending_message
         if pending:
             for key in keys:
