@@ -129,6 +129,9 @@ class SchedulingQueue:
     def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
         """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go)."""
         if not self.deleted:
+            if len(runs) == 1:              # the usual entry: no flattening
+                run = runs[0]
+                return list(run.pods), list(run.seqs), [run.priority] * len(run.pods)
             return ([p for run in runs for p in run.pods], [q for run in runs for q in run.seqs],
                     [run.priority for run in runs for _ in run.pods])
         pods, seqs, prios = [], [], []
