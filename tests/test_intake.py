@@ -109,3 +109,14 @@ def test_the_first_refused_pod_in_arrival_order_is_named():
     with pytest.raises(InputError, match="^Pod default/r1: metadata.name: already exists$"):
         sched.add_pods([*replicas, *_replicas(replicas[0], ["r1"])])
     assert list(sched.arrival) == ["default/p0"]          # nothing of a refused call stays
+
+
+def test_a_spec_met_again_with_other_annotations_is_checked_again():
+    # Templates are checked once per (spec, annotations): a later run of a spec that passed, with annotations of its
+    # own, is checked for them.
+    sched = _scheduler()
+    t, u = make_pod("t", cpu="1"), make_pod("u", cpu="1")
+    bad = t.replaced(metadata=t.metadata.replaced(name="bad", annotations={"alibabacloud.com/gpu-count": "x"}))
+    with pytest.raises(InputError, match="^Pod default/bad: metadata.annotations: "):
+        sched.add_pods([*_replicas(t, ["t0", "t1"]), *_replicas(u, ["u0"]), *_replicas(t, ["t2"]), bad])
+    assert not sched.arrival

@@ -378,9 +378,17 @@ class Scheduler:
         if keys is None:
             keys = pod_keys(pods)
         bad, problem = len(pods), None        # the first pod whose template is refused, and why
-        for a in starts[:-1]:                 # a run's pods share their spec and annotations: checked once
+        # What is checked reads a pod's spec and annotations alone: a run's pods share them, and so do runs of one
+        # template interleaved with others, checked once; (spec, annotations) ids of those that passed (the pods of
+        # the call are alive until it returns, so the ids are not reused meanwhile).
+        passed: set[tuple[int, int]] = set()
+        for a in starts[:-1]:
             pod = pods[a]
-            if pod.spec.node_name:
+            spec = pod.spec
+            template = (id(spec), id(pod.metadata.annotations))
+            if template in passed:
+                continue
+            if spec.node_name:
                 bad, problem = a, InputError(f"Pod {keys[a]}: spec.nodeName: already bound; add it to the cluster "
                                              f"input instead")
                 break
@@ -390,6 +398,7 @@ class Scheduler:
             except InputError as error:
                 bad, problem = a, error
                 break
+            passed.add(template)
         arrival, unserved, tensors = self.arrival, self.unserved, self.cluster.tensors
         check_bound = tensors.log_mark() > 0
         if check_bound or not (arrival.keys().isdisjoint(keys) and unserved.keys().isdisjoint(keys)):
