@@ -1110,6 +1110,23 @@ def test_queue_never_pops_an_empty_run():
     assert [[p.key for p in run.pods] for run in popped] == [["default/a"], ["default/b"]]
 
 
+def test_queue_alive_gives_the_pods_arrivals_and_priorities_of_its_runs_not_deleted():
+    # One run (its seqs a range) or several, with no deletion marked or some: each pod's arrival and its run's
+    # priority, in order, as lists; the markers of the deleted pods met go.
+    q = SchedulingQueue()
+    pods = [make_pod(name) for name in "abcde"]
+    one, two = PodRun("shape", pods[:3], range(4, 7), 5), PodRun("shape", pods[3:], [9, 12], 1)
+    for deleted, runs, kept in [((), [one], "abc"), ((), [one, two], "abcde"), ((5, 9, 20), [one, two], "ace"),
+                                ((6,), [one], "ab")]:
+        q.deleted = set(deleted)
+        alive_pods, seqs, prios = q.alive(runs)
+        pick = ["abcde".index(name) for name in kept]
+        assert alive_pods == [pods[i] for i in pick]
+        assert seqs == [[4, 5, 6, 9, 12][i] for i in pick] and type(seqs) is list
+        assert prios == [[5, 5, 5, 1, 1][i] for i in pick]
+        assert q.deleted == set(deleted) - {4, 5, 6, 9, 12} if deleted else not q.deleted
+
+
 def test_backoff_is_capped_for_any_number_of_attempts():
     assert [backoff_s(k) for k in (1, 2, 3, 4, 5, 6, 1025, 5000)] == [1, 2, 4, 8, 10, 10, 10, 10]
 

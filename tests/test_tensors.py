@@ -82,6 +82,44 @@ def test_load_columns_stay_views_of_one_block():
     assert copy.shared_load is None
 
 
+def test_account_and_unaccount_move_each_pods_load_through_the_load_block():
+    """account adds a pod's request, nonzero requests and one pod per node id (one node, several with one twice)
+    in one update of NodeTable.load, through resource columns added since the load was first met, on restricted
+    copies and on a table whose columns were replaced; unaccount takes exactly that off again."""
+    import dataclasses
+
+    from phalanx.cluster_models.tensors import restrict
+
+    t = _cluster([make_node("n0", gpu=2), make_node("n1"), make_node("n2")]).tensors
+    request, nonzero = t.request_vector({"cpu": 500, "nvidia.com/gpu": 1}), np.array([500, 1 << 20])
+    gpu = t.resources.ids["nvidia.com/gpu"]
+
+    def load():
+        assert t.nodes.shared_load is not None
+        n = t.nodes
+        return n.requested[:, 0].tolist(), n.requested[:, gpu].tolist(), n.nonzero_requested.tolist(), \
+            n.pod_count.tolist()
+
+    placed = [np.array([2]), np.array([0, 2, 0])]
+    for ids in placed:
+        t.account(ids, request, nonzero, [])
+    assert load() == ([1000, 0, 1000], [2, 0, 2], [[1000, 2 << 20], [0, 0], [1000, 2 << 20]], [2, 0, 2])
+    t.resource_column("example.com/fpga")
+    t.nodes = dataclasses.replace(t.nodes, requested=t.nodes.requested.copy())
+    placed += [np.array([1]), np.array([1, 1])]
+    for ids in placed[2:]:
+        t.account(ids, request, nonzero, [])
+    assert load() == ([1000, 1500, 1000], [2, 3, 2], [[1000, 2 << 20], [1500, 3 << 20], [1000, 2 << 20]], [2, 3, 2])
+    assert (t.nodes.requested[:, -1] == 0).all()
+    sub = restrict(t, np.array([0, 2]))
+    assert sub.nodes.shared_load is not None
+    sub.account(np.array([1, 1]), request, nonzero, [])
+    assert sub.nodes.pod_count.tolist() == [2, 4] and t.nodes.pod_count.tolist() == [2, 3, 2]
+    for ids in reversed(placed):
+        t.unaccount(ids, request, nonzero, [], None)
+    assert load() == ([0, 0, 0], [0, 0, 0], [[0, 0]] * 3, [0, 0, 0])
+
+
 def test_label_ints_parse_like_go():
     assert [parse_int64_label(v) for v in ["7", "+4", "-3", "02", "x1", "", "9223372036854775808"]] == \
         [7, 4, -3, 2, None, None, None]

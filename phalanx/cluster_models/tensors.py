@@ -7,7 +7,6 @@ key, taint, host port or bound pod appears, so ids already handed out stay valid
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
@@ -137,8 +136,10 @@ class NodeTable:
         """`load`, while the five load columns are its views (None: not laid out so, or a copy of the table with a
         column replaced)."""
         load = self.load
-        if load is None or any(column.base is not load for column in (
-                self.allocatable, self.requested, self.nonzero_requested, self.pod_count, self.allowed_pods)):
+        # Spelled out, not a loop over the columns: asked for on every placement and kept-shape key.
+        if load is None or self.allocatable.base is not load or self.requested.base is not load or \
+                self.nonzero_requested.base is not load or self.pod_count.base is not load or \
+                self.allowed_pods.base is not load:
             return None
         return load
 
@@ -194,6 +195,26 @@ class BoundPods:
         if self.removed is None:
             return np.ones(self.count, bool)
         return ~self.removed[: self.count]
+
+
+@dataclass
+class Load:
+    """One pod's load as bound pods add it to the node table."""
+    request: np.ndarray             # (R',) int64 request vector (R': the resource columns when it was made)
+    nonzero: np.ndarray             # (2,) int64 nonzero requests
+    # (R + 3,) int64 what one pod adds to the requested, nonzero_requested and pod_count columns, side by side in
+    # NodeTable.load (R: the table's resource columns when it was made; None: not made yet)
+    delta: np.ndarray | None = None
+
+    def delta_over(self, r: int) -> np.ndarray:
+        """`delta` over r resource columns."""
+        if self.delta is None or len(self.delta) != r + 3:
+            delta = np.zeros(r + 3, np.int64)
+            delta[: len(self.request)] = self.request
+            delta[r: r + 2] = self.nonzero
+            delta[r + 2] = 1
+            self.delta = delta
+        return self.delta
 
 
 # Kinds of pod (anti-)affinity terms a bound pod holds.
@@ -310,7 +331,7 @@ class ClusterTensors:
     # Each log position's load as an id in _loads (-1: not told when recorded, read from the pod when asked): what
     # evictions and preemption's dry runs read of many bound pods, whose objects are cold memory by then.
     _bound_loads: np.ndarray = field(default_factory=lambda: np.full(64, -1, np.int32))   # (capacity,)
-    _loads: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)   # (request vector, nonzero) per id
+    _loads: list[Load] = field(default_factory=list)            # by id
     _load_ids: dict[bytes, int] = field(default_factory=dict)    # request and nonzero bytes -> id in _loads
 
     # -- growth ---------------------------------------------------------------------------------
@@ -364,7 +385,18 @@ class ClusterTensors:
     def account(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, ports: list[int]):
         """Add the load of one pod shape placed on node_ids (a node may repeat) to the node table. Returns the
         host-port cells as they were before (None without ports), which `unaccount` needs to undo exactly."""
-        self._add_load(node_ids, request, nonzero, 1)
+        return self._account(node_ids, self._load_id(request, nonzero), ports)
+
+    def bind(self, pods: list[Pod], node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray,
+             ports: list[int]):
+        """account and record_bound for pods of one shape, their load looked up once; returns account's."""
+        load = self._load_id(request, nonzero)
+        before = self._account(node_ids, load, ports)
+        self._record(pods, node_ids, load)
+        return before
+
+    def _account(self, node_ids: np.ndarray, load: int, ports: list[int]):
+        self._add_load(node_ids, load, 1)
         if not ports:
             return None
         cells = np.ix_(np.asarray(node_ids), ports)
@@ -376,27 +408,36 @@ class ClusterTensors:
                   ports_before) -> None:
         """Exactly undo `account` (integer subtraction; host-port cells restored to what account returned).
         Undo placements in reverse order."""
-        self._add_load(node_ids, request, nonzero, -1)
+        self._add_load(node_ids, self._load_id(request, nonzero), -1)
         if ports:
             self.nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = ports_before
 
-    def _add_load(self, node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray, sign: int) -> None:
-        # sign: copies of the pod added on each node id, negative when taken off
+    def _add_load(self, node_ids: np.ndarray, load: int, sign: int) -> None:
+        """Add (sign 1) or take off (-1) the load of id `load` once per entry of node_ids (a node may repeat): one
+        update of the requested, nonzero_requested and pod_count columns, side by side in NodeTable.load."""
         nodes = self.nodes
+        block = nodes.shared_load
+        if block is None:           # a column was replaced since the table was laid out: lay it out again
+            share_load_columns(nodes)
+            block = nodes.load
+        r = nodes.requested.shape[1]
+        delta = self._loads[load].delta_over(r)
         if len(node_ids) == 1:        # the per-pod path: plain indexing beats ufunc.at
-            n = int(node_ids[0])
-            nodes.requested[n, : len(request)] += sign * request
-            nodes.nonzero_requested[n] += sign * nonzero
-            nodes.pod_count[n] += sign
+            row = block[int(node_ids[0]), r: 2 * r + 3]
+            if sign > 0:
+                row += delta
+            else:
+                row -= delta
         else:
-            np.add.at(nodes.requested[:, : len(request)], node_ids, sign * request)
-            np.add.at(nodes.nonzero_requested, node_ids, sign * nonzero)
-            np.add.at(nodes.pod_count, node_ids, sign)
+            (np.add if sign > 0 else np.subtract).at(block[:, r: 2 * r + 3], node_ids, delta)
         self._changes.append(np.asarray(node_ids))
 
     def record_bound(self, pods: list[Pod], node_ids, load: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Remember which pod went where; BoundPods rows are built from this log only when needed. load: the
         (request vector, nonzero requests) the pods were accounted with, when they share one (one shape)."""
+        self._record(pods, node_ids, -1 if load is None else self._load_id(*load))
+
+    def _record(self, pods: list[Pod], node_ids, load: int) -> None:
         start = len(self._bound_pods)
         if self._keys is not None:
             keys = pod_keys(pods)
@@ -409,7 +450,7 @@ class ClusterTensors:
             self._bound_nodes = np.resize(self._bound_nodes, cap)
             self._bound_loads = np.resize(self._bound_loads, cap)
         self._bound_nodes[start:end] = node_ids
-        self._bound_loads[start:end] = -1 if load is None else self._load_id(*load)
+        self._bound_loads[start:end] = load
 
     def _load_id(self, request: np.ndarray, nonzero: np.ndarray) -> int:
         """The id of a (request vector, nonzero requests) in _loads, by value (each cycle prepares its own vector):
@@ -419,7 +460,7 @@ class ClusterTensors:
         at = self._load_ids.get(key)
         if at is None:
             at = self._load_ids[key] = len(self._loads)
-            self._loads.append((request.copy(), nonzero.copy()))
+            self._loads.append(Load(request.copy(), nonzero.copy()))
         return at
 
     def log_loads(self, rows: np.ndarray) -> np.ndarray:
@@ -433,9 +474,9 @@ class ClusterTensors:
     def load_table(self) -> tuple[np.ndarray, np.ndarray]:
         """((L, R) int64 request vectors over today's resource columns, (L, 2) int64 nonzero requests) by load id."""
         request = np.zeros((len(self._loads), len(self.resources)), np.int64)
-        for i, (vector, _) in enumerate(self._loads):
-            request[i, : len(vector)] = vector
-        return request, np.array([nonzero for _, nonzero in self._loads], np.int64).reshape(-1, 2)
+        for i, load in enumerate(self._loads):
+            request[i, : len(load.request)] = load.request
+        return request, np.array([load.nonzero for load in self._loads], np.int64).reshape(-1, 2)
 
     @property
     def node_rows(self) -> np.ndarray | None:
@@ -576,8 +617,7 @@ class ClusterTensors:
         ids = self.log_loads(rows_array)
         distinct, first = np.unique(ids, return_index=True)
         for load in distinct[np.argsort(first)].tolist():
-            request, nonzero = self._loads[load]
-            self._add_load(row_nodes[ids == load], request, nonzero, -1)
+            self._add_load(row_nodes[ids == load], load, -1)
         node_of = dict(zip(rows, row_nodes.tolist()))
         # No port column: no pod bound here (or on a copy sharing the vocabulary) has a host port.
         ports = {node for i, node in node_of.items() if pod_host_ports(pods[i])} if len(self.ports) else set()
@@ -630,20 +670,11 @@ class ClusterTensors:
         terms = self._terms
         log = self._bound_pods
         if terms.pods_seen < len(log):
-            new = log[terms.pods_seen:]
-            if len(new) == 1:          # the per-pod path binds one pod at a time
-                if _has_pod_terms(new[0].spec.affinity):
-                    terms.add(terms.pods_seen, new[0])
-            else:
-                affinities = list(map(attrgetter("spec.affinity"), new))
-                # Pods of one template share their affinity object (None for most), even where their specs differ
-                # (nodeName): each distinct one is tested once (C-level loops).
-                distinct = dict(zip(map(id, affinities), affinities))
-                with_terms = {i for i, affinity in distinct.items() if _has_pod_terms(affinity)}
-                if with_terms:
-                    for row, (pod, affinity) in enumerate(zip(new, affinities), terms.pods_seen):
-                        if id(affinity) in with_terms:
-                            terms.add(row, pod)
+            # A plain loop: cheaper per pod than mapping attrgetters over them (the dotted reads go through the models'
+            # __getattr__ hook either way), and no fixed cost for the few pods a kept-shape placement binds.
+            for row, pod in enumerate(log[terms.pods_seen:], terms.pods_seen):
+                if _has_pod_terms(pod.spec.affinity):
+                    terms.add(row, pod)
             terms.pods_seen = len(log)
         return terms
 
@@ -777,6 +808,7 @@ def restrict(tensors: ClusterTensors, node_ids: np.ndarray,
     table = NodeTable([t.names[i] for i in node_ids.tolist()], t.allocatable[node_ids], t.requested[node_ids],
                       t.nonzero_requested[node_ids], t.pod_count[node_ids], t.allowed_pods[node_ids],
                       t.unschedulable[node_ids], t.labels[node_ids], t.taints[node_ids], t.host_ports[node_ids])
+    share_load_columns(table)
     sub = ClusterTensors(nodes=table, bound=BoundPods.empty(), resources=tensors.resources,
                          node_labels=tensors.node_labels, taints=tensors.taints, ports=tensors.ports,
                          namespaces=tensors.namespaces, pod_labels=tensors.pod_labels,
@@ -795,5 +827,4 @@ def bind_existing(tensors: ClusterTensors, pod: Pod, node_id: int) -> None:
     """Account a pod that the input already shows bound (spec.nodeName)."""
     request, nonzero = tensors.load_vectors(pod)
     ports = [tensors.port_column(p) for p in pod_host_ports(pod)]
-    tensors.account(np.array([node_id]), request, nonzero, ports)
-    tensors.record_bound([pod], [node_id], (request, nonzero))
+    tensors.bind([pod], np.array([node_id]), request, nonzero, ports)

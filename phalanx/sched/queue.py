@@ -22,8 +22,6 @@ import itertools
 import operator
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..cluster_models import Pod
 from .shapes import PodShape, run_starts
 
@@ -131,6 +129,9 @@ class SchedulingQueue:
     def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
         """(pods, seqs, priorities) of the runs' pods that were not deleted while queued (their markers go)."""
         if not self.deleted:
+            if len(runs) == 1:              # the usual entry: no flattening
+                run = runs[0]
+                return list(run.pods), list(run.seqs), [run.priority] * len(run.pods)
             return ([p for run in runs for p in run.pods], [q for run in runs for q in run.seqs],
                     [run.priority for run in runs for _ in run.pods])
         pods, seqs, prios = [], [], []
@@ -212,10 +213,12 @@ class SchedulingQueue:
 
 
 def cut_runs(pods: list[Pod], shapes: list[PodShape], priorities: list[int], seqs: list[int]) -> list[PodRun]:
-    """Pods in queue order -> runs of consecutive pods with one shape and one priority."""
+    """Pods in queue order (distinct arrivals, ascending within a priority) -> runs of consecutive pods with one
+    shape and one priority."""
     bounds = run_starts(len(pods), [(shapes, operator.is_not), (priorities, operator.ne)])
-    step = np.diff(np.asarray(seqs)) == 1         # a run of consecutive arrivals keeps them as a range
 
     def seqs_of(a: int, b: int):
-        return range(seqs[a], seqs[b - 1] + 1) if step[a:b - 1].all() else seqs[a:b]
+        # A run of consecutive arrivals keeps them as a range: ascending and distinct, they are consecutive when
+        # the last is as far from the first as the run is long.
+        return range(seqs[a], seqs[b - 1] + 1) if seqs[b - 1] - seqs[a] == b - 1 - a else seqs[a:b]
     return [PodRun(shapes[a], pods[a:b], seqs_of(a, b), priorities[a]) for a, b in zip(bounds, bounds[1:])]

@@ -315,14 +315,16 @@ class Scheduler:
         arrival, frameworks = self.arrival, self.frameworks
         pre_enqueue, shared = self.pre_enqueue, {}
         register = self.cluster.claims.register
-        # The PodSpec object of the last pod that went straight to the queue without a group, claims or a
-        # PreEnqueue answer of its own: replicas after it that are not nominated go the same way.
-        plain_spec = None
+        # The ids of the PodSpec objects of pods that went straight to the queue without a group, claims or a
+        # PreEnqueue answer of their own, while no pod waits in `arrived`: later pods of these specs that are not
+        # nominated go the same way (templates interleaved in arrival order each take that way once). The pods of
+        # the call are alive until it returns, so these ids are not reused meanwhile.
+        plain_specs: set[int] = set()
         first_seq, self._seq = self._seq, self._seq + len(pods)      # every pod takes one, served or not
         for a, end in zip(starts, starts[1:]):
             for i in range(a, end):
                 pod, key, seq = pods[i], keys[i], first_seq + i
-                if pod.spec is plain_spec and not pod.status.nominated_node_name:
+                if id(pod.spec) in plain_specs and not pod.status.nominated_node_name:
                     # The rest of its template run (one spec, one status) goes the same way, all at once.
                     arrival.update(zip(keys[i:end], range(seq, first_seq + end)))
                     plain += pods[i:end]
@@ -345,13 +347,13 @@ class Scheduler:
                     touched.append(gs)
                 if gs is not None or arrived:
                     arrived.append((pod, seq, framework, gs, member))
-                    plain_spec = None
+                    plain_specs.clear()
                 elif pre_enqueue(pod, seq, framework, None, shared):     # no group, none before: nothing to wait for
                     register(pod, None)
                     plain.append(pod)
                     plain_seqs.append(seq)
                     if self._plain_template(pod.spec, framework):
-                        plain_spec = pod.spec
+                        plain_specs.add(id(pod.spec))
         # PreEnqueue once every pod of the call has arrived (they arrive together: a gang's quorum counts them all),
         # in arrival order from the first pod with a group on.
         for pod, seq, framework, gs, member in arrived:
@@ -376,9 +378,17 @@ class Scheduler:
         if keys is None:
             keys = pod_keys(pods)
         bad, problem = len(pods), None        # the first pod whose template is refused, and why
-        for a in starts[:-1]:                 # a run's pods share their spec and annotations: checked once
+        # What is checked reads a pod's spec and annotations alone: a run's pods share them, and so do runs of one
+        # template interleaved with others, checked once; (spec, annotations) ids of those that passed (the pods of
+        # the call are alive until it returns, so the ids are not reused meanwhile).
+        passed: set[tuple[int, int]] = set()
+        for a in starts[:-1]:
             pod = pods[a]
-            if pod.spec.node_name:
+            spec = pod.spec
+            template = (id(spec), id(pod.metadata.annotations))
+            if template in passed:
+                continue
+            if spec.node_name:
                 bad, problem = a, InputError(f"Pod {keys[a]}: spec.nodeName: already bound; add it to the cluster "
                                              f"input instead")
                 break
@@ -388,6 +398,7 @@ class Scheduler:
             except InputError as error:
                 bad, problem = a, error
                 break
+            passed.add(template)
         arrival, unserved, tensors = self.arrival, self.unserved, self.cluster.tensors
         check_bound = tensors.log_mark() > 0
         if check_bound or not (arrival.keys().isdisjoint(keys) and unserved.keys().isdisjoint(keys)):
@@ -815,20 +826,22 @@ class Scheduler:
         followed by then(its keys)."""
         self.progress += 1
         keys = pod_keys(pods)
-        self.started.update(dict.fromkeys(keys, self.now))
+        now = self.now
+        self.started.update(dict.fromkeys(keys, now))
         successors = self.cluster.successors
         if successors:           # OrderedReady StatefulSets create the next pod once this one runs
             self._created += [successors.pop(key) for key in keys if key in successors]
-        self.preemption.rows.started(self.cluster, keys, self.now)
-        names = self.cluster.tensors.nodes.names
-        nodes = [names[n] for n in node_ids.tolist()]
-        start = 0
-        for end, then in parts or [(len(pods), None)]:
-            self.log.append(Placed(BOUND, self.now, pods[start:end], keys[start:end], node_ids[start:end],
-                                   nodes[start:end]))
-            if then is not None:
+        self.preemption.rows.started(self.cluster, keys, now)
+        nodes = list(map(self.cluster.tensors.nodes.names.__getitem__, node_ids.tolist()))
+        if parts is None:
+            self.log.append(Placed(BOUND, now, list(pods), keys, node_ids, nodes))
+        else:
+            start = 0
+            for end, then in parts:
+                self.log.append(Placed(BOUND, now, pods[start:end], keys[start:end], node_ids[start:end],
+                                       nodes[start:end]))
                 then(keys[start:end])
-            start = end
+                start = end
         pending = self.pending_message
         if pending:
             for key in keys:
