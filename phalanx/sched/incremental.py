@@ -189,8 +189,8 @@ class BestKey:
     def best(self) -> int:
         """The node with the largest key, -1 when none is feasible."""
         if self._leading:
-            top = self.top(1)
-            return int(top[0]) if len(top) else -1
+            leaders = self._holding(1)
+            return leaders[-1][1] if leaders else -1
         if not self.blocked:
             node = int(self.values.argmax())
             return node if self.values[node] >= 0 else -1
@@ -203,9 +203,13 @@ class BestKey:
         """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
         if not self._leading or k > _LEADERS:
             return self._largest(k)
+        return np.array([node for _, node in self._holding(k)[:-k - 1:-1]], np.int64)
+
+    def _holding(self, k: int) -> list:
+        """The leaders, found again first when they hold fewer than k nodes and others are feasible."""
         if self._leaders is None or (len(self._leaders) < k and self._bound >= 0):
             self._find_leaders()
-        return np.array([node for _, node in self._leaders[:-k - 1:-1]], np.int64)
+        return self._leaders
 
     def _find_leaders(self) -> None:
         nodes = self._largest(_LEADERS + 1).tolist()
