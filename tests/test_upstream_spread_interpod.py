@@ -2,10 +2,13 @@
 
 Sources (kubernetes/kubernetes, pkg/scheduler/framework/plugins/...; the stored newest versions, which use v1.36's
 `fwk` package where they have been touched since):
-  podtopologyspread/scoring_test.go    TestPreScoreStateEmptyNodes, TestPodTopologySpreadScore
-  podtopologyspread/filtering_test.go  TestSingleConstraint, TestMultipleConstraints
+  podtopologyspread/scoring_test.go    TestPreScoreSkip, TestPreScoreStateEmptyNodes, TestPodTopologySpreadScore
+  podtopologyspread/filtering_test.go  TestPreFilterState, TestSingleConstraint, TestMultipleConstraints
+  podtopologyspread/plugin_test.go     Test_isSchedulableAfterNodeChange, Test_isSchedulableAfterPodChange
   interpodaffinity/scoring_test.go     TestPreferredAffinity, TestPreferredAffinityWithHardPodAffinitySymmetricWeight
-  interpodaffinity/filtering_test.go   TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes
+  interpodaffinity/filtering_test.go   TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes (the newest
+                                       stored version predates the `fwk` rename; its cases are v1.36's semantics)
+  interpodaffinity/plugin_test.go      Test_isSchedulableAfterPodChange, Test_isSchedulableAfterNodeChange
 
 Every case id starts with the upstream test function's initials and carries the upstream case name. The cluster,
 pods and expected values are upstream's, as data; only the plumbing is phalanx's: each case runs `explain` on a
@@ -66,7 +69,7 @@ UNSCHEDULABLE_TAINT = [("node.kubernetes.io/unschedulable", "", "NoSchedule")]  
 
 
 def pod(name, labels=None, on="", ns="default", spread=(), node_selector=None, node_affinity=None, affinity=None,
-        terminating=False, owner=None, validate=True):
+        terminating=False, owner=None, validate=True, tolerations=()):
     """affinity: a v1.Affinity manifest (camelCase) with podAffinity / podAntiAffinity.
     validate=False: the affinity is set after the model is built (API validation skipped, as upstream's unit tests
     build pods the API server would refuse, e.g. a term without topologyKey)."""
@@ -75,13 +78,18 @@ def pod(name, labels=None, on="", ns="default", spread=(), node_selector=None, n
     # anyway ("This test is artificial"), so it is set after validation.
     late_min_domains = {i: c.pop("minDomains") for i, c in enumerate(spread)
                         if "minDomains" in c and c["whenUnsatisfiable"] != "DoNotSchedule"}
+    # matchLabelKeys without a labelSelector: refused likewise ("must not be specified when labelSelector is not
+    # set"); upstream's PreFilter test builds it to show the keys are then ignored.
+    late_mlk = {i: c.pop("matchLabelKeys") for i, c in enumerate(spread)
+                if "matchLabelKeys" in c and "labelSelector" not in c}
     meta = {"name": name, "namespace": ns, "labels": dict(labels or {})}
     if terminating:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     if owner is not None:
         meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "uid": "u",
                                     "controller": True}]
-    spec = {"containers": [{"name": "c"}], "nodeName": on, "topologySpreadConstraints": list(spread)}
+    spec = {"containers": [{"name": "c"}], "nodeName": on, "topologySpreadConstraints": list(spread),
+            "tolerations": list(tolerations)}
     if node_selector:
         spec["nodeSelector"] = dict(node_selector)
     aff = dict(affinity or {})
@@ -97,6 +105,8 @@ def pod(name, labels=None, on="", ns="default", spread=(), node_selector=None, n
     p = Pod.model_validate({"metadata": meta, "spec": spec})
     for i, v in late_min_domains.items():
         p.spec.topology_spread_constraints[i].min_domains = v
+    for i, v in late_mlk.items():
+        p.spec.topology_spread_constraints[i].match_label_keys = v
     return p
 
 
@@ -411,6 +421,218 @@ _LIST = {"defaultingType": "List"}
 def test_pod_topology_spread_filter(name, incoming, nodes, existing, want):
     rep = report(incoming, nodes, existing, PTS, ("preFilter", "filter"), _LIST)
     assert filter_statuses(rep, PTS) == pts_want(want)
+
+
+# TestPreFilterState checks PreFilter's state: per constraint, the matching pods per domain (TpValueToMatchNum)
+# and the two smallest (CriticalPaths). phalanx keeps no such object; the state is checked through what Filter makes
+# of it (filtering.go Filter): a node without the key is UnschedulableAndUnresolvable, else the first constraint with
+# TpValueToMatchNum[i][value] + selfMatch - CriticalPaths[i][0].MatchNum > maxSkew makes it Unschedulable (every
+# case has minDomains 1). `state` below is upstream's expected state, as data: per constraint (topologyKey,
+# maxSkew, selfMatch (whether the incoming pod's labels match the state's Selector), TpValueToMatchNum, the
+# critical path's MatchNum); the expected Filter codes are computed from it by that rule, never from phalanx.
+def _codes_from_state(nodes, state):
+    out = {}
+    for n in nodes:
+        labels, code = n.metadata.labels, S
+        for key, max_skew, self_match, counts, min_match in state:
+            if key not in labels:
+                code = UU
+                break
+            if counts.get(labels[key], 0) + self_match - min_match > max_skew:
+                code = U
+                break
+        out[n.metadata.name] = code
+    return out
+
+
+_ABC_NODE = lambda extra=None, taints=None: _node_only(["node-a", "node-b", "node-c"], extra, taints)  # noqa: E731
+_AB_FOO_C_BAR = {"node-a": {"foo": ""}, "node-b": {"foo": ""}, "node-c": {"bar": ""}}
+_BAR_ABBC = [pod("p-a", {"bar": ""}, on="node-a"), pod("p-b", {"bar": ""}, on="node-b"),
+             pod("p-c", {"bar": ""}, on="node-b"), pod("p-d", on="node-c")]
+_FOO_A = {"foo": "a"}
+_FOO_A_PODS = [pod(n, _FOO_A, on=o) for n, o in (("p-a1", "node-a"), ("p-a2", "node-a"), ("p-b1", "node-b"),
+                                                 ("p-y1", "node-y"), ("p-y2", "node-y"))]
+
+PREFILTER_STATE = [
+    # (upstream case name, incoming pod, nodes, existing pods, state | "skip")
+    ("clean cluster with one spreadConstraint",
+     pod("p", {"foo": ""}, spread=[hard(5, "zone", {"matchLabels": {"foo": "bar"}})]), _zone4(), [],
+     [("zone", 5, 0, {"zone1": 0, "zone2": 0}, 0)]),
+    ("normal case with one spreadConstraint",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO)]), _zone4(), foo_pods("node-a:2 node-b:1 node-y:2"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 2}, 2)]),
+    ("normal case with null label selector",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", None)]), _zone4(), foo_pods("node-a:2 node-b:1 node-y:2"),
+     [("zone", 1, 0, {"zone1": 0, "zone2": 0}, 0)]),
+    ("normal case with one spreadConstraint, on a 3-zone cluster",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO)]),
+     _zone4() + [node("node-o", {"zone": "zone3", "node": "node-o"}), node("node-p", {"zone": "zone3", "node": "node-p"})],
+     foo_pods("node-a:2 node-b:1 node-y:2"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 2, "zone3": 0}, 0)]),
+    ("namespace mismatch doesn't count",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO)]), _zone4(),
+     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a", ns="ns1"),
+      pod("p-b1", {"foo": ""}, on="node-b"), pod("p-y1", {"foo": ""}, on="node-y", ns="ns2"),
+      pod("p-y2", {"foo": ""}, on="node-y")],
+     [("zone", 1, 1, {"zone1": 2, "zone2": 1}, 1)]),
+    ("normal case with two spreadConstraints",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO), hard(1, "node", FOO)]), _zone4(),
+     foo_pods("node-a:2 node-b:1 node-y:4"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 4}, 3),
+      ("node", 1, 1, {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}, 0)]),
+    ("soft spreadConstraints should be bypassed",
+     pod("p", {"foo": ""}, spread=[soft(1, "zone", FOO), hard(1, "zone", FOO), soft(1, "node", FOO),
+                                   hard(1, "node", FOO)]),
+     [node("node-a", {"zone": "zone1", "node": "node-a"}), node("node-b", {"zone": "zone1", "node": "node-b"}),
+      node("node-y", {"zone": "zone2", "node": "node-y"})], foo_pods("node-a:2 node-b:1 node-y:4"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 4}, 3), ("node", 1, 1, {"node-a": 2, "node-b": 1, "node-y": 4}, 1)]),
+    ("different labelSelectors - simple version",
+     pod("p", _FOO_BAR, spread=[hard(1, "zone", FOO), hard(1, "node", BAR)]),
+     [node("node-a", {"zone": "zone1", "node": "node-a"}), node("node-b", {"zone": "zone1", "node": "node-b"}),
+      node("node-y", {"zone": "zone2", "node": "node-y"})],
+     [pod("p-a", {"foo": ""}, on="node-a"), pod("p-b", {"bar": ""}, on="node-b")],
+     [("zone", 1, 1, {"zone1": 1, "zone2": 0}, 0), ("node", 1, 1, {"node-a": 0, "node-b": 1, "node-y": 0}, 0)]),
+    ("different labelSelectors - complex pods",
+     pod("p", _FOO_BAR, spread=[hard(1, "zone", FOO), hard(1, "node", BAR)]),
+     [node("node-a", {"zone": "zone1", "node": "node-a"}), node("node-b", {"zone": "zone1", "node": "node-b"}),
+      node("node-y", {"zone": "zone2", "node": "node-y"})],
+     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", _FOO_BAR, on="node-a"), pod("p-b1", {"foo": ""}, on="node-b"),
+      pod("p-y1", {"foo": ""}, on="node-y"), pod("p-y2", _FOO_BAR, on="node-y"), pod("p-y3", {"foo": ""}, on="node-y"),
+      pod("p-y4", _FOO_BAR, on="node-y")],
+     [("zone", 1, 1, {"zone1": 3, "zone2": 4}, 3), ("node", 1, 1, {"node-a": 1, "node-b": 0, "node-y": 2}, 0)]),
+    ("two spreadConstraints, and with podAffinity",
+     pod("p", {"foo": ""}, node_affinity={"key": "node", "operator": "NotIn", "values": ["node-x"]},
+         spread=[hard(1, "zone", FOO), hard(1, "node", FOO)]), _zone4(), foo_pods("node-a:2 node-b:1 node-y:4"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 4}, 3), ("node", 1, 1, {"node-a": 2, "node-b": 1, "node-y": 4}, 1)]),
+    # Upstream runs the two Skip cases without nodes; one node is added here to observe the skip (PreFilter's
+    # decision reads the pod and the Services only).
+    ("default constraints and a service that doesn't match",
+     pod("p", {"foo": "bar"}), [node("node-a", {"node": "node-a"})], [], "skip",
+     {"defaultingType": "List", "defaultConstraints": [
+         {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": "DoNotSchedule"}]}, {"baz": "kep"}),
+    ("default soft constraints and a service",
+     pod("p", {"foo": "bar"}), [node("node-a", {"node": "node-a"})], [], "skip",
+     {"defaultingType": "List", "defaultConstraints": [
+         {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": "ScheduleAnyway"}]}, {"foo": "bar"}),
+    ("TpKeyToDomainsNum is calculated when MinDomains is enabled",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO), hard(1, "node", FOO)]), _zone4(),
+     foo_pods("node-a:2 node-b:1 node-y:4"),
+     [("zone", 1, 1, {"zone1": 3, "zone2": 4}, 3),
+      ("node", 1, 1, {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}, 0)]),
+    # With the gate off upstream honours the node selector and ignores taints: the default policies.
+    ("feature gate disabled with NodeAffinityPolicy",
+     pod("p", {"foo": ""}, node_selector={"foo": ""}, spread=[hard(1, "node", BAR)]), _ABC_NODE(_AB_FOO_C_BAR),
+     _BAR_ABBC, [("node", 1, 0, {"node-a": 1, "node-b": 2}, 1)]),
+    ("NodeAffinityPolicy honored with labelSelectors",
+     pod("p", {"foo": ""}, node_selector={"foo": ""}, spread=[hard(1, "node", BAR)]), _ABC_NODE(_AB_FOO_C_BAR),
+     _BAR_ABBC, [("node", 1, 0, {"node-a": 1, "node-b": 2}, 1)]),
+    ("NodeAffinityPolicy ignored with labelSelectors",
+     pod("p", {"foo": ""}, node_selector={"foo": ""}, spread=[hard(1, "node", BAR, affinity_policy="Ignore")]),
+     _ABC_NODE(_AB_FOO_C_BAR), _BAR_ABBC, [("node", 1, 0, {"node-a": 1, "node-b": 2, "node-c": 0}, 0)]),
+    ("NodeAffinityPolicy honored with nodeAffinity",
+     pod("p", {"foo": ""}, node_affinity={"key": "foo", "operator": "In", "values": [""]},
+         spread=[hard(1, "node", BAR)]), _ABC_NODE(_AB_FOO_C_BAR),
+     [pod("p-a", {"bar": ""}, on="node-a"), pod("p-c", {"bar": ""}, on="node-b"), pod("p-d", {"bar": ""}, on="node-b"),
+      pod("p-e", on="node-c")],
+     [("node", 1, 0, {"node-a": 1, "node-b": 2}, 1)]),
+    ("NodeAffinityPolicy ignored with nodeAffinity",
+     pod("p", {"foo": ""}, node_affinity={"key": "foo", "operator": "In", "values": [""]},
+         spread=[hard(1, "node", BAR, affinity_policy="Ignore")]), _ABC_NODE(_AB_FOO_C_BAR), _BAR_ABBC,
+     [("node", 1, 0, {"node-a": 1, "node-b": 2, "node-c": 0}, 0)]),
+    ("feature gate disabled with NodeTaintsPolicy",
+     pod("p", {"foo": ""}, spread=[hard(1, "node", BAR)]),
+     _ABC_NODE({"node-c": {"bar": ""}}, {"node-c": UNSCHEDULABLE_TAINT}), _BAR_ABBC,
+     [("node", 1, 0, {"node-a": 1, "node-b": 2, "node-c": 0}, 0)]),
+    ("NodeTaintsPolicy ignored",
+     pod("p", {"foo": ""}, spread=[hard(1, "node", BAR)]),
+     _ABC_NODE({"node-c": {"bar": ""}}, {"node-c": UNSCHEDULABLE_TAINT}), _BAR_ABBC,
+     [("node", 1, 0, {"node-a": 1, "node-b": 2, "node-c": 0}, 0)]),
+    ("NodeTaintsPolicy honored",
+     pod("p", {"foo": ""}, spread=[hard(1, "node", BAR, taints_policy="Honor")]),
+     _ABC_NODE({"node-c": {"bar": ""}}, {"node-c": UNSCHEDULABLE_TAINT}), _BAR_ABBC,
+     [("node", 1, 0, {"node-a": 1, "node-b": 2}, 1)]),
+    ("NodeTaintsPolicy honored with tolerated taints",
+     pod("p", {"foo": ""}, spread=[hard(1, "node", BAR, taints_policy="Honor")],
+         tolerations=[{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]),
+     _ABC_NODE({"node-c": {"bar": ""}}, {"node-c": UNSCHEDULABLE_TAINT}), _BAR_ABBC,
+     [("node", 1, 0, {"node-a": 1, "node-b": 2, "node-c": 0}, 0)]),
+    ("two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
+     pod("p", {"foo": ""}, node_selector={"foo": ""},
+         spread=[hard(1, "zone", FOO), hard(1, "node", FOO, affinity_policy="Ignore")]),
+     [node("node-a", {"zone": "zone1", "node": "node-a", "foo": ""}), node("node-b", {"zone": "zone1", "node": "node-b"}),
+      node("node-x", {"zone": "zone2", "node": "node-x", "foo": ""})],
+     foo_pods("node-b:2 node-x:1"),
+     [("zone", 1, 1, {"zone1": 0, "zone2": 1}, 0), ("node", 1, 1, {"node-a": 0, "node-b": 2, "node-x": 1}, 0)]),
+    ("two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO, taints_policy="Honor"), hard(1, "node", FOO)]),
+     [node("node-a", {"zone": "zone1", "node": "node-a", "foo": ""}),
+      node("node-b", {"zone": "zone1", "node": "node-b"}, UNSCHEDULABLE_TAINT),
+      node("node-x", {"zone": "zone2", "node": "node-x", "foo": ""})],
+     foo_pods("node-b:2 node-x:1"),
+     [("zone", 1, 1, {"zone1": 0, "zone2": 1}, 0), ("node", 1, 1, {"node-a": 0, "node-b": 2, "node-x": 1}, 0)]),
+    ("two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
+     pod("p", {"foo": ""}, node_selector={"foo": ""}, spread=[hard(1, "zone", FOO), hard(1, "node", FOO)]),
+     [node("node-a", {"zone": "zone1", "node": "node-a"}),
+      node("node-b", {"zone": "zone1", "node": "node-b", "foo": ""}, UNSCHEDULABLE_TAINT),
+      node("node-x", {"zone": "zone2", "node": "node-x", "foo": ""}), node("node-y", {"zone": "zone2", "node": "node-y"})],
+     foo_pods("node-a:2 node-x:1 node-y:1"),
+     [("zone", 1, 1, {"zone1": 0, "zone2": 1}, 0), ("node", 1, 1, {"node-b": 0, "node-x": 1}, 0)]),
+    ("two node inclusion Constraints, zone: ignore/ignore, node: honor/honor",
+     pod("p", {"foo": ""}, node_selector={"foo": ""},
+         spread=[hard(1, "zone", FOO, affinity_policy="Ignore"), hard(1, "node", FOO, taints_policy="Honor")]),
+     [node("node-a", {"zone": "zone1", "node": "node-a"}),
+      node("node-b", {"zone": "zone1", "node": "node-b", "foo": ""}, UNSCHEDULABLE_TAINT),
+      node("node-x", {"zone": "zone2", "node": "node-x", "foo": ""}),
+      node("node-y", {"zone": "zone2", "node": "node-y", "foo": ""})],
+     foo_pods("node-a:2 node-x:2 node-y:1"),
+     [("zone", 1, 1, {"zone1": 2, "zone2": 3}, 2), ("node", 1, 1, {"node-x": 2, "node-y": 1}, 1)]),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+     pod("p", {"foo": "", "bar": "a"}, spread=[hard(1, "zone", FOO, mlk=["bar"])]), _zone4(),
+     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": "", "bar": "a"}, on="node-a"),
+      pod("p-b1", {"foo": ""}, on="node-b"), pod("p-y1", {"foo": "", "bar": "a"}, on="node-y"),
+      pod("p-y2", {"bar": ""}, on="node-y")],
+     [("zone", 1, 1, {"zone1": 1, "zone2": 1}, 1)]),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+     pod("p", _FOO_A, spread=[hard(1, "zone", {}, mlk=["foo"])]), _zone4(), _FOO_A_PODS,
+     [("zone", 1, 1, {"zone1": 3, "zone2": 2}, 2)]),
+    ("key in matchLabelKeys is ignored when LabelSelector is nil when feature gate enabled",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", None, mlk=["bar"])]), _zone4(), _FOO_A_PODS,
+     [("zone", 1, 0, {"zone1": 0, "zone2": 0}, 0)]),
+    ("key in matchLabelKeys is ignored when it isn't exist in pod.labels",
+     pod("p", {"foo": ""}, spread=[hard(1, "zone", FOO, mlk=["bar"])]), _zone4(), _FOO_A_PODS,
+     [("zone", 1, 1, {"zone1": 3, "zone2": 2}, 2)]),
+    ("two spreadConstraints with the same topologyKey",
+     pod("p", _FOO_BAR, spread=[hard(1, "zone", FOO), hard(1, "zone", BAR)]), _zone4(),
+     [pod("p-a1", _FOO_BAR, on="node-a"), pod("p-b1", {"foo": ""}, on="node-b"), pod("p-x1", {"bar": ""}, on="node-x"),
+      pod("p-y1", _FOO_BAR, on="node-y"), pod("p-y2", {"bar": ""}, on="node-y")],
+     [("zone", 1, 1, {"zone1": 2, "zone2": 1}, 1), ("zone", 1, 1, {"zone1": 1, "zone2": 3}, 1)]),
+    ("skip if not specified",
+     pod("p", {"foo": ""}), [node("node-a", {"zone": "zone1", "node": "node-a"})], [], "skip"),
+]
+# Left out of TestPreFilterState: "default constraints and a service" and "default constraints and a service, but
+# pod has constraints" (upstream runs them on no nodes: the state holds only the constraints, nothing Filter
+# could show), "matchLabelKeys ignored when feature gate disabled" and "no pod is matched when LabelSelector is nil
+# when feature gate disabled" (MatchLabelKeysInPodTopologySpread is on in v1.36; the latter's state equals the
+# gate-enabled case ported above).
+
+
+def _service(selector):
+    out = DefaultSelectors()
+    out.services["default"] = [selector]
+    return out
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id="TPFS: " + c[0]) for c in PREFILTER_STATE])
+def test_pod_topology_spread_prefilter_state(case):
+    name, incoming, nodes, existing, state = case[:5]
+    args, service = (case[5], case[6]) if len(case) > 5 else (_LIST, None)
+    rep = report(incoming, nodes, existing, PTS, ("preFilter", "filter"), args,
+                 default_selectors=None if service is None else _service(service))
+    got = filter_statuses(rep, PTS)
+    if state == "skip":
+        assert got is None
+    else:
+        assert got == pts_want(_codes_from_state(nodes, state))
 
 
 # ============================================================================ podtopologyspread: scoring_test.go
