@@ -98,8 +98,9 @@ def make_node(
     gpu=None,
     hostname_label=True,
     extra=None,
+    images=(),
 ):
-    """taints: iterable of (key, value, effect)."""
+    """taints: iterable of (key, value, effect); images: iterable of (names, sizeBytes)."""
     alloc = {}
     if cpu is not None:
         alloc["cpu"] = str(cpu)
@@ -121,7 +122,8 @@ def make_node(
                 "unschedulable": unschedulable,
                 "taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints],
             },
-            "status": {"allocatable": alloc},
+            "status": {"allocatable": alloc,
+                       "images": [{"names": list(names), "size_bytes": size} for names, size in images]},
         }
     )
 
@@ -166,6 +168,8 @@ def make_pod(
     scheduler_name=None,
     phase=None,
     pod_affinity=None,
+    images=(),
+    init_images=(),
 ):
     """Build a Pod from plain data.
 
@@ -179,6 +183,7 @@ def make_pod(
     (request dict, is_sidecar).
     pod_group: spec.schedulingGroup.podGroupName; scheduling_gates: gate names; phase: status.phase.
     pod_affinity: {"pod_affinity": ..., "pod_anti_affinity": ...} (snake_case model shape) for spec.affinity.
+    images / init_images: the containers' / init containers' images, in order (as many as given).
     """
     if containers is None:
         containers = [_requests(cpu, memory, ephemeral, gpu)]
@@ -197,6 +202,10 @@ def make_pod(
         if sidecar:
             c["restart_policy"] = "Always"
         inits.append(c)
+    for c, image in zip(ctrs, images):
+        c["image"] = image
+    for c, image in zip(inits, init_images):
+        c["image"] = image
     spec = {
         "containers": ctrs,
         "init_containers": inits,
@@ -284,7 +293,17 @@ def node_specs(draw, idx: int):
         ephemeral=draw(st.sampled_from([None] + _EPH * 2)),
         gpu=draw(st.sampled_from([None, None, None, 0, 1, 2, 4])),
         hostname_label=draw(st.integers(0, 19)) != 0,
+        images=[(names, draw(st.sampled_from(_IMAGE_SIZES)))
+                for names in draw(st.lists(st.sampled_from(_NODE_IMAGES), max_size=3, unique=True))],
     )
+
+
+# ImageLocality: images nodes hold (names of one image) and their sizes (23 MiB is the score's lower threshold,
+# 1000 MiB per container its upper one); pods name them with and without tags.
+_NODE_IMAGES = [("img/a:latest", "img/a:v1"), ("img/b:latest",), ("reg:5000/c:latest",), ("img/big:latest",),
+                ("img/d@sha256:0f1e",), ("img/a:v1",)]
+_IMAGE_SIZES = [5 << 20, 30 << 20, 300 << 20, 900 << 20, 2500 << 20]
+_POD_IMAGES = ["", "img/a", "img/a:v1", "img/b", "reg:5000/c", "img/big", "img/d@sha256:0f1e", "img/none"]
 
 
 _REQ_CPU = [None, None, "0", "50m", "100m", "250m", "500m", "1", "2", "3"]
@@ -489,6 +508,8 @@ def pod_templates(draw, nnodes: int, class_names):
         priority=priority,
         priority_class_name=pcn,
         pod_affinity=draw(pod_affinities(app)),
+        images=[draw(st.sampled_from(_POD_IMAGES)) for _ in containers],
+        init_images=[draw(st.sampled_from(_POD_IMAGES)) for _ in init_containers],
     )
 
 

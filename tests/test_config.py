@@ -31,7 +31,7 @@ def test_defaults_are_v136_default_plugins_in_order():
                                              "NodeResourcesBalancedAllocation")
     assert {n: prof.weight(n) for n in prof.enabled("score")} == {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1}
+        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert prof.enabled("placementScore") == ("NodeResourcesFit", "PodGroupPodsCount")
     assert prof.enabled("placementGenerate") == ("TopologyPlacementGenerator",)
 
@@ -120,10 +120,10 @@ def test_pods_of_one_call_are_queued_by_priority_then_arrival():
 
 
 def test_unmodelled_plugins_are_warned_about():
-    config = config_from_doc(_doc({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}}), "cfg.yaml")
-    assert config.profiles[0].ignored_plugins == ("ImageLocality (score)",)
+    config = config_from_doc(_doc({"plugins": {"score": {"enabled": [{"name": "VolumeZone"}]}}}), "cfg.yaml")
+    assert config.profiles[0].ignored_plugins == ("VolumeZone (score)",)
     assert config.warnings == ("cfg.yaml: profiles[0] (default-scheduler): configured but not modelled by phalanx, "
-                               "no effect on decisions: ImageLocality (score)",)
+                               "no effect on decisions: VolumeZone (score)",)
 
 
 def test_feature_gates_from_the_file_and_the_flag():

@@ -16,6 +16,7 @@ from .load import ClusterObjects, load_paths, load_text, parse_objects
 from .objects import (
     Affinity,
     Container,
+    ContainerImage,
     ContainerPort,
     LabelSelector,
     LabelSelectorRequirement,
@@ -78,8 +79,8 @@ from .workloads import (
 
 __all__ = [
     "DISRUPTION_TARGET", "PODGROUP_SCHEDULED", "Affinity", "BasicSchedulingPolicy", "ClusterObjects", "Container",
-    "ContainerPort", "GangSchedulingPolicy", "InputError", "Job", "JobObjects", "JobSpec", "LabelSelector",
-    "LabelSelectorRequirement", "Node", "NodeAffinity", "NodeSelector", "NodeSelectorRequirement",
+    "ContainerImage", "ContainerPort", "GangSchedulingPolicy", "InputError", "Job", "JobObjects", "JobSpec",
+    "LabelSelector", "LabelSelectorRequirement", "Node", "NodeAffinity", "NodeSelector", "NodeSelectorRequirement",
     "NodeSelectorTerm", "NodeSpec", "NodeStatus", "ObjectMeta", "OwnerReference", "Pod", "PodGroup",
     "PodGroupCondition", "PodGroupIndex", "PodGroupResolution", "PodGroupResourceClaim",
     "PodGroupSchedulingConstraints", "PodGroupSchedulingPolicy", "PodGroupSpec", "PodGroupStatus",

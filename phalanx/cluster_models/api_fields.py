@@ -20,6 +20,7 @@ API_FIELDS: dict[str, tuple[str, str]] = {
         "securityContext startupProbe stdin stdinOnce terminationMessagePath "
         "terminationMessagePolicy tty volumeDevices volumeMounts workingDir"),
     "ContainerPort": ("core/v1.ContainerPort", "containerPort hostIP hostPort name protocol"),
+    "ContainerImage": ("core/v1.ContainerImage", "names sizeBytes"),
     "CronJob": ("batch/v1.CronJob", "apiVersion kind metadata spec status"),
     "CronJobSpec": ("batch/v1.CronJobSpec",
         "concurrencyPolicy failedJobsHistoryLimit jobTemplate schedule "

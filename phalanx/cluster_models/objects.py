@@ -600,9 +600,16 @@ class NodeSpec(K8sModel):
         return taints
 
 
+class ContainerImage(K8sModel):
+    """core/v1 ContainerImage: an image a node holds, under each of its names (ImageLocality reads them)."""
+    names: list[str] = Field(default_factory=list)
+    size_bytes: Int64 = 0
+
+
 class NodeStatus(K8sModel):
     allocatable: ResourceList = Field(default_factory=ResourceList)
     capacity: ResourceList = Field(default_factory=ResourceList)
+    images: list[ContainerImage] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _apply_api_defaults(self) -> NodeStatus:

@@ -14,6 +14,7 @@ from .gang_scheduling import GangScheduling
 from .gpu_clustering_score import GpuClusteringScore
 from .gpu_packing_score import GpuPackingScore
 from .gpu_share import GpuShare
+from .image_locality import ImageLocality
 from .interpod_affinity import InterPodAffinity
 from .node_affinity import NodeAffinity
 from .node_ports import NodePorts
@@ -29,7 +30,8 @@ from .topology_placement import TopologyPlacementGenerator
 
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-    PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, DefaultBinder,
+    PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, ImageLocality,
+    DefaultBinder,
     GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount, DefaultPreemption,
     # The GPU-cluster score policies of the FGD paper's simulator (plugins/gpu_scoring.py); never in the default set.
     FGDScore, BestFitScore, DotProductScore, GpuPackingScore, GpuClusteringScore, RandomScore,
@@ -40,7 +42,6 @@ REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
 UNMODELLED: dict[str, tuple[str, ...]] = {
     "NodeDeclaredFeatures": ("preFilter", "filter"),
     "NodeName": ("filter",),
-    "ImageLocality": ("score",),
     "VolumeRestrictions": ("preFilter", "filter"),
     "NodeVolumeLimits": ("preFilter", "filter"),
     "VolumeBinding": ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),

@@ -345,7 +345,7 @@ class Plugin:
 
     def score_state(self, pod: PodInfo, cluster, pre):
         """What Score reads, from PreScore's result `pre` (NOT_RUN when the profile does not enable this plugin's
-        PreScore); see filter_state."""
+        PreScore); see filter_state. SKIP: the Score would be 0 on every node for this pod (it is left out)."""
         if pre is NOT_RUN:
             return CycleError(f'reading "PreScore{self.name}" from cycleState: not found')
         return pre

@@ -14,6 +14,7 @@ from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGro
 from ..cluster_models.controllers import DaemonSet, daemon_probe, expand_controllers
 from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
+from ..cluster_models.images import NodeImages
 from ..cluster_models.load import cyclic_gc_paused
 from ..cluster_models.objects import DONE_PHASES, Namespace, selector_matches
 from ..cluster_models.requests import global_default_class
@@ -287,6 +288,8 @@ class Cluster:
     default_selectors: DefaultSelectors = field(default_factory=DefaultSelectors)  # default topology spreading
     successors: dict[str, Pod] = field(default_factory=dict)   # OrderedReady StatefulSets: pod key -> the pod its
                                                                 # controller creates once that pod is bound
+    images: NodeImages | None = None                   # the nodes' container images (ImageLocality); from nodes
+                                                       # if None
     rng: np.random.Generator | None = None     # the Scheduler's seeded random stream, for plugins that draw
                                                # (RandomScore); set by the Scheduler
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
@@ -354,10 +357,13 @@ class Cluster:
     def __post_init__(self):
         if self.claims is None:
             self.claims = ClaimBook.empty(self.tensors.node_index)
-        if self.gpus is None:        # GPU devices from the Node objects (none when they are not given)
+        if self.gpus is None or self.images is None:    # from the Node objects (none when they are not given)
             names = list(self.tensors.nodes.names)
             same = [n.metadata.name for n in self.nodes] == names
-            self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
+            if self.gpus is None:
+                self.gpus = GpuBook.from_nodes(self.nodes) if same else GpuBook.empty(names)
+            if self.images is None:
+                self.images = NodeImages.of(self.nodes) if same else NodeImages({}, len(names))
         if self.gpus.owner is None:  # its whole-GPU / share correction lives in this cluster's node table
             self.gpus.attach(self)
 
@@ -414,7 +420,8 @@ class Cluster:
         vocabularies the pods need on this cluster first (the copy shares them)."""
         sub = restrict(self.tensors, node_ids, live)
         return dataclasses.replace(self, tensors=sub, claims=self.claims.restricted(sub.node_index),
-                                   gpus=self.gpus.restricted(node_ids, sub.nodes.names))
+                                   gpus=self.gpus.restricted(node_ids, sub.nodes.names),
+                                   images=self.images.restricted(node_ids))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

@@ -232,6 +232,9 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
         if isinstance(result, CycleError):
             continue
         state = plugin.score_state(pod, cluster, result)
+        if state is SKIP:          # the Score is 0 on every node for this pod: nothing to add
+            out.skipped += ((plugin, "score"),)
+            continue
         if isinstance(state, CycleError):
             out.score_error = out.score_error or f'running Score plugin "{plugin.name}": {state.message}'
             continue

@@ -42,6 +42,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
     normalized = {k: np.asarray(v) for k, v in ev.normalized.items()}
     total = np.asarray(ev.total) if ev.total is not None else None
     skipped_scores = [plugin.name for plugin, point in p.skipped if point == "preScore"]
+    zero_scores = [plugin.name for plugin, point in p.skipped if point == "score"]
     nodes = []
     for i, name in enumerate(tensors.nodes.names):
         filters = {}
@@ -67,6 +68,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
                                for plugin, _, _ in p.scores}
             # Score plugins whose PreScore skipped the pod add nothing (0), as upstream.
             entry["scores"].update({name: {"raw": 0, "normalized": 0, "skipped": True} for name in skipped_scores})
+            entry["scores"].update({name: {"raw": 0, "normalized": 0} for name in zero_scores})
             entry["total"] = int(total[i])
         nodes.append(entry)
     report = {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,

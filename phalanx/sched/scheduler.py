@@ -27,6 +27,7 @@ import numpy as np
 from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by
 from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
+from ..cluster_models.images import NodeImages
 from ..cluster_models.load import cyclic_gc_paused
 from ..cluster_models.objects import Replicas, dns_subdomain_problem, pod_keys, rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
@@ -677,6 +678,7 @@ class Scheduler:
         self.cluster.claims.relink(self.cluster.tensors.node_index)    # DRA devices of the new nodes
         self.cluster.nodes.extend(nodes)
         self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: devices of the new nodes
+        self.cluster.images = NodeImages.of(self.cluster.nodes)        # ImageLocality
         self._nodes_changed()
         for node in nodes:
             self.cluster_event(NODE_ADDED, node)
@@ -693,6 +695,7 @@ class Scheduler:
         update_node(self.cluster.tensors, node)
         self.cluster.nodes[i] = node
         self.cluster.gpus.rebuild(self.cluster.nodes)                  # GpuShare: its devices may have changed
+        self.cluster.images = NodeImages.of(self.cluster.nodes)        # ImageLocality
         self._nodes_changed()
         self.cluster_event(NODE_UPDATED, (old, node))
         return self.log.records(start)
@@ -716,6 +719,7 @@ class Scheduler:
         self.cluster.tensors, self.cluster.nodes = rebuilt, keep
         self.cluster.claims.relink(rebuilt.node_index)                 # DRA device rows follow node ids
         self.cluster.gpus.rebuild(keep)                                # GpuShare rows follow node ids
+        self.cluster.images = NodeImages.of(keep)                      # ImageLocality
         # The rebuilt table has vocabularies of its own: nominated pods get their columns and requests again.
         for _, nom in list(self.cluster.nominations.items()):
             self.nominate(nom.pod, nom.node)

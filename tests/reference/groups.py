@@ -79,7 +79,7 @@ def group_priority(group, members, classes) -> int:
     return best
 
 
-def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile):
+def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, image_nodes=None):
     """One PodGroup cycle on `nodes`; its placements stay in `pods_by_node` (the caller keeps or undoes them).
     Returns (ordered members, placed [(pod, node)], fit_errors {key: FitError}, the placeable members' message
     when minCount is not reached, else None)."""
@@ -105,7 +105,7 @@ def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
             if failure is not None:
                 fit_errors[P.pod_key(pod)] = failure  # not evaluated again
                 continue
-            res = ref_schedule_one(pod, nodes, pods_by_node, profile)
+            res = ref_schedule_one(pod, nodes, pods_by_node, profile, image_nodes=image_nodes)
             if res.node is None:
                 failure = res.message
                 fit_errors[P.pod_key(pod)] = failure
@@ -219,7 +219,7 @@ def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classe
     trials = []
     for domain_nodes in domains.values():
         ordered, placed, fit_errors, message = _try_group_cycle(group, members, len(bound_nodes), domain_nodes,
-                                                                pods_by_node, classes, profile)
+                                                                pods_by_node, classes, profile, image_nodes=nodes)
         _undo(placed, pods_by_node)
         trials.append((domain_nodes, placed, fit_errors, message))
     feasible = [t for t in trials if t[3] is None and len(t[1]) >= 1 and len(t[1]) + len(bound_nodes) >= min_count]

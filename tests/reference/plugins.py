@@ -1031,3 +1031,54 @@ def normalize_pod_topology_spread(state: PtsScoreState, raw: dict) -> dict:
         else:
             out[n] = go_div(MAX_NODE_SCORE * (max_s + min_s - s), max_s)
     return out
+
+
+# --------------------------- ImageLocality ------------------------------------------
+IMAGE_MB = 1024 * 1024
+IMAGE_MIN_THRESHOLD = 23 * IMAGE_MB
+IMAGE_MAX_CONTAINER_THRESHOLD = 1000 * IMAGE_MB
+
+
+def normalized_image_name(name: str) -> str:
+    """normalizedImageName: ":latest" appended when the last ':' is not after the last '/'."""
+    if name.rfind(":") <= name.rfind("/"):
+        name = name + ":latest"
+    return name
+
+
+def image_summaries(nodes) -> dict:
+    """The cache's image states, node by node in order (addNodeImageStates): name -> [size, set of node names];
+    the size is the first node's that listed the name."""
+    states: dict = {}
+    for node in nodes:
+        for image in node.status.images:
+            for name in image.names:
+                if name not in states:
+                    states[name] = [image.size_bytes, {node_name(node)}]
+                else:
+                    states[name][1].add(node_name(node))
+    return states
+
+
+def score_image_locality(pod, node, nodes, image_nodes=None) -> int:
+    """sumImageScores over init containers then containers (each image of the node's summaries adds
+    int64(float64(size) * float64(numNodes) / float64(totalNumNodes))), then calculatePriority. totalNumNodes is the
+    snapshot's node list, `nodes`; the summaries are the cache's, over `image_nodes` (default: `nodes`): a placement's
+    cycle lists its nodes alone but its NodeInfos carry the whole cluster's summaries."""
+    states = image_summaries(nodes if image_nodes is None else image_nodes)
+    total_nodes = len(nodes)
+    held = {name for image in node.status.images for name in image.names}
+    containers = list(pod.spec.init_containers) + list(pod.spec.containers)
+    total = 0
+    for c in containers:
+        name = normalized_image_name(c.image)
+        if name in held:
+            size, holders = states[name]
+            spread = float(len(holders)) / float(total_nodes)
+            total += int(float(size) * spread)
+    top = IMAGE_MAX_CONTAINER_THRESHOLD * len(containers)
+    if total < IMAGE_MIN_THRESHOLD:
+        total = IMAGE_MIN_THRESHOLD
+    elif total > top:
+        total = top
+    return go_div(MAX_NODE_SCORE * (total - IMAGE_MIN_THRESHOLD), top - IMAGE_MIN_THRESHOLD)

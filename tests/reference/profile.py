@@ -24,6 +24,7 @@ DEFAULT_SCORES = (
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
 )
 
 

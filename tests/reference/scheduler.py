@@ -113,7 +113,7 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
 
 
 def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile,
-               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> dict:
+               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING, image_nodes=None) -> dict:
     """plugin -> {node name: (raw score, normalized score)} for every score plugin in the profile
     that is not skipped by its PreScore.  Normalized scores are before the plugin weight.
 
@@ -150,6 +150,9 @@ def ref_scores(pod, feasible_nodes, nodes, pods_by_node, profile,
                 continue
             raw = {n: v[0] for n, v in ipa.items()}
             norm = {n: v[1] for n, v in ipa.items()}
+        elif plugin == "ImageLocality":
+            raw = {P.node_name(n): P.score_image_locality(pod, n, nodes, image_nodes) for n in feasible_nodes}
+            norm = dict(raw)
         elif plugin == "PodTopologySpread":
             state = P.pts_prescore(pod, feasible_nodes, nodes, pods_by_node, spreading)
             if state is None:
@@ -197,7 +200,8 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
     return msg
 
 
-def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> RefResult:
+def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING,
+                     image_nodes=None) -> RefResult:
     profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
@@ -215,7 +219,7 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefau
     if not feasible:
         return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), failed))
     # upstream skips scoring when exactly one node is feasible; the totals are still reported
-    scores = ref_scores(pod, feasible, nodes, pods_by_node, profile, spreading)
+    scores = ref_scores(pod, feasible, nodes, pods_by_node, profile, spreading, image_nodes)
     weights = dict(profile.scores)
     totals = {}
     for n in feasible:
