@@ -98,7 +98,7 @@ def test_size_is_the_first_listing_nodes_and_a_name_counts_a_node_once():
     pod = image_pod("p", ["img:v1"])
     assert phalanx_scores(pod, nodes) == [59, 59]
     state = NodeImages.of(nodes).states["img:v1"]
-    assert (state.size, state.num_nodes, state.nodes.tolist()) == (600 * MB, 2, [0, 1])
+    assert (state.size, state.nodes.tolist()) == (600 * MB, [0, 1])
 
 
 def test_a_container_counts_each_time_it_names_a_held_image():
@@ -137,8 +137,11 @@ def test_a_placement_divides_by_its_nodes_and_keeps_the_clusters_counts():
              image_node("node4", [(("img:latest",), 300)])]
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes))
     sub = cluster.restricted(np.array([0, 1]))
-    assert sub.images.total == 2 and sub.images.states["img:latest"].num_nodes == 2
-    assert sub.images.states["img:latest"].nodes.tolist() == [0]
+    held, score = sub.images.scaled("img:latest")
+    assert sub.images.total == 2 and held.tolist() == [0] and score == 300 * MB      # 300 MiB x 2 / 2
+    assert sub.restricted(np.array([1])).images.scaled("img:latest") is None         # node2 alone: none holds it
+    held, score = cluster.restricted(np.array([1, 2, 3])).images.scaled("img:latest")
+    assert held.tolist() == [2] and score == 209715200                                # 300 MiB x 2 / 3
     sched = Scheduler(sub)
     _, ev, _ = sched.evaluate(sched.shape_of(image_pod("p", ["img"])))
     # spread 2 / 2 (the cluster's two holders over the placement's two nodes): 300 MiB -> 28
@@ -192,3 +195,17 @@ def test_replicas_follow_the_images_on_every_backend(backend):
     assert list(bindings.values())[:2] == ["node3", "node1"]
     reference = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods))
     assert bindings == Scheduler(reference, backend="numpy", batching=False, incremental=False).schedule().bindings
+
+
+def test_explain_shows_the_scores_and_a_pod_no_node_holds_images_for_scores_0():
+    from phalanx.sched.explain import explain_pod
+
+    nodes = [image_node("node1", [(("app:1",), 900)]), make_node("node2")]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes)))
+    report = explain_pod(sched, image_pod("p", ["app:1"]))
+    # 900 MiB x 1/2 = 450 MiB: (450 - 23) * 100 // 977 = 43
+    assert [n["scores"]["ImageLocality"] for n in report["nodes"]] == [{"raw": 43, "normalized": 43},
+                                                                         {"raw": 0, "normalized": 0}]
+    # No node holds "other": every node scores 0 (the Score is left out of the cycle; explain still lists it).
+    report = explain_pod(sched, image_pod("q", ["other"]))
+    assert [n["scores"]["ImageLocality"] for n in report["nodes"]] == [{"raw": 0, "normalized": 0}] * 2

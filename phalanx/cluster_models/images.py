@@ -13,14 +13,15 @@ from .objects import Node
 @dataclass(frozen=True)
 class ImageState:
     size: int               # sizeBytes as the first node (in node order) listing the name gave it
-    num_nodes: int          # nodes of the whole cluster listing the name (ImageStateSummary.NumNodes)
-    nodes: np.ndarray       # (k,) int64 ids of the nodes of this table listing it, ascending
+    nodes: np.ndarray       # (k,) int64 ids of the nodes listing it, ascending; k is ImageStateSummary.NumNodes
 
 
 @dataclass(frozen=True)
 class NodeImages:
-    states: dict[str, ImageState]     # image name (as the nodes list it) -> its state
+    states: dict[str, ImageState]     # image name (as the nodes list it) -> its state, over the whole cluster
     total: int                        # nodes in the table (the snapshot's node list ImageLocality divides by)
+    renumber: np.ndarray | None = None   # (cluster nodes,) int64 each node's id in a restricted table, -1 outside;
+                                         # None: the table is the cluster's
 
     @classmethod
     def of(cls, nodes: list[Node]) -> "NodeImages":
@@ -36,27 +37,33 @@ class NodeImages:
                         sizes[name], holders[name] = image.size_bytes, [node_id]
                     elif ids[-1] != node_id:
                         ids.append(node_id)
-        states = {name: ImageState(sizes[name], len(ids), np.array(ids, np.int64)) for name, ids in holders.items()}
-        return cls(states, len(nodes))
+        return cls({name: ImageState(sizes[name], np.array(ids, np.int64)) for name, ids in holders.items()},
+                   len(nodes))
 
     def restricted(self, node_ids: np.ndarray) -> "NodeImages":
-        """Seen through the nodes `node_ids` (ascending), renumbered 0..k-1: a topology placement's copy of the
-        cluster (KEP-5732 AssumePlacement). Its node list is those nodes; each name keeps the whole cluster's node
-        count, as the NodeInfos it shares carry the cache's summaries."""
+        """Seen through the table's nodes `node_ids` (ascending), renumbered 0..k-1: a topology placement's copy of
+        the cluster (KEP-5732 AssumePlacement). Its node list is those nodes; each name keeps the whole cluster's
+        node count, as the NodeInfos it shares carry the cache's summaries."""
         node_ids = np.asarray(node_ids, np.int64)
-        states = {}
-        for name, state in self.states.items():
-            at = np.searchsorted(node_ids, state.nodes)
-            inside = at < len(node_ids)
-            inside[inside] = node_ids[at[inside]] == state.nodes[inside]
-            if inside.any():
-                states[name] = ImageState(state.size, state.num_nodes, at[inside].astype(np.int64))
-        return NodeImages(states, len(node_ids))
+        inside = np.full(self.total, -1, np.int64)
+        inside[node_ids] = np.arange(len(node_ids))
+        if self.renumber is None:
+            renumber = inside
+        else:
+            renumber = np.where(self.renumber >= 0, inside[np.maximum(self.renumber, 0)], -1)
+        return NodeImages(self.states, len(node_ids), renumber)
 
     def scaled(self, name: str) -> tuple[np.ndarray, int] | None:
-        """(the nodes holding the image `name`, its score there: the size scaled by the share of the cluster's
-        nodes that hold it, truncated as Go converts a float64), None when no node lists the name."""
+        """(the table's nodes holding the image `name`, its score there: the size scaled by the share of the
+        cluster's nodes that hold it over the table's node count, truncated as Go converts a float64), None when
+        none of them lists the name."""
         state = self.states.get(name)
         if state is None:
             return None
-        return state.nodes, int(float(state.size) * (state.num_nodes / self.total))
+        nodes = state.nodes
+        if self.renumber is not None:
+            nodes = self.renumber[nodes]
+            nodes = nodes[nodes >= 0]
+            if not len(nodes):
+                return None
+        return nodes, int(float(state.size) * (len(state.nodes) / self.total))
