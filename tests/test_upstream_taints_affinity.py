@@ -10,7 +10,13 @@ kubernetes/kubernetes (v1.36 line: `fwk` framework package, TaintTolerationCompa
 - staging/src/k8s.io/component-helpers/scheduling/corev1/helpers_test.go: TestFindMatchingUntoleratedTaint,
   TestMatchNodeSelectorTerms;
 - pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go: TestNodeAffinity (PreFilter status and
-  PreFilterResult, then Filter), TestNodeAffinityPriority (PreScore status, then Score and NormalizeScore).
+  PreFilterResult, then Filter), TestNodeAffinityPriority (PreScore status, then Score and NormalizeScore);
+- staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity_test.go:
+  TestPodMatchesNodeSelectorAndAffinityTerms, TestNodeSelectorMatch, TestPreferredSchedulingTermsScore.
+
+The newest stored node_affinity_test.go still spells the framework package `framework.` (before the `fwk` rename);
+its cases were checked against v1.36's node_affinity.go and component-helpers nodeaffinity.go, whose semantics
+they exercise unchanged.
 
 How a case runs: a Scheduler over the case's nodes and pod, with a KubeSchedulerConfiguration that enables only
 the plugin under test at the extension points the upstream test calls (and its args, e.g. addedAffinity); one
