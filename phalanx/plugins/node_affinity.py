@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.objects import NodeAffinity as NodeAffinitySpec
+from ..cluster_models.objects import NodeAffinity as NodeAffinitySpec, label_key_problem, label_value_problem
 from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
 from ..kernels.normalize import default_normalize, max_holders
 from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
@@ -35,9 +35,17 @@ class FilterState:
     enforced: tuple | None      # addedAffinity's required terms; None: none
 
 
-def _term(term, vocab, node_index, n_nodes) -> tuple | None:
-    """A NodeSelectorTerm as tests; None when it can never match (empty, or a requirement fails to parse)."""
+def _term(term, vocab, node_index, n_nodes, labels_checked: bool = False) -> tuple | None:
+    """A NodeSelectorTerm as tests; None when it can never match (empty, or a requirement fails to parse).
+    labels_checked (required terms): as labels.NewRequirement, a requirement whose key is not a label key or one of
+    whose values is not a label value (e.g. `Gt ["-1"]`, `NotIn ["a b"]`) does not parse, so the term never
+    matches. (Preferred terms are not checked so: upstream's PreScore fails on such a term, which phalanx does not
+    reproduce for them.)"""
     if not term.match_expressions and not term.match_fields:
+        return None
+    if labels_checked and any(label_key_problem(r.key) is not None
+                              or any(label_value_problem(v) is not None for v in r.values)
+                              for r in term.match_expressions):
         return None
     tests = [label_test(vocab, r.key, r.operator, r.values) for r in term.match_expressions]
     for r in term.match_fields:
@@ -54,7 +62,7 @@ def _name_test(node_index: dict[str, int], n_nodes: int, op: str, values: list[s
 
 
 def _required_terms(selector, tensors, prefix=()) -> tuple:
-    return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size)
+    return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size, True)
                                       for term in selector.node_selector_terms) if t is not None)
 
 

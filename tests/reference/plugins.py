@@ -23,6 +23,7 @@ Upstream sources these functions were derived from (kubernetes/kubernetes, v1.35
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 # --------------------------------------------------------------------------------------
@@ -303,6 +304,19 @@ def label_requirement_matches(labels: dict, key: str, op: str, values) -> bool:
     raise SelectorError(f"unknown operator {op!r}")
 
 
+# validation.IsValidLabelValue: at most 63 characters, empty or alphanumeric at both ends with '-', '_', '.' inside.
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def _check_label_values(req) -> None:
+    """labels.NewRequirement: every value must be a valid label value (so `Gt ["-1"]` does not parse). Checked for
+    required terms only (required_node_selector_matches): a preferred term that fails it would fail upstream's
+    PreScore, which neither phalanx nor this reference models for such terms."""
+    for v in req.values or []:
+        if len(v) > 63 or not _LABEL_VALUE.fullmatch(v):
+            raise SelectorError(f"invalid label value {v!r}")
+
+
 def _check_node_requirement(req) -> None:
     """labels.NewRequirement value-count validation for node selector requirements."""
     op, vals = req.operator, list(req.values or [])
@@ -359,6 +373,8 @@ def required_node_selector_matches(node_selector, node) -> bool:
         if _term_is_empty(term):
             continue
         try:
+            for r in term.match_expressions or []:
+                _check_label_values(r)
             if node_selector_term_matches(term, node):
                 return True
         except SelectorError:
