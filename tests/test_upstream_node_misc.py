@@ -8,9 +8,7 @@ plugin alone at the extension points upstream's test calls and reads the explain
 
 Left out: TestIsSchedulableAfterNodeChange, TestIsSchedulableAfterPodTolerationChange and
 Test_isSchedulableAfterPodDeleted (per-object queueing hints: phalanx's events are coarser and every plugin but
-InterPodAffinity answers yes to the events it registered, docs/semantics.md "Queueing hints"); TestPreFilterDisabled
-(a Filter whose PreFilter did not run: phalanx's NodePorts computes its state in PreFilter only, and a profile that
-disables NodePorts' PreFilter but not its Filter is not something this test can build the way upstream does).
+InterPodAffinity answers yes to the events it registered, docs/semantics.md "Queueing hints").
 """
 from __future__ import annotations
 
@@ -131,3 +129,15 @@ def test_node_ports(incoming, existing, want):
     # Upstream's NodeInfo holds the existing pod (newPod("m1", ...)); here it is bound to the one node, "m1".
     bound = [ports_pod(*existing, node_name="m1")] if existing else []
     assert filter_status([make_node("m1")], bound, incoming, "NodePorts") == want
+
+
+def test_node_ports_pre_filter_disabled():
+    """TestPreFilterDisabled: Filter without PreFilter's cycle state is an Error status wrapping fwk.ErrNotFound
+    ("not found"; node_ports.go getPreFilterState: error reading "PreFilterNodePorts" from cycleState)."""
+    doc = {"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {
+        "multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]},
+        "filter": {"enabled": [{"name": "NodePorts"}]}}}]}
+    cluster = Cluster.from_objects(ClusterObjects(nodes=[make_node("m1")], pods=[]))
+    report = explain_pod(Scheduler(cluster, config_from_doc(doc)), ports_pod())
+    assert report["selected"] is None
+    assert report["message"].endswith('error reading "PreFilterNodePorts" from cycleState: not found')

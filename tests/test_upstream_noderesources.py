@@ -17,7 +17,10 @@ profile of the plugin alone at the extension points upstream's test calls (preFi
 alone when upstream skips PreScore) and reads the explain report (phalanx.sched.explain.explain_pod).
 
 Upstream cases that phalanx cannot replay are skipped with the reason, or left out with a comment where the case is
-about something phalanx has no counterpart for (queueing hints, SignPod, EventsToRegister, isFit helpers).
+about something phalanx has no counterpart for: EventsToRegister, Test_isSchedulableAfterPodChange,
+Test_isSchedulableAfterNodeChange, Test_isSchedulableAfterDeviceClassChange (per-object queueing hints; phalanx's
+events are coarser, docs/semantics.md "Queueing hints"), TestIsFit and TestHaveAnyRequestedResourcesIncreased (helpers
+of those hints), TestFitSignPod / TestBalancedAllocationSignPod (pod signatures), BenchmarkTestFitScore.
 """
 from __future__ import annotations
 
@@ -245,6 +248,14 @@ ENOUGH_CASES = [
 def test_enough_requests(incoming, existing, want, args):
     bound = [] if existing is None else [pod(existing, node_name="node")]
     assert filter_status([node("node", ENOUGH_NODE)], bound, incoming, args) == [want]
+
+
+def test_pre_filter_disabled():
+    """TestPreFilterDisabled: Filter without PreFilter's cycle state is an Error status wrapping fwk.ErrNotFound
+    ("not found"; fit.go getPreFilterState: error reading "PreFilterNodeResourcesFit" from cycleState)."""
+    report = explain([node("node", {})], [], pod(), {"filter": [FIT]})
+    assert report["selected"] is None
+    assert report["message"].endswith('error reading "PreFilterNodeResourcesFit" from cycleState: not found')
 
 
 # TestNotEnoughRequests: makeAllocatableResources(10, 20, 1, 0, 0, 0), one pod already there.
