@@ -731,3 +731,42 @@ _VALID_SHAPE = ((30, 3),)   # TestValidateRequestedToCapacityRatioScoringStrateg
 ])
 def test_validate_fit_scoring_strategy(strategy, resources, shape, fields):
     assert _fields(_config_error(FIT, fit_args(strategy, resources, shape))) == fields
+
+
+@pytest.mark.parametrize("args, expect", [
+    pytest.param({"ignoredResources": ["longvalue" + "a" * 64]}, "name part must be no more than 63 characters",
+                 id="TestValidateFitArgs/IgnoredResources: too long value"),
+    pytest.param({"ignoredResources": ["example.com/"]}, "name part must be non-empty",
+                 id="TestValidateFitArgs/IgnoredResources: name is empty"),
+    pytest.param({"ignoredResources": ["example.com/aaa/bbb"]}, "a qualified name must consist of alphanumeric characters",
+                 id="TestValidateFitArgs/IgnoredResources: name has too many slash"),
+    pytest.param({"ignoredResources": ["example.com"]}, None, id="TestValidateFitArgs/IgnoredResources: valid args"),
+    pytest.param({"ignoredResourceGroups": ["example.com"]}, None,
+                 id="TestValidateFitArgs/IgnoredResourceGroups: valid args "),
+    pytest.param({"ignoredResourceGroups": ["example.com/"]}, "name part must be non-empty",
+                 id="TestValidateFitArgs/IgnoredResourceGroups: illegal args"),
+    pytest.param({"ignoredResourceGroups": ["a" * 64]}, "name part must be no more than 63 characters",
+                 id="TestValidateFitArgs/IgnoredResourceGroups: name is too long"),
+    pytest.param({"ignoredResourceGroups": ["example.com/aa"]}, "resource group name can't contain '/'",
+                 id="TestValidateFitArgs/IgnoredResourceGroups: name cannot be contain slash"),
+    # "ScoringStrategy: field is required": a v1 configuration defaults an absent scoringStrategy
+    # (SetDefaults_NodeResourcesFitArgs), so it has no counterpart.
+    pytest.param({"scoringStrategy": {"type": "Invalid"}}, 'Unsupported value: "Invalid"',
+                 id="TestValidateFitArgs/ScoringStrategy: type is unsupported"),
+])
+def test_validate_fit_args(args, expect):
+    # Upstream checks strings.Contains(err.Error(), expect) for the cases that expect an error.
+    message = _config_error(FIT, args)
+    if expect is None:
+        assert message is None
+    else:
+        assert message is not None and expect in message
+
+
+def test_scoring_strategy_without_type_is_refused():
+    """Not an upstream test vector: upstream's source decides it. SetDefaults_NodeResourcesFitArgs
+    (apis/config/v1/defaults.go) fills in LeastAllocated only when scoringStrategy is absent; a scoringStrategy given
+    without a type keeps "" and ValidateNodeResourcesFitArgs refuses it (field.NotSupported on scoringStrategy.type)."""
+    assert _fields(_config_error(FIT, {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}})) == [
+        "scoringStrategy.type"]
+    assert _config_error(FIT, {"ignoredResources": []}) is None

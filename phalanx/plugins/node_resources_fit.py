@@ -5,8 +5,8 @@ requested_to_capacity_ratio,resource_allocation}.go; args and their validation:
 pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validation_pluginargs.go}."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -61,8 +61,13 @@ class RequestedToCapacityRatioParam(PluginArgs):
     shape: list[UtilizationShapePoint] = Field(default_factory=list)
 
 
+SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")   # supportedScoringStrategyTypes
+
+
 class ScoringStrategy(PluginArgs):
-    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    # One of SCORING_STRATEGIES (checked by NodeResourcesFitArgs, as upstream). A scoringStrategy given without a type
+    # keeps it empty and is refused; only an absent scoringStrategy is defaulted (SetDefaults_NodeResourcesFitArgs).
+    type: str = ""
     resources: list[ResourceSpec] = Field(default_factory=default_resources)
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
 
@@ -75,7 +80,7 @@ class ScoringStrategy(PluginArgs):
 class NodeResourcesFitArgs(PluginArgs):
     ignored_resources: list[str] = Field(default_factory=list)
     ignored_resource_groups: list[str] = Field(default_factory=list)
-    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy)
+    scoring_strategy: ScoringStrategy = Field(default_factory=lambda: ScoringStrategy(type="LeastAllocated"))
 
     @model_validator(mode="after")
     def _validate(self):
@@ -85,8 +90,19 @@ class NodeResourcesFitArgs(PluginArgs):
         strategy = self.scoring_strategy
         if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
             raise ValueError("scoringStrategy.requestedToCapacityRatio: required for type RequestedToCapacityRatio")
-        errors = [f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} "
-                  f"not in valid range (0, 100]" for i, r in enumerate(strategy.resources) if not 0 < r.weight <= 100]
+        errors = [f'ignoredResources[{i}]: Invalid value: "{name}": {problem}'
+                  for i, name in enumerate(self.ignored_resources) for problem in _qualified_name_problems(name)]
+        for i, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                errors.append(f'ignoredResourceGroups[{i}]: Invalid value: "{group}": resource group name can\'t '
+                              f"contain '/'")
+            errors += [f'ignoredResourceGroups[{i}]: Invalid value: "{group}": {problem}'
+                       for problem in _qualified_name_problems(group)]
+        if strategy.type not in SCORING_STRATEGIES:
+            errors.append(f'scoringStrategy.type: Unsupported value: "{strategy.type}": supported values: '
+                          + ", ".join(f'"{t}"' for t in SCORING_STRATEGIES))
+        errors += [f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} "
+                   f"not in valid range (0, 100]" for i, r in enumerate(strategy.resources) if not 0 < r.weight <= 100]
         if strategy.requested_to_capacity_ratio is not None:
             errors += _shape_errors(strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape")
         if errors:
@@ -105,6 +121,43 @@ class NodeResourcesFitArgs(PluginArgs):
     def shape(self) -> tuple[tuple[int, int], ...]:
         ratio = self.scoring_strategy.requested_to_capacity_ratio
         return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
+
+
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                       "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+                       "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def _qualified_name_problems(value: str) -> list[str]:
+    """apimachinery validation.IsQualifiedName (metav1validation.ValidateLabelName's messages): an optional DNS
+    subdomain prefix and '/', then a name of at most 63 alphanumerics, '-', '_', '.'."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [f"a qualified name {_QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. "
+                f"'example.com/MyName')"]
+    problems = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            problems.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                problems.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+                problems.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                                "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+                                "'example.com', regex used for validation is "
+                                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+    name = parts[-1]
+    if not name:
+        problems.append("name part must be non-empty")
+    elif len(name) > 63:
+        problems.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.fullmatch(name):
+        problems.append(f"name part {_QUALIFIED_NAME_MSG}")
+    return problems
 
 
 def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
