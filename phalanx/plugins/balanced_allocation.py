@@ -4,19 +4,37 @@ Upstream: pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go."
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from ..kernels.backend import set_at
 from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
                                            resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
-from .node_resources_fit import ResourceSpec, resource_weights
+from .node_resources_fit import ResourceSpec, aggregate, default_resources, defaulted_resources, resource_weights
 
 
 class NodeResourcesBalancedAllocationArgs(PluginArgs):
-    resources: list[ResourceSpec] = Field(default_factory=lambda: [ResourceSpec(name="cpu", weight=1),
-                                                                   ResourceSpec(name="memory", weight=1)])
+    resources: list[ResourceSpec] = Field(default_factory=default_resources)
+
+    @field_validator("resources")
+    @classmethod
+    def _defaults(cls, resources: list[ResourceSpec]) -> list[ResourceSpec]:
+        return defaulted_resources(resources)
+
+    @model_validator(mode="after")
+    def _validate(self):
+        """ValidateNodeResourcesBalancedAllocationArgs: no resource twice, every weight 1 (after defaulting)."""
+        errors, seen = [], set()
+        for i, r in enumerate(self.resources):
+            if r.name in seen:
+                errors.append(f'resources[{i}].name: Duplicate value: "{r.name}"')
+            seen.add(r.name)
+            if r.weight != 1:
+                errors.append(f"resources[{i}].weight: Invalid value: {r.weight}: must be 1")
+        if errors:
+            raise ValueError(aggregate(errors))
+        return self
 
 
 class NodeResourcesBalancedAllocation(Plugin):

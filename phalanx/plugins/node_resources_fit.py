@@ -5,11 +5,11 @@ requested_to_capacity_ratio,resource_allocation}.go; args and their validation:
 pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validation_pluginargs.go}."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
@@ -34,6 +34,24 @@ class ResourceSpec(PluginArgs):
     weight: int = 0          # 0 (or unset) means 1 (SetDefaults_NodeResources*Args)
 
 
+def default_resources() -> list[ResourceSpec]:
+    """defaultResourceSpec (pkg/scheduler/apis/config/v1/defaults.go): cpu and memory, weight 1."""
+    return [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
+
+
+def defaulted_resources(resources: list[ResourceSpec]) -> list[ResourceSpec]:
+    """SetDefaults_NodeResourcesFitArgs / SetDefaults_NodeResourcesBalancedAllocationArgs: an empty (or absent) list
+    is cpu and memory; an unset or 0 weight is 1."""
+    if not resources:
+        return default_resources()
+    return [r if r.weight else ResourceSpec(name=r.name, weight=1) for r in resources]
+
+
+def aggregate(errors: list[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one message as it is, more as "[a, b]"."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
 class UtilizationShapePoint(PluginArgs):
     utilization: int
     score: int
@@ -43,32 +61,52 @@ class RequestedToCapacityRatioParam(PluginArgs):
     shape: list[UtilizationShapePoint] = Field(default_factory=list)
 
 
+SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")   # supportedScoringStrategyTypes
+
+
 class ScoringStrategy(PluginArgs):
-    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
-    resources: list[ResourceSpec] = Field(default_factory=lambda: [ResourceSpec(name="cpu", weight=1),
-                                                                   ResourceSpec(name="memory", weight=1)])
+    # One of SCORING_STRATEGIES (checked by NodeResourcesFitArgs, as upstream). A scoringStrategy given without a type
+    # keeps it empty and is refused; only an absent scoringStrategy is defaulted (SetDefaults_NodeResourcesFitArgs).
+    type: str = ""
+    resources: list[ResourceSpec] = Field(default_factory=default_resources)
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+    @field_validator("resources")
+    @classmethod
+    def _defaults(cls, resources: list[ResourceSpec]) -> list[ResourceSpec]:
+        return defaulted_resources(resources)
 
 
 class NodeResourcesFitArgs(PluginArgs):
     ignored_resources: list[str] = Field(default_factory=list)
     ignored_resource_groups: list[str] = Field(default_factory=list)
-    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy)
+    scoring_strategy: ScoringStrategy = Field(default_factory=lambda: ScoringStrategy(type="LeastAllocated"))
 
     @model_validator(mode="after")
-    def _shape(self):
+    def _validate(self):
+        """ValidateNodeResourcesFitArgs (validation_pluginargs.go) on the scoring strategy: validateResources (every
+        weight in (0, 100], after defaulting) and, when requestedToCapacityRatio is set, validateFunctionShape (whose
+        path upstream reads scoringStrategy.shape); all errors, aggregated as upstream prints them."""
         strategy = self.scoring_strategy
         if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
             raise ValueError("scoringStrategy.requestedToCapacityRatio: required for type RequestedToCapacityRatio")
-        shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
-        prev = -1
-        for p in shape:
-            if not 0 <= p.utilization <= 100 or p.utilization <= prev:
-                raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: utilization values must be "
-                                 "strictly increasing within [0, 100]")
-            if not 0 <= p.score <= 10:
-                raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: score must be in [0, 10]")
-            prev = p.utilization
+        errors = [f'ignoredResources[{i}]: Invalid value: "{name}": {problem}'
+                  for i, name in enumerate(self.ignored_resources) for problem in _qualified_name_problems(name)]
+        for i, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                errors.append(f'ignoredResourceGroups[{i}]: Invalid value: "{group}": resource group name can\'t '
+                              f"contain '/'")
+            errors += [f'ignoredResourceGroups[{i}]: Invalid value: "{group}": {problem}'
+                       for problem in _qualified_name_problems(group)]
+        if strategy.type not in SCORING_STRATEGIES:
+            errors.append(f'scoringStrategy.type: Unsupported value: "{strategy.type}": supported values: '
+                          + ", ".join(f'"{t}"' for t in SCORING_STRATEGIES))
+        errors += [f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} "
+                   f"not in valid range (0, 100]" for i, r in enumerate(strategy.resources) if not 0 < r.weight <= 100]
+        if strategy.requested_to_capacity_ratio is not None:
+            errors += _shape_errors(strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape")
+        if errors:
+            raise ValueError(aggregate(errors))
         return self
 
     @property
@@ -83,6 +121,63 @@ class NodeResourcesFitArgs(PluginArgs):
     def shape(self) -> tuple[tuple[int, int], ...]:
         ratio = self.scoring_strategy.requested_to_capacity_ratio
         return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
+
+
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                       "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+                       "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def _qualified_name_problems(value: str) -> list[str]:
+    """apimachinery validation.IsQualifiedName (metav1validation.ValidateLabelName's messages): an optional DNS
+    subdomain prefix and '/', then a name of at most 63 alphanumerics, '-', '_', '.'."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [f"a qualified name {_QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. "
+                f"'example.com/MyName')"]
+    problems = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            problems.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                problems.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+                problems.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                                "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+                                "'example.com', regex used for validation is "
+                                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+    name = parts[-1]
+    if not name:
+        problems.append("name part must be non-empty")
+    elif len(name) > 63:
+        problems.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.fullmatch(name):
+        problems.append(f"name part {_QUALIFIED_NAME_MSG}")
+    return problems
+
+
+def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
+    """validateFunctionShape: at least one point; utilizations increasing (the first offence only); each
+    utilization in [0, 100] and score in [0, MaxCustomPriorityScore]."""
+    if not shape:
+        return [f"{path}: Required value: at least one point must be specified"]
+    errors = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errors.append(f"{path}[{i}].utilization: Invalid value: {shape[i].utilization}: values must be sorted in "
+                          f"increasing order")
+            break
+    for i, p in enumerate(shape):
+        if not 0 <= p.utilization <= 100:
+            errors.append(f"{path}[{i}].utilization: Invalid value: {p.utilization}: not in valid range [0, 100]")
+        if not 0 <= p.score <= kernel.MAX_CUSTOM_PRIORITY_SCORE:
+            errors.append(f"{path}[{i}].score: Invalid value: {p.score}: not in valid range "
+                          f"[0, {kernel.MAX_CUSTOM_PRIORITY_SCORE}]")
+    return errors
 
 
 def resource_weights(resources) -> tuple[tuple[str, int], ...]:
