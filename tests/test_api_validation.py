@@ -360,6 +360,12 @@ MANIFEST_CASES = [
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}})],
      "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
      "Required value: must have at least one node selector term"),
+    # A required term's values must be label values in a new pod (v1.28+); a preferred term's need not be.
+    ("required node affinity value that is no label value", [changed(POD, ["spec", "affinity"], node_affinity(
+        {"key": "gen", "operator": "Gt", "values": ["-1"]}))],
+     f"Pod default/p: {NODE_TERMS}.matchExpressions[0].values[0]: a valid label must be an empty string or consist "
+     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+     "(got \"-1\")"),
     ("pod anti-affinity topologyKey", [pod_spec(affinity={"podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "bad key!"}]}})],
      "Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
@@ -566,8 +572,11 @@ def test_documents_kubectl_cannot_decode(text, source, message):
 def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     # Keys that YAML reads as numbers or booleans are strings to the API, null label values are "", a GPU request
     # with its limit, hugepages beside memory, hostNetwork ports that match, a system class of its own value, a
-    # ConfigMap (core, skipped) and a custom resource (its own group, skipped).
+    # ConfigMap (core, skipped) and a custom resource (its own group, skipped), a preferred node affinity term
+    # whose value is no label value (only required terms' are checked).
     pod = changed(POD, ["metadata", "labels"], {1: "a", "app": None})
+    pod["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["-1"]}]}}]}}
     pod = changed(pod, ["spec", "containers"], container(
         resources={"requests": {"nvidia.com/gpu": "1", "hugepages-2Mi": "2Mi", "memory": "1Gi"},
                    "limits": {"nvidia.com/gpu": "1", "hugepages-2Mi": "2Mi"}},

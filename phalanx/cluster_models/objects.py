@@ -1119,7 +1119,7 @@ def made_pod_spread_problem(pod: Pod) -> str | None:
 def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[str, str] | None = None) -> str | None:
     """What ValidatePodSpec rejects in a manifest that pod_problems leaves to it (see above): container images
     (required, also in pod templates), resource names and amounts, port names, hostNetwork ports, node names,
-    scheduling gates, empty node selector terms, toleration values, spread constraints (a topologyKey, not
+    scheduling gates, empty node selector terms and required terms' values, toleration values, spread constraints (a topologyKey, not
     repeated; matchLabelKeys and labelSelector: spread_selector_problems, over the selector merged with `labels`,
     the pod's, or as written for a pod template: None)."""
     pod_claims = {c.name for c in spec.resource_claims}
@@ -1173,6 +1173,15 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[st
     if required is not None and not required.node_selector_terms:
         return (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
                 f"Required value: must have at least one node selector term")
+    for i, term in enumerate(required.node_selector_terms if required is not None else []):
+        # ValidateNodeSelectorRequirement with AllowInvalidLabelValueInRequiredNodeAffinity false (a new pod): the
+        # values of required terms are label values (preferred terms' are not checked)
+        for j, r in enumerate(term.match_expressions):
+            for k, v in enumerate(r.values):
+                problem = label_value_problem(v)
+                if problem is not None:
+                    return (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                            f"nodeSelectorTerms[{i}].matchExpressions[{j}].values[{k}]: {problem}")
     for i, t in enumerate(spec.tolerations):
         problem = label_value_problem(t.value)
         if problem is not None:
