@@ -757,3 +757,377 @@ def test_submit_already_scheduled_successful_cycle_keeps_condition():
     assert sorted(r.object for r in records if r.kind == BOUND) == ["default/p1", "default/p2", "default/p3"]
     assert [r for r in records if r.kind == POD_GROUP_SCHEDULED] == []
     assert s.groups.states["default/pg"].condition[:2] == ("True", "Scheduled")
+
+
+# pkg/scheduler/backend/cache podgroupstate_test.go, TestPodGroupState_PodCounts: with p1, p2 unscheduled and p3
+# assigned (nodeName set), AllPodsCount is 3 and ScheduledPodsCount 1; assuming p1 makes ScheduledPodsCount 2.
+# GangScheduling's PreEnqueue compares AllPodsCount with minCount and its Permit ScheduledPodsCount, so for a gang
+# with minCount 3: p1 and p2 pass PreEnqueue (3 >= 3); at p1's Permit 2 pods are scheduled (Wait), at p2's 3
+# (Allow). phalanx's group state: present (AllPodsCount), bound + waiting (ScheduledPodsCount).
+
+@pytest.mark.parametrize("gang_mode", ["permit", "podgroup"])
+def test_pod_group_state_pod_counts(gang_mode):
+    bound = make_pod("p3", cpu=FITS, namespace="ns1", pod_group="pg1", node_name="node1")
+    s = new_scheduler([make_node("node1")], [bound], [make_pod_group("pg1", "ns1", min_count=3)], gang_mode=gang_mode)
+    out = s.add_pods([make_pod(p, cpu=FITS, namespace="ns1", pod_group="pg1") for p in ("p1", "p2")])
+    assert out == []                                                  # PreEnqueue: AllPodsCount 3 >= minCount 3
+    gs = s.groups.states["ns1/pg1"]
+    assert (gs.present, len(gs.bound) + len(gs.waiting)) == (3, 1)    # AllPodsCount, ScheduledPodsCount
+    assert GangScheduling().permit(gs, 2)[0] == WAIT                  # p1 assumed: ScheduledPodsCount 2
+    assert GangScheduling().permit(gs, 3)[0] == ALLOW                 # p2 assumed: 3
+    records = s.run_until_idle()
+    assert sorted(r.object for r in records if r.kind == BOUND) == ["ns1/p1", "ns1/p2"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# test/integration/scheduler/topologyawarescheduling (v1alpha2): TestTopologyAwareSchedulingWithGangPolicy and
+# TestTopologyAwareSchedulingWithBasicPolicy. Each scenario is upstream's steps, as data:
+#   ("nodes", [(name, rack, zone)])      makeNode: capacity cpu 2 (st.MakeNode's pods 32), labels rack and zone
+#   ("assigned", [(pod, node, cpu)])     makeAssignedPod (given to phalanx with the nodes: bound pods are input)
+#   ("gang", name, key, minCount) / ("basic", name, key)     the PodGroup
+#   ("pods", [(pod, group, cpu)])        makePod (cpu 1) / makeLargePod (2) / makeUnfittablePod (3)
+#   ("delete", [pod])
+#   ("scheduled", [pods]) / ("unschedulable", [pods])
+#   ("on", [pods], {nodes})              verifyAssignments: every pod bound on one of the nodes
+#   ("one_domain", [pods], key)          verifyAssignedInOneDomain
+# Pods carry upstream's priority 100 in every scenario; all equal, it is left out here (phalanx, as the API server,
+# wants a PriorityClass for a non-zero spec.priority). Upstream's scheduler has no backoff (0 s); phalanx's
+# run_until_idle moves its clock past backoffs. Upstream creates a step's pods one after another; for basic
+# PodGroups (no quorum to wait for) its comments state that the first pod's cycle runs alone ("Scores are first
+# calculated when scheduling the first pod, without the knowledge how many pods would be in the podgroup"), so a
+# basic group's pods are added one at a time here, each run to idle; a gang's pods wait for quorum and are added
+# together.
+
+def _tas_node(name, rack, zone):
+    return make_node(name, cpu="2", memory=None, pods=32, labels={"rack": rack, "zone": zone})
+
+
+def _run_tas_scenario(steps, gates=None):
+    nodes, assigned, kinds, s = [], [], {}, None
+    for step in steps:
+        if step[0] == "nodes":
+            nodes += [_tas_node(*n) for n in step[1]]
+            continue
+        if step[0] == "assigned":
+            assigned += [make_pod(p, cpu=cpu, node_name=node) for p, node, cpu in step[1]]
+            continue
+        if s is None:
+            kw = {}
+            if gates is not None:
+                from phalanx.sched.config import config_from_doc
+
+                kw["profile"] = config_from_doc({"kind": "KubeSchedulerConfiguration"}, gates=gates)
+            s = new_scheduler(nodes, assigned, **kw)
+        kind = step[0]
+        if kind in ("gang", "basic"):
+            kinds[step[1]] = kind
+            s.add_pod_group(make_pod_group(step[1], min_count=step[3] if kind == "gang" else None, topology=step[2]))
+        elif kind == "pods":
+            pods = [make_pod(p, cpu=cpu, pod_group=g) for p, g, cpu in step[1]]
+            if all(kinds.get(g) == "basic" for _, g, _ in step[1]):
+                for pod in pods:
+                    s.add_pods([pod])
+                    s.run_until_idle()
+            else:
+                s.add_pods(pods)
+                s.run_until_idle()
+        elif kind == "delete":
+            for p in step[1]:
+                s.delete_pod(f"default/{p}")
+            s.run_until_idle()
+        else:
+            s.run_until_idle()
+            node_of = {}
+            for r in s.records:
+                if r.kind == BOUND:
+                    node_of[r.object.split("/")[1]] = r.node
+            if kind == "scheduled":
+                assert all(p in node_of for p in step[1]), (step, node_of)
+            elif kind == "unschedulable":
+                assert not any(p in node_of for p in step[1]), (step, node_of)
+                pending = {r.object.split("/")[1] for r in s.records if r.kind == UNSCHEDULABLE}
+                assert set(step[1]) <= pending
+            elif kind == "on":
+                assert {p: node_of.get(p) for p in step[1]} == {p: node_of.get(p) for p in step[1]
+                                                                 if node_of.get(p) in step[2]}, (step, node_of)
+                assert all(node_of.get(p) in step[2] for p in step[1]), (step, node_of)
+            elif kind == "one_domain":
+                labels = {n.metadata.name: n.metadata.labels for n in nodes}
+                assert len({labels[node_of[p]][step[2]] for p in step[1]}) == 1, (step, node_of)
+            else:
+                raise AssertionError(step)
+
+
+def _pods(names, group, cpu="1"):
+    return [(p, group, cpu) for p in names]
+
+
+TAS_GANG = {
+    "gang schedules on a single rack, when only one feasible rack is available": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-1"),
+                   ("node5-rack2", "rack-2", "zone-1"), ("node6-zone2", "rack-3", "zone-2")]),
+        ("assigned", [("existing1", "node4-rack2", "2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1", "node3-rack1"}),
+    ],
+    "gang remains pending when no feasible resources are found": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-1"), ("node4-zone2", "rack-3", "zone-2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1", "2")),
+        ("unschedulable", ["p1", "p2", "p3"]),
+    ],
+    "gang remains pending when resources are consumed by existing pods": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1")]),
+        ("assigned", [("existing1", "node1-rack1", "2"), ("existing2", "node3-rack1", "2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("unschedulable", ["p1", "p2", "p3"]),
+        ("delete", ["existing1"]),
+        ("scheduled", ["p1", "p2", "p3"]),
+    ],
+    "gang schedules on a single rack, choosing placement with the highest score in default placement scoring "
+    "algorithm": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-2"), ("node4-rack2", "rack-2", "zone-2"),
+                   ("node5-rack2", "rack-2", "zone-2"), ("node6-rack3", "rack-3", "zone-2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"}),
+    ],
+    "gang schedules on a single rack, choosing placement with highest allocation percentage (default placement "
+    "scoring algorithm) with pre-existing pods in cluster": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-2"), ("node4-rack2", "rack-2", "zone-2"),
+                   ("node5-rack2", "rack-2", "zone-2"), ("node6-rack3", "rack-3", "zone-2"),
+                   ("node7-rack3", "rack-3", "zone-2"), ("node8-rack3", "rack-3", "zone-2"),
+                   ("node9-rack4", "rack-4", "zone-2")]),
+        ("assigned", [("existing1", "node3-rack2", "2"), ("existing2", "node8-rack3", "1")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node3-rack2", "node4-rack2", "node5-rack2"}),
+    ],
+    "two gangs schedule consecutively, each on a separate rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-1"),
+                   ("node5-rack2", "rack-2", "zone-1")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1", "2")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("gang", "pg2", "rack", 2),
+        ("pods", _pods(["p4", "p5"], "pg2")),
+        ("scheduled", ["p4", "p5"]),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1", "node3-rack1"}),
+        ("on", ["p4", "p5"], {"node4-rack2", "node5-rack2"}),
+    ],
+    "two gangs schedule consecutively, both on the same rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-1")]),
+        ("gang", "pg1", "rack", 2),
+        ("pods", [("p1", "pg1", "2"), ("p2", "pg1", "1")]),
+        ("gang", "pg2", "rack", 3),
+        ("pods", _pods(["p3", "p4", "p5"], "pg2")),
+        ("scheduled", ["p1", "p2"]),
+        ("on", ["p1", "p2"], {"node1-rack1", "node2-rack1", "node3-rack1"}),
+        ("scheduled", ["p3", "p4", "p5"]),
+        ("on", ["p3", "p4", "p5"], {"node1-rack1", "node2-rack1", "node3-rack1"}),
+    ],
+    "two gangs schedule consecutively, different topology keys": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-1"), ("node4-zone2", "rack-3", "zone-2"),
+                   ("node5-zone2", "rack-3", "zone-2"), ("node6-zone2", "rack-3", "zone-2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1", "2")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("gang", "pg2", "zone", 3),
+        ("pods", _pods(["p4", "p5", "p6"], "pg2", "2")),
+        ("scheduled", ["p4", "p5", "p6"]),
+        ("on", ["p1", "p2", "p3"], {"node4-zone2", "node5-zone2", "node6-zone2"}),
+        ("on", ["p4", "p5", "p6"], {"node1-rack1", "node2-rack1", "node3-rack2"}),
+    ],
+    "two gangs schedule consecutively, only one fits in the cluster": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("gang", "pg2", "rack", 2),
+        ("pods", _pods(["p4", "p5"], "pg2")),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"}),
+        ("unschedulable", ["p4", "p5"]),
+    ],
+    "gang with minCount < pod count schedules on a single rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-1"), ("node4-rack2", "rack-2", "zone-1")]),
+        ("gang", "pg1", "rack", 2),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("one_domain", ["p1", "p2", "p3"], "rack"),
+    ],
+    "gang with minCount < pod count schedules on a single rack, choosing smaller rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-1"),
+                   ("node5-rack2", "rack-2", "zone-1"), ("node6-rack3", "rack-3", "zone-2")]),
+        ("gang", "pg1", "rack", 3),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("pods", _pods(["p4"], "pg1")),
+        ("scheduled", ["p4"]),
+        ("on", ["p1", "p2", "p3", "p4"], {"node4-rack2", "node5-rack2"}),
+        ("pods", _pods(["p5"], "pg1")),
+        ("unschedulable", ["p5"]),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(TAS_GANG), ids=lambda n: f"TestTopologyAwareSchedulingWithGangPolicy/{n}")
+def test_topology_aware_scheduling_with_gang_policy(name):
+    _run_tas_scenario(TAS_GANG[name])
+
+
+TAS_BASIC = {
+    "basic podgroup schedules on the only rack in the cluster": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"}),
+    ],
+    "basic podgroup schedules all pods on a single rack, when there are multiple racks fitting in the cluster": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-1"), ("node4-rack2", "rack-2", "zone-1"),
+                   ("node5-zone2", "rack-3", "zone-2"), ("node6-zone2", "rack-3", "zone-2")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("one_domain", ["p1", "p2", "p3"], "rack"),
+    ],
+    "basic podgroup cannot fit on a single rack, no pods get scheduled on a different rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack2", "rack-2", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2"]),
+        ("unschedulable", ["p3"]),
+        ("one_domain", ["p1", "p2"], "rack"),
+    ],
+    "basic podgroup does not schedule at all when no pods fit": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack2", "rack-2", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2"], "pg1", "3")),
+        ("unschedulable", ["p1", "p2"]),
+    ],
+    "basic podgroup schedules only some pods when others don't fit on any node": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack2", "rack-2", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", [("p1", "pg1", "3"), ("p2", "pg1", "1")]),
+        ("scheduled", ["p2"]),
+        ("unschedulable", ["p1"]),
+    ],
+    "basic podgroup schedules on a single rack, choosing placement with highest allocation percentage (default "
+    "placement scoring algorithm)": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-2"), ("node4-rack2", "rack-2", "zone-2"),
+                   ("node5-rack2", "rack-2", "zone-2")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"}),
+    ],
+    "basic podgroup schedules on a single rack, choosing placement with highest allocation percentage with "
+    "pre-existing pods": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-2"),
+                   ("node5-rack2", "rack-2", "zone-2"), ("node6-rack2", "rack-2", "zone-2"),
+                   ("node7-rack3", "rack-3", "zone-2"), ("node8-rack3", "rack-3", "zone-2"),
+                   ("node9-rack3", "rack-3", "zone-2"), ("node10-rack3", "rack-3", "zone-2")]),
+        ("assigned", [("existing1", "node1-rack1", "1"), ("existing2", "node5-rack2", "1"),
+                      ("existing3", "node6-rack2", "1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2", "p3"]),
+        ("on", ["p1", "p2", "p3"], {"node4-rack2", "node5-rack2", "node6-rack2"}),
+    ],
+    "basic podgroup schedules on a single rack, choosing best scoring placement that will not fit all podgroup": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack1", "rack-1", "zone-1"),
+                   ("node5-rack2", "rack-2", "zone-1")]),
+        ("assigned", [("existing1", "node1-rack1", "2")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("scheduled", ["p1", "p2"]),
+        ("on", ["p1", "p2"], {"node5-rack2"}),
+        ("unschedulable", ["p3"]),
+    ],
+    "two basic podgroups schedule consecutively, each on a single rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1"), ("node4-rack2", "rack-2", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2"], "pg1")),
+        ("basic", "pg2", "rack"),
+        ("pods", _pods(["p3", "p4"], "pg2")),
+        ("scheduled", ["p1", "p2"]),
+        ("on", ["p1", "p2"], {"node4-rack2"}),
+        ("scheduled", ["p3", "p4"]),
+        ("on", ["p3", "p4"], {"node1-rack1", "node2-rack1", "node3-rack1"}),
+    ],
+    "two basic podgroups schedule consecutively on the only rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack1", "rack-1", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2"], "pg1")),
+        ("basic", "pg2", "rack"),
+        ("pods", _pods(["p3", "p4", "p5"], "pg2")),
+        ("scheduled", ["p1", "p2", "p3", "p4", "p5"]),
+    ],
+    "two basic podgroups schedule consecutively, different topology keys": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-zone2", "rack-2", "zone-2"),
+                   ("node3-zone2", "rack-2", "zone-2"), ("node4-zone2", "rack-3", "zone-2"),
+                   ("node5-zone2", "rack-3", "zone-2")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2"], "pg1")),
+        ("basic", "pg2", "zone"),
+        ("pods", _pods(["p3", "p4", "p5"], "pg2", "2")),
+        ("scheduled", ["p1", "p2", "p3", "p4", "p5"]),
+        ("on", ["p1", "p2"], {"node1-rack1"}),
+        ("on", ["p3", "p4", "p5"], {"node2-zone2", "node3-zone2", "node4-zone2", "node5-zone2"}),
+    ],
+    "two basic podgroups schedule consecutively, one does not fit in the assigned rack": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack1", "rack-1", "zone-1"),
+                   ("node3-rack2", "rack-2", "zone-1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2", "p3"], "pg1")),
+        ("basic", "pg2", "rack"),
+        ("pods", _pods(["p4", "p5", "p6"], "pg2")),
+        ("scheduled", ["p1", "p2"]),
+        ("on", ["p1", "p2"], {"node3-rack2"}),
+        ("unschedulable", ["p3"]),
+        ("scheduled", ["p4", "p5", "p6"]),
+        ("on", ["p4", "p5", "p6"], {"node1-rack1", "node2-rack1"}),
+    ],
+    "basic podgroup continues to schedule pods when more resources become available": [
+        ("nodes", [("node1-rack1", "rack-1", "zone-1"), ("node2-rack2", "rack-2", "zone-1")]),
+        ("assigned", [("existing1", "node1-rack1", "1")]),
+        ("basic", "pg1", "rack"),
+        ("pods", _pods(["p1", "p2"], "pg1")),
+        ("scheduled", ["p1"]),
+        ("on", ["p1"], {"node1-rack1"}),
+        ("unschedulable", ["p2"]),
+        ("delete", ["existing1"]),
+        ("scheduled", ["p1", "p2"]),
+        ("on", ["p1", "p2"], {"node1-rack1"}),
+    ],
+}
+
+
+@pytest.mark.parametrize("gang_gate", [True, False], ids=lambda g: f"GangScheduling enabled: {g}")
+@pytest.mark.parametrize("name", list(TAS_BASIC), ids=lambda n: f"TestTopologyAwareSchedulingWithBasicPolicy/{n}")
+def test_topology_aware_scheduling_with_basic_policy(name, gang_gate):
+    # WorkloadAwarePreemption (on in phalanx, off by default upstream and not set by the scenario) depends on
+    # GangScheduling, so it goes off with it.
+    gates = None if gang_gate else {"GangScheduling": False, "WorkloadAwarePreemption": False}
+    _run_tas_scenario(TAS_BASIC[name], gates=gates)
