@@ -13,7 +13,16 @@ kubernetes/kubernetes, the scheduling.k8s.io/v1alpha2 versions, i.e. v1.36):
       as PlacementBinPacking with the same calculatePodRequestList / calculateNodeAllocatableRequest arithmetic)
 - pkg/scheduler/framework/plugins/gangscheduling/gangscheduling_test.go
       TestGangSchedulingFlow, Test_isSchedulableAfterPodAdded, Test_isSchedulableAfterPodGroupAdded
-- pkg/scheduler/schedule_one_podgroup_test.go (the PodGroup cycle with placements)
+- pkg/scheduler/schedule_one_podgroup_test.go (the PodGroup cycle with placements): TestPodGroupInfoForPod,
+      TestFrameworkForPodGroup, TestPodGroupSchedulingAlgorithm, TestSubmitPodGroupAlgorithmResult,
+      TestUpdatePodGroupCondition, TestPodGroupSchedulingPlacementAlgorithm(_Scoring)
+- pkg/scheduler/backend/cache/podgroupstate_test.go   TestPodGroupState_PodCounts
+- pkg/scheduler/framework/preemption (workload-aware preemption)   TestNewDomainForWorkloadPreemption
+- test/integration/scheduler/topologyawarescheduling   TestTopologyAwareSchedulingWith{Gang,Basic}Policy
+- test/integration/scheduler/podgroup   TestPodGroupScheduling
+
+Disagreements that need phalanx/sched are pinned by strict xfail tests (their reasons name the file); the rest of
+upstream's cases pass unchanged.
 
 How upstream's unit harnesses map onto phalanx:
 - A plugin method upstream calls directly is called on phalanx's plugin where phalanx has the same method, else
