@@ -93,9 +93,16 @@ GENERATE_PLACEMENTS = {
         placement=[("node0", {"topology": "d2"}), ("node1", {"topology": "d1"})],
         other=[("node2", {"topology": "d0"}), ("node3", {"topology": "d1"})],
         error=True),
+    # Upstream's cache keeps pod2 (bound to node4, which is not in the snapshot) in the group's state, and
+    # GeneratePlacements fails getting its node.
     "with already scheduled pod on node outside of snapshot, returns error": dict(
-        skip="a pod bound to a node the cluster does not have: phalanx's input validation refuses it (the "
-             "scheduler cache never holds such a pod), so GeneratePlacements cannot meet it"),
+        key="topology", scheduled={"pod1": "node2", "pod2": "node4"},
+        placement=[("node0", {"topology": "d2"}), ("node1", {"topology": "d1"})],
+        other=[("node2", {"topology": "d1"}), ("node3", {"topology": "d1"})],
+        error=True, xfail=(
+            "phalanx/sched/cluster.py Cluster.from_objects drops a pod bound to a node not in the input ('node "
+            "... not found; its load is ignored'), so it is no scheduled member and the group is placed in pod1's "
+            "domain (fix needs phalanx/sched)")),
     "with already scheduled pod on node without topology label, returns error": dict(
         key="topology", scheduled={"pod1": "node2"},
         placement=[("node1", {"topology": "d2"})], other=[("node2", {"foo": "bar"})],
@@ -114,11 +121,11 @@ def _generate(case):
     return s, gs, placements(s.framework_for_group(gs), gs, s.cluster.tensors)
 
 
-@pytest.mark.parametrize("name", list(GENERATE_PLACEMENTS), ids=lambda n: f"TestGeneratePlacements/{n}")
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=c["xfail"])] if "xfail" in c else [])
+    for n, c in GENERATE_PLACEMENTS.items()], ids=lambda n: f"TestGeneratePlacements/{n}")
 def test_generate_placements(name):
     case = GENERATE_PLACEMENTS[name]
-    if "skip" in case:
-        pytest.skip(case["skip"])
     s, gs, got = _generate(case)
     if case.get("error"):
         assert isinstance(got, CycleError)          # fwk.Error
