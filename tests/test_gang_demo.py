@@ -67,7 +67,9 @@ spec:
     out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.yaml"), "--group", "ml/nope"])
     assert out.exit_code != 0 and "PodGroup ml/nope" in out.output
     out = CliRunner().invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml")])
-    assert "ml/pg: PodGroupScheduled=False Unschedulable: pod group is unschedulable" in out.output
+    # TopologyAwareWorkloadScheduling on: the unconstrained group's one placement (every node) failed
+    assert ("ml/pg: PodGroupScheduled=False Unschedulable: 0/1 placements are available, first placement status: pod "
+            "group is unschedulable") in out.output
 
 
 def test_explain_group_accepts_a_workload_name(tmp_path):

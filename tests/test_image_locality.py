@@ -209,3 +209,19 @@ def test_explain_shows_the_scores_and_a_pod_no_node_holds_images_for_scores_0():
     # No node holds "other": every node scores 0 (the Score is left out of the cycle; explain still lists it).
     report = explain_pod(sched, image_pod("q", ["other"]))
     assert [n["scores"]["ImageLocality"] for n in report["nodes"]] == [{"raw": 0, "normalized": 0}] * 2
+
+
+def test_explain_text_lists_a_score_that_is_0_everywhere(tmp_path):
+    from typer.testing import CliRunner
+
+    from phalanx.cli import app
+
+    (tmp_path / "c.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+         "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                    "images": [{"names": ["app:1"], "sizeBytes": 900 * MB}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+         "spec": {"containers": [{"name": "c", "image": "other:2"}]}}]}))
+    out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.json"), "--pod", "default/p"])
+    assert out.exit_code == 0, out.output
+    assert "ImageLocality 0->0x1" in out.output

@@ -717,10 +717,6 @@ def test_generate_placements_empty_string_domain():
 # error (errPodGroupUnschedulable). The condition message of TestPodGroupSchedulingAlgorithm/All pods unschedulable
 # (TopologyAwareWorkloadScheduling=true) follows by that rule (upstream's case checks only the code).
 
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/group_cycle.py runs a group without a topology constraint "
-                                       "outside the placement algorithm, so its failed condition lacks the "
-                                       "'0/1 placements are available, first placement status: ' prefix that v1.36 "
-                                       "gives with TopologyAwareWorkloadScheduling on (fix needs phalanx/sched)")
 def test_pod_group_scheduling_algorithm_unconstrained_group_under_tas_message():
     s = new_scheduler([make_node("node1")], groups=[make_pod_group("pg", min_count=3)])
     s.add_pods([make_pod(f"p{i}", cpu=TOO_BIG, pod_group="pg") for i in (1, 2, 3)])

@@ -14,7 +14,6 @@ from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.disruption import PodDisruptionBudget
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
-from phalanx.sched.podgroups import GROUP_UNSCHEDULABLE
 from phalanx.sched.records import BOUND, NOMINATED, PREEMPTED, Preempted
 
 try:
@@ -144,29 +143,31 @@ def test_reasons_appended_to_the_group_status():
         assert not preemptions(sched)
         return sched.groups.states["default/g"].condition[2], sched.pending_message["default/w0"]
 
+    # With TopologyAwareWorkloadScheduling on (phalanx's default) v1.36 runs the unconstrained group as one placement
+    # of every node and reports its failure so; workload-aware preemption then appends its reason, and its re-runs
+    # fail with the same status (schedule_one_podgroup.go).
+    unplaced = "0/1 placements are available, first placement status: pod group is unschedulable"
     # Priority 5: no unit is lower (UnschedulableAndUnresolvable upstream).
     cond, member = status(make_pod_group("g", min_count=4, priority=5))
-    assert cond == GROUP_UNSCHEDULABLE + ", No preemption victims found for incoming preemptor"
+    assert cond == unplaced + ", No preemption victims found for incoming preemptor"
     assert member.endswith("no new claims to deallocate, preemption: not eligible due to workload aware "
                            "preemption enabled")
     # Priority 10: only "single" is lower, and without it the gang still does not fit: the re-run's status.
     cond, _ = status(make_pod_group("g", min_count=4, priority=10))
-    assert cond == GROUP_UNSCHEDULABLE + ", " + GROUP_UNSCHEDULABLE
+    assert cond == unplaced + ", " + unplaced
     # A member asking preemptionPolicy Never makes the group not eligible.
     never = [m.model_copy(deep=True) for m in members]
     never[2].spec.preemption_policy = "Never"
     sched = scheduler(nodes, bound, groups + [make_pod_group("g", min_count=4, priority=1000)])
     sched.add_pods(never)
     sched.step(until=0)
-    assert sched.groups.states["default/g"].condition[2] == \
-        GROUP_UNSCHEDULABLE + ", not eligible due to preemptionPolicy=Never."
+    assert sched.groups.states["default/g"].condition[2] == unplaced + ", not eligible due to preemptionPolicy=Never."
     # Topology-constrained groups are refused in v1.36.
     cond, _ = status(make_pod_group("g", min_count=4, priority=1000, topology="topology.kubernetes.io/zone"))
     assert cond.endswith(", workload aware preemption is not supported for pod groups with scheduling constraints")
     # A profile without DefaultPreemption.
     cond, member = status(make_pod_group("g", min_count=4, priority=1000), preemption=False)
-    assert cond == GROUP_UNSCHEDULABLE + ", default preemption plugin is not registered, workload aware " \
-                                         "preemption is disabled"
+    assert cond == unplaced + ", default preemption plugin is not registered, workload aware preemption is disabled"
     # Every member fails Filter (n0 is full, n1-n3 have 1 cpu free); DynamicResources is the only PostFilter left.
     assert member == "0/4 nodes are available: 4 Insufficient cpu. no new claims to deallocate"
 

@@ -74,7 +74,8 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
     report = {"pod": pod.key, "profile": placer.profile.scheduler_name, "nodes": nodes,
               "selected": tensors.nodes.names[chosen] if chosen >= 0 else None,
               "message": placer.message(ev) if chosen < 0 else None,
-              "weights": p.weights, "warnings": list(shape.unmodelled)}
+              "weights": {**p.weights, **{name: framework.weights.get(name, 1) for name in zero_scores}},
+              "warnings": list(shape.unmodelled)}
     if waiting is not None:
         report["waiting"] = waiting
     if chosen < 0 and ev.error is None:

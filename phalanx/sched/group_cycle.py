@@ -12,10 +12,10 @@ import numpy as np
 from ..cluster_models import Pod
 from .placement import Placement, Placer
 from .preemption import tensors_state
-from .podgroups import GROUP_UNSCHEDULABLE, MEMBER_UNSCHEDULABLE, GroupState
+from .podgroups import MEMBER_UNSCHEDULABLE, GroupState
 from .queue import cut_runs
 from .shapes import PodShape
-from .topology import placements, topology_attempt
+from .topology import placements, topology_attempt, unconstrained_unschedulable
 
 
 # Gangs in one train, at first: a train places gang after gang as their own cycles would, so a long queue of them
@@ -199,7 +199,8 @@ class GroupCycle:
         sched.fail(m[got:], message)
         extra = sched.workload_preemption.run(short, list(zip(m[:got], nodes[offset:offset + got].tolist())))
         sched.fail(m[:got], _with(MEMBER_UNSCHEDULABLE, extra))
-        sched.set_condition(short, "False", "Unschedulable", _with(GROUP_UNSCHEDULABLE, extra))
+        sched.set_condition(short, "False", "Unschedulable",
+                            _with(unconstrained_unschedulable(sched.framework_for_group(short)), extra))
         self._failed(short)
         for gs in train[i + 1:]:
             sched.queue.push_active(gs, sched.groups.priority(gs), gs.first_seq)
@@ -233,8 +234,8 @@ class GroupCycle:
             extra = sched.workload_preemption.run(gs, placed)      # on the state without this cycle's placements
             rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
             sched.fail(rest, _with(attempt.infeasible or attempt.group_message, extra))
-            sched.set_condition(gs, "False", "Unschedulable",
-                                _with(attempt.group_message or GROUP_UNSCHEDULABLE, extra))
+            sched.set_condition(gs, "False", "Unschedulable", _with(
+                attempt.group_message or unconstrained_unschedulable(sched.framework_for_group(gs)), extra))
         else:
             for pl in attempt.placed:
                 self._bind(gs, pl.pods, pl.node_ids)

@@ -28,11 +28,21 @@ from ..plugins.topology_placement import NO_PLACEMENTS_MESSAGE
 from .backends import make_placer
 from .cycle import copy_capacity, prepare, run_filters
 from .placement import Placement
+from .podgroups import GROUP_UNSCHEDULABLE
 
 
 def placements_unavailable(n: int) -> str:
     """The PodGroup's condition when no placement can take the group (v1.36 wording)."""
-    return f"0/{n} placements are available, first placement status: pod group is unschedulable"
+    return f"0/{n} placements are available, first placement status: {GROUP_UNSCHEDULABLE}"
+
+
+def unconstrained_unschedulable(framework) -> str:
+    """The status of a failed cycle of a group without a topology constraint. With a PlacementGenerate plugin (the
+    TopologyAwareWorkloadScheduling gate on) v1.36 runs every group through the placement algorithm, an
+    unconstrained one as one placement of every node, and rewrites a failure as that placement's
+    (schedule_one_podgroup.go podGroupSchedulingAlgorithm, podGroupSchedulingPlacementAlgorithm); workload-aware
+    preemption runs after it, appending its reason (its re-runs fail with this status too)."""
+    return placements_unavailable(1) if framework.at("placementGenerate") else GROUP_UNSCHEDULABLE
 
 
 def placements(framework, gs, tensors):

@@ -24,7 +24,7 @@ from .backends import make_placer
 from .cluster import Nomination
 from .cycle import NodeRows, Prepared, WithNodes, copy_capacity, prepare, run_filters
 from .podgroups import GROUP_UNSCHEDULABLE
-from .topology import placements
+from .topology import placements, unconstrained_unschedulable
 from .preemption import _copy_without, pdb_matches
 from .records import Preempted
 
@@ -79,6 +79,13 @@ class GroupDryRun:
     def units(self) -> list[VictimUnit]:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
         return self._layout[0]
+
+    @functools.cached_property
+    def unschedulable(self) -> str:
+        """The status of a re-run that fails: the group algorithm's (in a domain, its cycle's alone)."""
+        if self.nodes is not None:
+            return GROUP_UNSCHEDULABLE
+        return unconstrained_unschedulable(self.sched.framework_for_group(self.gs))
 
     @functools.cached_property
     def _layout(self) -> tuple[list[VictimUnit], np.ndarray, np.ndarray]:
@@ -173,8 +180,11 @@ class GroupDryRun:
         placer.undo(attempt.placed, mark)
         if attempt.error is not None:
             return attempt.error
-        # The group algorithm's status when minCount is not reached is the group's "pod group is unschedulable".
-        return "" if attempt.infeasible is None and attempt.placed_count >= 1 else GROUP_UNSCHEDULABLE
+        # The group algorithm's status when minCount is not reached: the group's "pod group is unschedulable" (an
+        # unconstrained group's as its one placement's, topology.unconstrained_unschedulable).
+        if attempt.infeasible is None and attempt.placed_count >= 1:
+            return ""
+        return self.unschedulable
 
     @property
     def monotone(self) -> bool:
@@ -204,7 +214,7 @@ class GroupDryRun:
             else None
         _, unit_rows, unit_start = self._layout
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
-                           sched.preemption.rows.request, unit_rows, unit_start, self.nodes)
+                           sched.preemption.rows.request, unit_rows, unit_start, self.unschedulable, self.nodes)
 
     def _without(self, gone: dict[str, Pod]):
         """The cluster without the bound pods `gone`: one copy, from which the pods of earlier calls are taken off
@@ -264,9 +274,10 @@ class MemberCount:
     are kept and recomputed on the nodes of the units that come or go between calls."""
 
     def __init__(self, cluster, p: Prepared, members: int, needed: int, load, request: np.ndarray,
-                 unit_rows: np.ndarray, unit_start: np.ndarray, domain: np.ndarray | None = None):
+                 unit_rows: np.ndarray, unit_start: np.ndarray, unschedulable: str, domain: np.ndarray | None = None):
         tensors = cluster.tensors
         self.tensors = tensors
+        self.unschedulable = unschedulable      # the status of a re-run that fails (GroupDryRun.unschedulable)
         self.members = members          # pending members, all of one shape
         self.needed = needed            # members the cycle must place: minCount less those bound, at least one
         self.request = request          # (log rows, R') each binding-log row's requests (BoundRows.request)
@@ -320,7 +331,7 @@ class MemberCount:
             self.copies[nodes] = self._copies(nodes)
             self.gone = wanted
         placed = min(self.members, int(self.copies.sum()))
-        return "" if placed >= self.needed else GROUP_UNSCHEDULABLE
+        return "" if placed >= self.needed else self.unschedulable
 
 
 class WorkloadPreemption:
