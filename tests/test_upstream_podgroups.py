@@ -744,9 +744,6 @@ def test_framework_for_pod_group_same_scheduler_name():
     assert sorted(r.object for r in s.run_until_idle() if r.kind == BOUND) == ["default/p1", "default/p2"]
 
 
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/scheduler.py framework_for_group takes the first pending "
-                                       "member's profile and schedules the group; v1.36 fails every member with "
-                                       "frameworkForPodGroup's error (fix needs phalanx/sched)")
 def test_framework_for_pod_group_different_scheduler_names():
     """TestFrameworkForPodGroup/failure for different scheduler names: p1 names sched1, p3 sched2."""
     s = new_scheduler([make_node("n1")], groups=[make_pod_group("pg")], profile=_two_profiles())
@@ -1327,11 +1324,7 @@ def _victim_case(mode):
 @pytest.mark.parametrize("mode,evicted", [
     pytest.param(None, True, id="TestNewDomainForWorkloadPreemption/pods without pod groups"),
     pytest.param("PodGroup", False, id="TestNewDomainForWorkloadPreemption/pods with pod group (DisruptionModePodGroup)"),
-    pytest.param("Pod", False, id="TestNewDomainForWorkloadPreemption/pods with pod group (DisruptionModePod)",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "phalanx/sched/workload_preemption.py GroupDryRun._layout gives a member of a Pod-mode "
-                     "PodGroup its own priority (10); upstream's victim has the group's (50) (fix needs "
-                     "phalanx/sched)"))),
+    pytest.param("Pod", False, id="TestNewDomainForWorkloadPreemption/pods with pod group (DisruptionModePod)"),
 ])
 def test_workload_preemption_victim_priority(mode, evicted):
     assert _victim_case(mode) == evicted

@@ -4,6 +4,7 @@ all-or-nothing gangs of one shape placed as one run (gang trains); topology-cons
 best domain (topology.py)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -81,6 +82,8 @@ class GroupCycle:
     def attempt(self, gs: GroupState) -> None:
         if gs.state == "active" and not gs.pending:
             gs.state = "idle"
+        elif gs.state == "active" and self._mixed_schedulers(gs):
+            self._failed(gs)
         elif gs.state == "active":
             shape = self._train_shape(gs)
             if shape is None:
@@ -318,6 +321,18 @@ class GroupCycle:
         if kept.placed >= len(gs.pending) if kept.members is None else kept.members != len(gs.pending):
             return None
         return kept
+
+    def _mixed_schedulers(self, gs: GroupState) -> bool:
+        """Whether the pending members name different schedulers; then each fails with upstream's error
+        (scheduleOnePodGroup: frameworkForPodGroup, the first member naming another scheduler than the first's),
+        and no cycle runs."""
+        members = [pod for pod, _ in self.sched.groups.members_in_order(gs)]
+        first = members[0].spec.scheduler_name
+        other = next((pod.spec.scheduler_name for pod in members if pod.spec.scheduler_name != first), None)
+        if other is not None:
+            self.sched.fail(members, f"all pods in a single pod group should have the same .spec.schedulerName "
+                                     f"set, got: {json.dumps(other)} and {json.dumps(first)}")
+        return other is not None
 
     def _failed(self, gs: GroupState) -> None:
         sched = self.sched

@@ -136,15 +136,25 @@ class GroupDryRun:
                          + np.arange(int(lengths[final].sum()))]
         unit_start = np.concatenate([[0], np.cumsum(lengths[final])])
         priorities = [group_priority(g, cluster) for g in groups]
+        member_priority: dict[int, int | None] = {}       # a Pod-mode group's reference -> its priority (None: unknown)
         units = []
         for j in final.tolist():
             u, first = int(unit[firsts[j]]), int(firsts[j])
             seg = rows[first: first + int(lengths[j])]
             if u < len(groups):
                 units.append(VictimUnit(groups[u], seg, log, priorities[u], True, float(earliest[j])))
-            else:
-                units.append(VictimUnit(log[int(seg[0])], seg, log, int(bound.priority[seg[0]]),
-                                        bool(ref[first] >= 0), float(earliest[j])))
+                continue
+            # A member of a PodGroup in disruptionMode Pod is its own unit at the group's priority (upstream
+            # newDomainForWorkloadPreemption; TestNewDomainForWorkloadPreemption "pods with pod group
+            # (DisruptionModePod)"); a pod outside any known group at its own.
+            r = int(ref[first])
+            if r >= 0 and r not in member_priority:
+                gs = bound.group_state(r, sched.groups)
+                member_priority[r] = group_priority(gs.group, cluster) if gs is not None else None
+            priority = member_priority.get(r) if r >= 0 else None
+            units.append(VictimUnit(log[int(seg[0])], seg, log,
+                                    int(bound.priority[seg[0]]) if priority is None else priority,
+                                    r >= 0, float(earliest[j])))
         return units, unit_rows, unit_start
 
     @functools.cached_property

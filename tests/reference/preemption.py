@@ -246,8 +246,10 @@ def ref_units(bound_pods, group_of, group_priority, priority_of, start_of) -> li
             units[key].pods.append(pod)
             units[key].start = min(units[key].start, start_of(pod))
         else:
+            # a Pod-mode group's member: its group's priority (upstream TestNewDomainForWorkloadPreemption)
             key = f"{P.pod_namespace(pod)}/{pod.metadata.name}"
-            units[key] = RefUnit(key, [pod], priority_of(pod), pod.spec.scheduling_group is not None, start_of(pod))
+            priority = group_priority(group) if group is not None else priority_of(pod)
+            units[key] = RefUnit(key, [pod], priority, pod.spec.scheduling_group is not None, start_of(pod))
     return list(units.values())
 
 
