@@ -14,6 +14,11 @@ from phalanx.kernels.node_resources_fit import (broken_linear, fit_capacity, fit
 from phalanx.kernels.normalize import default_normalize
 from phalanx.kernels.select import num_feasible_nodes_to_find, select_best, selection_key, selection_keys_few
 
+try:
+    from tests.reference import plugins as R
+except ImportError:  # tests/ itself on sys.path
+    from reference import plugins as R
+
 xp = np
 a = np.array
 
@@ -148,3 +153,29 @@ def test_select_best_tie_break():
 def test_num_feasible_nodes_to_find(pct, n, want):
     # adaptive: 50 - 5000//125 = 10% of 5000 = 500; 100k: 50 - 800 < 5 -> 5% = 5000; small results floor at 100
     assert num_feasible_nodes_to_find(pct, n) == want
+
+
+# Large arrays take numpy's shortcuts (a scalar weight sum; no division when every feasible raw score is 0); the plain
+# per-node formulas of tests/reference/plugins.py say what each node scores.
+@given(st.data(), st.integers(65, 300), st.sampled_from([(1, 1), (3, 1), (2, 5)]), st.booleans(), st.booleans())
+def test_large_resource_scores_match_the_plain_formulas(data, n, weights, some_zero, most):
+    ints = lambda lo, hi: a(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)), np.int64)
+    alloc = [ints(1, 10**10), ints(1, 10**12)]
+    if some_zero:
+        alloc[1][data.draw(st.integers(0, n - 1))] = 0
+    req = [ints(0, 2 * 10**10), ints(0, 2 * 10**12)]
+    kernel, plain = (most_allocated, R.most_requested_score) if most else (least_allocated, R.least_requested_score)
+    got = kernel(xp, req, alloc, weights).tolist()
+    for i in range(n):
+        valid = [r for r in range(2) if alloc[r][i] != 0]
+        wsum = sum(weights[r] for r in valid)
+        total = sum(plain(int(req[r][i]), int(alloc[r][i])) * weights[r] for r in valid)
+        assert got[i] == (total // wsum if wsum else 0)
+
+
+@given(st.data(), st.integers(65, 200), st.booleans(), st.booleans())
+def test_large_default_normalize_matches_the_plain_formula(data, n, zeros, reverse):
+    raw = a(data.draw(st.lists(st.integers(0, 0 if zeros else 50), min_size=n, max_size=n)), np.int64)
+    feasible = a(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    want = R.default_normalize({i: int(raw[i]) for i in range(n) if feasible[i]}, reverse)
+    assert default_normalize(xp, raw, feasible, reverse).tolist() == [want.get(i, 0) for i in range(n)]

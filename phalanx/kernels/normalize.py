@@ -1,6 +1,8 @@
 """NormalizeScore: upstream helper.DefaultNormalizeScore over the feasible nodes only."""
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import score_div
 from .status import MAX_NODE_SCORE
 
@@ -11,6 +13,8 @@ def default_normalize(xp, raw, feasible, reverse: bool):
     max over feasible raw scores m; m == 0: all MAX (reverse) or unchanged; else MAX*raw//m, reversed as MAX - that.
     """
     m = xp.max(xp.where(feasible, raw, 0))
+    if xp is np and m == 0:       # every feasible raw score 0 (no PreferNoSchedule taint, no preferred term): no
+        return xp.where(feasible, MAX_NODE_SCORE if reverse else raw, 0)    # division (an int64 array's is slow)
     scaled = score_div(xp, MAX_NODE_SCORE * raw, xp.maximum(m, 1))
     if reverse:
         out = xp.where(m == 0, MAX_NODE_SCORE, MAX_NODE_SCORE - scaled)
