@@ -157,10 +157,14 @@ def test_num_feasible_nodes_to_find(pct, n, want):
 
 # Large arrays take numpy's shortcuts (a scalar weight sum; no division when every feasible raw score is 0); the plain
 # per-node formulas of tests/reference/plugins.py say what each node scores.
-@given(st.data(), st.integers(65, 300), st.sampled_from([(1, 1), (3, 1), (2, 5)]), st.booleans(), st.booleans())
-def test_large_resource_scores_match_the_plain_formulas(data, n, weights, some_zero, most):
+@given(st.data(), st.integers(65, 300), st.sampled_from([(1, 1), (3, 1), (2, 5)]), st.booleans(), st.booleans(),
+       st.booleans())
+def test_large_resource_scores_match_the_plain_formulas(data, n, weights, some_zero, most, one_type):
     ints = lambda lo, hi: a(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)), np.int64)
     alloc = [ints(1, 10**10), ints(1, 10**12)]
+    if one_type:          # every node alike: divided by a scalar
+        alloc = [np.full(n, data.draw(st.integers(1, 10**10)), np.int64),
+                 np.full(n, data.draw(st.integers(1, 10**12)), np.int64)]
     if some_zero:
         alloc[1][data.draw(st.integers(0, n - 1))] = 0
     req = [ints(0, 2 * 10**10), ints(0, 2 * 10**12)]

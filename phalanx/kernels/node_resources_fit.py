@@ -95,7 +95,7 @@ def least_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
         # A request above capacity scores 0: clipping the free amount at 0 gives exactly that.
-        per.append(score_div(xp, xp.maximum(alloc - req, 0) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
+        per.append(_div_by_allocatable(xp, xp.maximum(alloc - req, 0) * MAX_NODE_SCORE, alloc))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
@@ -103,9 +103,17 @@ def least_allocated(xp, requested, allocatable, weights):
 def most_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        per.append(score_div(xp, xp.minimum(req, alloc) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
+        per.append(_div_by_allocatable(xp, xp.minimum(req, alloc) * MAX_NODE_SCORE, alloc))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
+
+
+def _div_by_allocatable(xp, amount, alloc):
+    """amount // max(alloc, 1). With numpy, when every node has the same allocatable (one node type), by a scalar:
+    several times faster than dividing by an int64 array."""
+    if xp is np and getattr(alloc, "size", 0) > _FEW and alloc.min() == alloc.max():
+        return amount // max(int(alloc.flat[0]), 1)
+    return score_div(xp, amount, xp.maximum(alloc, 1))
 
 
 def _weighted_mean(xp, per, valid, weights):
