@@ -183,3 +183,10 @@ def test_large_default_normalize_matches_the_plain_formula(data, n, zeros, rever
     feasible = a(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
     want = R.default_normalize({i: int(raw[i]) for i in range(n) if feasible[i]}, reverse)
     assert default_normalize(xp, raw, feasible, reverse).tolist() == [want.get(i, 0) for i in range(n)]
+
+
+def test_a_node_with_no_configured_resource_scores_0():
+    # Both allocatables 0: both resources left out, weight sum 0 -> 0 (upstream: resourceScoringFunction's 0).
+    req, alloc = [a([500, 500]), a([1 << 20, 1 << 20])], [a([0, 4000]), a([0, 8 << 30])]
+    assert least_allocated(xp, req, alloc, (1, 1)).tolist()[0] == 0
+    assert most_allocated(xp, req, alloc, (1, 1)).tolist()[0] == 0

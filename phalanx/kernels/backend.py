@@ -101,6 +101,9 @@ def to_host(a) -> np.ndarray:
     return np.asarray(a)
 
 
+_SCALAR_DIVISOR_FROM = 64    # smaller divisors (a few node rows) are divided as they are: the check would cost more
+
+
 def trunc_div(xp, a, b):
     """Go's integer division: truncates toward zero (floor_divide floors; they differ for negative a)."""
     q = a // b
@@ -112,8 +115,13 @@ def score_div(xp, a, b):
     divide the integers. XLA:CPU divides int64 one element at a time (about 12 ns each here, three times a float64
     division), so JAX divides in float64 and corrects: with |a / b| < 2**51 the float quotient is within 1 of
     a / b whatever a's size (relative error at most 3 * 2**-53), so its floor is off by at most one, and the exact
-    remainder a - q * b says which way."""
+    remainder a - q * b says which way. numpy divides an int64 array by an int64 array element by element (~15-20
+    ns each on a slow CPU) but by a scalar several times faster: a large divisor holding one value on every node
+    (one node type's allocatable, one weight sum) divides as that scalar."""
     if not is_jax(xp):
+        if xp is np and getattr(b, "size", 0) > _SCALAR_DIVISOR_FROM and np.shape(a) == b.shape \
+                and b.min() == b.max():
+            return a // b.flat[0]
         return a // b
     q = xp.floor(a.astype(xp.float64) / b.astype(xp.float64)).astype(xp.int64)
     r = a - q * b

@@ -13,7 +13,6 @@ from .status import MAX_NODE_SCORE, SUCCESS, UNSCHEDULABLE
 TOO_MANY_PODS_BIT = 0          # reason bit 0; insufficient resource column r is bit r + 1
 MAX_RESOURCE_COLUMNS = 62      # reasons are one int64 bitmask per node
 MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shape scores are 0..10, scaled to 0..100
-_FEW = 64                      # arrays of at most this many scores take the general path (per-call cost rules)
 
 
 def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None):
@@ -95,7 +94,7 @@ def least_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
         # A request above capacity scores 0: clipping the free amount at 0 gives exactly that.
-        per.append(_div_by_allocatable(xp, xp.maximum(alloc - req, 0) * MAX_NODE_SCORE, alloc))
+        per.append(score_div(xp, xp.maximum(alloc - req, 0) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
@@ -103,32 +102,20 @@ def least_allocated(xp, requested, allocatable, weights):
 def most_allocated(xp, requested, allocatable, weights):
     per, valid = [], []
     for req, alloc in zip(requested, allocatable):
-        per.append(_div_by_allocatable(xp, xp.minimum(req, alloc) * MAX_NODE_SCORE, alloc))
+        per.append(score_div(xp, xp.minimum(req, alloc) * MAX_NODE_SCORE, xp.maximum(alloc, 1)))
         valid.append(alloc != 0)
     return _weighted_mean(xp, per, valid, weights)
 
 
-def _div_by_allocatable(xp, amount, alloc):
-    """amount // max(alloc, 1). With numpy, when every node has the same allocatable (one node type), by a scalar:
-    several times faster than dividing by an int64 array."""
-    if xp is np and getattr(alloc, "size", 0) > _FEW and alloc.min() == alloc.max():
-        return amount // max(int(alloc.flat[0]), 1)
-    return score_div(xp, amount, xp.maximum(alloc, 1))
-
-
 def _weighted_mean(xp, per, valid, weights):
     """Integer mean of the per-resource scores weighted by `weights` over the valid resources (0 if none).
-    Invalid resources score 0 by construction, so only the weight sum needs the mask."""
+    Invalid resources score 0 by construction, so only the weight sum needs the mask, and where no resource is
+    valid the total is 0 and so is the quotient."""
     total = wsum = 0
     for score, ok, w in zip(per, valid, weights):
         total = total + (score if w == 1 else score * w)
         wsum = wsum + (ok if w == 1 else ok * w)
-    if xp is np and getattr(total, "size", 0) > _FEW and wsum.min() == wsum.max():
-        # One weight sum on every node (no resource missing anywhere): divided by a scalar, which numpy does
-        # several times faster than by an int64 array
-        w = int(wsum.flat[0])
-        return total // w if w else np.zeros_like(total)
-    return xp.where(wsum == 0, 0, score_div(xp, total, xp.maximum(wsum, 1)))
+    return score_div(xp, total, xp.maximum(wsum, 1))
 
 
 def broken_linear(xp, shape, utilization):

@@ -5,12 +5,12 @@ requested_to_capacity_ratio,resource_allocation}.go; args and their validation:
 pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validation_pluginargs.go}."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from ..cluster_models.objects import _DNS_SUBDOMAIN, _QUALIFIED_NAME
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
@@ -123,8 +123,6 @@ class NodeResourcesFitArgs(PluginArgs):
         return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
 
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
                        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
                        "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
@@ -145,7 +143,7 @@ def _qualified_name_problems(value: str) -> list[str]:
         else:
             if len(prefix) > 253:
                 problems.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            if not _DNS_SUBDOMAIN.fullmatch(prefix):
                 problems.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                                 "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
                                 "'example.com', regex used for validation is "
