@@ -59,10 +59,6 @@ NA_CONFLICT = "pod affinity terms conflict"                           # nodeaffi
 SKIP = "Skip"
 ERROR = "Error"
 
-NO_COMPARISON_OPS = pytest.mark.skip(
-    reason="Gt/Lt tolerations (TaintTolerationComparisonOperators): phalanx's Toleration model "
-           "(cluster_models/objects.py) accepts only the Equal and Exists operators, so such a pod cannot be built; "
-           "the feature gate is parsed by the configuration but not modelled")
 
 
 # ------------------------------------------------------------------------------------------------ harness
@@ -169,16 +165,16 @@ TAINT_SCORE_CASES = [
                  [tol("node.kubernetes.io/sla", "Gt", "950", PNS)],
                  [("nodea", [("node.kubernetes.io/sla", "800", PNS)]),
                   ("nodeb", [("node.kubernetes.io/sla", "999", PNS)])],
-                 [0, MAX], True, marks=NO_COMPARISON_OPS),
+                 [0, MAX], True),
     pytest.param("Numeric Lt operator: pod with Lt toleration prefers nodes with matching SLA taint",
                  [tol("node.kubernetes.io/sla", "Lt", "800", PNS)],
                  [("nodea", [("node.kubernetes.io/sla", "950", PNS)]),
                   ("nodeb", [("node.kubernetes.io/sla", "700", PNS)])],
-                 [0, MAX], True, marks=NO_COMPARISON_OPS),
+                 [0, MAX], True),
     pytest.param("Score ignores parse errors from numeric PreferNoSchedule taint value",
                  [tol("node.kubernetes.io/sla", "Gt", "950", PNS)],
                  [("nodea", []), ("nodeb", [("node.kubernetes.io/sla", "high", PNS)])],
-                 [MAX, 0], True, marks=NO_COMPARISON_OPS),
+                 [MAX, 0], True),
 ]
 
 
@@ -226,46 +222,45 @@ TAINT_FILTER_CASES = [
      [], [("dedicated", "user1", PNS)], None, False),
     pytest.param("Pod with Gt toleration cannot be scheduled on node when taint value is lower than threshold",
                  [tol("node.example.com/priority-level", "Gt", "950", NS)],
-                 [("node.example.com/priority-level", "800", NS)], UNTOLERATED, True, marks=NO_COMPARISON_OPS),
+                 [("node.example.com/priority-level", "800", NS)], UNTOLERATED, True),
     pytest.param("Pod with Gt toleration can be scheduled on node when taint value is higher than threshold",
                  [tol("node.kubernetes.io/sla", "Gt", "750", NS)],
-                 [("node.kubernetes.io/sla", "950", NS)], None, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "950", NS)], None, True),
     pytest.param("Pod with Lt toleration cannot be scheduled on node when taint value is higher than threshold",
                  [tol("node.example.com/priority-level", "Lt", "800", NS)],
-                 [("node.example.com/priority-level", "950", NS)], UNTOLERATED, True, marks=NO_COMPARISON_OPS),
+                 [("node.example.com/priority-level", "950", NS)], UNTOLERATED, True),
     pytest.param("Pod with Lt toleration can be scheduled on node when taint value is lower than threshold",
                  [tol("node.kubernetes.io/sla", "Lt", "950", NS)],
-                 [("node.kubernetes.io/sla", "800", NS)], None, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "800", NS)], None, True),
     # Upstream's test file (at the stored version) expects the code UnschedulableAndUnresolvable with the parse
     # error as message, from an intermediate ToleratesTaint returning (bool, error); v1.36's ToleratesTaint logs
     # the parse error and returns false, so the Filter's message is the fixed one. The code is upstream's.
     pytest.param("Pod with Gt toleration cannot be scheduled on node with non-numeric taint value",
                  [tol("node.kubernetes.io/sla", "Gt", "950", NS)],
-                 [("node.kubernetes.io/sla", "high", NS)], UNTOLERATED, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "high", NS)], UNTOLERATED, True),
     # TestTaintTolerationFilterWithFeatureGate
     pytest.param("FeatureGate: Pod with Gt toleration can be scheduled when feature gate is enabled and taint "
                  "value is higher",
                  [tol("node.kubernetes.io/sla", "Gt", "750", NS)],
-                 [("node.kubernetes.io/sla", "950", NS)], None, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "950", NS)], None, True),
     pytest.param("FeatureGate: Pod with Gt toleration cannot be scheduled when feature gate is disabled",
                  [tol("node.kubernetes.io/sla", "Gt", "750", NS)],
-                 [("node.kubernetes.io/sla", "950", NS)], UNTOLERATED, False, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "950", NS)], UNTOLERATED, False),
     pytest.param("FeatureGate: Pod with Lt toleration can be scheduled when feature gate is enabled and taint "
                  "value is lower",
                  [tol("node.kubernetes.io/sla", "Lt", "950", NS)],
-                 [("node.kubernetes.io/sla", "800", NS)], None, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "800", NS)], None, True),
     pytest.param("FeatureGate: Pod with Lt toleration cannot be scheduled when feature gate is disabled",
                  [tol("node.kubernetes.io/sla", "Lt", "950", NS)],
-                 [("node.kubernetes.io/sla", "800", NS)], UNTOLERATED, False, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "800", NS)], UNTOLERATED, False),
     pytest.param("FeatureGate: Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only "
                  "Equal is honored",
                  [tol("dedicated", "Equal", "user1", NS), tol("node.kubernetes.io/sla", "Gt", "750", NS)],
-                 [("dedicated", "user1", NS)], None, False, marks=NO_COMPARISON_OPS),
+                 [("dedicated", "user1", NS)], None, False),
     pytest.param("FeatureGate: Pod with mixed tolerations, Gt toleration needed but filtered out when feature gate "
                  "is disabled",
                  [tol("dedicated", "Equal", "user1", NS), tol("node.kubernetes.io/sla", "Gt", "750", NS)],
-                 [("dedicated", "user1", NS), ("node.kubernetes.io/sla", "950", NS)], UNTOLERATED, False,
-                 marks=NO_COMPARISON_OPS),
+                 [("dedicated", "user1", NS), ("node.kubernetes.io/sla", "950", NS)], UNTOLERATED, False),
 ]
 
 
@@ -298,37 +293,31 @@ TOLERATES_CASES = [
     ("toleration and taint have the same key and value, but different effects, and operator is Equal, expect "
      "not tolerated", tol("foo", "Equal", "bar", NS), ("foo", "bar", NE), False),
     pytest.param("toleration with Gt operator - taint value less than toleration value, expect not tolerated",
-                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "800", NS), False,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "800", NS), False),
     pytest.param("toleration with Gt operator - taint value greater than toleration value, expect tolerated",
-                 tol("node.kubernetes.io/sla", "Gt", "750", NS), ("node.kubernetes.io/sla", "950", NS), True,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Gt", "750", NS), ("node.kubernetes.io/sla", "950", NS), True),
     pytest.param("toleration with Lt operator - taint value greater than toleration value, expect not tolerated",
-                 tol("node.kubernetes.io/sla", "Lt", "800", NS), ("node.kubernetes.io/sla", "950", NS), False,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Lt", "800", NS), ("node.kubernetes.io/sla", "950", NS), False),
     pytest.param("toleration with Lt operator - taint value less than toleration value, expect tolerated",
-                 tol("node.kubernetes.io/sla", "Lt", "950", NS), ("node.kubernetes.io/sla", "800", NS), True,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Lt", "950", NS), ("node.kubernetes.io/sla", "800", NS), True),
     pytest.param("toleration with Gt operator and taint with equal numeric value, expect not tolerated",
-                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "950", NS), False,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "950", NS), False),
     pytest.param("toleration with Gt operator and taint with non-numeric value, expect not tolerated",
-                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "high", NS), False,
-                 marks=NO_COMPARISON_OPS),
+                 tol("node.kubernetes.io/sla", "Gt", "950", NS), ("node.kubernetes.io/sla", "high", NS), False),
     pytest.param("toleration with Gt operator and negative numeric values - taint value less than threshold, "
                  "expect not tolerated",
-                 tol("test-key", "Gt", "-100", NS), ("test-key", "-200", NS), False, marks=NO_COMPARISON_OPS),
+                 tol("test-key", "Gt", "-100", NS), ("test-key", "-200", NS), False),
     pytest.param("toleration with Gt operator and large int64 values - taint value less than threshold, expect "
                  "not tolerated",
-                 tol("test-key", "Gt", "9223372036854775806", NS), ("test-key", "100", NS), False,
-                 marks=NO_COMPARISON_OPS),
+                 tol("test-key", "Gt", "9223372036854775806", NS), ("test-key", "100", NS), False),
 ]
 
 
 @pytest.mark.parametrize("name, toleration, taint, expected", params(TOLERATES_CASES))
 def test_toleration_tolerates_taint(name, toleration, taint, expected):
-    """TestTolerationToleratesTaint: phalanx's v1.Toleration.ToleratesTaint (kernels/tolerations.tolerates)."""
-    assert tolerates(Toleration.model_validate(toleration), *taint) is expected
+    """TestTolerationToleratesTaint: phalanx's v1.Toleration.ToleratesTaint (kernels/tolerations.tolerates), with
+    comparison operators enabled as upstream's test calls it."""
+    assert tolerates(Toleration.model_validate(toleration), *taint, True) is expected
 
 
 # TestFindMatchingUntoleratedTaint (component-helpers): (description, tolerations, taints, the taints filter,
@@ -347,19 +336,19 @@ FIND_UNTOLERATED_CASES = [
      [("foo", "", NE), ("bar", "", NS)], lambda t: t[2] == NE, True),
     pytest.param("numeric Gt operator with taint value below threshold, expect not tolerated",
                  [tol("node.kubernetes.io/sla", "Gt", "950", NS)], [("node.kubernetes.io/sla", "800", NS)], ALL,
-                 False, marks=NO_COMPARISON_OPS),
+                 False),
     pytest.param("numeric Gt operator with taint value above threshold, expect tolerated",
                  [tol("node.kubernetes.io/sla", "Gt", "750", NS)], [("node.kubernetes.io/sla", "950", NS)], ALL,
-                 True, marks=NO_COMPARISON_OPS),
+                 True),
     pytest.param("numeric Lt operator with taint value above threshold, expect not tolerated",
                  [tol("node.kubernetes.io/sla", "Lt", "800", NS)], [("node.kubernetes.io/sla", "950", NS)], ALL,
-                 False, marks=NO_COMPARISON_OPS),
+                 False),
     pytest.param("numeric Gt operator with non-numeric taint value, expect not tolerated",
                  [tol("node.kubernetes.io/sla", "Gt", "950", NS)], [("node.kubernetes.io/sla", "high", NS)], ALL,
-                 False, marks=NO_COMPARISON_OPS),
+                 False),
     pytest.param("numeric Gt parse error is ignored when a later toleration matches the taint",
                  [tol("node.kubernetes.io/sla", "Gt", "950", NS), tol("node.kubernetes.io/sla", "Exists", "", NS)],
-                 [("node.kubernetes.io/sla", "high", NS)], ALL, True, marks=NO_COMPARISON_OPS),
+                 [("node.kubernetes.io/sla", "high", NS)], ALL, True),
 ]
 
 
@@ -368,7 +357,7 @@ def test_find_matching_untolerated_taint(name, tolerations, taints, applies, exp
     """TestFindMatchingUntoleratedTaint: every taint the filter picks is tolerated by some toleration."""
     tols = [Toleration.model_validate(t) for t in tolerations]
     counted = [t for t in taints if applies is None or applies(t)]
-    assert all(any(tolerates(x, *t) for x in tols) for t in counted) is expected
+    assert all(any(tolerates(x, *t, True) for x in tols) for t in counted) is expected
 
 
 

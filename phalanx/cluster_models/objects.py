@@ -226,7 +226,8 @@ class Taint(K8sModel):
 
 class Toleration(K8sModel):
     key: str = ""
-    operator: Literal["Equal", "Exists"] = "Equal"
+    # Gt/Lt: KEP-5471 (TaintTolerationComparisonOperators), matched only with that gate on (kernels/tolerations.py)
+    operator: Literal["Equal", "Exists", "Gt", "Lt"] = "Equal"
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
     toleration_seconds: Int64 | None = None
@@ -781,7 +782,13 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
                        f"`tolerationSeconds` is set")
         if t.operator == "Exists" and t.value:
             out.append(f'{at}.operator: Invalid value: "{t.value}": value must be empty when `operator` is \'Exists\'')
+        if t.operator in ("Gt", "Lt") and not CANONICAL_DECIMAL.fullmatch(t.value):
+            out.append(f'{at}.value: Invalid value: "{t.value}": {DECIMAL_INTEGER_MESSAGE}')
     return out
+
+
+DECIMAL_INTEGER_MESSAGE = "must be a valid decimal integer in canonical form"
+CANONICAL_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")      # content.IsDecimalInteger
 
 
 def pod_problems(pod: "Pod", template: bool = False) -> list[str]:
@@ -1183,7 +1190,7 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[st
                     return (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                             f"nodeSelectorTerms[{i}].matchExpressions[{j}].values[{k}]: {problem}")
     for i, t in enumerate(spec.tolerations):
-        problem = label_value_problem(t.value)
+        problem = label_value_problem(t.value) if t.operator == "Equal" else None   # Gt/Lt: toleration_problems
         if problem is not None:
             return f'{path}.tolerations[{i}].value: Invalid value: "{t.value}": {problem}'
     seen = {}

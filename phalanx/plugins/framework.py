@@ -187,6 +187,11 @@ class ProfileContext:
         return dict(self.feature_gates).get(gate, default)
 
     @property
+    def toleration_comparison(self) -> bool:
+        """KEP-5471: the TaintTolerationComparisonOperators gate (alpha, off): Gt/Lt tolerations match."""
+        return self.enabled("TaintTolerationComparisonOperators", False)
+
+    @property
     def workload_aware_preemption(self) -> bool:
         """KEP-5710: the WorkloadAwarePreemption gate (v1.36); 1.35 had no such thing."""
         return self.compat != "1.35" and self.enabled("WorkloadAwarePreemption", True)

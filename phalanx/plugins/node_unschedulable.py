@@ -16,7 +16,8 @@ class NodeUnschedulable(Plugin):
 
     def filter_state(self, pod, cluster, pre):
         """Whether the pod tolerates the unschedulable taint (then cordoned nodes are fine)."""
-        return any(tolerates(t, *UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations)
+        comparison = self.context.toleration_comparison
+        return any(tolerates(t, *UNSCHEDULABLE_TAINT, comparison) for t in pod.pod.spec.tolerations)
 
     def removal_behaviour(self, state):
         return FIXED         # reads the node, not its pods

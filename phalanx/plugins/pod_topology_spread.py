@@ -213,7 +213,8 @@ class PodTopologySpread(Plugin):
         own = tensors.pod_label_row(pod.pod.metadata.labels)
         return State(tensors.namespaces.add(pod.pod.metadata.namespace or "default"),
                      _constraints(pod.pod, tensors, own, given, default_selector),
-                     required_node_affinity(pod.pod, tensors), untolerated_hard(pod.pod, tensors.taints),
+                     required_node_affinity(pod.pod, tensors),
+                     untolerated_hard(pod.pod, tensors.taints, self.context.toleration_comparison),
                      require_all=bool(spec.topology_spread_constraints) or self.args.defaulting_type != "System")
 
     def pre_filter(self, pod, cluster):

@@ -25,10 +25,10 @@ def _with_effect(taints, effects: tuple[str, ...]) -> np.ndarray:
     return taints.derived(("effect", effects), make)
 
 
-def untolerated_hard(pod, taints) -> np.ndarray:
+def untolerated_hard(pod, taints, comparison: bool = False) -> np.ndarray:
     """(T,) bool: NoSchedule/NoExecute taints of the vocabulary the pod does not tolerate (also what
-    PodTopologySpread's nodeTaintsPolicy reads)."""
-    return _with_effect(taints, HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints)
+    PodTopologySpread's nodeTaintsPolicy reads); `comparison`: Gt/Lt tolerations match."""
+    return _with_effect(taints, HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints, comparison)
 
 
 class TaintToleration(Plugin):
@@ -36,7 +36,7 @@ class TaintToleration(Plugin):
     events = frozenset({NODE_ADDED, NODE_UPDATED})
 
     def filter_state(self, pod, cluster, pre):
-        return untolerated_hard(pod.pod, cluster.tensors.taints)
+        return untolerated_hard(pod.pod, cluster.tensors.taints, self.context.toleration_comparison)
 
     def removal_behaviour(self, state):
         return FIXED         # reads the node, not its pods
@@ -56,7 +56,8 @@ class TaintToleration(Plugin):
         effect (the only ones Score considers)."""
         taints = cluster.tensors.taints
         soft = [t for t in pod.pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
-        return _with_effect(taints, ("PreferNoSchedule",)) & ~tolerated_mask(soft, taints)
+        return _with_effect(taints, ("PreferNoSchedule",)) & ~tolerated_mask(soft, taints,
+                                                                             self.context.toleration_comparison)
 
     def score(self, xp, state, tensors, feasible, cache=None):
         return taint_toleration_score(xp, tensors.nodes.taints, state)

@@ -246,8 +246,21 @@ def node_state(node, node_pods) -> NodeState:
 # --------------------------------------------------------------------------------------
 # tolerations
 # --------------------------------------------------------------------------------------
-def toleration_tolerates(tol, key: str, value: str, effect: str) -> bool:
-    """v1.Toleration.ToleratesTaint."""
+def _parse_int64(text: str):
+    """content.IsDecimalInteger + strconv.ParseInt(text, 10, 64), character by character; None on failure."""
+    digits = text[1:] if text.startswith("-") else text
+    if digits == "" or any(c not in "0123456789" for c in digits):
+        return None
+    if digits[0] == "0" and (len(digits) > 1 or text.startswith("-")):
+        return None
+    value = int(text)
+    if value < -2**63 or value > 2**63 - 1:
+        return None
+    return value
+
+
+def toleration_tolerates(tol, key: str, value: str, effect: str, comparison: bool = False) -> bool:
+    """v1.Toleration.ToleratesTaint; `comparison`: the TaintTolerationComparisonOperators gate (Gt/Lt)."""
     if tol.effect and tol.effect != effect:
         return False
     if tol.key and tol.key != key:
@@ -257,19 +270,24 @@ def toleration_tolerates(tol, key: str, value: str, effect: str) -> bool:
         return (tol.value or "") == (value or "")
     if op == "Exists":
         return True
+    if op in ("Gt", "Lt") and comparison:
+        threshold, taint = _parse_int64(tol.value or ""), _parse_int64(value or "")
+        if threshold is None or taint is None:
+            return False
+        return taint > threshold if op == "Gt" else taint < threshold
     return False
 
 
-def tolerations_tolerate(tolerations, key: str, value: str, effect: str) -> bool:
-    return any(toleration_tolerates(t, key, value, effect) for t in tolerations)
+def tolerations_tolerate(tolerations, key: str, value: str, effect: str, comparison: bool = False) -> bool:
+    return any(toleration_tolerates(t, key, value, effect, comparison) for t in tolerations)
 
 
-def has_untolerated_noschedule_taint(node, pod) -> bool:
+def has_untolerated_noschedule_taint(node, pod, comparison: bool = False) -> bool:
     """FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc (NoSchedule|NoExecute)."""
     for t in node.spec.taints:
         if t.effect not in ("NoSchedule", "NoExecute"):
             continue
-        if not tolerations_tolerate(pod.spec.tolerations, t.key, t.value, t.effect):
+        if not tolerations_tolerate(pod.spec.tolerations, t.key, t.value, t.effect, comparison):
             return True
     return False
 
@@ -404,16 +422,16 @@ def required_node_affinity_matches(pod, node) -> bool:
 # --------------------------------------------------------------------------------------
 # Filters.  Each returns (code, reasons).  A prefilter "Skip" is reported as None.
 # --------------------------------------------------------------------------------------
-def filter_node_unschedulable(pod, node):
+def filter_node_unschedulable(pod, node, comparison: bool = False):
     if not node.spec.unschedulable:
         return SUCCESS, []
-    if tolerations_tolerate(pod.spec.tolerations, TAINT_NODE_UNSCHEDULABLE, "", "NoSchedule"):
+    if tolerations_tolerate(pod.spec.tolerations, TAINT_NODE_UNSCHEDULABLE, "", "NoSchedule", comparison):
         return SUCCESS, []
     return UNSCHEDULABLE_AND_UNRESOLVABLE, [REASON_NODE_UNSCHEDULABLE]
 
 
-def filter_taint_toleration(pod, node):
-    if has_untolerated_noschedule_taint(node, pod):
+def filter_taint_toleration(pod, node, comparison: bool = False):
+    if has_untolerated_noschedule_taint(node, pod, comparison):
         return UNSCHEDULABLE_AND_UNRESOLVABLE, [REASON_UNTOLERATED_TAINT]
     return SUCCESS, []
 
@@ -792,7 +810,7 @@ def default_normalize(raw: dict, reverse: bool) -> dict:
 # --------------------------------------------------------------------------------------
 # Scores.  score_* return raw scores for one node; the caller normalises.
 # --------------------------------------------------------------------------------------
-def score_taint_toleration(pod, node) -> int:
+def score_taint_toleration(pod, node, comparison: bool = False) -> int:
     """Count of PreferNoSchedule taints not tolerated by the pod's tolerations whose effect
     is empty or PreferNoSchedule."""
     tols = [t for t in pod.spec.tolerations if not t.effect or t.effect == "PreferNoSchedule"]
@@ -800,7 +818,7 @@ def score_taint_toleration(pod, node) -> int:
     for t in node.spec.taints:
         if t.effect != "PreferNoSchedule":
             continue
-        if not tolerations_tolerate(tols, t.key, t.value, t.effect):
+        if not tolerations_tolerate(tols, t.key, t.value, t.effect, comparison):
             n += 1
     return n
 
