@@ -1215,16 +1215,15 @@ POD_GROUP_SCHEDULING = {
         ("pods", [("low-priority-blocker", "2", 10, None)]), ("scheduled", ["low-priority-blocker"]),
         ("pg", "basic"), ("pods", _GANG), ("scheduled", ["p1", "p2", "p3", "p4"]),
         ("removed", ["low-priority-blocker"])]),
-    # Upstream's PodGroupEvaluator (pkg/scheduler/framework/preemption, selectVictimsOnDomain: reprieveVictim) gives
-    # a victim back only when every proposed assignment of the dry run (all 4 members placed, all 4 low pods gone)
-    # still passes Filter with it; here none can come back, so all 4 go and all 4 members bind.
-    "gang schedules with workload-aware preemption": dict(wap=True, xfail=(
-        "phalanx/sched/workload_preemption.py gives a victim back when the group still reaches minCount (3 of 4) "
-        "with it, so low-p1 stays and p4 never binds; upstream keeps every proposed assignment (fix needs "
-        "phalanx/sched)"), steps=[
+    # This scenario, as upstream's test file has it, expects all four low pods removed and p1-p4 bound: that is
+    # #138757 ("Workload-aware preemption now preempts victims so that as many as possible of the preemptor pods
+    # can be scheduled"), listed in CHANGELOG-1.37 "Changelog since v1.36.0", so not v1.36 behaviour. v1.36.0's
+    # PodGroupEvaluator.selectVictimsOnDomain re-runs the group algorithm for each reprieve and keeps a victim
+    # whenever the gang still reaches minCount (3 of 4): low-p1 (the oldest) is reprieved, p4 stays pending.
+    "gang schedules with workload-aware preemption": dict(wap=True, steps=[
         ("pods", _LOW), ("scheduled", ["low-p1", "low-p2", "low-p3", "low-p4"]),
-        ("pg", "gang"), ("pods", _GANG), ("scheduled", ["p1", "p2", "p3", "p4"]),
-        ("removed", ["low-p1", "low-p2", "low-p3", "low-p4"])]),
+        ("pg", "gang"), ("pods", _GANG), ("scheduled", ["p1", "p2", "p3", "low-p1"]),
+        ("removed", ["low-p2", "low-p3", "low-p4"]), ("unschedulable", ["p4"])]),
     "gang schedules with partial workload-aware preemption": dict(wap=True, steps=[
         ("pods", _FILL), ("scheduled", ["very-low-p1", "very-low-p2", "low-p1", "low-p2"]),
         ("pg", "mid"), ("pods", _MID), ("scheduled", ["mid-p1", "mid-p2", "low-p1", "low-p2"]),
