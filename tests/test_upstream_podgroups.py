@@ -17,7 +17,8 @@ kubernetes/kubernetes, the scheduling.k8s.io/v1alpha2 versions, i.e. v1.36):
       TestFrameworkForPodGroup, TestPodGroupSchedulingAlgorithm, TestSubmitPodGroupAlgorithmResult,
       TestUpdatePodGroupCondition, TestPodGroupSchedulingPlacementAlgorithm(_Scoring)
 - pkg/scheduler/backend/cache/podgroupstate_test.go   TestPodGroupState_PodCounts
-- pkg/scheduler/framework/preemption (workload-aware preemption)   TestNewDomainForWorkloadPreemption
+- pkg/scheduler/framework/preemption (workload-aware preemption)   TestNewDomainForWorkloadPreemption,
+      TestPodGroupEvaluator_SelectVictimsOnDomain (the re-run version, before #138757), TestMoreImportantVictim
 - test/integration/scheduler/topologyawarescheduling   TestTopologyAwareSchedulingWith{Gang,Basic}Policy
 - test/integration/scheduler/podgroup   TestPodGroupScheduling
 
@@ -1327,3 +1328,97 @@ def _victim_case(mode):
 ])
 def test_workload_preemption_victim_priority(mode, evicted):
     assert _victim_case(mode) == evicted
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# pkg/scheduler/framework/preemption (v1alpha2, v1.36's re-run algorithm) TestPodGroupEvaluator_SelectVictimsOnDomain.
+# Upstream mocks the group algorithm with "blocking rules": node n offers one slot to the preemptor once its victim
+# is gone, and the group schedules when the free slots cover all its members. Here each node allows one pod
+# (allocatable pods: 1) and holds its victim, and the preemptor is a gang whose minCount is its member count, so the
+# real re-run is that rule. Victims naming a PodGroup are members of a Pod-mode group at their own priority (the
+# test's domain has no lister: each pod is its own unit, IsPodGroup by its schedulingGroup); the preemptor's
+# priority is the PodGroup's (high). Priorities: upstream's low 0, mid 100, high 1000. Cases:
+# (nodes, victims (name, node, priority, group, startTime seconds, labels), preemptor member count,
+#  members' preemptionPolicy Never, PDB selector (disruptionsAllowed 0), expected victims or None for Unschedulable).
+LOW, MID, HIGH = 0, 100, 1000
+SELECT_VICTIMS = {
+    "Mix of no-group and single-pod-groups": (3, [("p1", 1, LOW, None, None), ("p2", 2, LOW, "pg1", None),
+                                                  ("p3", 3, LOW, "pg2", None)], 1, False, None, {"p1"}),
+    "Priority: Shared group vs no group": (3, [("p1", 1, LOW, "pg1", 1), ("p2", 2, LOW, "pg1", 0),
+                                               ("p3", 3, MID, None, None)], 1, False, None, {"p1"}),
+    "Shared Group: Preempt separately": (2, [("p1", 1, LOW, "pg1", 1), ("p2", 2, LOW, "pg1", 0)], 1, False, None,
+                                         {"p1"}),
+    "Complex Mixed: Shared, different, and no groups": (
+        5, [("p1", 1, LOW, "pg1", 2), ("p2", 2, LOW, "pg1", 1), ("p3", 3, LOW, "pg2", 0), ("p4", 4, MID, None, None),
+            ("p5", 5, HIGH, "pg3", 0)], 3, False, None, {"p1", "p2", "p3"}),
+    "PDB: Mixed groups": (2, [("victim-pdb", 1, LOW, "pg1", None), ("victim-no-pdb", 2, LOW, "pg1", None)], 1, False,
+                          {"app": "foo"}, {"victim-no-pdb"}),
+    "PodGroup with PreemptNever does not perform preemption": (
+        3, [("p1", 1, LOW, None, None), ("p2", 2, LOW, "pg1", None), ("p3", 3, LOW, "pg2", None)], 2, True, None,
+        None),
+}
+
+
+@pytest.mark.parametrize("name", list(SELECT_VICTIMS), ids=lambda n: f"TestPodGroupEvaluator_SelectVictimsOnDomain/{n}")
+def test_select_victims_on_domain(name):
+    from phalanx.cluster_models.disruption import PodDisruptionBudget
+    from phalanx.sched.records import PREEMPTED
+
+    n_nodes, victims, members, never, pdb, expected = SELECT_VICTIMS[name]
+    nodes = [make_node(f"node{i}", pods=1) for i in range(1, n_nodes + 1)]
+    groups = [make_pod_group("preemptor-pg", min_count=members, priority=HIGH)]
+    groups += [make_pod_group(g, priority=prio, disruption_mode="Pod")
+               for g, prio in sorted({(g, prio) for _, _, prio, g, _ in victims if g})]
+    bound = []
+    for victim, node, prio, group, start in victims:
+        labels = {"app": "foo"} if victim == "victim-pdb" else None
+        pod = make_pod(victim, cpu="100m", priority=prio, pod_group=group, node_name=f"node{node}", labels=labels)
+        if start is not None:
+            pod.status.start_time = f"1970-01-01T00:00:0{start}Z"
+        bound.append(pod)
+    pdbs = []
+    if pdb is not None:
+        pdbs.append(PodDisruptionBudget.model_validate({
+            "metadata": {"name": "pdb", "namespace": "default"}, "spec": {"selector": {"matchLabels": pdb}},
+            "status": {"disruptionsAllowed": 0}}))
+    objects = ClusterObjects(nodes=nodes, pods=bound, priority_classes=[], warnings=[], workloads=[],
+                             pod_groups=groups, pdbs=pdbs)
+    s = Scheduler(Cluster.from_objects(objects), DEFAULT_PROFILE)
+    preemptors = [make_pod(f"p-{i}", cpu="100m", priority=HIGH, pod_group="preemptor-pg") for i in range(members)]
+    if never:
+        preemptors[0].spec.preemption_policy = "Never"
+    s.add_pods(preemptors)
+    records = s.run_until_idle()
+    evicted = {r.object.split("/")[1] for r in records if r.kind == PREEMPTED}
+    assert evicted == (expected or set())
+    if expected is not None:
+        assert all(any(r.kind == BOUND and r.object == f"default/{p.metadata.name}" for r in records)
+                   for p in preemptors)
+
+
+# TestMoreImportantVictim (v1alpha2): (name, vi1 (priority, is a PodGroup, pods, start), vi2, vi1 more important).
+# Start None is no start time; upstream compares the two units, phalanx's kernels.preemption.unit_order sorts them.
+MORE_IMPORTANT = [
+    ("vi1 has higher priority", (20, False, 1, 0), (10, False, 1, 0), True),
+    ("vi2 has higher priority", (10, False, 1, 0), (20, False, 1, 0), False),
+    ("vi1 is PG, vi2 is Pod, same priority", (10, True, 1, 0), (10, False, 1, 0), True),
+    ("vi1 is Pod, vi2 is PG, same priority", (10, False, 1, 0), (10, True, 1, 0), False),
+    ("both Pods, vi1 older", (10, False, 1, 500), (10, False, 1, 1000), True),
+    ("both Pods, vi2 older", (10, False, 1, 1000), (10, False, 1, 500), False),
+    ("both PGs, vi1 larger", (10, True, 2, 0), (10, True, 1, 0), True),
+    ("both PGs, vi2 larger", (10, True, 1, 0), (10, True, 2, 0), False),
+    ("both PGs, same size, vi1 older", (10, True, 2, 500), (10, True, 2, 1000), True),
+    ("both PGs, same size, vi2 older", (10, True, 2, 1000), (10, True, 2, 500), False),
+]
+
+
+@pytest.mark.parametrize("name,vi1,vi2,want", MORE_IMPORTANT,
+                         ids=[f"TestMoreImportantVictim/{c[0]}" for c in MORE_IMPORTANT])
+def test_more_important_victim(name, vi1, vi2, want):
+    from phalanx.kernels.preemption import unit_order
+
+    for first, second, expect in ((vi1, vi2, want), (vi2, vi1, not want)):   # either input order
+        units = (first, second)
+        order = unit_order([u[0] for u in units], [u[1] for u in units], [u[2] for u in units],
+                           [float(u[3]) for u in units], np.arange(2)).tolist()
+        assert (order[0] == 0) is expect
