@@ -14,6 +14,10 @@ from pydantic import ValidationError
 
 from phalanx.cluster_models import InputError, Pod, load_text
 
+# validation.RegexError's examples and regex, which IsValidLabelValue's message ends with
+EG = (" (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
 IMAGE = "registry.k8s.io/pause:3.10"
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
@@ -53,7 +57,7 @@ CASES = [
      "with a letter or digit (got \"team_a\")"),
     ("label value with a space", [changed(POD, ["metadata", "labels"], {"app": "a b"})],
      "Pod default/p: metadata.labels: a valid label must be an empty string or consist of alphanumeric characters, "
-     "'-', '_' or '.', and must start and end with an alphanumeric character (got \"a b\")"),
+     "'-', '_' or '.', and must start and end with an alphanumeric character" + EG + " (got \"a b\")"),
     ("label key with a space", [changed(POD, ["metadata", "labels"], {"my key": "v"})],
      "Pod default/p: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
      "start and end with an alphanumeric character (got \"my key\")"),
@@ -133,7 +137,7 @@ CASES = [
      "CronJob default/nightly: spec.jobTemplate.spec.template.spec.containers: Required value"),
     ("node label value starting with '-'", [changed(NODE, ["metadata", "labels"], {"gen": "-3"})],
      "Node n1: metadata.labels: a valid label must be an empty string or consist of alphanumeric characters, '-', "
-     "'_' or '.', and must start and end with an alphanumeric character (got \"-3\")"),
+     "'_' or '.', and must start and end with an alphanumeric character" + EG + " (got \"-3\")"),
     ("node label key with a space", [changed(NODE, ["metadata", "labels"], {"my key": "v"})],
      "Node n1: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
      "start and end with an alphanumeric character (got \"my key\")"),
@@ -223,7 +227,7 @@ def pod_spec(**fields) -> dict:
 QUALIFIED = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
              "alphanumeric character")
 LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-               "must start and end with an alphanumeric character")
+               "must start and end with an alphanumeric character" + EG)
 SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
              "ending with a letter or digit")
 PC = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
@@ -364,8 +368,8 @@ MANIFEST_CASES = [
     ("required node affinity value that is no label value", [changed(POD, ["spec", "affinity"], node_affinity(
         {"key": "gen", "operator": "Gt", "values": ["-1"]}))],
      f"Pod default/p: {NODE_TERMS}.matchExpressions[0].values[0]: a valid label must be an empty string or consist "
-     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
-     "(got \"-1\")"),
+     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character" + EG +
+     " (got \"-1\")"),
     ("pod anti-affinity topologyKey", [pod_spec(affinity={"podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "bad key!"}]}})],
      "Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "

@@ -323,7 +323,9 @@ def test_a_generated_name_taken_again_by_a_later_object_is_an_error():
      "StatefulSet default/db: spec.selector: Invalid value: {}: empty selector is invalid for statefulset"),
     (daemon_set() | {"spec": {**daemon_set()["spec"], "selector": {"matchLabels": {"app": "B@d"}}}},
      "DaemonSet default/agent: spec.selector.matchLabels: a valid label must be an empty string or consist of "
-     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (got \"B@d\")"),
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') "
+     "(got \"B@d\")"),
     (controller("ReplicationController", "rc", api="v1"), "ReplicationController default/rc: spec.template: "
                                                           "Required value"),
     (cron_job("c" * 53), f'CronJob default/{"c" * 53}: metadata.name: Invalid value: "{"c" * 53}": must be no more '
@@ -332,6 +334,8 @@ def test_a_generated_name_taken_again_by_a_later_object_is_an_error():
         {"key": "app", "operator": "In", "values": ["ok", "-no"]}]}}},
      "DaemonSet default/agent: spec.selector.matchExpressions[0].values[1]: a valid label must be an empty string or "
      "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+     "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') "
      '(got "-no")'),
     ({"apiVersion": "apps/v1beta9", "kind": "Deployment", "metadata": {"name": "x"}, "spec": {}},
      'Deployment default/x: apiVersion: unknown version "apps/v1beta9" of Deployment (served: apps/v1, apps/v1beta2, '

@@ -559,9 +559,8 @@ NODE_AFFINITY_SCORE_CASES = [
     ("Skip is returned in PreScore when NodeAffinity is nil", napod(), [("node1", LABEL1)], None, True, SKIP,
      None),
     # Upstream's status message is `[0].matchExpressions[0].key: Invalid value: "invalid key": name part must
-    # consist of ...` (the aggregated field errors of NewPreferredSchedulingTerms); phalanx's text after
-    # `running PreScore plugin "NodeAffinity": ` is its own (docs/semantics.md, "PreScore errors"), so the code
-    # alone is compared.
+    # consist of ...` (the aggregated field errors of NewPreferredSchedulingTerms); phalanx reproduces that text for
+    # values (tests/test_warnings.py), but an invalid key is refused at input.
     pytest.param("PreScore returns error when an incoming Pod has a broken affinity",
                  lambda: napod(preferred=[(2, term(expr("invalid key", "In", "bar")))]), [("node1", LABEL1)], None,
                  True, ERROR, None,

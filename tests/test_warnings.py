@@ -1,6 +1,8 @@
 """Constraints phalanx does not model yet are reported, never silently dropped."""
 from __future__ import annotations
 
+import pytest
+
 from phalanx.cluster_models import load_text
 from phalanx.sched import Cluster, Scheduler
 
@@ -105,3 +107,41 @@ spec:
     assert one.bindings == {"default/p": "n0"}
     two = Scheduler(Cluster.from_objects(load_text(node + "---" + node.replace("n0", "n1") + pod))).schedule()
     assert two.unschedulable["default/p"].startswith('running PreScore plugin "NodeAffinity": ')
+
+
+@pytest.mark.parametrize("expressions,message", [
+    ('[{key: gen, operator: Gt, values: [abc]}]',
+     "[0].matchExpressions[0].values[0]: Invalid value: \"abc\": for 'Gt', 'Lt' operators, the value must be an "
+     "integer"),
+    # API validation leaves preferred terms' values alone; labels.NewRequirement checks them as label values
+    ('[{key: zone, operator: In, values: [ok, "a b"]}]',
+     "[0].matchExpressions[0].values[1]: Invalid value: \"a b\": a valid label must be an empty string or consist of "
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
+    # Gt "-1" parses as an integer but is no label value; two bad requirements aggregate as [e1, e2]
+    ('[{key: gen, operator: Gt, values: ["-1"]}, {key: gen, operator: Lt, values: [x]}]',
+     "[[0].matchExpressions[0].values[0]: Invalid value: \"-1\": a valid label must be an empty string or consist of "
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), [0].matchExpressions[1].values[0]: Invalid value: \"x\": "
+     "for 'Gt', 'Lt' operators, the value must be an integer]"),
+])
+def test_unparsable_preferred_term_message(expressions, message):
+    """NewPreferredSchedulingTerms' aggregated field errors (no path prefix: the plugin passes none), after
+    the framework's `running PreScore plugin "NodeAffinity": `."""
+    node = MANIFESTS.split("---")[0]
+    pod = f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]
+  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 5
+        preference: {{matchExpressions: {expressions}}}
+"""
+    two = Scheduler(Cluster.from_objects(load_text(node + "---" + node.replace("n0", "n1") + pod))).schedule()
+    assert two.unschedulable["default/p"] == 'running PreScore plugin "NodeAffinity": ' + message

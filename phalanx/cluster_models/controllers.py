@@ -89,6 +89,7 @@ from .objects import (
     dns1035_label_problem,
     dns_label_problem,
     dns_subdomain_problem,
+    go_quote,
     labels_problem,
     port_name_problem,
     _is_ip,
@@ -727,25 +728,6 @@ def _location_problem(name: str) -> str | None:
     except Exception:           # not found, or not a zone file
         return f"unknown time zone {name}"
     return None
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """Go's strconv.Quote (fmt's %q): how a field error shows a bad string value."""
-    out = []
-    for char in text:
-        if char in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[char])
-        elif char.isprintable():
-            out.append(char)
-        elif ord(char) < 0x80:
-            out.append(f"\\x{ord(char):02x}")
-        else:
-            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
-    return '"' + "".join(out) + '"'
 
 
 def _time_quote(text: str) -> str:

@@ -719,15 +719,49 @@ def label_key_problem(value: str) -> str | None:
     return None
 
 
-def label_value_problem(value: str) -> str | None:
-    """Why `value` is not a label value (empty, or at most 63 alphanumerics, '-', '_', '.' starting and ending
-    alphanumeric), or None."""
-    if len(value) > 63:
-        return f'must be no more than 63 characters (got "{value}")'
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (fmt's %q): how a field error shows a bad string value."""
+    out = []
+    for char in text:
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+    return '"' + "".join(out) + '"'
+
+
+LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+
+
+def regex_error(message: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError: the message, its examples and the regex, in upstream's words."""
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{message} ({'e.g. ' + shown if examples else ''}regex used for validation is '{fmt}')"
+
+
+def label_value_errors(value: str) -> list[str]:
+    """validation.IsValidLabelValue: upstream's messages (empty: a label value, i.e. empty, or at most 63
+    alphanumerics, '-', '_', '.' starting and ending alphanumeric)."""
+    out = ["must be no more than 63 characters"] if len(value) > 63 else []
     if value and not _QUALIFIED_NAME.fullmatch(value):
-        return ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-                f'must start and end with an alphanumeric character (got "{value}")')
-    return None
+        out.append(regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
+                               "'_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE_FMT,
+                               "MyValue", "my_value", "12345"))
+    return out
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why `value` is not a label value (label_value_errors, joined), or None."""
+    errors = label_value_errors(value)
+    return f'{"; ".join(errors)} (got "{value}")' if errors else None
 
 
 def labels_problem(labels: dict[str, str], path: str) -> str | None:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, PrivateAttr, StrictInt, field_validator, model_validator
 
 from .objects import (INT32_MAX, INT32_MIN, K8sModel, ObjectMeta, Pod, Timestamp, dns_label_problem,
-                      dns_subdomain_problem, label_key_problem)
+                      dns_subdomain_problem, go_quote, label_key_problem)
 
 if TYPE_CHECKING:
     from .load import ClusterObjects
@@ -538,7 +538,7 @@ class PodGroupIndex:
                 # The wording of kube-scheduler's GangScheduling PreEnqueue rejection
                 # (UnschedulableAndUnresolvable) for a PodGroup it has not seen.
                 return PodGroupResolution(
-                    reason=f"waiting for pods's pod group {_go_quote(sg.pod_group_name)} to appear in scheduling queue")
+                    reason=f"waiting for pods's pod group {go_quote(sg.pod_group_name)} to appear in scheduling queue")
             return PodGroupResolution(group=group)
         ref_key = _workload_ref_key(pod)
         if ref_key is None:
@@ -550,15 +550,10 @@ class PodGroupIndex:
         workload = self.workloads.get((namespace, workload_name))
         if workload is None:
             return PodGroupResolution(
-                reason=f"waiting for pod's workload {_go_quote(workload_name)} (spec.workloadRef) to appear")
+                reason=f"waiting for pod's workload {go_quote(workload_name)} (spec.workloadRef) to appear")
         return PodGroupResolution(
-            reason=f"waiting for pod group {_go_quote(group_name)} to appear in workload "
-                   f"{_go_quote(workload_name)} (spec.workloadRef)")
-
-
-def _go_quote(text: str) -> str:
-    """Go's %q for the names involved here (printable ASCII): double quotes, with \\ and " escaped."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            reason=f"waiting for pod group {go_quote(group_name)} to appear in workload "
+                   f"{go_quote(workload_name)} (spec.workloadRef)")
 
 
 def resolve_pod_group(pod: Pod, objects: ClusterObjects) -> PodGroupResolution:

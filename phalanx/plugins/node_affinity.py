@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models.objects import NodeAffinity as NodeAffinitySpec, label_key_problem, label_value_problem
+from ..cluster_models.objects import (NodeAffinity as NodeAffinitySpec, go_quote, label_key_problem,
+                                      label_value_errors, label_value_problem)
+from ..cluster_models.tensors import parse_int64_label
 from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
 from ..kernels.normalize import default_normalize, max_holders
 from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
@@ -35,17 +37,14 @@ class FilterState:
     enforced: tuple | None      # addedAffinity's required terms; None: none
 
 
-def _term(term, vocab, node_index, n_nodes, labels_checked: bool = False) -> tuple | None:
-    """A NodeSelectorTerm as tests; None when it can never match (empty, or a requirement fails to parse).
-    labels_checked (required terms): as labels.NewRequirement, a requirement whose key is not a label key or one of
-    whose values is not a label value (e.g. `Gt ["-1"]`, `NotIn ["a b"]`) does not parse, so the term never
-    matches. (Preferred terms are not checked so: upstream's PreScore fails on such a term, which phalanx does not
-    reproduce for them.)"""
+def _term(term, vocab, node_index, n_nodes) -> tuple | None:
+    """A NodeSelectorTerm as tests; None when it can never match (empty, or a requirement fails to parse: as
+    labels.NewRequirement, also a requirement whose key is not a label key or one of whose values is not a label
+    value, e.g. `Gt ["-1"]`, `NotIn ["a b"]`)."""
     if not term.match_expressions and not term.match_fields:
         return None
-    if labels_checked and any(label_key_problem(r.key) is not None
-                              or any(label_value_problem(v) is not None for v in r.values)
-                              for r in term.match_expressions):
+    if any(label_key_problem(r.key) is not None or any(label_value_problem(v) is not None for v in r.values)
+           for r in term.match_expressions):
         return None
     tests = [label_test(vocab, r.key, r.operator, r.values) for r in term.match_expressions]
     for r in term.match_fields:
@@ -62,7 +61,7 @@ def _name_test(node_index: dict[str, int], n_nodes: int, op: str, values: list[s
 
 
 def _required_terms(selector, tensors, prefix=()) -> tuple:
-    return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size, True)
+    return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size)
                                       for term in selector.node_selector_terms) if t is not None)
 
 
@@ -86,18 +85,36 @@ def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.nd
     return union, not named
 
 
-def _preferred(preferred, tensors, where: str) -> tuple[tuple, str | None]:
-    """(weight, term) of the preferred terms that parse, and the first error (NewPreferredSchedulingTerms)."""
-    out, error = [], None
+def _value_errors(r, path: str) -> list[str]:
+    """labels.NewRequirement's field errors on a requirement's values (its key and operator, and the number of its
+    values, are API-validated at input): Gt/Lt values that strconv.ParseInt refuses, then values that are not label
+    values."""
+    out = []
+    if r.operator in ("Gt", "Lt"):
+        out += [f"{path}.values[{i}]: Invalid value: {go_quote(v)}: for 'Gt', 'Lt' operators, the value must be an "
+                f"integer" for i, v in enumerate(r.values) if parse_int64_label(v) is None]
+    for i, v in enumerate(r.values):
+        errors = label_value_errors(v)
+        if errors:
+            out.append(f"{path}.values[{i}]: Invalid value: {go_quote(v)}: {'; '.join(errors)}")
+    return out
+
+
+def _preferred(preferred, tensors) -> tuple[tuple, str | None]:
+    """(weight, term) of the preferred terms, and NewPreferredSchedulingTerms' error when one does not parse: every
+    field error of every term (paths `[i].matchExpressions[j].values[k]`), one alone or `[e1, e2, ...]`."""
+    out, errors = [], []
     for i, p in enumerate(preferred):
         if not p.weight or not (p.preference.match_expressions or p.preference.match_fields):
             continue                     # skipped without being parsed, as upstream does
+        errors += [e for j, r in enumerate(p.preference.match_expressions)
+                   for e in _value_errors(r, f"[{i}].matchExpressions[{j}]")]
         term = _term(p.preference, tensors.node_labels, tensors.node_index, tensors.nodes.size)
-        if term is None:
-            error = error or f"{where}[{i}].preference: invalid requirement"
-        else:
+        if term is not None:
             out.append((p.weight, term))
-    return tuple(out), error
+    if not errors:
+        return tuple(out), None
+    return tuple(out), errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
 
 
 def _with_name_masks(term: tuple, mask_of) -> tuple:
@@ -176,12 +193,11 @@ class NodeAffinity(Plugin):
     def _score_terms(self, pod, tensors):
         spec = pod.spec
         na = spec.affinity.node_affinity if spec.affinity else None
-        own, error = (_preferred(na.preferred_during_scheduling_ignored_during_execution, tensors,
-                                 "preferredDuringSchedulingIgnoredDuringExecution") if na is not None else ((), None))
+        own, error = (_preferred(na.preferred_during_scheduling_ignored_during_execution, tensors)
+                      if na is not None else ((), None))
         added = self.args.added_affinity
-        extra = (_preferred(added.preferred_during_scheduling_ignored_during_execution, tensors,
-                            "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution")[0]
-                 if added is not None else ())
+        extra = _preferred(added.preferred_during_scheduling_ignored_during_execution, tensors)[0] \
+            if added is not None else ()
         return own, extra, error, na is not None and bool(na.preferred_during_scheduling_ignored_during_execution)
 
     def pre_score(self, pod, cluster):
