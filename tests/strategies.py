@@ -321,14 +321,16 @@ def _request_dicts(draw, allow_gpu=True):
 
 
 @st.composite
-def _node_requirements(draw, nnodes):
-    """A valid node selector term (never empty)."""
+def _node_requirements(draw, nnodes, lowest: int = -1):
+    """A valid node selector term (never empty). Gt/Lt values from `lowest` to 7: "-1" is no label value, so a
+    required term with it never matches (a preferred one would fail PreScore, which the reference does not model:
+    preferred terms are drawn with lowest=0; tests/test_warnings.py covers that error)."""
     exprs = []
     for _ in range(draw(st.integers(0, 2))):
         op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
         if op in ("Gt", "Lt"):
             key = draw(st.sampled_from([GEN, GEN, SCORE]))
-            values = [str(draw(st.integers(-1, 7)))]
+            values = [str(draw(st.integers(lowest, 7)))]
         elif op in ("Exists", "DoesNotExist"):
             key = draw(st.sampled_from([ZONE, RACK, DISK, GEN]))
             values = []
@@ -475,7 +477,7 @@ def pod_templates(draw, nnodes: int, class_names):
         required = [draw(_node_requirements(nnodes)) for _ in range(draw(st.integers(1, 2)))]
     preferred = []
     for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):
-        preferred.append((draw(st.integers(1, 100)), draw(_node_requirements(nnodes))))
+        preferred.append((draw(st.integers(1, 100)), draw(_node_requirements(nnodes, lowest=0))))
     host_ports = []
     if draw(st.integers(0, 5)) == 0:
         host_ports.append(

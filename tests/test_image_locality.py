@@ -225,3 +225,41 @@ def test_explain_text_lists_a_score_that_is_0_everywhere(tmp_path):
     out = CliRunner().invoke(app, ["explain", "--cluster", str(tmp_path / "c.json"), "--pod", "default/p"])
     assert out.exit_code == 0, out.output
     assert "ImageLocality 0->0x1" in out.output
+
+
+def test_image_volumes_add_to_the_sum_but_not_to_the_threshold():
+    """v1.36 (#130231): an `image` volume's image counts like a container's, while calculatePriority's maximum still
+    counts containers only (upstream issue #138952, changed after v1.36). One container (gcr.io/10, held nowhere)
+    and an image volume gcr.io/250 held by node1 of two nodes: 250 MiB x 1/2 = 125 MiB; the maximum is 1 x 1000 MiB,
+    so node1 scores 100 x (125 - 23) / (1000 - 23) = 10 (it would be 5 with the volume counted in the maximum)."""
+    nodes = [image_node("node1", [(["gcr.io/250:latest"], 250)]), image_node("node2", [])]
+    pod = image_pod("p", ["gcr.io/10"])
+    pod.spec.volumes = [{"name": "model", "image": {"reference": "gcr.io/250", "pullPolicy": "IfNotPresent"}}]
+    assert phalanx_scores(pod, nodes) == [10, 0]
+    assert [P.score_image_locality(pod, node, nodes) for node in nodes] == [10, 0]
+
+
+def test_image_volume_is_modelled_not_warned():
+    from phalanx.cluster_models import load_text
+
+    objects = load_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, images: [{names: ["models/llama:v1"], sizeBytes: 524288000}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: m, image: {reference: "models/llama:v1"}}]
+""")
+    sched = Scheduler(Cluster.from_objects(objects))
+    result = sched.schedule()
+    assert result.bindings == {"default/p": "n2"} and not any("volume" in w for w in result.warnings)

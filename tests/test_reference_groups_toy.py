@@ -183,25 +183,22 @@ def test_run_is_one_signature_whatever_the_priorities():
     assert unsched == {"default/hi": NO_GPU_2, "default/lo": NO_GPU_2}
 
 
-def test_group_priority_orders_entities():
+def test_member_priorities_order_entities():
     # One node with one GPU.  Plain pod p (priority 50) arrives first; group g (basic, one member a, whose own
-    # priority is 0) has spec.priority 100 -> the group goes first and takes the GPU; p gets the FitError.
+    # priority is 0).  v1.36's queue holds pods: the group's turn is its member's, priority 0, so p goes first
+    # and takes the GPU and a gets the FitError, whatever g's own spec.priority (100) or priorityClassName (1000)
+    # says (those are read by preemption, not by the queue).
     nodes = gpu_nodes(1)
     pods = [gpu_pod("p", priority=50), gpu_pod("a", "g", priority=0)]
     no_gpu_1 = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
-    bindings, unsched = run(nodes, pods, [make_pod_group("g", priority=100)])
-    assert bindings == {"default/a": "n1"}
-    assert unsched == {"default/p": no_gpu_1}
-    # via priorityClassName "high" (1000): same outcome.
     classes = [make_priority_class("high", 1000)]
-    bindings, unsched = run(nodes, pods, [make_pod_group("g", priority_class_name="high")], classes)
-    assert bindings == {"default/a": "n1"}
-    # neither: the max member priority, 0 < 50 -> p first.
-    bindings, unsched = run(nodes, pods, [make_pod_group("g")])
-    assert bindings == {"default/p": "n1"}
-    assert unsched == {"default/a": no_gpu_1}
-    # a second member with priority 60 lifts the group above p (max 60 > 50); inside the cycle a2 (60) goes
-    # first and takes the GPU, a (0) fails.
+    for group in (make_pod_group("g", priority=100), make_pod_group("g", priority_class_name="high"),
+                  make_pod_group("g")):
+        bindings, unsched = run(nodes, pods, [group], classes)
+        assert bindings == {"default/p": "n1"}
+        assert unsched == {"default/a": no_gpu_1}
+    # a second member with priority 60 lifts the group above p (its first member popped: 60 > 50); inside the
+    # cycle a2 (60) goes first and takes the GPU, a (0) fails.
     pods2 = [*pods, gpu_pod("a2", "g", priority=60)]
     bindings, unsched = run(nodes, pods2, [make_pod_group("g")])
     assert bindings == {"default/a2": "n1"}

@@ -33,10 +33,14 @@ class ImageLocality(Plugin):
     def score_state(self, pod, cluster, pre):
         spec = pod.pod.spec
         containers = [*spec.init_containers, *spec.containers]
+        # v1.36 (#130231) also sums the images of `image` volumes (ImageVolume), while the threshold still counts
+        # containers only (upstream issue #138952, changed after v1.36).
+        names = [c.image for c in containers] + [v["image"].get("reference") or "" for v in spec.volumes
+                                                 if isinstance(v.get("image"), dict)]
         images = cluster.images
         summed = None
-        for container in containers:
-            held = images.scaled(normalized_image_name(container.image))
+        for name in names:
+            held = images.scaled(normalized_image_name(name))
             if held is not None:
                 if summed is None:
                     summed = np.zeros(images.total, np.int64)

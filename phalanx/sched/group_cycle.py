@@ -206,7 +206,7 @@ class GroupCycle:
                             _with(unconstrained_unschedulable(sched.framework_for_group(short)), extra))
         self._failed(short)
         for gs in train[i + 1:]:
-            sched.queue.push_active(gs, sched.groups.priority(gs), gs.first_seq)
+            sched.queue.push_active(gs, *sched.groups.queue_key(gs))
 
     def _cycle(self, gs: GroupState) -> None:
         sched = self.sched

@@ -122,18 +122,19 @@ class Groups:
         gs.pending[key] = (pod, seq)
         self.of_pod[key] = gs
 
-    def priority(self, gs: GroupState) -> int:
-        """PodGroup spec.priority, else its priorityClassName's value, else its highest pending member's."""
+    def queue_key(self, gs: GroupState) -> tuple[int, int]:
+        """(priority, arrival) of the group's activeQ entry. v1.36's queue holds the members themselves and a group
+        cycle starts when one is popped (podGroupInfoForPod), so the group goes where its first member would: its
+        highest pending member priority, the earliest arrival among those members. The PodGroup's own priority is
+        what preemption reads, not the queue."""
         spec = gs.group.spec
-        if spec.priority is not None:
-            return spec.priority
-        if spec.priority_class_name:
-            cls = self.cluster.priority_classes.get(spec.priority_class_name)
-            if cls is None:
-                raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
-                                 f"\"{spec.priority_class_name}\" not found")
-            return cls.value
-        return max((self.cluster.priority(p) for p, _ in gs.pending.values()), default=0)
+        if spec.priority is None and spec.priority_class_name \
+                and spec.priority_class_name not in self.cluster.priority_classes:
+            raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
+                             f"\"{spec.priority_class_name}\" not found")
+        members = [(self.cluster.priority(p), seq) for p, seq in gs.pending.values()]
+        top = max(priority for priority, _ in members)
+        return top, min(seq for priority, seq in members if priority == top)
 
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
         """Pending members by (priority desc, arrival)."""

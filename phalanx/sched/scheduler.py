@@ -1014,7 +1014,7 @@ class Scheduler:
         ready_at = gs.failed_at + self.queue.backoff(gs.attempts) if gs.attempts else self.now
         if ready_at <= self.now:
             gs.state = "active"
-            self.queue.push_active(gs, self.groups.priority(gs), gs.first_seq)
+            self.queue.push_active(gs, *self.groups.queue_key(gs))
         else:
             gs.state = "backoff"
             self.queue.push_backoff(gs, ready_at, gs.first_seq)
@@ -1024,7 +1024,7 @@ class Scheduler:
             if isinstance(entry, GroupState):
                 if entry.state == "backoff":
                     entry.state = "active"
-                    self.queue.push_active(entry, self.groups.priority(entry), entry.first_seq)
+                    self.queue.push_active(entry, *self.groups.queue_key(entry))
             else:
                 self.queue.push_active(entry, entry.priority, entry.seqs[0])
 

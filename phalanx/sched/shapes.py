@@ -23,8 +23,8 @@ from ..cluster_models.tensors import ClusterTensors, pod_host_ports
 # how pods are cycled, not where one pod fits). schedulerName stays: pods of two profiles never share a run.
 _UNSIGNED_FIELDS = {"node_name", "priority", "priority_class_name", "preemption_policy", "scheduling_gates",
                     "scheduling_group", "workload_ref", "restart_policy", "dns_policy", "active_deadline_seconds"}
-# Volume sources that never constrain placement.
-_NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath"}
+# Volume sources that never constrain placement (an `image` volume only adds to ImageLocality's score, which models it).
+_NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath", "image"}
 
 
 _SPEC, _STATUS, _META = operator.attrgetter("spec"), operator.attrgetter("status"), operator.attrgetter("metadata")

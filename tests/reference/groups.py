@@ -14,9 +14,10 @@ Semantics (the contract the real scheduler is compared against):
   resolve to the group.
 * Quorum (GangScheduling PreEnqueue): pending (gated too) + bound members < minCount -> every pending member waits
   with QUORUM_MESSAGE; the group is not attempted.
-* Entity priority: the PodGroup's spec.priority, else its spec.priorityClassName's value, else the max
-  effective priority of its pending members; a plain pod's effective priority.  Entities run in order of
-  (-priority, smallest arrival index of their pending members), each against all earlier bindings.
+* Entity priority: a group's is its first member's in v1.36's queue, which holds pods (the PodGroup's own
+  spec.priority is for preemption): the max effective priority of its pending members, its arrival the smallest
+  arrival index among those members; a plain pod's effective priority and arrival.  Entities run in order of
+  (-priority, arrival), each against all earlier bindings.
 * A group cycle walks its pending members by (-effective priority, arrival index), cut into runs of
   consecutive members with one `phalanx.sched.shapes.signature` (homogeneous sub-groups).  Inside a run,
   the first pod that does not fit ends the run: it and the rest of the run get its FitError.  Every run is
@@ -62,20 +63,13 @@ def group_min_count(group) -> int:
     return gang.min_count if gang is not None else 1
 
 
-def group_priority(group, members, classes) -> int:
-    """members: [(arrival index, pod)] pending members of the group."""
-    if group.spec.priority is not None:
-        return group.spec.priority
-    if group.spec.priority_class_name:
-        pc = classes.get(group.spec.priority_class_name)
-        if pc is None:
-            raise ValueError(f'PodGroup {group.key}: PriorityClass "{group.spec.priority_class_name}" not found')
-        return pc.value
+def group_queue_key(members, classes) -> tuple[int, int]:
+    """members: [(arrival index, pod)] pending members of the group -> (priority, arrival) of its first member."""
     best = None
-    for _idx, pod in members:
+    for idx, pod in members:
         prio = effective_priority(pod, classes)
-        if best is None or prio > best:
-            best = prio
+        if best is None or prio > best[0] or (prio == best[0] and idx < best[1]):
+            best = (prio, idx)
     return best
 
 
@@ -300,8 +294,8 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
             for _idx, pod in mine:
                 unschedulable[P.pod_key(pod)] = QUORUM_MESSAGE
             continue
-        first = min(idx for idx, _pod in mine)
-        entities.append((-group_priority(group, mine, classes), first, "group", gkey))
+        prio, first = group_queue_key(mine, classes)
+        entities.append((-prio, first, "group", gkey))
     entities.sort(key=lambda e: (e[0], e[1]))
 
     for _negprio, _first, kind, payload in entities:

@@ -328,8 +328,8 @@ _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 def _check_label_values(req) -> None:
     """labels.NewRequirement: every value must be a valid label value (so `Gt ["-1"]` does not parse). Checked for
-    required terms only (required_node_selector_matches): a preferred term that fails it would fail upstream's
-    PreScore, which neither phalanx nor this reference models for such terms."""
+    required terms only (required_node_selector_matches): a preferred term that fails it fails upstream's PreScore,
+    which phalanx models (tests/test_warnings.py) and this reference does not (the strategies draw no such term)."""
     for v in req.values or []:
         if len(v) > 63 or not _LABEL_VALUE.fullmatch(v):
             raise SelectorError(f"invalid label value {v!r}")
@@ -1095,7 +1095,7 @@ def image_summaries(nodes) -> dict:
 
 
 def score_image_locality(pod, node, nodes, image_nodes=None) -> int:
-    """sumImageScores over init containers then containers (each image of the node's summaries adds
+    """sumImageScores over init containers, containers, then `image` volumes (each image of the node's summaries adds
     int64(float64(size) * float64(numNodes) / float64(totalNumNodes))), then calculatePriority. totalNumNodes is the
     snapshot's node list, `nodes`; the summaries are the cache's, over `image_nodes` (default: `nodes`): a placement's
     cycle lists its nodes alone but its NodeInfos carry the whole cluster's summaries."""
@@ -1103,14 +1103,18 @@ def score_image_locality(pod, node, nodes, image_nodes=None) -> int:
     total_nodes = len(nodes)
     held = {name for image in node.status.images for name in image.names}
     containers = list(pod.spec.init_containers) + list(pod.spec.containers)
+    references = [c.image for c in containers]
+    for volume in pod.spec.volumes:
+        if volume.get("image") is not None:
+            references.append(volume["image"].get("reference", ""))
     total = 0
-    for c in containers:
-        name = normalized_image_name(c.image)
+    for reference in references:
+        name = normalized_image_name(reference)
         if name in held:
             size, holders = states[name]
             spread = float(len(holders)) / float(total_nodes)
             total += int(float(size) * spread)
-    top = IMAGE_MAX_CONTAINER_THRESHOLD * len(containers)
+    top = IMAGE_MAX_CONTAINER_THRESHOLD * len(containers)      # containers only: v1.36 (issue #138952)
     if total < IMAGE_MIN_THRESHOLD:
         total = IMAGE_MIN_THRESHOLD
     elif total > top:
