@@ -4,9 +4,9 @@ Toy clusters (worked out by hand in the comments): nodes are 4 cpu / 8Gi; each G
 devices gpu0, gpu1, ... of driver gpu.example.com with attribute `model`. Between equally good nodes the
 first one (input order) wins; with LeastAllocated, an emptier node scores higher.
 
-Then: the DynamicResources kernel against the per-node, per-device reference (tests/reference/dra.py) on
-random device tables, and random add/delete sequences checking that claims are allocated once and released
-exactly.
+Then: the DynamicResources Filter (kernel and backtracking search) against the per-node, per-device reference
+(tests/reference/dra.py) on random device tables, and random add/delete sequences checking that claims are
+allocated once and released exactly.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from strategies import make_node, make_pod
 
 from phalanx.cluster_models import InputError, load_text, parse_objects
 from phalanx.cluster_models.dra import DeviceTable, ResourceSlice
-from phalanx.kernels.dynamic_resources import dynamic_resources_filter
+from phalanx.kernels.dynamic_resources import dynamic_resources_allocate
 from phalanx.sched import Cluster, Scheduler, explain_pod
 from phalanx.sched.records import BOUND
 
@@ -436,7 +436,7 @@ def device_cases(draw):
 
 @settings(max_examples=150)
 @given(device_cases())
-def test_kernel_matches_reference(case):
+def test_filter_matches_reference(case):
     n, slice_docs, requests, data = case
     slices = [ResourceSlice.model_validate(s) for s in slice_docs]
     table = DeviceTable.build(slices, {f"n{i}": i for i in range(n)})
@@ -458,7 +458,7 @@ def test_kernel_matches_reference(case):
     padded = np.zeros((q, d + 1), bool)
     if q:
         padded[:, :d] = np.stack(matches)
-    code, payload, assign = dynamic_resources_filter(
+    code, payload, assign = dynamic_resources_allocate(
         np, table.slots, np.append(allocated, True), padded,
         np.array([r[2] for r in requests], np.int64).reshape(q), np.array([r[3] for r in requests], bool).reshape(q),
         np.array(pinned, np.int64).reshape(len(pinned)))

@@ -2,14 +2,15 @@
 members (KEP-5729). Upstream: pkg/scheduler/framework/plugins/dynamicresources/.
 
 The claim state (which claims exist, which devices they hold, who uses them) is the cluster's ClaimBook
-(sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter
-resolves the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks
-every node at once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated
-first fit), Reserve allocates what the Filter assigned on the chosen node, Unreserve undoes it exactly.
+(sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter resolves
+the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks every node at
+once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated first fit, then a
+backtracking search as upstream's allocator where that fails), Reserve allocates what the Filter assigned on the
+chosen node, Unreserve undoes it exactly.
 """
 from __future__ import annotations
 
-from ..kernels.dynamic_resources import REASONS, dynamic_resources_filter
+from ..kernels.dynamic_resources import REASONS, dynamic_resources_allocate
 from ..kernels.status import UNSCHEDULABLE
 from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
 
@@ -41,7 +42,8 @@ class DynamicResources(Plugin):
         return Rejection(inputs.message) if inputs.message else inputs
 
     def filter(self, xp, state, tensors):
-        code, payload, assign = dynamic_resources_filter(xp, *state.kernel_args(xp))
+        code, payload, assign = dynamic_resources_allocate(xp, *state.kernel_args(xp))
+        code, payload, assign = xp.asarray(code), xp.asarray(payload), xp.asarray(assign)
         return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
 
     def reasons(self, payload, tensors):

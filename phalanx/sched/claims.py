@@ -11,9 +11,9 @@ Claims of a pod (`register`, when the pod arrives or joins its PodGroup):
   Generated names that collide with an existing claim get `-2`, `-3`, ... so runs stay deterministic.
 
 Allocation (`allocate`): the first placed pod that uses an unallocated claim allocates it on its node (the
-DynamicResources kernel's first-fit assignment for that node); later users, in the same PodGroup cycle or
-later, only check that node. Every placement records a `ClaimUndo`; `undo` (Placer.undo, newest first)
-restores device bits, allocations and user sets exactly.
+DynamicResources Filter's assignment for that node: first fit, or upstream's backtracking search where first fit
+fails); later users, in the same PodGroup cycle or later, only check that node. Every placement records a
+`ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly.
 
 Release (`release`, on pod deletion, completion or a Permit rejection): a pod stops using its claims; a claim
 left with no user (bound, waiting at Permit or tentatively placed) is deallocated at once. Upstream keeps a
@@ -29,7 +29,10 @@ import numpy as np
 
 from ..cluster_models import InputError, Pod, PodGroup
 from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
-from ..kernels.dynamic_resources import dynamic_resources_filter
+from ..kernels.dynamic_resources import dynamic_resources_allocate
+
+ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
+
 
 @dataclass
 class Claim:
@@ -180,6 +183,10 @@ class ClaimBook:
                 matches.append(self._matches(cls, exact.expressions))
                 counts.append(exact.count_needed())
                 all_mode.append(exact.allocation_mode == "All")
+            if problem is None and sum(counts[first:]) > ALLOCATION_RESULTS_MAX_SIZE:
+                # Upstream's allocator refuses such a claim before it searches (an error on every node).
+                problem = (f"claim {key}: number of requested devices {sum(counts[first:])} exceeds the claim limit "
+                           f"of {ALLOCATION_RESULTS_MAX_SIZE}")
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
@@ -307,7 +314,7 @@ class ClaimBook:
         if not pod.spec.resource_claims:
             return None
         dra = self.prepare(pod)
-        code, _, assign = dynamic_resources_filter(np, *dra.kernel_args(np))
+        code, _, assign = dynamic_resources_allocate(np, *dra.kernel_args(np))
         if dra.message is not None or code[node] != 0:
             return (f"Pod {pod.key}: spec.resourceClaims: "
                     f"{dra.message or 'the claims cannot be allocated on its node'}; not accounted")
