@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.cluster_models import parse_objects
+from phalanx.cluster_models import InputError, parse_objects
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
 
@@ -303,6 +303,35 @@ CASES = {
         claims=[claim("claim-0", req("req-0", CLASS_A, 32), req("req-1", CLASS_A, 1))], classes=[cls(CLASS_A, DRIVER_A)],
         slices=[many("slice-1", NODE_1, "pool-1", DRIVER_A, 33)], expect="exceeds the claim limit"),
 }
+
+# Selectors upstream's CEL compiler refuses ("undeclared reference"; upstream's test asserts that substring). The API
+# server compiles selectors when the object is created, so phalanx's counterpart is an input error naming the field.
+NO_SUCH_VAR = "noSuchVar"
+INPUT_ERRORS = {
+    "invalid-CEL-one-device": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A, 1, [NO_SUCH_VAR]))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect="ResourceClaim default/claim-0: spec.devices.requests[0].exactly.selectors[0].cel.expression: "
+               "CEL expression \"noSuchVar\": compilation failed: undeclared reference to 'noSuchVar' (in container '')"),
+    "invalid-CEL-one-device-class": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A))],
+        classes=[{**cls(CLASS_A, DRIVER_A), "spec": {"selectors": [{"cel": {"expression": NO_SUCH_VAR}}]}}],
+        slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect="DeviceClass class-a: spec.selectors[0].cel.expression: CEL expression \"noSuchVar\": compilation "
+               "failed: undeclared reference to 'noSuchVar' (in container '')"),
+    "invalid-CEL-all-devices": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A, None, [NO_SUCH_VAR], mode="All"))],
+        classes=[cls(CLASS_A, DRIVER_A)], slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect="ResourceClaim default/claim-0: spec.devices.requests[0].exactly.selectors[0].cel.expression: "
+               "CEL expression \"noSuchVar\": compilation failed: undeclared reference to 'noSuchVar' (in container '')"),
+}
+
+
+@pytest.mark.parametrize("name", list(INPUT_ERRORS), ids=[f"TestAllocator/{n}" for n in INPUT_ERRORS])
+def test_allocator_input_errors(name):
+    with pytest.raises(InputError) as error:
+        run(INPUT_ERRORS[name])
+    assert str(error.value) == INPUT_ERRORS[name]["expect"] and "undeclared reference" in str(error.value)
 
 
 def _check(case: dict) -> None:

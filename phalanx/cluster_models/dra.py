@@ -47,6 +47,7 @@ matched on any attribute.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from fractions import Fraction
@@ -60,9 +61,9 @@ from .quantity import decode_quantity, milli_value, parse_quantity
 from .objects import K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem
 
 __all__ = [
-    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "DeviceClass",
-    "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice", "cel_matches",
-    "cel_program", "v1beta1_to_v1",
+    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
+    "DeviceClass", "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice",
+    "cel_matches", "cel_program", "v1beta1_to_v1",
 ]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -80,6 +81,26 @@ class CelRuntimeError(ValueError):
     def __init__(self, expression: str, index: int, detail: str):
         super().__init__(f'CEL expression "{expression}": CEL runtime error: {detail}')
         self.expression, self.index, self.detail = expression, index, detail
+
+
+class CelUndeclared(CelRuntimeError):
+    """The selector names a variable or function upstream's CEL environment does not declare (a compile error
+    upstream; the library meets it when it evaluates that name)."""
+
+
+_UNDEFINED = re.compile(r"^Undefined variable or function: '([^']+)'$")
+# Functions and macros of upstream's device-selector environment (CEL's standard library and the Kubernetes
+# libraries it adds): a call of one of these with the wrong arguments is not an undeclared reference.
+_CEL_FUNCTIONS = frozenset("""
+    all exists exists_one filter map has size matches startsWith endsWith contains int uint double string bytes bool
+    duration timestamp type dyn getDate getDayOfMonth getDayOfWeek getDayOfYear getFullYear getHours
+    getMilliseconds getMinutes getMonth getSeconds quantity isQuantity semver isSemver compareTo isGreaterThan
+    isLessThan add sub asInteger asApproximateFloat isInteger sign major minor patch charAt indexOf lastIndexOf
+    lowerAscii upperAscii replace split substring trim join format quote reverse find findAll isSorted sum min max
+    indexOf url isURL getScheme getHost getHostname getPort getEscapedPath getQuery ip isIP cidr isCIDR
+    containsIP containsCIDR prefixLength family isUnspecified isLoopback isLinkLocalMulticast isLinkLocalUnicast
+    isGlobalUnicast masked format
+""".split())
 
 
 def _not_function_failure(record: logging.LogRecord) -> bool:
@@ -190,6 +211,12 @@ def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
             if not isinstance(error, Exception) and type(error).__name__ != "PanicException":
                 raise
             detail = failures[-1] if failures and isinstance(error, RuntimeError) else _runtime_detail(error)
+            undeclared = _UNDEFINED.match(detail)
+            if undeclared and undeclared.group(1) not in _CEL_FUNCTIONS:
+                # A name that is neither `device` nor a function of upstream's environment: its compiler refuses
+                # the expression ("undeclared reference to 'x' (in container '')"), the library finds it here.
+                raise CelUndeclared(expression, i, f"undeclared reference to '{undeclared.group(1)}' "
+                                                   f"(in container '')") from None
             raise CelRuntimeError(expression, i, detail) from None
         if not isinstance(result, bool):
             raise ValueError(f'CEL expression "{expression}": must evaluate to a bool (got {result!r})')
@@ -539,6 +566,9 @@ class DeviceTable:
         if hit is None:
             try:
                 matched = cel_matches(expression, self.activations)
+            except CelUndeclared as error:
+                # Upstream's compiler refuses it before any device is seen.
+                raise ValueError(f'CEL expression "{expression}": compilation failed: {error.detail}') from None
             except CelRuntimeError as error:
                 # Upstream: "selector #i on device <driver>/<pool>/<device>: CEL runtime error: ..." (the first
                 # device, in input order, that looks like the one it failed on).
