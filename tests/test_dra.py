@@ -322,6 +322,13 @@ def test_permit_mode_rejection_releases_group_claim():
     ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "nodeName": None, "allNodes": True}},
      "ResourceSlice n0-gpus: spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
      "perDeviceNodeSelection are not modelled)"),
+    ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"],
+                                         "sharedCounters": [{"name": "s", "counters": {"mem": {"value": "8Gi"}}}]}},
+     "ResourceSlice n0-gpus: spec.sharedCounters: shared counters (partitionable devices) are not modelled"),
+    ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "devices": [
+        {"name": "gpu0", "consumesCounters": [{"counterSet": "s", "counters": {"mem": {"value": "4Gi"}}}]}]}},
+     "ResourceSlice n0-gpus: spec.devices[0].consumesCounters: shared counters (partitionable devices) are not "
+     "modelled"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable: prioritized lists are not modelled "
      "(phalanx reads exactly)"),

@@ -37,8 +37,11 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   phalanx reads every slice as current and complete; it has no obsolete, incomplete or invalid pools.
 - requests the API server rejects (empty-class: deviceClassName is required; unknown-selector: a selector needs
   cel; unknown-allocation-mode): phalanx rejects them as input errors too (tested in tests/test_dra_errors.py).
-- device taints and tolerations, binding conditions, shared counters (partitionable devices), consumable capacity
-  and multiple allocations of one device, extended resources backed by DRA: not modelled.
+- shared counters (every partitionable-devices-* case): a slice's sharedCounters and a device's consumesCounters
+  are rejected as not modelled.
+- device taints and tolerations (tainted-* but tainted-no-effect, which holds whether taints are read or not;
+  tainted-disabled depends on the DRADeviceTaints gate), binding conditions, consumable capacity and multiple
+  allocations of one device (allowMultipleAllocations), extended resources backed by DRA: not modelled (ignored).
 """
 from __future__ import annotations
 
@@ -290,6 +293,12 @@ CASES = {
     "claim-with-device-config": dict(
         claims=[claim("claim-0", req("req-0", CLASS_A), config=[CONFIG])], classes=[cls(CLASS_A, DRIVER_A)],
         slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
+    # A taint with effect None keeps nothing off the device (upstream, whether or not DRADeviceTaints is on).
+    "tainted-no-effect": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A,
+                    {**dev("device-1"), "taints": [{"key": "taint-key", "value": "taint-value", "effect": "None"}]})],
         expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
     # A claim may hold at most AllocationResultsMaxSize (32) devices; upstream's allocator checks each claim's
     # ExactCount total before allocating: "claim default/claim-0: number of requested devices 500 exceeds the claim

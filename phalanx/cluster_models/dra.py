@@ -423,6 +423,7 @@ class Device(K8sModel):
     name: str = Field(min_length=1)
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
+    consumes_counters: list[Any] | None = None
 
 
 def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
@@ -448,6 +449,7 @@ class ResourceSliceSpec(K8sModel):
     node_selector: Any = None
     all_nodes: StrictBool | None = None
     per_device_node_selection: StrictBool | None = None
+    shared_counters: list[Any] | None = None
     devices: list[Device] = Field(default_factory=list)
 
 
@@ -465,6 +467,14 @@ class ResourceSlice(K8sModel):
                              "perDeviceNodeSelection are not modelled)")
         if not spec.node_name:
             raise ValueError("spec.nodeName: field required (phalanx models node-local devices only)")
+        # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
+        # exclusive; ignoring the counters would allocate devices upstream refuses.
+        if spec.shared_counters:
+            raise ValueError("spec.sharedCounters: shared counters (partitionable devices) are not modelled")
+        for j, device in enumerate(spec.devices):
+            if device.consumes_counters:
+                raise ValueError(f"spec.devices[{j}].consumesCounters: shared counters (partitionable devices) are "
+                                 f"not modelled")
         return self
 
 
