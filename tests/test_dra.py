@@ -268,7 +268,10 @@ def test_prefilter_messages(entry, extra, message):
     s = Scheduler(c)
     s.add_pods([pod("p", [entry])])
     s.run_until_idle()
-    assert s.pending_message["default/p"] == f"0/1 nodes are available: {message}." + post_filter(1)
+    # Upstream's PreFilter keeps the pod's claims in the cycle state only when it passes: PostFilter finds none.
+    assert s.pending_message["default/p"] == (f"0/1 nodes are available: {message}. no new claims to deallocate, "
+                                              f"preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+                                              f"scheduling.")
 
 
 def test_bound_pod_in_the_input_holds_its_claim():

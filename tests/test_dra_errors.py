@@ -140,8 +140,9 @@ def test_a_missing_attribute_is_still_no_match():
 
 
 # -- 2. explain renders a PreFilter rejection (a claim or template that does not exist) ----------------------------
-PREEMPTION = ("  preemption would not help: still not schedulable, preemption: 0/1 nodes are available: 1 Preemption "
-              "is not helpful for scheduling.")
+# A PreFilter rejection leaves upstream's cycle state without the pod's claims: PostFilter has none to deallocate.
+PREEMPTION = ("  preemption would not help: no new claims to deallocate, preemption: 0/1 nodes are available: 1 "
+              "Preemption is not helpful for scheduling.")
 
 
 @pytest.mark.parametrize("entry, reason", [

@@ -50,8 +50,13 @@ class DynamicResources(Plugin):
         return [REASONS[payload]]
 
     def post_filter(self, failed, cluster):
-        # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.
-        return _STILL_NOT_SCHEDULABLE if failed.pod.pod.spec.resource_claims else _NO_NEW_CLAIMS
+        # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message. Upstream's
+        # PreFilter records the pod's claims in the cycle state only when it passes, so after a PreFilter rejection
+        # (a missing claim or device class) PostFilter finds no claims: "no new claims to deallocate".
+        pod = failed.pod.pod
+        if not pod.spec.resource_claims or cluster.claims.prepare(pod).message is not None:
+            return _NO_NEW_CLAIMS
+        return _STILL_NOT_SCHEDULABLE
 
     def filter_behaviour(self, state):
         return PER_POD
