@@ -357,3 +357,137 @@ def _check(case: dict) -> None:
 @pytest.mark.parametrize("name", list(CASES), ids=[f"TestAllocator/{n}" for n in CASES])
 def test_allocator(name):
     _check(CASES[name])
+
+
+# ------------------------------------------------------------------------------------------------ TestPlugin
+# pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go, TestPlugin (the resource.k8s.io/v1,
+# `fwk` era of the file). Its objects: node "worker" (label kubernetes.io/hostname); workerNodeSlice =
+# st.MakeResourceSlice("worker", "some-driver").Device("instance-1") (pool "worker"); workerNode2Slice /
+# workerNode3Slice the same on worker-2 / worker-3 with the bool attribute "healthy" = true; deviceClass
+# "my-resource-class" without selectors; claim "my-pod-my-resource" with one request req-1 (ExactCount, one device)
+# of that class; allocatedClaim that claim allocated instance-1 of worker; otherAllocatedClaim "not-my-claim" with the
+# same allocation. The pod my-pod names the claim by resourceClaimName (podWithClaimName) or by template
+# (podWithClaimTemplate). Each case runs in a cluster of its nodes and objects through a profile of DynamicResources
+# alone; the outcome is read from the pod's binding (every plugin point succeeded: upstream's want has no status) or
+# its pending message, which is upstream's FitError text: "0/N nodes are available: " + the PreFilter status or the
+# Filter reasons by count + "." + " " + the PostFilter status (pkg/scheduler/framework/types.go FitError.Error).
+# An allocated claim's devices must be in a slice here (phalanx places an allocation by its devices; upstream reads
+# status.allocation.nodeSelector), so the cases with allocatedClaim also hold workerNodeSlice; nothing else uses it.
+#
+# Left out: claim-template (phalanx does not read pod status.resourceClaimStatuses), deleted-claim and wrong-claim
+# (deletionTimestamp, owner references), the finalizer races (with-resources-finalizer-gets-removed / -added),
+# skip-bind, bind-failure and the binding-conditions cases (PreBind, Unreserve after a failed bind), admin access
+# (request-admin-access-*, structured-ignore-allocated-admin-access), device taints behind the DRADeviceTaints gate
+# (tainted-device-*), DRA-disabled, prioritized lists (claim-with-prioritized-list*), extended resources backed by
+# DRA (extended-resource-*, implicit-extended-resource-*), filter timeouts and cancellation (canceled, timeout*),
+# wrong-topology (an allocation whose nodeSelector names no device: phalanx does not read the selector), and "empty"'s
+# PostFilter status (PostFilter does not run for a pod that fits).
+DRIVER, WORKER, CLASS, CLAIM = "some-driver", "worker", "my-resource-class", "my-pod-my-resource"
+DEVICE_CLASS = {"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": CLASS}, "spec": {}}
+HEALTHY = f'device.attributes["{DRIVER}"].healthy'             # brokenSelector
+
+
+def worker_slice(node: str = WORKER, healthy: bool = False) -> dict:
+    device = {"name": "instance-1"}
+    if healthy:
+        device["attributes"] = {"healthy": {"bool": True}}
+    return {"apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": f"{node}-{DRIVER}"},
+            "spec": {"driver": DRIVER, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "nodeName": node, "devices": [device]}}
+
+
+def pending_claim(name: str = CLAIM, class_name: str = CLASS, selectors=()) -> dict:
+    return claim(name, req("req-1", class_name, 1, list(selectors)))
+
+
+def allocated(doc: dict, results=(("req-1", DRIVER, WORKER, "instance-1"),)) -> dict:
+    return {**doc, "status": {"allocation": {"devices": {"results": [
+        {"request": r, "driver": d, "pool": p, "device": n} for r, d, p, n in results]}}}}
+
+
+def plugin_run(case: dict):
+    objects = parse_objects(list(case.get("classes", [])) + list(case.get("slices", [])) + list(case.get("claims", [])))
+    objects.nodes = [make_node(n, labels={"kubernetes.io/hostname": n}) for n in case.get("nodes", [WORKER])]
+    pod = make_pod("my-pod", cpu="0", memory="0")
+    doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+    doc["spec"]["resourceClaims"] = case.get("entries", [{"name": "my-resource", "resourceClaimName": CLAIM}])
+    objects.pods = [type(pod).model_validate(doc)]
+    result = Scheduler(Cluster.from_objects(objects), config_from_doc(PROFILE)).schedule()
+    got = sorted((a["claim"].split("/", 1)[1], a["request"], a["driver"], a["pool"], a["device"])
+                 for a in result.allocations.get("default/my-pod", []))
+    return result.bindings.get("default/my-pod"), got, result.unschedulable.get("default/my-pod")
+
+
+HELD = [(CLAIM, "req-1", DRIVER, WORKER, "instance-1")]
+NO_CLAIMS = "no new claims to deallocate"
+PLUGIN_CASES = {
+    # expect: (node, allocations, None) when the pod binds, else (None, [], message)
+    "empty": dict(entries=[], expect=(WORKER, [], None)),
+    "claim-reference": dict(claims=[allocated(pending_claim()), pending_claim("not-my-claim")],
+                            slices=[worker_slice()], expect=(WORKER, HELD, None)),
+    # Upstream rejects it at PreEnqueue with this status; phalanx at PreFilter (PreEnqueue is not modelled), so its
+    # message adds the FitError frame and PostFilter's "no new claims to deallocate".
+    "missing-claim": dict(entries=[{"name": "my-resource", "resourceClaimTemplateName": CLAIM}],
+                          claims=[allocated(pending_claim()), pending_claim("not-my-claim")], slices=[worker_slice()],
+                          expect=(None, [], f'0/1 nodes are available: pod "default/my-pod": ResourceClaim not created '
+                                           f'yet. {NO_CLAIMS}')),
+    "no-resources": dict(claims=[pending_claim()], classes=[DEVICE_CLASS],
+                         expect=(None, [], "0/1 nodes are available: 1 cannot allocate all claims. still not "
+                                           "schedulable")),
+    "with-resources": dict(claims=[pending_claim()], classes=[DEVICE_CLASS], slices=[worker_slice()],
+                           expect=(WORKER, HELD, None)),
+    "with-resources-has-finalizer": dict(
+        claims=[{**pending_claim(), "metadata": {**pending_claim()["metadata"],
+                                                 "finalizers": ["resource.kubernetes.io/delete-protection"]}}],
+        classes=[DEVICE_CLASS], slices=[worker_slice()], expect=(WORKER, HELD, None)),
+    "exhausted-resources": dict(claims=[pending_claim(), allocated(pending_claim("not-my-claim"))],
+                                classes=[DEVICE_CLASS], slices=[worker_slice()],
+                                expect=(None, [], "0/1 nodes are available: 1 cannot allocate all claims. still not "
+                                                  "schedulable")),
+    "missing-class": dict(claims=[pending_claim()],
+                          expect=(None, [], f"0/1 nodes are available: request req-1: device class {CLASS} does not "
+                                            f"exist. {NO_CLAIMS}")),
+    # allocatedClaimWithGoodTopology: allocated, its nodeSelector picks worker (here: its device, on worker).
+    "good-topology": dict(claims=[allocated(pending_claim())], slices=[worker_slice()], expect=(WORKER, HELD, None)),
+    # inUseClaim: allocated and reserved for this pod (reservedFor is not read).
+    "reserved-okay": dict(claims=[{**allocated(pending_claim()), "status": {
+        **allocated(pending_claim())["status"], "reservedFor": [{"resource": "pods", "name": "my-pod", "uid": "1234"}]}}],
+        slices=[worker_slice()], expect=(WORKER, HELD, None)),
+    "claim-with-request-with-unknown-device-class": dict(
+        claims=[pending_claim(class_name="does-not-exist")],
+        expect=(None, [], f"0/1 nodes are available: request req-1: device class does-not-exist does not exist. "
+                          f"{NO_CLAIMS}")),
+}
+
+# A selector reading an attribute the device lacks: upstream's CEL evaluation fails ("no such key"), the Filter
+# returns an error (one node: the attempt fails with it; with more nodes the error on worker still keeps the pod
+# pending, at PreScore). phalanx reads a missing attribute as no match (docs/semantics.md, "Selectors"), so the
+# node fails with "cannot allocate all claims" and a pod with another node that has the attribute binds there.
+CEL_ERROR = "CEL runtime error: no such key: healthy"
+CEL_XFAIL = pytest.mark.xfail(strict=True, reason="phalanx/cluster_models/dra.py cel_matches: a missing attribute is "
+                                                  "no match, upstream a CEL runtime error that fails the attempt")
+CEL_CASES = {
+    "claim-parameters-CEL-runtime-error": dict(claims=[pending_claim(selectors=[HEALTHY])], classes=[DEVICE_CLASS],
+                                               slices=[worker_slice()]),
+    "class-parameters-CEL-runtime-error": dict(
+        claims=[pending_claim()], slices=[worker_slice()],
+        classes=[{**DEVICE_CLASS, "spec": {"selectors": [{"cel": {"expression": HEALTHY}}]}}]),
+    "CEL-runtime-error-for-one-of-two-nodes": dict(
+        nodes=[WORKER, "worker-2"], claims=[pending_claim(selectors=[HEALTHY])], classes=[DEVICE_CLASS],
+        slices=[worker_slice(), worker_slice("worker-2", healthy=True)]),
+    "CEL-runtime-error-for-one-of-three-nodes": dict(
+        nodes=[WORKER, "worker-2", "worker-3"], claims=[pending_claim(selectors=[HEALTHY])], classes=[DEVICE_CLASS],
+        slices=[worker_slice(), worker_slice("worker-2", healthy=True), worker_slice("worker-3", healthy=True)]),
+}
+
+
+@pytest.mark.parametrize("name", list(PLUGIN_CASES), ids=[f"TestPlugin/{n}" for n in PLUGIN_CASES])
+def test_plugin(name):
+    assert plugin_run(PLUGIN_CASES[name]) == PLUGIN_CASES[name]["expect"]
+
+
+@CEL_XFAIL
+@pytest.mark.parametrize("name", list(CEL_CASES), ids=[f"TestPlugin/{n}" for n in CEL_CASES])
+def test_plugin_cel_runtime_errors(name):
+    node, got, message = plugin_run(CEL_CASES[name])
+    assert node is None and got == [] and message is not None and CEL_ERROR in message, message
