@@ -40,8 +40,10 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
 - shared counters (every partitionable-devices-* case): a slice's sharedCounters and a device's consumesCounters
   are rejected as not modelled.
 - device taints and tolerations (tainted-* but tainted-no-effect, which holds whether taints are read or not;
-  tainted-disabled depends on the DRADeviceTaints gate), binding conditions, consumable capacity and multiple
-  allocations of one device (allowMultipleAllocations), extended resources backed by DRA: not modelled (ignored).
+  tainted-disabled depends on the DRADeviceTaints gate), binding conditions and bindsToNode (device-binding-conditions,
+  binding-conditions-*, node-restriction), consumable capacity and multiple allocations of one device
+  (consumable-capacity-*, allowMultipleAllocations), extended resources backed by DRA: not modelled (ignored).
+- The cases after binding-conditions in the v1.36 file (consumable capacity and later) were not reviewed one by one.
 """
 from __future__ import annotations
 
@@ -294,6 +296,10 @@ CASES = {
         claims=[claim("claim-0", req("req-0", CLASS_A), config=[CONFIG])], classes=[cls(CLASS_A, DRIVER_A)],
         slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
         expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
+    "max-number-devices": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A, 32))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[many("slice-1", NODE_1, "pool-1", DRIVER_A, 32)],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", f"device-{i}") for i in range(32)]}),
     # A taint with effect None keeps nothing off the device (upstream, whether or not DRADeviceTaints is on).
     "tainted-no-effect": dict(
         claims=[claim("claim-0", req("req-0", CLASS_A))], classes=[cls(CLASS_A, DRIVER_A)],

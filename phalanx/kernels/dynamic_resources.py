@@ -116,7 +116,16 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
         return code, payload, assign
     slots, allocated, matches = np.asarray(slots), np.asarray(allocated), np.asarray(matches)
     free = ~allocated
-    counts, all_mode = np.asarray(counts).tolist(), np.asarray(all_mode).tolist()
+    counts, all_mode = np.asarray(counts), np.asarray(all_mode)
+    # Only nodes where each request on its own could be satisfied can have an assignment (most nodes that first
+    # fit rejects lack the devices altogether): (N, Q) free matching devices per request.
+    valid = slots >= 0
+    idx = np.where(valid, slots, 0)
+    m = matches[:, idx] & valid[None]                                        # (Q, N, S)
+    usable = (m & free[idx][None]).sum(axis=2).T                             # (N, Q)
+    alone = np.where(all_mode[None], (usable == m.sum(axis=2).T) & (usable > 0), usable >= counts[None])
+    retry = retry[alone[retry].all(axis=1)]
+    counts, all_mode = counts.tolist(), all_mode.tolist()
     for node in retry.tolist():
         row = slots[node]
         devices = [int(d) for d in row if d >= 0]
