@@ -43,7 +43,8 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   tainted-disabled depends on the DRADeviceTaints gate), binding conditions and bindsToNode (device-binding-conditions,
   binding-conditions-*, node-restriction), consumable capacity and multiple allocations of one device
   (consumable-capacity-*, allowMultipleAllocations), extended resources backed by DRA: not modelled (ignored).
-- The cases after binding-conditions in the v1.36 file (consumable capacity and later) were not reviewed one by one.
+- The cases after the binding-conditions ones in the file version read (consumable capacity and later) were not
+  reviewed one by one.
 """
 from __future__ import annotations
 
