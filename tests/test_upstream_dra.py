@@ -320,6 +320,13 @@ CASES = {
         slices=[many("slice-1", NODE_1, "pool-1", DRIVER_A, 33)], expect="exceeds the claim limit"),
 }
 
+def test_claim_limit_is_checked_after_every_prefilter_check():
+    # Not an upstream vector; the rule is upstream's source order: PreFilter checks every claim's device classes, the
+    # allocator counts a claim's devices at Filter. So a missing class in a later claim is what the pod reads.
+    _check(dict(claims=[claim("claim-0", req("req-0", CLASS_A, 33)), claim("claim-1", req("req-1", "unknown-class"))],
+                classes=[cls(CLASS_A, DRIVER_A)], expect="request req-1: device class unknown-class does not exist"))
+
+
 # Selectors upstream's CEL compiler refuses ("undeclared reference"; upstream's test asserts that substring). The API
 # server compiles selectors when the object is created, so phalanx's counterpart is an input error naming the field.
 NO_SUCH_VAR = "noSuchVar"

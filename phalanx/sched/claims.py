@@ -183,13 +183,18 @@ class ClaimBook:
                 matches.append(self._matches(cls, exact.expressions))
                 counts.append(exact.count_needed())
                 all_mode.append(exact.allocation_mode == "All")
-            if problem is None and sum(counts[first:]) > ALLOCATION_RESULTS_MAX_SIZE:
-                # Upstream's allocator refuses such a claim before it searches (an error on every node).
-                problem = (f"claim {key}: number of requested devices {sum(counts[first:])} exceeds the claim limit "
-                           f"of {ALLOCATION_RESULTS_MAX_SIZE}")
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
+        if problem is None:
+            # Upstream's allocator (at Filter, after every PreFilter check passed) refuses a claim asking for more
+            # devices than a claim may hold, before it searches: an error on every node.
+            for key, first, count in pending:
+                total = sum(counts[first:first + count])
+                if total > ALLOCATION_RESULTS_MAX_SIZE:
+                    problem = (f"claim {key}: number of requested devices {total} exceeds the claim limit of "
+                               f"{ALLOCATION_RESULTS_MAX_SIZE}")
+                    break
         if problem is not None:
             matches, counts, all_mode, pinned, pending = [], [], [], [], []
         q = len(counts)
