@@ -390,6 +390,44 @@ def test_cel_selectors_evaluate_as_cel_does(expression, expected):
     assert len(table.activations) == 3
 
 
+def pool_slice(node: str, name: str, models: list[str], count: int, generation: int, pool: str = "") -> dict:
+    doc = slice_doc(node, models)
+    return {**doc, "metadata": {"name": name}, "spec": {**doc["spec"], "pool": {
+        "name": pool or node, "resourceSliceCount": count, "generation": generation}}}
+
+
+def test_pool_generations_and_incomplete_pools():
+    # n0's pool: generation 1 (gpu0, gpu1) is replaced by generation 2, complete in two slices (gpu0 once more, gpu1
+    # in the second): the old slice is out of date, so its devices neither clash nor count. n1's pool says three
+    # slices and has one: incomplete, none of its devices is allocated (upstream GatherPools), and a request for All
+    # devices fails there even though n1's complete pool n1-b has a free A100, gpu9 (and n0's only A100 is taken).
+    docs = [pool_slice("n0", "old", ["A100", "A100"], 1, 1),
+            pool_slice("n0", "new-a", ["A100"], 2, 2),
+            {**pool_slice("n0", "new-b", [], 2, 2)},
+            pool_slice("n1", "n1-a", ["A100", "A100"], 3, 1),
+            {**pool_slice("n1", "n1-b", [], 1, 1, pool="n1-b")},
+            claim_doc("two", 2), claim_doc("again", 2),
+            {**claim_doc("all"), "spec": {"devices": {"requests": [
+                {"name": "g", "exactly": {"deviceClassName": "gpu-a100", "allocationMode": "All"}}]}}}]
+    docs[2]["spec"] = {**docs[2]["spec"], "devices": [{"name": "gpu1", "attributes": {"model": {"string": "B"}}}]}
+    docs[4]["spec"] = {**docs[4]["spec"], "devices": [{"name": "gpu9", "attributes": {"model": {"string": "A100"}}}]}
+    c = cluster({"n0": [], "n1": []}, docs)
+    table = c.claims.devices
+    assert [table.keys[d][2] for d in table.slots[0] if d >= 0] == ["gpu0", "gpu1"]      # generation 2 only
+    assert [table.keys[d][2] for d in table.slots[1] if d >= 0] == ["gpu9"]
+    assert table.incomplete.tolist() == [False, True]
+    s = Scheduler(c)
+    # p takes n0's two devices; q's two would fit on n1 only with the incomplete pool's devices.
+    s.add_pods([pod("p", [{"name": "g", "resourceClaimName": "two"}]),
+                pod("q", [{"name": "g", "resourceClaimName": "again"}])])
+    s.run_until_idle()
+    assert devices_of(s, "default/two") == ["n0/gpu0", "n0/gpu1"] and devices_of(s, "default/again") is None
+    s.add_pods([pod("r", [{"name": "g", "resourceClaimName": "all"}])])
+    s.run_until_idle()
+    assert devices_of(s, "default/all") is None
+    assert s.pending_message["default/r"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
+
+
 def test_devices_that_look_alike_are_evaluated_once():
     devices = [{"name": f"g{i}", "attributes": {"model": {"string": "A100" if i % 2 else "H100"}}} for i in range(50)]
     doc = {"metadata": {"name": "s"}, "spec": {"driver": DRIVER, "nodeName": "n0", "pool": {"name": "p"},

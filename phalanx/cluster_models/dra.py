@@ -39,7 +39,9 @@ upstream's "CEL runtime error" wording, checked when the cluster is built. The l
 compiles to an untyped AST), so type errors upstream's API server rejects at create time surface here only when a
 selector is evaluated on a device.
 
-`DeviceTable` holds every device of every node-local ResourceSlice as structure-of-arrays rows; the scheduler's
+`DeviceTable` holds every device of every node-local ResourceSlice of its pool's newest generation (older slices
+are out of date) as structure-of-arrays rows; the devices of an incomplete pool (fewer slices than
+resourceSliceCount) are in no node's slots, as upstream allocates none of them; the scheduler's
 claim state (phalanx.sched.claims) marks rows allocated. It is separate from `gpus.GpuTable`, which tracks
 fractional (milli-GPU) sharing of one model attribute for the trace replay; DRA devices are allocated whole and
 matched on any attribute.
@@ -535,6 +537,9 @@ class DeviceTable:
     activations: list = field(default_factory=list)      # (P,) CEL `device` values: {driver, attributes, capacity}
     index: dict = field(default_factory=dict)            # (driver, pool, device) -> row
     _selected: dict = field(default_factory=dict)        # CEL expression -> (D,) bool
+    usable: np.ndarray | None = None   # (D,) bool device of a complete pool (None: all); others are in no node's slots
+    incomplete_nodes: tuple = ()       # names of nodes with a slice of an incomplete pool (All requests fail there)
+    incomplete: np.ndarray | None = None    # (N,) bool those nodes, by node id
 
     @property
     def size(self) -> int:
@@ -542,9 +547,21 @@ class DeviceTable:
 
     @classmethod
     def build(cls, slices: list[ResourceSlice], node_index: dict[str, int]) -> DeviceTable:
+        # A pool's slices of an older generation than its newest are out of date: left out. A pool with fewer slices
+        # of its newest generation than resourceSliceCount is incomplete (being updated): upstream's allocator
+        # (GatherPools) allocates none of its devices, and a request for All devices fails on its nodes.
+        newest: dict[tuple, int] = {}
+        for rs in slices:
+            key = (rs.spec.driver, rs.spec.pool.name)
+            newest[key] = max(newest.get(key, rs.spec.pool.generation), rs.spec.pool.generation)
+        slices = [rs for rs in slices if rs.spec.pool.generation == newest[(rs.spec.driver, rs.spec.pool.name)]]
+        current: dict[tuple, list] = {}
+        for rs in slices:
+            current.setdefault((rs.spec.driver, rs.spec.pool.name), []).append(rs)
+        complete = {key: len(group) == group[0].spec.pool.resource_slice_count for key, group in current.items()}
         profiles: dict[str, int] = {}
         activations, profile = [], []
-        names, keys, index = [], [], {}
+        names, keys, index, usable = [], [], {}, []
         for rs in slices:
             spec = rs.spec
             for j, dev in enumerate(spec.devices):
@@ -562,10 +579,15 @@ class DeviceTable:
                 profile.append(profiles[seen])
                 names.append(spec.node_name)
                 keys.append(key)
+                usable.append(complete[(spec.driver, spec.pool.name)])
         d = len(keys)
+        incomplete_nodes = tuple(sorted({rs.spec.node_name for rs in slices
+                                         if not complete[(rs.spec.driver, rs.spec.pool.name)]}))
         table = cls(node=np.full(d, -1, np.int64), profile=np.array(profile, np.int64).reshape(d),
                     allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
-                    node_names=tuple(names), keys=tuple(keys), activations=activations, index=index)
+                    node_names=tuple(names), keys=tuple(keys), activations=activations, index=index,
+                    usable=None if all(usable) else np.array(usable, bool).reshape(d),
+                    incomplete_nodes=incomplete_nodes)
         table.relink(node_index)
         return table
 
@@ -592,13 +614,19 @@ class DeviceTable:
         """Node ids after nodes were added or removed (devices are identified by node name)."""
         self.node = np.array([node_index.get(n, -1) for n in self.node_names], np.int64).reshape(self.size)
         n = len(node_index)
-        per_node = np.bincount(self.node[self.node >= 0], minlength=n) if n else np.zeros(0, np.int64)
+        on_node = self.node if self.usable is None else np.where(self.usable, self.node, -1)
+        per_node = np.bincount(on_node[on_node >= 0], minlength=n) if n else np.zeros(0, np.int64)
         s = max(1, int(per_node.max()) if n else 1)
         slots = np.full((n, s), -1, np.int64)
         fill = np.zeros(n, np.int64)
-        for d, node in enumerate(self.node.tolist()):
+        for d, node in enumerate(on_node.tolist()):
             if node >= 0:
                 slots[node, fill[node]] = d
                 fill[node] += 1
         self.slots = slots
+        incomplete = np.zeros(n, bool)
+        for name in self.incomplete_nodes:
+            if name in node_index:
+                incomplete[node_index[name]] = True
+        self.incomplete = incomplete
 

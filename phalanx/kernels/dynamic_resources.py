@@ -136,7 +136,13 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
     return code, payload, assign
 
 
-def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned):
-    """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results)."""
+def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, blocked=None):
+    """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
+    blocked: (N,) bool nodes where the claims cannot be allocated whatever the devices (a request for All devices
+    on a node with an incomplete pool), or None."""
     code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned)
-    return dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
+    code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
+    if blocked is not None:
+        veto = np.asarray(blocked) & (payload != NOT_AVAILABLE_BIT)
+        code[veto], payload[veto], assign[veto] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_BIT, -1
+    return code, payload, assign

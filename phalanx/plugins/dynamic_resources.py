@@ -10,7 +10,7 @@ chosen node, Unreserve undoes it exactly.
 """
 from __future__ import annotations
 
-from ..kernels.dynamic_resources import REASONS, dynamic_resources_allocate
+from ..kernels.dynamic_resources import REASONS
 from ..kernels.status import UNSCHEDULABLE
 from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
 
@@ -42,7 +42,7 @@ class DynamicResources(Plugin):
         return Rejection(inputs.message) if inputs.message else inputs
 
     def filter(self, xp, state, tensors):
-        code, payload, assign = dynamic_resources_allocate(xp, *state.kernel_args(xp))
+        code, payload, assign = state.allocate(xp)
         code, payload, assign = xp.asarray(code), xp.asarray(payload), xp.asarray(assign)
         return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
 

@@ -65,10 +65,15 @@ class DraInputs:
     pinned: np.ndarray                # (K,) int64 node of each allocated claim
     pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
     message: str | None = None        # PreFilter rejection (missing claim or device class)
+    blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
                                              self.pinned))
+
+    def allocate(self, xp):
+        """The Filter's (code, payload, assign), numpy: the kernel, the host search, incomplete pools."""
+        return dynamic_resources_allocate(xp, *self.kernel_args(xp), blocked=self.blocked)
 
 
 class ClaimBook:
@@ -201,9 +206,12 @@ class ClaimBook:
         padded = np.zeros((q, d + 1), bool)
         if q:
             padded[:, :d] = np.stack(matches)
+        # Upstream's allocator refuses a request for All devices on a node with an incomplete pool ("asks for all
+        # devices, but resource pool ... is currently being updated").
+        blocked = dev.incomplete if any(all_mode) and dev.incomplete is not None and dev.incomplete.any() else None
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
-                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem)
+                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked)
 
     def _matches(self, cls: DeviceClass, expressions: tuple[str, ...]) -> np.ndarray:
         """(D,) bool: devices the class's and the request's CEL selectors all match."""
@@ -319,7 +327,7 @@ class ClaimBook:
         if not pod.spec.resource_claims:
             return None
         dra = self.prepare(pod)
-        code, _, assign = dynamic_resources_allocate(np, *dra.kernel_args(np))
+        code, _, assign = dra.allocate(np)
         if dra.message is not None or code[node] != 0:
             return (f"Pod {pod.key}: spec.resourceClaims: "
                     f"{dra.message or 'the claims cannot be allocated on its node'}; not accounted")
