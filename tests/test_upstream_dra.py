@@ -316,16 +316,21 @@ CASES = {
                     {**dev("device-1"), "taints": [{"key": "taint-key", "value": "taint-value", "effect": "None"}]})],
         expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
     # A claim may hold at most AllocationResultsMaxSize (32) devices; upstream's allocator checks each claim's
-    # ExactCount total before allocating: "claim default/claim-0: number of requested devices 500 exceeds the claim
-    # limit of 32". many-devices-okay: 32 devices asked, no slices: no error, no results.
+    # ExactCount total before allocating (upstream's test asserts "exceeds the claim limit"; the full text is the
+    # allocator's, "claim <ns/name>: number of requested devices N exceeds the claim limit of 32"). Its Filter returns
+    # that as an error, which the framework wraps ('running "DynamicResources" filter plugin: ...') and the cycle
+    # fails with. many-devices-okay: 32 devices asked, no slices: no error, no results.
     "too-many-devices-single-request": dict(
         claims=[claim("claim-0", req("req-0", CLASS_A, 500))], classes=[cls(CLASS_A, DRIVER_A)],
-        expect="exceeds the claim limit"),
+        expect='running "DynamicResources" filter plugin: claim default/claim-0: number of requested devices 500 '
+               'exceeds the claim limit of 32'),
     "many-devices-okay": dict(claims=[claim("claim-0", req("req-0", CLASS_A, 32))], classes=[cls(CLASS_A, DRIVER_A)],
                               expect=None),
     "too-many-devices-total": dict(
         claims=[claim("claim-0", req("req-0", CLASS_A, 32), req("req-1", CLASS_A, 1))], classes=[cls(CLASS_A, DRIVER_A)],
-        slices=[many("slice-1", NODE_1, "pool-1", DRIVER_A, 33)], expect="exceeds the claim limit"),
+        slices=[many("slice-1", NODE_1, "pool-1", DRIVER_A, 33)],
+        expect='running "DynamicResources" filter plugin: claim default/claim-0: number of requested devices 33 '
+               'exceeds the claim limit of 32'),
 }
 
 @pytest.mark.xfail(strict=True, reason="phalanx/sched/claims.py prepare: a request for All devices on a node with an "

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..kernels.dynamic_resources import REASONS
 from ..kernels.status import UNSCHEDULABLE
-from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
+from .framework import (NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, CycleError, Plugin, PostFilterResult,
+                        Rejection)
 
 # Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
 _STILL_NOT_SCHEDULABLE = PostFilterResult(UNSCHEDULABLE, "still not schedulable")
@@ -40,6 +41,14 @@ class DynamicResources(Plugin):
             return SKIP
         inputs = cluster.claims.prepare(pod.pod)
         return Rejection(inputs.message) if inputs.message else inputs
+
+    def filter_state(self, pod, cluster, pre):
+        # An allocator error (a claim asking for more devices than a claim may hold) is the Filter's error status on
+        # every node: the cycle fails with it.
+        error = getattr(pre, "error", None)          # sched.claims.DraInputs
+        if error is not None:
+            return CycleError(error)
+        return super().filter_state(pod, cluster, pre)
 
     def filter(self, xp, state, tensors):
         code, payload, assign = state.allocate(xp)

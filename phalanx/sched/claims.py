@@ -66,6 +66,7 @@ class DraInputs:
     pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
     message: str | None = None        # PreFilter rejection (missing claim or device class)
     blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
+    error: str | None = None          # the Filter's error on every node (a claim asking for too many devices)
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
@@ -191,14 +192,16 @@ class ClaimBook:
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
+        error = None
         if problem is None:
             # Upstream's allocator (at Filter, after every PreFilter check passed) refuses a claim asking for more
-            # devices than a claim may hold, before it searches: an error on every node.
+            # devices than a claim may hold, before it searches: an error status on every node, which fails the
+            # scheduling cycle.
             for key, first, count in pending:
                 total = sum(counts[first:first + count])
                 if total > ALLOCATION_RESULTS_MAX_SIZE:
-                    problem = (f"claim {key}: number of requested devices {total} exceeds the claim limit of "
-                               f"{ALLOCATION_RESULTS_MAX_SIZE}")
+                    error = (f"claim {key}: number of requested devices {total} exceeds the claim limit of "
+                             f"{ALLOCATION_RESULTS_MAX_SIZE}")
                     break
         if problem is not None:
             matches, counts, all_mode, pinned, pending = [], [], [], [], []
@@ -211,7 +214,7 @@ class ClaimBook:
         blocked = dev.incomplete if any(all_mode) and dev.incomplete is not None and dev.incomplete.any() else None
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
-                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked)
+                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error)
 
     def _matches(self, cls: DeviceClass, expressions: tuple[str, ...]) -> np.ndarray:
         """(D,) bool: devices the class's and the request's CEL selectors all match."""
@@ -328,9 +331,9 @@ class ClaimBook:
             return None
         dra = self.prepare(pod)
         code, _, assign = dra.allocate(np)
-        if dra.message is not None or code[node] != 0:
+        if dra.message is not None or dra.error is not None or code[node] != 0:
             return (f"Pod {pod.key}: spec.resourceClaims: "
-                    f"{dra.message or 'the claims cannot be allocated on its node'}; not accounted")
+                    f"{dra.message or dra.error or 'the claims cannot be allocated on its node'}; not accounted")
         self.allocate(dra, node, assign)
         return None
 
