@@ -4,9 +4,9 @@ Toy clusters (worked out by hand in the comments): nodes are 4 cpu / 8Gi; each G
 devices gpu0, gpu1, ... of driver gpu.example.com with attribute `model`. Between equally good nodes the
 first one (input order) wins; with LeastAllocated, an emptier node scores higher.
 
-Then: the DynamicResources kernel against the per-node, per-device reference (tests/reference/dra.py) on
-random device tables, and random add/delete sequences checking that claims are allocated once and released
-exactly.
+Then: the DynamicResources Filter (kernel and backtracking search) against the per-node, per-device reference
+(tests/reference/dra.py) on random device tables, and random add/delete sequences checking that claims are
+allocated once and released exactly.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from strategies import make_node, make_pod
 
 from phalanx.cluster_models import InputError, load_text, parse_objects
 from phalanx.cluster_models.dra import DeviceTable, ResourceSlice
-from phalanx.kernels.dynamic_resources import dynamic_resources_filter
+from phalanx.kernels.dynamic_resources import dynamic_resources_allocate
 from phalanx.sched import Cluster, Scheduler, explain_pod
 from phalanx.sched.records import BOUND
 
@@ -268,7 +268,10 @@ def test_prefilter_messages(entry, extra, message):
     s = Scheduler(c)
     s.add_pods([pod("p", [entry])])
     s.run_until_idle()
-    assert s.pending_message["default/p"] == f"0/1 nodes are available: {message}." + post_filter(1)
+    # Upstream's PreFilter keeps the pod's claims in the cycle state only when it passes: PostFilter finds none.
+    assert s.pending_message["default/p"] == (f"0/1 nodes are available: {message}. no new claims to deallocate, "
+                                              f"preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+                                              f"scheduling.")
 
 
 def test_bound_pod_in_the_input_holds_its_claim():
@@ -322,6 +325,13 @@ def test_permit_mode_rejection_releases_group_claim():
     ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "nodeName": None, "allNodes": True}},
      "ResourceSlice n0-gpus: spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
      "perDeviceNodeSelection are not modelled)"),
+    ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"],
+                                         "sharedCounters": [{"name": "s", "counters": {"mem": {"value": "8Gi"}}}]}},
+     "ResourceSlice n0-gpus: spec.sharedCounters: shared counters (partitionable devices) are not modelled"),
+    ({**slice_doc("n0", ["A"]), "spec": {**slice_doc("n0", ["A"])["spec"], "devices": [
+        {"name": "gpu0", "consumesCounters": [{"counterSet": "s", "counters": {"mem": {"value": "4Gi"}}}]}]}},
+     "ResourceSlice n0-gpus: spec.devices[0].consumesCounters: shared counters (partitionable devices) are not "
+     "modelled"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable: prioritized lists are not modelled "
      "(phalanx reads exactly)"),
@@ -380,6 +390,44 @@ def test_cel_selectors_evaluate_as_cel_does(expression, expected):
     assert len(table.activations) == 3
 
 
+def pool_slice(node: str, name: str, models: list[str], count: int, generation: int, pool: str = "") -> dict:
+    doc = slice_doc(node, models)
+    return {**doc, "metadata": {"name": name}, "spec": {**doc["spec"], "pool": {
+        "name": pool or node, "resourceSliceCount": count, "generation": generation}}}
+
+
+def test_pool_generations_and_incomplete_pools():
+    # n0's pool: generation 1 (gpu0, gpu1) is replaced by generation 2, complete in two slices (gpu0 once more, gpu1
+    # in the second): the old slice is out of date, so its devices neither clash nor count. n1's pool says three
+    # slices and has one: incomplete, none of its devices is allocated (upstream GatherPools), and a request for All
+    # devices fails there even though n1's complete pool n1-b has a free A100, gpu9 (and n0's only A100 is taken).
+    docs = [pool_slice("n0", "old", ["A100", "A100"], 1, 1),
+            pool_slice("n0", "new-a", ["A100"], 2, 2),
+            {**pool_slice("n0", "new-b", [], 2, 2)},
+            pool_slice("n1", "n1-a", ["A100", "A100"], 3, 1),
+            {**pool_slice("n1", "n1-b", [], 1, 1, pool="n1-b")},
+            claim_doc("two", 2), claim_doc("again", 2),
+            {**claim_doc("all"), "spec": {"devices": {"requests": [
+                {"name": "g", "exactly": {"deviceClassName": "gpu-a100", "allocationMode": "All"}}]}}}]
+    docs[2]["spec"] = {**docs[2]["spec"], "devices": [{"name": "gpu1", "attributes": {"model": {"string": "B"}}}]}
+    docs[4]["spec"] = {**docs[4]["spec"], "devices": [{"name": "gpu9", "attributes": {"model": {"string": "A100"}}}]}
+    c = cluster({"n0": [], "n1": []}, docs)
+    table = c.claims.devices
+    assert [table.keys[d][2] for d in table.slots[0] if d >= 0] == ["gpu0", "gpu1"]      # generation 2 only
+    assert [table.keys[d][2] for d in table.slots[1] if d >= 0] == ["gpu9"]
+    assert table.incomplete.tolist() == [False, True]
+    s = Scheduler(c)
+    # p takes n0's two devices; q's two would fit on n1 only with the incomplete pool's devices.
+    s.add_pods([pod("p", [{"name": "g", "resourceClaimName": "two"}]),
+                pod("q", [{"name": "g", "resourceClaimName": "again"}])])
+    s.run_until_idle()
+    assert devices_of(s, "default/two") == ["n0/gpu0", "n0/gpu1"] and devices_of(s, "default/again") is None
+    s.add_pods([pod("r", [{"name": "g", "resourceClaimName": "all"}])])
+    s.run_until_idle()
+    assert devices_of(s, "default/all") is None
+    assert s.pending_message["default/r"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
+
+
 def test_devices_that_look_alike_are_evaluated_once():
     devices = [{"name": f"g{i}", "attributes": {"model": {"string": "A100" if i % 2 else "H100"}}} for i in range(50)]
     doc = {"metadata": {"name": "s"}, "spec": {"driver": DRIVER, "nodeName": "n0", "pool": {"name": "p"},
@@ -436,7 +484,7 @@ def device_cases(draw):
 
 @settings(max_examples=150)
 @given(device_cases())
-def test_kernel_matches_reference(case):
+def test_filter_matches_reference(case):
     n, slice_docs, requests, data = case
     slices = [ResourceSlice.model_validate(s) for s in slice_docs]
     table = DeviceTable.build(slices, {f"n{i}": i for i in range(n)})
@@ -458,7 +506,7 @@ def test_kernel_matches_reference(case):
     padded = np.zeros((q, d + 1), bool)
     if q:
         padded[:, :d] = np.stack(matches)
-    code, payload, assign = dynamic_resources_filter(
+    code, payload, assign = dynamic_resources_allocate(
         np, table.slots, np.append(allocated, True), padded,
         np.array([r[2] for r in requests], np.int64).reshape(q), np.array([r[3] for r in requests], bool).reshape(q),
         np.array(pinned, np.int64).reshape(len(pinned)))

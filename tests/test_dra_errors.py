@@ -140,8 +140,9 @@ def test_a_missing_attribute_is_still_no_match():
 
 
 # -- 2. explain renders a PreFilter rejection (a claim or template that does not exist) ----------------------------
-PREEMPTION = ("  preemption would not help: still not schedulable, preemption: 0/1 nodes are available: 1 Preemption "
-              "is not helpful for scheduling.")
+# A PreFilter rejection leaves upstream's cycle state without the pod's claims: PostFilter has none to deallocate.
+PREEMPTION = ("  preemption would not help: no new claims to deallocate, preemption: 0/1 nodes are available: 1 "
+              "Preemption is not helpful for scheduling.")
 
 
 @pytest.mark.parametrize("entry, reason", [
@@ -272,6 +273,17 @@ def test_failing_functions_and_type_errors_are_one_line_when_evaluated(tmp_path,
     write(tmp_path, device_class(expression), claim(), pod())
     assert_one_line_error(tmp_path, f'DeviceClass gpu: spec.selectors[0].cel.expression: CEL expression '
                                     f'"{expression}" on device gpu.example.com/p1/gpu0: {detail}')
+
+
+@pytest.mark.parametrize("expression, name", [("noSuchVar", "noSuchVar"), ("noSuchFn(device.driver)", "noSuchFn"),
+                                              ("device.driver == other", "other")])
+def test_undeclared_names_are_upstreams_compile_error(tmp_path, expression, name):
+    # Upstream's compiler: "undeclared reference to 'x' (in container '')"; a known function with the wrong
+    # arguments (size above) stays a runtime error.
+    write(tmp_path, device_class(expression), claim(), pod())
+    assert_one_line_error(tmp_path, f'DeviceClass gpu: spec.selectors[0].cel.expression: CEL expression '
+                                    f'"{expression}": compilation failed: undeclared reference to \'{name}\' '
+                                    f"(in container '')")
 
 
 def test_non_bool_selector_is_one_line(tmp_path):

@@ -39,7 +39,9 @@ upstream's "CEL runtime error" wording, checked when the cluster is built. The l
 compiles to an untyped AST), so type errors upstream's API server rejects at create time surface here only when a
 selector is evaluated on a device.
 
-`DeviceTable` holds every device of every node-local ResourceSlice as structure-of-arrays rows; the scheduler's
+`DeviceTable` holds every device of every node-local ResourceSlice of its pool's newest generation (older slices
+are out of date) as structure-of-arrays rows; the devices of an incomplete pool (fewer slices than
+resourceSliceCount) are in no node's slots, as upstream allocates none of them; the scheduler's
 claim state (phalanx.sched.claims) marks rows allocated. It is separate from `gpus.GpuTable`, which tracks
 fractional (milli-GPU) sharing of one model attribute for the trace replay; DRA devices are allocated whole and
 matched on any attribute.
@@ -47,6 +49,7 @@ matched on any attribute.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from fractions import Fraction
@@ -60,9 +63,9 @@ from .quantity import decode_quantity, milli_value, parse_quantity
 from .objects import K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem
 
 __all__ = [
-    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "DeviceClass",
-    "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice", "cel_matches",
-    "cel_program", "v1beta1_to_v1",
+    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
+    "DeviceClass", "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice",
+    "cel_matches", "cel_program", "v1beta1_to_v1",
 ]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -80,6 +83,26 @@ class CelRuntimeError(ValueError):
     def __init__(self, expression: str, index: int, detail: str):
         super().__init__(f'CEL expression "{expression}": CEL runtime error: {detail}')
         self.expression, self.index, self.detail = expression, index, detail
+
+
+class CelUndeclared(CelRuntimeError):
+    """The selector names a variable or function upstream's CEL environment does not declare (a compile error
+    upstream; the library meets it when it evaluates that name)."""
+
+
+_UNDEFINED = re.compile(r"^Undefined variable or function: '([^']+)'$")
+# Functions and macros of upstream's device-selector environment (CEL's standard library and the Kubernetes
+# libraries it adds): a call of one of these with the wrong arguments is not an undeclared reference.
+_CEL_FUNCTIONS = frozenset("""
+    all exists exists_one filter map has size matches startsWith endsWith contains int uint double string bytes bool
+    duration timestamp type dyn getDate getDayOfMonth getDayOfWeek getDayOfYear getFullYear getHours
+    getMilliseconds getMinutes getMonth getSeconds quantity isQuantity semver isSemver compareTo isGreaterThan
+    isLessThan add sub asInteger asApproximateFloat isInteger sign major minor patch charAt indexOf lastIndexOf
+    lowerAscii upperAscii replace split substring trim join format quote reverse find findAll isSorted sum min max
+    indexOf url isURL getScheme getHost getHostname getPort getEscapedPath getQuery ip isIP cidr isCIDR
+    containsIP containsCIDR prefixLength family isUnspecified isLoopback isLinkLocalMulticast isLinkLocalUnicast
+    isGlobalUnicast masked format
+""".split())
 
 
 def _not_function_failure(record: logging.LogRecord) -> bool:
@@ -190,6 +213,12 @@ def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
             if not isinstance(error, Exception) and type(error).__name__ != "PanicException":
                 raise
             detail = failures[-1] if failures and isinstance(error, RuntimeError) else _runtime_detail(error)
+            undeclared = _UNDEFINED.match(detail)
+            if undeclared and undeclared.group(1) not in _CEL_FUNCTIONS:
+                # A name that is neither `device` nor a function of upstream's environment: its compiler refuses
+                # the expression ("undeclared reference to 'x' (in container '')"), the library finds it here.
+                raise CelUndeclared(expression, i, f"undeclared reference to '{undeclared.group(1)}' "
+                                                   f"(in container '')") from None
             raise CelRuntimeError(expression, i, detail) from None
         if not isinstance(result, bool):
             raise ValueError(f'CEL expression "{expression}": must evaluate to a bool (got {result!r})')
@@ -396,6 +425,7 @@ class Device(K8sModel):
     name: str = Field(min_length=1)
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
+    consumes_counters: list[Any] | None = None
 
 
 def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
@@ -421,6 +451,7 @@ class ResourceSliceSpec(K8sModel):
     node_selector: Any = None
     all_nodes: StrictBool | None = None
     per_device_node_selection: StrictBool | None = None
+    shared_counters: list[Any] | None = None
     devices: list[Device] = Field(default_factory=list)
 
 
@@ -438,6 +469,14 @@ class ResourceSlice(K8sModel):
                              "perDeviceNodeSelection are not modelled)")
         if not spec.node_name:
             raise ValueError("spec.nodeName: field required (phalanx models node-local devices only)")
+        # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
+        # exclusive; ignoring the counters would allocate devices upstream refuses.
+        if spec.shared_counters:
+            raise ValueError("spec.sharedCounters: shared counters (partitionable devices) are not modelled")
+        for j, device in enumerate(spec.devices):
+            if device.consumes_counters:
+                raise ValueError(f"spec.devices[{j}].consumesCounters: shared counters (partitionable devices) are "
+                                 f"not modelled")
         return self
 
 
@@ -498,6 +537,9 @@ class DeviceTable:
     activations: list = field(default_factory=list)      # (P,) CEL `device` values: {driver, attributes, capacity}
     index: dict = field(default_factory=dict)            # (driver, pool, device) -> row
     _selected: dict = field(default_factory=dict)        # CEL expression -> (D,) bool
+    usable: np.ndarray | None = None   # (D,) bool device of a complete pool (None: all); others are in no node's slots
+    incomplete_nodes: tuple = ()       # names of nodes with a slice of an incomplete pool (All requests fail there)
+    incomplete: np.ndarray | None = None    # (N,) bool those nodes, by node id
 
     @property
     def size(self) -> int:
@@ -505,9 +547,21 @@ class DeviceTable:
 
     @classmethod
     def build(cls, slices: list[ResourceSlice], node_index: dict[str, int]) -> DeviceTable:
+        # A pool's slices of an older generation than its newest are out of date: left out. A pool with fewer slices
+        # of its newest generation than resourceSliceCount is incomplete (being updated): upstream's allocator
+        # (GatherPools) allocates none of its devices, and a request for All devices fails on its nodes.
+        newest: dict[tuple, int] = {}
+        for rs in slices:
+            key = (rs.spec.driver, rs.spec.pool.name)
+            newest[key] = max(newest.get(key, rs.spec.pool.generation), rs.spec.pool.generation)
+        slices = [rs for rs in slices if rs.spec.pool.generation == newest[(rs.spec.driver, rs.spec.pool.name)]]
+        current: dict[tuple, list] = {}
+        for rs in slices:
+            current.setdefault((rs.spec.driver, rs.spec.pool.name), []).append(rs)
+        complete = {key: len(group) == group[0].spec.pool.resource_slice_count for key, group in current.items()}
         profiles: dict[str, int] = {}
         activations, profile = [], []
-        names, keys, index = [], [], {}
+        names, keys, index, usable = [], [], {}, []
         for rs in slices:
             spec = rs.spec
             for j, dev in enumerate(spec.devices):
@@ -525,10 +579,15 @@ class DeviceTable:
                 profile.append(profiles[seen])
                 names.append(spec.node_name)
                 keys.append(key)
+                usable.append(complete[(spec.driver, spec.pool.name)])
         d = len(keys)
+        incomplete_nodes = tuple(sorted({rs.spec.node_name for rs in slices
+                                         if not complete[(rs.spec.driver, rs.spec.pool.name)]}))
         table = cls(node=np.full(d, -1, np.int64), profile=np.array(profile, np.int64).reshape(d),
                     allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
-                    node_names=tuple(names), keys=tuple(keys), activations=activations, index=index)
+                    node_names=tuple(names), keys=tuple(keys), activations=activations, index=index,
+                    usable=None if all(usable) else np.array(usable, bool).reshape(d),
+                    incomplete_nodes=incomplete_nodes)
         table.relink(node_index)
         return table
 
@@ -539,6 +598,9 @@ class DeviceTable:
         if hit is None:
             try:
                 matched = cel_matches(expression, self.activations)
+            except CelUndeclared as error:
+                # Upstream's compiler refuses it before any device is seen.
+                raise ValueError(f'CEL expression "{expression}": compilation failed: {error.detail}') from None
             except CelRuntimeError as error:
                 # Upstream: "selector #i on device <driver>/<pool>/<device>: CEL runtime error: ..." (the first
                 # device, in input order, that looks like the one it failed on).
@@ -552,13 +614,19 @@ class DeviceTable:
         """Node ids after nodes were added or removed (devices are identified by node name)."""
         self.node = np.array([node_index.get(n, -1) for n in self.node_names], np.int64).reshape(self.size)
         n = len(node_index)
-        per_node = np.bincount(self.node[self.node >= 0], minlength=n) if n else np.zeros(0, np.int64)
+        on_node = self.node if self.usable is None else np.where(self.usable, self.node, -1)
+        per_node = np.bincount(on_node[on_node >= 0], minlength=n) if n else np.zeros(0, np.int64)
         s = max(1, int(per_node.max()) if n else 1)
         slots = np.full((n, s), -1, np.int64)
         fill = np.zeros(n, np.int64)
-        for d, node in enumerate(self.node.tolist()):
+        for d, node in enumerate(on_node.tolist()):
             if node >= 0:
                 slots[node, fill[node]] = d
                 fill[node] += 1
         self.slots = slots
+        incomplete = np.zeros(n, bool)
+        for name in self.incomplete_nodes:
+            if name in node_index:
+                incomplete[node_index[name]] = True
+        self.incomplete = incomplete
 

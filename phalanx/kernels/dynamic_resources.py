@@ -1,16 +1,21 @@
 """DynamicResources (DRA) Filter over node-local devices: allocated claims pin the node, the others are
-allocated per node, request by request, first fit in device order.
+allocated per node, request by request, in device order, searching as upstream's structured allocator does.
 
 Upstream's Filter (pkg/scheduler/framework/plugins/dynamicresources) first checks the pod's claims that are
 already allocated (or allocated earlier in the same PodGroup cycle): a node outside an allocation's node
 selector fails with "resourceclaim not available on the node". Then the structured allocator tries to allocate
 the remaining claims on the node; fewer results than claims fails with "cannot allocate all claims". Both are
-UnschedulableAndUnresolvable. phalanx's allocator takes the requests in order (claims in pod order, requests in
-claim order) and gives each the first free matching devices of the node in device order; upstream searches
-with backtracking, so phalanx can reject a node where a different assignment would have fit (docs/semantics.md).
-The allocation returned for the chosen node is exactly what the filter checked.
+UnschedulableAndUnresolvable. The requests are taken in order (claims in pod order, requests in claim order),
+devices in the node's device order. The kernel gives each request the first free matching devices (first fit,
+all nodes at once); where that fails on a node the allocated claims allow, `dynamic_resources_search` (host side,
+node by node) searches the way upstream's allocator backtracks (k8s.io/dynamic-resource-allocation/structured:
+device by device, undoing a choice when the later requests cannot be satisfied). Its answer is the first
+assignment in upstream's search order, which is first fit whenever first fit succeeds. The allocation returned
+for the chosen node is exactly what the filter checked.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -54,4 +59,90 @@ def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pi
         ok = ok & enough
     code = xp.where(allowed & ok, SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE).astype(xp.int64)
     payload = xp.where(~allowed, NOT_AVAILABLE_BIT, xp.where(ok, 0, CANNOT_ALLOCATE_BIT)).astype(xp.int64)
+    return code, payload, assign
+
+
+def _search(devices: list[int], free: np.ndarray, matches: np.ndarray, counts: list[int], all_mode: list[bool],
+            q: int, taken: dict[int, int]) -> dict[int, int] | None:
+    """The first assignment of requests q.. (device -> request) in upstream's search order, or None.
+
+    Upstream's allocator tries devices one by one, in device order, backtracking on failure; without claim
+    constraints a request's devices are interchangeable in order, so its first solution takes, request by
+    request, the lexicographically first set of devices that leaves the later requests satisfiable. Devices
+    that match the same later requests are interchangeable for those requests, so only the set that takes the
+    earliest devices of each such kind is tried for each mix of kinds (any other set with the same mix succeeds
+    or fails with it, and comes later in upstream's order)."""
+    if q == len(counts):
+        return dict(taken)
+    usable = [d for d in devices if matches[q, d] and free[d] and d not in taken]
+    if all_mode[q]:
+        matching = [d for d in devices if matches[q, d]]
+        if not matching or len(usable) != len(matching):
+            return None
+        return _search(devices, free, matches, counts, all_mode, q + 1, {**taken, **{d: q for d in matching}})
+    need = counts[q]
+    if len(usable) < need:
+        return None
+    kinds: dict[tuple, list[int]] = {}
+    for d in usable:
+        kinds.setdefault(tuple(matches[q + 1:, d].tolist()), []).append(d)
+    groups = list(kinds.values())
+    candidates = []
+
+    def mixes(i: int, left: int, chosen: list[int]) -> None:
+        if i == len(groups):
+            if left == 0:
+                candidates.append(sorted(chosen, key=devices.index))
+            return
+        for k in range(min(left, len(groups[i])), -1, -1):
+            mixes(i + 1, left - k, chosen + groups[i][:k])
+
+    mixes(0, need, [])
+    position = {d: i for i, d in enumerate(devices)}
+    for chosen in sorted(candidates, key=lambda c: [position[d] for d in c]):
+        found = _search(devices, free, matches, counts, all_mode, q + 1, {**taken, **{d: q for d in chosen}})
+        if found is not None:
+            return found
+    return None
+
+
+def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign):
+    """The kernel's result (code, payload, assign) completed on the host: every node where first fit could not
+    allocate the claims (payload CANNOT_ALLOCATE_BIT) is searched as upstream's allocator backtracks; a node where
+    an assignment exists passes with it. numpy arrays in and out."""
+    code, payload, assign = np.array(code), np.array(payload), np.array(assign)
+    retry = np.flatnonzero(payload == CANNOT_ALLOCATE_BIT)
+    if not retry.size:
+        return code, payload, assign
+    slots, allocated, matches = np.asarray(slots), np.asarray(allocated), np.asarray(matches)
+    free = ~allocated
+    counts, all_mode = np.asarray(counts), np.asarray(all_mode)
+    # Only nodes where each request on its own could be satisfied can have an assignment (most nodes that first
+    # fit rejects lack the devices altogether): (N, Q) free matching devices per request.
+    valid = slots >= 0
+    idx = np.where(valid, slots, 0)
+    m = matches[:, idx] & valid[None]                                        # (Q, N, S)
+    usable = (m & free[idx][None]).sum(axis=2).T                             # (N, Q)
+    alone = np.where(all_mode[None], (usable == m.sum(axis=2).T) & (usable > 0), usable >= counts[None])
+    retry = retry[alone[retry].all(axis=1)]
+    counts, all_mode = counts.tolist(), all_mode.tolist()
+    for node in retry.tolist():
+        row = slots[node]
+        devices = [int(d) for d in row if d >= 0]
+        found = _search(devices, free, matches, counts, all_mode, 0, {})
+        if found is not None:
+            code[node], payload[node] = SUCCESS, 0
+            assign[node] = [found.get(int(d), -1) if d >= 0 else -1 for d in row]
+    return code, payload, assign
+
+
+def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, blocked=None):
+    """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
+    blocked: (N,) bool nodes where the claims cannot be allocated whatever the devices (a request for All devices
+    on a node with an incomplete pool), or None."""
+    code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned)
+    code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
+    if blocked is not None:
+        veto = np.asarray(blocked) & (payload != NOT_AVAILABLE_BIT)
+        code[veto], payload[veto], assign[veto] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_BIT, -1
     return code, payload, assign

@@ -2,16 +2,18 @@
 members (KEP-5729). Upstream: pkg/scheduler/framework/plugins/dynamicresources/.
 
 The claim state (which claims exist, which devices they hold, who uses them) is the cluster's ClaimBook
-(sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter
-resolves the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks
-every node at once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated
-first fit), Reserve allocates what the Filter assigned on the chosen node, Unreserve undoes it exactly.
+(sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter resolves
+the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks every node at
+once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated first fit, then a
+backtracking search as upstream's allocator where that fails), Reserve allocates what the Filter assigned on the
+chosen node, Unreserve undoes it exactly.
 """
 from __future__ import annotations
 
-from ..kernels.dynamic_resources import REASONS, dynamic_resources_filter
+from ..kernels.dynamic_resources import REASONS
 from ..kernels.status import UNSCHEDULABLE
-from .framework import NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult, Rejection
+from .framework import (NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, CycleError, Plugin, PostFilterResult,
+                        Rejection)
 
 # Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
 _STILL_NOT_SCHEDULABLE = PostFilterResult(UNSCHEDULABLE, "still not schedulable")
@@ -40,16 +42,30 @@ class DynamicResources(Plugin):
         inputs = cluster.claims.prepare(pod.pod)
         return Rejection(inputs.message) if inputs.message else inputs
 
+    def filter_state(self, pod, cluster, pre):
+        # An allocator error (a claim asking for more devices than a claim may hold) is the Filter's error status on
+        # every node: the cycle fails with it.
+        error = getattr(pre, "error", None)          # sched.claims.DraInputs
+        if error is not None:
+            return CycleError(error)
+        return super().filter_state(pod, cluster, pre)
+
     def filter(self, xp, state, tensors):
-        code, payload, assign = dynamic_resources_filter(xp, *state.kernel_args(xp))
+        code, payload, assign = state.allocate(xp)
+        code, payload, assign = xp.asarray(code), xp.asarray(payload), xp.asarray(assign)
         return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
 
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
 
     def post_filter(self, failed, cluster):
-        # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message.
-        return _STILL_NOT_SCHEDULABLE if failed.pod.pod.spec.resource_claims else _NO_NEW_CLAIMS
+        # Never Success, so DefaultPreemption runs after it; its reason leads the PostFilter message. Upstream's
+        # PreFilter records the pod's claims in the cycle state only when it passes, so after a PreFilter rejection
+        # (a missing claim or device class) PostFilter finds no claims: "no new claims to deallocate".
+        pod = failed.pod.pod
+        if not pod.spec.resource_claims or cluster.claims.prepare(pod).message is not None:
+            return _NO_NEW_CLAIMS
+        return _STILL_NOT_SCHEDULABLE
 
     def filter_behaviour(self, state):
         return PER_POD

@@ -11,9 +11,9 @@ Claims of a pod (`register`, when the pod arrives or joins its PodGroup):
   Generated names that collide with an existing claim get `-2`, `-3`, ... so runs stay deterministic.
 
 Allocation (`allocate`): the first placed pod that uses an unallocated claim allocates it on its node (the
-DynamicResources kernel's first-fit assignment for that node); later users, in the same PodGroup cycle or
-later, only check that node. Every placement records a `ClaimUndo`; `undo` (Placer.undo, newest first)
-restores device bits, allocations and user sets exactly.
+DynamicResources Filter's assignment for that node: first fit, or upstream's backtracking search where first fit
+fails); later users, in the same PodGroup cycle or later, only check that node. Every placement records a
+`ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly.
 
 Release (`release`, on pod deletion, completion or a Permit rejection): a pod stops using its claims; a claim
 left with no user (bound, waiting at Permit or tentatively placed) is deallocated at once. Upstream keeps a
@@ -29,7 +29,10 @@ import numpy as np
 
 from ..cluster_models import InputError, Pod, PodGroup
 from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
-from ..kernels.dynamic_resources import dynamic_resources_filter
+from ..kernels.dynamic_resources import dynamic_resources_allocate
+
+ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
+
 
 @dataclass
 class Claim:
@@ -62,10 +65,16 @@ class DraInputs:
     pinned: np.ndarray                # (K,) int64 node of each allocated claim
     pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
     message: str | None = None        # PreFilter rejection (missing claim or device class)
+    blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
+    error: str | None = None          # the Filter's error on every node (a claim asking for too many devices)
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
                                              self.pinned))
+
+    def allocate(self, xp):
+        """The Filter's (code, payload, assign), numpy: the kernel, the host search, incomplete pools."""
+        return dynamic_resources_allocate(xp, *self.kernel_args(xp), blocked=self.blocked)
 
 
 class ClaimBook:
@@ -183,15 +192,29 @@ class ClaimBook:
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
+        error = None
+        if problem is None:
+            # Upstream's allocator (at Filter, after every PreFilter check passed) refuses a claim asking for more
+            # devices than a claim may hold, before it searches: an error status on every node, which fails the
+            # scheduling cycle.
+            for key, first, count in pending:
+                total = sum(counts[first:first + count])
+                if total > ALLOCATION_RESULTS_MAX_SIZE:
+                    error = (f"claim {key}: number of requested devices {total} exceeds the claim limit of "
+                             f"{ALLOCATION_RESULTS_MAX_SIZE}")
+                    break
         if problem is not None:
             matches, counts, all_mode, pinned, pending = [], [], [], [], []
         q = len(counts)
         padded = np.zeros((q, d + 1), bool)
         if q:
             padded[:, :d] = np.stack(matches)
+        # Upstream's allocator refuses a request for All devices on a node with an incomplete pool ("asks for all
+        # devices, but resource pool ... is currently being updated").
+        blocked = dev.incomplete if any(all_mode) and dev.incomplete is not None and dev.incomplete.any() else None
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
-                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem)
+                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error)
 
     def _matches(self, cls: DeviceClass, expressions: tuple[str, ...]) -> np.ndarray:
         """(D,) bool: devices the class's and the request's CEL selectors all match."""
@@ -307,10 +330,10 @@ class ClaimBook:
         if not pod.spec.resource_claims:
             return None
         dra = self.prepare(pod)
-        code, _, assign = dynamic_resources_filter(np, *dra.kernel_args(np))
-        if dra.message is not None or code[node] != 0:
+        code, _, assign = dra.allocate(np)
+        if dra.message is not None or dra.error is not None or code[node] != 0:
             return (f"Pod {pod.key}: spec.resourceClaims: "
-                    f"{dra.message or 'the claims cannot be allocated on its node'}; not accounted")
+                    f"{dra.message or dra.error or 'the claims cannot be allocated on its node'}; not accounted")
         self.allocate(dra, node, assign)
         return None
 

@@ -4,13 +4,33 @@ Written from the rules (docs/semantics.md, "Dynamic Resource Allocation"), indep
 
 * a node not hosting every already-allocated claim of the pod fails with "resourceclaim not available on the
   node" (payload 1);
-* otherwise the requests to allocate are taken in order; an ExactCount request takes the first `count` free
-  matching devices of the node (device order) not taken by an earlier request; an All request takes every
-  matching device of the node and needs at least one, all of them free and not taken; a request that cannot
-  be satisfied fails the node with "cannot allocate all claims" (payload 2);
+* otherwise the requests to allocate are taken in order, as upstream's structured allocator searches: an
+  ExactCount request takes `count` free matching devices of the node not taken by an earlier request, trying
+  every such set in lexicographic device order (itertools.combinations) and the later requests after each; an
+  All request takes every matching device of the node and needs at least one, all of them free and not taken;
+  the first complete assignment wins; none fails the node with "cannot allocate all claims" (payload 2);
 * the devices a passing node assigns are reported as (slot -> request index).
 """
 from __future__ import annotations
+
+import itertools
+
+
+def _assign(devices, allocated, requests, q, taken):
+    if q == len(requests):
+        return dict(taken)
+    req = requests[q]
+    matching = [d for d in devices if d in req["matches"]]
+    if req["all"]:
+        if not matching or any(allocated[d] or d in taken for d in matching):
+            return None
+        return _assign(devices, allocated, requests, q + 1, {**taken, **{d: q for d in matching}})
+    usable = [d for d in matching if not allocated[d] and d not in taken]
+    for chosen in itertools.combinations(usable, req["count"]):
+        found = _assign(devices, allocated, requests, q + 1, {**taken, **{d: q for d in chosen}})
+        if found is not None:
+            return found
+    return None
 
 
 def dra_filter(node_devices: list[list[int]], allocated: list[bool], requests: list[dict], pinned: list[int]):
@@ -21,26 +41,6 @@ def dra_filter(node_devices: list[list[int]], allocated: list[bool], requests: l
         if any(p != n for p in pinned):
             out.append((2, 1, {}))
             continue
-        taken: dict[int, int] = {}
-        ok = True
-        for q, req in enumerate(requests):
-            matching = [d for d in devices if d in req["matches"]]
-            if req["all"]:
-                if not matching or any(allocated[d] or d in taken for d in matching):
-                    ok = False
-                    break
-                for d in matching:
-                    taken[d] = q
-            else:
-                got = 0
-                for d in matching:
-                    if got == req["count"]:
-                        break
-                    if not allocated[d] and d not in taken:
-                        taken[d] = q
-                        got += 1
-                if got < req["count"]:
-                    ok = False
-                    break
-        out.append((0, 0, taken) if ok else (2, 2, {}))
+        taken = _assign(devices, allocated, requests, 0, {})
+        out.append((0, 0, taken) if taken is not None else (2, 2, {}))
     return out
