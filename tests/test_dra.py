@@ -698,3 +698,17 @@ def test_without_the_cel_package_a_selector_is_an_error_saying_what_to_install(m
             load_text(CLASSES)
     finally:
         cel_program.cache_clear()
+
+
+def test_slices_are_tried_in_name_order():
+    # v1.36 (#136641): GatherPools sorts a pool's slices by name (and pools by driver and name), so the first-fit
+    # allocator tries n0-a's device before n0-b's although the input lists n0-b first.
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+               "spec": {"driver": DRIVER, "pool": {"name": "n0", "resourceSliceCount": 2}, "nodeName": "n0",
+                        "devices": [{"name": device, "attributes": {"model": {"string": "A100"}}}]}}
+              for name, device in (("n0-b", "first-listed"), ("n0-a", "first-named"))]
+    c = cluster({"n0": []}, [*slices, template_doc("one", 1)])
+    s = Scheduler(c)
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one"}
+    assert bindings(s.add_pods([pod("p", [entry])]) + s.run_until_idle()) == {"default/p": "n0"}
+    assert devices_of(s, "default/p-gpu") == ["n0/first-named"]

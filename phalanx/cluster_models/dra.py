@@ -526,7 +526,9 @@ def v1beta1_to_v1(kind: str, document: dict) -> dict:
 # -- the device table --------------------------------------------------------------------------------------
 @dataclass
 class DeviceTable:
-    """Every device of the node-local ResourceSlices, one row each, in input order (slices, then devices)."""
+    """Every device of the node-local ResourceSlices, one row each, in the allocator's order: pools by (driver, pool
+    name), a pool's slices by name (v1.36 #136641: GatherPools sorts them lexicographically, so names set the
+    first-fit priority), then each slice's devices as listed."""
 
     node: np.ndarray           # (D,) int64 node id the device is local to; -1 while that node is not in the cluster
     profile: np.ndarray        # (D,) int64 the device's row in `activations` (devices that look alike share one)
@@ -554,7 +556,8 @@ class DeviceTable:
         for rs in slices:
             key = (rs.spec.driver, rs.spec.pool.name)
             newest[key] = max(newest.get(key, rs.spec.pool.generation), rs.spec.pool.generation)
-        slices = [rs for rs in slices if rs.spec.pool.generation == newest[(rs.spec.driver, rs.spec.pool.name)]]
+        slices = sorted((rs for rs in slices if rs.spec.pool.generation == newest[(rs.spec.driver, rs.spec.pool.name)]),
+                        key=lambda rs: (rs.spec.driver, rs.spec.pool.name, rs.metadata.name))
         current: dict[tuple, list] = {}
         for rs in slices:
             current.setdefault((rs.spec.driver, rs.spec.pool.name), []).append(rs)
