@@ -24,6 +24,8 @@ from .framework import FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFi
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_WAP = "not eligible due to workload aware preemption enabled"
+NOT_ELIGIBLE_PLACEMENT = "not eligible due to placement-based pod group scheduling limitation"
+GROUP_NOT_FOUND = "pod group for pod not found"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -62,9 +64,32 @@ class DefaultPreemption(Plugin):
     _last_potential = (None, None)     # (node statuses, their Unschedulable nodes): _potential's last answer
 
     def post_filter(self, failed: FailedCycle, cluster) -> PostFilterResult:
+        found = self.candidates(failed, every=False)
+        if isinstance(found, PostFilterResult):
+            return found
+        nodes, alike = found
+        dry_run = failed.dry_run
+        # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
+        best = int(nodes[0] if alike or dry_run.alike(nodes) else nodes[kernel.pick_one(*dry_run.criteria(nodes))])
+        return self._success(dry_run, best)
+
+    def candidates(self, failed: FailedCycle, every: bool = True) -> "PostFilterResult | tuple[object, bool]":
+        """upstream findCandidates / DryRunPreemption: the candidate nodes (ids) in the order SelectCandidate reads
+        them (those violating no PDB first, each list in scan order), and whether they are known to tie on every
+        criterion; or the PostFilterResult when the pod is not eligible or no node is a candidate. Each candidate's
+        victims and violations are the dry run's (failed.dry_run.victims_of, .criteria). every=False: where all are
+        known to tie, the first alone (what PostFilter takes; a run of preemptors copies no list)."""
         pod = failed.pod.pod
-        if (pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None) \
-                and self.context.workload_aware_preemption:
+        in_group = pod.spec.scheduling_group is not None or pod.spec.workload_ref is not None
+        if in_group and self.context.topology_aware_scheduling:
+            # v1.36 PostFilter: with TopologyAwareWorkloadScheduling on, a member of a PodGroup with scheduling
+            # constraints never preempts pod by pod (each placement would preempt anew), whatever the
+            # WorkloadAwarePreemption gate says; its group must exist.
+            if failed.pod_group is None:
+                return PostFilterResult(UNSCHEDULABLE, PREFIX + GROUP_NOT_FOUND)
+            if failed.pod_group.spec.scheduling_constraints is not None:
+                return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_PLACEMENT)
+        if in_group and self.context.workload_aware_preemption:
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_WAP)
         if failed.preemption_policy == "Never":
             return PostFilterResult(UNSCHEDULABLE, PREFIX + NOT_ELIGIBLE_NEVER)
@@ -78,12 +103,13 @@ class DefaultPreemption(Plugin):
         known = dry_run.settled() if len(potential) == n and wanted else None
         if known:
             # Every node is a potential one and the kept results settle the scan: the candidates from the offset
-            # on (wrapping around), the stop at the wanted-th of them (or the scan's end), the first one chosen.
+            # on (wrapping around), the stop at the wanted-th of them (or the scan's end), all alike.
             at = bisect.bisect_left(known, failed.offset % n)
             stop = known[(at + wanted - 1) % len(known)] if len(known) >= wanted else (failed.offset - 1) % n
-            best = known[at % len(known)]
             dry_run.stopped_at(stop)
-            return self._success(dry_run, best)
+            at %= len(known)
+            taken = min(wanted, len(known)) if every else 1
+            return known[at: at + taken] + known[: max(0, at + taken - len(known))], True
         start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
         found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
@@ -112,10 +138,7 @@ class DefaultPreemption(Plugin):
             candidates = hits[: min(within, wanted)]
         if len(candidates) == 0:        # the scan went over every potential node
             return self._not_helpful(n, dry_run.failures(order))
-        nodes = order[candidates]
-        # Candidates that all tie (the usual run of identical nodes) need no criterion gathered.
-        best = int(nodes[0 if dry_run.alike(nodes) else kernel.pick_one(*dry_run.criteria(nodes))])
-        return self._success(dry_run, best)
+        return order[candidates], False
 
     @staticmethod
     def _success(dry_run, node: int) -> PostFilterResult:

@@ -129,6 +129,8 @@ class FailedCycle:
     dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins (or None, as
                                   # codes)
     offset: int                   # node id DefaultPreemption's scan starts at, wrapping (upstream: random)
+    pod_group: object = None      # the PodGroup the pod's schedulingGroup names (None: it names none, or the group
+                                  # does not exist)
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,11 @@ class ProfileContext:
     def toleration_comparison(self) -> bool:
         """KEP-5471: the TaintTolerationComparisonOperators gate (alpha, off): Gt/Lt tolerations match."""
         return self.enabled("TaintTolerationComparisonOperators", False)
+
+    @property
+    def topology_aware_scheduling(self) -> bool:
+        """KEP-5732: the TopologyAwareWorkloadScheduling gate (v1.36); 1.35 had no such thing."""
+        return self.compat != "1.35" and self.enabled("TopologyAwareWorkloadScheduling", True)
 
     @property
     def workload_aware_preemption(self) -> bool:

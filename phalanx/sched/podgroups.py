@@ -112,6 +112,11 @@ class Groups:
             gs = self.states[res.group.key] = GroupState(res.group)
         return gs, None
 
+    def pod_group(self, pod: Pod):
+        """The PodGroup the pod's reference resolves to now, or None; reads only (no group state is made)."""
+        gs = self.of_pod.get(pod.key)
+        return gs.group if gs is not None else self._index.resolve(pod).group
+
     def group_of(self, pod: Pod) -> tuple[GroupState | None, str | None]:
         gs = self.of_pod.get(pod.key)
         return (gs, None) if gs is not None else self.resolve(pod)

@@ -1020,21 +1020,21 @@ class Preemption:
             self.pending.append(Preempted(sched.now, key, nominate, list(victims)))
         return outcome.message, success is not None
 
-    def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
-        """Run the profile's PostFilter plugins in order (RunPostFilterPlugins) for a pod no node fits, changing
-        nothing (no nomination, no eviction); None when the profile has none."""
+    def failed_cycle(self, placer, pod: Pod, p: Prepared, ev: Evaluation, codes: np.ndarray | None = None,
+                     offset: int | None = None) -> FailedCycle:
+        """What the PostFilter plugins read of `pod`'s failed cycle `ev`: the node statuses, the dry run (when a
+        plugin reads nodes), the scan's offset. `codes` and `offset` replace the cycle's statuses and the offset
+        (upstream's unit tests hand PostFilter a NodeToStatus and fix the random offset; tests do the same)."""
         sched, cluster = self.sched, self.sched.cluster
-        plugins = placer.framework.at("postFilter")
-        if not plugins:
-            return None
         tensors = cluster.tensors
         priority = cluster.priority(pod)
         nominations = cluster.nominations
         nom = nominations.get(pod.key)
         nominated = tensors.node_index.get(nom.node, -1) if nom is not None else -1
-        codes = dry_run = None
+        dry_run = None
         if placer.framework.post_filter_reads_nodes:
-            codes = node_status(ev, tensors.nodes.size)
+            if codes is None:
+                codes = node_status(ev, tensors.nodes.size)
             self.rows.sync(cluster, sched.start_of)
             spared = sched.permit.waiting_keys()
             key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, spared,
@@ -1044,9 +1044,23 @@ class Preemption:
             self.cache.refresh(nominations, tensors.node_index, pod)
             dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
                              self.cache if self.caching else None)
-        offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
-        failed = FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
-                             nominated, dry_run, offset)
+        else:
+            codes = None
+        if offset is None:
+            offset = self.next_offset if sched.tie_break == "first" else int(sched.rng.integers(1 << 31))
+        spec = pod.spec
+        group = None if spec.scheduling_group is None and spec.workload_ref is None else sched.groups.pod_group(pod)
+        return FailedCycle(PodInfo(p.shape, p.request, pod), priority, cluster.preemption_policy(pod), codes,
+                           nominated, dry_run, offset, group)
+
+    def what_if(self, placer, pod: Pod, p: Prepared, ev: Evaluation) -> "PostFilterOutcome | None":
+        """Run the profile's PostFilter plugins in order (RunPostFilterPlugins) for a pod no node fits, changing
+        nothing (no nomination, no eviction); None when the profile has none."""
+        plugins = placer.framework.at("postFilter")
+        if not plugins:
+            return None
+        failed = self.failed_cycle(placer, pod, p, ev)
+        cluster, dry_run = self.sched.cluster, failed.dry_run
         reasons, nominate, success = [], None, None
         for plugin in plugins:
             result = plugin.post_filter(failed, cluster)
