@@ -298,3 +298,25 @@ def test_a_selector_over_10_kib_is_refused_before_it_is_compiled(tmp_path):
     write(tmp_path, device_class(long), claim(), pod())
     assert_one_line_error(tmp_path, "DeviceClass gpu: spec.selectors[0].cel.expression: Too long: may not be more "
                                     "than 10240 bytes")
+
+
+@pytest.mark.parametrize("doc, message", [
+    ("kind: ResourceClaim\napiVersion: resource.k8s.io/v1\nmetadata: {name: c, namespace: default}\n"
+     "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu, adminAccess: true}}]}}",
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.adminAccess: admin access is not modelled"),
+    ("kind: ResourceClaim\napiVersion: resource.k8s.io/v1\nmetadata: {name: c, namespace: default}\n"
+     "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu, capacity: {requests: {memory: 1Gi}}}}]}}",
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.capacity: consumable capacity is not modelled"),
+    ("kind: ResourceSlice\napiVersion: resource.k8s.io/v1\nmetadata: {name: s}\nspec: {driver: d.example.com, "
+     "pool: {name: n1, resourceSliceCount: 1}, nodeName: n1, devices: [{name: g, allowMultipleAllocations: true}]}",
+     "ResourceSlice s: spec.devices[0].allowMultipleAllocations: consumable capacity (a device shared by several "
+     "claims) is not modelled"),
+])
+def test_features_on_in_v136_that_phalanx_does_not_model_are_refused(doc, message):
+    """Admin access (GA) and consumable capacity (beta) are on in v1.36: ignoring them would allocate what upstream
+    does not, so they are input errors."""
+    from phalanx.cluster_models import InputError, load_text
+
+    with pytest.raises(InputError) as caught:
+        load_text(doc)
+    assert str(caught.value) == message

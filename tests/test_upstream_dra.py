@@ -39,10 +39,12 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   cel; unknown-allocation-mode): phalanx rejects them as input errors too (tested in tests/test_dra_errors.py).
 - shared counters (every partitionable-devices-* case): a slice's sharedCounters and a device's consumesCounters
   are rejected as not modelled.
-- device taints and tolerations (tainted-* but tainted-no-effect, which holds whether taints are read or not;
-  tainted-disabled depends on the DRADeviceTaints gate), binding conditions and bindsToNode (device-binding-conditions,
+- device taints with the DRADeviceTaints gate off (tainted-disabled and tainted-*-disabled: phalanx reads taints as
+  v1.36's default, on; tainted-prioritized-list and tainted-admin-access need unmodelled features), binding
+  conditions and bindsToNode (device-binding-conditions,
   binding-conditions-*, node-restriction), consumable capacity and multiple allocations of one device
-  (consumable-capacity-*, allowMultipleAllocations), extended resources backed by DRA: not modelled (ignored).
+  (consumable-capacity-*, allowMultipleAllocations), extended resources backed by DRA: not modelled (consumable
+  capacity, multiple allocations and admin access are refused at input; the others are ignored).
 - The cases after the binding-conditions ones in the file version read (consumable capacity and later) were not
   reviewed one by one.
 """
@@ -124,6 +126,20 @@ def many(name: str, node: str, pool: str, driver: str, n: int) -> dict:
 
 def mem_at_least(q: str) -> str:
     return f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{q}")) >= 0'
+
+
+NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
+
+
+def tainted(name: str, *effects: str) -> dict:
+    """device(name).withTaints(taint<effect>...): key taint-key, value taint-value."""
+    return {**dev(name), "taints": [{"key": "taint-key", "value": "taint-value", "effect": e} for e in effects]}
+
+
+def tolerating(request: dict, *effects: str) -> dict:
+    """The request withTolerations(toleration<effect>...): Equal taint-key=taint-value for that effect."""
+    tolerations = [{"key": "taint-key", "operator": "Equal", "value": "taint-value", "effect": e} for e in effects]
+    return {**request, "exactly": {**request["exactly"], "tolerations": tolerations}}
 
 
 def res(request: str, driver: str, pool: str, device: str) -> tuple:
@@ -315,6 +331,32 @@ CASES = {
         slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A,
                     {**dev("device-1"), "taints": [{"key": "taint-key", "value": "taint-value", "effect": "None"}]})],
         expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
+    # DRADeviceTaints (beta, on in v1.36): a NoSchedule or NoExecute taint keeps the device from a request that does
+    # not tolerate it. Upstream's fixtures: taintNoSchedule / taintNoExecute are key taint-key, value taint-value
+    # with that effect; tolerationNoSchedule / tolerationNoExecute tolerate them with operator Equal.
+    "tainted-two-devices": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, tainted("device-1", NO_SCHEDULE),
+                    tainted("device-2", NO_EXECUTE))],
+        expect=None),
+    "tainted-one-device-two-taints": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, tainted("device-1", NO_SCHEDULE, NO_EXECUTE))],
+        expect=None),
+    "tainted-two-devices-tolerated": dict(
+        claims=[claim("claim-0", tolerating(req("req-0", CLASS_A), NO_EXECUTE))], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, tainted("device-1", NO_SCHEDULE),
+                    tainted("device-2", NO_EXECUTE))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-2")]}),     # only device-2's taint tolerated
+    "tainted-one-device-two-taints-both-tolerated": dict(
+        claims=[claim("claim-0", tolerating(req("req-0", CLASS_A), NO_SCHEDULE, NO_EXECUTE))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, tainted("device-1", NO_SCHEDULE, NO_EXECUTE))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1")]}),
+    "tainted-all-devices-single": dict(
+        claims=[ALL_A], classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, tainted("device-1", NO_SCHEDULE))],
+        expect=None),
     # A claim may hold at most AllocationResultsMaxSize (32) devices; upstream's allocator checks each claim's
     # ExactCount total before allocating (upstream's test asserts "exceeds the claim limit"; the full text is the
     # allocator's, "claim <ns/name>: number of requested devices N exceeds the claim limit of 32"). Its Filter returns
@@ -415,8 +457,8 @@ def test_allocator(name):
 # Left out: claim-template (phalanx does not read pod status.resourceClaimStatuses), deleted-claim and wrong-claim
 # (deletionTimestamp, owner references), the finalizer races (with-resources-finalizer-gets-removed / -added),
 # skip-bind, bind-failure and the binding-conditions cases (PreBind, Unreserve after a failed bind), admin access
-# (request-admin-access-*, structured-ignore-allocated-admin-access), device taints behind the DRADeviceTaints gate
-# (tainted-device-*), DRA-disabled, prioritized lists (claim-with-prioritized-list*), extended resources backed by
+# (request-admin-access-*, structured-ignore-allocated-admin-access), device taints with the DRADeviceTaints gate off
+# (tainted-*-disabled), DRA-disabled, prioritized lists (claim-with-prioritized-list*), extended resources backed by
 # DRA (extended-resource-*, implicit-extended-resource-*), filter timeouts and cancellation (canceled, timeout*),
 # wrong-topology (an allocation whose nodeSelector names no device: phalanx does not read the selector), and "empty"'s
 # PostFilter status (PostFilter does not run for a pod that fits).

@@ -60,7 +60,7 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_valida
 
 from .errors import InputError
 from .quantity import decode_quantity, milli_value, parse_quantity
-from .objects import K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem
+from .objects import K8sModel, ObjectMeta, Toleration, dns_label_problem, dns_subdomain_problem
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
@@ -282,6 +282,9 @@ class ExactDeviceRequest(K8sModel):
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: StrictInt | None = Field(default=None, ge=1)
     selectors: list[DeviceSelector] = Field(default_factory=list)
+    tolerations: list[Toleration] = Field(default_factory=list)     # DeviceToleration: the devices' taints
+    admin_access: StrictBool | None = None          # read to be refused (not modelled)
+    capacity: Any = None                            # consumable capacity requests: read to be refused
 
     def count_needed(self) -> int:
         """Devices an ExactCount request needs (count defaults to 1); 0 for All."""
@@ -327,6 +330,11 @@ class ResourceClaimSpec(K8sModel):
                                  f"exactly)")
             if r.exactly is None:
                 raise ValueError(f"{where}.exactly: field required")
+            # On in v1.36 (admin access GA, consumable capacity beta), and not modelled: refused, never ignored.
+            if r.exactly.admin_access:
+                raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
+            if r.exactly.capacity is not None:
+                raise ValueError(f"{where}.exactly.capacity: consumable capacity is not modelled")
             if r.exactly.allocation_mode == "All" and r.exactly.count is not None:
                 raise ValueError(f"{where}.exactly.count: must not be set when allocationMode is All")
 
@@ -421,11 +429,20 @@ class DeviceCapacity(K8sModel):
         return milli_value(self.value)
 
 
+class DeviceTaint(K8sModel):
+    key: str = Field(min_length=1)
+    value: str = ""
+    effect: Literal["NoSchedule", "NoExecute", "None"]
+    time_added: Any = None
+
+
 class Device(K8sModel):
     name: str = Field(min_length=1)
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
     consumes_counters: list[Any] | None = None
+    taints: list[DeviceTaint] = Field(default_factory=list)
+    allow_multiple_allocations: StrictBool | None = None    # consumable capacity: read to be refused
 
 
 def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
@@ -477,6 +494,9 @@ class ResourceSlice(K8sModel):
             if device.consumes_counters:
                 raise ValueError(f"spec.devices[{j}].consumesCounters: shared counters (partitionable devices) are "
                                  f"not modelled")
+            if device.allow_multiple_allocations:
+                raise ValueError(f"spec.devices[{j}].allowMultipleAllocations: consumable capacity (a device shared "
+                                 f"by several claims) is not modelled")
         return self
 
 
@@ -542,6 +562,7 @@ class DeviceTable:
     usable: np.ndarray | None = None   # (D,) bool device of a complete pool (None: all); others are in no node's slots
     incomplete_nodes: tuple = ()       # names of nodes with a slice of an incomplete pool (All requests fail there)
     incomplete: np.ndarray | None = None    # (N,) bool those nodes, by node id
+    taints: dict = field(default_factory=dict)       # device row -> its NoSchedule/NoExecute taints (key, value, effect)
 
     @property
     def size(self) -> int:
@@ -564,7 +585,7 @@ class DeviceTable:
         complete = {key: len(group) == group[0].spec.pool.resource_slice_count for key, group in current.items()}
         profiles: dict[str, int] = {}
         activations, profile = [], []
-        names, keys, index, usable = [], [], {}, []
+        names, keys, index, usable, taints = [], [], {}, [], {}
         for rs in slices:
             spec = rs.spec
             for j, dev in enumerate(spec.devices):
@@ -580,6 +601,11 @@ class DeviceTable:
                     profiles[seen] = len(activations)
                     activations.append(device)
                 profile.append(profiles[seen])
+                # DRADeviceTaints (beta, on in v1.36): a NoSchedule or NoExecute taint keeps the device from every
+                # request that does not tolerate it; effect None (and unknown effects) are ignored.
+                hard = [(t.key, t.value, t.effect) for t in dev.taints if t.effect in ("NoSchedule", "NoExecute")]
+                if hard:
+                    taints[len(keys)] = hard
                 names.append(spec.node_name)
                 keys.append(key)
                 usable.append(complete[(spec.driver, spec.pool.name)])
@@ -590,7 +616,7 @@ class DeviceTable:
                     allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
                     node_names=tuple(names), keys=tuple(keys), activations=activations, index=index,
                     usable=None if all(usable) else np.array(usable, bool).reshape(d),
-                    incomplete_nodes=incomplete_nodes)
+                    incomplete_nodes=incomplete_nodes, taints=taints)
         table.relink(node_index)
         return table
 

@@ -30,6 +30,7 @@ import numpy as np
 from ..cluster_models import InputError, Pod, PodGroup
 from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
 from ..kernels.dynamic_resources import dynamic_resources_allocate
+from ..kernels.tolerations import tolerates
 
 ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
 
@@ -186,7 +187,7 @@ class ClaimBook:
                 if cls is None:
                     problem = f"request {req.name}: device class {exact.device_class_name} does not exist"
                     break
-                matches.append(self._matches(cls, exact.expressions))
+                matches.append(self._matches(cls, exact.expressions, exact.tolerations))
                 counts.append(exact.count_needed())
                 all_mode.append(exact.allocation_mode == "All")
             if problem is not None:
@@ -216,14 +217,18 @@ class ClaimBook:
                          np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
                          np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error)
 
-    def _matches(self, cls: DeviceClass, expressions: tuple[str, ...]) -> np.ndarray:
-        """(D,) bool: devices the class's and the request's CEL selectors all match."""
-        key = (cls.metadata.name, expressions)
+    def _matches(self, cls: DeviceClass, expressions: tuple[str, ...], tolerations=()) -> np.ndarray:
+        """(D,) bool: devices the class's and the request's CEL selectors all match and whose NoSchedule /
+        NoExecute taints the request tolerates (DRADeviceTaints, on in v1.36: the allocator's allTaintsTolerated,
+        with v1.Toleration's Equal / Exists rule)."""
+        key = (cls.metadata.name, expressions, tuple(t.model_dump_json() for t in tolerations))
         hit = self._match.get(key)
         if hit is None:
             hit = np.ones(self.devices.size, bool)
             for expression in (*cls.expressions, *expressions):
                 hit = hit & self.devices.selected(expression)
+            for row, hard in self.devices.taints.items():
+                hit[row] &= all(any(tolerates(t, *taint) for t in tolerations) for taint in hard)
             self._match[key] = hit
         return hit
 
