@@ -753,6 +753,10 @@ def test_validate_fit_scoring_strategy(strategy, resources, shape, fields):
     # (SetDefaults_NodeResourcesFitArgs), so it has no counterpart.
     pytest.param({"scoringStrategy": {"type": "Invalid"}}, 'Unsupported value: "Invalid"',
                  id="TestValidateFitArgs/ScoringStrategy: type is unsupported"),
+    # Not in the stored test file: #132120 (v1.36 changelog), whose PR shows the text.
+    pytest.param({"scoringStrategy": {"type": "RequestedToCapacityRatio"}},
+                 "scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is "
+                 "RequestedToCapacityRatio", id="#132120/RequestedToCapacityRatio without requestedToCapacityRatio"),
 ])
 def test_validate_fit_args(args, expect):
     # Upstream checks strings.Contains(err.Error(), expect) for the cases that expect an error.

@@ -88,8 +88,6 @@ class NodeResourcesFitArgs(PluginArgs):
         weight in (0, 100], after defaulting) and, when requestedToCapacityRatio is set, validateFunctionShape (whose
         path upstream reads scoringStrategy.shape); all errors, aggregated as upstream prints them."""
         strategy = self.scoring_strategy
-        if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
-            raise ValueError("scoringStrategy.requestedToCapacityRatio: required for type RequestedToCapacityRatio")
         errors = [f'ignoredResources[{i}]: Invalid value: "{name}": {problem}'
                   for i, name in enumerate(self.ignored_resources) for problem in _qualified_name_problems(name)]
         for i, group in enumerate(self.ignored_resource_groups):
@@ -103,6 +101,9 @@ class NodeResourcesFitArgs(PluginArgs):
                           + ", ".join(f'"{t}"' for t in SCORING_STRATEGIES))
         errors += [f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} "
                    f"not in valid range (0, 100]" for i, r in enumerate(strategy.resources) if not 0 < r.weight <= 100]
+        if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
+            errors.append("scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is "
+                          "RequestedToCapacityRatio")        # #132120 (v1.36)
         if strategy.requested_to_capacity_ratio is not None:
             errors += _shape_errors(strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape")
         if errors:
