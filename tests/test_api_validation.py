@@ -17,6 +17,8 @@ from phalanx.cluster_models import InputError, Pod, load_text
 # validation.RegexError's examples and regex, which IsValidLabelValue's message ends with
 EG = (" (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
       "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+# and IsQualifiedName's name part
+EGK = " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 
 IMAGE = "registry.k8s.io/pause:3.10"
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
@@ -60,7 +62,7 @@ CASES = [
      "'-', '_' or '.', and must start and end with an alphanumeric character" + EG + " (got \"a b\")"),
     ("label key with a space", [changed(POD, ["metadata", "labels"], {"my key": "v"})],
      "Pod default/p: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-     "start and end with an alphanumeric character (got \"my key\")"),
+     "start and end with an alphanumeric character" + EGK + " (got \"my key\")"),
     ("two containers of one name", [changed(POD, ["spec", "containers"], [{"name": "c", "image": IMAGE}] * 2)],
      'Pod default/p: spec.containers[1].name: Duplicate value: "c"'),
     ("requests above limits", [changed(POD, ["spec", "containers", 0, "resources"],
@@ -140,7 +142,7 @@ CASES = [
      "'_' or '.', and must start and end with an alphanumeric character" + EG + " (got \"-3\")"),
     ("node label key with a space", [changed(NODE, ["metadata", "labels"], {"my key": "v"})],
      "Node n1: metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-     "start and end with an alphanumeric character (got \"my key\")"),
+     "start and end with an alphanumeric character" + EGK + " (got \"my key\")"),
     ("a document without apiVersion", [{k: v for k, v in POD.items() if k != "apiVersion"}],
      "Pod default/p: apiVersion: Required value"),
     ("a list item without apiVersion", [{"apiVersion": "v1", "kind": "List", "items": [
@@ -225,7 +227,7 @@ def pod_spec(**fields) -> dict:
 
 
 QUALIFIED = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-             "alphanumeric character")
+             "alphanumeric character" + EGK)
 LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
                "must start and end with an alphanumeric character" + EG)
 SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "

@@ -19,6 +19,9 @@ from phalanx.cluster_models import (
 )
 from phalanx.cluster_models.workloads import SCHEDULING_V1ALPHA1
 
+# validation.RegexError's tail of IsQualifiedName's name-part message
+EGK = " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+
 WORKLOAD = """\
 apiVersion: scheduling.k8s.io/v1alpha2
 kind: Workload
@@ -232,15 +235,17 @@ T = "  - name: t\n    schedulingPolicy: {basic: {}}\n"
      "Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: field required"),
     (workload_with(T + "    schedulingConstraints: {topology: [{key: 'rack!'}]}\n"),
      ("Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: name part must consist "
-     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
-     '(got "rack!")')),
+     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+     + EGK + ' (got "rack!")')),
     (workload_with(T + "    schedulingConstraints: {topology: [{key: Example.com/rack}]}\n"),
-     ("Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: prefix part must be a DNS "
-     "subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and ending with a "
-     'letter or digit (got "Example.com")')),
+     ("Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: prefix part a lowercase RFC "
+     "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+     "alphanumeric character (e.g. 'example.com', regex used for validation is "
+     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') (got \"Example.com/rack\")")),
     (workload_with(T + "    schedulingConstraints: {topology: [{key: example.com/}]}\n"),
      ("Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: "
-     'name part must be non-empty (got "example.com/")')),
+     "name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+     "start and end with an alphanumeric character" + EGK + ' (got "example.com/")')),
     (workload_with(T + "    schedulingConstraints: {topology: [{key: /rack}]}\n"),
      ("Workload ns/w: spec.podGroupTemplates[0].schedulingConstraints.topology[0].key: "
      'prefix part must be non-empty (got "/rack")')),

@@ -699,24 +699,47 @@ def dns_subdomain_problem(value: str) -> str | None:
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
+QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                       "alphanumeric character")
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """validation.IsQualifiedName: upstream's messages (empty: an optional DNS subdomain prefix and '/', then a name
+    of at most 63 alphanumerics, '-', '_', '.' starting and ending alphanumeric)."""
+    parts = value.split("/")
+    name_rule = regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+    if len(parts) > 2:
+        return [f"a qualified name {name_rule} with an optional DNS subdomain prefix and '/' (e.g. "
+                f"'example.com/MyName')"]
+    out = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            out.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                out.append("prefix part must be no more than 253 characters")
+            if not _DNS_SUBDOMAIN.fullmatch(prefix):
+                out.append("prefix part " + regex_error(
+                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                    "and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_FMT, "example.com"))
+    name = parts[-1]
+    if not name:
+        out.append("name part must be non-empty")
+    elif len(name) > 63:
+        out.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.fullmatch(name):
+        out.append(f"name part {name_rule}")
+    return out
+
+
 @lru_cache(maxsize=4096)        # a few keys repeat on every node and pod; a miss costs two regex matches
 def label_key_problem(value: str) -> str | None:
-    """Why `value` is not a label key ([DNS subdomain prefix '/'] name of at most 63 characters), or None."""
-    prefix, slash, name = value.rpartition("/")
-    if slash:
-        if not prefix:
-            return f'prefix part must be non-empty (got "{value}")'
-        problem = dns_subdomain_problem(prefix)
-        if problem is not None:
-            return f"prefix part {problem}"
-    if not name:
-        return f'name part must be non-empty (got "{value}")'
-    if len(name) > 63:
-        return f'name part must be no more than 63 characters (got "{value}")'
-    if not _QUALIFIED_NAME.fullmatch(name):
-        return ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                f'with an alphanumeric character (got "{value}")')
-    return None
+    """Why `value` is not a label key (qualified_name_errors, joined), or None."""
+    errors = qualified_name_errors(value)
+    return f'{"; ".join(errors)} (got "{value}")' if errors else None
 
 
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",

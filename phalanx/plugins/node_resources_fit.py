@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from ..cluster_models.objects import _DNS_SUBDOMAIN, _QUALIFIED_NAME
+from ..cluster_models.objects import qualified_name_errors
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
@@ -89,13 +89,13 @@ class NodeResourcesFitArgs(PluginArgs):
         path upstream reads scoringStrategy.shape); all errors, aggregated as upstream prints them."""
         strategy = self.scoring_strategy
         errors = [f'ignoredResources[{i}]: Invalid value: "{name}": {problem}'
-                  for i, name in enumerate(self.ignored_resources) for problem in _qualified_name_problems(name)]
+                  for i, name in enumerate(self.ignored_resources) for problem in qualified_name_errors(name)]
         for i, group in enumerate(self.ignored_resource_groups):
             if "/" in group:
                 errors.append(f'ignoredResourceGroups[{i}]: Invalid value: "{group}": resource group name can\'t '
                               f"contain '/'")
             errors += [f'ignoredResourceGroups[{i}]: Invalid value: "{group}": {problem}'
-                       for problem in _qualified_name_problems(group)]
+                       for problem in qualified_name_errors(group)]
         if strategy.type not in SCORING_STRATEGIES:
             errors.append(f'scoringStrategy.type: Unsupported value: "{strategy.type}": supported values: '
                           + ", ".join(f'"{t}"' for t in SCORING_STRATEGIES))
@@ -122,41 +122,6 @@ class NodeResourcesFitArgs(PluginArgs):
     def shape(self) -> tuple[tuple[int, int], ...]:
         ratio = self.scoring_strategy.requested_to_capacity_ratio
         return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
-
-
-_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                       "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
-                       "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-
-
-def _qualified_name_problems(value: str) -> list[str]:
-    """apimachinery validation.IsQualifiedName (metav1validation.ValidateLabelName's messages): an optional DNS
-    subdomain prefix and '/', then a name of at most 63 alphanumerics, '-', '_', '.'."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return [f"a qualified name {_QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. "
-                f"'example.com/MyName')"]
-    problems = []
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                problems.append("prefix part must be no more than 253 characters")
-            if not _DNS_SUBDOMAIN.fullmatch(prefix):
-                problems.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                                "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-                                "'example.com', regex used for validation is "
-                                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-    name = parts[-1]
-    if not name:
-        problems.append("name part must be non-empty")
-    elif len(name) > 63:
-        problems.append("name part must be no more than 63 characters")
-    if not _QUALIFIED_NAME.fullmatch(name):
-        problems.append(f"name part {_QUALIFIED_NAME_MSG}")
-    return problems
 
 
 def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
