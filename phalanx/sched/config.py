@@ -92,6 +92,8 @@ class Profile:
     compat: str = "1.36"
     feature_gates: tuple[tuple[str, bool], ...] = tuple(FEATURE_GATES.items())
     ignored_plugins: tuple[str, ...] = ()                     # enabled but not modelled by phalanx
+    unmodelled_scores: tuple[str, ...] = ()                   # Score plugins enabled but not modelled (they still
+                                                              # count as scoring: see `scoring`)
 
     def __post_init__(self):
         if self.compat not in COMPAT_VERSIONS:
@@ -103,6 +105,12 @@ class Profile:
 
     def enabled(self, point: str) -> tuple[str, ...]:
         return dict(self.plugins).get(point, ())
+
+    @property
+    def scoring(self) -> bool:
+        """Whether the profile has a Score plugin (upstream HasScorePlugins, modelled or not): without one a cycle
+        takes the first feasible node it finds (findNodesThatPassFilters looks for one)."""
+        return bool(self.enabled("score") or self.unmodelled_scores)
 
     def weight(self, plugin: str) -> int:
         return dict(self.weights).get(plugin, 0)
@@ -364,7 +372,8 @@ def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], co
                    placement_weights=tuple((n, w) for n, w in placement_weights.items() if n in used),
                    args=tuple((n, a) for n, a in args.items() if n in used),
                    percentage_of_nodes_to_score=0 if pct is None else pct, compat=compat,
-                   feature_gates=tuple(gates.items()), ignored_plugins=tuple(ignored))
+                   feature_gates=tuple(gates.items()), ignored_plugins=tuple(ignored),
+                   unmodelled_scores=tuple(n for n, _ in points["score"] if not _modelled(n, "score")))
 
 
 def _named_config(entries) -> list[str]:
