@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..cluster_models.errors import InputError, validation_problem
+from ..cluster_models.objects import go_quote
 from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
 from ..plugins.framework import PluginArgs
 
@@ -402,6 +403,17 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
         resolved = feature_gates(overrides, f"{source}: featureGates")
     except InputError as exc:
         raise exc from None
+    # ValidateKubeSchedulerConfiguration's checks of fields phalanx does not otherwise read.
+    parallelism = doc.get("parallelism")
+    if parallelism is not None:
+        parallelism = r.integer(parallelism, "parallelism")
+        if parallelism <= 0:
+            r.fail("parallelism", f"Invalid value: {parallelism}: should be an integer value greater than zero")
+    leader = r.mapping(doc.get("leaderElection"), "leaderElection")
+    lock = leader.get("resourceLock", "leases")           # SetDefaults: leaderElect true, resourceLock "leases"
+    if leader.get("leaderElect", True) is not False and lock != "leases":
+        r.fail("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
+                                              f'"leases"')
     top_pct = doc.get("percentageOfNodesToScore")
     if top_pct is not None:
         top_pct = r.integer(top_pct, "percentageOfNodesToScore")
