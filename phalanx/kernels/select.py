@@ -28,8 +28,11 @@ def select_best(xp, total, feasible, rank):
     return xp.where(key[best] >= 0, best, NONE)
 
 
-def num_feasible_nodes_to_find(percentage: int, n_nodes: int) -> int:
-    """numFeasibleNodesToFind: how many feasible nodes a cycle looks for before scoring."""
+def num_feasible_nodes_to_find(percentage: int, n_nodes: int, scoring: bool = True) -> int:
+    """numFeasibleNodesToFind: how many feasible nodes a cycle looks for before scoring; one when nothing scores
+    them (`scoring` False: the profile has no Score plugin; upstream findNodesThatPassFilters)."""
+    if not scoring:
+        return min(n_nodes, 1)
     if n_nodes < 100 or percentage >= 100:
         return n_nodes
     if percentage == 0:

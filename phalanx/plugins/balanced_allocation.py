@@ -56,7 +56,12 @@ class NodeResourcesBalancedAllocation(Plugin):
         return inputs if any(inputs.pod_request) else SKIP
 
     def score_state(self, pod, cluster, pre):
-        return self._inputs(pod, cluster) if pre is NOT_RUN else pre
+        if pre is not NOT_RUN:
+            return pre
+        # Without PreScore, upstream's Score computes the requests itself and scores a pod requesting none of the
+        # balanced resources 0 on every node (the best-effort check of PreScore, made at Score).
+        inputs = self._inputs(pod, cluster)
+        return inputs if any(inputs.pod_request) else SKIP
 
     def score(self, xp, state, tensors, feasible, cache=None):
         nodes = tensors.nodes

@@ -173,6 +173,12 @@ def fit_error(n_nodes: int, hist: dict[str, int], prefilter_message: str | None 
     return msg
 
 
+def with_post_filter(message: str, post_filter_message: str) -> str:
+    """FitError.Error() with the PostFilter plugins' message (Diagnosis.PostFilterMsg), when there is one, after the
+    Filter part (which ends with its own period)."""
+    return f"{message} {post_filter_message}" if post_filter_message else message
+
+
 class PluginArgs(BaseModel):
     """Base of every plugin's args: camelCase names as in a KubeSchedulerConfiguration, unknown fields rejected
     (kube-scheduler decodes its configuration strictly), frozen (a profile is a value)."""

@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..cluster_models.errors import InputError, validation_problem
+from ..cluster_models.objects import go_quote
 from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
 from ..plugins.framework import PluginArgs
 
@@ -92,6 +93,8 @@ class Profile:
     compat: str = "1.36"
     feature_gates: tuple[tuple[str, bool], ...] = tuple(FEATURE_GATES.items())
     ignored_plugins: tuple[str, ...] = ()                     # enabled but not modelled by phalanx
+    unmodelled_scores: tuple[str, ...] = ()                   # Score plugins enabled but not modelled (they still
+                                                              # count as scoring: see `scoring`)
 
     def __post_init__(self):
         if self.compat not in COMPAT_VERSIONS:
@@ -103,6 +106,12 @@ class Profile:
 
     def enabled(self, point: str) -> tuple[str, ...]:
         return dict(self.plugins).get(point, ())
+
+    @property
+    def scoring(self) -> bool:
+        """Whether the profile has a Score plugin (upstream HasScorePlugins, modelled or not): without one a cycle
+        takes the first feasible node it finds (findNodesThatPassFilters looks for one)."""
+        return bool(self.enabled("score") or self.unmodelled_scores)
 
     def weight(self, plugin: str) -> int:
         return dict(self.weights).get(plugin, 0)
@@ -364,7 +373,8 @@ def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], co
                    placement_weights=tuple((n, w) for n, w in placement_weights.items() if n in used),
                    args=tuple((n, a) for n, a in args.items() if n in used),
                    percentage_of_nodes_to_score=0 if pct is None else pct, compat=compat,
-                   feature_gates=tuple(gates.items()), ignored_plugins=tuple(ignored))
+                   feature_gates=tuple(gates.items()), ignored_plugins=tuple(ignored),
+                   unmodelled_scores=tuple(n for n, _ in points["score"] if not _modelled(n, "score")))
 
 
 def _named_config(entries) -> list[str]:
@@ -393,6 +403,17 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
         resolved = feature_gates(overrides, f"{source}: featureGates")
     except InputError as exc:
         raise exc from None
+    # ValidateKubeSchedulerConfiguration's checks of fields phalanx does not otherwise read.
+    parallelism = doc.get("parallelism")
+    if parallelism is not None:
+        parallelism = r.integer(parallelism, "parallelism")
+        if parallelism <= 0:
+            r.fail("parallelism", f"Invalid value: {parallelism}: should be an integer value greater than zero")
+    leader = r.mapping(doc.get("leaderElection"), "leaderElection")
+    lock = leader.get("resourceLock", "leases")           # SetDefaults: leaderElect true, resourceLock "leases"
+    if leader.get("leaderElect", True) is not False and lock != "leases":
+        r.fail("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
+                                              f'"leases"')
     top_pct = doc.get("percentageOfNodesToScore")
     if top_pct is not None:
         top_pct = r.integer(top_pct, "percentageOfNodesToScore")

@@ -48,7 +48,7 @@ from ..cluster_models import Pod
 from ..cluster_models.tensors import BoundPods
 from ..kernels.backend import BackendUnavailable, bincount, namespace, precision, to_host
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
-from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
+from ..kernels.select import sample_feasible, select_best
 from ..plugins.framework import PER_POD, Pads, pad1
 from .cluster import Cluster
 from .cycle import (Evaluation, Prepared, batchable, copy_capacity, copy_totals, fixed_scores, prepare, run_filters,
@@ -414,7 +414,7 @@ class JaxPlacer(Placer):
         """Run the compiled program for `static` on the resident table."""
         n = self.cluster.tensors.nodes.size
         resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
-        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
+        wanted = self.nodes_to_find(n)
         per_call = {"rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)]),
                     "scalars": np.array([n, wanted, self.next_start, k], np.int64), **per_call}
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.

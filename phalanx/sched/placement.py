@@ -19,7 +19,7 @@ from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_e
 from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
 from .cluster import Cluster
-from ..plugins.framework import DOMAIN
+from ..plugins.framework import DOMAIN, with_post_filter
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
                     fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores)
 from .framework import Framework
@@ -138,9 +138,14 @@ class Placer:
         # one at a time (tests compare the two).
         self.batch_nominated = True
 
+    def nodes_to_find(self, n: int) -> int:
+        """How many feasible nodes a cycle over `n` nodes looks for (numFeasibleNodesToFind; one when the profile has
+        no Score plugin)."""
+        return num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n, self.profile.scoring)
+
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
-        return num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n) < n
+        return self.nodes_to_find(n) < n
 
     def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
         """Place a run of pods of one shape, in order; each part the plugins still tell apart (split_run) stops at
@@ -357,7 +362,7 @@ class Placer:
         if self.post_filter is None or ev.error is not None or not self.cluster.tensors.nodes.size:
             return message, False
         extra, nominated = self.post_filter(self, pod, p, ev)
-        return (f"{message} {extra}" if extra and not nominated else message), nominated
+        return (message if nominated else with_post_filter(message, extra)), nominated
 
     def picks(self, p: Prepared, node: int) -> tuple:
         """What the profile's Score plugins pick for the pod on its chosen node (Plugin.pick), asked before the pod's
@@ -416,7 +421,7 @@ class Placer:
             again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
-        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
+        wanted = self.nodes_to_find(n)
         if wanted < n and ev.error is None and ev.prefilter_message is None:
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
             if advance:

@@ -73,7 +73,8 @@ def group_queue_key(members, classes) -> tuple[int, int]:
     return best
 
 
-def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, image_nodes=None):
+def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, image_nodes=None,
+                     ring: list | None = None):
     """One PodGroup cycle on `nodes`; its placements stay in `pods_by_node` (the caller keeps or undoes them).
     Returns (ordered members, placed [(pod, node)], fit_errors {key: FitError}, the placeable members' message
     when minCount is not reached, else None)."""
@@ -99,7 +100,7 @@ def _try_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, 
             if failure is not None:
                 fit_errors[P.pod_key(pod)] = failure  # not evaluated again
                 continue
-            res = ref_schedule_one(pod, nodes, pods_by_node, profile, image_nodes=image_nodes)
+            res = ref_schedule_one(pod, nodes, pods_by_node, profile, image_nodes=image_nodes, ring=ring)
             if res.node is None:
                 failure = res.message
                 fit_errors[P.pod_key(pod)] = failure
@@ -133,11 +134,12 @@ def _undo(placed, pods_by_node) -> None:
                 break
 
 
-def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, bindings, unschedulable):
+def _run_group_cycle(group, members, bound_count, nodes, pods_by_node, classes, profile, bindings, unschedulable,
+                     ring: list | None = None):
     """One scheduling cycle of a PodGroup.  members: [(arrival index, pod)] pending, non-gated members.
     Binds into `bindings` / `pods_by_node` only if the cycle succeeds."""
     ordered, placed, fit_errors, message = _try_group_cycle(group, members, bound_count, nodes, pods_by_node,
-                                                            classes, profile)
+                                                            classes, profile, ring=ring)
     if message is not None:
         _undo(placed, pods_by_node)
         message = _with_wap_reason(message, profile)
@@ -212,8 +214,10 @@ def _run_topology_cycle(group, members, bound_nodes, nodes, pods_by_node, classe
     min_count = group_min_count(group)
     trials = []
     for domain_nodes in domains.values():
+        # Each placement's cycle runs on a copy of the cluster with a scheduler of its own (nextStartNodeIndex 0).
         ordered, placed, fit_errors, message = _try_group_cycle(group, members, len(bound_nodes), domain_nodes,
-                                                                pods_by_node, classes, profile, image_nodes=nodes)
+                                                                pods_by_node, classes, profile, image_nodes=nodes,
+                                                                ring=[0])
         _undo(placed, pods_by_node)
         trials.append((domain_nodes, placed, fit_errors, message))
     feasible = [t for t in trials if t[3] is None and len(t[1]) >= 1 and len(t[1]) + len(bound_nodes) >= min_count]
@@ -298,10 +302,11 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
         entities.append((-prio, first, "group", gkey))
     entities.sort(key=lambda e: (e[0], e[1]))
 
+    ring = [0]      # nextStartNodeIndex (read only by profiles without Score plugins; a failed cycle keeps its moves)
     for _negprio, _first, kind, payload in entities:
         if kind == "pod":
             pod = payload
-            res = ref_schedule_one(pod, nodes, pods_by_node, profile)
+            res = ref_schedule_one(pod, nodes, pods_by_node, profile, ring=ring)
             if res.node is None:
                 unschedulable[P.pod_key(pod)] = res.message
             else:
@@ -312,5 +317,5 @@ def ref_schedule_groups(nodes, pods, pod_groups, priority_classes, profile):
                                 classes, profile, bindings, unschedulable)
         else:
             _run_group_cycle(groups[payload], members[payload], bound_members.get(payload, 0), nodes, pods_by_node,
-                             classes, profile, bindings, unschedulable)
+                             classes, profile, bindings, unschedulable, ring=ring)
     return bindings, unschedulable

@@ -1,5 +1,6 @@
 """Plain reference scheduling loop (kube-scheduler v1.36 semantics, percentageOfNodesToScore=100,
-no preemption, one pod at a time, ties broken by the lowest node index).
+no preemption, one pod at a time, ties broken by the lowest node index; a profile without Score plugins takes the
+next feasible node round the ring from nextStartNodeIndex).
 
 Upstream: pkg/scheduler/schedule_one.go (schedulePod, findNodesThatFitPod, prioritizeNodes),
 pkg/scheduler/framework/runtime/framework.go (RunPreFilterPlugins, RunFilterPlugins,
@@ -201,7 +202,10 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
 
 
 def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING,
-                     image_nodes=None) -> RefResult:
+                     image_nodes=None, ring: list | None = None) -> RefResult:
+    """ring: [nextStartNodeIndex], for a profile without Score plugins: upstream's findNodesThatPassFilters then
+    looks for one feasible node, from nextStartNodeIndex round the ring, and the index moves past the nodes
+    visited (schedule_one.go; phalanx visits nodes in ring order). None: from index 0, the index not kept."""
     profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
@@ -218,6 +222,15 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefau
             feasible.append(node)
     if not feasible:
         return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), failed))
+    if not profile.scores:
+        start = ring[0] if ring is not None else 0
+        names = {P.node_name(n) for n in feasible}
+        for visited in range(1, len(nodes) + 1):
+            name = P.node_name(nodes[(start + visited - 1) % len(nodes)])
+            if name in names:
+                if ring is not None:
+                    ring[0] = (start + visited) % len(nodes)
+                return RefResult(node=name, totals={name: 0}, message=None)
     # upstream skips scoring when exactly one node is feasible; the totals are still reported
     scores = ref_scores(pod, feasible, nodes, pods_by_node, profile, spreading, image_nodes)
     weights = dict(profile.scores)
@@ -301,12 +314,13 @@ def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefa
     pending.sort(key=lambda t: (t[0], t[1]))
     bindings: dict = {}
     unschedulable: dict = {}
+    ring = [0]          # nextStartNodeIndex (read only by profiles without Score plugins)
     for _negprio, _idx, pod in pending:
         key = P.pod_key(pod)
         if pod.spec.scheduling_gates:
             unschedulable[key] = "Scheduling is blocked due to non-empty scheduling gates"
             continue
-        res = ref_schedule_one(pod, nodes, pods_by_node, profile, spreading)
+        res = ref_schedule_one(pod, nodes, pods_by_node, profile, spreading, ring=ring)
         if res.node is None:
             unschedulable[key] = res.message
         else:
