@@ -263,3 +263,17 @@ spec:
     sched = Scheduler(Cluster.from_objects(objects))
     result = sched.schedule()
     assert result.bindings == {"default/p": "n2"} and not any("volume" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("volume, message", [
+    ("{name: m, image: {}}", "Pod default/p: spec.volumes[0].image.reference: Required value"),
+    ("{name: m, image: {reference: 5}}", "Pod default/p: spec.volumes[0].image.reference: Invalid value: 5: must be a "
+                                          "string"),
+])
+def test_image_volume_needs_a_reference(volume, message):
+    from phalanx.cluster_models import InputError, load_text
+
+    with pytest.raises(InputError) as caught:
+        load_text(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\n"
+                  f"spec: {{containers: [{{name: c, image: x}}], volumes: [{volume}]}}\n")
+    assert str(caught.value) == message

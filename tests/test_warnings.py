@@ -115,13 +115,14 @@ spec:
      "integer"),
     # API validation leaves preferred terms' values alone; labels.NewRequirement checks them as label values
     ('[{key: zone, operator: In, values: [ok, "a b"]}]',
-     "[0].matchExpressions[0].values[1]: Invalid value: \"a b\": a valid label must be an empty string or consist of "
+     "[0].matchExpressions[0].values[1][zone]: Invalid value: \"a b\": a valid label must be an empty string or consist of "
      "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
      "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
-    # Gt "-1" parses as an integer but is no label value; two bad requirements aggregate as [e1, e2]
+    # Gt "-1" parses as an integer but is no label value; two bad requirements aggregate as [e1, e2]. A label-value
+    # error's path names the key (validateLabelValue: path.Key(k)); the integer error's does not
     ('[{key: gen, operator: Gt, values: ["-1"]}, {key: gen, operator: Lt, values: [x]}]',
-     "[[0].matchExpressions[0].values[0]: Invalid value: \"-1\": a valid label must be an empty string or consist of "
+     "[[0].matchExpressions[0].values[0][gen]: Invalid value: \"-1\": a valid label must be an empty string or consist of "
      "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
      "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), [0].matchExpressions[1].values[0]: Invalid value: \"x\": "

@@ -60,7 +60,7 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_valida
 
 from .errors import InputError
 from .quantity import decode_quantity, milli_value, parse_quantity
-from .objects import K8sModel, ObjectMeta, Toleration, dns_label_problem, dns_subdomain_problem
+from .objects import Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, toleration_problems
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
@@ -99,9 +99,9 @@ _CEL_FUNCTIONS = frozenset("""
     getMilliseconds getMinutes getMonth getSeconds quantity isQuantity semver isSemver compareTo isGreaterThan
     isLessThan add sub asInteger asApproximateFloat isInteger sign major minor patch charAt indexOf lastIndexOf
     lowerAscii upperAscii replace split substring trim join format quote reverse find findAll isSorted sum min max
-    indexOf url isURL getScheme getHost getHostname getPort getEscapedPath getQuery ip isIP cidr isCIDR
+    url isURL getScheme getHost getHostname getPort getEscapedPath getQuery ip isIP cidr isCIDR
     containsIP containsCIDR prefixLength family isUnspecified isLoopback isLinkLocalMulticast isLinkLocalUnicast
-    isGlobalUnicast masked format
+    isGlobalUnicast masked
 """.split())
 
 
@@ -277,12 +277,27 @@ class DeviceClass(K8sModel):
         return expressions(self.spec.selectors)
 
 
+class DeviceToleration(K8sModel):
+    """A device request's toleration of device taints (v1.Toleration's fields and rules, without Gt/Lt and
+    PreferNoSchedule)."""
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["", "NoSchedule", "NoExecute"] = ""
+    toleration_seconds: Int64 | None = None
+
+    @field_validator("operator", mode="before")
+    @classmethod
+    def _empty_operator_is_equal(cls, raw: Any) -> Any:
+        return "Equal" if raw == "" else raw
+
+
 class ExactDeviceRequest(K8sModel):
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: StrictInt | None = Field(default=None, ge=1)
     selectors: list[DeviceSelector] = Field(default_factory=list)
-    tolerations: list[Toleration] = Field(default_factory=list)     # DeviceToleration: the devices' taints
+    tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     admin_access: StrictBool | None = None          # read to be refused (not modelled)
     capacity: Any = None                            # consumable capacity requests: read to be refused
 
@@ -330,6 +345,9 @@ class ResourceClaimSpec(K8sModel):
                                  f"exactly)")
             if r.exactly is None:
                 raise ValueError(f"{where}.exactly: field required")
+            problems = toleration_problems(r.exactly.tolerations, f"{where}.exactly.tolerations")
+            if problems:
+                raise ValueError(problems[0])
             # On in v1.36 (admin access GA, consumable capacity beta), and not modelled: refused, never ignored.
             if r.exactly.admin_access:
                 raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
@@ -602,7 +620,7 @@ class DeviceTable:
                     activations.append(device)
                 profile.append(profiles[seen])
                 # DRADeviceTaints (beta, on in v1.36): a NoSchedule or NoExecute taint keeps the device from every
-                # request that does not tolerate it; effect None (and unknown effects) are ignored.
+                # request that does not tolerate it; effect None changes nothing.
                 hard = [(t.key, t.value, t.effect) for t in dev.taints if t.effect in ("NoSchedule", "NoExecute")]
                 if hard:
                     taints[len(keys)] = hard

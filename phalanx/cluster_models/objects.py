@@ -683,7 +683,8 @@ def dns1035_label_problem(value: str) -> str | None:
                           "starting with a letter and ending with a letter or digit")
 
 
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
 
 
 def dns_subdomain_problem(value: str) -> str | None:
@@ -696,11 +697,10 @@ def dns_subdomain_problem(value: str) -> str | None:
     return None
 
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
 QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
+
+
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
                        "alphanumeric character")
 
@@ -840,7 +840,9 @@ def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
         if t.operator == "Exists" and t.value:
             out.append(f'{at}.operator: Invalid value: "{t.value}": value must be empty when `operator` is \'Exists\'')
         if t.operator in ("Gt", "Lt") and not CANONICAL_DECIMAL.fullmatch(t.value):
-            out.append(f'{at}.value: Invalid value: "{t.value}": {DECIMAL_INTEGER_MESSAGE}')
+            # content.IsDecimalInteger: EmptyError for "", its canonical-form message otherwise
+            problem = "must be non-empty" if not t.value else DECIMAL_INTEGER_MESSAGE
+            out.append(f'{at}.value: Invalid value: "{t.value}": {problem}')
     return out
 
 
@@ -905,6 +907,15 @@ def pod_problems(pod: "Pod", template: bool = False) -> list[str]:
             out += node_selector_term_problems(
                 pref.preference, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference")
     out += toleration_problems(spec.tolerations, "spec.tolerations")
+    for i, volume in enumerate(spec.volumes):
+        image = volume.get("image")          # ImageVolume: ImageLocality reads its reference
+        if image is None:
+            continue
+        reference = image.get("reference") if isinstance(image, dict) else None
+        if reference is not None and not isinstance(reference, str):
+            out.append(f"spec.volumes[{i}].image.reference: Invalid value: {json.dumps(reference)}: must be a string")
+        elif not reference:
+            out.append(f"spec.volumes[{i}].image.reference: Required value")     # validateImageVolumeSource
     if spec.scheduling_group is not None:       # validateSchedulingGroup: a PodGroup name, as ValidatePodGroupName
         name, at = spec.scheduling_group.pod_group_name, "spec.schedulingGroup.podGroupName"
         if name is None:

@@ -88,17 +88,17 @@ def _search(devices: list[int], free: np.ndarray, matches: np.ndarray, counts: l
         kinds.setdefault(tuple(matches[q + 1:, d].tolist()), []).append(d)
     groups = list(kinds.values())
     candidates = []
+    position = {d: i for i, d in enumerate(devices)}
 
     def mixes(i: int, left: int, chosen: list[int]) -> None:
         if i == len(groups):
             if left == 0:
-                candidates.append(sorted(chosen, key=devices.index))
+                candidates.append(sorted(chosen, key=position.__getitem__))
             return
         for k in range(min(left, len(groups[i])), -1, -1):
             mixes(i + 1, left - k, chosen + groups[i][:k])
 
     mixes(0, need, [])
-    position = {d: i for i, d in enumerate(devices)}
     for chosen in sorted(candidates, key=lambda c: [position[d] for d in c]):
         found = _search(devices, free, matches, counts, all_mode, q + 1, {**taken, **{d: q for d in chosen}})
         if found is not None:

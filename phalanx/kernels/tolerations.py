@@ -9,17 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models.objects import CANONICAL_DECIMAL
-
-INT64 = (-(1 << 63), (1 << 63) - 1)
+from ..cluster_models.tensors import parse_int64_label
 
 
 def _int64(value: str) -> int | None:
     """compareNumericValues' parse: content.IsDecimalInteger, then strconv.ParseInt(value, 10, 64); None when
     either fails (upstream logs the error and does not tolerate)."""
-    if not CANONICAL_DECIMAL.fullmatch(value):
-        return None
-    number = int(value)
-    return number if INT64[0] <= number <= INT64[1] else None
+    return parse_int64_label(value) if CANONICAL_DECIMAL.fullmatch(value) else None
 
 
 def tolerates(toleration, key: str, value: str, effect: str, comparison: bool = False) -> bool:

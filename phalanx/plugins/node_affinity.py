@@ -96,7 +96,7 @@ def _value_errors(r, path: str) -> list[str]:
     for i, v in enumerate(r.values):
         errors = label_value_errors(v)
         if errors:
-            out.append(f"{path}.values[{i}]: Invalid value: {go_quote(v)}: {'; '.join(errors)}")
+            out.append(f"{path}.values[{i}][{r.key}]: Invalid value: {go_quote(v)}: {'; '.join(errors)}")
     return out
 
 

@@ -137,9 +137,11 @@ class Groups:
                 and spec.priority_class_name not in self.cluster.priority_classes:
             raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
                              f"\"{spec.priority_class_name}\" not found")
-        members = [(self.cluster.priority(p), seq) for p, seq in gs.pending.values()]
-        top = max(priority for priority, _ in members)
-        return top, min(seq for priority, seq in members if priority == top)
+        ordered = self.members_in_order(gs)
+        if not ordered:                  # every member left while the group waited: it is dropped when popped
+            return 0, gs.first_seq
+        pod, seq = ordered[0]
+        return self.cluster.priority(pod), seq
 
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
         """Pending members by (priority desc, arrival)."""
