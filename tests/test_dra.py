@@ -492,7 +492,10 @@ def test_filter_matches_reference(case):
     allocated = np.array(data.draw(st.lists(st.booleans(), min_size=d, max_size=d)), bool).reshape(d)
     pinned = data.draw(st.lists(st.integers(-1, n - 1), max_size=2))
     matches, ref_requests = [], []
-    raw = [(s.spec.driver, dev.attributes.get("model")) for s in slices for dev in s.spec.devices]
+    # the table's rows are in the allocator's order (pools by driver and name), not the input's
+    by_key = {(s.spec.driver, s.spec.pool.name, dev.name): (s.spec.driver, dev.attributes.get("model"))
+              for s in slices for dev in s.spec.devices}
+    raw = [by_key[key] for key in table.keys]
     for driver, model, count, all_mode in requests:
         expr = " && ".join(([f'device.driver == "{driver}"'] if driver else [])
                            + ([f'device.attributes["{driver or DRIVERS[0]}"].model == "{model}"'] if model else []))

@@ -131,10 +131,11 @@ spec:
 
 @pytest.mark.parametrize("value", ["12x", "007", "+5", "-0", "", "1.5"])
 def test_manifest_rejects_a_non_integer_threshold(value):
+    """content.IsDecimalInteger's messages: EmptyError for "", the canonical-form one otherwise."""
     with pytest.raises(InputError) as err:
         load_text(POD.format(op="Gt", value=value))
-    assert str(err.value) == (f'Pod default/w-3: spec.tolerations[0].value: Invalid value: "{value}": must be a '
-                              f"valid decimal integer in canonical form")
+    detail = "must be non-empty" if value == "" else "must be a valid decimal integer in canonical form"
+    assert str(err.value) == f'Pod default/w-3: spec.tolerations[0].value: Invalid value: "{value}": {detail}'
 
 
 @pytest.mark.parametrize("op,value", [("Gt", "-100"), ("Lt", "9223372036854775807"), ("Equal", "gold")])
