@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from strategies import make_node, make_pod, make_pod_group
@@ -493,3 +494,19 @@ def test_domains_are_compared_on_the_pdb_violations_the_plugin_counted():
     sched.add_pods([make_pod("w0", cpu="2", pod_group="g")])
     sched.step(until=0)
     assert [(e.domain, e.victims) for e in preemptions(sched)] == [("rack=r1", ["default/c"])]
+
+
+def test_pod_group_with_an_unknown_priority_class_is_refused():
+    """The priority admission resolves a PodGroup's priorityClassName into spec.priority and refuses a class that
+    does not exist: an input error at load and at add_pod_group, before anything changes; system classes resolve."""
+    from phalanx.cluster_models import InputError, pod_group_priority
+
+    missing = make_pod_group("g", min_count=1, priority_class_name="gold")
+    message = 'PodGroup default/g: spec.priorityClassName: PriorityClass "gold" not found'
+    with pytest.raises(InputError, match=f"^{message}$"):
+        Cluster.from_objects(ClusterObjects(nodes=[make_node("n1")], pod_groups=[missing]))
+    s = Scheduler(Cluster.from_objects(ClusterObjects(nodes=[make_node("n1")])))
+    with pytest.raises(InputError, match=f"^{message}$"):
+        s.add_pod_group(missing)
+    assert "default/g" not in s.groups.states and s.cluster.pod_groups == []
+    assert pod_group_priority(make_pod_group("s", priority_class_name="system-node-critical"), {}) == 2_000_001_000

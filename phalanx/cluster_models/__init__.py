@@ -46,6 +46,7 @@ from .objects import (
 from .quantity import QuantityError, milli_value, parse_quantity, to_int64, value
 from .requests import (
     effective_priority,
+    pod_group_priority,
     pod_nonzero_requests,
     pod_requests,
     pod_scoring_requests,
@@ -88,7 +89,7 @@ __all__ = [
     "PodStatus", "PodTemplateMetadata", "PodTemplateSpec", "PreferredSchedulingTerm", "PriorityClass",
     "QuantityError", "ResourceList", "ResourceRequirements", "Taint", "Toleration", "TopologyConstraint",
     "TopologySpreadConstraint", "TypedLocalObjectReference", "Workload", "WorkloadPodGroupTemplateReference",
-    "WorkloadReference", "WorkloadSpec", "WorkloadV1Alpha1", "effective_priority", "expand_jobs",
+    "WorkloadReference", "WorkloadSpec", "WorkloadV1Alpha1", "effective_priority", "expand_jobs", "pod_group_priority",
     "job_eligible_for_gang", "job_objects", "load_paths", "load_text", "milli_value", "owned_by", "parse_objects",
     "parse_quantity", "pod_group_of", "pod_group_reason", "pod_nonzero_requests", "pod_requests",
     "pod_scoring_requests", "resolve_pod_group", "to_int64", "value",

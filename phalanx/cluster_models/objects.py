@@ -35,7 +35,7 @@ from pydantic.alias_generators import to_camel
 
 from .errors import validation_problem
 from .quantity import ResourceList, nanos_to_text
-from .requests import default_pod_resources
+from .requests import SYSTEM_PRIORITY_CLASSES, default_pod_resources
 
 __all__ = [
     "Affinity", "Container", "ContainerPort", "LabelSelector", "LabelSelectorRequirement", "Node",
@@ -1345,10 +1345,6 @@ class PriorityClass(K8sModel):
             raise ValueError(f"value: Forbidden: maximum allowed value of a user defined priority is "
                              f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
         return self
-
-
-# scheduling.SystemPriorityClasses(): the classes a "system-" name may be, with their values.
-SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
 
 
 def priority_class_manifest_problem(pc: PriorityClass) -> str | None:

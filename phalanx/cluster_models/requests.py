@@ -20,6 +20,7 @@ from .quantity import NANO, QuantityError, ResourceList, int64_to_nanos, nanos_t
 
 if TYPE_CHECKING:
     from .objects import Container, Pod, PriorityClass
+    from .workloads import PodGroup
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # pkg/scheduler/util.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # pkg/scheduler/util.DefaultMemoryRequest
@@ -229,6 +230,23 @@ def effective_priority(pod: Pod, priority_classes: Mapping[str, PriorityClass]) 
         raise InputError(f'Pod {pod.key}: spec.priorityClassName: PriorityClass "{name}" not found')
     default = global_default_class(priority_classes)
     return default.value if default is not None else 0
+
+
+def pod_group_priority(group: PodGroup, priority_classes: Mapping[str, PriorityClass]) -> int:
+    """util.PodGroupPriority: spec.priority, else the value of spec.priorityClassName (what the priority admission
+    writes into spec.priority; the system classes included), else 0. InputError when the named class does not exist
+    (admission refuses such a PodGroup). Member pods' priorities are not read."""
+    spec = group.spec
+    if spec.priority is not None:
+        return spec.priority
+    name = spec.priority_class_name
+    if not name:
+        return 0
+    if name in priority_classes:
+        return priority_classes[name].value
+    if name in SYSTEM_PRIORITY_CLASSES:
+        return SYSTEM_PRIORITY_CLASSES[name]
+    raise InputError(f'PodGroup {group.key}: spec.priorityClassName: PriorityClass "{name}" not found')
 
 
 def global_default_class(priority_classes: Mapping[str, PriorityClass]) -> PriorityClass | None:

@@ -10,7 +10,8 @@ import dataclasses
 import numpy as np
 
 from ..cluster_models import (ClusterObjects, InputError, Job, Node, Pod, PodGroup, PodGroupIndex, PriorityClass,
-                              Workload, effective_priority, expand_jobs, load_paths)
+                              Workload, effective_priority, expand_jobs, load_paths,
+                              pod_group_priority)
 from ..cluster_models.controllers import DaemonSet, daemon_probe, expand_controllers
 from ..cluster_models.disruption import PodDisruptionBudget, budget_floor
 from ..cluster_models.gpus import device_request
@@ -324,6 +325,8 @@ class Cluster:
                 bound.append((pod, spec.node_name))
             elif not later or pod.key not in later:
                 pending.append(pod)
+        for group in objects.pod_groups:
+            pod_group_priority(group, classes)         # validates priorityClassName, as admission does
         for pod, node in bound:
             node_id = tensors.node_index.get(node)
             if node_id is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from ..cluster_models import ClusterObjects, InputError, Pod, PodGroup, PodGroupIndex
+from ..cluster_models import ClusterObjects, Pod, PodGroup, PodGroupIndex
 from ..plugins.gang_scheduling import PERMIT_TIMEOUT_S, QUORUM_MESSAGE, WAIT_MESSAGE
 
 __all__ = ["GROUP_UNSCHEDULABLE", "GroupState", "Groups", "MEMBER_UNSCHEDULABLE", "PERMIT_TIMEOUT_S",
@@ -132,11 +132,6 @@ class Groups:
         cycle starts when one is popped (podGroupInfoForPod), so the group goes where its first member would: its
         highest pending member priority, the earliest arrival among those members. The PodGroup's own priority is
         what preemption reads, not the queue."""
-        spec = gs.group.spec
-        if spec.priority is None and spec.priority_class_name \
-                and spec.priority_class_name not in self.cluster.priority_classes:
-            raise InputError(f"PodGroup {gs.key}: spec.priorityClassName: PriorityClass "
-                             f"\"{spec.priority_class_name}\" not found")
         ordered = self.members_in_order(gs)
         if not ordered:                  # every member left while the group waited: it is dropped when popped
             return 0, gs.first_seq

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by
+from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by, pod_group_priority
 from ..cluster_models.controllers import expand_controllers
 from ..cluster_models.gpus import device_request
 from ..cluster_models.images import NodeImages
@@ -497,6 +497,7 @@ class Scheduler:
         """A PodGroup appears; pods that were waiting for it join it."""
         if group.key in self.groups.states or group.key in self.groups.keys:
             raise InputError(f"PodGroup {group.key}: metadata.name: already exists")
+        pod_group_priority(group, self.cluster.priority_classes)     # admission: its PriorityClass must exist
         start = len(self.log)
         self.progress += 1
         self.cluster.pod_groups.append(group)

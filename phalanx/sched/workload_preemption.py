@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models import Pod
+from ..cluster_models import Pod, pod_group_priority
 from ..cluster_models.gpus import device_request
 from ..cluster_models.tensors import bind_existing
 from ..kernels import preemption as kernel
@@ -53,15 +53,8 @@ class VictimUnit:
 
 
 def group_priority(group, cluster) -> int:
-    """util.PodGroupPriority: spec.priority, or the value of spec.priorityClassName (what admission writes into
-    spec.priority), else 0. Member pods' priorities are not read."""
-    spec = group.spec
-    if spec.priority is not None:
-        return spec.priority
-    if spec.priority_class_name:
-        cls = cluster.priority_classes.get(spec.priority_class_name)
-        return cls.value if cls is not None else 0
-    return 0
+    """util.PodGroupPriority (cluster_models.pod_group_priority; the class was checked at input)."""
+    return pod_group_priority(group, cluster.priority_classes)
 
 
 class GroupDryRun:
