@@ -17,11 +17,14 @@ sched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from ..cluster_models import PodGroup
 
 # Extension points as a KubeSchedulerConfiguration names them, in cycle order, with the method implementing each.
 EXTENSION_POINTS: dict[str, str] = {
@@ -129,8 +132,8 @@ class FailedCycle:
     dry_run: object               # sched.preemption.DryRun: victims on nodes, for preemption plugins (or None, as
                                   # codes)
     offset: int                   # node id DefaultPreemption's scan starts at, wrapping (upstream: random)
-    pod_group: object = None      # the PodGroup the pod's schedulingGroup names (None: it names none, or the group
-                                  # does not exist)
+    pod_group: PodGroup | None = None   # the PodGroup the pod's schedulingGroup names (None: it names none, or
+                                        # the group does not exist)
 
 
 @dataclass(frozen=True)
