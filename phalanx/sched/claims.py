@@ -221,7 +221,7 @@ class ClaimBook:
         """(D,) bool: devices the class's and the request's CEL selectors all match and whose NoSchedule /
         NoExecute taints the request tolerates (DRADeviceTaints, on in v1.36: the allocator's allTaintsTolerated,
         with v1.Toleration's Equal / Exists rule)."""
-        key = (cls.metadata.name, expressions, tuple(t.model_dump_json() for t in tolerations))
+        key = (cls.metadata.name, expressions, tuple((t.key, t.operator, t.value, t.effect) for t in tolerations))
         hit = self._match.get(key)
         if hit is None:
             hit = np.ones(self.devices.size, bool)
