@@ -226,6 +226,19 @@ def test_select_and_sample(backend, data, n):
     sampled, visited = select.sample_feasible(np, feasible, start, wanted)
     psampled, pvisited = select.sample_feasible(np, padded, np.int64(start), np.int64(wanted), np.int64(n))
     assert psampled[:n].tolist() == sampled.tolist() and not psampled[n:].any() and int(pvisited) == int(visited)
+    # A PreFilterResult's nodes: their own ring, entered at start modulo their count; as a plain walk over them.
+    among = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    check(backend, select.sample_feasible, {"feasible": feasible, "among": among}, {"start": start, "wanted": wanted})
+    listed = np.flatnonzero(among).tolist()
+    taken, visited = [], len(listed)
+    for step in range(len(listed)):
+        node = listed[(start + step) % len(listed)]
+        if feasible[node] and len(taken) < wanted:
+            taken.append(node)
+            if len(taken) == wanted:
+                visited = step + 1
+    sampled, got_visited = select.sample_feasible(np, feasible, start, wanted, among=among)
+    assert np.flatnonzero(sampled).tolist() == sorted(taken) and int(got_visited) == visited
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

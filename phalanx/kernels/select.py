@@ -5,8 +5,6 @@ Upstream breaks ties by heap order over a non-deterministic node order; phalanx 
 """
 from __future__ import annotations
 
-from .backend import set_at
-
 NONE = -1
 
 
@@ -40,21 +38,29 @@ def num_feasible_nodes_to_find(percentage: int, n_nodes: int, scoring: bool = Tr
     return max(n_nodes * percentage // 100, 100)
 
 
-def sample_feasible(xp, feasible, start, wanted, n=None):
-    """The first `wanted` feasible nodes visiting nodes from `start` round the ring, and how many nodes were
-    visited (upstream checks nodes in parallel; phalanx visits them in ring order, deterministically).
+def sample_feasible(xp, feasible, start, wanted, n=None, among=None):
+    """The first `wanted` feasible nodes visiting the cycle's nodes from `start` round their ring, and how many
+    nodes were visited (upstream checks nodes in parallel; phalanx visits them in ring order, deterministically).
 
-    feasible: (N,) bool, possibly padded: only the first `n` entries are real nodes (n defaults to N; padded
-    entries must be False). start, wanted, n may be Python ints or 0-d arrays; `visited` is a 0-d int64 array."""
-    size = feasible.shape[0]
-    n = size if n is None else n
-    j = xp.arange(size)
-    real = j < n
-    order = xp.where(real, (j + start) % xp.maximum(n, 1), j)
-    in_order = feasible[order] & real
-    seen = xp.cumsum(in_order.astype(xp.int64))
-    taken_in_order = in_order & (seen <= wanted)
-    found = seen[-1] if size else 0
-    reached = xp.argmax(seen >= wanted) + 1 if size else 0
-    visited = xp.asarray(xp.where(found < wanted, n, reached), dtype=xp.int64)
-    return set_at(xp, xp.zeros_like(feasible), order, taken_in_order), visited
+    The cycle's nodes are `among` ((N,) bool: the nodes a PreFilterResult left, in index order; upstream lists them
+    in a Go map's order), default the first `n` (n defaults to N; padded entries must be False). Their ring is
+    entered at start modulo their count, as findNodesThatPassFilters indexes its own node list; the caller moves
+    nextStartNodeIndex by `visited` modulo all nodes. start, wanted, n may be Python ints or 0-d arrays; `visited`
+    is a 0-d int64 array."""
+    i64 = xp.int64
+    if among is None:
+        among = xp.arange(feasible.shape[0]) < (feasible.shape[0] if n is None else n)
+    member = among.astype(i64)
+    m = xp.sum(member)
+    place = xp.cumsum(member) - member          # each cycle node's index in the cycle's list
+    entry = start % xp.maximum(m, 1)
+    hit = (feasible & among).astype(i64)
+    hits_before = xp.cumsum(hit) - hit
+    found = xp.sum(hit)
+    skipped = xp.sum(xp.where(place < entry, hit, 0))     # feasible nodes listed before the entry: visited last
+    seen = xp.where(place >= entry, hits_before - skipped, found - skipped + hits_before) + 1
+    taken = (hit == 1) & (seen <= wanted)
+    position = (place - entry) % xp.maximum(m, 1)          # 0 for the node at the entry
+    last = xp.sum(xp.where((hit == 1) & (seen == wanted), position + 1, 0))
+    visited = xp.asarray(xp.where(found < wanted, m, last), dtype=i64)
+    return taken, visited

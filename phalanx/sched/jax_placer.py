@@ -315,8 +315,13 @@ class JaxPlacer(Placer):
         return p, ev, node
 
     # -- runs ----------------------------------------------------------------------------------------
+    def _compiles(self, p: Prepared) -> bool:
+        """Whether `p`'s pods go in a compiled call: not when sampling over a PreFilterResult's nodes (their own
+        ring, which the compiled loop does not keep; such pods, a DaemonSet's, are few)."""
+        return _compilable(p) and not (p.allowed is not None and self.sampling())
+
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
-        if self.cluster.nominations or not _compilable(prepare(shape, self.cluster, self.framework)):
+        if self.cluster.nominations or not self._compiles(prepare(shape, self.cluster, self.framework)):
             # Per-pod host state (DRA claims, GPU shares, inter-pod terms) or pods nominated to nodes (which
             # Filter counts): the per-pod path, eagerly on JAX arrays.
             with precision(self.xp):
@@ -459,7 +464,7 @@ class JaxPlacer(Placer):
             return None
         ports = tuple(cluster.tensors.port_column(port) for port in shape.host_ports)   # before NodePorts' PreFilter
         p = prepare(shape, cluster, self.framework)
-        if not _compilable(p) or _reads_bound_pods(p):
+        if not self._compiles(p) or _reads_bound_pods(p):
             return None
         # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.
         pads, kl_pad, _ = self._pads()

@@ -246,6 +246,7 @@ class Placer:
                 out.fail([pod], message, why)
                 continue
             out.fail(pods[i - 1:], message, why)
+            self.skip_cycles(ev, len(pods) - i)
             break
 
     def _place_nominated(self, shape: PodShape, pods: list[Pod], out: RunOutcome) -> int:
@@ -421,9 +422,10 @@ class Placer:
             again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
-        wanted = self.nodes_to_find(n)
-        if wanted < n and ev.error is None and ev.prefilter_message is None:
-            sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted)
+        if self.sampling() and ev.error is None and ev.prefilter_message is None:
+            among = None if ev.outside is None else ~xp.asarray(ev.outside)
+            wanted = self.nodes_to_find(n if among is None else int(xp.sum(among)))
+            sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted, among=among)
             if advance:
                 self.next_start = (self.next_start + int(visited)) % n
             ev.feasible = sampled
@@ -432,6 +434,14 @@ class Placer:
         run_scores(xp, p, tensors, ev, self.caches)
         rank = np.arange(n) if rank is None else rank
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
+
+    def skip_cycles(self, ev: Evaluation, count: int) -> None:
+        """The ring after `count` more cycles of pods identical to the one `ev` failed, which fail alike: each
+        visits every node a PreFilterResult left (nextStartNodeIndex moves by their count, modulo all nodes; with
+        no PreFilterResult by all nodes, i.e. not at all)."""
+        if count and ev.outside is not None and self.sampling() and ev.prefilter_message is None and ev.error is None:
+            n = self.cluster.tensors.nodes.size
+            self.next_start = (self.next_start + count * int(np.count_nonzero(~np.asarray(ev.outside)))) % n
 
     @staticmethod
     def _score_error(p: Prepared, ev: Evaluation) -> bool:

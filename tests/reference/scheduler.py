@@ -204,8 +204,9 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
 def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING,
                      image_nodes=None, ring: list | None = None) -> RefResult:
     """ring: [nextStartNodeIndex], for a profile without Score plugins: upstream's findNodesThatPassFilters then
-    looks for one feasible node, from nextStartNodeIndex round the ring, and the index moves past the nodes
-    visited (schedule_one.go; phalanx visits nodes in ring order). None: from index 0, the index not kept."""
+    looks for one feasible node among the cycle's nodes (a PreFilterResult's, else all), from nextStartNodeIndex
+    round their ring, and the index moves past the nodes visited, modulo all nodes (schedule_one.go; phalanx visits
+    nodes in ring order). None: from index 0, the index not kept."""
     profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
@@ -220,13 +221,18 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefau
             failed[P.node_name(node)] = st[-1][2]
         else:
             feasible.append(node)
+    # The nodes the cycle looks at: a PreFilterResult's (in node order; upstream's order is a Go map's), else all.
+    named, _ = _prefilter_node_names(pod, profile)
+    listed = [n for n in nodes if named is None or P.node_name(n) in named]
     if not feasible:
+        if ring is not None:        # every listed node was visited
+            ring[0] = (ring[0] + len(listed)) % len(nodes)
         return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), failed))
     if not profile.scores:
         start = ring[0] if ring is not None else 0
         names = {P.node_name(n) for n in feasible}
-        for visited in range(1, len(nodes) + 1):
-            name = P.node_name(nodes[(start + visited - 1) % len(nodes)])
+        for visited in range(1, len(listed) + 1):
+            name = P.node_name(listed[(start + visited - 1) % len(listed)])
             if name in names:
                 if ring is not None:
                     ring[0] = (start + visited) % len(nodes)
