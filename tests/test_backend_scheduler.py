@@ -57,7 +57,7 @@ def test_jax_groups_match_numpy(cluster, profile):
     assert got.pod_groups == want.pod_groups
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=batch_cases(), copies=st.sampled_from([2, 32]))
 def test_jax_batch_rounds_match_numpy(case, copies):
     """The batch rounds inside the compiled loop (contenders, copies scored ahead, the normalization and
@@ -209,7 +209,7 @@ def segment_cases(draw):
     return nodes, pods
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=segment_cases(), tie_break=st.sampled_from(["first", "first", "random"]))
 def test_jax_segments_match_numpy(case, tie_break):
     """Runs of different shapes placed by one compiled call each segment give numpy's run-by-run decisions: the same

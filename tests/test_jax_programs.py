@@ -105,7 +105,7 @@ def test_scenarios_in_one_process_keep_at_most_capacity_programs_and_decide_as_n
     cache = programs(2)
     rng = random.Random(7)
     compiled = 0
-    for _ in range(5):
+    for _ in range(3):
         objects = small_scenario(rng)
         want = Scheduler(Cluster.from_objects(objects)).schedule()
         s = Scheduler(Cluster.from_objects(objects), backend="jax")

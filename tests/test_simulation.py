@@ -758,7 +758,7 @@ def test_kept_gang_shortfalls_record_what_every_cycle_would(gang_mode, data):
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 @pytest.mark.parametrize("gang_mode", ["podgroup", "permit"])
-@settings(max_examples=max(SIM_EXAMPLES // 8, 5))      # each example compiles programs for its sizes (seconds)
+@settings(max_examples=max(SIM_EXAMPLES // 12, 5))     # each example compiles programs for its sizes (seconds)
 @given(data=st.data())
 def test_jax_backend_records_equal_numpy(gang_mode, data):
     """The JAX placer keeps the node table on the device between calls; node events, deletions, Permit
