@@ -153,6 +153,7 @@ def resource_weights(resources) -> tuple[tuple[str, int], ...]:
 class FilterState:
     request: np.ndarray              # (R,) int64 what the filter checks (ignoredResources zeroed)
     columns: tuple[int, ...]         # the columns `request` asks for (> 0)
+    delegated: tuple[int, ...] = ()  # of those, extended resources a DeviceClass backs (DRA where allocatable is 0)
 
 
 class NodeResourcesFit(Plugin):
@@ -175,15 +176,21 @@ class NodeResourcesFit(Plugin):
                 if is_extended_resource(name) and (name in args.ignored_resources
                                                    or name.split("/")[0] in args.ignored_resource_groups):
                     request[col] = 0
-        return FilterState(request, kernel.wanted_columns(request))
+        columns = kernel.wanted_columns(request)
+        # DRAExtendedResource (on in v1.36): fitsRequest leaves a resource that a DeviceClass backs to DRA on nodes
+        # whose allocatable is 0 (shouldDelegateResourceToDRA; DynamicResources allocates it there).
+        backed = cluster.claims.extended
+        items = cluster.tensors.resources.items
+        delegated = tuple(c for c in columns if items[c] in backed) if backed else ()
+        return FilterState(request, columns, delegated)
 
     def filter(self, xp, state, tensors):
         nodes = tensors.nodes
         if xp is np and len(nodes.pod_count) <= _FEW_ROWS:
             return kernel.fit_filter_few(nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                         state.request, state.columns)
+                                         state.request, state.columns, state.delegated)
         return kernel.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                 state.request, state.columns)
+                                 state.request, state.columns, state.delegated)
 
     def reasons(self, payload, tensors):
         out = [TOO_MANY_PODS] if payload & (1 << kernel.TOO_MANY_PODS_BIT) else []
@@ -216,7 +223,7 @@ class NodeResourcesFit(Plugin):
     def copy_capacity(self, xp, state, tensors):
         nodes = tensors.nodes
         return kernel.fit_capacity(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                   state.request, state.columns)
+                                   state.request, state.columns, state.delegated)
 
     def copy_scores(self, xp, state, tensors, rows, copies):
         nodes = tensors.nodes
@@ -227,13 +234,13 @@ class NodeResourcesFit(Plugin):
         return kernel.fit_score(xp, self.args.strategy, after, alloc, state.weights, self.args.shape)
 
     def pad_filter_state(self, state, pads: Pads):
-        return FilterState(pad1(state.request, pads.resources, 0), state.columns)
+        return FilterState(pad1(state.request, pads.resources, 0), state.columns, state.delegated)
 
     def runtime_filter_inputs(self, state):
-        return FilterState(None, state.columns), state.request
+        return FilterState(None, state.columns, state.delegated), state.request
 
     def with_runtime_filter(self, state, values):
-        return FilterState(values, state.columns)
+        return FilterState(values, state.columns, state.delegated)
 
     def runtime_score_inputs(self, state):
         values, rest = amounts(state)
