@@ -778,3 +778,22 @@ def test_extended_resource_class_resolution():
     assert resolved == {EXT_GPU: "new-a", "deviceclass.resource.kubernetes.io/old": "old",
                         "deviceclass.resource.kubernetes.io/new-a": "new-a",
                         "deviceclass.resource.kubernetes.io/new-b": "new-b"}
+
+
+@pytest.mark.parametrize("plugin, args", [
+    ("NodeResourcesFit", {"scoringStrategy": {"type": "LeastAllocated", "resources": [
+        {"name": "cpu", "weight": 1}, {"name": EXT_GPU, "weight": 2}]}}),
+    ("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 1}, {"name": EXT_GPU, "weight": 1}]}),
+])
+def test_scoring_a_dra_backed_extended_resource_is_refused(plugin, args):
+    # Upstream scores such a resource on nodes without it from the class's devices there; phalanx refuses the
+    # configuration rather than score it from the node's allocatable alone.
+    from phalanx.sched.config import config_from_doc
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 2)])
+    objects.nodes = [make_node("a")]
+    config = config_from_doc({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                              "profiles": [{"pluginConfig": [{"name": plugin, "args": args}]}]})
+    with pytest.raises(InputError) as error:
+        Scheduler(Cluster.from_objects(objects), config)
+    assert str(error.value) == (f"{plugin}: scoring resource {EXT_GPU}: an extended resource DeviceClass gpu backs "
+                                f"(DRAExtendedResource); scoring it is not modelled by phalanx")

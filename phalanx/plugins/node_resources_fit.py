@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from ..cluster_models.errors import InputError
 from ..cluster_models.objects import qualified_name_errors
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
@@ -144,6 +145,17 @@ def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
     return errors
 
 
+def refuse_dra_backed_scoring(plugin: str, resources: list[ResourceSpec], cluster) -> None:
+    """InputError when a scored resource is an extended resource a DeviceClass backs (DRAExtendedResource): upstream
+    scores it on nodes without it from the class's devices there, which phalanx does not model."""
+    backed = cluster.claims.extended
+    for r in resources:
+        if r.name in backed:
+            raise InputError(f"{plugin}: scoring resource {r.name}: an extended resource DeviceClass "
+                             f"{backed[r.name].metadata.name} backs (DRAExtendedResource); scoring it is not modelled "
+                             f"by phalanx")
+
+
 def resource_weights(resources) -> tuple[tuple[str, int], ...]:
     """(name, weight) with a weight of 0 meaning 1."""
     return tuple((r.name, r.weight or 1) for r in resources)
@@ -166,6 +178,12 @@ class NodeResourcesFit(Plugin):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._resources = self.args.resources     # (name, weight), read per pod
+
+    @classmethod
+    def args_from_input(cls, args, cluster):
+        if args is not None:
+            refuse_dra_backed_scoring(cls.name, args.scoring_strategy.resources, cluster)
+        return args
 
     def pre_filter(self, pod, cluster):
         request = pod.request
