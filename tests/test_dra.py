@@ -715,3 +715,85 @@ def test_slices_are_tried_in_name_order():
     entry = {"name": "gpu", "resourceClaimTemplateName": "one"}
     assert bindings(s.add_pods([pod("p", [entry])]) + s.run_until_idle()) == {"default/p": "n0"}
     assert devices_of(s, "default/p-gpu") == ["n0/first-named"]
+
+
+# ------------------------------------------------------------------------ extended resources backed by DRA (KEP-5004)
+EXT_GPU = "example.com/gpu"
+
+
+def _gpu_slice(node: str, n: int) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": "gpu.example.com", "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "nodeName": node, "devices": [{"name": f"gpu-{i}"} for i in range(n)]}}
+
+
+GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+             "spec": {"extendedResourceName": EXT_GPU,
+                      "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+
+
+def test_extended_resource_backed_by_dra_toy():
+    # Hand-checked: nodes a and b advertise no example.com/gpu but hold 2 and 1 DRA devices of the class that names
+    # it; c advertises 1 (device plugin). Five one-GPU pods: four fit (2 + 1 + 1), each DRA-served pod holding one
+    # device of its node in a claim of its own, the one on c none. The two-GPU pod fits nowhere: c has too few
+    # (NodeResourcesFit), a and b no free device (DynamicResources).
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 2), _gpu_slice("b", 1)])
+    objects.nodes = [make_node("a"), make_node("b"), make_node("c", extra={EXT_GPU: "1"})]
+    objects.pods = ([make_pod(f"p{i}", containers=[{"cpu": "100m", EXT_GPU: "1"}]) for i in range(5)]
+                    + [make_pod("q", containers=[{"cpu": "100m", EXT_GPU: "2"}])])
+    result = Scheduler(Cluster.from_objects(objects)).schedule()
+    bound = {k: v for k, v in result.bindings.items()}
+    assert sorted(bound) == ["default/p0", "default/p1", "default/p2", "default/p3"]
+    assert sorted(bound.values()) == ["a", "a", "b", "c"]
+    for key, node in bound.items():
+        held = result.allocations.get(key, [])
+        if node == "c":
+            assert held == []
+        else:
+            assert [(a["claim"], a["request"], a["pool"]) for a in held] == [
+                (f"{key}-extended-resources", "container-0-request-1", node)]     # requests: cpu, example.com/gpu
+    devices = [a["device"] for held in result.allocations.values() for a in held]
+    assert len(devices) == 3
+    assert result.unschedulable["default/q"].startswith(
+        f"0/3 nodes are available: 1 Insufficient {EXT_GPU}, 2 cannot allocate all claims.")
+
+
+def test_extended_resource_name_is_validated():
+    bad = {**GPU_CLASS, "spec": {"extendedResourceName": "cpu"}}
+    with pytest.raises(InputError) as error:
+        parse_objects([bad])
+    assert str(error.value) == ('DeviceClass gpu: spec.extendedResourceName: Invalid value: "cpu": must be a valid '
+                                'extended resource name')
+
+
+def test_extended_resource_class_resolution():
+    # ExtendedResourceCache: the implicit deviceclass.resource.kubernetes.io/<class> always; an explicit name claimed
+    # by two classes goes to the newer, the lower name on equal timestamps.
+    from phalanx.sched.claims import extended_resource_classes
+    objects = parse_objects([
+        {**GPU_CLASS, "metadata": {"name": "old", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "new-b", "creationTimestamp": "2026-02-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "new-a", "creationTimestamp": "2026-02-01T00:00:00Z"}}])
+    resolved = {k: v.metadata.name for k, v in extended_resource_classes(objects.device_classes).items()}
+    assert resolved == {EXT_GPU: "new-a", "deviceclass.resource.kubernetes.io/old": "old",
+                        "deviceclass.resource.kubernetes.io/new-a": "new-a",
+                        "deviceclass.resource.kubernetes.io/new-b": "new-b"}
+
+
+@pytest.mark.parametrize("plugin, args", [
+    ("NodeResourcesFit", {"scoringStrategy": {"type": "LeastAllocated", "resources": [
+        {"name": "cpu", "weight": 1}, {"name": EXT_GPU, "weight": 2}]}}),
+    ("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 1}, {"name": EXT_GPU, "weight": 1}]}),
+])
+def test_scoring_a_dra_backed_extended_resource_is_refused(plugin, args):
+    # Upstream scores such a resource on nodes without it from the class's devices there; phalanx refuses the
+    # configuration rather than score it from the node's allocatable alone.
+    from phalanx.sched.config import config_from_doc
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 2)])
+    objects.nodes = [make_node("a")]
+    config = config_from_doc({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                              "profiles": [{"pluginConfig": [{"name": plugin, "args": args}]}]})
+    with pytest.raises(InputError) as error:
+        Scheduler(Cluster.from_objects(objects), config)
+    assert str(error.value) == (f"{plugin}: scoring resource {EXT_GPU}: an extended resource DeviceClass gpu backs "
+                                f"(DRAExtendedResource); scoring it is not modelled by phalanx")

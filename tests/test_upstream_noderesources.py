@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phalanx.cluster_models import ClusterObjects, InputError
+from phalanx.cluster_models import InputError, parse_objects
 from phalanx.kernels.node_resources_fit import broken_linear
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
@@ -51,8 +51,12 @@ DRA_EXT = "extended.resource.dra.io/something"  # extendedResourceDRA
 EXT_RES = "abc.com/xyz"                         # test_util.go extendedRes
 GPU = "nvidia.com/gpu"
 
-DRA_EXTENDED = ("DRAExtendedResource (v1.36 beta, on by default: an extended resource named by a DeviceClass's "
-                "extendedResourceName is allocated by DynamicResources) is not modelled by phalanx")
+DRA_EXTENDED = ("scoring an extended resource backed by DRA (DRAExtendedResource: allocatable and requested counted "
+                "from the devices of its DeviceClass) is not modelled by phalanx")
+# fit_test.go's draObjects: a DeviceClass whose spec.extendedResourceName is extendedResourceDRA (the Filter reads only
+# that mapping, not the class's name or devices).
+DRA_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "device-class-name"},
+             "spec": {"extendedResourceName": DRA_EXT}}
 
 
 # ------------------------------------------------------------------------------------------------ harness
@@ -95,20 +99,22 @@ def req(**amounts) -> dict:
     return {k.replace("_", "-"): str(v) for k, v in amounts.items()}
 
 
-def explain(nodes, bound, incoming, points: dict, plugin_config=()) -> dict:
+def explain(nodes, bound, incoming, points: dict, plugin_config=(), dra=()) -> dict:
     doc = {"kind": "KubeSchedulerConfiguration", "profiles": [{
         "plugins": {"multiPoint": {"disabled": [{"name": "*"}],
                                    "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]},
                     **{point: {"enabled": [{"name": p} for p in plugins]} for point, plugins in points.items()}},
         "pluginConfig": list(plugin_config)}]}
-    cluster = Cluster.from_objects(ClusterObjects(nodes=list(nodes), pods=list(bound)))
+    objects = parse_objects(list(dra))
+    objects.nodes, objects.pods = list(nodes), list(bound)
+    cluster = Cluster.from_objects(objects)
     return explain_pod(Scheduler(cluster, config_from_doc(doc)), incoming)
 
 
-def filter_status(nodes, bound, incoming, args=None) -> list[tuple[str, list[str]]]:
-    """NodeResourcesFit's PreFilter + Filter status per node: (code, reasons)."""
+def filter_status(nodes, bound, incoming, args=None, dra=()) -> list[tuple[str, list[str]]]:
+    """NodeResourcesFit's PreFilter + Filter status per node: (code, reasons). dra: DRA objects (DeviceClasses)."""
     config = [{"name": FIT, "args": args}] if args else []
-    report = explain(nodes, bound, incoming, {"preFilter": [FIT], "filter": [FIT]}, config)
+    report = explain(nodes, bound, incoming, {"preFilter": [FIT], "filter": [FIT]}, config, dra)
     return [(r["filters"][FIT]["status"], r["filters"][FIT]["reasons"]) for r in report["nodes"]]
 
 
@@ -142,8 +148,8 @@ EXTENDED_RESOURCE_SET = (("cpu", 1), ("memory", 1), (EXT_RES, 1))     # test_uti
 ENOUGH_NODE = {"cpu": "10m", "memory": "20", "pods": "32", EXT_A: "5", "ephemeral-storage": "20", HUGE_A: "5"}
 
 
-def _enough(name, incoming, existing, want, args=None, marks=()):
-    return pytest.param(incoming, existing, want, args, id=f"TestEnoughRequests/{name}", marks=marks)
+def _enough(name, incoming, existing, want, args=None, marks=(), dra=()):
+    return pytest.param(incoming, existing, want, args, dra, id=f"TestEnoughRequests/{name}", marks=marks)
 
 
 ENOUGH_CASES = [
@@ -227,27 +233,27 @@ ENOUGH_CASES = [
     _enough("one pod-level cpu resource fits and all init and non-init containers resources fit",
             pod(res(1, 1), init=[res(1, 1)], pod_level={"cpu": "3m", "memory": "2"}), res(5, 19),
             (U, ["Insufficient memory"])),
-    # draExtendedResourceEnabled cases whose outcome does not depend on DRA (no DeviceClass names the resource, or the
-    # node has it): phalanx reads them as plain extended resources.
+    # draExtendedResourceEnabled cases. DRAExtendedResource is on in v1.36 and phalanx has no gate: the case with it
+    # off ("not enabled") runs without the DeviceClass (no class names the resource), which is the same Filter.
     _enough("extended resource backed by device plugin", pod(res(scalars={EXT_A: 1})), res(), (S, [])),
     _enough("extended resource backed by DRA", pod(res(1, 1, scalars={DRA_EXT: 1})), res(), (S, []),
-            marks=pytest.mark.skip(reason=DRA_EXTENDED)),
+            dra=[DRA_CLASS]),
     _enough("extended resource backed by DRA, nil draManager", pod(res(1, 1, scalars={EXT_A: 1})), res(), (S, [])),
     _enough("extended resource backed by DRA not enabled", pod(res(1, 1, scalars={DRA_EXT: 1})), res(),
             (UU, [f"Insufficient {DRA_EXT}"])),
     _enough("extended resource NOT backed by DRA", pod(res(1, 1, scalars={EXT_B: 1})), res(),
             (UU, [f"Insufficient {EXT_B}"])),
     _enough("extended resource was backed by Device Plugin (Allocatable: 0)", pod(res(scalars={DRA_EXT: 1})),
-            res(scalars={DRA_EXT: 0}), (S, []), marks=pytest.mark.skip(reason=DRA_EXTENDED)),
+            res(scalars={DRA_EXT: 0}), (S, []), dra=[DRA_CLASS]),
     _enough("extended resource was backed by Device Plugin (Allocatable: 0), global cache",
             pod(res(scalars={EXT_A: 1})), res(scalars={EXT_A: 0}), (S, [])),
 ]
 
 
-@pytest.mark.parametrize("incoming, existing, want, args", ENOUGH_CASES)
-def test_enough_requests(incoming, existing, want, args):
+@pytest.mark.parametrize("incoming, existing, want, args, dra", ENOUGH_CASES)
+def test_enough_requests(incoming, existing, want, args, dra):
     bound = [] if existing is None else [pod(existing, node_name="node")]
-    assert filter_status([node("node", ENOUGH_NODE)], bound, incoming, args) == [want]
+    assert filter_status([node("node", ENOUGH_NODE)], bound, incoming, args, dra) == [want]
 
 
 def test_pre_filter_disabled():

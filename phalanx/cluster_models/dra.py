@@ -60,7 +60,8 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_valida
 
 from .errors import InputError
 from .quantity import decode_quantity, milli_value, parse_quantity
-from .objects import Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, toleration_problems
+from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, is_extended_resource_name,
+                      toleration_problems)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
@@ -252,6 +253,17 @@ def expressions(selectors: list[DeviceSelector]) -> tuple[str, ...]:
 
 class DeviceClassSpec(K8sModel):
     selectors: list[DeviceSelector] = Field(default_factory=list)
+    # DRAExtendedResource (beta, on in v1.36): pods asking for this extended resource may get it from DRA devices of
+    # this class on nodes that do not advertise it (sched/claims.py).
+    extended_resource_name: str | None = None
+
+    @field_validator("extended_resource_name")
+    @classmethod
+    def _extended_name(cls, name: str | None) -> str | None:
+        # validateDeviceClassSpec: v1helper.IsExtendedResourceName.
+        if name is not None and not is_extended_resource_name(name):
+            raise ValueError(f'Invalid value: "{name}": must be a valid extended resource name')
+        return name
 
 
 def _check_name(meta: ObjectMeta) -> None:

@@ -1048,7 +1048,7 @@ def _native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _extended(name: str) -> bool:
+def is_extended_resource_name(name: str) -> bool:
     """IsExtendedResourceName: outside the kubernetes.io namespace, qualified, not a quota "requests." name."""
     return not _native(name) and not name.startswith("requests.") and label_key_problem(name) is None
 
@@ -1066,13 +1066,13 @@ def resource_name_problem(name: str, container: bool) -> str | None:
     if "/" not in name:
         if container and name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
             return "must be a standard resource for containers"
-    elif not _native(name) and not _extended(name):
+    elif not _native(name) and not is_extended_resource_name(name):
         return "doesn't follow extended resource name standard"
     return None
 
 
 def _integer_resource(name: str, container: bool) -> bool:
-    return _extended(name) or (not container and name == "pods")
+    return is_extended_resource_name(name) or (not container and name == "pods")
 
 
 def resource_list_problem(resources: "ResourceList", path: str, container: bool = True) -> str | None:

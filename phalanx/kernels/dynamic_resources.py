@@ -21,8 +21,10 @@ from .status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 
 NOT_AVAILABLE_BIT = 1          # an allocated claim's node is not this node
 CANNOT_ALLOCATE_BIT = 2        # the claims to allocate do not fit on this node's free devices
+CANNOT_FIT_BIT = 4             # an extended resource asked for is neither on the node nor backed by DRA
 REASONS = {NOT_AVAILABLE_BIT: "resourceclaim not available on the node",
-           CANNOT_ALLOCATE_BIT: "cannot allocate all claims"}
+           CANNOT_ALLOCATE_BIT: "cannot allocate all claims",
+           CANNOT_FIT_BIT: "cannot fit resource"}
 
 
 def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned):
@@ -31,12 +33,14 @@ def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pi
     slots:     (N, S) int64 device ids per node in device order, -1 padding
     allocated: (D,) bool   devices already allocated (committed or pending); D >= 1 (callers pad)
     matches:   (Q, D) bool devices each request to allocate may take (class and request selectors)
-    counts:    (Q,) int64  devices each ExactCount request needs
+    counts:    (Q,) or (N, Q) int64 devices each ExactCount request needs (per node: a request for an extended
+               resource asks for none where the device plugin serves it)
     all_mode:  (Q,) bool   allocationMode All: every matching device of the node, at least one, all free
     pinned:    (K,) int64  node of each already-allocated claim of the pod (-1: its node left the cluster)
     returns code (N,) int64, payload (N,) int64, assign (N, S) int64 (request index per slot, -1 none)
     """
     n = slots.shape[0]
+    counts = xp.broadcast_to(counts, (n, matches.shape[0]))
     allowed = xp.all(xp.arange(n, dtype=xp.int64)[:, None] == pinned[None, :], axis=1)
     valid = slots >= 0
     idx = xp.where(valid, slots, 0)
@@ -48,8 +52,8 @@ def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pi
         m = valid & matches[q][idx]
         avail = m & free & ~taken
         rank = xp.cumsum(avail.astype(xp.int64), axis=1)
-        exact_pick = avail & (rank <= counts[q])
-        exact_ok = rank[:, -1] >= counts[q]
+        exact_pick = avail & (rank <= counts[:, q][:, None])
+        exact_ok = rank[:, -1] >= counts[:, q]
         all_ok = xp.all(~m | (free & ~taken), axis=1) & xp.any(m, axis=1)
         pick = xp.where(all_mode[q], m, exact_pick)
         enough = xp.where(all_mode[q], all_ok, exact_ok)
@@ -116,33 +120,37 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
         return code, payload, assign
     slots, allocated, matches = np.asarray(slots), np.asarray(allocated), np.asarray(matches)
     free = ~allocated
-    counts, all_mode = np.asarray(counts), np.asarray(all_mode)
+    counts, all_mode = np.broadcast_to(np.asarray(counts), (slots.shape[0], matches.shape[0])), np.asarray(all_mode)
     # Only nodes where each request on its own could be satisfied can have an assignment (most nodes that first
     # fit rejects lack the devices altogether): (N, Q) free matching devices per request.
     valid = slots >= 0
     idx = np.where(valid, slots, 0)
     m = matches[:, idx] & valid[None]                                        # (Q, N, S)
     usable = (m & free[idx][None]).sum(axis=2).T                             # (N, Q)
-    alone = np.where(all_mode[None], (usable == m.sum(axis=2).T) & (usable > 0), usable >= counts[None])
+    alone = np.where(all_mode[None], (usable == m.sum(axis=2).T) & (usable > 0), usable >= counts)
     retry = retry[alone[retry].all(axis=1)]
-    counts, all_mode = counts.tolist(), all_mode.tolist()
+    all_mode = all_mode.tolist()
     for node in retry.tolist():
         row = slots[node]
         devices = [int(d) for d in row if d >= 0]
-        found = _search(devices, free, matches, counts, all_mode, 0, {})
+        found = _search(devices, free, matches, counts[node].tolist(), all_mode, 0, {})
         if found is not None:
             code[node], payload[node] = SUCCESS, 0
             assign[node] = [found.get(int(d), -1) if d >= 0 else -1 for d in row]
     return code, payload, assign
 
 
-def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, blocked=None):
+def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, blocked=None, unfit=None):
     """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
     blocked: (N,) bool nodes where the claims cannot be allocated whatever the devices (a request for All devices
-    on a node with an incomplete pool), or None."""
+    on a node with an incomplete pool), or None. unfit: (N,) bool nodes that fail first, before any claim is looked
+    at (filterExtendedResources: an extended resource the node neither advertises nor gets from DRA), or None."""
     code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned)
     code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
     if blocked is not None:
         veto = np.asarray(blocked) & (payload != NOT_AVAILABLE_BIT)
         code[veto], payload[veto], assign[veto] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_BIT, -1
+    if unfit is not None:
+        unfit = np.asarray(unfit)
+        code[unfit], payload[unfit], assign[unfit] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_FIT_BIT, -1
     return code, payload, assign

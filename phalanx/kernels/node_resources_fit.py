@@ -15,13 +15,15 @@ MAX_RESOURCE_COLUMNS = 62      # reasons are one int64 bitmask per node
 MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shape scores are 0..10, scaled to 0..100
 
 
-def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None):
+def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None, delegated=()):
     """Per-node (code, reasons) for a pod requesting `request` (R,) on nodes with free = allocatable - requested.
 
     allocatable, requested: (N, R) int64; pod_count, allowed_pods: (N,) int64; request: (R,) int64 host array
     (static per pod shape: only the resources the pod asks for are looked at). A resource the pod does not
     request is never insufficient, even on an overcommitted node. columns: the requested columns, when
     `request` is a device array (its values then stay run-time inputs); default: read from `request`.
+    delegated: columns of extended resources a DeviceClass backs (DRAExtendedResource): on a node whose allocatable
+    is 0 DynamicResources provides them, so they are not checked there (shouldDelegateResourceToDRA).
     """
     # Arithmetic on the masks rather than where() with scalars: a few rows per call on the kept-shape path, where
     # numpy's per-call cost is the whole cost.
@@ -33,10 +35,12 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, col
         want = request[r]
         capacity = allocatable[:, r]
         short = want > capacity - requested[:, r]
-        reasons = reasons | short * (1 << (r + 1))
-        failed = failed | short
         # More than the node could ever offer: no eviction can help.
         over = want > capacity
+        if r in delegated:
+            short, over = short & (capacity > 0), over & (capacity > 0)
+        reasons = reasons | short * (1 << (r + 1))
+        failed = failed | short
         unresolvable = over if unresolvable is None else unresolvable | over
     # SUCCESS (0) where nothing failed, else UNSCHEDULABLE, or UNSCHEDULABLE_AND_UNRESOLVABLE (the next code) where
     # more is asked than the node could ever offer
@@ -44,18 +48,21 @@ def fit_filter(xp, allocatable, requested, pod_count, allowed_pods, request, col
     return code.astype(xp.int8), reasons
 
 
-def fit_filter_few(allocatable, requested, pod_count, allowed_pods, request, columns=None):
+def fit_filter_few(allocatable, requested, pod_count, allowed_pods, request, columns=None, delegated=()):
     """fit_filter on a few nodes, host side in plain Python: numpy arrays in, fit_filter's (code, reasons) out. On
     the kept-shape path's few changed rows numpy's per-call cost is many times the comparisons. The values are
     exact int64 quantities (no difference of two of them leaves int64), so Python's integers compare as numpy's."""
-    wanted = [(r, int(request[r]), 1 << (r + 1)) for r in (_wanted(request) if columns is None else columns)]
+    wanted = [(r, int(request[r]), 1 << (r + 1), r in delegated)
+              for r in (_wanted(request) if columns is None else columns)]
     codes, reasons = [], []
     for alloc, used, pods, allowed in zip(allocatable.tolist(), requested.tolist(), pod_count.tolist(),
                                           allowed_pods.tolist()):
         failed = pods + 1 > allowed
         bits = int(failed) << TOO_MANY_PODS_BIT
         unresolvable = False
-        for r, want, bit in wanted:
+        for r, want, bit, dra in wanted:
+            if dra and alloc[r] == 0:
+                continue
             if want > alloc[r] - used[r]:
                 bits |= bit
                 failed = True
@@ -76,11 +83,12 @@ def _wanted(request) -> list[int]:
     return [r for r in range(len(request)) if request[r] > 0]
 
 
-def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None):
+def fit_capacity(xp, allocatable, requested, pod_count, allowed_pods, request, columns=None, delegated=()):
     """How many more copies of the pod each node can take before fit_filter fails: (N,) int64."""
     cap = xp.maximum(allowed_pods - pod_count, 0)
     for r in _wanted(request) if columns is None else columns:
-        cap = xp.minimum(cap, xp.maximum(allocatable[:, r] - requested[:, r], 0) // request[r])
+        fits = xp.maximum(allocatable[:, r] - requested[:, r], 0) // request[r]
+        cap = xp.minimum(cap, xp.where(allocatable[:, r] > 0, fits, cap) if r in delegated else fits)
     return cap
 
 

@@ -11,7 +11,8 @@ from ..kernels.balanced_allocation import balanced_allocation_score, node_balanc
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
                                            resource_plan, with_amounts)
 from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
-from .node_resources_fit import ResourceSpec, aggregate, default_resources, defaulted_resources, resource_weights
+from .node_resources_fit import (ResourceSpec, aggregate, default_resources, defaulted_resources,
+                                 refuse_dra_backed_scoring, resource_weights)
 
 
 class NodeResourcesBalancedAllocationArgs(PluginArgs):
@@ -46,6 +47,12 @@ class NodeResourcesBalancedAllocation(Plugin):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._resources = resource_weights(self.args.resources)     # (name, weight), read per pod
+
+    @classmethod
+    def args_from_input(cls, args, cluster):
+        if args is not None:
+            refuse_dra_backed_scoring(cls.name, args.resources, cluster)
+        return args
 
     def _inputs(self, pod, cluster) -> ResourceInputs:
         return resource_inputs(resource_plan(cluster.tensors.resources, self._resources, False), pod.request)

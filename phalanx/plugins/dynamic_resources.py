@@ -6,7 +6,9 @@ The claim state (which claims exist, which devices they hold, who uses them) is 
 the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks every node at
 once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated first fit, then a
 backtracking search as upstream's allocator where that fails), Reserve allocates what the Filter assigned on the
-chosen node, Unreserve undoes it exactly.
+chosen node, Unreserve undoes it exactly. A pod asking for extended resources that a DeviceClass backs
+(DRAExtendedResource) has one more claim for them, allocated the same way on nodes that do not advertise them
+(sched/claims.py).
 """
 from __future__ import annotations
 
@@ -36,10 +38,22 @@ class DynamicResources(Plugin):
         # batched (upstream's DynamicResources makes such pods unsignable too).
         return pod.key if pod.spec.resource_claims else None
 
+    def splits_runs(self, cluster) -> bool:
+        return bool(cluster.claims.extended)
+
+    def run_key(self, pod, cluster):
+        # Whether an extended resource comes from DRA depends on the DeviceClasses, not on the spec alone: a pod
+        # that gets one from DRA has a claim of its own, so it is placed alone (pods with claims have their own
+        # signatures above).
+        return pod.key if cluster.claims.extended_requests(pod) else None
+
+    def _has_claims(self, pod, cluster) -> bool:
+        return bool(pod.spec.resource_claims) or bool(cluster.claims.extended_requests(pod))
+
     def pre_filter(self, pod, cluster):
-        if not pod.pod.spec.resource_claims:
+        if not self._has_claims(pod.pod, cluster):
             return SKIP
-        inputs = cluster.claims.prepare(pod.pod)
+        inputs = cluster.claims.prepare(pod.pod, cluster.tensors)
         return Rejection(inputs.message) if inputs.message else inputs
 
     def filter_state(self, pod, cluster, pre):
@@ -63,7 +77,7 @@ class DynamicResources(Plugin):
         # PreFilter records the pod's claims in the cycle state only when it passes, so after a PreFilter rejection
         # (a missing claim or device class) PostFilter finds no claims: "no new claims to deallocate".
         pod = failed.pod.pod
-        if not pod.spec.resource_claims or cluster.claims.prepare(pod).message is not None:
+        if not self._has_claims(pod, cluster) or cluster.claims.prepare(pod, cluster.tensors).message is not None:
             return _NO_NEW_CLAIMS
         return _STILL_NOT_SCHEDULABLE
 
@@ -73,8 +87,8 @@ class DynamicResources(Plugin):
     def host_only(self) -> bool:
         return True
 
-    def reserves_for(self, pod) -> bool:
-        return bool(pod.spec.resource_claims)
+    def reserves_for(self, pod, cluster) -> bool:
+        return self._has_claims(pod, cluster)
 
     def reserve(self, state, node, pod, cluster, assignment, picks=()):
         return cluster.claims.allocate(state, node, assignment)

@@ -427,7 +427,7 @@ class Plugin:
         """Whether the plugin keeps per-pod host state (Reserve): runs where it takes part are never compiled."""
         return False
 
-    def reserves_for(self, pod) -> bool:
+    def reserves_for(self, pod, cluster) -> bool:
         """Whether Reserve keeps per-pod state for this pod (then its runs are never batched or coalesced)."""
         return False
 

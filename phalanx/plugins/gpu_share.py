@@ -58,7 +58,7 @@ class GpuShare(Plugin):
     def host_only(self) -> bool:
         return True
 
-    def reserves_for(self, pod) -> bool:
+    def reserves_for(self, pod, cluster) -> bool:
         return device_request(pod) is not None
 
     def reserve(self, state, node, pod, cluster, assignment, picks=()):

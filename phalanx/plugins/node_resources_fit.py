@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from ..cluster_models.errors import InputError
 from ..cluster_models.objects import qualified_name_errors
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
@@ -144,6 +145,17 @@ def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
     return errors
 
 
+def refuse_dra_backed_scoring(plugin: str, resources: list[ResourceSpec], cluster) -> None:
+    """InputError when a scored resource is an extended resource a DeviceClass backs (DRAExtendedResource): upstream
+    scores it on nodes without it from the class's devices there, which phalanx does not model."""
+    backed = cluster.claims.extended
+    for r in resources:
+        if r.name in backed:
+            raise InputError(f"{plugin}: scoring resource {r.name}: an extended resource DeviceClass "
+                             f"{backed[r.name].metadata.name} backs (DRAExtendedResource); scoring it is not modelled "
+                             f"by phalanx")
+
+
 def resource_weights(resources) -> tuple[tuple[str, int], ...]:
     """(name, weight) with a weight of 0 meaning 1."""
     return tuple((r.name, r.weight or 1) for r in resources)
@@ -153,6 +165,7 @@ def resource_weights(resources) -> tuple[tuple[str, int], ...]:
 class FilterState:
     request: np.ndarray              # (R,) int64 what the filter checks (ignoredResources zeroed)
     columns: tuple[int, ...]         # the columns `request` asks for (> 0)
+    delegated: tuple[int, ...] = ()  # of those, extended resources a DeviceClass backs (DRA where allocatable is 0)
 
 
 class NodeResourcesFit(Plugin):
@@ -166,6 +179,12 @@ class NodeResourcesFit(Plugin):
         super().__init__(*args, **kwargs)
         self._resources = self.args.resources     # (name, weight), read per pod
 
+    @classmethod
+    def args_from_input(cls, args, cluster):
+        if args is not None:
+            refuse_dra_backed_scoring(cls.name, args.scoring_strategy.resources, cluster)
+        return args
+
     def pre_filter(self, pod, cluster):
         request = pod.request
         args = self.args
@@ -175,15 +194,21 @@ class NodeResourcesFit(Plugin):
                 if is_extended_resource(name) and (name in args.ignored_resources
                                                    or name.split("/")[0] in args.ignored_resource_groups):
                     request[col] = 0
-        return FilterState(request, kernel.wanted_columns(request))
+        columns = kernel.wanted_columns(request)
+        # DRAExtendedResource (on in v1.36): fitsRequest leaves a resource that a DeviceClass backs to DRA on nodes
+        # whose allocatable is 0 (shouldDelegateResourceToDRA; DynamicResources allocates it there).
+        backed = cluster.claims.extended
+        items = cluster.tensors.resources.items
+        delegated = tuple(c for c in columns if items[c] in backed) if backed else ()
+        return FilterState(request, columns, delegated)
 
     def filter(self, xp, state, tensors):
         nodes = tensors.nodes
         if xp is np and len(nodes.pod_count) <= _FEW_ROWS:
             return kernel.fit_filter_few(nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                         state.request, state.columns)
+                                         state.request, state.columns, state.delegated)
         return kernel.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                 state.request, state.columns)
+                                 state.request, state.columns, state.delegated)
 
     def reasons(self, payload, tensors):
         out = [TOO_MANY_PODS] if payload & (1 << kernel.TOO_MANY_PODS_BIT) else []
@@ -216,7 +241,7 @@ class NodeResourcesFit(Plugin):
     def copy_capacity(self, xp, state, tensors):
         nodes = tensors.nodes
         return kernel.fit_capacity(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
-                                   state.request, state.columns)
+                                   state.request, state.columns, state.delegated)
 
     def copy_scores(self, xp, state, tensors, rows, copies):
         nodes = tensors.nodes
@@ -227,13 +252,13 @@ class NodeResourcesFit(Plugin):
         return kernel.fit_score(xp, self.args.strategy, after, alloc, state.weights, self.args.shape)
 
     def pad_filter_state(self, state, pads: Pads):
-        return FilterState(pad1(state.request, pads.resources, 0), state.columns)
+        return FilterState(pad1(state.request, pads.resources, 0), state.columns, state.delegated)
 
     def runtime_filter_inputs(self, state):
-        return FilterState(None, state.columns), state.request
+        return FilterState(None, state.columns, state.delegated), state.request
 
     def with_runtime_filter(self, state, values):
-        return FilterState(values, state.columns)
+        return FilterState(values, state.columns, state.delegated)
 
     def runtime_score_inputs(self, state):
         values, rest = amounts(state)

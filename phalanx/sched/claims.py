@@ -19,6 +19,14 @@ Release (`release`, on pod deletion, completion or a Permit rejection): a pod st
 left with no user (bound, waiting at Permit or tentatively placed) is deallocated at once. Upstream keeps a
 PodGroup's claim reserved until the PodGroup is deleted; phalanx follows the issue's rule (docs/semantics.md).
 Per-pod template claims are deleted with their pod.
+
+Extended resources backed by DRA (DRAExtendedResource, beta and on in v1.36; upstream's
+dynamicresources/extendeddynamicresources.go): a pod asking for an extended resource that a DeviceClass names in
+spec.extendedResourceName (or the implicit `deviceclass.resource.kubernetes.io/<class>`) gets one more claim of its
+own, `<pod>-extended-resources` (upstream: generateName `<pod>-extended-resources-`), after its other claims: one
+ExactCount request per container and resource (createRequestsAndMappings). On a node that advertises the resource
+(allocatable > 0) the device plugin serves it and the request asks for nothing there; elsewhere it is allocated with
+the pod's other claims.
 """
 from __future__ import annotations
 
@@ -28,11 +36,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models import InputError, Pod, PodGroup
-from ..cluster_models.dra import DeviceClass, DeviceTable, ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate
+from ..cluster_models.dra import (DeviceClaim, DeviceClass, DeviceRequest, DeviceTable, ExactDeviceRequest,
+                                  ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate)
+from ..cluster_models.objects import is_extended_resource_name
+from ..cluster_models.requests import pod_load
 from ..kernels.dynamic_resources import dynamic_resources_allocate
 from ..kernels.tolerations import tolerates
 
 ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"   # resourceapi.ResourceDeviceClassPrefix
+EXTENDED_CLAIM = "extended-resources"   # the pod's claim for extended resources backed by DRA: <pod>-extended-resources
+# Upstream's in-memory name of that claim until PreBind creates it (specialClaimInMemName): the allocator's errors
+# name it so.
+SPECIAL_CLAIM_IN_MEM_NAME = "<extended-resources>"
 
 
 @dataclass
@@ -42,6 +58,9 @@ class Claim:
     owner: str | None = None                  # generated for this pod / PodGroup key; None: a ResourceClaim object
     devices: np.ndarray | None = None         # (k,) int64 allocated device rows by request; None: not allocated
     users: set[str] = field(default_factory=set)   # pods placed (bound, waiting or tentative) that use it
+    # The extended resource each request serves, for a pod's claim for extended resources backed by DRA; None for
+    # any other claim.
+    resources: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -61,13 +80,14 @@ class DraInputs:
     slots: np.ndarray                 # (N, S) int64 device ids per node
     allocated: np.ndarray             # (D + 1,) bool device allocated (one padding row, allocated)
     matches: np.ndarray               # (Q, D + 1) bool devices each request to allocate may take
-    counts: np.ndarray                # (Q,) int64
+    counts: np.ndarray                # (N, Q) int64 devices per request and node (0: the request asks for none there)
     all_mode: np.ndarray              # (Q,) bool
     pinned: np.ndarray                # (K,) int64 node of each allocated claim
     pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
     message: str | None = None        # PreFilter rejection (missing claim or device class)
     blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
     error: str | None = None          # the Filter's error on every node (a claim asking for too many devices)
+    unfit: np.ndarray | None = None   # (N,) bool nodes that neither advertise nor DRA-back an extended resource asked for
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
@@ -75,7 +95,7 @@ class DraInputs:
 
     def allocate(self, xp):
         """The Filter's (code, payload, assign), numpy: the kernel, the host search, incomplete pools."""
-        return dynamic_resources_allocate(xp, *self.kernel_args(xp), blocked=self.blocked)
+        return dynamic_resources_allocate(xp, *self.kernel_args(xp), blocked=self.blocked, unfit=self.unfit)
 
 
 class ClaimBook:
@@ -85,6 +105,7 @@ class ClaimBook:
                  claims: list[ResourceClaim] = ()):
         self.devices = devices
         self.classes = {c.metadata.name: c for c in classes}
+        self.extended = extended_resource_classes(classes)
         self.templates = {t.key: t for t in templates}
         self.claims: dict[str, Claim] = {}
         self._generated: dict[tuple[str, str], str] = {}    # (owner, entry name) -> claim key
@@ -163,17 +184,53 @@ class ClaimBook:
                     continue
             if key not in keys:
                 keys.append(key)
+        extended = self.extended_requests(pod)
+        if extended:
+            keys.append(self._extended_claim(pod, extended))
         return keys, problem
+
+    # -- extended resources backed by DRA ----------------------------------------------------------------
+    def extended_requests(self, pod: Pod) -> dict[str, int]:
+        """The pod's requests (PodRequests) for extended resources some DeviceClass backs, by name (empty for the
+        usual pod)."""
+        if not self.extended:
+            return {}
+        return {name: amount for name, amount in pod_load(pod)[0].items()
+                if amount and name in self.extended}
+
+    def _extended_claim(self, pod: Pod, extended: dict[str, int]) -> str:
+        """The key of the pod's claim for extended resources backed by DRA, created on first use (upstream builds it
+        in memory at every PreFilter; its requests depend only on the pod and the classes)."""
+        key = self._generated.get((pod.key, EXTENDED_CLAIM))
+        if key is None:
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}-{EXTENDED_CLAIM}"
+            suffix = 2
+            while key in self.claims:
+                key, suffix = f"{pod.metadata.namespace}/{pod.metadata.name}-{EXTENDED_CLAIM}-{suffix}", suffix + 1
+            requests, resources = extended_device_requests(pod, extended, self.extended)
+            self.claims[key] = Claim(key, ResourceClaimSpec(devices=DeviceClaim(requests=requests)), pod.key,
+                                     resources=resources)
+            self._generated[(pod.key, EXTENDED_CLAIM)] = key
+        return key
 
     def claims_of(self, pod: Pod) -> list[str]:
         return self._refs.get(pod.key, self._resolve(pod, None, create=False))[0]
 
     # -- PreFilter / Filter inputs ------------------------------------------------------------------------
-    def prepare(self, pod: Pod) -> DraInputs:
-        keys, problem = self._refs.get(pod.key) or self._resolve(pod, None, create=False)
+    def prepare(self, pod: Pod, tensors) -> DraInputs:
+        """The pod's Filter inputs on the cluster `tensors` (ClusterTensors: the nodes' allocatable decides where
+        the device plugin serves an extended resource)."""
+        refs = self._refs.get(pod.key)
+        if refs is None:
+            refs = self._resolve(pod, None, create=False)
+            if self.extended_requests(pod):          # its claim for extended resources: released with the pod
+                self._refs[pod.key] = refs
+        keys, problem = refs
         dev = self.devices
         d = dev.size
+        n = len(tensors.nodes.names)
         matches, counts, all_mode, pinned, pending = [], [], [], [], []
+        unfit = None
         for key in keys if problem is None else ():
             claim = self.claims[key]
             if claim.devices is not None:
@@ -181,14 +238,19 @@ class ClaimBook:
                     pinned.append(int(dev.node[claim.devices[0]]))
                 continue
             first = len(counts)
-            for req in claim.spec.devices.requests:
+            if claim.resources is not None:
+                unfit, served = self._extended_nodes(pod, tensors)
+            for i, req in enumerate(claim.spec.devices.requests):
                 exact = req.exactly
                 cls = self.classes.get(exact.device_class_name)
                 if cls is None:
                     problem = f"request {req.name}: device class {exact.device_class_name} does not exist"
                     break
                 matches.append(self._matches(cls, exact.expressions, exact.tolerations))
-                counts.append(exact.count_needed())
+                count = np.full(n, exact.count_needed(), np.int64)
+                if claim.resources is not None:      # none on a node whose device plugin serves the resource
+                    count[served[claim.resources[i]]] = 0
+                counts.append(count)
                 all_mode.append(exact.allocation_mode == "All")
             if problem is not None:
                 break
@@ -199,13 +261,15 @@ class ClaimBook:
             # devices than a claim may hold, before it searches: an error status on every node, which fails the
             # scheduling cycle.
             for key, first, count in pending:
-                total = sum(counts[first:first + count])
+                total = int(np.sum(counts[first:first + count], axis=0).max(initial=0)) if count else 0
                 if total > ALLOCATION_RESULTS_MAX_SIZE:
-                    error = (f"claim {key}: number of requested devices {total} exceeds the claim limit of "
+                    name = (f"{pod.metadata.namespace}/{SPECIAL_CLAIM_IN_MEM_NAME}"
+                            if self.claims[key].resources is not None else key)
+                    error = (f"claim {name}: number of requested devices {total} exceeds the claim limit of "
                              f"{ALLOCATION_RESULTS_MAX_SIZE}")
                     break
         if problem is not None:
-            matches, counts, all_mode, pinned, pending = [], [], [], [], []
+            matches, counts, all_mode, pinned, pending, unfit = [], [], [], [], [], None
         q = len(counts)
         padded = np.zeros((q, d + 1), bool)
         if q:
@@ -214,8 +278,31 @@ class ClaimBook:
         # devices, but resource pool ... is currently being updated").
         blocked = dev.incomplete if any(all_mode) and dev.incomplete is not None and dev.incomplete.any() else None
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
-                         np.array(counts, np.int64).reshape(q), np.array(all_mode, bool).reshape(q),
-                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error)
+                         np.stack(counts, axis=1) if q else np.zeros((n, 0), np.int64),
+                         np.array(all_mode, bool).reshape(q),
+                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error, unfit)
+
+    def _extended_nodes(self, pod: Pod, tensors) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+        """filterExtendedResources per node: (the nodes that fail with "cannot fit resource", or None; per backed
+        resource the nodes whose device plugin serves it). A backed resource comes from DRA where the node's
+        allocatable is 0 (or absent); a resource named like a DRA one (IsDRAExtendedResourceName) that no class
+        backs fails a node that does not advertise it. phalanx's node table does not tell an advertised 0 from
+        an absent resource: both fail."""
+        alloc = tensors.nodes.allocatable
+        items = tensors.resources
+        n = alloc.shape[0]
+        unfit = np.zeros(n, bool)
+        served = {}
+        for name, amount in pod_load(pod)[0].items():
+            if not amount or not (is_extended_resource_name(name) or name.startswith(DEVICE_CLASS_PREFIX)):
+                continue
+            col = items.get(name)
+            have = alloc[:, col] if 0 <= col < alloc.shape[1] else np.zeros(n, np.int64)
+            if name in self.extended:
+                served[name] = have != 0
+            else:
+                unfit |= have == 0
+        return (unfit if unfit.any() else None), served
 
     def _matches(self, cls: DeviceClass, expressions: tuple[str, ...], tolerations=()) -> np.ndarray:
         """(D,) bool: devices the class's and the request's CEL selectors all match and whose NoSchedule /
@@ -328,16 +415,16 @@ class ClaimBook:
                 del self._generated[(owner, name)]
                 del self.claims[key]
 
-    def add_bound(self, pod: Pod, node: int, group: PodGroup | None) -> str | None:
+    def add_bound(self, pod: Pod, node: int, group: PodGroup | None, tensors) -> str | None:
         """A pod already on `node` in the input: it uses its claims; unallocated ones are allocated there when
         they fit. Returns a warning when they do not (the pod stays, its claims stay unallocated)."""
         self.register(pod, group)
-        if not pod.spec.resource_claims:
+        if not pod.spec.resource_claims and not self.extended_requests(pod):
             return None
-        dra = self.prepare(pod)
+        dra = self.prepare(pod, tensors)
         code, _, assign = dra.allocate(np)
         if dra.message is not None or dra.error is not None or code[node] != 0:
-            return (f"Pod {pod.key}: spec.resourceClaims: "
+            return (f"Pod {pod.key}: {'spec.resourceClaims' if pod.spec.resource_claims else 'extended resources'}: "
                     f"{dra.message or dra.error or 'the claims cannot be allocated on its node'}; not accounted")
         self.allocate(dra, node, assign)
         return None
@@ -371,3 +458,79 @@ class ClaimBook:
         """Everything allocation changes, for exactness tests: device bits, each claim's devices and users."""
         return (self.devices.allocated.copy(),
                 {k: (None if c.devices is None else c.devices.tolist(), sorted(c.users)) for k, c in self.claims.items()})
+
+
+def extended_resource_classes(classes) -> dict[str, DeviceClass]:
+    """The DRA manager's DeviceClassResolver (ExtendedResourceCache) over a fixed set of classes: every class backs
+    `deviceclass.resource.kubernetes.io/<name>`; an explicit spec.extendedResourceName named by several classes goes
+    to the newest (metadata.creationTimestamp), the lower name on a tie."""
+    out = {DEVICE_CLASS_PREFIX + c.metadata.name: c for c in classes}
+    explicit: dict[str, DeviceClass] = {}
+    for c in classes:
+        name = c.spec.extended_resource_name
+        if name is None:
+            continue
+        best = explicit.get(name)
+        if best is None or _newer(c, best):
+            explicit[name] = c
+    out.update(explicit)
+    return out
+
+
+def _newer(a: DeviceClass, b: DeviceClass) -> bool:
+    ta, tb = a.metadata.creation_timestamp, b.metadata.creation_timestamp
+    # An object without a timestamp sorts as the zero time (Go's zero metav1.Time).
+    ka, kb = (ta is not None, ta), (tb is not None, tb)
+    if ka != kb:
+        return ka > kb
+    return a.metadata.name < b.metadata.name
+
+
+def _whole(nanos: int) -> int:
+    return nanos // 1_000_000_000
+
+
+def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[str, DeviceClass]
+                             ) -> tuple[list[DeviceRequest], tuple[str, ...]]:
+    """createRequestsAndMappings: the requests of the pod's claim for extended resources backed by DRA, sorted by
+    name, and the resource each serves. Per resource (in name order): each long-lived container (app container or
+    sidecar) asking for it gets `container-<i>-request-<j>` (i: its index in initContainers + containers, j: the
+    resource's index in its sorted request names) for its amount; each other init container first reuses the
+    requests of the long-lived containers from its own index on, and asks only for the rest; of those init
+    requests only the largest (the first of equal ones) is kept."""
+    containers = [*pod.spec.init_containers, *pod.spec.containers]
+    inits = len(pod.spec.init_containers)
+    long_lived = [i for i, c in enumerate(containers) if i >= inits or c.restart_policy == "Always"]
+    short_lived = [i for i in range(inits) if i not in long_lived]
+    out: list[tuple[DeviceRequest, str]] = []
+    for resource in sorted(extended):
+        cls = classes[resource].metadata.name
+
+        def request(i: int, reusable: list) -> DeviceRequest | None:
+            asked = containers[i].resources.requests
+            if resource not in asked:
+                return None
+            want = _whole(asked.nanos(resource))
+            if want == 0:
+                return None
+            have = 0
+            for r in reusable:
+                if r is not None:
+                    have += r.exactly.count
+                    if have >= want:
+                        return None
+            return DeviceRequest(name=f"container-{i}-request-{sorted(asked).index(resource)}",
+                                 exactly=ExactDeviceRequest(device_class_name=cls, allocation_mode="ExactCount",
+                                                            count=want - have))
+
+        lived: list[DeviceRequest | None] = [None] * len(containers)
+        for i in long_lived:
+            lived[i] = request(i, [])
+        largest = None
+        for i in short_lived:
+            r = request(i, lived[i:])
+            if r is not None and (largest is None or largest.exactly.count < r.exactly.count):
+                largest = r
+        out += [(r, resource) for r in ([largest] if largest is not None else []) + lived if r is not None]
+    out.sort(key=lambda pair: pair[0].name)
+    return [r for r, _ in out], tuple(name for _, name in out)

@@ -334,11 +334,12 @@ class Cluster:
                 continue
             bind_existing(tensors, pod, node_id)
         claims = ClaimBook.from_objects(objects, tensors.node_index)
-        if any(pod.spec.resource_claims for pod, _ in bound):      # bound pods use (and hold) their claims
+        # Bound pods use (and hold) their claims, and DRA devices for the extended resources they ask for.
+        if any(pod.spec.resource_claims or claims.extended_requests(pod) for pod, _ in bound):
             index = PodGroupIndex(objects)
             for pod, node in bound:
                 if node in tensors.node_index:
-                    problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group)
+                    problem = claims.add_bound(pod, tensors.node_index[node], index.resolve(pod).group, tensors)
                     warnings.extend([problem] if problem else [])
         gpus = GpuBook.from_nodes(objects.nodes)
         namespaces = {ns.metadata.name: ns for ns in objects.namespaces}
