@@ -143,7 +143,7 @@ def test_feature_gates_from_the_file_and_the_flag():
     ({"plugins": {"sideways": {}}}, "profiles[0].plugins.sideways: unknown field (strict decoding error)"),
     ({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}, "only one queue sort plugin required"),
     ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]},
-     "profiles[0].pluginConfig[0].args: hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
+     "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
     ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": -1}}]},
      "hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"),
     ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWieght": 3}}]},

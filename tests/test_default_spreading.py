@@ -262,15 +262,18 @@ def test_hint_for_default_constraints():
         {"maxSkew": 2, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]},
      'defaultConstraints[1]: Duplicate value: "{topology.kubernetes.io/zone, DoNotSchedule}"'),
     ({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 0, "whenUnsatisfiable": "DoNotSchedule"}]},
-     "[defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf), "
-     "defaultConstraints[0].topologyKey: Required value: can not be empty]"),
+     ["defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
+      "defaultConstraints[0].topologyKey: Required value: can not be empty"]),
 ])
 def test_args_validation(args, message):
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "profiles": [{"pluginConfig": [{"name": PTS, "args": args}]}]}
     with pytest.raises(InputError) as err:
         config_from_doc(doc, "sched.yaml")
-    assert str(err.value) == f"sched.yaml: profiles[0].pluginConfig[0].args: {message}"
+    # Upstream validates the args at profiles[0].pluginConfig[0].args: each error's field continues that path, several
+    # aggregated as "[e1, e2]".
+    errors = [f"profiles[0].pluginConfig[0].args.{m}" for m in ([message] if isinstance(message, str) else message)]
+    assert str(err.value) == "sched.yaml: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
 
 
 def test_args_defaulting():

@@ -251,7 +251,7 @@ def test_bad_fgd_args_are_one_line_errors_naming_the_field(args, message):
     with pytest.raises(InputError) as err:
         config_from_doc(doc, "cfg.yaml")
     text = str(err.value)
-    assert text.startswith("cfg.yaml: profiles[0].pluginConfig[0].args: ") and message in text
+    assert text.startswith("cfg.yaml: profiles[0].pluginConfig[0].args.") and message in text
     assert "\n" not in text
 
 

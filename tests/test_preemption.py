@@ -315,15 +315,17 @@ def test_no_preemption_switch():
                                            "[0, 100]"),
     ({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
     ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
-     "[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, "
-     "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage]"),
+     ["minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+      "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage"]),
 ])
 def test_args_are_validated_as_upstream(args, message):
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": args}]}]}
     with pytest.raises(InputError) as err:
         config_from_doc(doc, "cfg")
-    assert str(err.value) == f"cfg: profiles[0].pluginConfig[0].args: {message}"
+    # Each error's field continues the args' path, several aggregated as "[e1, e2]" (ValidateKubeSchedulerConfiguration).
+    errors = [f"profiles[0].pluginConfig[0].args.{m}" for m in ([message] if isinstance(message, str) else message)]
+    assert str(err.value) == "cfg: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
 
 
 @pytest.mark.parametrize("spec, problem", [

@@ -193,14 +193,6 @@ def test_plugin_args_defaults_pod_topology_spread_with_value():
 
 
 # ------------------------------------------------------------------------------------------------ TestValidateKubeSchedulerConfigurationV1
-_ARGS_PATH = pytest.mark.xfail(strict=True, reason=(
-    "phalanx/sched/config.py _args joins the pluginConfig path and the plugin's own field path with ': ' "
-    "(profiles[0].pluginConfig[0].args: minCandidateNodesPercentage: ...) where upstream's field path is one "
-    "dotted path (profiles[0].pluginConfig[0].args.minCandidateNodesPercentage)"))
-_ARGS_TYPE = pytest.mark.xfail(strict=True, reason=(
-    "phalanx/sched/config.py _args reports args of another plugin's kind as 'args for plugin X were not of type "
-    "XArgs, got YArgs'; upstream (validatePluginConfig) says 'Invalid value: <args>: has to match plugin args'"))
-
 # (name, the configuration, the field upstream's error names, its type)
 VALIDATION = [
     ("bad-parallelism-invalid-value", doc(parallelism=0), "parallelism", "Invalid value"),
@@ -223,11 +215,11 @@ VALIDATION = [
     pytest.param(doc([{"schedulerName": "me", "pluginConfig": [{"name": "DefaultPreemption", "args": {
         "minCandidateNodesPercentage": 200, "minCandidateNodesAbsolute": 100}}]}]),
         "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage", "Invalid value",
-        marks=_ARGS_PATH, id="TestValidateKubeSchedulerConfigurationV1/invalid-node-percentage"),
+        id="TestValidateKubeSchedulerConfigurationV1/invalid-node-percentage"),
     pytest.param(doc([{"schedulerName": "me", "pluginConfig": [{"name": "DefaultPreemption", "args": {
         "kind": "InterPodAffinityArgs", "apiVersion": API}}]}]),
         "profiles[0].pluginConfig[0].args", "Invalid value",
-        marks=_ARGS_TYPE, id="TestValidateKubeSchedulerConfigurationV1/invalid-plugin-args"),
+        id="TestValidateKubeSchedulerConfigurationV1/invalid-plugin-args"),
     # Upstream's entries are named "config" (no plugin); a registered name gives the same Duplicate.
     ("duplicated-plugin-config", doc([{"schedulerName": "me", "pluginConfig": [{"name": "InterPodAffinity"},
                                                                              {"name": "InterPodAffinity"}]}]),

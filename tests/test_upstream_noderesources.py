@@ -24,6 +24,8 @@ of those hints), TestFitSignPod / TestBalancedAllocationSignPod (pod signatures)
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -684,12 +686,11 @@ def _config_error(plugin: str, args: dict) -> str | None:
 
 
 def _fields(message: str | None) -> list[str]:
-    """The field paths of an args error: "...args: a: Invalid value: ..." or "...args: [a: ..., b: ...]"."""
+    """The field paths, under the args, of an args error: "...args.a: Invalid value: ..." or
+    "[...args.a: ..., ...args.b: ...]"."""
     if message is None:
         return []
-    body = message.split(".args: ", 1)[1]
-    items = body[1:-1].split(", ") if body.startswith("[") else [body]
-    return [item.split(": ", 1)[0] for item in items]
+    return re.findall(r"profiles\[0\]\.pluginConfig\[0\]\.args\.([^:]+): ", message)
 
 
 @pytest.mark.parametrize("resources, fields", [

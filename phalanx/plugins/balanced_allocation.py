@@ -10,9 +10,10 @@ from ..kernels.backend import set_at
 from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
                                            resource_plan, with_amounts)
-from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, Plugin, PluginArgs
-from .node_resources_fit import (ResourceSpec, aggregate, default_resources, defaulted_resources,
-                                 refuse_dra_backed_scoring, resource_weights)
+from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, ArgsInvalid, Plugin,
+                        PluginArgs)
+from .node_resources_fit import (ResourceSpec, default_resources, defaulted_resources, refuse_dra_backed_scoring,
+                                 resource_weights)
 
 
 class NodeResourcesBalancedAllocationArgs(PluginArgs):
@@ -34,7 +35,7 @@ class NodeResourcesBalancedAllocationArgs(PluginArgs):
             if r.weight != 1:
                 errors.append(f"resources[{i}].weight: Invalid value: {r.weight}: must be 1")
         if errors:
-            raise ValueError(aggregate(errors))
+            raise ArgsInvalid(errors)
         return self
 
 

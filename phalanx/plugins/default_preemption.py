@@ -20,7 +20,7 @@ from pydantic import model_validator
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE
 from ..kernels.status import UNSCHEDULABLE_AND_UNRESOLVABLE
-from .framework import FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFilterResult, fit_error
+from .framework import ArgsInvalid, FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFilterResult, fit_error
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_WAP = "not eligible due to workload aware preemption enabled"
@@ -51,7 +51,7 @@ class DefaultPreemptionArgs(PluginArgs):
                        "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
                        "minCandidateNodesPercentage"]
         if errors:
-            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+            raise ArgsInvalid(errors)
         return self
 
 

@@ -182,6 +182,22 @@ def with_post_filter(message: str, post_filter_message: str) -> str:
     return f"{message} {post_filter_message}" if post_filter_message else message
 
 
+def aggregate(errors: list[str]) -> str:
+    """utilerrors.NewAggregate(errors).Error(): each message once, one as it is, more as "[a, b]"."""
+    errors = list(dict.fromkeys(errors))
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+class ArgsInvalid(ValueError):
+    """A plugin's args failing its upstream validation (Validate<Plugin>Args' field.ErrorList): each error
+    "path: problem" with the path relative to the args, which a configuration prefixes with
+    profiles[i].pluginConfig[j].args."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(dict.fromkeys(errors))
+        super().__init__(aggregate(self.errors))
+
+
 class PluginArgs(BaseModel):
     """Base of every plugin's args: camelCase names as in a KubeSchedulerConfiguration, unknown fields rejected
     (kube-scheduler decodes its configuration strictly), frozen (a profile is a value)."""

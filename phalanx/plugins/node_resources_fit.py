@@ -17,7 +17,8 @@ from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
                                            resource_plan, with_amounts)
-from .framework import NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, Pads, Plugin, PluginArgs, pad1
+from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, ArgsInvalid, Pads, Plugin, PluginArgs,
+                        pad1)
 
 TOO_MANY_PODS = "Too many pods"
 # A Filter over up to this many nodes (a kept shape's changed rows) runs in plain Python (fit_filter_few): below it
@@ -46,11 +47,6 @@ def defaulted_resources(resources: list[ResourceSpec]) -> list[ResourceSpec]:
     if not resources:
         return default_resources()
     return [r if r.weight else ResourceSpec(name=r.name, weight=1) for r in resources]
-
-
-def aggregate(errors: list[str]) -> str:
-    """utilerrors.NewAggregate(...).Error(): one message as it is, more as "[a, b]"."""
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 class UtilizationShapePoint(PluginArgs):
@@ -108,7 +104,7 @@ class NodeResourcesFitArgs(PluginArgs):
         if strategy.requested_to_capacity_ratio is not None:
             errors += _shape_errors(strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape")
         if errors:
-            raise ValueError(aggregate(errors))
+            raise ArgsInvalid(errors)
         return self
 
     @property

@@ -21,7 +21,7 @@ from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
 from ..kernels.status import SUCCESS
-from .framework import DOMAIN, PER_POD, POD_BOUND, POD_DELETED, SKIP, Pads, Plugin, PluginArgs, pad1
+from .framework import DOMAIN, PER_POD, POD_BOUND, POD_DELETED, SKIP, ArgsInvalid, Pads, Plugin, PluginArgs, pad1
 from .labels import label_test, selector_matches, selector_tests
 from .node_affinity import pad_terms, required_node_affinity
 from .taint_toleration import untolerated_hard
@@ -92,9 +92,8 @@ class PodTopologySpreadArgs(PluginArgs):
             if (c.topology_key, c.when_unsatisfiable) in seen:
                 errors.append(f'{at}: Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"')
             seen.add((c.topology_key, c.when_unsatisfiable))
-        errors = list(dict.fromkeys(errors))      # an aggregate reports each message once
         if errors:
-            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+            raise ArgsInvalid(errors)
         return self
 
     @property

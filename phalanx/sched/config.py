@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ..cluster_models.errors import InputError, validation_problem
 from ..cluster_models.objects import go_quote
 from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
-from ..plugins.framework import PluginArgs
+from ..plugins.framework import ArgsInvalid, PluginArgs, aggregate
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -311,14 +311,34 @@ def _args(r: _Reader, entries, where: str, context) -> dict[str, PluginArgs]:
         kind = raw.pop("kind", None)
         api = raw.pop("apiVersion", None)
         if kind is not None and kind != f"{name}Args":
+            if kind in _ARGS_KINDS:         # validatePluginConfig: another plugin's args type
+                r.fail(f"{at}.args", f'Invalid value: "{kind}": has to match plugin args')
             r.fail(f"{at}.args", f"args for plugin {name} were not of type {name}Args, got {kind}")
         if api is not None and api != API_VERSION:
             r.fail(f"{at}.args.apiVersion", f"unsupported version {api!r} (use {API_VERSION})")
         try:
             out[name] = cls.Args.model_validate(raw, context={"gates": context})
         except ValidationError as exc:
-            r.fail(f"{at}.args", validation_problem(exc))
+            r.fail("", _args_problem(exc, f"{at}.args"))
     return out
+
+
+_ARGS_KINDS = frozenset(f"{name}Args" for name, cls in REGISTRY.items() if cls.Args is not None)
+
+
+def _args_problem(exc: ValidationError, path: str) -> str:
+    """A plugin's args error under the args' path: upstream validates args at profiles[i].pluginConfig[j].args, so
+    each field error's path continues it (`...args.minCandidateNodesPercentage: Invalid value: ...`), several
+    aggregated as `[e1, e2]`."""
+    error = exc.errors(include_url=False)[0].get("ctx", {}).get("error")
+    problems = error.errors if isinstance(error, ArgsInvalid) else [validation_problem(exc)]
+    return aggregate([f"{path}.{p}" if _field_first(p) else f"{path}: {p}" for p in problems])
+
+
+def _field_first(problem: str) -> bool:
+    """Whether `problem` starts with a field path ("weight: ...", "resources[0].name: ..."), not an error type."""
+    head = problem.split(": ", 1)[0]
+    return head[:1].islower() and " " not in head
 
 
 def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], compat: str,
