@@ -488,9 +488,12 @@ def allocated(doc: dict, results=(("req-1", DRIVER, WORKER, "instance-1"),)) -> 
 
 
 def plugin_run(case: dict):
+    """case: classes, slices, claims, nodes (names, or (name, {resource: allocatable})), entries (the pod's
+    spec.resourceClaims), containers (the pod's containers' requests; default: none beyond cpu and memory 0)."""
     objects = parse_objects(list(case.get("classes", [])) + list(case.get("slices", [])) + list(case.get("claims", [])))
-    objects.nodes = [make_node(n, labels={"kubernetes.io/hostname": n}) for n in case.get("nodes", [WORKER])]
-    pod = make_pod("my-pod", cpu="0", memory="0")
+    nodes = [(n, {}) if isinstance(n, str) else n for n in case.get("nodes", [WORKER])]
+    objects.nodes = [make_node(n, labels={"kubernetes.io/hostname": n}, extra=extra) for n, extra in nodes]
+    pod = make_pod("my-pod", cpu="0", memory="0", containers=case.get("containers"))
     doc = pod.model_dump(by_alias=True, exclude_defaults=True)
     doc["spec"]["resourceClaims"] = case.get("entries", [{"name": "my-resource", "resourceClaimName": CLAIM}])
     objects.pods = [type(pod).model_validate(doc)]
@@ -573,3 +576,76 @@ def test_plugin(name):
 def test_plugin_cel_runtime_errors(name):
     node, got, message = plugin_run(CEL_CASES[name])
     assert node is None and got == [] and message is not None and CEL_ERROR in message, message
+
+
+# Extended resources backed by DRA (DRAExtendedResource, beta and on in v1.36): TestPlugin's extended-resource-* and
+# implicit-extended-resource-* cases. Their objects: deviceClassWithExtendResourceName (my-resource-class naming
+# example.com/gpu), deviceClassWithExtendResourceName2 (my-resource-class2 naming example.com/gpu2);
+# podWithExtendedResourceName (one container requesting example.com/gpu: 1), podWithExtendedResourceName2 (one
+# container: example.com/gpu 1, example.com/gpu2 1), podWithImplicitExtendedResourceName (one container:
+# deviceclass.resource.kubernetes.io/my-resource-class 1, example.com/gpu 2), ...TwoContainers (the two requests in
+# two containers); workerNodeWithExtendedResource / ...ZeroAllocatable (allocatable example.com/gpu 1 / 0);
+# largeWorkerNodeSlice (instance-1 .. instance-4 on worker). Upstream's want is read as above: a pod whose every
+# plugin point succeeds binds and its claim for extended resources holds the devices of upstream's allocation result
+# (request names included); upstream names the claim by generateName, `my-pod-extended-resources-` and a suffix
+# (the fake client's "0"), phalanx `my-pod-extended-resources`.
+#
+# Left out: extended-resource-name-with-resources-fail-patch, -bind-failure, -skip-bind and -claim-creation-failure
+# (PreBind's API calls and Unreserve after them: not modelled); the metrics each case checks.
+EXT_GPU, EXT_GPU2 = "example.com/gpu", "example.com/gpu2"
+IMPLICIT = f"deviceclass.resource.kubernetes.io/{CLASS}"
+EXT_CLAIM = "my-pod-extended-resources"
+EXT_CLASS = {**DEVICE_CLASS, "spec": {"extendedResourceName": EXT_GPU}}
+EXT_CLASS2 = {**DEVICE_CLASS, "metadata": {"name": f"{CLASS}2"}, "spec": {"extendedResourceName": EXT_GPU2}}
+
+
+def large_worker_slice() -> dict:
+    doc = worker_slice()
+    doc["spec"]["devices"] = [{"name": f"instance-{i}"} for i in range(1, 5)]
+    return doc
+
+
+def ext_held(*results: tuple[str, str]) -> list:
+    return sorted((EXT_CLAIM, r, DRIVER, WORKER, d) for r, d in results)
+
+
+EXTENDED_CASES = {
+    # The node's device plugin serves example.com/gpu: no claim, nothing allocated.
+    "extended-resource-name-with-node-resource": dict(
+        nodes=[(WORKER, {EXT_GPU: "1"})], entries=[], containers=[{EXT_GPU: "1"}], classes=[EXT_CLASS],
+        expect=(WORKER, [], None)),
+    # example.com/gpu from the device plugin, example.com/gpu2 from DRA: extendedResourceClaim2, whose one request is
+    # container-0-request-1 (class my-resource-class2) holding instance-1.
+    "extended-resource-one-device-plugin-one-dra": dict(
+        nodes=[(WORKER, {EXT_GPU: "1"})], entries=[], containers=[{EXT_GPU: "1", EXT_GPU2: "1"}],
+        classes=[EXT_CLASS, EXT_CLASS2], slices=[worker_slice()],
+        expect=(WORKER, ext_held(("container-0-request-1", "instance-1")), None)),
+    "extended-resource-name-with-zero-allocatable": dict(
+        nodes=[(WORKER, {EXT_GPU: "0"})], entries=[], containers=[{EXT_GPU: "1"}], classes=[EXT_CLASS],
+        slices=[worker_slice()], expect=(WORKER, ext_held(("container-0-request-0", "instance-1")), None)),
+    # No class backs example.com/gpu: PreFilter skips, nothing stops the pod (NodeResourcesFit is not in the profile).
+    "non-DRA-extended-resource-name-with-zero-allocatable": dict(
+        nodes=[(WORKER, {EXT_GPU: "0"})], entries=[], containers=[{EXT_GPU: "1"}], classes=[DEVICE_CLASS],
+        slices=[worker_slice()], expect=(WORKER, [], None)),
+    "extended-resource-name-no-resource": dict(
+        entries=[], containers=[{EXT_GPU: "1"}], classes=[EXT_CLASS],
+        expect=(None, [], "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable")),
+    "extended-resource-name-with-resources": dict(
+        entries=[], containers=[{EXT_GPU: "1"}], classes=[EXT_CLASS], slices=[worker_slice()],
+        expect=(WORKER, ext_held(("container-0-request-0", "instance-1")), None)),
+    # implicitExtendedResourceAllocationResult: request names follow the container's sorted resource names
+    # (deviceclass.resource.kubernetes.io/... before example.com/gpu).
+    "implicit-extended-resource-name-with-resources": dict(
+        entries=[], containers=[{IMPLICIT: "1", EXT_GPU: "2"}], classes=[EXT_CLASS], slices=[large_worker_slice()],
+        expect=(WORKER, ext_held(("container-0-request-0", "instance-1"), ("container-0-request-1", "instance-2"),
+                                 ("container-0-request-1", "instance-3")), None)),
+    "implicit-extended-resource-name-two-containers-with-resources": dict(
+        entries=[], containers=[{IMPLICIT: "1"}, {EXT_GPU: "2"}], classes=[EXT_CLASS], slices=[large_worker_slice()],
+        expect=(WORKER, ext_held(("container-0-request-0", "instance-1"), ("container-1-request-0", "instance-2"),
+                                 ("container-1-request-0", "instance-3")), None)),
+}
+
+
+@pytest.mark.parametrize("name", list(EXTENDED_CASES), ids=[f"TestPlugin/{n}" for n in EXTENDED_CASES])
+def test_plugin_extended_resources(name):
+    assert plugin_run(EXTENDED_CASES[name]) == EXTENDED_CASES[name]["expect"]
