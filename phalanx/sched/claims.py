@@ -504,6 +504,8 @@ def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[s
     short_lived = [i for i in range(inits) if i not in long_lived]
     out: list[tuple[DeviceRequest, str]] = []
     for resource in sorted(extended):
+        if resource not in classes:       # as upstream: a resource no class backs gets no request
+            continue
         cls = classes[resource].metadata.name
 
         def request(i: int, reusable: list) -> DeviceRequest | None:
