@@ -767,17 +767,40 @@ def test_extended_resource_name_is_validated():
 
 
 def test_extended_resource_class_resolution():
-    # ExtendedResourceCache: the implicit deviceclass.resource.kubernetes.io/<class> always; an explicit name claimed
-    # by two classes goes to the newer, the lower name on equal timestamps.
+    # v1.36.0's ExtendedResourceCache after the informer's initial list (by name): an explicit name claimed by several
+    # classes goes to the newer, the lower name on equal timestamps; a class that meets the name already held by a
+    # class at least as good maps nothing, not even deviceclass.resource.kubernetes.io/<class>. Hand-checked: alpha
+    # (January) takes example.com/gpu, beta (February) takes it over, gamma (February, a higher name than beta) maps
+    # nothing; alpha keeps its implicit name; zeta names no resource and maps its implicit one.
     from phalanx.sched.claims import extended_resource_classes
     objects = parse_objects([
-        {**GPU_CLASS, "metadata": {"name": "old", "creationTimestamp": "2026-01-01T00:00:00Z"}},
-        {**GPU_CLASS, "metadata": {"name": "new-b", "creationTimestamp": "2026-02-01T00:00:00Z"}},
-        {**GPU_CLASS, "metadata": {"name": "new-a", "creationTimestamp": "2026-02-01T00:00:00Z"}}])
+        {**GPU_CLASS, "metadata": {"name": "gamma", "creationTimestamp": "2026-02-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "alpha", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "zeta"}, "spec": {}},
+        {**GPU_CLASS, "metadata": {"name": "beta", "creationTimestamp": "2026-02-01T00:00:00Z"}}])
     resolved = {k: v.metadata.name for k, v in extended_resource_classes(objects.device_classes).items()}
-    assert resolved == {EXT_GPU: "new-a", "deviceclass.resource.kubernetes.io/old": "old",
-                        "deviceclass.resource.kubernetes.io/new-a": "new-a",
-                        "deviceclass.resource.kubernetes.io/new-b": "new-b"}
+    assert resolved == {EXT_GPU: "beta", "deviceclass.resource.kubernetes.io/alpha": "alpha",
+                        "deviceclass.resource.kubernetes.io/beta": "beta",
+                        "deviceclass.resource.kubernetes.io/zeta": "zeta"}
+
+
+def test_extended_resource_of_a_class_that_lost_its_name_is_not_backed():
+    # Hand-checked: gamma lost example.com/gpu to beta (above), so a pod asking for its implicit name is not served by
+    # DRA: PreFilter skips (no class backs the resource) and nothing else in a DynamicResources-only profile stops it.
+    from phalanx.sched.config import config_from_doc
+    classes = [{**GPU_CLASS, "metadata": {"name": n, "creationTimestamp": "2026-02-01T00:00:00Z"}}
+               for n in ("beta", "gamma")]
+    objects = parse_objects([*classes, _gpu_slice("a", 1)])
+    objects.nodes = [make_node("a")]
+    objects.pods = [make_pod(f"p-{n}", containers=[{f"deviceclass.resource.kubernetes.io/{n}": "1"}])
+                    for n in ("beta", "gamma")]
+    config = config_from_doc({"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {"multiPoint": {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"},
+                                                 {"name": "DynamicResources"}]}}}]})
+    result = Scheduler(Cluster.from_objects(objects), config).schedule()
+    assert result.bindings == {"default/p-beta": "a", "default/p-gamma": "a"}
+    assert [a["claim"] for a in result.allocations.get("default/p-beta", [])] == ["default/p-beta-extended-resources"]
+    assert "default/p-gamma" not in result.allocations
 
 
 @pytest.mark.parametrize("plugin, args", [

@@ -44,8 +44,8 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   conditions and bindsToNode (device-binding-conditions,
   binding-conditions-*, node-restriction), consumable capacity and multiple allocations of one device
   (consumable-capacity-*, allowMultipleAllocations): not modelled (consumable capacity, multiple allocations and
-  admin access are refused at input; the others are ignored). Extended resources backed by DRA are modelled
-  (docs/semantics.md); their allocator cases are not ported yet.
+  admin access are refused at input; the others are ignored). Extended resources backed by DRA: TestAllocator has
+  no case of its own for them (the scheduler builds the claim); TestPlugin's cases are ported below.
 - The cases after the binding-conditions ones in the file version read (consumable capacity and later) were not
   reviewed one by one.
 """
@@ -459,9 +459,9 @@ def test_allocator(name):
 # (deletionTimestamp, owner references), the finalizer races (with-resources-finalizer-gets-removed / -added),
 # skip-bind, bind-failure and the binding-conditions cases (PreBind, Unreserve after a failed bind), admin access
 # (request-admin-access-*, structured-ignore-allocated-admin-access), device taints with the DRADeviceTaints gate off
-# (tainted-*-disabled), DRA-disabled, prioritized lists (claim-with-prioritized-list*), extended resources backed by
-# DRA (extended-resource-*, implicit-extended-resource-*: modelled, see tests/test_dra.py's toys; the vectors are not
-# ported yet), filter timeouts and cancellation (canceled, timeout*),
+# (tainted-*-disabled), DRA-disabled, prioritized lists (claim-with-prioritized-list*), the extended-resource-* cases of
+# PreBind's API calls (listed with EXTENDED_CASES below; the others are ported there), filter timeouts and
+# cancellation (canceled, timeout*),
 # wrong-topology (an allocation whose nodeSelector names no device: phalanx does not read the selector), and "empty"'s
 # PostFilter status (PostFilter does not run for a pod that fits).
 DRIVER, WORKER, CLASS, CLAIM = "some-driver", "worker", "my-resource-class", "my-pod-my-resource"
@@ -687,7 +687,7 @@ def test_plugin_stale_extended_resource_claim(name):
                   "completed")
 
 
-# ------------------------------------------------------------------------------------------------ createRequestsAndMappings
+# ------------------------------------------------------------------------------------------- createRequestsAndMappings
 # pkg/scheduler/framework/plugins/dynamicresources/extendeddynamicresources_test.go,
 # Test_createRequestsAndMappings_requests: the requests of the claim for extended resources, given the pod, the
 # resources to allocate through DRA and a resolver mapping resource names to classes (mockDeviceClassResolver).
@@ -746,3 +746,39 @@ def test_create_requests(name):
     requests, _ = extended_device_requests(pod, extended, _classes(resolver))
     assert [(r.name, r.exactly.device_class_name, r.exactly.allocation_mode, r.exactly.count)
             for r in requests] == [(n, c, "ExactCount", k) for n, c, k in want]
+
+
+# ------------------------------------------------------------------------------------------------ ExtendedResourceCache
+# staging/src/k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache/extendedresourcecache_test.go
+# (v1.36.0's, before kubernetes#141110), TestExtendedResourceCache: classes are created one by one and the cache read
+# after each. phalanx reads a fixed set of classes (the informer's initial list), so each step here is the set of
+# classes created so far; the winners of an explicit name do not depend on the order the classes come in. Its last
+# two steps (gpu-class-0 renamed to test.com/gpu, which leaves example.com/gpu unmapped, then deleted) depend on the
+# event history and are left out, as are TestHandlers, TestNil and TestDeviceClassMapping (GetExtendedResource).
+NOW = "2026-03-01T12:00:00Z"
+
+
+def _ext_class(name: str, created: str | None, extended: str | None = EXT_GPU) -> dict:
+    meta = {"name": name} if created is None else {"name": name, "creationTimestamp": created}
+    return {"apiVersion": V1, "kind": "DeviceClass", "metadata": meta,
+            "spec": {} if extended is None else {"extendedResourceName": extended}}
+
+
+CACHE_STEPS = [   # (classes created so far, {resource: class the cache returns})
+    ([_ext_class("gpu-class", NOW), _ext_class("fpga-class", None, None)],
+     {EXT_GPU: "gpu-class", "deviceclass.resource.kubernetes.io/fpga-class": "fpga-class",
+      "deviceclass.resource.kubernetes.io/gpu-class": "gpu-class"}),
+    ([_ext_class("gpu-class-3", "2026-02-28T12:00:00Z")], {EXT_GPU: "gpu-class"}),      # now - 24h: older
+    ([_ext_class("gpu-class-4", "2026-03-01T13:00:00Z")], {EXT_GPU: "gpu-class-4"}),    # now + 1h: newer
+    ([_ext_class("gpu-class-0", "2026-03-01T13:00:00Z")], {EXT_GPU: "gpu-class-0"}),    # as new, lower name
+]
+
+
+@pytest.mark.parametrize("step", range(len(CACHE_STEPS)), ids=[f"TestExtendedResourceCache/step-{i}"
+                                                               for i in range(len(CACHE_STEPS))])
+def test_extended_resource_cache(step):
+    from phalanx.sched.claims import extended_resource_classes
+    created = [c for classes, _ in CACHE_STEPS[:step + 1] for c in classes]
+    resolved = extended_resource_classes(parse_objects(created).device_classes)
+    want = CACHE_STEPS[step][1]
+    assert {name: resolved[name].metadata.name if name in resolved else None for name in want} == want

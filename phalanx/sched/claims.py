@@ -461,19 +461,20 @@ class ClaimBook:
 
 
 def extended_resource_classes(classes) -> dict[str, DeviceClass]:
-    """The DRA manager's DeviceClassResolver (ExtendedResourceCache) over a fixed set of classes: every class backs
-    `deviceclass.resource.kubernetes.io/<name>`; an explicit spec.extendedResourceName named by several classes goes
-    to the newest (metadata.creationTimestamp), the lower name on a tie."""
-    out = {DEVICE_CLASS_PREFIX + c.metadata.name: c for c in classes}
-    explicit: dict[str, DeviceClass] = {}
-    for c in classes:
+    """The DRA manager's DeviceClassResolver (v1.36.0's ExtendedResourceCache) after the scheduler's informer added
+    `classes` in its initial list order, by name: each class maps `deviceclass.resource.kubernetes.io/<name>` and its
+    spec.extendedResourceName, except that a class meeting an explicit name already mapped to a class at least as
+    good (newer metadata.creationTimestamp, the lower name on a tie: never the later-listed one) maps nothing, not
+    even its implicit name (updateResourceName2class returns early; fixed after v1.36, kubernetes#141110)."""
+    out: dict[str, DeviceClass] = {}
+    for c in sorted(classes, key=lambda c: c.metadata.name):
         name = c.spec.extended_resource_name
-        if name is None:
-            continue
-        best = explicit.get(name)
-        if best is None or _newer(c, best):
-            explicit[name] = c
-    out.update(explicit)
+        if name is not None:
+            held = out.get(name)
+            if held is not None and not _newer(c, held):
+                continue
+            out[name] = c
+        out[DEVICE_CLASS_PREFIX + c.metadata.name] = c
     return out
 
 
