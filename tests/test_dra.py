@@ -803,6 +803,27 @@ def test_extended_resource_of_a_class_that_lost_its_name_is_not_backed():
     assert "default/p-gamma" not in result.allocations
 
 
+def test_bound_pod_uses_its_claim_for_extended_resources():
+    # Hand-checked: node a has 4 DRA GPUs; bound pod b asks for 1 and the input holds the claim the scheduler made for
+    # it (annotated, b its controller), allocated gpu-0. b uses that claim rather than get a second device, so pending
+    # pod p, asking for 3, gets the other three.
+    made = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "b-extended-resources-x7k2q", "namespace": "default",
+                         "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "b", "controller": True}]},
+            "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "container-0-request-0", "driver": "gpu.example.com", "pool": "a", "device": "gpu-0"}]}}}}
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 4), made])
+    objects.nodes = [make_node("a")]
+    objects.pods = [make_pod("b", containers=[{EXT_GPU: "1"}], node_name="a"),
+                    make_pod("p", containers=[{EXT_GPU: "3"}])]
+    result = Scheduler(Cluster.from_objects(objects)).schedule()
+    assert result.bindings == {"default/p": "a"}
+    assert sorted(a["device"] for a in result.allocations["default/p"]) == ["gpu-1", "gpu-2", "gpu-3"]
+
+
 @pytest.mark.parametrize("plugin, args", [
     ("NodeResourcesFit", {"scoringStrategy": {"type": "LeastAllocated", "resources": [
         {"name": "cpu", "weight": 1}, {"name": EXT_GPU, "weight": 2}]}}),

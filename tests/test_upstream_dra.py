@@ -676,10 +676,11 @@ STALE_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/claims.py: an input claim for extended resources (annotation "
-                                       "resource.kubernetes.io/extended-resource-claim) is not read as the pod's: it "
-                                       "stays an unrelated claim holding instance-1, so the pod's own claim finds no "
-                                       "device ('cannot allocate all claims'); PostFilter deletes no claim")
+@pytest.mark.xfail(strict=True, reason="phalanx/sched/claims.py: a pending pod's input claim for extended resources "
+                                       "(annotation resource.kubernetes.io/extended-resource-claim) is not read as "
+                                       "its own (only a bound pod's is): it stays an unrelated claim holding "
+                                       "instance-1, so the pod's new claim finds no device ('cannot allocate all "
+                                       "claims'); PostFilter deletes no claim")
 @pytest.mark.parametrize("name", list(STALE_CASES), ids=[f"TestPlugin/{n}" for n in STALE_CASES])
 def test_plugin_stale_extended_resource_claim(name):
     assert plugin_run(STALE_CASES[name]) == (

@@ -45,6 +45,8 @@ from ..kernels.tolerations import tolerates
 
 ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"   # resourceapi.ResourceDeviceClassPrefix
+# resourceapi.ExtendedResourceClaimAnnotation: marks the claim the scheduler made for a pod's extended resources
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 EXTENDED_CLAIM = "extended-resources"   # the pod's claim for extended resources backed by DRA: <pod>-extended-resources
 # Upstream's in-memory name of that claim until PreBind creates it (specialClaimInMemName): the allocator's errors
 # name it so.
@@ -114,10 +116,16 @@ class ClaimBook:
         # device row -> index of the request it was allocated for, in its claim (shared with restricted copies;
         # read only for rows a claim holds now, so stale entries never show)
         self._request_of: dict[int, int] = {}
+        # pod key -> (its uid, the key) of each input claim for a pod's extended resources (findExtendedResourceClaim)
+        self._input_extended: dict[str, tuple[str, str]] = {}
         for c in claims:
             self.claims[c.key] = Claim(c.key, c.spec)
             if c.status.allocation is not None:
                 self._load_allocation(c)
+            if c.metadata.annotations.get(EXTENDED_CLAIM_ANNOTATION) == "true":
+                for ref in c.metadata.owner_references:
+                    if ref.controller:
+                        self._input_extended[f"{c.metadata.namespace}/{ref.name}"] = (ref.uid, c.key)
         self._check_selectors(list(claims))
 
     @classmethod
@@ -202,6 +210,13 @@ class ClaimBook:
         """The key of the pod's claim for extended resources backed by DRA, created on first use (upstream builds it
         in memory at every PreFilter; its requests depend only on the pod and the classes)."""
         key = self._generated.get((pod.key, EXTENDED_CLAIM))
+        if key is None and pod.spec.node_name:
+            # A bound pod uses the claim made for it when it was scheduled (the kubelet reads it from the pod's
+            # status.extendedResourceClaimStatus, which phalanx does not read): the input claim the pod controls.
+            # Hand-written input may lack UIDs: they are compared only when both are known.
+            uid, found = self._input_extended.get(pod.key, ("", None))
+            if found is not None and (not uid or not pod.metadata.uid or uid == pod.metadata.uid):
+                key = self._generated[(pod.key, EXTENDED_CLAIM)] = found
         if key is None:
             key = f"{pod.metadata.namespace}/{pod.metadata.name}-{EXTENDED_CLAIM}"
             suffix = 2
