@@ -803,6 +803,18 @@ def test_extended_resource_of_a_class_that_lost_its_name_is_not_backed():
     assert "default/p-gamma" not in result.allocations
 
 
+def test_extended_request_of_a_fraction_asks_for_nothing():
+    # createResourceRequestAndMappings: Quantity.AsInt64 fails on 1500m, so that container gets no request (not 1);
+    # 2000m is the whole 2.
+    from phalanx.sched.claims import extended_device_requests
+    implicit = "deviceclass.resource.kubernetes.io/gpu"
+    pod = make_pod("p", containers=[{implicit: "1500m"}, {implicit: "2000m"}])
+    gpu = parse_objects([GPU_CLASS]).device_classes[0]
+    requests, resources = extended_device_requests(pod, {implicit: 4}, {implicit: gpu})
+    assert [(r.name, r.exactly.count) for r in requests] == [("container-1-request-0", 2)]
+    assert resources == (implicit,)
+
+
 def test_bound_pod_uses_its_claim_for_extended_resources():
     # Hand-checked: node a has 4 DRA GPUs; bound pod b asks for 1 and the input holds the claim the scheduler made for
     # it (annotated, b its controller), allocated gpu-0. b uses that claim rather than get a second device, so pending

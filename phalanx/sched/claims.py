@@ -502,10 +502,6 @@ def _newer(a: DeviceClass, b: DeviceClass) -> bool:
     return a.metadata.name < b.metadata.name
 
 
-def _whole(nanos: int) -> int:
-    return nanos // 1_000_000_000
-
-
 def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[str, DeviceClass]
                              ) -> tuple[list[DeviceRequest], tuple[str, ...]]:
     """createRequestsAndMappings: the requests of the pod's claim for extended resources backed by DRA, sorted by
@@ -528,8 +524,8 @@ def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[s
             asked = containers[i].resources.requests
             if resource not in asked:
                 return None
-            want = _whole(asked.nanos(resource))
-            if want == 0:
+            want, fraction = divmod(asked.nanos(resource), 1_000_000_000)
+            if want == 0 or fraction:       # Quantity.AsInt64 fails on a fraction: no request, as for 0
                 return None
             have = 0
             for r in reusable:
