@@ -767,17 +767,73 @@ def test_extended_resource_name_is_validated():
 
 
 def test_extended_resource_class_resolution():
-    # ExtendedResourceCache: the implicit deviceclass.resource.kubernetes.io/<class> always; an explicit name claimed
-    # by two classes goes to the newer, the lower name on equal timestamps.
+    # v1.36.0's ExtendedResourceCache after the informer's initial list (by name): an explicit name claimed by several
+    # classes goes to the newer, the lower name on equal timestamps; a class that meets the name already held by a
+    # class at least as good maps nothing, not even deviceclass.resource.kubernetes.io/<class>. Hand-checked: alpha
+    # (January) takes example.com/gpu, beta (February) takes it over, gamma (February, a higher name than beta) maps
+    # nothing; alpha keeps its implicit name; zeta names no resource and maps its implicit one.
     from phalanx.sched.claims import extended_resource_classes
     objects = parse_objects([
-        {**GPU_CLASS, "metadata": {"name": "old", "creationTimestamp": "2026-01-01T00:00:00Z"}},
-        {**GPU_CLASS, "metadata": {"name": "new-b", "creationTimestamp": "2026-02-01T00:00:00Z"}},
-        {**GPU_CLASS, "metadata": {"name": "new-a", "creationTimestamp": "2026-02-01T00:00:00Z"}}])
+        {**GPU_CLASS, "metadata": {"name": "gamma", "creationTimestamp": "2026-02-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "alpha", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+        {**GPU_CLASS, "metadata": {"name": "zeta"}, "spec": {}},
+        {**GPU_CLASS, "metadata": {"name": "beta", "creationTimestamp": "2026-02-01T00:00:00Z"}}])
     resolved = {k: v.metadata.name for k, v in extended_resource_classes(objects.device_classes).items()}
-    assert resolved == {EXT_GPU: "new-a", "deviceclass.resource.kubernetes.io/old": "old",
-                        "deviceclass.resource.kubernetes.io/new-a": "new-a",
-                        "deviceclass.resource.kubernetes.io/new-b": "new-b"}
+    assert resolved == {EXT_GPU: "beta", "deviceclass.resource.kubernetes.io/alpha": "alpha",
+                        "deviceclass.resource.kubernetes.io/beta": "beta",
+                        "deviceclass.resource.kubernetes.io/zeta": "zeta"}
+
+
+def test_extended_resource_of_a_class_that_lost_its_name_is_not_backed():
+    # Hand-checked: gamma lost example.com/gpu to beta (above), so a pod asking for its implicit name is not served by
+    # DRA: PreFilter skips (no class backs the resource) and nothing else in a DynamicResources-only profile stops it.
+    from phalanx.sched.config import config_from_doc
+    classes = [{**GPU_CLASS, "metadata": {"name": n, "creationTimestamp": "2026-02-01T00:00:00Z"}}
+               for n in ("beta", "gamma")]
+    objects = parse_objects([*classes, _gpu_slice("a", 1)])
+    objects.nodes = [make_node("a")]
+    objects.pods = [make_pod(f"p-{n}", containers=[{f"deviceclass.resource.kubernetes.io/{n}": "1"}])
+                    for n in ("beta", "gamma")]
+    config = config_from_doc({"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {"multiPoint": {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"},
+                                                 {"name": "DynamicResources"}]}}}]})
+    result = Scheduler(Cluster.from_objects(objects), config).schedule()
+    assert result.bindings == {"default/p-beta": "a", "default/p-gamma": "a"}
+    assert [a["claim"] for a in result.allocations.get("default/p-beta", [])] == ["default/p-beta-extended-resources"]
+    assert "default/p-gamma" not in result.allocations
+
+
+def test_extended_request_of_a_fraction_asks_for_nothing():
+    # createResourceRequestAndMappings: Quantity.AsInt64 fails on 1500m, so that container gets no request (not 1);
+    # 2000m is the whole 2.
+    from phalanx.sched.claims import extended_device_requests
+    implicit = "deviceclass.resource.kubernetes.io/gpu"
+    pod = make_pod("p", containers=[{implicit: "1500m"}, {implicit: "2000m"}])
+    gpu = parse_objects([GPU_CLASS]).device_classes[0]
+    requests, resources = extended_device_requests(pod, {implicit: 4}, {implicit: gpu})
+    assert [(r.name, r.exactly.count) for r in requests] == [("container-1-request-0", 2)]
+    assert resources == (implicit,)
+
+
+def test_bound_pod_uses_its_claim_for_extended_resources():
+    # Hand-checked: node a has 4 DRA GPUs; bound pod b asks for 1 and the input holds the claim the scheduler made for
+    # it (annotated, b its controller), allocated gpu-0. b uses that claim rather than get a second device, so pending
+    # pod p, asking for 3, gets the other three.
+    made = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "b-extended-resources-x7k2q", "namespace": "default",
+                         "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "b", "controller": True}]},
+            "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "container-0-request-0", "driver": "gpu.example.com", "pool": "a", "device": "gpu-0"}]}}}}
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 4), made])
+    objects.nodes = [make_node("a")]
+    objects.pods = [make_pod("b", containers=[{EXT_GPU: "1"}], node_name="a"),
+                    make_pod("p", containers=[{EXT_GPU: "3"}])]
+    result = Scheduler(Cluster.from_objects(objects)).schedule()
+    assert result.bindings == {"default/p": "a"}
+    assert sorted(a["device"] for a in result.allocations["default/p"]) == ["gpu-1", "gpu-2", "gpu-3"]
 
 
 @pytest.mark.parametrize("plugin, args", [

@@ -45,6 +45,8 @@ from ..kernels.tolerations import tolerates
 
 ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"   # resourceapi.ResourceDeviceClassPrefix
+# resourceapi.ExtendedResourceClaimAnnotation: marks the claim the scheduler made for a pod's extended resources
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 EXTENDED_CLAIM = "extended-resources"   # the pod's claim for extended resources backed by DRA: <pod>-extended-resources
 # Upstream's in-memory name of that claim until PreBind creates it (specialClaimInMemName): the allocator's errors
 # name it so.
@@ -114,10 +116,16 @@ class ClaimBook:
         # device row -> index of the request it was allocated for, in its claim (shared with restricted copies;
         # read only for rows a claim holds now, so stale entries never show)
         self._request_of: dict[int, int] = {}
+        # pod key -> (its uid, the key) of each input claim for a pod's extended resources (findExtendedResourceClaim)
+        self._input_extended: dict[str, tuple[str, str]] = {}
         for c in claims:
             self.claims[c.key] = Claim(c.key, c.spec)
             if c.status.allocation is not None:
                 self._load_allocation(c)
+            if c.metadata.annotations.get(EXTENDED_CLAIM_ANNOTATION) == "true":
+                for ref in c.metadata.owner_references:
+                    if ref.controller:
+                        self._input_extended[f"{c.metadata.namespace}/{ref.name}"] = (ref.uid, c.key)
         self._check_selectors(list(claims))
 
     @classmethod
@@ -202,6 +210,13 @@ class ClaimBook:
         """The key of the pod's claim for extended resources backed by DRA, created on first use (upstream builds it
         in memory at every PreFilter; its requests depend only on the pod and the classes)."""
         key = self._generated.get((pod.key, EXTENDED_CLAIM))
+        if key is None and pod.spec.node_name:
+            # A bound pod uses the claim made for it when it was scheduled (the kubelet reads it from the pod's
+            # status.extendedResourceClaimStatus, which phalanx does not read): the input claim the pod controls.
+            # Hand-written input may lack UIDs: they are compared only when both are known.
+            uid, found = self._input_extended.get(pod.key, ("", None))
+            if found is not None and (not uid or not pod.metadata.uid or uid == pod.metadata.uid):
+                key = self._generated[(pod.key, EXTENDED_CLAIM)] = found
         if key is None:
             key = f"{pod.metadata.namespace}/{pod.metadata.name}-{EXTENDED_CLAIM}"
             suffix = 2
@@ -461,19 +476,20 @@ class ClaimBook:
 
 
 def extended_resource_classes(classes) -> dict[str, DeviceClass]:
-    """The DRA manager's DeviceClassResolver (ExtendedResourceCache) over a fixed set of classes: every class backs
-    `deviceclass.resource.kubernetes.io/<name>`; an explicit spec.extendedResourceName named by several classes goes
-    to the newest (metadata.creationTimestamp), the lower name on a tie."""
-    out = {DEVICE_CLASS_PREFIX + c.metadata.name: c for c in classes}
-    explicit: dict[str, DeviceClass] = {}
-    for c in classes:
+    """The DRA manager's DeviceClassResolver (v1.36.0's ExtendedResourceCache) after the scheduler's informer added
+    `classes` in its initial list order, by name: each class maps `deviceclass.resource.kubernetes.io/<name>` and its
+    spec.extendedResourceName, except that a class meeting an explicit name already mapped to a class at least as
+    good (newer metadata.creationTimestamp, the lower name on a tie: never the later-listed one) maps nothing, not
+    even its implicit name (updateResourceName2class returns early; fixed after v1.36, kubernetes#141110)."""
+    out: dict[str, DeviceClass] = {}
+    for c in sorted(classes, key=lambda c: c.metadata.name):
         name = c.spec.extended_resource_name
-        if name is None:
-            continue
-        best = explicit.get(name)
-        if best is None or _newer(c, best):
-            explicit[name] = c
-    out.update(explicit)
+        if name is not None:
+            held = out.get(name)
+            if held is not None and not _newer(c, held):
+                continue
+            out[name] = c
+        out[DEVICE_CLASS_PREFIX + c.metadata.name] = c
     return out
 
 
@@ -484,10 +500,6 @@ def _newer(a: DeviceClass, b: DeviceClass) -> bool:
     if ka != kb:
         return ka > kb
     return a.metadata.name < b.metadata.name
-
-
-def _whole(nanos: int) -> int:
-    return nanos // 1_000_000_000
 
 
 def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[str, DeviceClass]
@@ -504,14 +516,16 @@ def extended_device_requests(pod: Pod, extended: dict[str, int], classes: dict[s
     short_lived = [i for i in range(inits) if i not in long_lived]
     out: list[tuple[DeviceRequest, str]] = []
     for resource in sorted(extended):
+        if resource not in classes:       # as upstream: a resource no class backs gets no request
+            continue
         cls = classes[resource].metadata.name
 
         def request(i: int, reusable: list) -> DeviceRequest | None:
             asked = containers[i].resources.requests
             if resource not in asked:
                 return None
-            want = _whole(asked.nanos(resource))
-            if want == 0:
+            want, fraction = divmod(asked.nanos(resource), 1_000_000_000)
+            if want == 0 or fraction:       # Quantity.AsInt64 fails on a fraction: no request, as for 0
                 return None
             have = 0
             for r in reusable:
