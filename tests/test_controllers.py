@@ -163,6 +163,15 @@ def test_volume_claim_templates_become_claims_per_pod():
         [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}}]]
 
 
+def test_a_claim_template_that_is_no_object_is_a_one_line_error():
+    # (found by fuzzing manifests: it used to raise AttributeError while stamping the pods)
+    sts = stateful_set(replicas=1, volumeClaimTemplates=[{"metadata": "data"}])
+    with pytest.raises(InputError) as err:
+        cluster(sts)
+    assert str(err.value).startswith("StatefulSet default/db: spec.volumeClaimTemplates[0].metadata: input should be "
+                                     "a valid dictionary")
+
+
 def binding_order(state: Cluster) -> list[str]:
     scheduler = Scheduler(state)
     scheduler.schedule()

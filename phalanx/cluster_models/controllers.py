@@ -498,11 +498,21 @@ class StatefulSetOrdinals(K8sModel):
     start: StrictInt = Field(default=0, ge=0, le=INT32_MAX)
 
 
+class ClaimTemplateMetadata(K8sModel):
+    name: str = ""
+
+
+class PersistentVolumeClaimTemplate(K8sModel):
+    """A volumeClaimTemplates entry: its name names each pod's claim, <name>-<pod>; its spec (storage) is not read."""
+    metadata: ClaimTemplateMetadata = Field(default_factory=ClaimTemplateMetadata)
+    spec: dict = Field(default_factory=dict)
+
+
 class StatefulSetSpec(ReplicaSetSpec):
     service_name: str = ""
     pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
     ordinals: StatefulSetOrdinals = Field(default_factory=StatefulSetOrdinals)
-    volume_claim_templates: list[dict] = Field(default_factory=list)
+    volume_claim_templates: list[PersistentVolumeClaimTemplate] = Field(default_factory=list)
 
 
 class StatefulSet(_Selected):
@@ -867,7 +877,7 @@ def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget) -
     stamper = _Stamper(sts, template, labels)
     have = {p.metadata.name: p for p in sts.controlled(live)}
     budget.take(max(0, spec.replicas - len(have)), f"StatefulSet {sts.key}", "spec.replicas")
-    claim_names = [t.get("metadata", {}).get("name", "") for t in spec.volume_claim_templates]
+    claim_names = [t.metadata.name for t in spec.volume_claim_templates]
     previous = None      # the pod before this ordinal, while it is pending (OrderedReady waits for it)
     for ordinal in range(spec.ordinals.start, spec.ordinals.start + spec.replicas):
         pod_name = f"{name}-{ordinal}"
