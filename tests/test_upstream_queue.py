@@ -17,8 +17,8 @@ is NodeResourcesFit (a pod too big for every node), a plugin that does not regis
 nodeSelector no node matches; it registers node events, not pod deletions), queueHintReturnQueue / Skip are
 InterPodAffinity's and PodTopologySpread's v1.36 hints for a bound pod that does / does not match. Each test's id
 names the upstream test and case; expected values are upstream's, never phalanx's output. Where phalanx differs,
-the test is a strict xfail naming the phalanx function, and docs/semantics.md ("Queueing hints", "Backoff and the queue against v1.36") says
-why.
+the test is a strict xfail naming the phalanx function, and docs/semantics.md ("Queueing hints", "Backoff and the
+queue against v1.36") says why.
 
 Left out (no counterpart in phalanx's model):
 - Test_InFlightPods, TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff, TestPriorityQueue_UpdateWhenInflight,
