@@ -31,7 +31,10 @@ MAX_BACKOFF_S = 10.0
 
 
 def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float = MAX_BACKOFF_S) -> float:
-    """Backoff after `attempts` failed attempts: `initial`, doubling, at most `maximum`."""
+    """Backoff after `attempts` failed attempts: `initial`, doubling, at most `maximum`; none before any attempt
+    (upstream's calculateBackoffDuration)."""
+    if attempts <= 0:
+        return 0.0
     doublings = min(max(attempts - 1, 0), 64)      # the cap is reached long before; keeps the power finite
     return min(initial * 2.0 ** doublings, maximum)
 
