@@ -92,8 +92,8 @@ def test_calculate_backoff_duration(initial, maximum, attempts, want):
 
 def test_backoff_per_attempt_doubles_from_one_to_ten_seconds():
     """TestBackOffFlow's steps (1, 2, 4, 8, 10, 10, 10 s), as the time between a failure and the retry that a
-    cluster event right after it brings, with the activeQ busy (so SchedulerPopFromBackoffQ pops nothing early: see
-    test_pop_from_backoffq_when_the_activeq_is_empty). The failures are at whole seconds and the retries come at
+    cluster event right after it brings (phalanx keeps the backoff where v1.36's SchedulerPopFromBackoffQ would pop
+    the pod at once from an empty activeQ: test_pop_from_backoffq_when_the_activeq_is_empty). The failures are at whole seconds and the retries come at
     the end of the backoff; upstream's 1 s ordering window moves them to the next window
     (test_backoff_ends_in_the_next_ordering_window)."""
     want = [1, 2, 4, 8, 10, 10, 10]

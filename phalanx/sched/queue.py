@@ -35,7 +35,7 @@ def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float 
     (upstream's calculateBackoffDuration)."""
     if attempts <= 0:
         return 0.0
-    doublings = min(max(attempts - 1, 0), 64)      # the cap is reached long before; keeps the power finite
+    doublings = min(attempts - 1, 64)      # the cap is reached long before; keeps the power finite
     return min(initial * 2.0 ** doublings, maximum)
 
 
