@@ -245,10 +245,15 @@ def test_unschedulable_pod_stays_without_an_event():
     assert set(s.queue.unschedulable) == {"default/up"}
 
 
+# TestPriorityQueue_AssignedPodAdded_'s bound pods: one its pod-affinity and spread cases match, one unrelated.
+MATCHING_BOUND = make_pod("lbp", cpu="100m", namespace="ns1", labels={"service": "securityscan"})
+UNRELATED_BOUND = make_pod("lbp", cpu="100m", namespace="unrelated", labels={"unrelated": "unrelated"})
+
+
 @pytest.mark.parametrize("bound_pod, requeued", [
-    pytest.param(make_pod("lbp", cpu="100m", namespace="ns1", labels={"service": "securityscan"}), True,
+    pytest.param(MATCHING_BOUND, True,
                  id="TestPriorityQueue_AssignedPodAdded_/Pod rejected by pod affinity is requeued with matching Pod's update"),
-    pytest.param(make_pod("lbp", cpu="100m", namespace="unrelated", labels={"unrelated": "unrelated"}), False,
+    pytest.param(UNRELATED_BOUND, False,
                  id="TestPriorityQueue_AssignedPodAdded_/Pod rejected by pod affinity isn't requeued with unrelated Pod's update"),
 ])
 def test_assigned_pod_added_wakes_a_pod_rejected_by_pod_affinity(bound_pod, requeued):
@@ -264,9 +269,9 @@ def test_assigned_pod_added_wakes_a_pod_rejected_by_pod_affinity(bound_pod, requ
 
 
 @pytest.mark.parametrize("bound_pod, requeued", [
-    pytest.param(make_pod("lbp", cpu="100m", namespace="ns1", labels={"service": "securityscan"}), True,
+    pytest.param(MATCHING_BOUND, True,
                  id="TestPriorityQueue_AssignedPodAdded_/Pod rejected by pod topology spread is requeued with Pod's update in the same namespace"),
-    pytest.param(make_pod("lbp", cpu="100m", namespace="unrelated", labels={"unrelated": "unrelated"}), False,
+    pytest.param(UNRELATED_BOUND, False,
                  id="TestPriorityQueue_AssignedPodAdded_/Pod rejected by pod topology spread isn't requeued with unrelated Pod's update"),
 ])
 def test_assigned_pod_added_wakes_a_pod_rejected_by_topology_spread(bound_pod, requeued):
