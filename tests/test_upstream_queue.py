@@ -194,9 +194,6 @@ def test_high_priority_pod_backing_off_does_not_block_others():
     assert attempts_of(records, "default/test-midpod") == [(0, BOUND)]
 
 
-@pytest.mark.xfail(strict=True, reason="sched/scheduler.py _enqueue_plain / queue.py push_active: a retried pod keeps "
-                   "its arrival as its queue timestamp; v1.36's AddUnschedulableIfNotPresent sets it to the failure "
-                   "time, so a pod that failed again goes behind pods of its priority that came before that failure")
 def test_recently_tried_pods_go_back():
     """TestRecentlyTriedPodsGoBack / TestPodFailedSchedulingMultipleTimesDoesNotBlockNewerPod: a arrives at 0 and
     fails (NodeResourcesFit); b arrives at 1 and fails (NodeAffinity). At 2 a pod is deleted: a (its rejector

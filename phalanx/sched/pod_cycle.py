@@ -61,7 +61,8 @@ class PodCycle:
             seq_of = dict(zip(map(id, pods), seqs))        # the run's pods are distinct objects
             for failure in out.failures:
                 sched.fail(failure.pods, failure.message)
-                sched.park_run(failure.pods, [seq_of[id(pod)] for pod in failure.pods], failure.rejectors, shape)
+                sched.park_run(failure.pods, sched.requeued([seq_of[id(pod)] for pod in failure.pods], failure.pods),
+                               failure.rejectors, shape)
 
     def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
         """The head run and the runs after it that join it (Placer.segment_member with the head) in one call."""

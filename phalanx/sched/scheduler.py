@@ -161,7 +161,7 @@ class Scheduler:
         # for a run's pods
         self._waits: dict[tuple[Framework, frozenset], tuple[tuple, frozenset]] = {}
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
-        self.arrival: dict[str, int] = {}                    # pod added here -> its arrival seq, until deleted
+        self.arrival: dict[str, int] = {}                    # pod added here -> its queue seq (arrival, or last failure), until deleted
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
         self.progress = 0                                    # bindings + outside events, to spot livelocks
         self.stats = ScheduleResult()
@@ -868,6 +868,18 @@ class Scheduler:
         self.log.append(GroupCondition(self.now, gs.key, status, reason, message))
 
     # -- the unschedulable pool and queueing hints -------------------------------------------------------
+    def requeued(self, seqs: list[int], pods: list[Pod]) -> list[int]:
+        """The queue places of pods that just failed, in order: a plain pod takes the next one, as upstream's
+        AddUnschedulableIfNotPresent sets its queue timestamp to the failure (PrioritySort then puts it behind the
+        pods of its priority queued before); a PodGroup member keeps its arrival (its group's queue place reads it)."""
+        of_pod, arrival, out = self.groups.of_pod, self.arrival, []
+        for pod, seq in zip(pods, seqs):
+            if pod.key not in of_pod and arrival.get(pod.key) == seq:
+                seq, self._seq = self._seq, self._seq + 1
+                arrival[pod.key] = seq
+            out.append(seq)
+        return out
+
     def park(self, pod: Pod, seq: int, rejectors: frozenset) -> None:
         """A pod that fit nowhere waits in the unschedulable pool for an event one of its rejectors registered."""
         self.park_run([pod], [seq], rejectors, self.shape_of(pod))
