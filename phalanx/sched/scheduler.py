@@ -161,7 +161,7 @@ class Scheduler:
         # for a run's pods
         self._waits: dict[tuple[Framework, frozenset], tuple[tuple, frozenset]] = {}
         self.pending_message: dict[str, str] = {}            # pending pod -> why it is pending
-        self.arrival: dict[str, int] = {}                    # pod added here -> its queue seq (arrival, or last failure), until deleted
+        self.arrival: dict[str, int] = {}                    # pod added here -> its queue seq (arrival or last failure)
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
         self.progress = 0                                    # bindings + outside events, to spot livelocks
         self.stats = ScheduleResult()
