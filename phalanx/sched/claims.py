@@ -89,7 +89,7 @@ class DraInputs:
     message: str | None = None        # PreFilter rejection (missing claim or device class)
     blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
     error: str | None = None          # the Filter's error on every node (a claim asking for too many devices)
-    unfit: np.ndarray | None = None   # (N,) bool nodes that neither advertise nor DRA-back an extended resource asked for
+    unfit: np.ndarray | None = None   # (N,) bool nodes neither advertising nor DRA-backing an extended resource asked
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
