@@ -853,3 +853,51 @@ def test_scoring_a_dra_backed_extended_resource_is_refused(plugin, args):
         Scheduler(Cluster.from_objects(objects), config)
     assert str(error.value) == (f"{plugin}: scoring resource {EXT_GPU}: an extended resource DeviceClass gpu backs "
                                 f"(DRAExtendedResource); scoring it is not modelled by phalanx")
+
+
+@settings(max_examples=30)
+@given(data=st.data())
+def test_extended_resource_claims_hold_each_device_once_and_free_them_all(data):
+    """Random nodes (DRA devices of the class naming example.com/gpu, the resource advertised, or neither), pods
+    asking for it (through the class's name or the implicit deviceclass.resource.kubernetes.io/gpu, init containers
+    included), then pods deleted and added: no device is held by two claims, the device table's allocated bits are
+    exactly the held devices, and deleting every pod frees every device."""
+    docs, nodes = [GPU_CLASS], []
+    for i in range(data.draw(st.integers(1, 4))):
+        kind = data.draw(st.sampled_from(["dra", "plugin", "none"]))
+        if kind == "dra":
+            docs.append(_gpu_slice(f"n{i}", data.draw(st.integers(0, 3))))
+        nodes.append(make_node(f"n{i}", cpu="8", extra={EXT_GPU: str(data.draw(st.integers(0, 2)))}
+                               if kind == "plugin" else None))
+    names = st.sampled_from([EXT_GPU, "deviceclass.resource.kubernetes.io/gpu"])
+
+    def new_pod(name):
+        init = [({"cpu": "100m", data.draw(names): str(data.draw(st.integers(1, 2)))}, data.draw(st.booleans()))
+                for _ in range(data.draw(st.integers(0, 1)))]
+        return make_pod(name, containers=[{"cpu": "100m", data.draw(names): str(data.draw(st.integers(0, 3)))}],
+                        init_containers=init)
+
+    objects = parse_objects(docs)
+    objects.nodes = nodes
+    objects.pods = [new_pod(f"p{j}") for j in range(data.draw(st.integers(0, 6)))]
+    s = Scheduler(Cluster.from_objects(objects))
+    book = s.cluster.claims
+
+    def check():
+        held = [d for c in book.claims.values() if c.devices is not None for d in c.devices.tolist()]
+        assert len(held) == len(set(held))
+        assert sorted(np.flatnonzero(book.devices.allocated).tolist()) == sorted(held)
+
+    s.run_until_idle()
+    check()
+    for step in range(data.draw(st.integers(0, 5))):
+        if data.draw(st.booleans()) and s.arrival:
+            s.delete_pod(data.draw(st.sampled_from(sorted(s.arrival))))
+        else:
+            s.add_pods([new_pod(f"q{step}")])
+        s.run_until_idle()
+        check()
+    for key in sorted(s.arrival):
+        s.delete_pod(key)
+    s.run_until_idle()
+    assert not book.devices.allocated.any()
