@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import ValidationError
 
 from .cluster_models import InputError, load_paths
+from .cluster_models.errors import validation_problem
 from .cluster_models.load import cyclic_gc_paused
 from .sched import Cluster, Scheduler
 from .sched.config import COMPAT_VERSIONS, default_config, load_config, parse_gates
@@ -100,7 +102,7 @@ def schedule(
     backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto (a GPU backend if present; on "
                                 "a CPU, numpy with all-distinct pods handed to JAX when measured faster)"),
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
-    seed: int = typer.Option(0, "--seed", help="seed for --tie-break random"),
+    seed: int = typer.Option(0, "--seed", min=0, help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),
     no_incremental: bool = typer.Option(False, "--no-incremental", help="evaluate every node for every run (do not "
                                                                         "keep shapes' results between their runs)"),
@@ -287,7 +289,7 @@ def generate(
     pods: int = typer.Option(2000, "--pods", min=0),
     mix: str = typer.Option("basic", "--mix", help="basic, heterogeneous, gpu or kube (four shapes interleaved in "
                                                    "runs of 4, 3, 2, 1 on 32-cpu / 8-GPU nodes)"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
     gpu_fraction: float = typer.Option(0.0, "--gpu-fraction", min=0.0, max=1.0),
     force: bool = typer.Option(False, "--force", help="write into a non-empty --out directory"),
 ):
@@ -401,7 +403,7 @@ def simulate(
     nodes: int = typer.Option(256, "--nodes", help="8-GPU nodes of the synthetic cluster (32 a rack)"),
     hours: float = typer.Option(24.0, "--hours", help="simulated time"),
     load: float = typer.Option(0.9, "--load", help="offered load: GPU-seconds asked for / GPU-seconds there are"),
-    seed: int = typer.Option(0, "--seed", help="seed of the workload, the failures and the scheduler"),
+    seed: int = typer.Option(0, "--seed", min=0, help="seed of the workload, the failures and the scheduler"),
     workers: int = typer.Option(1, "--workers", help="run the policies on this many local processes"),
     policy: Optional[list[str]] = typer.Option(None, "--policy", help="pod-by-pod, gang, gang-topology, "
                                                "gang-preemption, gang-permit, each optionally +<score> (e.g. "
@@ -589,8 +591,8 @@ def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
     container = template.spec.containers[0]
     try:
         resources = ResourceRequirements.model_validate({"requests": requests})
-    except ValueError as exc:
-        _fail(f"--shape: {str(exc).splitlines()[-1].strip()}")
+    except ValidationError as exc:
+        _fail(f"--shape: {validation_problem(exc)}")
     spec = template.spec.model_copy(update={"containers": [container.model_copy(update={"resources": resources})]})
     return template.model_copy(update={"spec": spec}), shape
 
@@ -674,7 +676,7 @@ def trace_alibaba(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="trace directory (default: $PHALANX_DATA, "
                                             "else shared/data/alibaba-gpu-v2023 next to the repository)"),
     policy: str = typer.Option("fgd", "--policy", help="random, dotprod, gpuclustering, gpupacking, bestfit, fgd"),
-    seed: int = typer.Option(42, "--seed", help="seed of the shuffle, the clones and random choices"),
+    seed: int = typer.Option(42, "--seed", min=0, help="seed of the shuffle, the clones and random choices"),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="several seeds (0-9 or 1,5,7): print a table"),
     all_policies: bool = typer.Option(False, "--all-policies", help="every policy: print a table"),
     tie_break: str = typer.Option("perm", "--tie-break",

@@ -144,6 +144,8 @@ def test_cli_simulate_compares_policies(tmp_path):
     assert bad.exit_code == 2 and "unknown policy 'fifo'" in bad.output
     bad = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "x.txt")])
     assert bad.exit_code == 2 and ".csv or .parquet" in bad.output
+    bad = CliRunner().invoke(app, ["simulate", "--seed", "-1"])      # was numpy's "expected non-negative integer"
+    assert bad.exit_code == 2 and "'--seed'" in bad.output
 
 
 # -- sweeps ---------------------------------------------------------------------------------------------------
