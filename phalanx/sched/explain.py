@@ -10,7 +10,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..cluster_models import Pod
+from ..cluster_models import Pod, pod_group_priority
 from ..cluster_models.generate import GPU
 from ..cluster_models.gpus import device_request
 from ..cluster_models.requests import pod_requests
@@ -18,7 +18,6 @@ from ..kernels.status import CODE_NAMES, SUCCESS
 from .messages import outside_reason
 from .podgroups import QUORUM_MESSAGE, GroupState
 from .scheduler import Scheduler
-from .workload_preemption import group_priority
 
 
 def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> dict:
@@ -283,7 +282,7 @@ def explain_group_preemption(scheduler: Scheduler, gs, listed: int = 20) -> dict
                 "message": outcome or "workload aware preemption is disabled"}
     result, dry_run = outcome.result, outcome.dry_run
     gone = {p.key for p in result.victims}
-    priority = group_priority(gs.group, scheduler.cluster)
+    priority = pod_group_priority(gs.group, scheduler.cluster.priority_classes)
     spared = [u for u in dry_run.units if u.priority < priority and not any(p.key in gone for p in u.pods)]
     return {"node": None, "domain": outcome.domain, **losses(scheduler, list(result.victims)),
             "spared": [{"unit": u.key, "priority": u.priority,

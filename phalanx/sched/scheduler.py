@@ -259,7 +259,8 @@ class Scheduler:
         hit = self._reserves.get(id(shape))      # shapes live as long as their ShapeTable: ids are stable
         if hit is None:
             fw = self.framework_for(shape.pod)
-            hit = self._reserves[id(shape)] = any(plugin.reserves_for(shape.pod, self.cluster) for plugin in fw.at("reserve"))
+            hit = self._reserves[id(shape)] = any(plugin.reserves_for(shape.pod, self.cluster)
+                                                  for plugin in fw.at("reserve"))
         return hit
 
     # -- compatibility with the one-pass API -------------------------------------------------------

@@ -52,11 +52,6 @@ class VictimUnit:
         return [self.log[r] for r in self.rows.tolist()]
 
 
-def group_priority(group, cluster) -> int:
-    """util.PodGroupPriority (cluster_models.pod_group_priority; the class was checked at input)."""
-    return pod_group_priority(group, cluster.priority_classes)
-
-
 class GroupDryRun:
     """The victim units of the cluster and the group's cycle re-run without some of them."""
 
@@ -128,7 +123,7 @@ class GroupDryRun:
         unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])), lengths[final])
                          + np.arange(int(lengths[final].sum()))]
         unit_start = np.concatenate([[0], np.cumsum(lengths[final])])
-        priorities = [group_priority(g, cluster) for g in groups]
+        priorities = [pod_group_priority(g, cluster.priority_classes) for g in groups]
         member_priority: dict[int, int | None] = {}       # a Pod-mode group's reference -> its priority (None: unknown)
         units = []
         for j in final.tolist():
@@ -143,7 +138,8 @@ class GroupDryRun:
             r = int(ref[first])
             if r >= 0 and r not in member_priority:
                 gs = bound.group_state(r, sched.groups)
-                member_priority[r] = group_priority(gs.group, cluster) if gs is not None else None
+                member_priority[r] = (pod_group_priority(gs.group, cluster.priority_classes) if gs is not None
+                                      else None)
             priority = member_priority.get(r) if r >= 0 else None
             units.append(VictimUnit(log[int(seg[0])], seg, log,
                                     int(bound.priority[seg[0]]) if priority is None else priority,
@@ -382,7 +378,7 @@ class WorkloadPreemption:
         sched.cluster.grow_vocabularies((p, sched.member_shape(gs, p, seq)) for p, seq in gs.pending.values())
         policy = "Never" if any(sched.cluster.preemption_policy(p) == "Never" for p in members) else \
             "PreemptLowerPriority"
-        priority = group_priority(gs.group, sched.cluster)
+        priority = pod_group_priority(gs.group, sched.cluster.priority_classes)
         if not constrained:
             return self._in(gs, plugins, priority, policy, None)
         domains = placements(framework, gs, sched.cluster.tensors)
