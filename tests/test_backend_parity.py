@@ -239,6 +239,10 @@ def test_select_and_sample(backend, data, n):
                 visited = step + 1
     sampled, got_visited = select.sample_feasible(np, feasible, start, wanted, among=among)
     assert np.flatnonzero(sampled).tolist() == sorted(taken) and int(got_visited) == visited
+    # Every node listed: the general form gives the usual cycle's answer.
+    everyone, every_visited = select.sample_feasible(np, feasible, start, wanted, among=np.ones(n, bool))
+    usual, usual_visited = select.sample_feasible(np, feasible, start, wanted)
+    assert everyone.tolist() == usual.tolist() and int(every_visited) == int(usual_visited)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -5,6 +5,8 @@ Upstream breaks ties by heap order over a non-deterministic node order; phalanx 
 """
 from __future__ import annotations
 
+from .backend import set_at
+
 NONE = -1
 
 
@@ -47,9 +49,27 @@ def sample_feasible(xp, feasible, start, wanted, n=None, among=None):
     entered at start modulo their count, as findNodesThatPassFilters indexes its own node list; the caller moves
     nextStartNodeIndex by `visited` modulo all nodes. start, wanted, n may be Python ints or 0-d arrays; `visited`
     is a 0-d int64 array."""
+    if among is not None:
+        return _sample_among(xp, feasible, start, wanted, among)
+    # Every node (the usual cycle): the ring is the node order itself, read through one gather (half the passes of
+    # the general form below).
+    size = feasible.shape[0]
+    n = size if n is None else n
+    j = xp.arange(size)
+    real = j < n
+    order = xp.where(real, (j + start) % xp.maximum(n, 1), j)
+    in_order = feasible[order] & real
+    seen = xp.cumsum(in_order.astype(xp.int64))
+    taken_in_order = in_order & (seen <= wanted)
+    found = seen[-1] if size else 0
+    reached = xp.argmax(seen >= wanted) + 1 if size else 0
+    visited = xp.asarray(xp.where(found < wanted, n, reached), dtype=xp.int64)
+    return set_at(xp, xp.zeros_like(feasible), order, taken_in_order), visited
+
+
+def _sample_among(xp, feasible, start, wanted, among):
+    """sample_feasible over the nodes `among` (fixed shapes: no compaction, so it also runs in a jitted loop)."""
     i64 = xp.int64
-    if among is None:
-        among = xp.arange(feasible.shape[0]) < (feasible.shape[0] if n is None else n)
     member = among.astype(i64)
     m = xp.sum(member)
     place = xp.cumsum(member) - member          # each cycle node's index in the cycle's list
