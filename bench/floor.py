@@ -9,12 +9,12 @@ profile's filters and scores read). The floor is
 
 with the bandwidth measured here, on the backend's device, as the best of five copies of a 256 MiB array
 (bytes read + bytes written per second; JAX on the CPU uses numpy's copy, the faster of the two there).
-Backends: numpy and jax (on a GPU when jax sees one); the scheduler has no CuPy path yet. "x floor" =
+Backends: numpy, jax (on a GPU when jax sees one) and cupy. "x floor" =
 scheduling time / floor time: 1 would be a placer that does nothing but stream the table once per evaluation.
 Intake (queueing, signatures) is excluded from the scheduling time, as upstream's scheduling-attempt duration
 excludes it.
 
-Run: .venv/bin/python bench/floor.py [--backend numpy|jax] [NAME ...]   (default: the 5,000-node scenarios)
+Run: .venv/bin/python bench/floor.py [--backend numpy|jax|cupy] [NAME ...]   (default: the 5,000-node scenarios)
 """
 from __future__ import annotations
 
@@ -72,15 +72,15 @@ def main(argv: list[str]) -> None:
         i = argv.index("--backend")
         backend = argv[i + 1]
         argv = argv[:i] + argv[i + 2:]
-    if backend not in ("numpy", "jax"):
-        sys.exit(f"bench/floor.py: --backend: {backend!r} is not one of numpy, jax")
+    if backend not in ("numpy", "jax", "cupy"):
+        sys.exit(f"bench/floor.py: --backend: {backend!r} is not one of numpy, jax, cupy")
     names = argv or [n for n in SCENARIOS if "5000Nodes" in n]
     bw = bandwidth(backend)
     print(f"python {platform.python_version()}, backend {backend}, copy bandwidth {bw / 1e9:.1f} GB/s")
     print("| Scenario | Backend | Pods | Evaluations | Table bytes | Scheduling (s) | Floor (s) | x floor |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for name in names:
-        for _ in range(2 if backend == "jax" else 1):        # JAX: the second run has nothing to compile
+        for _ in range(1 if backend == "numpy" else 2):      # JAX, CuPy: the second run has nothing to compile
             cluster = Cluster.from_objects(SCENARIOS[name].build())
             table_bytes = cluster.tensors.nodes.nbytes()
             scheduler = Scheduler(cluster, backend=backend)

@@ -99,8 +99,8 @@ def schedule(
                                                                  "goes to the one its spec.schedulerName names)"),
     feature_gates: str = typer.Option("", "--feature-gates", help=GATES_HELP),
     compat: str = typer.Option("1.36", "--compat", help="Kubernetes version whose formulas to use: 1.36 or 1.35"),
-    backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto (a GPU backend if present; on "
-                                "a CPU, numpy with all-distinct pods handed to JAX when measured faster)"),
+    backend: str = typer.Option("numpy", "--backend", help="numpy, jax, cupy or auto (numpy, with all-distinct "
+                                "pods handed to JAX, on a GPU when present, when measured faster)"),
     tie_break: str = typer.Option("first", "--tie-break", help="first (lowest node index) or random (seeded)"),
     seed: int = typer.Option(0, "--seed", min=0, help="seed for --tie-break random"),
     no_batching: bool = typer.Option(False, "--no-batching", help="schedule identical pods one at a time"),

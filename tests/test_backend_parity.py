@@ -1,5 +1,6 @@
 """Every kernel gives bit-identical results on numpy and on the other backends here: JAX (jit, int64/float64 under
-the scoped x64 setting; on the GPU when jax has one) whenever jax is installed, CuPy only with a CUDA GPU.
+the scoped x64 setting; on the GPU when jax has one) whenever jax is installed, CuPy only with a CUDA GPU, and
+always the strict CPU stand-in for CuPy (tests/strict_device.py: what CuPy refuses or would synchronise on fails).
 
 Inputs are random: realistic static configuration from random clusters (tests/strategies.py, prepared by
 phalanx.sched.cycle.prepare) and plain random arrays for the numeric kernels. Every array input is a jit
@@ -7,12 +8,15 @@ argument (never a constant XLA could fold at compile time); static configuration
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strict_device import strict_namespace
+from strict_device import to_host as strict_to_host
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.tensors import BoundPods
@@ -21,14 +25,16 @@ from phalanx.kernels.backend import gpu_available, precision, to_host
 from phalanx.kernels.resource_allocation import node_load
 from phalanx.plugins.framework import NODE_LOCAL
 from phalanx.sched import Cluster
-from phalanx.sched.cycle import prepare
+from phalanx.sched.cupy_placer import prepared_on_device
+from phalanx.sched.cycle import Prepared, prepare
+from phalanx.sched.device_program import NodeArrays, TensorsView
 from phalanx.sched.framework import Framework
-from phalanx.sched.jax_placer import NodeArrays, TensorsView
 from phalanx.sched.shapes import ShapeTable
 from strategies import clusters, profiles
 
 HAVE_JAX = importlib.util.find_spec("jax") is not None
 BACKENDS = [
+    "strict",       # tests/strict_device.py: CuPy's rules (no numpy arrays mixed in, no synchronisation) on the CPU
     pytest.param("jax", marks=pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed")),
     pytest.param("cupy", marks=pytest.mark.skipif(not gpu_available("cupy"),
                                                   reason="cupy is not installed or no CUDA GPU is present")),
@@ -48,9 +54,18 @@ def run(backend: str, fn, arrays: dict, static: dict | None = None):
             dev = jax.tree_util.tree_map(jnp.asarray, arrays)
             out = jax.jit(lambda **a: fn(jnp, **a, **static))(**dev)
             return jax.tree_util.tree_map(to_host, out)
-    import cupy
-    dev = {k: _tree(v, cupy.asarray) for k, v in arrays.items()}
-    return _tree(fn(cupy, **dev, **static), to_host)
+    # CuPy and its stand-in: the prepared cycle's states on the device, as the CuPy placer copies them.
+    if backend == "strict":
+        xp = strict_namespace()
+        guard, host = xp.no_sync, strict_to_host
+    else:
+        import cupy as xp
+        guard, host = contextlib.nullcontext, to_host
+    dev = {k: _tree(v, xp.asarray) for k, v in arrays.items()}
+    static = {k: prepared_on_device(xp.asarray, v) if isinstance(v, Prepared) else v for k, v in static.items()}
+    with guard():
+        out = fn(xp, **dev, **static)
+    return _tree(out, host)
 
 
 def _tree(x, f):

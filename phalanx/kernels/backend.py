@@ -63,12 +63,8 @@ def gpu_available(name: str) -> bool:
 
 
 def resolve(name: str) -> str:
-    """`auto`: CuPy when it has a GPU, else JAX when it has a GPU, else numpy. Other names are checked."""
-    if name == "auto":
-        for candidate in ("cupy", "jax"):
-            if gpu_available(candidate):
-                return candidate
-        return "numpy"
+    """A backend name checked: known (ValueError) and its package and device present (BackendUnavailable). "auto"
+    is the Scheduler's choice (sched/backends.py), not an array namespace."""
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r} ({', '.join(CHOICES)})")
     namespace(name)     # raises BackendUnavailable with a one-line reason
@@ -134,13 +130,15 @@ def round_half_away_div(a, b):
 
 
 def bincount(xp, index, weights, length: int):
-    """Sum of weights per index value in [0, length); indices < 0 are dropped. int64 result."""
+    """Sum of weights per index value in [0, length); indices < 0 are dropped. int64 result. Only numpy calls
+    its bincount: CuPy's reads the largest index back to the host (a synchronisation) to size its output."""
     keep = index >= 0
     safe = xp.where(keep, index, 0)
     w = xp.where(keep, weights, 0).astype(xp.int64)
-    if is_jax(xp):
-        return xp.zeros((length,), dtype=xp.int64).at[safe].add(w)
-    return xp.bincount(safe, weights=w, minlength=length)[:length].astype(xp.int64)
+    if is_numpy(xp):
+        return xp.bincount(safe, weights=w, minlength=length)[:length].astype(xp.int64)
+    out = xp.zeros((length,), dtype=xp.int64)
+    return add_at(xp, out, safe, w) if length else out
 
 
 def set_at(xp, a, index, values):
@@ -162,6 +160,14 @@ def add_at(xp, a, index, values):
     return out
 
 
+def update_slice(xp, a, start, values):
+    """A copy of 1-d `a` with a[start:start + len(values)] = values, `start` a 0-d array (the slice must fit)."""
+    if is_jax(xp):
+        from jax import lax
+        return lax.dynamic_update_slice(a, values, (start,))
+    return set_at(xp, a, start + xp.arange(values.shape[0]), values)
+
+
 def min_at(xp, a, index, values):
     """A copy of `a` with a[i] = min(a[i], values) at integer `index` (duplicates: the smallest wins)."""
     if is_jax(xp):
@@ -172,26 +178,36 @@ def min_at(xp, a, index, values):
 
 
 def cummin(xp, a, axis: int):
+    """Running minimum along `axis`. CuPy has no minimum.accumulate (only add and multiply accumulate there): it
+    takes log2(size) doubling steps, each the minimum with the array shifted by 1, 2, 4, ... places."""
     if is_jax(xp):
         import jax.lax
         return jax.lax.cummin(a, axis=axis)
-    return xp.minimum.accumulate(a, axis=axis)
+    if is_numpy(xp):
+        return xp.minimum.accumulate(a, axis=axis)
+    a = xp.moveaxis(a, axis, -1)
+    size, shift = a.shape[-1], 1
+    while shift < size:
+        a = xp.concatenate([a[..., :shift], xp.minimum(a[..., shift:], a[..., :-shift])], axis=-1)
+        shift *= 2
+    return xp.moveaxis(a, -1, axis)
 
 
 def smallest(xp, keys, count: int):
     """Indices of the `count` smallest keys, in increasing key order (keys among the first `count` must be
     distinct from each other and from the rest for the answer to be unique; phalanx's keys include a rank).
-    numpy/CuPy partition first; JAX sorts (argsort is stable, so equal keys keep index order)."""
+    numpy partitions first; JAX and CuPy sort (their argsort is stable, so equal keys keep index order)."""
     size = keys.shape[0]
     count = min(count, size)
     if count == 0:
         return xp.zeros((0,), dtype=xp.int64)
-    if count < size and hasattr(xp, "argpartition") and not is_jax(xp):
-        part = xp.argpartition(keys, count - 1)[:count]
-        return part[xp.argsort(keys[part])]
     if is_numpy(xp):
+        if count < size:
+            part = xp.argpartition(keys, count - 1)[:count]
+            return part[xp.argsort(keys[part])]
         return xp.argsort(keys, kind="stable")[:count]
-    return xp.argsort(keys)[:count]     # JAX: stable by default; CuPy: a stable radix/merge sort
+    # JAX: stable by default; CuPy: a stable radix sort (its argpartition reads back to the host)
+    return xp.argsort(keys)[:count]
 
 
 def argmax_first(xp, a):

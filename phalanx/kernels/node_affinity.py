@@ -38,7 +38,7 @@ def term_matches(xp, labels, term: Term):
         if isinstance(test, NameTest):
             match = match & xp.asarray(test.allowed)
         elif test.key < 0 or test.key >= labels.shape[1]:
-            match = match & bool(test.allowed[-1])
+            match = match & test.allowed[-1]
         else:
             match = match & xp.asarray(test.allowed)[labels[:, test.key]]
     return match

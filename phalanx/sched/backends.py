@@ -3,38 +3,34 @@
 - numpy: the reference path (kernels on host arrays, exact batch path).
 - jax: `JaxPlacer` (jax_placer.py): each run of identical pods is one compiled XLA program (CPU or GPU,
   wherever jax's default device is), int64 under a scoped jax.enable_x64.
-- cupy: every kernel runs under CuPy (tests/test_backend_parity.py, on a GPU), but the scheduler does not
-  keep a CuPy copy of the cluster yet, so Scheduler(backend="cupy") raises BackendUnavailable instead of
-  silently running on the host.
-- auto: jax when jax sees a GPU; else, with jax installed, numpy with segments of short runs handed to JAX when
-  that was measured faster (auto_placer.py: "numpy+jax"); else numpy. CuPy is skipped until its scheduler path
-  exists.
+- cupy: `CupyPlacer` (cupy_placer.py): the JAX backend's placement program run eagerly on CuPy arrays, the node
+  table resident on the GPU; runs JAX would not compile take numpy's path on the host.
+- auto: with jax installed, numpy with segments of short runs handed to JAX (on jax's default device, a GPU when
+  it has one) when that was measured faster (auto_placer.py: "numpy+jax"); else numpy. Chosen by the measurements
+  in bench/RESULTS.md ("GPU backends", an H200): pure JAX on the GPU is 13x slower than numpy on the kube mix
+  (recurring shapes: numpy's kept results) and 2x slower on identical pods (numpy's batch rounds, first run), and
+  1.45x faster only on all-distinct pods (Heterogeneous), which are what the segments carry; CuPy was slower than
+  numpy on every scenario measured, so auto never picks it.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.backend import CHOICES, BackendUnavailable, gpu_available, namespace, resolve
+from ..kernels.backend import CHOICES, BackendUnavailable, namespace, resolve
 from .placement import Placer
 
-SCHEDULER_BACKENDS = CHOICES     # accepted names; cupy is refused with a reason when the Scheduler is built
+SCHEDULER_BACKENDS = CHOICES     # accepted names
 
 
 def scheduler_backend(name: str) -> str:
     """The backend a Scheduler runs for `name` (auto resolved); raises ValueError / BackendUnavailable."""
     if name == "auto":
-        if gpu_available("jax"):
-            return "jax"
         try:
             namespace("jax")
         except BackendUnavailable:
             return "numpy"
         return "numpy+jax"
-    name = resolve(name)
-    if name == "cupy":
-        raise BackendUnavailable("backend 'cupy': the kernels run under CuPy, but the Scheduler has no CuPy "
-                                 "device state yet; use --backend jax (GPU or CPU) or numpy")
-    return name
+    return resolve(name)
 
 
 def make_placer(name: str, cluster, framework, batching: bool, incremental: bool = True) -> Placer:
@@ -44,6 +40,9 @@ def make_placer(name: str, cluster, framework, batching: bool, incremental: bool
     if name == "jax":
         from .jax_placer import JaxPlacer
         placer = JaxPlacer(cluster, framework, batching)
+    elif name == "cupy":
+        from .cupy_placer import CupyPlacer
+        placer = CupyPlacer(cluster, framework, batching)
     elif name == "numpy+jax":
         from .auto_placer import AutoPlacer
         placer = AutoPlacer(cluster, framework, batching, incremental)

@@ -34,7 +34,6 @@ program per pod shape. `stats` counts compilations, uploads and splits compile t
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import pickle
@@ -45,21 +44,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.tensors import BoundPods
-from ..kernels.backend import BackendUnavailable, bincount, namespace, precision, to_host
-from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order
-from ..kernels.select import sample_feasible, select_best
-from ..plugins.framework import PER_POD, Pads, pad1
+from ..kernels.backend import BackendUnavailable, namespace, precision, to_host
+from ..plugins.framework import PER_POD, Pads
 from .cluster import Cluster
-from .cycle import (Evaluation, Prepared, batchable, copy_capacity, copy_totals, fixed_scores, prepare, run_filters,
-                    run_scores)
+from .cycle import Evaluation, Prepared, batchable, prepare
+from .device_program import compiled_loop, pad, run_program, static_prepared
 from .framework import Framework
 from .placement import Placement, Placer, RunOutcome, rejectors
 from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
 BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
-BATCH_COPIES = 32     # further copies scored per contender in one batch round (a static shape)
 SEGMENT_PODS = 512    # most pods of a segment (runs of different shapes placed by one compiled call)
 SEGMENT_RUN = 16      # longer runs are placed on their own (batch rounds)
 
@@ -112,12 +107,13 @@ PROGRAMS = ProgramCache(_capacity_from_env())
 
 @dataclass
 class BackendStats:
-    compiles: int = 0          # XLA programs compiled (one per pod shape and bucket)
-    compile_s: float = 0.0     # time spent tracing and compiling them
+    compiles: int = 0          # XLA programs compiled (one per pod shape and bucket); CuPy: plugin states copied
+    compile_s: float = 0.0     # time spent tracing and compiling them (CuPy: copying those states)
     calls: int = 0             # compiled calls made
     run_s: float = 0.0         # time in compiled calls, copying inputs in and results out (not table uploads)
     uploads: int = 0           # node-table copies to the device (the table stays there between calls)
     segments: int = 0          # compiled calls that placed runs of several shapes (place_segment)
+    syncs: int = 0             # CuPy: stop flags fetched inside a call (besides each call's summary)
 
 
 def bucket(x: int, lo: int = 8) -> int:
@@ -152,71 +148,6 @@ class _CallResult:
     rounds: int                      # evaluations over all nodes (pod cycles or batch rounds)
     codes: np.ndarray | None         # (filters, nodes padded) int8 the failed pod's Filter codes, when it failed
     payloads: np.ndarray | None      # (filters, nodes padded) int64 their payloads, when it failed
-
-
-class NodeArrays:
-    """NodeTable's array fields (padded, on the device), as the plugins read them."""
-
-    def __init__(self, size, allocatable, requested, nonzero_requested, pod_count, allowed_pods, unschedulable,
-                 labels, taints, host_ports):
-        self.size = size
-        self.allocatable, self.requested, self.nonzero_requested = allocatable, requested, nonzero_requested
-        self.pod_count, self.allowed_pods, self.unschedulable = pod_count, allowed_pods, unschedulable
-        self.labels, self.taints, self.host_ports = labels, taints, host_ports
-
-
-class LabelValues:
-    def __init__(self, keys: int, size: int):
-        self.values = [range(size)] * keys
-
-
-class TensorsView:
-    """The slice of ClusterTensors that plugins' Filter / Score read, over (traced) arrays."""
-
-    node_rows = None        # every (padded) node, in id order
-
-    def __init__(self, nodes: NodeArrays, node_labels: LabelValues, bound: BoundPods | None):
-        self.nodes, self.node_labels, self._bound = nodes, node_labels, bound
-
-    def bound_pods(self) -> BoundPods:
-        return self._bound
-
-
-def _pad(a: np.ndarray, shape: tuple, fill) -> np.ndarray:
-    out = np.full(shape, fill, dtype=a.dtype)
-    out[tuple(slice(0, s) for s in a.shape)] = a
-    return out
-
-
-def _runtime_names(p: Prepared) -> tuple[list[str], list[str]]:
-    """The names of the run-time inputs, one per plugin: "f<i>" for the i-th filter, "s<j>" for the j-th score."""
-    return [f"f{i}" for i in range(len(p.filters))], [f"s{j}" for j in range(len(p.scores))]
-
-
-def _static_prepared(p: Prepared, pads: Pads) -> tuple[Prepared, dict[str, np.ndarray]]:
-    """p for the compiled program: every plugin state padded and stripped of its run-time amounts (returned
-    apart, one int64 vector per plugin, by _runtime_names), without the pod."""
-    runtime = {}
-    filters, scores = [], []
-    filter_names, score_names = _runtime_names(p)
-    for name, (plugin, state) in zip(filter_names, p.filters):
-        state, runtime[name] = plugin.runtime_filter_inputs(plugin.pad_filter_state(state, pads))
-        filters.append((plugin, state))
-    for name, (plugin, state, weight) in zip(score_names, p.scores):
-        state, runtime[name] = plugin.runtime_score_inputs(plugin.pad_score_state(state, pads))
-        scores.append((plugin, state, weight))
-    allowed = None if p.allowed is None else pad1(p.allowed, pads.nodes, False)
-    return dataclasses.replace(p, pod=None, filters=tuple(filters), scores=tuple(scores), allowed=allowed), runtime
-
-
-def _with_runtime(pp: Prepared, a: dict) -> Prepared:
-    """Inverse of _static_prepared's split, with the traced run-time amounts."""
-    filter_names, score_names = _runtime_names(pp)
-    filters = tuple((plugin, plugin.with_runtime_filter(state, a[name]))
-                    for name, (plugin, state) in zip(filter_names, pp.filters))
-    scores = tuple((plugin, plugin.with_runtime_score(state, a[name]), weight)
-                   for name, (plugin, state, weight) in zip(score_names, pp.scores))
-    return dataclasses.replace(pp, filters=filters, scores=scores)
 
 
 @dataclass
@@ -261,12 +192,12 @@ def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, 
         return None
     runtime = {}
     statics = [s for _, s in head.static.filters] + [s for _, s, _ in head.static.scores]
-    for (name, their_amounts), (their_state, _, _), static, (state, pad, split) in zip(
+    for (name, their_amounts), (their_state, _, _), static, (state, pad_state, split) in zip(
             head.runtime.items(), _states(hp), statics, _states(p)):
         if state is their_state or _same_array(state, their_state):
             runtime[name] = their_amounts
             continue
-        mine, amounts = split(pad(state, pads))
+        mine, amounts = split(pad_state(state, pads))
         if amounts.shape != their_amounts.shape:
             return None
         if not _same_array(mine, static):
@@ -362,7 +293,7 @@ class JaxPlacer(Placer):
         p = prepare(shape, self.cluster, self.framework)
         pads, kl_pad, n = self._pads()
         k_pad = pow2(len(pods))
-        pp, runtime = _static_prepared(p, pads)
+        pp, runtime = static_prepared(p, pads)
         spread = _reads_bound_pods(p)
         per_call = {}       # int64 host inputs of this call, sent packed into one array
         state = {}
@@ -373,16 +304,16 @@ class JaxPlacer(Placer):
             kp_pad = pow2(max(bound.labels.shape[1], len(own)))
             m_pad = pow2(bound.count + k_pad)
             # Rows count.. count + k are the run's own pods, filled in as they are placed (node -1 until then).
-            state["bound_node"] = _pad(bound.node.astype(np.int32), (m_pad,), -1)
-            state["bound_namespace"] = _pad(bound.namespace.astype(np.int32), (m_pad,), -2)
-            state["bound_labels"] = _pad(bound.labels, (m_pad, kp_pad), -1)
-            state["bound_terminating"] = _pad(bound.terminating, (m_pad,), False)
-            per_call["own"] = np.concatenate([_pad(own, (kp_pad,), -1).astype(np.int64),
+            state["bound_node"] = pad(bound.node.astype(np.int32), (m_pad,), -1)
+            state["bound_namespace"] = pad(bound.namespace.astype(np.int32), (m_pad,), -2)
+            state["bound_labels"] = pad(bound.labels, (m_pad, kp_pad), -1)
+            state["bound_terminating"] = pad(bound.terminating, (m_pad,), False)
+            per_call["own"] = np.concatenate([pad(own, (kp_pad,), -1).astype(np.int64),
                                             np.array([ns, bound.count], np.int64)])
         # Amounts are run-time inputs (only which columns are asked for is compiled in), so pods that differ only
         # in their requests share one program.
-        per_call["request"] = np.stack([_pad(p.request, (pads.resources,), 0),
-                                        _pad(shape.nonzero, (pads.resources,), 0)])
+        per_call["request"] = np.stack([pad(p.request, (pads.resources,), 0),
+                                        pad(shape.nonzero, (pads.resources,), 0)])
         per_call.update(runtime)
         static = (pp, self.sampling(), tuple(own_ports), kl_pad, pads.label_values, p.score_error is not None, spread,
                   k_pad, batch, False)
@@ -433,15 +364,15 @@ class JaxPlacer(Placer):
             # Explicit copies of the per-call inputs (the resident table is already there): nothing a compiled
             # run moves is implicit (tests/test_backend_scheduler.py runs such schedules under
             # jax.transfer_guard). The eager per-pod paths (claims, GPU shares, explain) still convert host arrays.
-            arrays["packed"] = self.jax.device_put(arrays["packed"])
+            arrays["packed"] = self._put(arrays["packed"])
             host = {name: v for name, v in state.items() if isinstance(v, np.ndarray)}
             if host:        # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
-                state.update(self.jax.device_put(host))
-            res = program(arrays, state)
+                state.update(self._put(host))
+            res = self._execute(program, arrays, state, k)
             resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
-            summary = self.jax.device_get(res[0])        # one copy back: counters, then the chosen nodes
+            summary = self._get(res[0])        # one copy back: counters, then the chosen nodes
             placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
-            codes, payloads = self.jax.device_get((res[1], res[2])) if failed else (None, None)
+            codes, payloads = self._get((res[1], res[2])) if failed else (None, None)
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
         sampling = static[1]
@@ -469,7 +400,7 @@ class JaxPlacer(Placer):
         # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.
         pads, kl_pad, _ = self._pads()
         if head is None:
-            static, runtime = _static_prepared(p, pads)
+            static, runtime = static_prepared(p, pads)
         else:
             if (ports, (pads, kl_pad), p.score_error is None) != (head.ports, head.pads,
                                                                    head.prepared.score_error is None):
@@ -489,10 +420,10 @@ class JaxPlacer(Placer):
         k = sum(len(m.pods) for m in members)
         k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
         per_pod = [m for m in members for _ in m.pods]
-        rows = {"request": np.stack([np.stack([_pad(m.prepared.request, (pads.resources,), 0),
-                                               _pad(m.shape.nonzero, (pads.resources,), 0)]) for m in per_pod])}
+        rows = {"request": np.stack([np.stack([pad(m.prepared.request, (pads.resources,), 0),
+                                               pad(m.shape.nonzero, (pads.resources,), 0)]) for m in per_pod])}
         rows.update({name: np.stack([m.runtime[name] for m in per_pod]) for name in head.runtime})
-        per_call = {name: _pad(v, (k_pad,) + v.shape[1:], 0) for name, v in rows.items()}
+        per_call = {name: pad(v, (k_pad,) + v.shape[1:], 0) for name, v in rows.items()}
         static = (head.static, self.sampling(), head.ports, kl_pad, pads.label_values,
                   head.prepared.score_error is not None, False, k_pad, False, True)
         res = self._call(static, pads, kl_pad, rank, k, per_call, {})
@@ -526,22 +457,34 @@ class JaxPlacer(Placer):
             a is not b for a, b in zip(r.owners, owners))
         if not fresh and r.mark == len(tensors.changes):
             return r
-        put = self.jax.device_put
+        put = self._put
         with precision(self.xp):
             if fresh:
-                fixed = put({"allocatable": _pad(nodes.allocatable, (n_pad, r_pad), 0),
-                             "allowed_pods": _pad(nodes.allowed_pods, (n_pad,), 0),
-                             "unschedulable": _pad(nodes.unschedulable, (n_pad,), False),
-                             "labels": _pad(nodes.labels, (n_pad, kl_pad), -1),
-                             "taints": _pad(nodes.taints, (n_pad, t_pad), -1)})
+                fixed = put({"allocatable": pad(nodes.allocatable, (n_pad, r_pad), 0),
+                             "allowed_pods": pad(nodes.allowed_pods, (n_pad,), 0),
+                             "unschedulable": pad(nodes.unschedulable, (n_pad,), False),
+                             "labels": pad(nodes.labels, (n_pad, kl_pad), -1),
+                             "taints": pad(nodes.taints, (n_pad, t_pad), -1)})
                 r = self._resident = _Resident(owners, pads, fixed)
-            r.state = put({"requested": _pad(nodes.requested, (n_pad, r_pad), 0),
-                           "nonzero_requested": _pad(nodes.nonzero_requested, (n_pad, 2), 0),
-                           "pod_count": _pad(nodes.pod_count, (n_pad,), 0),
-                           "host_ports": _pad(nodes.host_ports, (n_pad, p_pad), False)})
+            r.state = put({"requested": pad(nodes.requested, (n_pad, r_pad), 0),
+                           "nonzero_requested": pad(nodes.nonzero_requested, (n_pad, 2), 0),
+                           "pod_count": pad(nodes.pod_count, (n_pad,), 0),
+                           "host_ports": pad(nodes.host_ports, (n_pad, p_pad), False)})
         self.stats.uploads += 1
         r.mark = len(tensors.changes)
         return r
+
+    # -- what differs between backends: copies, the program and how it runs --------------------------------
+    def _put(self, tree):
+        """Explicit host-to-device copy of an array or a dict of arrays."""
+        return self.jax.device_put(tree)
+
+    def _get(self, tree):
+        """Explicit device-to-host copy of an array or a tuple of arrays."""
+        return self.jax.device_get(tree)
+
+    def _execute(self, program, arrays: dict, state: dict, k: int):
+        return program(arrays, state)
 
     def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
         sig = (key, tuple((k, v.shape, v.dtype.str) for d in (arrays, state) for k, v in sorted(d.items())))
@@ -550,165 +493,9 @@ class JaxPlacer(Placer):
             jax = self.jax
             t0 = time.perf_counter()
             with precision(self.xp):
-                fn = jax.jit(lambda a, s: _run(self.xp, static, a, s), donate_argnums=(1,))
+                fn = jax.jit(lambda a, s: run_program(self.xp, static, a, s, compiled_loop), donate_argnums=(1,))
                 program = fn.lower(arrays, state).compile()
             self.stats.compiles += 1
             self.stats.compile_s += time.perf_counter() - t0
             PROGRAMS.put(sig, program)
         return program
-
-
-def _run(xp, static, a, s):
-    """Traced: place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod,
-    or in batch rounds when the shape is batchable. A segment: pod i's amounts are row i of the per-pod inputs."""
-    from jax import lax
-    pp, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, segment, layout = static
-    a, offset = dict(a), 0
-    packed = a.pop("packed")
-    for name, shape in layout:
-        size = math.prod(shape)
-        a[name] = packed[offset:offset + size].reshape(shape)
-        offset += size
-    n_pad = a["allocatable"].shape[0]
-    runtime = [name for names in _runtime_names(pp) for name in names]
-
-    def amounts(i):
-        """(request, nonzero, prepared with its amounts) of pod i."""
-        if segment:
-            return a["request"][i, 0], a["request"][i, 1, :2], _with_runtime(pp, {name: a[name][i] for name in runtime})
-        return a["request"][0], a["request"][1, :2], _with_runtime(pp, a)
-
-    request, nonzero, run_pp = amounts(0)
-    n, wanted, start0, k = (a["scalars"][i] for i in range(4))
-    valid = xp.arange(n_pad) < n
-    n_filters = len(pp.filters)
-    filter_names = pp.filter_names
-    port_cols = xp.asarray(np.array(own_ports, np.int64))
-    if spread:
-        kp_pad = s["bound_labels"].shape[1]
-        own_labels = a["own"][:kp_pad].astype(xp.int32)
-        own_ns = a["own"][kp_pad].astype(xp.int32)
-        row0 = a["own"][kp_pad + 1]
-
-    def tensors_of(st):
-        bound = None
-        if spread:
-            bound = BoundPods(st["bound_node"], st["bound_namespace"], st["bound_labels"], st["bound_terminating"],
-                              st["bound_node"].shape[0])
-        nodes = NodeArrays(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
-                       a["allowed_pods"], a["unschedulable"], a["labels"], a["taints"], st["host_ports"])
-        return TensorsView(nodes, LabelValues(kl_pad, v_pad), bound)
-
-    def filter_codes(ev):
-        codes = xp.stack([ev.codes[f] for f in filter_names]) if n_filters else xp.zeros((0, n_pad), xp.int8)
-        payloads = (xp.stack([ev.payloads[f] for f in filter_names]) if n_filters
-                    else xp.zeros((0, n_pad), xp.int64))
-        return codes, payloads
-
-    def prescore_fails(feasible):
-        return (xp.sum(feasible) >= 2) if prescore_possible else xp.asarray(False)
-
-    def evaluate(st, start, pp):
-        tensors = tensors_of(st)
-        ev = run_filters(xp, pp, tensors)
-        feasible = ev.feasible & valid
-        visited = xp.asarray(0, dtype=xp.int64)
-        if sampling:
-            feasible, visited = sample_feasible(xp, feasible, start, wanted, n)
-        ev.feasible = feasible
-        prescore = prescore_fails(feasible)
-        run_scores(xp, pp, tensors, ev, None)
-        node = select_best(xp, ev.total, feasible, a["rank"])
-        node = xp.where(prescore, -1, node)
-        return (node, prescore, visited, *filter_codes(ev))
-
-    def place(st, node, i, request, nonzero):
-        out = dict(st)
-        out["requested"] = st["requested"].at[node].add(request)
-        out["nonzero_requested"] = st["nonzero_requested"].at[node].add(nonzero)
-        out["pod_count"] = st["pod_count"].at[node].add(1)
-        if own_ports:
-            out["host_ports"] = st["host_ports"].at[node, port_cols].set(True)
-        if spread:
-            row = row0 + i
-            out["bound_node"] = st["bound_node"].at[row].set(node.astype(xp.int32))
-            out["bound_namespace"] = st["bound_namespace"].at[row].set(own_ns)
-            out["bound_labels"] = st["bound_labels"].at[row].set(own_labels)
-        return out
-
-    def cond(carry):
-        i, failed = carry[0], carry[1]
-        return (i < k) & ~failed
-
-    def body(carry):
-        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
-        request, nonzero, pp = amounts(i)
-        node, prescore, visited, codes, payloads = evaluate(st, start, pp)
-        if sampling:
-            start = (start + visited) % n
-        ok = node >= 0
-        st = lax.cond(ok, lambda st: place(st, node, i, request, nonzero), lambda st: dict(st), st)
-        nodes_out = nodes_out.at[i].set(node.astype(xp.int32))
-        if not segment:
-            fail_codes = xp.where(ok, fail_codes, codes)
-            fail_payloads = xp.where(ok, fail_payloads, payloads)
-        return (xp.where(ok, i + 1, i), ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st,
-                rounds + 1)
-
-    # Batch rounds (the numpy Placer's batch path, sched/placement.py, with fixed shapes): the contenders are the
-    # c_pad best first copies, each scored for its next BATCH_COPIES copies; a round takes the picks up to the
-    # first that may not follow the computed order (a normalization maximum lost, a contender's copies used up).
-    c_pad = min(k_pad, n_pad)
-    picks = min(k_pad, c_pad * BATCH_COPIES)
-    copies = xp.arange(1, BATCH_COPIES + 1)[None, :]
-
-    def batch_body(carry):
-        i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = carry
-        tensors = tensors_of(st)
-        ev = run_filters(xp, run_pp, tensors)
-        feasible = ev.feasible & valid
-        prescore = prescore_fails(feasible)
-        ok = xp.any(feasible) & ~prescore
-        cap = xp.where(feasible, copy_capacity(xp, run_pp, tensors, k_pad), 0)
-        static_total, holders = fixed_scores(xp, run_pp, tensors, feasible)
-
-        def totals(rows, j):
-            return copy_totals(xp, run_pp, tensors, rows, static_total[rows], j)
-
-        sub = contenders(xp, totals(xp.arange(n_pad), copies[:, :1])[:, 0], a["rank"], c_pad, feasible)
-        cap_sub = cap[sub]
-        cap_seen = xp.minimum(cap_sub, BATCH_COPIES)
-        cand, copy, count = pick_order(xp, totals(sub, copies), cap_seen, a["rank"][sub], picks)
-        seen_end = fill_times(xp, cand, copy, cap_seen, c_pad, count)
-        fill_t = xp.full((n_pad,), NEVER, dtype=xp.int64).at[sub].set(seen_end)
-        end = xp.minimum(normalization_epoch_end(xp, fill_t, holders),
-                         xp.min(xp.where(cap_sub > BATCH_COPIES, seen_end, NEVER)))
-        take = xp.where(ok, xp.minimum(xp.minimum(count, k - i), end + 1), 0)
-        chosen = xp.where(xp.arange(picks) < take, sub[cand], -1)
-        per_node = bincount(xp, chosen, xp.ones((picks,), dtype=xp.int64), n_pad)
-        st = dict(st)
-        st["requested"] = st["requested"] + per_node[:, None] * request[None, :]
-        st["nonzero_requested"] = st["nonzero_requested"] + per_node[:, None] * nonzero[None, :]
-        st["pod_count"] = st["pod_count"] + per_node
-        if own_ports:
-            st["host_ports"] = st["host_ports"].at[:, port_cols].set(st["host_ports"][:, port_cols]
-                                                                      | (per_node > 0)[:, None])
-        nodes_out = lax.dynamic_update_slice(nodes_out, chosen.astype(xp.int32), (i,))
-        codes, payloads = filter_codes(ev)
-        fail_codes = xp.where(ok, fail_codes, codes)
-        fail_payloads = xp.where(ok, fail_payloads, payloads)
-        return (i + take, ~ok, prescore & ~ok, start, nodes_out, fail_codes, fail_payloads, st, rounds + 1)
-
-    # nodes_out has room for a whole round written at any i < k, so dynamic_update_slice never has to clamp. A
-    # segment's failed pod goes through its run's own cycle (place_segment): its codes are not carried (copying them
-    # at every step was a third of a segment's time).
-    failed_nodes = 0 if segment else n_pad
-    carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
-             xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32),
-             xp.zeros((n_filters, failed_nodes), xp.int8), xp.zeros((n_filters, failed_nodes), xp.int64), s,
-             xp.asarray(0, dtype=xp.int64))
-    i, failed, prescore_failed, start, nodes_out, fail_codes, fail_payloads, st, rounds = lax.while_loop(
-        cond, batch_body if batch else body, carry)
-    summary = xp.concatenate([xp.stack([i, failed.astype(xp.int64), prescore_failed.astype(xp.int64),
-                                        xp.asarray(start, dtype=xp.int64), rounds]), nodes_out.astype(xp.int64)])
-    return summary, fail_codes, fail_payloads, st

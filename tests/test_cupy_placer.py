@@ -1,0 +1,199 @@
+"""The CuPy backend (sched/cupy_placer.py) decides as numpy, pod for pod, with no synchronisation inside its loop.
+
+Each test runs twice: on `strict`, a CPU stand-in for CuPy (tests/strict_device.py) that refuses what CuPy refuses
+(numpy arrays mixed in, host functions on device arrays) and raises on every implicit synchronisation inside the
+placer's loop; and on real CuPy when a GPU is present (its guard: cupyx.allow_synchronize(False)). The CuPy
+placer's only reads back are explicit: the stop flag every CHECK_EVERY pods or every batch round (stats.syncs),
+and one summary per call."""
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import clusters, clusters_with_groups, make_node, make_pod, make_profile, profiles
+from strict_device import strict_namespace
+from test_backend_scheduler import segment_cases
+from test_batching import batch_cases
+
+from phalanx.cluster_models import ClusterObjects
+from phalanx.cluster_models.generate import basic_pods, generate_nodes, heterogeneous_pods
+from phalanx.kernels.backend import gpu_available
+from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler, backends, cupy_placer, device_program, jax_placer
+
+DEVICES = ["strict", pytest.param("cupy", marks=pytest.mark.skipif(not gpu_available("cupy"),
+                                                                  reason="cupy is not installed or no CUDA GPU"))]
+
+
+def _no_sync_cupy():
+    import cupyx
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # allow_synchronize is deprecated: it cannot see every synchronisation
+        return cupyx.allow_synchronize(False)
+
+
+@contextlib.contextmanager
+def on_device(device: str):
+    """Scheduler(backend="cupy") on `device`: the strict stand-in (its no_sync guard) or CuPy (allow_synchronize)."""
+    with pytest.MonkeyPatch.context() as mp:
+        if device == "strict":
+            xp = strict_namespace()
+            mp.setattr(backends, "resolve", lambda name: name)
+            mp.setattr(cupy_placer, "namespace", lambda name: xp)
+            mp.setattr(cupy_placer, "GUARD", xp.no_sync)
+        else:
+            mp.setattr(cupy_placer, "GUARD", _no_sync_cupy)
+        yield
+
+
+def _both(device, objects_factory, profile=DEFAULT_PROFILE, **kw):
+    want_sched = Scheduler(Cluster.from_objects(objects_factory()), profile, **kw)
+    want = want_sched.schedule()
+    with on_device(device):
+        got_sched = Scheduler(Cluster.from_objects(objects_factory()), profile, backend="cupy", **kw)
+        got = got_sched.schedule()
+    assert got_sched.backend == "cupy"
+    return (want_sched, want), (got_sched, got)
+
+
+def _same(want, got):
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert got.preemptions == want.preemptions
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=12, deadline=None)
+@given(cluster=clusters(max_nodes=10, max_pods=24), profile=profiles())
+def test_cupy_schedule_matches_numpy(device, cluster, profile):
+    nodes, pods, classes = cluster
+    (_, want), (_, got) = _both(device, lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=classes,
+                                                               warnings=[]), profile)
+    _same(want, got)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=6, deadline=None)
+@given(cluster=clusters_with_groups(max_nodes=8, max_pods=20), profile=profiles())
+def test_cupy_groups_match_numpy(device, cluster, profile):
+    """PodGroup cycles (tentative placement, rollback on the host table) on top of the device runs."""
+    nodes, pods, classes, pod_groups = cluster
+    (_, want), (_, got) = _both(device, lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=classes,
+                                                               warnings=[], workloads=[], pod_groups=pod_groups),
+                                profile)
+    _same(want, got)
+    assert got.pod_groups == want.pod_groups
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=8, deadline=None)
+@given(case=batch_cases(), copies=st.sampled_from([2, 32]))
+def test_cupy_batch_rounds_match_numpy(device, case, copies):
+    """Batch rounds on the device (BATCH_COPIES = 2: the copies-seen cut-off bites) give numpy's decisions."""
+    nodes, pods, profile = case
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(device_program, "BATCH_COPIES", copies)
+        mp.setattr(jax_placer, "SEGMENT_RUN", 0)
+        (np_sched, want), (got_sched, got) = _both(
+            device, lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), profile)
+    _same(want, got)
+    assert (got_sched.cluster.tensors.nodes.requested == np_sched.cluster.tensors.nodes.requested).all()
+    if want.batch_rounds:
+        assert got.batch_rounds > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=8, deadline=None)
+@given(case=segment_cases())
+def test_cupy_segments_match_numpy(device, case):
+    """Runs of different shapes placed by one device call each segment: numpy's bindings, in order."""
+    nodes, pods = case
+    (_, want), (got_sched, got) = _both(
+        device, lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), seed=3)
+    _same(want, got)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cupy_sampling_long_runs_and_failures(device):
+    """percentageOfNodesToScore < 100 (the ring start carried through the loop), all-distinct pods, runs longer
+    than a chunk, pods that fit nowhere (the FitError from the call's codes); the stop flag is fetched once per
+    CHECK_EVERY pods, not per pod."""
+    def objects():
+        mixed = [p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": f"h-{i}"})})
+                 for i, p in enumerate(heterogeneous_pods(40, seed=5))]
+        pods = mixed + [make_pod(f"p{i}", cpu="1", memory="1Gi") for i in range(460)] + [
+            make_pod(f"big{i}", cpu="64") for i in range(2)]
+        return ClusterObjects(nodes=generate_nodes(110, seed=2), pods=pods, priority_classes=[], warnings=[])
+    profile = make_profile(percentage_of_nodes_to_score=10)
+    (np_sched, want), (got_sched, got) = _both(device, objects, profile)
+    _same(want, got)
+    assert got_sched.next_start == np_sched.next_start
+    stats = got_sched.placer.stats
+    assert len(want.unschedulable) > 2 and stats.calls > 0
+    assert stats.syncs <= (len(want.bindings) + len(want.unschedulable)) // cupy_placer.CHECK_EVERY + stats.calls
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cupy_node_events_reach_the_device_table(device):
+    """The node table stays on the device between calls; a node rewritten in place (cordoned, resized) is copied
+    again before the next pods are placed."""
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
+    with on_device(device):
+        scheduler = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[],
+                                                                  warnings=[])), backend="cupy")
+        scheduler.add_pods([make_pod(f"a{i}", cpu="1", memory="1Gi") for i in range(3)])
+        scheduler.run_until_idle()
+        assert scheduler.placer.stats.uploads == 1
+        scheduler.update_node(make_node("n0", cpu="4", memory="8Gi", unschedulable=True))
+        scheduler.update_node(make_node("n1", cpu="1", memory="8Gi"))
+        scheduler.add_pods([make_pod(f"b{i}", cpu="1", memory="1Gi") for i in range(4)])
+        scheduler.run_until_idle()
+    bound = {r.object: r.node for r in scheduler.records if r.kind == "Bound"}
+    assert {bound[f"default/b{i}"] for i in range(3)} == {"n2"}
+    assert not any(r.object == "default/b3" and r.kind == "Bound" for r in scheduler.records)
+    assert scheduler.placer.stats.uploads == 2
+
+
+def test_strict_stand_in_catches_a_synchronising_step():
+    """The guard bites: a placement loop whose step reads a value back (a mutation: the stop flag fetched inside
+    the guarded step) fails on the strict stand-in."""
+    objects = ClusterObjects(nodes=generate_nodes(5, seed=1), pods=basic_pods(3), priority_classes=[], warnings=[])
+    from strict_device import ImplicitSync
+    with on_device("strict"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cupy_placer, "CHECK_EVERY", 1)
+        original = device_program.HostLoop.__call__
+
+        def fetch_inside(self, cond, body, carry):
+            return original(self, cond, lambda c: (bool(cond(c)), body(c))[1], carry)
+        mp.setattr(device_program.HostLoop, "__call__", fetch_inside)
+        with pytest.raises(ImplicitSync):
+            Scheduler(Cluster.from_objects(objects), backend="cupy").schedule()
+
+
+def test_to_device_copies_every_array_of_a_state():
+    """Plugin states reach the device whole: arrays inside named tuples, tuples, dicts and dataclasses."""
+    import dataclasses
+    from typing import NamedTuple
+
+    @dataclasses.dataclass(frozen=True)
+    class State:
+        mask: np.ndarray
+        weight: int
+
+    class Pair(NamedTuple):
+        a: np.ndarray
+        b: tuple
+
+    copied = []
+
+    def put(a):
+        copied.append(a)
+        return ("dev", a.tolist())
+    tree = (Pair(np.array([1]), (np.array([2]), 3)), {"k": State(np.array([4]), 5)}, [np.array([6])])
+    out = cupy_placer.to_device(put, tree)
+    assert out == (Pair(("dev", [1]), (("dev", [2]), 3)), {"k": State(("dev", [4]), 5)}, [("dev", [6])])
+    assert len(copied) == 4
