@@ -130,13 +130,15 @@ def round_half_away_div(a, b):
 
 
 def bincount(xp, index, weights, length: int):
-    """Sum of weights per index value in [0, length); indices < 0 are dropped. int64 result. Only numpy calls
+    """Sum of weights per index value in [0, length); other indices are dropped. int64 result. Only numpy calls
     its bincount: CuPy's reads the largest index back to the host (a synchronisation) to size its output."""
     keep = index >= 0
+    if is_numpy(xp):
+        w = xp.where(keep, weights, 0).astype(xp.int64)
+        return xp.bincount(xp.where(keep, index, 0), weights=w, minlength=length)[:length].astype(xp.int64)
+    keep = keep & (index < length)
     safe = xp.where(keep, index, 0)
     w = xp.where(keep, weights, 0).astype(xp.int64)
-    if is_numpy(xp):
-        return xp.bincount(safe, weights=w, minlength=length)[:length].astype(xp.int64)
     out = xp.zeros((length,), dtype=xp.int64)
     return add_at(xp, out, safe, w) if length else out
 
