@@ -292,6 +292,26 @@ def test_counting_the_members_equals_running_the_cycle(case, data):
             removed = trial
 
 
+@settings(max_examples=100, deadline=None)
+@given(wap_cases(), st.integers(-5, 1100))
+def test_units_below_a_priority_equal_the_laid_out_units_below_it(case, priority):
+    """units_below answers "no unit below" from the bound pods' and PodGroups' priorities alone, without laying out
+    every bound pod's unit (GpuMixGangs: over a million pods, per failed gang); whatever it answers equals the
+    laid-out units below the priority, in order."""
+    from phalanx.sched.workload_preemption import GroupDryRun
+    nodes, bound, groups, gang, members = case
+    sched = scheduler(nodes, bound, groups + [gang])
+    sched.add_pods(members)
+    gs = sched.groups.states["default/g"]
+    quick, full = GroupDryRun(sched, gs, set()), GroupDryRun(sched, gs, set())
+    got = quick.units_below(priority)
+    want = [u for u in full.units if u.priority < priority]
+    assert [(u.key, u.rows.tolist()) for u in got] == [(u.key, u.rows.tolist()) for u in want]
+    if all(sched.cluster.priority(p) >= priority for p in bound) and all(u.priority >= priority for u in full.units):
+        event("answered without the layout")
+        assert "_layout" not in quick.__dict__
+
+
 def victims_units(victims, groups) -> list:
     """Whether some victim belongs to a PodGroup in PodGroup mode (for the statistics only)."""
     whole = {g.metadata.name for g in groups if g.spec.disruption_mode == "PodGroup"}

@@ -178,7 +178,7 @@ class DefaultPreemption(Plugin):
         if failed.preemption_policy == "Never":
             return PostFilterResult(UNSCHEDULABLE, NOT_ELIGIBLE_NEVER)
         dry_run = failed.dry_run
-        units = [u for u in dry_run.units if u.priority < failed.priority]
+        units = dry_run.units_below(failed.priority)
         if not units:
             return PostFilterResult(UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_VICTIMS)
         message = dry_run.schedules_without(units)

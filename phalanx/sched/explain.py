@@ -283,7 +283,7 @@ def explain_group_preemption(scheduler: Scheduler, gs, listed: int = 20) -> dict
     result, dry_run = outcome.result, outcome.dry_run
     gone = {p.key for p in result.victims}
     priority = pod_group_priority(gs.group, scheduler.cluster.priority_classes)
-    spared = [u for u in dry_run.units if u.priority < priority and not any(p.key in gone for p in u.pods)]
+    spared = [u for u in dry_run.units_below(priority) if not any(p.key in gone for p in u.pods)]
     return {"node": None, "domain": outcome.domain, **losses(scheduler, list(result.victims)),
             "spared": [{"unit": u.key, "priority": u.priority,
                         "why": "reprieved: the group still schedules with it"} for u in spared[:listed]],

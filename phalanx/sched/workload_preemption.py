@@ -75,13 +75,27 @@ class GroupDryRun:
             return GROUP_UNSCHEDULABLE
         return unconstrained_unschedulable(self.sched.framework_for_group(self.gs))
 
+    def units_below(self, priority: int) -> list[VictimUnit]:
+        """The units of lower priority than `priority` (the preemptor's), in self.units' order. When no bound pod
+        can be in one (no pod outside a PodGroup, and no PodGroup or its pods, below `priority`), none, found without
+        laying out every bound pod's unit (a cost per bound pod, per failed group)."""
+        sched, bound = self.sched, self.sched.preemption.rows
+        rows = self._rows
+        ref = bound.group_ref[rows]
+        if not np.any(bound.priority[rows] < priority):
+            groups = [bound.group_state(r, sched.groups) for r in np.unique(ref[ref >= 0]).tolist()]
+            if all(gs is None or pod_group_priority(gs.group, sched.cluster.priority_classes) >= priority
+                   for gs in groups):
+                return []
+        return [u for u in self.units if u.priority < priority]
+
     @functools.cached_property
-    def _layout(self) -> tuple[list[VictimUnit], np.ndarray, np.ndarray]:
-        """(units; their binding-log rows, unit after unit; (U + 1,) where each unit's rows start in them)."""
+    def _rows(self) -> np.ndarray:
+        """The binding-log rows of the bound pods that may be victims (not removed, not spared), the dry runs' view
+        of the bound pods synced."""
         sched = self.sched
-        tensors, cluster = sched.cluster.tensors, sched.cluster
-        bound = sched.preemption.rows
-        bound.sync(cluster, sched.start_of)
+        tensors = sched.cluster.tensors
+        sched.preemption.rows.sync(sched.cluster, sched.start_of)
         log, _, removed = tensors.log()
         live = np.ones(len(log), bool)
         live[list(removed)] = False
@@ -89,7 +103,16 @@ class GroupDryRun:
             row = tensors.position(key)
             if row >= 0:
                 live[row] = False
-        rows = np.flatnonzero(live)
+        return np.flatnonzero(live)
+
+    @functools.cached_property
+    def _layout(self) -> tuple[list[VictimUnit], np.ndarray, np.ndarray]:
+        """(units; their binding-log rows, unit after unit; (U + 1,) where each unit's rows start in them)."""
+        sched = self.sched
+        tensors, cluster = sched.cluster.tensors, sched.cluster
+        bound = sched.preemption.rows
+        log = tensors.log()[0]
+        rows = self._rows
         ref = bound.group_ref[rows]
         # References to a PodGroup in disruptionMode PodGroup make one unit per group; every other pod its own.
         groups: list = []
