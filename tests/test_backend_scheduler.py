@@ -81,13 +81,13 @@ def test_jax_batch_rounds_match_numpy(case, copies):
         assert got.batch_rounds > 0
 
 
-def test_node_events_reach_the_device_table():
-    """The JAX placer keeps the padded node table on the device between calls; a node rewritten in place
+def node_events_reach_the_device_table(backend: str) -> None:
+    """The device placers keep the padded node table on the device between calls; a node rewritten in place
     (cordoned, resized) must be copied again before the next pods are placed."""
     from strategies import make_node, make_pod
     nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
     scheduler = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[])),
-                          backend="jax")
+                          backend=backend)
     scheduler.add_pods([make_pod(f"a{i}", cpu="1", memory="1Gi") for i in range(3)])
     scheduler.run_until_idle()
     assert scheduler.placer.stats.uploads == 1
@@ -99,6 +99,10 @@ def test_node_events_reach_the_device_table():
     assert {bound[f"default/b{i}"] for i in range(3)} == {"n2"}
     assert not any(r.object == "default/b3" and r.kind == "Bound" for r in scheduler.records)
     assert scheduler.placer.stats.uploads == 2
+
+
+def test_node_events_reach_the_device_table():
+    node_events_reach_the_device_table("jax")
 
 
 def test_no_implicit_transfers_while_scheduling():

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import clusters, clusters_with_groups, make_node, make_pod, make_profile, profiles
+from strategies import clusters, clusters_with_groups, make_pod, make_profile, profiles
 from strict_device import strict_namespace
-from test_backend_scheduler import segment_cases
+from test_backend_scheduler import node_events_reach_the_device_table, segment_cases
 from test_batching import batch_cases
 
 from phalanx.cluster_models import ClusterObjects
@@ -139,23 +139,8 @@ def test_cupy_sampling_long_runs_and_failures(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_cupy_node_events_reach_the_device_table(device):
-    """The node table stays on the device between calls; a node rewritten in place (cordoned, resized) is copied
-    again before the next pods are placed."""
-    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
     with on_device(device):
-        scheduler = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[],
-                                                                  warnings=[])), backend="cupy")
-        scheduler.add_pods([make_pod(f"a{i}", cpu="1", memory="1Gi") for i in range(3)])
-        scheduler.run_until_idle()
-        assert scheduler.placer.stats.uploads == 1
-        scheduler.update_node(make_node("n0", cpu="4", memory="8Gi", unschedulable=True))
-        scheduler.update_node(make_node("n1", cpu="1", memory="8Gi"))
-        scheduler.add_pods([make_pod(f"b{i}", cpu="1", memory="1Gi") for i in range(4)])
-        scheduler.run_until_idle()
-    bound = {r.object: r.node for r in scheduler.records if r.kind == "Bound"}
-    assert {bound[f"default/b{i}"] for i in range(3)} == {"n2"}
-    assert not any(r.object == "default/b3" and r.kind == "Bound" for r in scheduler.records)
-    assert scheduler.placer.stats.uploads == 2
+        node_events_reach_the_device_table("cupy")
 
 
 def test_strict_stand_in_catches_a_synchronising_step():
