@@ -5,7 +5,8 @@ Run: .venv/bin/python bench/backends.py [--skip-large] [--pod-by-pod] [--backend
                                         [--record] [--once] [NAME ...]
 
 JAX and CuPy rows show the first run (compiles included, compile time reported apart) and a second run of a fresh
-cluster in the same process (the compiled programs are reused: compile count 0). Decisions are checked equal to
+cluster in the same process (JAX reuses the compiled programs: compile count 0; CuPy copies its plugin states
+again, counted as its compiles, and reuses the kernels CuPy compiled). Decisions are checked equal to
 numpy's: numpy runs first in the same process, or, with --recorded, the digest of numpy's decisions recorded in
 bench/decisions.json is compared instead (the 1M-pod scenarios take minutes on numpy, which a device lease cannot
 spare). --record runs numpy alone and writes those digests.
@@ -72,9 +73,14 @@ def main(argv: list[str]) -> None:
             print(f"{name}: {known[name]} ({seconds:.1f} s)", flush=True)
             DECISIONS.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
         return
-    import jax
-    print(f"python {platform.python_version()}, jax {jax.__version__} on {jax.default_backend()}, "
-          f"devices {jax.devices()}")
+    line = f"python {platform.python_version()}"
+    if "jax" in backends.split(","):
+        import jax
+        line += f", jax {jax.__version__} on {jax.default_backend()}, devices {jax.devices()}"
+    if "cupy" in backends.split(","):
+        import cupy
+        line += f", cupy {cupy.__version__}"
+    print(line)
     print("| Scenario | Backend | Pods | Time (s) | pods/s | Compiles | Compile (s) | Run (s) | run pods/s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:

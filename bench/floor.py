@@ -84,7 +84,7 @@ def main(argv: list[str]) -> None:
             cluster = Cluster.from_objects(SCENARIOS[name].build())
             table_bytes = cluster.tensors.nodes.nbytes()
             scheduler = Scheduler(cluster, backend=backend)
-            result = scheduler.schedule()
+            result = SCENARIOS[name].schedule(scheduler)
         stats = getattr(scheduler.placer, "stats", None)
         seconds = result.schedule_s - result.intake_s - (stats.compile_s if stats is not None else 0.0)
         evaluations = result.pod_cycles + result.batch_rounds

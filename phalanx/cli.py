@@ -161,7 +161,7 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
     nodes = state.tensors.nodes
     total = len(result.bindings) + len(result.unschedulable)
     rate = f", {total / result.schedule_s:,.0f} pods/s" if result.schedule_s else ""
-    compiled = (f"; compiled {result.compiles} JAX programs in {result.compile_s:.2f}s, included"
+    compiled = (f"; compiled {result.compiles} device programs in {result.compile_s:.2f}s, included"
                 if result.compiles else "")
     typer.echo(f"scheduled {len(result.bindings):,} of {total:,} pending pods on {nodes.size:,} nodes "
                f"in {result.schedule_s:.3f}s{rate} (load {load_s:.2f}s{compiled})")

@@ -165,7 +165,8 @@ DeviceArray.compress = lambda self, condition, *args, **kwargs: self._xp.compres
 
 # Functions whose output shape depends on values (CuPy reads them back), and creation functions' size arguments.
 _SYNCING = {"nonzero", "flatnonzero", "argwhere", "unique", "unique_values", "unique_counts", "unique_inverse",
-            "unique_all", "bincount", "compress", "extract", "setdiff1d", "intersect1d", "union1d", "setxor1d"}
+            "unique_all", "bincount", "compress", "extract", "setdiff1d", "intersect1d", "union1d", "setxor1d",
+            "argpartition"}     # argpartition: seen synchronising under cupyx.allow_synchronize(False), CuPy 14.2
 _SIZED = {"zeros": 1, "ones": 1, "empty": 1, "full": 1, "arange": 3, "eye": 3, "identity": 1, "tri": 3}
 _COMPARISONS = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
 _EXPLICIT = {"asarray", "array", "asanyarray"}

@@ -8,7 +8,6 @@ and one summary per call."""
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import numpy as np
 
@@ -27,27 +26,30 @@ from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler, backends, cupy_pl
 
 DEVICES = ["strict", pytest.param("cupy", marks=pytest.mark.skipif(not gpu_available("cupy"),
                                                                   reason="cupy is not installed or no CUDA GPU"))]
+# cupyx.allow_synchronize is deprecated (it cannot see every synchronisation) and warns on each use.
+pytestmark = pytest.mark.filterwarnings("ignore:cupyx.allow_synchronize")
 
 
 def _no_sync_cupy():
     import cupyx
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")      # allow_synchronize is deprecated: it cannot see every synchronisation
-        return cupyx.allow_synchronize(False)
+    return cupyx.allow_synchronize(False)
 
 
 @contextlib.contextmanager
 def on_device(device: str):
-    """Scheduler(backend="cupy") on `device`: the strict stand-in (its no_sync guard) or CuPy (allow_synchronize)."""
+    """Scheduler(backend="cupy") on `device`: the strict stand-in (its no_sync guard around each queued step, and no
+    implicit synchronisation anywhere else either) or CuPy (allow_synchronize around each step)."""
     with pytest.MonkeyPatch.context() as mp:
         if device == "strict":
             xp = strict_namespace()
             mp.setattr(backends, "resolve", lambda name: name)
             mp.setattr(cupy_placer, "namespace", lambda name: xp)
             mp.setattr(cupy_placer, "GUARD", xp.no_sync)
+            yield
+            assert xp.syncs == 0
         else:
             mp.setattr(cupy_placer, "GUARD", _no_sync_cupy)
-        yield
+            yield
 
 
 def _both(device, objects_factory, profile=DEFAULT_PROFILE, **kw):
@@ -98,6 +100,8 @@ def test_cupy_batch_rounds_match_numpy(device, case, copies):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(device_program, "BATCH_COPIES", copies)
         mp.setattr(jax_placer, "SEGMENT_RUN", 0)
+        if copies == 2:
+            mp.setattr(jax_placer, "BATCH_CHUNK", 16)      # runs over 16 pods take several calls
         (np_sched, want), (got_sched, got) = _both(
             device, lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), profile)
     _same(want, got)
@@ -118,10 +122,12 @@ def test_cupy_segments_match_numpy(device, case):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_cupy_sampling_long_runs_and_failures(device):
+@pytest.mark.parametrize("check_every", [32, 10**9])
+def test_cupy_sampling_long_runs_and_failures(device, check_every):
     """percentageOfNodesToScore < 100 (the ring start carried through the loop), all-distinct pods, runs longer
     than a chunk, pods that fit nowhere (the FitError from the call's codes); the stop flag is fetched once per
-    CHECK_EVERY pods, not per pod."""
+    CHECK_EVERY pods, not per pod. With the flag never fetched, every step up to the run's length is queued after
+    the first pod that fits nowhere, and changes nothing."""
     def objects():
         mixed = [p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": f"h-{i}"})})
                  for i, p in enumerate(heterogeneous_pods(40, seed=5))]
@@ -129,12 +135,29 @@ def test_cupy_sampling_long_runs_and_failures(device):
             make_pod(f"big{i}", cpu="64") for i in range(2)]
         return ClusterObjects(nodes=generate_nodes(110, seed=2), pods=pods, priority_classes=[], warnings=[])
     profile = make_profile(percentage_of_nodes_to_score=10)
-    (np_sched, want), (got_sched, got) = _both(device, objects, profile)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cupy_placer, "CHECK_EVERY", check_every)
+        (np_sched, want), (got_sched, got) = _both(device, objects, profile)
     _same(want, got)
     assert got_sched.next_start == np_sched.next_start
     stats = got_sched.placer.stats
     assert len(want.unschedulable) > 2 and stats.calls > 0
-    assert stats.syncs <= (len(want.bindings) + len(want.unschedulable)) // cupy_placer.CHECK_EVERY + stats.calls
+    assert stats.syncs <= (len(want.bindings) + len(want.unschedulable)) // check_every + stats.calls
+    assert (got_sched.cluster.tensors.nodes.requested == np_sched.cluster.tensors.nodes.requested).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cupy_places_runs_and_segments_on_the_device(device):
+    """A fixed queue that must use the device: a long run of identical pods (batch rounds) and short runs of
+    different amounts (segments), numpy's decisions."""
+    def objects():
+        pods = [make_pod(f"same-{i}", cpu="500m", memory="1Gi") for i in range(40)]
+        pods += [make_pod(f"d{i}-{j}", cpu=f"{100 + 50 * i}m", memory="256Mi") for i in range(12) for j in range(2)]
+        return ClusterObjects(nodes=generate_nodes(12, seed=4), pods=pods, priority_classes=[], warnings=[])
+    (_, want), (got_sched, got) = _both(device, objects)
+    _same(want, got)
+    stats = got_sched.placer.stats
+    assert got.batch_rounds > 0 and stats.segments > 0 and stats.calls > stats.segments
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -72,6 +72,16 @@ def test_gang_goes_to_the_only_rack_that_holds_it():
     assert [(r.status, r.reason) for r in out if r.kind == POD_GROUP_SCHEDULED] == [("True", "Scheduled")]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+def test_auto_backend_places_a_topology_gang():
+    """backend auto resolves to "numpy+jax"; the placement's own placer is made from that name (it once raised
+    "unknown backend 'numpy+jax'")."""
+    s = scheduler(rack_nodes({"a": 2, "b": 3}), groups=[make_pod_group("g", min_count=3, topology=RACK)],
+                  backend="auto")
+    s.add_pods([member(f"m{i}") for i in range(3)])
+    assert bound_nodes(s.run_until_idle()) == {"m0": "n3", "m1": "n4", "m2": "n5"}
+
+
 def test_without_the_constraint_the_gang_spans_racks():
     s = scheduler(rack_nodes({"a": 2, "b": 3}), groups=[make_pod_group("g", min_count=3)])
     s.add_pods([member(f"m{i}") for i in range(3)])

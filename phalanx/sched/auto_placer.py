@@ -1,7 +1,7 @@
-"""backend "auto" without a GPU: the numpy Placer, handing segments of short runs to a JaxPlacer when that was
-measured faster per pod.
+"""backend "auto": the numpy Placer, handing segments of short runs to a JaxPlacer (on jax's default device: the GPU
+when there is one) when that was measured faster per pod.
 
-Which path is faster on a CPU depends on the queue, not the cluster alone: runs of a few recurring shapes are
+Which path is faster depends on the queue, not the cluster alone: runs of a few recurring shapes are
 cheapest on numpy's kept shape results (sched/incremental.py: a few changed rows per cycle), all-distinct pods on
 JAX's compiled segments (one XLA loop for hundreds of full evaluations). So the choice is made per segment, from
 what each path cost here:

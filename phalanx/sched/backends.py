@@ -7,10 +7,11 @@
   table resident on the GPU; runs JAX would not compile take numpy's path on the host.
 - auto: with jax installed, numpy with segments of short runs handed to JAX (on jax's default device, a GPU when
   it has one) when that was measured faster (auto_placer.py: "numpy+jax"); else numpy. Chosen by the measurements
-  in bench/RESULTS.md ("GPU backends", an H200): pure JAX on the GPU is 13x slower than numpy on the kube mix
-  (recurring shapes: numpy's kept results) and 2x slower on identical pods (numpy's batch rounds, first run), and
-  1.45x faster only on all-distinct pods (Heterogeneous), which are what the segments carry; CuPy was slower than
-  numpy on every scenario measured, so auto never picks it.
+  in bench/RESULTS.md ("GPU backends", an H200): pure JAX on the GPU was 13x slower than numpy on the kube mix
+  (recurring shapes: numpy's kept results, compiled programs reused), 47x slower on the first run of identical
+  pods (its compile) and 2.4x faster on their second, and 1.45x faster on all-distinct pods (Heterogeneous, first
+  run), which are what the segments carry; CuPy was slower than numpy on every scenario measured against numpy
+  there, so auto never picks it.
 """
 from __future__ import annotations
 
@@ -23,7 +24,12 @@ SCHEDULER_BACKENDS = CHOICES     # accepted names
 
 
 def scheduler_backend(name: str) -> str:
-    """The backend a Scheduler runs for `name` (auto resolved); raises ValueError / BackendUnavailable."""
+    """The backend a Scheduler runs for `name` (auto resolved; "numpy+jax", what auto resolves to, is kept: the
+    placers of topology placements and preemption dry runs are made from the Scheduler's resolved name); raises
+    ValueError / BackendUnavailable."""
+    if name == "numpy+jax":
+        namespace("jax")
+        return name
     if name == "auto":
         try:
             namespace("jax")

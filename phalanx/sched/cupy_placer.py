@@ -6,16 +6,17 @@ What runs where (backend="cupy"):
 - on the GPU: every Filter, PreScore/Score, NormalizeScore, node sampling, selectHost and the state update of each
   pod (or batch round), as CuPy kernels queued on the stream by a Python loop (`HostLoop`): the host never waits
   for a pod's result. It fetches the stop flag (one explicit copy) every CHECK_EVERY pods, every batch round, and
-  the call's summary (placed count, the chosen nodes) at the end: nothing else comes back, and nothing goes over
-  implicitly (tests run the loop under a no-synchronisation guard: CuPy's `cupyx.allow_synchronize(False)` on a
+  the call's summary (placed count, the chosen nodes; the failed pod's Filter codes when one failed) at the end:
+  nothing else comes back, and nothing goes over implicitly (tests run the loop under a no-synchronisation guard: CuPy's `cupyx.allow_synchronize(False)` on a
   GPU, tests/strict_device.py's on a CPU).
 - resident on the GPU between calls, as on JAX: the padded node table; each chunk's plugin states, copied once per
-  configuration (kept by the same key JAX compiles by, least recently used first out).
+  configuration (kept by its pickled static configuration, least recently used first out; per placer).
 - on the host: PreFilter, the node table (the source of truth), and the runs JAX would not compile (per-pod
   host state: DRA claims, GPU shares; pods nominated to nodes; explain), which take the numpy Placer's path.
 
-Decisions are numpy's (tests/test_backend_scheduler.py: the same loop on the strict CPU stand-in on every CI run,
-on CuPy when a GPU is present).
+Decisions are numpy's (tests/test_cupy_placer.py: the placer on the strict CPU stand-in on every CI run, on CuPy
+when a GPU is present). `stats.compiles` / `compile_s` count the plugin-state copies (CuPy compiles its own
+kernels on first use and caches them on disk).
 """
 from __future__ import annotations
 
@@ -66,17 +67,15 @@ def prepared_on_device(put, p: Prepared) -> Prepared:
 
 
 class CupyPlacer(JaxPlacer):
-    """Placer whose runs are placed by the device program on CuPy arrays (see the module docstring). `device`: the
-    array namespace (CuPy by default; tests pass a stand-in); `guard`: a context entered around each queued step
-    (a no-synchronisation guard in tests)."""
+    """Placer whose runs are placed by the device program on CuPy arrays (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster, framework: Framework, batching: bool, device=None, guard=None):
+    def __init__(self, cluster: Cluster, framework: Framework, batching: bool):
         Placer.__init__(self, cluster, framework, np, batching)     # the host paths: numpy's
-        self.device = namespace("cupy") if device is None else device
-        self.guard = guard or GUARD or contextlib.nullcontext
+        self.device = namespace("cupy")
+        self.guard = GUARD or contextlib.nullcontext
         self.stats = BackendStats()
         self._resident = None
-        self._states: OrderedDict[bytes, tuple] = OrderedDict()
+        self._device_states: OrderedDict[bytes, tuple] = OrderedDict()
 
     evaluate = Placer.evaluate      # explain / what-if: on the host
 
@@ -96,17 +95,17 @@ class CupyPlacer(JaxPlacer):
 
     def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
         """The static configuration with its plugin states on the device (copied once per configuration)."""
-        device_static = self._states.get(key)
+        device_static = self._device_states.get(key)
         if device_static is None:
             t0 = time.perf_counter()
             device_static = (prepared_on_device(self.device.asarray, static[0]), *static[1:])
-            self._states[key] = device_static
-            if len(self._states) > STATES_KEPT:
-                self._states.popitem(last=False)
+            self._device_states[key] = device_static
+            if len(self._device_states) > STATES_KEPT:
+                self._device_states.popitem(last=False)
             self.stats.compiles += 1
             self.stats.compile_s += time.perf_counter() - t0
         else:
-            self._states.move_to_end(key)
+            self._device_states.move_to_end(key)
         return device_static
 
     def _execute(self, program, arrays: dict, state: dict, k: int):

@@ -7,7 +7,7 @@ when the shape is batchable. One function of the array namespace, run two ways (
   Python loop that fetches the stop flag (one explicit copy) only every few steps. A step after the stop leaves
   everything as it was (each update is gated by `alive`), so steps queued past it change nothing.
 
-State updates use the backend helpers (kernels/backend.py: set_at, add_at, update_slice), functional on JAX.
+State updates use the backend helpers (kernels/backend.py: set_at, update_slice, bincount), functional on JAX.
 """
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ class JaxPlacer(Placer):
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
         if self.cluster.nominations or not self._compiles(prepare(shape, self.cluster, self.framework)):
             # Per-pod host state (DRA claims, GPU shares, inter-pod terms) or pods nominated to nodes (which
-            # Filter counts): the per-pod path, eagerly on JAX arrays.
+            # Filter counts): the per-pod path, eagerly on self.xp's arrays (JAX's; numpy's for CupyPlacer).
             with precision(self.xp):
                 Placer.place_part(self, shape, pods, rank, out)
                 return
