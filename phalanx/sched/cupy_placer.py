@@ -109,6 +109,6 @@ class CupyPlacer(JaxPlacer):
         return device_static
 
     def _execute(self, program, arrays: dict, state: dict, k: int):
-        batch = program[8]
+        batch = program[8]        # the static configuration's `batch` (in run_program's unpacking order)
         loop = HostLoop(k, 1 if batch else CHECK_EVERY, self._stop_flag, self.guard)
         return run_program(self.device, program, arrays, state, loop)
