@@ -228,6 +228,70 @@ def test_per_node_dry_run_equals_the_vectorised_one(case, monkeypatch_module):
         monkeypatch_module.undo()
 
 
+@settings(max_examples=150, deadline=None)
+@given(case=preemption_cases(), later=st.integers(0, 3))
+def test_no_victims_anywhere_answers_as_the_scan(case, later, monkeypatch_module):
+    """When no pod anywhere may be evicted for the pod, PostFilter answers without the per-node dry runs
+    (DefaultPreemption._no_victims_anywhere): the same messages, nominations and victims as the scan over every
+    node, and the scan's stop, which the next preemption's offset starts from (a few more preemptors of every
+    priority follow, so later scans start where the skipped ones stopped)."""
+    from phalanx.plugins.default_preemption import DefaultPreemption
+    pod, nodes, layout, pdbs, pct, absolute = case
+    ref = RefProfile(filters=("TaintToleration", "NodeResourcesFit"), scores=(("NodeResourcesFit", 1),),
+                     post_filters=POST)
+    pods = [pod] + [preemptor(prio, "veryLarge").model_copy(update={"metadata": pod.metadata.model_copy(
+        update={"name": f"later-{i}"})}) for i, prio in enumerate([VERY_HIGH, NEG, VERY_HIGH][:later])]
+
+    def run():
+        bound = [p for ps in layout.values() for p in ps]
+        objects = ClusterObjects(nodes=nodes, pods=bound, priority_classes=[], warnings=[])
+        objects.pdbs = [pdb_object(i, p) for i, p in enumerate(pdbs)]
+        sched = Scheduler(Cluster.from_objects(objects), profile_config(ref, pct, absolute))
+        sched.add_pods(pods)
+        sched.step(until=0)
+        return ([(r.kind, r.object, r.node, r.message) for r in sched.records],
+                [(e.node, e.victims) for e in sched.log.entries if isinstance(e, Preempted)])
+    original = DefaultPreemption._no_victims_anywhere
+    answered = []
+
+    def counted(failed, potential):
+        out = original(failed, potential)
+        answered.append(out is not None)
+        return out
+    monkeypatch_module.setattr(DefaultPreemption, "_no_victims_anywhere", staticmethod(counted))
+    try:
+        got = run()
+    finally:
+        monkeypatch_module.undo()
+    monkeypatch_module.setattr(DefaultPreemption, "_no_victims_anywhere", staticmethod(lambda failed, potential: None))
+    try:
+        assert run() == got           # every PostFilter through the scan
+    finally:
+        monkeypatch_module.undo()
+    event(f"answered without dry runs: {min(sum(answered), 2)}")
+
+
+def test_a_preemption_without_victims_moves_the_next_scan_start():
+    """Four full nodes of priority-0 pods. A priority-0 pod finds no victim anywhere: its scan (answered without dry
+    runs) goes round every node from node1 and stops after node4, so the next scan starts at node1 again; a
+    priority-1000 pod that wants one candidate (minCandidateNodesAbsolute 1) then takes node1. A priority-0 pod
+    placed before it whose scan had stopped after node1 would have sent it to node2."""
+    nodes = [make_node(f"node{i}", cpu="500m", memory="500", pods=1) for i in range(1, 5)]
+    layout = {f"node{i}": [bound_pod(f"p{i}", f"node{i}", LOW)] for i in range(1, 5)}
+    bound = [p for ps in layout.values() for p in ps]
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=[], warnings=[])),
+                      profile_config(FIT_ONLY, 0, 1))
+    low = preemptor(LOW)
+    sched.add_pods([low])
+    sched.step(until=0)
+    assert sched.preemption.next_offset % 4 == 0
+    high = preemptor(HIGH).model_copy(update={"metadata": low.metadata.model_copy(update={"name": "high"})})
+    sched.add_pods([high])
+    sched.step(until=0)
+    assert [(e.node, e.victims) for e in sched.log.entries if isinstance(e, Preempted)] == \
+        [("node1", ["default/p1"])]
+
+
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     mp = pytest.MonkeyPatch()

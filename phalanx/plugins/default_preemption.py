@@ -97,6 +97,9 @@ class DefaultPreemption(Plugin):
         potential = self._potential(failed.codes)
         if len(potential) == 0:
             return self._not_helpful(n, {})
+        none_anywhere = self._no_victims_anywhere(failed, potential)
+        if none_anywhere is not None:
+            return none_anywhere
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                                        self.args.min_candidate_nodes_absolute)
         dry_run = failed.dry_run
@@ -139,6 +142,19 @@ class DefaultPreemption(Plugin):
         if len(candidates) == 0:        # the scan went over every potential node
             return self._not_helpful(n, dry_run.failures(order))
         return order[candidates], False
+
+    @staticmethod
+    def _no_victims_anywhere(failed: FailedCycle, potential: np.ndarray) -> "PostFilterResult | None":
+        """When no pod anywhere may be evicted for the pod (none live of lower priority), the scan's answer without
+        the per-node dry runs: every potential node fails with SelectVictimsOnNode's first return, "No preemption
+        victims found", so the scan goes round all of them (from the offset, stopping after the node before it).
+        None when some pod may be a victim."""
+        dry_run = failed.dry_run
+        if len(dry_run.potential[0]):
+            return None
+        start = int(np.searchsorted(potential, failed.offset % len(failed.codes)))
+        dry_run.stopped_at(int(potential[start - 1]))
+        return DefaultPreemption._not_helpful(len(failed.codes), {(NO_VICTIMS,): len(potential)})
 
     @staticmethod
     def _success(dry_run, node: int) -> PostFilterResult:
