@@ -254,8 +254,8 @@ def test_no_victims_anywhere_answers_as_the_scan(case, later, monkeypatch_module
     original = DefaultPreemption._no_victims_anywhere
     answered = []
 
-    def counted(failed, potential):
-        out = original(failed, potential)
+    def counted(failed, potential, start, n):
+        out = original(failed, potential, start, n)
         answered.append(out is not None)
         return out
     monkeypatch_module.setattr(DefaultPreemption, "_no_victims_anywhere", staticmethod(counted))
@@ -263,7 +263,7 @@ def test_no_victims_anywhere_answers_as_the_scan(case, later, monkeypatch_module
         got = run()
     finally:
         monkeypatch_module.undo()
-    monkeypatch_module.setattr(DefaultPreemption, "_no_victims_anywhere", staticmethod(lambda failed, potential: None))
+    monkeypatch_module.setattr(DefaultPreemption, "_no_victims_anywhere", staticmethod(lambda *args: None))
     try:
         assert run() == got           # every PostFilter through the scan
     finally:

@@ -97,7 +97,8 @@ class DefaultPreemption(Plugin):
         potential = self._potential(failed.codes)
         if len(potential) == 0:
             return self._not_helpful(n, {})
-        none_anywhere = self._no_victims_anywhere(failed, potential)
+        start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
+        none_anywhere = self._no_victims_anywhere(failed, potential, start, n)
         if none_anywhere is not None:
             return none_anywhere
         wanted = kernel.num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
@@ -113,7 +114,6 @@ class DefaultPreemption(Plugin):
             at %= len(known)
             taken = min(wanted, len(known)) if every else 1
             return known[at: at + taken] + known[: max(0, at + taken - len(known))], True
-        start = int(np.searchsorted(potential, failed.offset % n))    # the scan wraps around from here
         order = np.concatenate([potential[start:], potential[:start]])
         found, scanned, fine, bad, prefix = [], 0, 0, 0, len(order)
         while scanned < len(order):
@@ -144,17 +144,17 @@ class DefaultPreemption(Plugin):
         return order[candidates], False
 
     @staticmethod
-    def _no_victims_anywhere(failed: FailedCycle, potential: np.ndarray) -> "PostFilterResult | None":
+    def _no_victims_anywhere(failed: FailedCycle, potential: np.ndarray, start: int, n: int
+                             ) -> "PostFilterResult | None":
         """When no pod anywhere may be evicted for the pod (none live of lower priority), the scan's answer without
         the per-node dry runs: every potential node fails with SelectVictimsOnNode's first return, "No preemption
-        victims found", so the scan goes round all of them (from the offset, stopping after the node before it).
-        None when some pod may be a victim."""
+        victims found", so the scan goes round all of them (from potential[start], stopping after the node before
+        it). None when some pod may be a victim."""
         dry_run = failed.dry_run
         if len(dry_run.potential[0]):
             return None
-        start = int(np.searchsorted(potential, failed.offset % len(failed.codes)))
         dry_run.stopped_at(int(potential[start - 1]))
-        return DefaultPreemption._not_helpful(len(failed.codes), {(NO_VICTIMS,): len(potential)})
+        return DefaultPreemption._not_helpful(n, {(NO_VICTIMS,): len(potential)})
 
     @staticmethod
     def _success(dry_run, node: int) -> PostFilterResult:

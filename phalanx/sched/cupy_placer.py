@@ -7,8 +7,8 @@ What runs where (backend="cupy"):
   pod (or batch round), as CuPy kernels queued on the stream by a Python loop (`HostLoop`): the host never waits
   for a pod's result. It fetches the stop flag (one explicit copy) every CHECK_EVERY pods, every batch round, and
   the call's summary (placed count, the chosen nodes; the failed pod's Filter codes when one failed) at the end:
-  nothing else comes back, and nothing goes over implicitly (tests run the loop under a no-synchronisation guard: CuPy's `cupyx.allow_synchronize(False)` on a
-  GPU, tests/strict_device.py's on a CPU).
+  nothing else comes back, and nothing goes over implicitly (tests run the loop under a no-synchronisation guard:
+  CuPy's `cupyx.allow_synchronize(False)` on a GPU, tests/strict_device.py's on a CPU).
 - resident on the GPU between calls, as on JAX: the padded node table; each chunk's plugin states, copied once per
   configuration (kept by its pickled static configuration, least recently used first out; per placer).
 - on the host: PreFilter, the node table (the source of truth), and the runs JAX would not compile (per-pod

@@ -185,9 +185,8 @@ def run_program(xp, static, a, s, loop):
         loop can queue it without knowing ok)."""
         out = dict(st)
         row = xp.where(ok, node, 0)
-        weight = ok.astype(xp.int64)
         for column, amount in (("requested", request), ("nonzero_requested", nonzero), ("pod_count", 1)):
-            out[column] = set_at(xp, st[column], row, st[column][row] + amount * weight)
+            out[column] = written(ok, st[column], row, st[column][row] + amount)
         if own_ports:
             out["host_ports"] = written(ok, st["host_ports"], (row, port_cols), True)
         if spread:
@@ -198,9 +197,9 @@ def run_program(xp, static, a, s, loop):
             out["bound_labels"] = written(ok, st["bound_labels"], bound_row, own_labels)
         return out
 
-    def written(ok, a, index, value):
-        """a with a[index] = value where ok, else a unchanged."""
-        return set_at(xp, a, index, xp.where(ok, value, a[index]))
+    def written(ok, array, index, value):
+        """array with array[index] = value where ok, else unchanged."""
+        return set_at(xp, array, index, xp.where(ok, value, array[index]))
 
     def cond(carry):
         i, failed = carry[0], carry[1]

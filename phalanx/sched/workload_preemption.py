@@ -83,7 +83,7 @@ class GroupDryRun:
         rows = self._rows
         ref = bound.group_ref[rows]
         if not np.any(bound.priority[rows] < priority):
-            groups = [bound.group_state(r, sched.groups) for r in np.unique(ref[ref >= 0]).tolist()]
+            groups = (bound.group_state(r, sched.groups) for r in np.unique(ref[ref >= 0]).tolist())
             if all(gs is None or pod_group_priority(gs.group, sched.cluster.priority_classes) >= priority
                    for gs in groups):
                 return []
