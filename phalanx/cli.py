@@ -319,6 +319,10 @@ def bench(
     no_incremental: bool = typer.Option(False, "--no-incremental"),
     repeat: int = typer.Option(1, "--repeat", min=1, help="run the scenario this many times in one process (each "
                                                           "built afresh) and report the fastest run"),
+    percentage: int = typer.Option(100, "--percentage-of-nodes-to-score", min=0, max=100,
+                                   help="the default profile's percentageOfNodesToScore: 100 scores every node "
+                                        "(phalanx's default), 0 is upstream's adaptive sampling (what "
+                                        "kube-scheduler and scheduler_perf run with when it is left out)"),
     as_json: bool = typer.Option(False, "--json"),
 ):
     """Run one named benchmark scenario and report pods/s (scheduling time only)."""
@@ -328,8 +332,8 @@ def bench(
     try:
         # The first run of a process also pays for first calls (imports, caches, JAX compiling): --repeat shows
         # the steady state, as pytest-benchmark's rounds do.
-        reports = [run_scenario(name, backend=backend, batching=not no_batching, incremental=not no_incremental)
-                   for _ in range(repeat)]
+        reports = [run_scenario(name, backend=backend, batching=not no_batching, incremental=not no_incremental,
+                                percentage_of_nodes_to_score=percentage) for _ in range(repeat)]
     except (ValueError, BackendUnavailable) as exc:
         _fail(f"--backend: {exc}")
     report = min(reports, key=lambda r: r["seconds"])
@@ -343,6 +347,7 @@ def bench(
         per_group = (f", {report['us_per_podgroup_attempt']:,.1f} us per PodGroup attempt "
                      f"({report['podgroup_attempts']} attempts)" if "podgroup_attempts" in report else "")
         best = f", fastest of {repeat} runs" if repeat > 1 else ""
+        best += f", percentageOfNodesToScore {percentage}" if percentage != 100 else ""
         typer.echo(f"{report['scenario']}: {report['pods']} pods on {report['nodes']} nodes in "
                    f"{report['seconds']:.3f}s = {report['pods_per_s']:,.0f} pods/s ({report['backend']}{best})"
                    f"{per_group}{compile_note}")

@@ -303,6 +303,32 @@ def test_segment_member_joins_only_the_heads_configuration():
         assert member(name, member(name)) is not None, name
 
 
+def test_same_static_compares_configurations_exactly():
+    """The segment test of static states (_same_static) says equal only for one configuration: types count (1, True
+    and 1.0 are three), arrays by dtype, shape and bytes, containers and dataclasses item by item; values it does not
+    know (floats, sets) by their pickles, so -0.0 and 0.0 differ."""
+    from phalanx.plugins.node_resources_fit import FilterState
+    from phalanx.sched.jax_placer import _same_static
+
+    def state(columns, request=None):
+        return FilterState(request, columns, ())
+    assert _same_static(state((0, 1)), state((0, 1)))
+    assert _same_static(state((0, 10 ** 12)), state((0, int("1" + "0" * 12))))     # equal ints, two objects
+    assert not _same_static(state((0, 1)), state((0, 2)))
+    assert not _same_static(state((0, 1)), state((0, True)))
+    assert not _same_static(state((0, 1)), state((0, 1.0)))
+    assert not _same_static(state((0, 1)), state([0, 1]))
+    assert not _same_static(state((0, 1)), state((0, 1, 2)))
+    a = np.array([1, 2], np.int64)
+    assert _same_static(state((0,), a), state((0,), a.copy()))
+    assert not _same_static(state((0,), a), state((0,), a.astype(np.int32)))
+    assert not _same_static(state((0,), a), state((0,), a.reshape(2, 1)))
+    assert not _same_static(state((0,), a), state((0,), a[::-1].copy()))
+    assert _same_static((0.5, frozenset({1})), (0.5, frozenset({1})))
+    assert not _same_static((0.0,), (-0.0,))
+    assert not _same_static(frozenset({1}), frozenset({2}))
+
+
 def test_segment_stops_at_a_pod_that_fits_nowhere():
     """Six runs of distinct shapes; the fourth fits nowhere. The first segment places three runs, the fourth fails
     through its own cycle (its FitError), and the last two come back from the activeQ as the next segment."""

@@ -110,6 +110,17 @@ def test_bench_repeat_reports_the_fastest_run():
     assert runner.invoke(app, ["bench", "SchedulingBasic_500Nodes_1000Pods", "--repeat", "0"]).exit_code == 2
 
 
+def test_bench_with_upstreams_adaptive_sampling():
+    # 500 nodes at percentageOfNodesToScore 0: each cycle looks for max(50 - 500 // 125, 5) = 46% of them.
+    res = runner.invoke(app, ["bench", "SchedulingBasic_500Nodes_1000Pods", "--json",
+                              "--percentage-of-nodes-to-score", "0"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["percentage_of_nodes_to_score"] == 0 and report["bound"] == 1000
+    res = runner.invoke(app, ["bench", "SchedulingBasic_500Nodes_1000Pods", "--percentage-of-nodes-to-score", "101"])
+    assert res.exit_code == 2 and "--percentage-of-nodes-to-score" in res.output
+
+
 def test_bad_input_is_one_line(tmp_path):
     (tmp_path / "pods.yaml").write_text("""apiVersion: v1
 kind: Pod

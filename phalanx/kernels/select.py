@@ -5,6 +5,8 @@ Upstream breaks ties by heap order over a non-deterministic node order; phalanx 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import set_at
 
 NONE = -1
@@ -51,6 +53,8 @@ def sample_feasible(xp, feasible, start, wanted, n=None, among=None):
     is a 0-d int64 array."""
     if among is not None:
         return _sample_among(xp, feasible, start, wanted, among)
+    if xp is np and int(wanted) > 0:
+        return _sample_host(feasible, int(start), int(wanted), feasible.shape[0] if n is None else int(n))
     # Every node (the usual cycle): the ring is the node order itself, read through one gather (half the passes of
     # the general form below).
     size = feasible.shape[0]
@@ -65,6 +69,23 @@ def sample_feasible(xp, feasible, start, wanted, n=None, among=None):
     reached = xp.argmax(seen >= wanted) + 1 if size else 0
     visited = xp.asarray(xp.where(found < wanted, n, reached), dtype=xp.int64)
     return set_at(xp, xp.zeros_like(feasible), order, taken_in_order), visited
+
+
+def _sample_host(feasible, start: int, wanted: int, n: int):
+    """sample_feasible over the first n nodes on the host: the feasible nodes' ids, entered at the first one from
+    start round the ring (one pass and a few slices instead of a gathered ring and its prefix sums)."""
+    ids = np.flatnonzero(feasible[:n])
+    sampled = np.zeros_like(feasible)
+    if len(ids) < wanted:
+        sampled[ids] = True
+        return sampled, np.asarray(n, dtype=np.int64)
+    entry = start % n
+    at = int(np.searchsorted(ids, entry))
+    taken = ids[at:at + wanted]
+    if len(taken) < wanted:
+        taken = np.concatenate((taken, ids[:wanted - len(taken)]))
+    sampled[taken] = True
+    return sampled, np.asarray((int(taken[-1]) - entry) % n + 1, dtype=np.int64)
 
 
 def _sample_among(xp, feasible, start, wanted, among):

@@ -338,6 +338,25 @@ def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = N
     return ev
 
 
+def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows):
+    """The weighted total of the nodes `rows` ((k,) int64 node ids: every feasible node of `ev`, which sampling
+    left few), or None when a Score runs that is not FIXED or NODE_LOCAL. Upstream scores the feasible nodes alone,
+    so a NODE_LOCAL Score is its copy_scores on those rows (the next pod's, unnormalized) and a FIXED one its
+    normalized scores over the feasible set read at them: the weighted sum run_scores makes at those rows, with
+    NODE_LOCAL arithmetic on k rows instead of N. ev.raw, ev.normalized and ev.total stay unset."""
+    if any(plugin.score_behaviour(state) not in (FIXED, NODE_LOCAL) for plugin, state, _ in p.scores):
+        return None
+    total = xp.zeros((rows.shape[0],), dtype=xp.int64)
+    for plugin, state, weight in p.scores:
+        if plugin.score_behaviour(state) == NODE_LOCAL:
+            part = plugin.copy_scores(xp, state, tensors, rows, 1)[:, 0]
+        else:
+            raw = plugin.score(xp, state, tensors, ev.feasible)
+            part = plugin.normalize(xp, raw, ev.feasible, state, tensors)[rows]
+        total = total + (part if weight == 1 else weight * part)
+    return total
+
+
 # -- the batch path's per-round quantities, over all nodes; the numpy Placer, the compiled JAX rounds
 # (sched/jax_placer.py) and the kept shapes (sched/incremental.py) share them ---------------------------------
 def _score_behaviours(p: Prepared) -> set[str] | None:

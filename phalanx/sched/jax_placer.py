@@ -34,12 +34,14 @@ program per pod shape. `stats` counts compilations, uploads and splits compile t
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import os
 import pickle
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -160,7 +162,14 @@ class SegmentMember:
     runtime: dict[str, np.ndarray]   # its amounts: one int64 vector per plugin (_static_prepared)
     ports: tuple[int, ...]           # its host-port columns
     pads: tuple[Pads, int]           # the buckets `static` is padded to (Pads, label keys padded)
-    pickled: dict[str, bytes] = field(default_factory=dict, repr=False)   # static states pickled, by runtime name
+
+    @functools.cached_property
+    def joining(self) -> tuple:
+        """What _amounts_joining compares later members with, made once: the frame, the states (_states) and the
+        static states in runtime order."""
+        static = self.static
+        return (_frame(self.prepared), _states(self.prepared),
+                [s for _, s in static.filters] + [s for _, s, _ in static.scores])
 
 
 def _states(p: Prepared) -> list:
@@ -183,30 +192,60 @@ def _same_array(a, b) -> bool:
 
 def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, np.ndarray] | None:
     """p's run-time amounts (as _static_prepared splits them) when its static configuration equals the head member's,
-    else None. Exact, and cheaper than pickling every member's padded states (which cost more than its PreFilter):
-    a state identical to the head's unpadded one, or an array equal to it, has the head's padded parts (padding and
-    the split are functions of the state); any other is padded and split, and its static part compared with the
-    head's: arrays by their bytes, anything else by its pickle (the head's pickled once per segment)."""
-    hp = head.prepared
-    if _frame(p) != _frame(hp) or not (p.allowed is hp.allowed or _same_array(p.allowed, hp.allowed)):
+    else None. Exact, and cheaper than comparing every member's padded states whole (which cost more than its
+    PreFilter): a state identical to the head's unpadded one, or an array equal to it, has the head's padded parts
+    (padding and the split are functions of the state); any other is padded and split, and its static part compared
+    with the head's (_same_static)."""
+    frame, their_states, statics = head.joining
+    if _frame(p) != frame or not (p.allowed is head.prepared.allowed or _same_array(p.allowed, head.prepared.allowed)):
         return None
     runtime = {}
-    statics = [s for _, s in head.static.filters] + [s for _, s, _ in head.static.scores]
     for (name, their_amounts), (their_state, _, _), static, (state, pad_state, split) in zip(
-            head.runtime.items(), _states(hp), statics, _states(p)):
+            head.runtime.items(), their_states, statics, _states(p)):
         if state is their_state or _same_array(state, their_state):
             runtime[name] = their_amounts
             continue
         mine, amounts = split(pad_state(state, pads))
-        if amounts.shape != their_amounts.shape:
+        if amounts.shape != their_amounts.shape or not _same_static(mine, static):
             return None
-        if not _same_array(mine, static):
-            if name not in head.pickled:
-                head.pickled[name] = pickle.dumps(static, protocol=pickle.HIGHEST_PROTOCOL)
-            if pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL) != head.pickled[name]:
-                return None
         runtime[name] = amounts
     return runtime
+
+
+# Values compared by == (with their types: 1 == True == 1.0 are different configurations).
+_PLAIN = frozenset({int, str, bool, bytes, type(None)})
+
+
+def _same_static(a, b) -> bool:
+    """Whether two static parts of plugin states are one configuration: arrays by dtype, shape and bytes; tuples,
+    lists and dataclasses item by item (their fields); ints, strings, bools, bytes and None by == with their
+    types; anything else (floats among them: -0.0 == 0.0) by its pickle."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in _PLAIN:
+        return a == b
+    if kind is np.ndarray:
+        return _same_array(a, b)
+    if kind is tuple or kind is list:
+        if len(a) != len(b):
+            return False
+    elif (names := _field_names(kind)) is not None:
+        a, b = [getattr(a, name) for name in names], [getattr(b, name) for name in names]
+    else:
+        return pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL) == pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)
+    for x, y in zip(a, b):
+        if x is not y and not _same_static(x, y):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A dataclass's field names, None for any other type."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 def _reads_bound_pods(p: Prepared) -> bool:

@@ -17,11 +17,11 @@ from ..cluster_models import Pod
 from ..cluster_models.objects import pod_keys
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order, pick_order_few
 from ..kernels.domain_batch import DomainScore, domain_pick_order
-from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best
+from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best, selection_key
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN, with_post_filter
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
-                    fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores)
+                    fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores, sampled_totals)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
@@ -38,6 +38,9 @@ _NODES_PER_UPDATE = 800
 _KEPT_ROUND_MIN = 2
 # A kept round's pick order of up to this many (contender, copy) pairs is sorted in plain Python.
 _PICKS_IN_PYTHON = 64
+# A sampled cycle scores its feasible nodes on their rows alone (cycle.sampled_totals) when there are at most one in
+# this many nodes; more, and the passes over all nodes cost less than the gathers.
+_SAMPLED_ROWS_PER_NODE = 2
 _NOMINATED_BATCH = 256      # retried preemptors checked on their nominated nodes together, at most
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
@@ -422,7 +425,8 @@ class Placer:
             again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
-        if self.sampling() and ev.error is None and ev.prefilter_message is None:
+        sampling = self.sampling() and ev.error is None and ev.prefilter_message is None
+        if sampling:
             among = None if ev.outside is None else ~xp.asarray(ev.outside)
             wanted = self.nodes_to_find(n if among is None else int(xp.sum(among)))
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted, among=among)
@@ -431,8 +435,13 @@ class Placer:
             ev.feasible = sampled
         if again or not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
             return p, ev, -1
-        run_scores(xp, p, tensors, ev, self.caches)
         rank = np.arange(n) if rank is None else rank
+        if sampling and advance and xp is np:
+            rows = np.flatnonzero(ev.feasible)
+            total = sampled_totals(np, p, tensors, ev, rows) if _SAMPLED_ROWS_PER_NODE * len(rows) <= n else None
+            if total is not None:
+                return p, ev, int(rows[np.argmax(selection_key(np, total, True, rank[rows], n))])
+        run_scores(xp, p, tensors, ev, self.caches)
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
 
     def skip_cycles(self, ev: Evaluation, count: int) -> None:
