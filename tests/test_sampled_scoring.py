@@ -1,6 +1,7 @@
-"""A sampled cycle (percentageOfNodesToScore < 100) scores the feasible nodes it found on their rows alone
-(cycle.sampled_totals, placement.Placer.evaluate): the same decisions as scoring every node and reading the
-sampled ones, which is how the per-pod path scored them before."""
+"""A sampled cycle (percentageOfNodesToScore < 100) runs its Filters round the ring on windows of node rows until it
+has found numFeasibleNodesToFind nodes (placement.Placer._filter_ring) and scores those nodes on their rows alone
+(cycle.sampled_totals): the same decisions as filtering and scoring every node and reading the sampled ones, which
+is how the per-pod path worked before."""
 from __future__ import annotations
 
 import dataclasses
@@ -49,9 +50,9 @@ def _clone(node, name: str):
 
 
 @settings(max_examples=40, deadline=None)
-@given(clusters(max_nodes=6, max_pods=30), profiles(), st.integers(100, 180), st.sampled_from([0, 1, 10, 30, 50, 90]))
+@given(clusters(max_nodes=6, max_pods=30), profiles(), st.integers(100, 400), st.sampled_from([0, 1, 10, 30, 50, 90]))
 def test_sampled_rows_decide_as_every_node(cluster, profile, n_nodes, percentage):
-    """Random clusters of 100-180 nodes (a drawn cluster's nodes repeated) and profiles (every Fit strategy,
+    """Random clusters of 100-400 nodes (a drawn cluster's nodes repeated) and profiles (every Fit strategy,
     plugins and weights drawn), sampled at 0 (adaptive) to 90%: the records (bindings, failure messages) and the
     ring's index are the same whether every sampled cycle scores on its rows or none does."""
     nodes, pods, classes = cluster
@@ -60,9 +61,11 @@ def test_sampled_rows_decide_as_every_node(cluster, profile, n_nodes, percentage
     bound = [p for p in pods if p.spec.node_name]
     pending = [p for p in pods if not p.spec.node_name]
 
-    def run(rows_per_node: int):
+    def run(rows_per_node: int, ring: bool = True):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(placement, "_SAMPLED_ROWS_PER_NODE", rows_per_node)
+            if not ring:
+                mp.setattr(placement.Placer, "_filter_ring", lambda self, p, n: None)
             seen = _spy(mp)
             state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes,
                                                         warnings=[]))
@@ -70,7 +73,36 @@ def test_sampled_rows_decide_as_every_node(cluster, profile, n_nodes, percentage
             records = scheduler.add_pods(pending) + scheduler.step(0.0)
         return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start, seen
 
-    on, start_on, seen_on = run(0)                # every sampled cycle on its rows
-    off, start_off, seen_off = run(10 ** 9)       # none
-    assert on == off and start_on == start_off
+    on, start_on, seen_on = run(0)                    # every sampled cycle on its rows
+    off, start_off, seen_off = run(10 ** 9)           # none
+    plain, start_plain, _ = run(10 ** 9, ring=False)  # nor Filters on windows: every node filtered
+    assert on == off == plain and start_on == start_off == start_plain
     assert not seen_off
+
+
+def test_ring_windows_by_hand():
+    # 300 nodes at 50% look for 150 feasible ones; the first window holds 150 + 37 + 64 = 251 rows. Even nodes are
+    # too small for the 3-cpu pods, so the window from nextStartNodeIndex 0 (n0..n250) holds 125 feasible nodes
+    # (n1, n3, ..., n249), and the second (502 rows, cut to the 49 left: n251..n299) 25 more, the 150th n299: 300
+    # nodes visited. All tie, so p0 takes n1 and the index moves to 300 % 300 = 0; p1 samples the same nodes and
+    # n1 now scores lower: n3. A last pod too big for every node walks the whole ring: every node's reasons, from
+    # the two windows.
+    nodes = [make_node(f"n{i}", cpu="2" if i % 2 == 0 else "8", memory="8Gi") for i in range(300)]
+    pods = [make_pod("p0", cpu="3", memory="1Gi"), make_pod("p1", cpu="3", memory="1Gi"),
+            make_pod("big", cpu="64", memory="1Gi")]
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
+    walks = []
+    with pytest.MonkeyPatch.context() as mp:
+        ring = placement.Placer._filter_ring
+
+        def spied(self, p, n):
+            out = ring(self, p, n)
+            walks.append(None if out is None else (int(out[0].feasible.sum()), out[1]))
+            return out
+        mp.setattr(placement.Placer, "_filter_ring", spied)
+        result = scheduler.schedule()
+    assert walks == [(150, 300), (150, 300), (0, None)]
+    assert result.bindings == {"default/p0": "n1", "default/p1": "n3"}
+    assert scheduler.next_start == 0
+    assert result.unschedulable["default/big"].startswith("0/300 nodes are available: 300 Insufficient cpu.")

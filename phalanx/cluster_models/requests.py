@@ -139,7 +139,11 @@ def pod_nonzero_requests(pod: Pod) -> tuple[int, int]:
     requests, the default applies only to a resource the whole PodRequests result lacks
     (getNonMissingContainerRequests), and then again per container that leaves it out.
     """
-    requests = _pod_request_nanos(pod, None)
+    return _nonzero(pod, _pod_request_nanos(pod, None))
+
+
+def _nonzero(pod: Pod, requests: Nanos) -> tuple[int, int]:
+    """pod_nonzero_requests from PodRequests' exact sums (`requests`, which the caller may have at hand)."""
     if _pod_level_requests_set(pod):
         defaults = {name: amount for name, amount in _NON_ZERO_DEFAULTS.items() if name not in requests}
     else:
@@ -165,8 +169,9 @@ def pod_load(pod: Pod) -> tuple[dict[str, int], tuple[int, int]]:
             or hit[3] is not overhead:
         if len(_loads) >= _LOADS_KEPT:
             _loads.clear()
+        requests = _pod_request_nanos(pod, None)        # pod_requests' sums, also what _nonzero starts from
         hit = _loads[(id(containers), id(init), id(resources), id(overhead))] = (
-            containers, init, resources, overhead, pod_requests(pod), pod_nonzero_requests(pod))
+            containers, init, resources, overhead, _counts(pod, requests), _nonzero(pod, requests))
     return hit[4], hit[5]
 
 

@@ -20,12 +20,13 @@ from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best, selection_key
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN, with_post_filter
-from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
-                    fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores, sampled_totals)
+from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, capacity_rows, copy_capacity, copy_totals,
+                    domain_batchable, fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores,
+                    sampled_totals)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
 from .messages import fit_error, reason_histogram
-from .preemption import KeptFailure, passes_nominated, tensors_state, with_nominated, with_nominated_again
+from .preemption import KeptFailure, passes_nominated, tensors_state, vectorised, with_nominated, with_nominated_again
 from .shapes import PodShape
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"                     # ErrNoNodesAvailable
@@ -41,6 +42,9 @@ _PICKS_IN_PYTHON = 64
 # A sampled cycle scores its feasible nodes on their rows alone (cycle.sampled_totals) when there are at most one in
 # this many nodes; more, and the passes over all nodes cost less than the gathers.
 _SAMPLED_ROWS_PER_NODE = 2
+# A sampled cycle's first window of the ring (Placer._filter_ring) holds the nodes it looks for, a quarter more and
+# this many: most cycles find them there.
+_RING_SLACK = 64
 _NOMINATED_BATCH = 256      # retried preemptors checked on their nominated nodes together, at most
 # Largest (candidates x copies x resources) block of resource scores evaluated at once by the batch path.
 _BLOCK_ELEMENTS = 1 << 22
@@ -410,8 +414,10 @@ class Placer:
         p = prepare(shape, cluster, self.framework) if failed is None else failed.p
         n = tensors.nodes.size
         again = False        # `failed`'s results handed on whole: no node fits, as none did
+        ring = None          # a sampled cycle's Filters round the ring (_filter_ring)
         if not (cluster.nominations and p.rejection is None and p.error is None):
-            ev = run_filters(xp, p, tensors)
+            ring = self._filter_ring(p, n) if advance and xp is np and self.sampling() else None
+            ev = run_filters(xp, p, tensors) if ring is None else ring[0]
         else:
             priority = cluster.priority(pod)
             own = cluster.nominations.get(pod.key)
@@ -426,7 +432,9 @@ class Placer:
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
         sampling = self.sampling() and ev.error is None and ev.prefilter_message is None
-        if sampling:
+        if sampling and ring is not None and ring[1] is not None:     # ev.feasible is the sample already
+            self.next_start = (self.next_start + ring[1]) % n
+        elif sampling:
             among = None if ev.outside is None else ~xp.asarray(ev.outside)
             wanted = self.nodes_to_find(n if among is None else int(xp.sum(among)))
             sampled, visited = sample_feasible(xp, ev.feasible, self.next_start, wanted, among=among)
@@ -443,6 +451,46 @@ class Placer:
                 return p, ev, int(rows[np.argmax(selection_key(np, total, True, rank[rows], n))])
         run_scores(xp, p, tensors, ev, self.caches)
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
+
+    def _filter_ring(self, p: Prepared, n: int) -> tuple[Evaluation, int | None] | None:
+        """A sampled cycle's Filters round the ring from nextStartNodeIndex, stopping as upstream's
+        findNodesThatPassFilters does once numFeasibleNodesToFind nodes passed: on windows of node rows, each twice
+        the last, until they hold that many. Returns (an Evaluation whose feasible nodes are that sample, the nodes
+        visited up to the last of them): its codes and payloads are left out, as only a cycle where no node fits
+        reads them. When the whole ring holds fewer: (every node's Evaluation, as run_filters makes it, None).
+        None when a Filter may read more than its node's row (preemption.vectorised) or keeps host state, or a
+        PreFilter narrowed the nodes or failed the cycle: run_filters over every node then."""
+        if p.rejection is not None or p.error is not None or p.allowed is not None or not vectorised(p) \
+                or any(plugin.host_only() for plugin, _ in p.filters):
+            return None
+        tensors = self.cluster.tensors
+        wanted = self.nodes_to_find(n)
+        start = self.next_start % n
+        parts: list[tuple[np.ndarray, Evaluation]] = []
+        found, lo, size = 0, 0, wanted + wanted // 4 + _RING_SLACK
+        while lo < n:
+            rows = (np.arange(lo, min(n, lo + size)) + start) % n
+            part = run_filters(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
+            if part.extras:
+                return None
+            hits = np.flatnonzero(part.feasible)
+            if found + len(hits) >= wanted:
+                last = wanted - found - 1
+                feasible = np.zeros(n, bool)
+                for before, earlier in parts:
+                    feasible[before[earlier.feasible]] = True
+                feasible[rows[hits[:last + 1]]] = True
+                return Evaluation(p.filter_names, {}, {}, feasible, narrowing=p.narrowing), lo + int(hits[last]) + 1
+            parts.append((rows, part))
+            found += len(hits)
+            lo += len(rows)
+            size *= 2
+        # The windows cover the ring in order from `start`: rolled back by it, they are in node order.
+        def whole(read) -> np.ndarray:
+            return np.roll(np.concatenate([read(part) for _, part in parts]), start)
+        return Evaluation(p.filter_names, {name: whole(lambda e: e.codes[name]) for name in p.filter_names},
+                          {name: whole(lambda e: e.payloads[name]) for name in p.filter_names},
+                          whole(lambda e: e.feasible), narrowing=p.narrowing), None
 
     def skip_cycles(self, ev: Evaluation, count: int) -> None:
         """The ring after `count` more cycles of pods identical to the one `ev` failed, which fail alike: each

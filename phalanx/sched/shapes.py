@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models import Pod, pod_nonzero_requests, pod_requests
-from ..cluster_models.requests import pod_scoring_requests
+from ..cluster_models import Pod
+from ..cluster_models.requests import pod_load, pod_scoring_requests
 from ..cluster_models.tensors import ClusterTensors, pod_host_ports
 
 # Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
@@ -120,7 +120,8 @@ class ShapeTable:
         shape = self.by_signature.get(sig)
         if shape is None:
             scoring = pod_scoring_requests(pod)
-            shape = PodShape(len(self.shapes), pod, pod_requests(pod), np.array(pod_nonzero_requests(pod), np.int64),
+            requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
+            shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
                              np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
                              pod_host_ports(pod), unmodelled_constraints(pod, self.framework))
             self.by_signature[sig] = shape
