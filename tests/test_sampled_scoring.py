@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.sched import Cluster, Scheduler
-from phalanx.sched import cycle, placement
-from strategies import HOSTNAME, clusters, make_node, make_pod, make_profile, profiles
+from phalanx.sched import cycle, incremental, placement
+from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
 
 
 def _spy(mp: pytest.MonkeyPatch) -> list:
@@ -31,13 +31,14 @@ def _spy(mp: pytest.MonkeyPatch) -> list:
 def test_sampled_rows_by_hand():
     # test_sampling's ring by hand, scored on the rows: 200 identical nodes at 50% look for 100, and 2 x 100 <= 200
     # sends each cycle's 100 feasible nodes to sampled_totals. p0 ties on n0..n99 -> n0; p1 samples n100..n199 ->
-    # n100; p2 samples n0..n99 again, where n0 now scores lower -> n1.
+    # n100; p2 samples n0..n99 again, where n0 now scores lower -> n1. Without kept shapes (incremental=False), so
+    # that each pod has a full cycle (test_sampling.py's by-hand test runs the same with them).
     nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(200)]
     pods = [make_pod(f"p{i}", cpu="1", memory="1Gi") for i in range(3)]
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
     with pytest.MonkeyPatch.context() as mp:
         seen = _spy(mp)
-        result = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50)).schedule()
+        result = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50), incremental=False).schedule()
     assert result.bindings == {"default/p0": "n0", "default/p1": "n100", "default/p2": "n1"}
     assert [None if t is None else t.shape for t in seen] == [(100,)] * 3
 
@@ -52,20 +53,36 @@ def _clone(node, name: str):
 @settings(max_examples=40, deadline=None)
 @given(clusters(max_nodes=6, max_pods=30), profiles(), st.integers(100, 400), st.sampled_from([0, 1, 10, 30, 50, 90]))
 def test_sampled_rows_decide_as_every_node(cluster, profile, n_nodes, percentage):
+    _check_sampled_paths(cluster, profile, n_nodes, percentage)
+
+
+@settings(max_examples=30, deadline=None)
+@given(interleaved_clusters(max_nodes=6, max_pods=60), profiles(), st.integers(100, 300),
+       st.sampled_from([0, 10, 50, 90]))
+def test_kept_shapes_sampled_decide_as_every_node(cluster, profile, n_nodes, percentage):
+    """As above, on queues of interleaved runs of 1-4 identical pods of a few templates: the shapes come back, so
+    most of their runs are sampled on kept results."""
+    _check_sampled_paths(cluster, profile, n_nodes, percentage)
+
+
+def _check_sampled_paths(cluster, profile, n_nodes: int, percentage: int) -> None:
     """Random clusters of 100-400 nodes (a drawn cluster's nodes repeated) and profiles (every Fit strategy,
     plugins and weights drawn), sampled at 0 (adaptive) to 90%: the records (bindings, failure messages) and the
-    ring's index are the same whether every sampled cycle scores on its rows or none does."""
+    ring's index are the same whether runs of a shape are sampled on its kept results or not, whether every
+    sampled cycle scores on its rows or none does, and whether Filters run on windows of the ring or not."""
     nodes, pods, classes = cluster
     nodes = [*nodes, *(_clone(nodes[i % len(nodes)], f"n{i}") for i in range(len(nodes), n_nodes))]
     profile = dataclasses.replace(profile, percentage_of_nodes_to_score=percentage)
     bound = [p for p in pods if p.spec.node_name]
     pending = [p for p in pods if not p.spec.node_name]
 
-    def run(rows_per_node: int, ring: bool = True):
+    def run(rows_per_node: int, ring: bool = True, kept: bool = True):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(placement, "_SAMPLED_ROWS_PER_NODE", rows_per_node)
             if not ring:
                 mp.setattr(placement.Placer, "_filter_ring", lambda self, p, n: None)
+            if not kept:
+                mp.setattr(placement.Placer, "_place_kept_sampled", lambda self, shape, pods, rank, out: pods)
             seen = _spy(mp)
             state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes,
                                                         warnings=[]))
@@ -73,14 +90,16 @@ def test_sampled_rows_decide_as_every_node(cluster, profile, n_nodes, percentage
             records = scheduler.add_pods(pending) + scheduler.step(0.0)
         return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start, seen
 
-    on, start_on, seen_on = run(0)                    # every sampled cycle on its rows
-    off, start_off, seen_off = run(10 ** 9)           # none
-    plain, start_plain, _ = run(10 ** 9, ring=False)  # nor Filters on windows: every node filtered
-    assert on == off == plain and start_on == start_off == start_plain
+    on, start_on, _ = run(0)                          # kept shapes sampled where they can be
+    rows, start_rows, _ = run(0, kept=False)          # every sampled cycle on its rows
+    off, start_off, seen_off = run(10 ** 9, kept=False)              # none
+    plain, start_plain, _ = run(10 ** 9, ring=False, kept=False)     # nor Filters on windows: every node filtered
+    assert on == rows == off == plain and start_on == start_rows == start_off == start_plain
     assert not seen_off
 
 
 def test_ring_windows_by_hand():
+    # Without kept shapes (incremental=False), so that every cycle walks the ring.
     # 300 nodes at 50% look for 150 feasible ones; the first window holds 150 + 37 + 64 = 251 rows. Even nodes are
     # too small for the 3-cpu pods, so the window from nextStartNodeIndex 0 (n0..n250) holds 125 feasible nodes
     # (n1, n3, ..., n249), and the second (502 rows, cut to the 49 left: n251..n299) 25 more, the 150th n299: 300
@@ -91,7 +110,7 @@ def test_ring_windows_by_hand():
     pods = [make_pod("p0", cpu="3", memory="1Gi"), make_pod("p1", cpu="3", memory="1Gi"),
             make_pod("big", cpu="64", memory="1Gi")]
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
-    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50), incremental=False)
     walks = []
     with pytest.MonkeyPatch.context() as mp:
         ring = placement.Placer._filter_ring
@@ -103,6 +122,30 @@ def test_ring_windows_by_hand():
         mp.setattr(placement.Placer, "_filter_ring", spied)
         result = scheduler.schedule()
     assert walks == [(150, 300), (150, 300), (0, None)]
+    assert result.bindings == {"default/p0": "n1", "default/p1": "n3"}
+    assert scheduler.next_start == 0
+    assert result.unschedulable["default/big"].startswith("0/300 nodes are available: 300 Insufficient cpu.")
+
+
+def test_kept_shape_sampled_by_hand():
+    # The same cluster with kept shapes: p0 and p1 (one shape) are sampled on the shape's kept results: the 150 odd
+    # nodes from index 0 (300 visited), all tied -> n1; then the same 150, n1 lower -> n3. The big pod's shape has
+    # no feasible node: it fails from its kept results with every node's reasons.
+    nodes = [make_node(f"n{i}", cpu="2" if i % 2 == 0 else "8", memory="8Gi") for i in range(300)]
+    pods = [make_pod("p0", cpu="3", memory="1Gi"), make_pod("p1", cpu="3", memory="1Gi"),
+            make_pod("big", cpu="64", memory="1Gi")]
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
+    picked = []
+    with pytest.MonkeyPatch.context() as mp:
+        best = incremental.ShapeScores.sampled_best
+
+        def spied(self, rows, rank):
+            picked.append((len(rows), best(self, rows, rank)))
+            return picked[-1][1]
+        mp.setattr(incremental.ShapeScores, "sampled_best", spied)
+        result = scheduler.schedule()
+    assert picked == [(150, 1), (150, 3)]
     assert result.bindings == {"default/p0": "n1", "default/p1": "n3"}
     assert scheduler.next_start == 0
     assert result.unschedulable["default/big"].startswith("0/300 nodes are available: 300 Insufficient cpu.")

@@ -72,20 +72,28 @@ def sample_feasible(xp, feasible, start, wanted, n=None, among=None):
 
 
 def _sample_host(feasible, start: int, wanted: int, n: int):
-    """sample_feasible over the first n nodes on the host: the feasible nodes' ids, entered at the first one from
-    start round the ring (one pass and a few slices instead of a gathered ring and its prefix sums)."""
-    ids = np.flatnonzero(feasible[:n])
+    """sample_feasible over the first n nodes on the host (one pass and a few slices instead of a gathered ring and
+    its prefix sums)."""
+    taken, visited = sampled_ids(feasible[:n], start, wanted)
     sampled = np.zeros_like(feasible)
+    sampled[taken] = True
+    return sampled, np.asarray(visited, dtype=np.int64)
+
+
+def sampled_ids(feasible: np.ndarray, start: int, wanted: int) -> tuple[np.ndarray, int]:
+    """sample_feasible on the host over every node of `feasible` ((N,) bool), for wanted >= 1: the sampled nodes'
+    ids ((k,) int64, in ring order) and the nodes visited. The feasible nodes' ids are entered at the first one from
+    start round the ring."""
+    n = feasible.shape[0]
+    ids = np.flatnonzero(feasible)
     if len(ids) < wanted:
-        sampled[ids] = True
-        return sampled, np.asarray(n, dtype=np.int64)
+        return ids, n
     entry = start % n
     at = int(np.searchsorted(ids, entry))
     taken = ids[at:at + wanted]
     if len(taken) < wanted:
         taken = np.concatenate((taken, ids[:wanted - len(taken)]))
-    sampled[taken] = True
-    return sampled, np.asarray((int(taken[-1]) - entry) % n + 1, dtype=np.int64)
+    return taken, (int(taken[-1]) - entry) % n + 1
 
 
 def _sample_among(xp, feasible, start, wanted, among):

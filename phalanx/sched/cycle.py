@@ -338,21 +338,30 @@ def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = N
     return ev
 
 
+def row_view(tensors, rows: np.ndarray) -> WithNodes:
+    """The cluster tensors with the node table's rows `rows` alone ((k,) int64 node ids)."""
+    return WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+
+
 def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows):
     """The weighted total of the nodes `rows` ((k,) int64 node ids: every feasible node of `ev`, which sampling
-    left few), or None when a Score runs that is not FIXED or NODE_LOCAL. Upstream scores the feasible nodes alone,
-    so a NODE_LOCAL Score is its copy_scores on those rows (the next pod's, unnormalized) and a FIXED one its
-    normalized scores over the feasible set read at them: the weighted sum run_scores makes at those rows, with
-    NODE_LOCAL arithmetic on k rows instead of N. ev.raw, ev.normalized and ev.total stay unset."""
+    left few), or None when a Score runs that is not FIXED or NODE_LOCAL. Upstream scores and normalizes the
+    feasible nodes alone: a NODE_LOCAL Score is its copy_scores on those rows (the next pod's, unnormalized), a
+    FIXED one its raw scores read at them and normalized over them (NormalizeScore sees those nodes' scores alone;
+    the node table is cut to their rows too): the weighted sum run_scores makes at those rows, with NODE_LOCAL
+    arithmetic and every normalization on k rows instead of N. ev.raw, ev.normalized and ev.total stay unset."""
     if any(plugin.score_behaviour(state) not in (FIXED, NODE_LOCAL) for plugin, state, _ in p.scores):
         return None
     total = xp.zeros((rows.shape[0],), dtype=xp.int64)
+    view = every = None
     for plugin, state, weight in p.scores:
         if plugin.score_behaviour(state) == NODE_LOCAL:
             part = plugin.copy_scores(xp, state, tensors, rows, 1)[:, 0]
         else:
-            raw = plugin.score(xp, state, tensors, ev.feasible)
-            part = plugin.normalize(xp, raw, ev.feasible, state, tensors)[rows]
+            if view is None:
+                view, every = row_view(tensors, rows), xp.ones((rows.shape[0],), dtype=bool)
+            raw = plugin.score(xp, state, tensors, ev.feasible)[rows]
+            part = plugin.normalize(xp, raw, every, state, view)
         total = total + (part if weight == 1 else weight * part)
     return total
 
@@ -402,7 +411,7 @@ def capacity_rows(p: Prepared, tensors, rows: np.ndarray, default: int, keys: li
             keys = remembered.keys(tensors, rows)
         found = remembered.find(keys)
     if found is None:
-        found = copy_capacity(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows), _UNBOUNDED).tolist()
+        found = copy_capacity(np, p, row_view(tensors, rows), _UNBOUNDED).tolist()
         if remembered is not None and remembered.worthwhile:
             remembered.remember(zip(keys, found))
     return np.minimum(np.array(found, np.int64), default)
@@ -521,7 +530,7 @@ def filter_rows(p: Prepared, tensors, rows: np.ndarray, keys: list | None = None
         if found is not None:
             return [(plugin.name, np.array([f[i][0] for f in found], np.int8),
                      np.array([f[i][1] for f in found], np.int64)) for i, (plugin, _) in enumerate(p.filters)]
-    view = WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
+    view = row_view(tensors, rows)
     out = [(plugin.name, *plugin.filter(np, state, view)[:2]) for plugin, state in p.filters]
     if remembered is not None and remembered.worthwhile:
         remembered.remember(zip(keys, zip(*(zip(code.tolist(), payload.tolist()) for _, code, payload in out))))

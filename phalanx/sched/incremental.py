@@ -36,7 +36,7 @@ from ..kernels.select import selection_key, selection_keys_few
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
 from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare,
-                    remembered_passes, run_filters, run_scores)
+                    remembered_passes, row_view, run_filters, run_scores)
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -87,6 +87,8 @@ class ShapeScores:
                                         # it, and its message (the reason histogram over every node) is made once
     failed: tuple | None = None         # (len(tensors.changes), evaluation()) of the last failing pod: the next one's
                                         # histogram is patched on the nodes changed since
+    fixed_raw: tuple = ()               # (plugin, Score state, weight, (N,) int64 raw score) of each FIXED Score: a
+                                        # sampled cycle normalizes them over its own feasible nodes
 
     @property
     def live_plugins(self) -> frozenset:
@@ -95,7 +97,7 @@ class ShapeScores:
     @property
     def nbytes(self) -> int:
         arrays = (self.static_ok, self.feasible, self.fixed_total, self.total, *self.key.arrays, *self.holders,
-                  *self.codes.values(), *self.payloads.values())
+                  *self.codes.values(), *self.payloads.values(), *(raw for *_, raw in self.fixed_raw))
         remembered = (self.local.row_filters, self.scoring.row_totals, self.prepared.row_capacity)
         return sum(a.nbytes for a in arrays) + REMEMBERED_BYTES * sum(r is not None for r in remembered)
 
@@ -123,6 +125,18 @@ class ShapeScores:
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
         return self.key.best()
+
+    def sampled_best(self, rows: np.ndarray, rank: np.ndarray) -> int:
+        """The node a sampled cycle picks among `rows` (its feasible nodes, (k,) int64 ids), as cycle.sampled_totals
+        scores them: the kept NODE_LOCAL part of the total, the FIXED Scores normalized over those nodes alone. A
+        shape with live Scores is not asked."""
+        total = self.total[rows] - self.fixed_total[rows]
+        if self.fixed_raw:
+            view, every = row_view(self.tensors, rows), np.ones(len(rows), bool)
+            for plugin, state, weight, raw in self.fixed_raw:
+                part = plugin.normalize(np, raw[rows], every, state, view)
+                total = total + (part if weight == 1 else weight * part)
+        return int(rows[np.argmax(selection_key(np, total, True, rank[rows], len(rank)))])
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes select_best would pick first, up to k of them (kernels.batch.contenders for the next
@@ -358,7 +372,7 @@ class ShapeCache:
         local = dataclasses.replace(p, allowed=None, filters=tuple(
             (plugin, st) for plugin, st in p.filters if plugin.kept_behaviour(st) == NODE_LOCAL))
         fixed_total = np.zeros(len(feasible), np.int64)
-        holders = []
+        holders, fixed_raw = [], []
         total = np.zeros(len(feasible), np.int64)
         if feasible.any():
             run_scores(np, scoring, tensors, ev, caches)
@@ -367,13 +381,15 @@ class ShapeCache:
                 total = total + part
                 if plugin.score_behaviour(st) == FIXED:
                     fixed_total = fixed_total + part
+                    fixed_raw.append((plugin, st, weight, np.asarray(ev.raw[plugin.name])))
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
         key = BestKey(selection_key(np, total, feasible, rank, len(rank)))
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
                            feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
                            codes={k: np.asarray(v).copy() for k, v in ev.codes.items()},
-                           payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()})
+                           payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()},
+                           fixed_raw=tuple(fixed_raw))
 
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);

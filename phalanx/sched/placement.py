@@ -17,11 +17,11 @@ from ..cluster_models import Pod
 from ..cluster_models.objects import pod_keys
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order, pick_order_few
 from ..kernels.domain_batch import DomainScore, domain_pick_order
-from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, select_best, selection_key
+from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, sampled_ids, select_best, selection_key
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN, with_post_filter
-from .cycle import (Evaluation, NodeRows, Prepared, WithNodes, batchable, capacity_rows, copy_capacity, copy_totals,
-                    domain_batchable, fixed_scores, load_keys, prepare, remembered_copies, run_filters, run_scores,
+from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
+                    fixed_scores, load_keys, prepare, remembered_copies, row_view, run_filters, run_scores,
                     sampled_totals)
 from .framework import Framework
 from .incremental import ShapeCache, keepable
@@ -165,6 +165,10 @@ class Placer:
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
         """Short runs go on kept shape results, long ones in batches; a long run that cannot be batched goes on
         kept results too; what is left, pod by pod with a full cycle each."""
+        if self.kept is not None and self.sampling() and not self.cluster.nominations:
+            pods = self._place_kept_sampled(shape, pods, rank, out)
+            if not pods:
+                return
         eligible = not self.sampling() and not self.cluster.nominations
         short = not self.batching or len(pods) <= self.short_run()
         keep = self.kept is not None and eligible
@@ -323,6 +327,29 @@ class Placer:
             pods = pods[take:]
         return []
 
+    def _place_kept_sampled(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+        """Sampled cycles (percentageOfNodesToScore) on kept shape results, pod by pod: each samples the kept
+        feasible nodes round the ring from nextStartNodeIndex and picks among them (ShapeScores.sampled_best), as
+        the per-pod path's cycle would. Returns the pods left for that path: all of them when the shape cannot be
+        kept now, has live Scores or a PreFilterResult; those after a pod nominated by preemption."""
+        n = self.cluster.tensors.nodes.size
+        while pods:
+            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
+            if kept is None or kept.live or kept.prepared.allowed is not None:
+                return pods
+            rows, visited = sampled_ids(kept.feasible, self.next_start, self.nodes_to_find(n))
+            self.next_start = (self.next_start + visited) % n
+            if not len(rows):
+                return self._fail_kept(kept, pods, out)
+            node = kept.sampled_best(rows, rank)
+            out.pod_cycles += 1
+            picks = self.picks(kept.prepared, node)
+            pl = self.account(kept.prepared, np.array([node]), pods[:1])
+            pl.reserved = self.reserve(kept.prepared, {}, node, pods[0], picks)
+            out.placed.append(pl)
+            pods = pods[1:]
+        return []
+
     def _fail_kept(self, kept, pods: list[Pod], out: RunOutcome) -> list[Pod]:
         """The first pod fits nowhere: it fails with the full cycle's message and PostFilter, from the kept Filter
         results (what a full cycle would return now). Nominated (preemption): the pods after it are returned for
@@ -470,7 +497,7 @@ class Placer:
         found, lo, size = 0, 0, wanted + wanted // 4 + _RING_SLACK
         while lo < n:
             rows = (np.arange(lo, min(n, lo + size)) + start) % n
-            part = run_filters(np, p, WithNodes(tensors, NodeRows(tensors.nodes, rows), rows))
+            part = run_filters(np, p, row_view(tensors, rows))
             if part.extras:
                 return None
             hits = np.flatnonzero(part.feasible)
