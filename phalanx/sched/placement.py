@@ -312,11 +312,7 @@ class Placer:
                 node = kept.best()
                 if node < 0:
                     return self._fail_kept(kept, pods, out)
-                out.pod_cycles += 1
-                picks = self.picks(kept.prepared, node)
-                pl = self.account(kept.prepared, np.array([node]), pods[:1])
-                pl.reserved = self.reserve(kept.prepared, {}, node, pods[0], picks)
-                out.placed.append(pl)
+                self._place_one_kept(kept, node, pods[0], out)
                 pods = pods[1:]
                 continue
             take, nodes = self._kept_round(kept, len(pods), rank)
@@ -341,14 +337,17 @@ class Placer:
             self.next_start = (self.next_start + visited) % n
             if not len(rows):
                 return self._fail_kept(kept, pods, out)
-            node = kept.sampled_best(rows, rank)
-            out.pod_cycles += 1
-            picks = self.picks(kept.prepared, node)
-            pl = self.account(kept.prepared, np.array([node]), pods[:1])
-            pl.reserved = self.reserve(kept.prepared, {}, node, pods[0], picks)
-            out.placed.append(pl)
+            self._place_one_kept(kept, kept.sampled_best(rows, rank), pods[0], out)
             pods = pods[1:]
         return []
+
+    def _place_one_kept(self, kept, node: int, pod: Pod, out: RunOutcome) -> None:
+        """One pod's cycle on kept results that chose `node`: its Score plugins' picks, load and Reserve."""
+        out.pod_cycles += 1
+        picks = self.picks(kept.prepared, node)
+        pl = self.account(kept.prepared, np.array([node]), [pod])
+        pl.reserved = self.reserve(kept.prepared, {}, node, pod, picks)
+        out.placed.append(pl)
 
     def _fail_kept(self, kept, pods: list[Pod], out: RunOutcome) -> list[Pod]:
         """The first pod fits nowhere: it fails with the full cycle's message and PostFilter, from the kept Filter
