@@ -17,7 +17,7 @@ from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make
 
 
 def _spy(mp: pytest.MonkeyPatch) -> list:
-    """Record what each sampled_totals call of the Placer returns (None: it fell back to every node)."""
+    """Record what each sampled_totals call of the Placer returns."""
     seen = []
 
     def spied(*args):

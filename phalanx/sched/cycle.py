@@ -343,25 +343,29 @@ def row_view(tensors, rows: np.ndarray) -> WithNodes:
     return WithNodes(tensors, NodeRows(tensors.nodes, rows), rows)
 
 
-def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows):
+def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows, caches: dict | None = None):
     """The weighted total of the nodes `rows` ((k,) int64 node ids: every feasible node of `ev`, which sampling
-    left few), or None when a Score runs that is not FIXED or NODE_LOCAL. Upstream scores and normalizes the
-    feasible nodes alone: a NODE_LOCAL Score is its copy_scores on those rows (the next pod's, unnormalized), a
-    FIXED one its raw scores read at them and normalized over them (NormalizeScore sees those nodes' scores alone;
-    the node table is cut to their rows too): the weighted sum run_scores makes at those rows, with NODE_LOCAL
-    arithmetic and every normalization on k rows instead of N. ev.raw, ev.normalized and ev.total stay unset."""
-    if any(plugin.score_behaviour(state) not in (FIXED, NODE_LOCAL) for plugin, state, _ in p.scores):
-        return None
+    left few). Upstream scores and normalizes the feasible nodes alone: a NODE_LOCAL Score is its copy_scores on
+    those rows (the next pod's, unnormalized), a FIXED one its raw scores read at them and normalized over them
+    (NormalizeScore sees those nodes' scores alone; the node table is cut to their rows too); any other Score runs
+    as run_scores runs it (over every node, the feasible ones marked; caches as there) and is read at the rows. The
+    weighted sum run_scores makes at those rows, with NODE_LOCAL arithmetic and FIXED normalizations on k rows
+    instead of N. ev.raw, ev.normalized and ev.total stay unset."""
     total = xp.zeros((rows.shape[0],), dtype=xp.int64)
     view = every = None
     for plugin, state, weight in p.scores:
-        if plugin.score_behaviour(state) == NODE_LOCAL:
+        behaviour = plugin.score_behaviour(state)
+        if behaviour == NODE_LOCAL:
             part = plugin.copy_scores(xp, state, tensors, rows, 1)[:, 0]
-        else:
+        elif behaviour == FIXED:
             if view is None:
                 view, every = row_view(tensors, rows), xp.ones((rows.shape[0],), dtype=bool)
             raw = plugin.score(xp, state, tensors, ev.feasible)[rows]
             part = plugin.normalize(xp, raw, every, state, view)
+        else:
+            cache = None if caches is None else caches.setdefault(plugin.name, {})
+            raw = plugin.score(xp, state, tensors, ev.feasible, cache)
+            part = plugin.normalize(xp, raw, ev.feasible, state, tensors)[rows]
         total = total + (part if weight == 1 else weight * part)
     return total
 

@@ -472,8 +472,8 @@ class Placer:
         rank = np.arange(n) if rank is None else rank
         if sampling and advance and xp is np:
             rows = np.flatnonzero(ev.feasible)
-            total = sampled_totals(np, p, tensors, ev, rows) if _SAMPLED_ROWS_PER_NODE * len(rows) <= n else None
-            if total is not None:
+            if _SAMPLED_ROWS_PER_NODE * len(rows) <= n:
+                total = sampled_totals(np, p, tensors, ev, rows, self.caches)
                 return p, ev, int(rows[np.argmax(selection_key(np, total, True, rank[rows], n))])
         run_scores(xp, p, tensors, ev, self.caches)
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
