@@ -165,11 +165,12 @@ class Placer:
     def place_part(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> None:
         """Short runs go on kept shape results, long ones in batches; a long run that cannot be batched goes on
         kept results too; what is left, pod by pod with a full cycle each."""
-        if self.kept is not None and self.sampling() and not self.cluster.nominations:
+        sampling = self.sampling()
+        if sampling and self.kept is not None and not self.cluster.nominations:
             pods = self._place_kept_sampled(shape, pods, rank, out)
             if not pods:
                 return
-        eligible = not self.sampling() and not self.cluster.nominations
+        eligible = not sampling and not self.cluster.nominations
         short = not self.batching or len(pods) <= self.short_run()
         keep = self.kept is not None and eligible
         if keep and short:
@@ -440,9 +441,10 @@ class Placer:
         p = prepare(shape, cluster, self.framework) if failed is None else failed.p
         n = tensors.nodes.size
         again = False        # `failed`'s results handed on whole: no node fits, as none did
+        samples = self.sampling()
         ring = None          # a sampled cycle's Filters round the ring (_filter_ring)
         if not (cluster.nominations and p.rejection is None and p.error is None):
-            ring = self._filter_ring(p, n) if advance and xp is np and self.sampling() else None
+            ring = self._filter_ring(p, n) if samples and advance and xp is np else None
             ev = run_filters(xp, p, tensors) if ring is None else ring[0]
         else:
             priority = cluster.priority(pod)
@@ -457,7 +459,7 @@ class Placer:
             again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
-        sampling = self.sampling() and ev.error is None and ev.prefilter_message is None
+        sampling = samples and ev.error is None and ev.prefilter_message is None
         if sampling and ring is not None and ring[1] is not None:     # ev.feasible is the sample already
             self.next_start = (self.next_start + ring[1]) % n
         elif sampling:
