@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.sched import Cluster, Scheduler
+from phalanx.kernels import select
 from phalanx.sched import cycle, incremental, placement
 from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
 
@@ -140,12 +142,100 @@ def test_kept_shape_sampled_by_hand():
     with pytest.MonkeyPatch.context() as mp:
         best = incremental.ShapeScores.sampled_best
 
-        def spied(self, rows, rank):
-            picked.append((len(rows), best(self, rows, rank)))
-            return picked[-1][1]
+        def spied(self, windows, rank):
+            nodes = best(self, windows, rank)
+            picked.extend((windows.shape[1], node) for node in nodes.tolist())
+            return nodes
         mp.setattr(incremental.ShapeScores, "sampled_best", spied)
         result = scheduler.schedule()
     assert picked == [(150, 1), (150, 3)]
     assert result.bindings == {"default/p0": "n1", "default/p1": "n3"}
     assert scheduler.next_start == 0
     assert result.unschedulable["default/big"].startswith("0/300 nodes are available: 300 Insufficient cpu.")
+
+
+def _ring_walk(feasible: list[bool], start: int, wanted: int) -> tuple[list[int], int]:
+    """findNodesThatPassFilters one node at a time: from start round the ring until `wanted` feasible nodes are
+    found; (them, in ring order; the nodes visited)."""
+    n = len(feasible)
+    found = []
+    for visited in range(1, n + 1):
+        node = (start + visited - 1) % n
+        if feasible[node]:
+            found.append(node)
+            if len(found) == wanted:
+                return found, visited
+    return sorted(found), n
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=60), st.integers(0, 200), st.integers(1, 20), st.integers(1, 30))
+def test_sampled_windows_are_cycles_in_turn_within_a_lap(feasible, start, wanted, most):
+    """sampled_windows against cycles walked node by node in turn: the same sampled nodes and nodes visited, as
+    many cycles as fit in one lap of the ring (up to `most`), none visiting a node an earlier one sampled."""
+    n = len(feasible)
+    ids = np.flatnonzero(feasible).astype(np.int64)
+    windows, visited = select.sampled_windows(ids, n, start, wanted, most)
+    at, total, expected, seen = start, 0, [], set()
+    for _ in range(most):
+        found, walked = _ring_walk(feasible, at % n, wanted)
+        if total + walked > n:
+            break
+        arc = {(at + j) % n for j in range(walked)}
+        assert not arc & seen
+        seen |= arc
+        expected.append(found)
+        total += walked
+        at += walked
+    assert windows.tolist() == expected and visited == total
+
+
+def _copies(pod, count: int) -> list:
+    return [pod.model_copy(update={"metadata": pod.metadata.model_copy(update={"name": f"{pod.metadata.name}-{i}"})})
+            for i in range(count)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(max_nodes=6, max_pods=6), profiles(), st.integers(100, 400), st.sampled_from([0, 5, 10, 30, 50]),
+       st.lists(st.integers(1, 40), min_size=1, max_size=3))
+def test_sampled_laps_decide_as_pod_by_pod(cluster, profile, n_nodes, percentage, run_lengths):
+    """Long runs of identical pods on kept results, sampled: the cycles of one lap picked from one state of the
+    kept results and placed at once (Placer.sampled_laps) give the records and ring index of one cycle at a time,
+    and of cycles without kept shapes."""
+    nodes, pods, classes = cluster
+    nodes = [*nodes, *(_clone(nodes[i % len(nodes)], f"n{i}") for i in range(len(nodes), n_nodes))]
+    profile = dataclasses.replace(profile, percentage_of_nodes_to_score=percentage)
+    bound = [p for p in pods if p.spec.node_name]
+    pending = [copy for p, count in zip([p for p in pods if not p.spec.node_name], run_lengths)
+               for copy in _copies(p, count)]
+
+    def run(laps: bool, incremental: bool = True):
+        state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
+        scheduler = Scheduler(state, profile, incremental=incremental)
+        scheduler.placer.sampled_laps = laps
+        records = scheduler.add_pods(pending) + scheduler.step(0.0)
+        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
+
+    assert run(True) == run(False) == run(False, incremental=False)
+
+
+def test_sampled_laps_by_hand():
+    # 400 identical nodes at 25% look for 100 feasible ones: a lap holds four cycles, from n0, n100, n200 and n300,
+    # each picking its first node (all tie on the first): 6 copies take n0, n100, n200, n300 in one placement, then,
+    # the ring back at n0 where n0 now scores lower, n1 and n101.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(400)]
+    pods = _copies(make_pod("p", cpu="1", memory="1Gi"), 6)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=25))
+    placements = []
+    with pytest.MonkeyPatch.context() as mp:
+        account = placement.Placer.account
+
+        def spied(self, p, node_ids, placed):
+            placements.append(node_ids.tolist())
+            return account(self, p, node_ids, placed)
+        mp.setattr(placement.Placer, "account", spied)
+        result = scheduler.schedule()
+    assert placements == [[0, 100, 200, 300], [1, 101]]
+    assert [result.bindings[f"default/p-{i}"] for i in range(6)] == ["n0", "n100", "n200", "n300", "n1", "n101"]
+    assert scheduler.next_start == 200

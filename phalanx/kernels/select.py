@@ -84,16 +84,24 @@ def sampled_ids(feasible: np.ndarray, start: int, wanted: int) -> tuple[np.ndarr
     """sample_feasible on the host over every node of `feasible` ((N,) bool), for wanted >= 1: the sampled nodes'
     ids ((k,) int64, in ring order) and the nodes visited. The feasible nodes' ids are entered at the first one from
     start round the ring."""
-    n = feasible.shape[0]
-    ids = np.flatnonzero(feasible)
-    if len(ids) < wanted:
-        return ids, n
+    windows, visited = sampled_windows(np.flatnonzero(feasible), feasible.shape[0], start, wanted, 1)
+    return windows[0], visited
+
+
+def sampled_windows(ids: np.ndarray, n: int, start: int, wanted: int, most: int) -> tuple[np.ndarray, int]:
+    """The sampled nodes of up to `most` cycles in turn over one feasible set (ids: its nodes, (m,) int64 ascending,
+    of a ring of n nodes), from start, as far as their visits stay within one lap of the ring: ((B, k) int64, each
+    row one cycle's sampled ids in ring order; the nodes the B cycles visited together). The cycles' windows are
+    consecutive runs of `wanted` ids round the ring, so no cycle visits a node an earlier one sampled (B * wanted <=
+    m). With fewer than `wanted` feasible nodes one cycle visits every node (B = 1)."""
+    m = len(ids)
+    if m < wanted:
+        return ids[None, :], n
     entry = start % n
     at = int(np.searchsorted(ids, entry))
-    taken = ids[at:at + wanted]
-    if len(taken) < wanted:
-        taken = np.concatenate((taken, ids[:wanted - len(taken)]))
-    return taken, (int(taken[-1]) - entry) % n + 1
+    count = min(most, m // wanted) * wanted
+    windows = (ids[at:at + count] if at + count <= m else np.roll(ids, -at)[:count]).reshape(-1, wanted)
+    return windows, (int(windows[-1, -1]) - entry) % n + 1
 
 
 def _sample_among(xp, feasible, start, wanted, among):

@@ -394,7 +394,9 @@ class Plugin:
         raise NotImplementedError
 
     def normalize(self, xp, raw, feasible, state, tensors):
-        """NormalizeScore over the feasible nodes; identity for plugins without ScoreExtensions."""
+        """NormalizeScore over the feasible nodes; identity for plugins without ScoreExtensions. Equal raw scores
+        normalize to equal scores (as every upstream normalization does): a sampled cycle on kept results skips a
+        FIXED Score whose raw scores are equal on every node (ShapeScores.fixed_raw)."""
         return raw
 
     def normalization_holders(self, xp, raw, feasible, state) -> list:

@@ -87,8 +87,9 @@ class ShapeScores:
                                         # it, and its message (the reason histogram over every node) is made once
     failed: tuple | None = None         # (len(tensors.changes), evaluation()) of the last failing pod: the next one's
                                         # histogram is patched on the nodes changed since
-    fixed_raw: tuple = ()               # (plugin, Score state, weight, (N,) int64 raw score) of each FIXED Score: a
-                                        # sampled cycle normalizes them over its own feasible nodes
+    fixed_raw: tuple = ()               # (plugin, Score state, weight, (N,) int64 raw score) of each FIXED Score whose
+                                        # raw scores differ between nodes: a sampled cycle normalizes them over its
+                                        # own feasible nodes
 
     @property
     def live_plugins(self) -> frozenset:
@@ -126,17 +127,20 @@ class ShapeScores:
         """The node select_best picks, -1 when no node is feasible."""
         return self.key.best()
 
-    def sampled_best(self, rows: np.ndarray, rank: np.ndarray) -> int:
-        """The node a sampled cycle picks among `rows` (its feasible nodes, (k,) int64 ids), as cycle.sampled_totals
-        scores them: the kept NODE_LOCAL part of the total, the FIXED Scores normalized over those nodes alone. A
-        shape with live Scores is not asked."""
-        total = self.total[rows] - self.fixed_total[rows]
+    def sampled_best(self, windows: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """The nodes sampled cycles pick ((B,) int64), one per row of `windows` ((B, k) int64: a cycle's feasible
+        sampled nodes), as cycle.sampled_totals scores them: the kept NODE_LOCAL part of the total, the FIXED Scores
+        normalized over the cycle's nodes alone. A shape with live Scores is not asked."""
+        total = self.total[windows] - self.fixed_total[windows]
         if self.fixed_raw:
-            view, every = row_view(self.tensors, rows), np.ones(len(rows), bool)
-            for plugin, state, weight, raw in self.fixed_raw:
-                part = plugin.normalize(np, raw[rows], every, state, view)
-                total = total + (part if weight == 1 else weight * part)
-        return int(rows[np.argmax(selection_key(np, total, True, rank[rows], len(rank)))])
+            every = np.ones(windows.shape[1], bool)
+            for b, rows in enumerate(windows):
+                view = row_view(self.tensors, rows)
+                for plugin, state, weight, raw in self.fixed_raw:
+                    part = plugin.normalize(np, raw[rows], every, state, view)
+                    total[b] += part if weight == 1 else weight * part
+        keys = selection_key(np, total, True, rank[windows], len(rank))
+        return windows[np.arange(len(windows)), keys.argmax(axis=1)]
 
     def top(self, k: int) -> np.ndarray:
         """The feasible nodes select_best would pick first, up to k of them (kernels.batch.contenders for the next
@@ -381,7 +385,11 @@ class ShapeCache:
                 total = total + part
                 if plugin.score_behaviour(st) == FIXED:
                     fixed_total = fixed_total + part
-                    fixed_raw.append((plugin, st, weight, np.asarray(ev.raw[plugin.name])))
+                    raw = np.asarray(ev.raw[plugin.name])
+                    # Equal raw scores normalize to equal ones: over any sampled nodes such a Score adds the same to
+                    # each, which changes no pick.
+                    if raw.min() != raw.max():
+                        fixed_raw.append((plugin, st, weight, raw))
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
         key = BestKey(selection_key(np, total, feasible, rank, len(rank)))

@@ -17,7 +17,7 @@ from ..cluster_models import Pod
 from ..cluster_models.objects import pod_keys
 from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_end, pick_order, pick_order_few
 from ..kernels.domain_batch import DomainScore, domain_pick_order
-from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, sampled_ids, select_best, selection_key
+from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, sampled_windows, select_best, selection_key
 from .cluster import Cluster
 from ..plugins.framework import DOMAIN, with_post_filter
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
@@ -144,6 +144,9 @@ class Placer:
         # Pods retried on the nodes they were nominated to are checked there together (_place_nominated); False:
         # one at a time (tests compare the two).
         self.batch_nominated = True
+        # Sampled cycles of copies within one lap of the ring are picked from one state of the kept results
+        # (_place_kept_sampled); False: one pod at a time (tests compare the two).
+        self.sampled_laps = True
 
     def nodes_to_find(self, n: int) -> int:
         """How many feasible nodes a cycle over `n` nodes looks for (numFeasibleNodesToFind; one when the profile has
@@ -325,21 +328,33 @@ class Placer:
         return []
 
     def _place_kept_sampled(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
-        """Sampled cycles (percentageOfNodesToScore) on kept shape results, pod by pod: each samples the kept
-        feasible nodes round the ring from nextStartNodeIndex and picks among them (ShapeScores.sampled_best), as
-        the per-pod path's cycle would. Returns the pods left for that path: all of them when the shape cannot be
-        kept now, has live Scores or a PreFilterResult; those after a pod nominated by preemption."""
+        """Sampled cycles (percentageOfNodesToScore) on kept shape results: each samples the kept feasible nodes
+        round the ring from nextStartNodeIndex and picks among them (ShapeScores.sampled_best), as the per-pod path's
+        cycle would. Cycles that follow one another within one lap of the ring (kernels/select.py sampled_windows)
+        visit no node an earlier one of them took: when copies change nothing but their own node's row
+        (ShapeScores.rounds), their picks are made from the kept results as they stand and placed at once. Returns
+        the pods left for the per-pod path: all of them when the shape cannot be kept now, has live Scores or a
+        PreFilterResult; those after a pod nominated by preemption."""
         n = self.cluster.tensors.nodes.size
-        while pods:
-            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
+        wanted = self.nodes_to_find(n)
+        i = 0
+        while i < len(pods):
+            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) - i > 1)
             if kept is None or kept.live or kept.prepared.allowed is not None:
-                return pods
-            rows, visited = sampled_ids(kept.feasible, self.next_start, self.nodes_to_find(n))
+                return pods[i:]
+            ids = np.flatnonzero(kept.feasible)
+            if not len(ids):
+                return self._fail_kept(kept, pods[i:], out)
+            windows, visited = sampled_windows(ids, n, self.next_start, wanted,
+                                               len(pods) - i if kept.rounds and self.sampled_laps else 1)
             self.next_start = (self.next_start + visited) % n
-            if not len(rows):
-                return self._fail_kept(kept, pods, out)
-            self._place_one_kept(kept, kept.sampled_best(rows, rank), pods[0], out)
-            pods = pods[1:]
+            nodes = kept.sampled_best(windows, rank)
+            if len(nodes) == 1:
+                self._place_one_kept(kept, int(nodes[0]), pods[i], out)
+            else:
+                out.pod_cycles += len(nodes)
+                out.placed.append(self.account(kept.prepared, nodes, pods[i:i + len(nodes)]))
+            i += len(nodes)
         return []
 
     def _place_one_kept(self, kept, node: int, pod: Pod, out: RunOutcome) -> None:
