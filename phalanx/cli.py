@@ -1,6 +1,7 @@
 """The `phalanx` command: schedule, explain, generate, bench, simulate, demo-gang, demo-preemption, trace."""
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib.util
 import json
@@ -63,22 +64,28 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _config(config: Optional[Path], compat: str, feature_gates: str):
-    """The KubeSchedulerConfiguration of --config (every profile) or the default one, with --feature-gates."""
+def _config(config: Optional[Path], compat: str, feature_gates: str, percentage: Optional[int] = None):
+    """The KubeSchedulerConfiguration of --config (every profile) or the default one, with --feature-gates, and
+    with every profile's percentageOfNodesToScore set to `percentage` when given."""
     if compat not in COMPAT_VERSIONS:
         _fail(f"--compat: unsupported version {compat!r} (use one of {', '.join(COMPAT_VERSIONS)})")
     gates = parse_gates(feature_gates)
     check_gates(gates, "--feature-gates")          # a flag error names the flag, not the config file
-    return load_config(config, compat, gates) if config else default_config(compat, gates)
+    out = load_config(config, compat, gates) if config else default_config(compat, gates)
+    if percentage is None:
+        return out
+    return dataclasses.replace(out, profiles=tuple(dataclasses.replace(p, percentage_of_nodes_to_score=percentage)
+                                                   for p in out.profiles))
 
 
 def _scheduler(cluster, config, compat, backend, tie_break, seed, batching=True, feature_gates="",
-               preemption=True, topology_preemption=False, incremental=True) -> Scheduler:
+               preemption=True, topology_preemption=False, incremental=True,
+               percentage: Optional[int] = None) -> Scheduler:
     if backend not in BACKENDS:
         _fail(f"--backend: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})")
     if tie_break not in TIE_BREAKS:
         _fail(f"--tie-break: unknown tie-break {tie_break!r} (use one of {', '.join(TIE_BREAKS)})")
-    scheduler_config = _config(config, compat, feature_gates)     # its errors name the config file
+    scheduler_config = _config(config, compat, feature_gates, percentage)     # its errors name the config file
     try:
         return Scheduler(cluster, scheduler_config, backend=backend, tie_break=tie_break, seed=seed,
                          batching=batching, preemption=preemption, topology_preemption=topology_preemption,
@@ -108,6 +115,10 @@ def schedule(
                                                                         "keep shapes' results between their runs)"),
     no_preemption: bool = typer.Option(False, "--no-preemption",
                                        help="never evict pods (as profiles without DefaultPreemption)"),
+    percentage: Optional[int] = typer.Option(None, "--percentage-of-nodes-to-score", min=0, max=100,
+                                             help="every profile's percentageOfNodesToScore, over --config's (0: "
+                                                  "upstream's adaptive sampling, what a config without it gets; "
+                                                  "default: --config's, else 100, every node)"),
     topology_preemption: bool = typer.Option(False, "--topology-preemption",
                                              help="beyond v1.36: PodGroups with a topology constraint preempt in "
                                                   "the domain whose victims cost least (v1.36 refuses them)"),
@@ -131,7 +142,7 @@ def schedule(
             gc.freeze()
         load_s = time.perf_counter() - t0
         scheduler = _scheduler(state, config, compat, backend, tie_break, seed, not no_batching,
-                               feature_gates, not no_preemption, topology_preemption, not no_incremental)
+                               feature_gates, not no_preemption, topology_preemption, not no_incremental, percentage)
         with _progress(len(state.pending), "pods", "scheduling") as update:
             scheduler.on_attempt = update
             result = scheduler.schedule()

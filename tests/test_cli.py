@@ -6,8 +6,9 @@ import json
 from typer.testing import CliRunner
 
 from phalanx.cli import app
-from phalanx.cluster_models.generate import toy_cluster
+from phalanx.cluster_models.generate import pod_template, toy_cluster
 from phalanx.cluster_models.write import write_manifests
+from strategies import make_node
 
 runner = CliRunner()
 
@@ -91,6 +92,30 @@ spec:
     assert set(by_name["node-a"]["filters"]) == {"NodeUnschedulable", "TaintToleration", "NodeResourcesFit"}
     assert by_name["node-a"]["total"] == 452          # as in tests/test_toy.py
     assert by_name["node-c"]["scores"] == {} and by_name["node-c"]["total"] is None
+
+
+def test_schedule_with_upstreams_sampling(tmp_path):
+    # test_sampled_rows_by_hand through the command: 200 identical nodes at 50% look for 100 feasible ones, so p1
+    # samples n100..n199 and takes n100, then p2 samples n0..n99 again: n1. Every node scored: n0, n1, n2. The flag
+    # sets every profile's percentage, over a config file's 100.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(200)]
+    write_manifests(tmp_path / "nodes.yaml", nodes)
+    template = pod_template("1", "1Gi")
+    write_manifests(tmp_path / "pods.yaml", [template.replaced(metadata=template.metadata.replaced(name=f"p{i}"))
+                                             for i in range(3)])
+    config = tmp_path / "sched.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "percentageOfNodesToScore: 100\n")
+    bindings = {}
+    for flags in ([], ["--percentage-of-nodes-to-score", "50"], ["--config", str(config)],
+                  ["--config", str(config), "--percentage-of-nodes-to-score", "50"]):
+        res = runner.invoke(app, ["schedule", "-f", str(tmp_path / "nodes.yaml"), "-f", str(tmp_path / "pods.yaml"),
+                                  "--json", *flags])
+        assert res.exit_code == 0, res.output
+        bindings[len(flags)] = [json.loads(res.stdout)["bindings"][f"default/p{i}"] for i in range(3)]
+    assert bindings == {0: ["n0", "n1", "n2"], 2: ["n0", "n1", "n2"], 4: ["n0", "n100", "n1"]}
+    res = runner.invoke(app, ["schedule", "-f", str(tmp_path / "nodes.yaml"), "--percentage-of-nodes-to-score", "-1"])
+    assert res.exit_code == 2 and "--percentage-of-nodes-to-score" in res.output
 
 
 def test_bench_json():
