@@ -1,11 +1,12 @@
 """Scaling study (issue 18): microseconds per pod against the number of nodes, per pod mix and backend.
 
 Each point is one fresh process: build the cluster (not timed), schedule its pods once through
-`Scheduler.schedule()` (intake included), record seconds and pods. JAX rows are the first run in the process, so
+`Scheduler.schedule()` (intake included), record seconds and pods. --percentages 100,0 measures each point also
+at upstream's adaptive sampling (percentageOfNodesToScore 0, what a KubeSchedulerConfiguration without it gets). JAX rows are the first run in the process, so
 they include compiling; `compile_s` says how much. A point that passes --timeout seconds is recorded as such.
 
 Run:  .venv/bin/python bench/scaling.py [--nodes 1000,5000,...] [--mixes kube,...] [--backends numpy,jax]
-                                         [--timeout 600] [--out bench/scaling]
+                                         [--percentages 100,0] [--timeout 600] [--out bench/scaling]
 Writes <out>.json (every point), <out>.md (the table) and, with matplotlib, <out>.png (log-log plot).
 """
 from __future__ import annotations
@@ -48,29 +49,38 @@ def build(mix: str, nodes: int, pods: int):
     raise ValueError(f"unknown mix {mix!r}")
 
 
-def point(mix: str, nodes: int, backend: str) -> dict:
+def point(mix: str, nodes: int, backend: str, percentage: int = 100) -> dict:
     """One measurement, in this process."""
     from phalanx.sched import Cluster, Scheduler
+    from phalanx.sched.config import default_config
     pods = MIXES[mix][0]
     cluster = Cluster.from_objects(build(mix, nodes, pods))
-    scheduler = Scheduler(cluster, backend=backend)
+    scheduler = Scheduler(cluster, default_config(percentage_of_nodes_to_score=percentage), backend=backend)
     result = scheduler.schedule()
     n = len(result.bindings) + len(result.unschedulable)
     stats = getattr(scheduler.placer, "stats", None)
-    return {"mix": mix, "nodes": nodes, "backend": backend, "pods": n, "bound": len(result.bindings),
+    return {"mix": mix, "nodes": nodes, "backend": backend, "percentage": percentage, "pods": n,
+            "bound": len(result.bindings),
             "seconds": result.schedule_s, "us_per_pod": 1e6 * result.schedule_s / n,
             "compile_s": stats.compile_s if stats is not None else 0.0}
 
 
-def run_point(mix: str, nodes: int, backend: str, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--point", f"{mix},{nodes},{backend}"]
+def run_point(mix: str, nodes: int, backend: str, percentage: int, timeout: float) -> dict:
+    cmd = [sys.executable, __file__, "--point", f"{mix},{nodes},{backend},{percentage}"]
+    where = {"mix": mix, "nodes": nodes, "backend": backend, "percentage": percentage}
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"mix": mix, "nodes": nodes, "backend": backend, "timeout_s": timeout}
+        return {**where, "timeout_s": timeout}
     if done.returncode != 0:
-        return {"mix": mix, "nodes": nodes, "backend": backend, "error": done.stderr.strip().splitlines()[-1:]}
+        return {**where, "error": done.stderr.strip().splitlines()[-1:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def series(p: dict) -> str:
+    """A point's line in the table and the plot: its backend, and the percentage when it samples."""
+    pct = p.get("percentage", 100)
+    return p["backend"] if pct == 100 else f"{p['backend']} at {pct}%"
 
 
 def slopes(points: list[dict]) -> dict:
@@ -78,9 +88,9 @@ def slopes(points: list[dict]) -> dict:
     the nodes per pod; 0: independent of the cluster size)."""
     import math
     out = {}
-    for key in sorted({(p["mix"], p["backend"]) for p in points}):
+    for key in sorted({(p["mix"], series(p)) for p in points}):
         row = sorted((p["nodes"], p["us_per_pod"]) for p in points
-                     if (p["mix"], p["backend"]) == key and "us_per_pod" in p)
+                     if (p["mix"], series(p)) == key and "us_per_pod" in p)
         out[key] = [(n1, n2, math.log(u2 / u1) / math.log(n2 / n1)) for (n1, u1), (n2, u2) in zip(row, row[1:])]
     return out
 
@@ -89,10 +99,10 @@ def table(points: list[dict], nodes: list[int]) -> str:
     lines = ["| mix | backend | pods | " + " | ".join(f"{n:,} nodes" for n in nodes) + " |",
              "|---|---|---:|" + "---:|" * len(nodes)]
     for mix in MIXES:
-        for backend in sorted({p["backend"] for p in points}):
+        for backend in sorted({series(p) for p in points}):
             cells = []
             for n in nodes:
-                p = next((p for p in points if (p["mix"], p["nodes"], p["backend"]) == (mix, n, backend)), None)
+                p = next((p for p in points if (p["mix"], p["nodes"], series(p)) == (mix, n, backend)), None)
                 if p is None:
                     cells.append("")
                 elif "us_per_pod" in p:
@@ -118,11 +128,12 @@ def plot(points: list[dict], path: Path) -> bool:
     except ImportError:
         return False
     fig, ax = plt.subplots(figsize=(7, 5))
-    for (mix, backend) in sorted({(p["mix"], p["backend"]) for p in points}):
+    for (mix, backend) in sorted({(p["mix"], series(p)) for p in points}):
         row = sorted((p["nodes"], p["us_per_pod"]) for p in points
-                     if (p["mix"], p["backend"]) == (mix, backend) and "us_per_pod" in p)
+                     if (p["mix"], series(p)) == (mix, backend) and "us_per_pod" in p)
         if row:
-            ax.plot(*zip(*row), marker="o", linestyle="-" if backend == "numpy" else "--", label=f"{mix} ({backend})")
+            style = "-" if backend == "numpy" else ":" if "%" in backend else "--"
+            ax.plot(*zip(*row), marker="o", linestyle=style, label=f"{mix} ({backend})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("nodes")
@@ -140,13 +151,14 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--nodes", default=",".join(map(str, NODES)))
     ap.add_argument("--mixes", default=",".join(MIXES))
     ap.add_argument("--backends", default="numpy,jax")
+    ap.add_argument("--percentages", default="100", help="percentageOfNodesToScore of each point (0: adaptive)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", default="bench/scaling")
     ap.add_argument("--point", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.point:
-        mix, nodes, backend = args.point.split(",")
-        print(json.dumps(point(mix, int(nodes), backend)))
+        mix, nodes, backend, percentage = args.point.split(",")
+        print(json.dumps(point(mix, int(nodes), backend, int(percentage))))
         return
     nodes = [int(n) for n in args.nodes.split(",")]
     mixes = args.mixes.split(",")
@@ -155,12 +167,16 @@ def main(argv: list[str]) -> None:
         ap.error(f"--mixes: unknown {', '.join(unknown)} (use {', '.join(MIXES)})")
     points = []
     started = time.time()
+    percentages = [int(v) for v in args.percentages.split(",")]
+    if any(not 0 <= v <= 100 for v in percentages):
+        ap.error("--percentages: each in [0, 100]")
     for backend in args.backends.split(","):
-        for mix in mixes:
-            for n in nodes:
-                p = run_point(mix, n, backend, args.timeout)
-                points.append(p)
-                print(json.dumps(p), flush=True)
+        for percentage in percentages:
+            for mix in mixes:
+                for n in nodes:
+                    p = run_point(mix, n, backend, percentage, args.timeout)
+                    points.append(p)
+                    print(json.dumps(p), flush=True)
     out = Path(args.out)
     meta = {"python": platform.python_version(), "machine": platform.machine(), "processor": platform.processor(),
             "wall_s": round(time.time() - started, 1)}

@@ -90,6 +90,8 @@ class ShapeScores:
     fixed_raw: tuple = ()               # (plugin, Score state, weight, (N,) int64 raw score) of each FIXED Score whose
                                         # raw scores differ between nodes: a sampled cycle normalizes them over its
                                         # own feasible nodes
+    ids: np.ndarray | None = None       # (F,) int64 the feasible nodes' ids, found when a sampled cycle asks, until
+                                        # `feasible` changes
 
     @property
     def live_plugins(self) -> frozenset:
@@ -126,6 +128,12 @@ class ShapeScores:
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
         return self.key.best()
+
+    def feasible_ids(self) -> np.ndarray:
+        """The feasible nodes' ids, ascending (a sampled cycle's ring; most changes leave them as they were)."""
+        if self.ids is None:
+            self.ids = np.flatnonzero(self.feasible)
+        return self.ids
 
     def sampled_best(self, windows: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """The nodes sampled cycles pick ((B,) int64), one per row of `windows` ((B, k) int64: a cycle's feasible
@@ -453,6 +461,7 @@ class ShapeCache:
             if moved:
                 if (ok & ~was).any():
                     return False
+                s.ids = None
                 left = rows[was & ~ok]
                 s.feasible[left] = False
                 # With no feasible node left nothing is normalized; a node feasible again builds the shape anew.

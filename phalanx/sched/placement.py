@@ -342,7 +342,7 @@ class Placer:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) - i > 1)
             if kept is None or kept.live or kept.prepared.allowed is not None:
                 return pods[i:]
-            ids = np.flatnonzero(kept.feasible)
+            ids = kept.feasible_ids()
             if not len(ids):
                 return self._fail_kept(kept, pods[i:], out)
             windows, visited = sampled_windows(ids, n, self.next_start, wanted,
