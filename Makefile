@@ -33,8 +33,8 @@ test-long: install
 bench: install
 	$(PY) -m pytest bench --benchmark-only --benchmark-columns=min,mean,rounds -s
 
-scaling: install           # us per pod against nodes, per mix, numpy and JAX-CPU (bench/scaling.{json,md,png})
-	$(PY) bench/scaling.py --out bench/scaling
+scaling: install           # us per pod against nodes, per mix, numpy and JAX-CPU, every node and adaptive sampling
+	$(PY) bench/scaling.py --percentages 100,0 --out bench/scaling
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis .benchmarks

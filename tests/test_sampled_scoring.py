@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.sched import Cluster, Scheduler
+from phalanx.kernels import pod_topology_spread as ptsk
 from phalanx.kernels import select
 from phalanx.sched import cycle, incremental, placement
 from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
@@ -142,8 +143,8 @@ def test_kept_shape_sampled_by_hand():
     with pytest.MonkeyPatch.context() as mp:
         best = incremental.ShapeScores.sampled_best
 
-        def spied(self, windows, rank):
-            nodes = best(self, windows, rank)
+        def spied(self, windows, rank, live=None):
+            nodes = best(self, windows, rank, live)
             picked.extend((windows.shape[1], node) for node in nodes.tolist())
             return nodes
         mp.setattr(incremental.ShapeScores, "sampled_best", spied)
@@ -239,3 +240,49 @@ def test_sampled_laps_by_hand():
     assert placements == [[0, 100, 200, 300], [1, 101]]
     assert [result.bindings[f"default/p-{i}"] for i in range(6)] == ["n0", "n100", "n200", "n300", "n1", "n101"]
     assert scheduler.next_start == 200
+
+
+@st.composite
+def _spread_cases(draw):
+    """Random node labels (key 0: hostname-like, each node its own value; others a few values or missing, one of
+    them maybe ""), pod counts per node, ScheduleAnyway constraints and inclusion masks."""
+    n = draw(st.integers(1, 30))
+    keys = draw(st.integers(1, 3))
+    labels = np.full((n, keys), -1, np.int32)
+    labels[:, 0] = np.arange(n)
+    n_values = [n]
+    for k in range(1, keys):
+        values = draw(st.integers(1, 4))
+        labels[:, k] = draw(st.lists(st.integers(-1, values - 1), min_size=n, max_size=n))
+        n_values.append(values)
+    constraints, counts = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        key = draw(st.integers(-1, keys - 1))
+        empty = draw(st.sampled_from([-1, 0])) if key > 0 else -1
+        constraints.append(ptsk.Constraint(key=key, is_hostname=key == 0, max_skew=draw(st.integers(1, 5)),
+                                           min_domains=1, selector=None, self_match=1,
+                                           honor_affinity=draw(st.booleans()), honor_taints=draw(st.booleans()),
+                                           empty_value=empty))
+        counts.append(np.array(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), np.int64))
+    masks = [np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool) for _ in range(3)]
+    masks[2][draw(st.integers(0, n - 1))] = True       # a cycle scores at least one node
+    rows = np.flatnonzero(masks[2])
+    return labels, n_values, constraints, counts, rows, masks[0], masks[1], draw(st.booleans())
+
+
+@settings(max_examples=400, deadline=None)
+@given(_spread_cases())
+def test_spread_scores_at_rows_are_every_nodes_read_there(case):
+    """PodTopologySpread's scores of a sampled cycle computed at its nodes alone (pod_topology_spread_score_rows,
+    then the normalization over them) equal the scores over every node with those nodes feasible, read there."""
+    labels, n_values, constraints, counts, rows, affinity_ok, taints_ok, require_all = case
+    feasible = np.zeros(len(labels), bool)
+    feasible[rows] = True
+    raw, ignored = ptsk.pod_topology_spread_score(np, labels, n_values, counts, constraints, feasible, affinity_ok,
+                                                  taints_ok, require_all)
+    at_rows, ignored_rows = ptsk.pod_topology_spread_score_rows(np, labels, n_values, counts, constraints, rows,
+                                                                affinity_ok, taints_ok, require_all)
+    assert at_rows.tolist() == raw[rows].tolist() and ignored_rows.tolist() == ignored[rows].tolist()
+    every = ptsk.pod_topology_spread_normalize(np, raw, feasible, ignored)
+    own = ptsk.pod_topology_spread_normalize(np, at_rows, np.ones(len(rows), bool), ignored_rows)
+    assert own.tolist() == every[rows].tolist()

@@ -148,6 +148,38 @@ def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok
     return score, scored, ignored
 
 
+def pod_topology_spread_score_rows(xp, labels, n_values, counts, constraints, rows, affinity_ok, taints_ok,
+                                   require_all: bool = True):
+    """pod_topology_spread_score at the nodes `rows` ((k,) int64) when they are the feasible ones (a sampled
+    cycle's): (k,) int64 raw scores and (k,) bool ignored, the same values. Only the domains' pod counts read every
+    node (they count the pods of every node the inclusion policies pass)."""
+    n = labels.shape[0]
+    own = labels[rows]
+    all_keys = has_all_keys(xp, labels, constraints, n) if require_all else None
+    scored = all_keys[rows] if require_all else xp.ones(rows.shape, dtype=bool)
+    score = xp.zeros(rows.shape, dtype=xp.float64)
+    logs = xp.asarray(log_table(n + 3))
+    for c, count in zip(constraints, counts):
+        dom = _domains(xp, own, c, rows.shape[0])
+        has_key = dom >= 0
+        if c.is_hostname:
+            size = xp.sum(scored)
+            cnt = count[rows]
+        else:
+            nv = n_values[c.key] if c.key >= 0 else 0
+            missing = c.empty_value if c.empty_value >= 0 else nv
+            value = xp.where(has_key, dom, missing)
+            present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(value), nv + 1) > 0
+            size = xp.sum(present)
+            every = _domains(xp, labels, c, n)
+            counted = _inclusion(xp, c, affinity_ok, taints_ok)
+            counted = counted & all_keys if require_all else counted
+            dom_count = bincount(xp, xp.where(counted, xp.where(every >= 0, every, missing), -1), count, nv + 1)
+            cnt = xp.where(has_key, dom_count[value], 0)
+        score = score + _term(xp, cnt, logs[size + 2], has_key, c.max_skew)
+    return xp.where(scored, _go_round(xp, score), 0), ~scored
+
+
 def _term(xp, cnt, weight, has_key, max_skew: int):
     """scoreForCount of the nodes carrying the constraint's key: cnt * weight + (maxSkew - 1), the product rounded
     on its own before the sum, as in Go (no fused multiply-add)."""

@@ -399,6 +399,12 @@ class Plugin:
         FIXED Score whose raw scores are equal on every node (ShapeScores.fixed_raw)."""
         return raw
 
+    def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
+        """The normalized scores of a sampled cycle's nodes `rows` ((k,) int64 node ids; `feasible`, (N,) bool,
+        marks exactly them) for a Score that reads other nodes (DOMAIN, PER_POD): score and normalize over every
+        node, read at the rows. A plugin may compute them at the rows alone."""
+        return self.normalize(xp, self.score(xp, state, tensors, feasible, cache), feasible, state, tensors)[rows]
+
     def normalization_holders(self, xp, raw, feasible, state) -> list:
         """Feasible nodes whose leaving the feasible set would change the normalized scores ((N,) bool masks;
         the normalization stays while any node of every mask is still feasible). Only FIXED scores are asked."""

@@ -244,6 +244,15 @@ class PodTopologySpread(Plugin):
         ignored = kernel.ignored_nodes(xp, tensors.nodes.labels, state.constraints, feasible, state.require_all)
         return kernel.pod_topology_spread_normalize(xp, raw, feasible, ignored)
 
+    def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
+        # The domains' pod counts read every node; the terms and the normalization only the sampled ones.
+        nodes = tensors.nodes
+        affinity_ok, taints_ok = _inclusion(xp, state, nodes)
+        counts, n_values = _counts(xp, state, tensors, cache)
+        raw, ignored = kernel.pod_topology_spread_score_rows(xp, nodes.labels, n_values, counts, state.constraints,
+                                                             rows, affinity_ok, taints_ok, state.require_all)
+        return kernel.pod_topology_spread_normalize(xp, raw, xp.ones(raw.shape, dtype=bool), ignored)
+
     def filter_behaviour(self, state):
         return PER_POD
 

@@ -347,8 +347,9 @@ def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows, caches: dict 
     """The weighted total of the nodes `rows` ((k,) int64 node ids: every feasible node of `ev`, which sampling
     left few). Upstream scores and normalizes the feasible nodes alone: a NODE_LOCAL Score is its copy_scores on
     those rows (the next pod's, unnormalized), a FIXED one its raw scores read at them and normalized over them
-    (NormalizeScore sees those nodes' scores alone; the node table is cut to their rows too); any other Score runs
-    as run_scores runs it (over every node, the feasible ones marked; caches as there) and is read at the rows. The
+    (NormalizeScore sees those nodes' scores alone; the node table is cut to their rows too); any other Score gives
+    its sampled_scores (by default run as run_scores runs it, over every node with the feasible ones marked and
+    caches as there, and read at the rows). The
     weighted sum run_scores makes at those rows, with NODE_LOCAL arithmetic and FIXED normalizations on k rows
     instead of N. ev.raw, ev.normalized and ev.total stay unset."""
     total = xp.zeros((rows.shape[0],), dtype=xp.int64)
@@ -364,8 +365,7 @@ def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows, caches: dict 
             part = plugin.normalize(xp, raw, every, state, view)
         else:
             cache = None if caches is None else caches.setdefault(plugin.name, {})
-            raw = plugin.score(xp, state, tensors, ev.feasible, cache)
-            part = plugin.normalize(xp, raw, ev.feasible, state, tensors)[rows]
+            part = plugin.sampled_scores(xp, state, tensors, ev.feasible, rows, cache)
         total = total + (part if weight == 1 else weight * part)
     return total
 

@@ -135,11 +135,14 @@ class ShapeScores:
             self.ids = np.flatnonzero(self.feasible)
         return self.ids
 
-    def sampled_best(self, windows: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    def sampled_best(self, windows: np.ndarray, rank: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
         """The nodes sampled cycles pick ((B,) int64), one per row of `windows` ((B, k) int64: a cycle's feasible
         sampled nodes), as cycle.sampled_totals scores them: the kept NODE_LOCAL part of the total, the FIXED Scores
-        normalized over the cycle's nodes alone. A shape with live Scores is not asked."""
+        normalized over the cycle's nodes alone, and for a shape with live Scores (one cycle) `live`, their total at
+        those nodes (ShapeCache.sampled_live)."""
         total = self.total[windows] - self.fixed_total[windows]
+        if live is not None:
+            total[0] += live
         if self.fixed_raw:
             every = np.ones(windows.shape[1], bool)
             for b, rows in enumerate(windows):
@@ -319,10 +322,12 @@ class ShapeCache:
         self.used = 0
 
     def get(self, shape: PodShape, cluster, framework, rank: np.ndarray, caches: dict,
-            again: bool = False) -> ShapeScores | None:
+            again: bool = False, live: bool = True) -> ShapeScores | None:
         """The shape's kept results brought up to date, or None when the shape cannot be kept now. caches: the
         Placer's per-plugin score caches (what a full cycle passes its Scores); again: more pods of the shape
-        follow at once (then a shape met for the first time is kept right away)."""
+        follow at once (then a shape met for the first time is kept right away); live: the key of a shape with live
+        Scores is made with them over every node (False: left as it was, for a sampled cycle that scores them on
+        its own nodes, sampled_live)."""
         tensors = cluster.tensors
         if not tensors.nodes.size:            # no node: the full cycle's "no nodes available"
             return None
@@ -335,7 +340,8 @@ class ShapeCache:
             # Not met for long (more than _MAX_CHUNKS changes): built again at once, as when its rows are stale (a
             # shape kept before recurs; a full cycle now would be followed by a build at its next cycle).
             if now - entry.mark <= _MAX_CHUNKS and self._sync(entry, rank):
-                return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
+                return entry if not (live and entry.live) or self._live_key(entry, cluster, framework, rank, caches) \
+                    else None
             p = entry.prepared
         else:
             last = self.last_seen.get(shape.id)
@@ -355,7 +361,7 @@ class ShapeCache:
         entry = self._build(p, shape, tensors, resources, rank, caches)
         entry.tokens = framework.prepare_tokens(cluster, entry.live_plugins)
         self._store(entry)
-        return entry if not entry.live or self._live_key(entry, cluster, framework, rank, caches) else None
+        return entry if not (live and entry.live) or self._live_key(entry, cluster, framework, rank, caches) else None
 
     def _drop(self, shape_id: int) -> None:
         gone = self.entries.pop(shape_id, None)
@@ -410,19 +416,47 @@ class ShapeCache:
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
         False when one of them fails the cycle (the full cycle then reports it)."""
-        pod, tensors, total = s.prepared.pod, s.tensors, s.total
+        states = self._live_states(s, cluster, framework)
+        if states is None:
+            return False
+        total = s.total
+        for plugin, state, weight in states:
+            raw = plugin.score(np, state, s.tensors, s.feasible, caches.setdefault(plugin.name, {}))
+            total = total + weight * plugin.normalize(np, raw, s.feasible, state, s.tensors)
+        s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)))
+        return True
+
+    def sampled_live(self, s: ShapeScores, cluster, framework, rows: np.ndarray, caches: dict) -> np.ndarray | None:
+        """A sampled cycle's live Scores at its nodes `rows` ((k,) int64), weighted and summed: each from a fresh
+        PreScore, as cycle.sampled_totals runs a DOMAIN or PER_POD Score (Plugin.sampled_scores); None when one of
+        them fails the cycle (the full cycle then reports it)."""
+        states = self._live_states(s, cluster, framework)
+        if states is None:
+            return None
+        sampled = np.zeros(len(s.feasible), bool)
+        sampled[rows] = True
+        total = np.zeros(len(rows), np.int64)
+        for plugin, state, weight in states:
+            total = total + weight * plugin.sampled_scores(np, state, s.tensors, sampled, rows,
+                                                           caches.setdefault(plugin.name, {}))
+        return total
+
+    @staticmethod
+    def _live_states(s: ShapeScores, cluster, framework) -> list | None:
+        """(plugin, Score state, weight) of the live Scores that run for the pod now, from a fresh PreScore (those
+        it skips left out); None when one of them fails the cycle."""
+        pod = s.prepared.pod
         pre_scoring = framework.at("preScore")
+        out = []
         for plugin, weight in s.live:
             pre = plugin.pre_score(pod, cluster) if plugin in pre_scoring else NOT_RUN
             if pre is SKIP:
                 continue
             state = pre if isinstance(pre, CycleError) else plugin.score_state(pod, cluster, pre)
             if isinstance(state, CycleError):
-                return False
-            raw = plugin.score(np, state, tensors, s.feasible, caches.setdefault(plugin.name, {}))
-            total = total + weight * plugin.normalize(np, raw, s.feasible, state, tensors)
-        s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)))
-        return True
+                return None
+            out.append((plugin, state, weight))
+        return out
 
     def _sync(self, s: ShapeScores, rank: np.ndarray) -> bool:
         """Evaluate again the node rows whose load changed since `s.mark`; False when the normalization of a FIXED

@@ -332,23 +332,30 @@ class Placer:
         round the ring from nextStartNodeIndex and picks among them (ShapeScores.sampled_best), as the per-pod path's
         cycle would. Cycles that follow one another within one lap of the ring (kernels/select.py sampled_windows)
         visit no node an earlier one of them took: when copies change nothing but their own node's row
-        (ShapeScores.rounds), their picks are made from the kept results as they stand and placed at once. Returns
-        the pods left for the per-pod path: all of them when the shape cannot be kept now, has live Scores or a
-        PreFilterResult; those after a pod nominated by preemption."""
+        (ShapeScores.rounds), their picks are made from the kept results as they stand and placed at once. Scores
+        that read bound pods (live: PodTopologySpread, InterPodAffinity) are run for each cycle on its own nodes
+        (ShapeCache.sampled_live). Returns the pods left for the per-pod path: all of them when the shape cannot be
+        kept now or has a PreFilterResult; those after a pod nominated by preemption."""
         n = self.cluster.tensors.nodes.size
         wanted = self.nodes_to_find(n)
         i = 0
         while i < len(pods):
-            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) - i > 1)
-            if kept is None or kept.live or kept.prepared.allowed is not None:
+            kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) - i > 1,
+                                 live=False)
+            if kept is None or kept.prepared.allowed is not None:
                 return pods[i:]
             ids = kept.feasible_ids()
             if not len(ids):
                 return self._fail_kept(kept, pods[i:], out)
             windows, visited = sampled_windows(ids, n, self.next_start, wanted,
                                                len(pods) - i if kept.rounds and self.sampled_laps else 1)
+            live = None
+            if kept.live:
+                live = self.kept.sampled_live(kept, self.cluster, self.framework, windows[0], self.caches)
+                if live is None:
+                    return pods[i:]
             self.next_start = (self.next_start + visited) % n
-            nodes = kept.sampled_best(windows, rank)
+            nodes = kept.sampled_best(windows, rank, live)
             if len(nodes) == 1:
                 self._place_one_kept(kept, int(nodes[0]), pods[i], out)
             else:
