@@ -349,9 +349,8 @@ def sampled_totals(xp, p: Prepared, tensors, ev: Evaluation, rows, caches: dict 
     those rows (the next pod's, unnormalized), a FIXED one its raw scores read at them and normalized over them
     (NormalizeScore sees those nodes' scores alone; the node table is cut to their rows too); any other Score gives
     its sampled_scores (by default run as run_scores runs it, over every node with the feasible ones marked and
-    caches as there, and read at the rows). The
-    weighted sum run_scores makes at those rows, with NODE_LOCAL arithmetic and FIXED normalizations on k rows
-    instead of N. ev.raw, ev.normalized and ev.total stay unset."""
+    caches as there, and read at the rows). The weighted sum run_scores makes at those rows, with NODE_LOCAL
+    arithmetic and FIXED normalizations on k rows instead of N. ev.raw, ev.normalized and ev.total stay unset."""
     total = xp.zeros((rows.shape[0],), dtype=xp.int64)
     view = every = None
     for plugin, state, weight in p.scores:
