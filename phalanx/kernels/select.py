@@ -100,7 +100,8 @@ def sampled_windows(ids: np.ndarray, n: int, start: int, wanted: int, most: int)
     entry = start % n
     at = int(np.searchsorted(ids, entry))
     count = min(most, m // wanted) * wanted
-    windows = (ids[at:at + count] if at + count <= m else np.roll(ids, -at)[:count]).reshape(-1, wanted)
+    windows = ids[at:at + count] if at + count <= m else np.concatenate((ids[at:], ids[:at + count - m]))
+    windows = windows.reshape(-1, wanted)
     return windows, (int(windows[-1, -1]) - entry) % n + 1
 
 
