@@ -1,7 +1,9 @@
 """A sampled cycle (percentageOfNodesToScore < 100) runs its Filters round the ring on windows of node rows until it
 has found numFeasibleNodesToFind nodes (placement.Placer._filter_ring) and scores those nodes on their rows alone
 (cycle.sampled_totals): the same decisions as filtering and scoring every node and reading the sampled ones, which
-is how the per-pod path worked before."""
+is how the per-pod path worked before. Kept shapes are sampled on their kept results, the cycles of one lap of the
+ring picked at once (select.sampled_windows, Placer.sampled_laps), live Scores on the cycle's own nodes
+(Plugin.sampled_scores; PodTopologySpread's at the rows alone): the same decisions again."""
 from __future__ import annotations
 
 import dataclasses
