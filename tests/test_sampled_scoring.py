@@ -18,7 +18,9 @@ from phalanx.sched import Cluster, Scheduler
 from phalanx.kernels import pod_topology_spread as ptsk
 from phalanx.kernels import select
 from phalanx.sched import cycle, incremental, placement
+from phalanx.sched.config import default_config
 from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
+from test_incremental import interleaved_cases
 
 
 def _spy(mp: pytest.MonkeyPatch) -> list:
@@ -288,3 +290,48 @@ def test_spread_scores_at_rows_are_every_nodes_read_there(case):
     every = ptsk.pod_topology_spread_normalize(np, raw, feasible, ignored)
     own = ptsk.pod_topology_spread_normalize(np, at_rows, np.ones(len(rows), bool), ignored_rows)
     assert own.tolist() == every[rows].tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(interleaved_cases(), st.integers(100, 300), st.sampled_from([0, 10, 30]))
+def test_sampled_kept_shapes_with_live_scores_decide_as_full_cycles(case, n_nodes, percentage):
+    """Queues of interleaved runs with preferred pod (anti-)affinity (live InterPodAffinity Scores, and a first pod
+    whose terms find no pod yet: kept from the second copy on), soft taints and node preferences, sampled: the same
+    records and ring index on kept results as with a full sampled cycle for every pod."""
+    nodes, pods = case
+    nodes = [*nodes, *(_clone(nodes[i % len(nodes)], f"n{i}") for i in range(len(nodes), n_nodes))]
+    config = default_config(percentage_of_nodes_to_score=percentage)
+
+    def run(incremental: bool):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        scheduler = Scheduler(cluster, config, incremental=incremental)
+        records = scheduler.add_pods(pods) + scheduler.step(0.0)
+        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
+
+    assert run(True) == run(False)
+
+
+def test_preferred_affinity_run_kept_from_its_second_pod_by_hand():
+    # 300 identical nodes at 50% look for 150. The pods prefer (weight 100) nodes holding an app=a pod (hostname):
+    # p0 finds none, so InterPodAffinity skips it and it has a full cycle: n0..n149 tie -> n0. Its copy now makes
+    # the Score run: p1..p3 go on the kept shape with the Score live, on their own nodes (sampled_live): p1 samples
+    # n150..n299, none holds a pod -> n150; p2 samples n0..n149, n0 holds p0 (200 more) -> n0; p3 -> n150.
+    term = {"weight": 100, "pod_affinity_term": {"label_selector": {"match_labels": {"app": "a"}},
+                                                 "topology_key": HOSTNAME}}
+    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi") for i in range(300)]
+    pods = _copies(make_pod("p", cpu="1", memory="1Gi", labels={"app": "a"}, pod_affinity={
+        "pod_affinity": {"preferred_during_scheduling_ignored_during_execution": [term]}}), 4)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
+    live = []
+    with pytest.MonkeyPatch.context() as mp:
+        sampled_live = incremental.ShapeCache.sampled_live
+
+        def spied(self, s, cluster, framework, rows, caches):
+            live.append(len(rows))
+            return sampled_live(self, s, cluster, framework, rows, caches)
+        mp.setattr(incremental.ShapeCache, "sampled_live", spied)
+        result = scheduler.schedule()
+    assert [result.bindings[f"default/p-{i}"] for i in range(4)] == ["n0", "n150", "n0", "n150"]
+    assert live == [150, 150, 150]
+    assert scheduler.next_start == 0

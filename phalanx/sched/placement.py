@@ -185,6 +185,8 @@ class Placer:
             pods = self._place_batches(shape, pods, rank, out, kept=keep and not short)
             if not pods:
                 return
+        # (sampled: a copy may make the shape keepable, as below; nominations are looked at per pod there)
+        keep = keep or (sampling and self.kept is not None)
         self.place_each(shape, pods, rank, out, keep=keep and len(pods) > 1,
                         rebatch=self.batching and eligible and len(pods) > 2)
 
@@ -210,7 +212,8 @@ class Placer:
         it was nominated the run goes on, otherwise the rest of the run fails as it did. A copy may make a skipped
         plugin run (e.g. the first pod of a run with preferred pod affinity and no pod to match yet), so after the
         first placement the rest goes in batch rounds when the plugins allow them now (rebatch), and after each
-        placement on the kept shape when it can be kept now (keep)."""
+        placement on the kept shape when it can be kept now (keep; sampled cycles on it when nodes are sampled)."""
+        sampled = keep and self.sampling()
         i = 0
         failed = None        # the last pod's failed cycle, while only nominations changed since (preemptors)
         nominations = self.cluster.nominations
@@ -220,8 +223,10 @@ class Placer:
                 i = len(pods) - len(left)
                 if not left:
                     return
-            if keep and i and not nominations:
-                left = self._place_kept(shape, pods[i:], rank, out)
+            # Sampled, only after the first copy (what makes a skipped plugin run): a shape that stays unkeepable
+            # would be prepared again for every pod (a required anti-affinity's PreFilter token moves with each).
+            if keep and i and not nominations and (i == 1 or not sampled):
+                left = (self._place_kept_sampled if sampled else self._place_kept)(shape, pods[i:], rank, out)
                 i = len(pods) - len(left)
                 if not left:
                     return
