@@ -2,8 +2,9 @@
 
 Each point is one fresh process: build the cluster (not timed), schedule its pods once through
 `Scheduler.schedule()` (intake included), record seconds and pods. --percentages 100,0 measures each point also
-at upstream's adaptive sampling (percentageOfNodesToScore 0, what a KubeSchedulerConfiguration without it gets). JAX rows are the first run in the process, so
-they include compiling; `compile_s` says how much. A point that passes --timeout seconds is recorded as such.
+at upstream's adaptive sampling (percentageOfNodesToScore 0, what a KubeSchedulerConfiguration without it gets).
+JAX rows are the first run in the process, so they include compiling; `compile_s` says how much. A point that
+passes --timeout seconds is recorded as such.
 
 Run:  .venv/bin/python bench/scaling.py [--nodes 1000,5000,...] [--mixes kube,...] [--backends numpy,jax]
                                          [--percentages 100,0] [--timeout 600] [--out bench/scaling]

@@ -277,15 +277,15 @@ def _spread_cases(draw):
 @settings(max_examples=400, deadline=None)
 @given(_spread_cases())
 def test_spread_scores_at_rows_are_every_nodes_read_there(case):
-    """PodTopologySpread's scores of a sampled cycle computed at its nodes alone (pod_topology_spread_score_rows,
-    then the normalization over them) equal the scores over every node with those nodes feasible, read there."""
+    """PodTopologySpread's scores of a sampled cycle computed at its nodes alone (pod_topology_spread_score with
+    rows, then the normalization over them) equal the scores over every node with those nodes feasible, read there."""
     labels, n_values, constraints, counts, rows, affinity_ok, taints_ok, require_all = case
     feasible = np.zeros(len(labels), bool)
     feasible[rows] = True
     raw, ignored = ptsk.pod_topology_spread_score(np, labels, n_values, counts, constraints, feasible, affinity_ok,
                                                   taints_ok, require_all)
-    at_rows, ignored_rows = ptsk.pod_topology_spread_score_rows(np, labels, n_values, counts, constraints, rows,
-                                                                affinity_ok, taints_ok, require_all)
+    at_rows, ignored_rows = ptsk.pod_topology_spread_score(np, labels, n_values, counts, constraints, feasible,
+                                                           affinity_ok, taints_ok, require_all, rows)
     assert at_rows.tolist() == raw[rows].tolist() and ignored_rows.tolist() == ignored[rows].tolist()
     every = ptsk.pod_topology_spread_normalize(np, raw, feasible, ignored)
     own = ptsk.pod_topology_spread_normalize(np, at_rows, np.ones(len(rows), bool), ignored_rows)

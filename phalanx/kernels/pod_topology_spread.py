@@ -110,74 +110,58 @@ def _go_round(xp, x):
 
 
 def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
-                              require_all: bool = True):
+                              require_all: bool = True, rows=None):
     """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (see ignored_nodes). require_all: False for
-    pods spread by the system default constraints (upstream requireAllTopologies)."""
+    pods spread by the system default constraints (upstream requireAllTopologies). rows: (k,) int64 node ids when
+    they are the feasible nodes (a sampled cycle's; `feasible` then unread): the same values at those nodes alone,
+    (k,) each."""
     score, scored, ignored = float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
-                                         require_all)
+                                         require_all, rows)
     return xp.where(scored, _go_round(xp, score), 0), ignored
 
 
-def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool = True):
-    """The float64 sum before rounding, the scored nodes and the ignored ones."""
+def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool = True,
+                rows=None):
+    """The float64 sum before rounding, the scored nodes and the ignored ones (at `rows` alone when given: the
+    feasible nodes; only the domains' pod counts read every node)."""
     n = labels.shape[0]
     # Nodes scored (when feasible) and whose pods count: with every key required, those that have them all.
     all_keys = has_all_keys(xp, labels, constraints, n) if require_all else xp.ones((n,), dtype=bool)
-    ignored = feasible & ~all_keys         # ignored_nodes, without a second pass over the labels
-    scored = feasible & all_keys
-    score = xp.zeros((n,), dtype=xp.float64)
+    if rows is None:
+        own, k = labels, n
+        ignored = feasible & ~all_keys         # ignored_nodes, without a second pass over the labels
+        scored = feasible & all_keys
+    else:
+        own, k = labels[rows], rows.shape[0]
+        scored = all_keys[rows]
+        ignored = ~scored
+    score = xp.zeros((k,), dtype=xp.float64)
     logs = xp.asarray(log_table(n + 3))     # log(size + 2) for size in [0, n], the same bits on every backend
     for c, count in zip(constraints, counts):
-        dom = _domains(xp, labels, c, n)
+        dom = _domains(xp, own, c, k)
         has_key = dom >= 0
         if c.is_hostname:
             size = xp.sum(scored)
-            cnt = count
+            cnt = count if rows is None else count[rows]
         else:
             nv = n_values[c.key] if c.key >= 0 else 0
             # A node without the key is in the domain "": the value's own id, or one more slot when no node has
             # that value. Such nodes are scored or counted only when not every key is required.
-            value = xp.where(has_key, dom, c.empty_value if c.empty_value >= 0 else nv)
+            missing = c.empty_value if c.empty_value >= 0 else nv
+            value = xp.where(has_key, dom, missing)
             # Domains of scored nodes; their pod counts come from every node passing the inclusion policies.
-            present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(count), nv + 1) > 0
+            present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(value), nv + 1) > 0
             size = xp.sum(present)
+            if rows is None:
+                every = value
+            else:
+                every = _domains(xp, labels, c, n)
+                every = xp.where(every >= 0, every, missing)
             counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
-            dom_count = bincount(xp, xp.where(counted, value, -1), count, nv + 1)
+            dom_count = bincount(xp, xp.where(counted, every, -1), count, nv + 1)
             cnt = xp.where(has_key, dom_count[value], 0)
         score = score + _term(xp, cnt, logs[size + 2], has_key, c.max_skew)
     return score, scored, ignored
-
-
-def pod_topology_spread_score_rows(xp, labels, n_values, counts, constraints, rows, affinity_ok, taints_ok,
-                                   require_all: bool = True):
-    """pod_topology_spread_score at the nodes `rows` ((k,) int64) when they are the feasible ones (a sampled
-    cycle's): (k,) int64 raw scores and (k,) bool ignored, the same values. Only the domains' pod counts read every
-    node (they count the pods of every node the inclusion policies pass)."""
-    n = labels.shape[0]
-    own = labels[rows]
-    all_keys = has_all_keys(xp, labels, constraints, n) if require_all else None
-    scored = all_keys[rows] if require_all else xp.ones(rows.shape, dtype=bool)
-    score = xp.zeros(rows.shape, dtype=xp.float64)
-    logs = xp.asarray(log_table(n + 3))
-    for c, count in zip(constraints, counts):
-        dom = _domains(xp, own, c, rows.shape[0])
-        has_key = dom >= 0
-        if c.is_hostname:
-            size = xp.sum(scored)
-            cnt = count[rows]
-        else:
-            nv = n_values[c.key] if c.key >= 0 else 0
-            missing = c.empty_value if c.empty_value >= 0 else nv
-            value = xp.where(has_key, dom, missing)
-            present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(value), nv + 1) > 0
-            size = xp.sum(present)
-            every = _domains(xp, labels, c, n)
-            counted = _inclusion(xp, c, affinity_ok, taints_ok)
-            counted = counted & all_keys if require_all else counted
-            dom_count = bincount(xp, xp.where(counted, xp.where(every >= 0, every, missing), -1), count, nv + 1)
-            cnt = xp.where(has_key, dom_count[value], 0)
-        score = score + _term(xp, cnt, logs[size + 2], has_key, c.max_skew)
-    return xp.where(scored, _go_round(xp, score), 0), ~scored
 
 
 def _term(xp, cnt, weight, has_key, max_skew: int):

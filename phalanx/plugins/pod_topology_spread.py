@@ -249,8 +249,8 @@ class PodTopologySpread(Plugin):
         nodes = tensors.nodes
         affinity_ok, taints_ok = _inclusion(xp, state, nodes)
         counts, n_values = _counts(xp, state, tensors, cache)
-        raw, ignored = kernel.pod_topology_spread_score_rows(xp, nodes.labels, n_values, counts, state.constraints,
-                                                             rows, affinity_ok, taints_ok, state.require_all)
+        raw, ignored = kernel.pod_topology_spread_score(xp, nodes.labels, n_values, counts, state.constraints, feasible,
+                                                        affinity_ok, taints_ok, state.require_all, rows)
         return kernel.pod_topology_spread_normalize(xp, raw, xp.ones(raw.shape, dtype=bool), ignored)
 
     def filter_behaviour(self, state):

@@ -188,7 +188,7 @@ class Placer:
         # (sampled: a copy may make the shape keepable, as below; nominations are looked at per pod there)
         keep = keep or (sampling and self.kept is not None)
         self.place_each(shape, pods, rank, out, keep=keep and len(pods) > 1,
-                        rebatch=self.batching and eligible and len(pods) > 2)
+                        rebatch=self.batching and eligible and len(pods) > 2, sampled=sampling)
 
     def _place_batches(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
                        kept: bool) -> list[Pod]:
@@ -207,13 +207,13 @@ class Placer:
         return max(SHORT_RUN, self.cluster.tensors.nodes.size // _NODES_PER_UPDATE)
 
     def place_each(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
-                   keep: bool = False, rebatch: bool = False) -> None:
+                   keep: bool = False, rebatch: bool = False, sampled: bool = False) -> None:
         """The per-pod path: each pod's own cycle. A pod no node fits goes through PostFilter (preemption); when
         it was nominated the run goes on, otherwise the rest of the run fails as it did. A copy may make a skipped
         plugin run (e.g. the first pod of a run with preferred pod affinity and no pod to match yet), so after the
         first placement the rest goes in batch rounds when the plugins allow them now (rebatch), and after each
-        placement on the kept shape when it can be kept now (keep; sampled cycles on it when nodes are sampled)."""
-        sampled = keep and self.sampling()
+        placement on the kept shape when it can be kept now (keep; sampled: nodes are sampled, so sampled cycles on
+        it)."""
         i = 0
         failed = None        # the last pod's failed cycle, while only nominations changed since (preemptors)
         nominations = self.cluster.nominations
