@@ -333,6 +333,8 @@ class ClusterTensors:
     _bound_loads: np.ndarray = field(default_factory=lambda: np.full(64, -1, np.int32))   # (capacity,)
     _loads: list[Load] = field(default_factory=list)            # by id
     _load_ids: dict[bytes, int] = field(default_factory=dict)    # request and nonzero bytes -> id in _loads
+    # unique_label_values' answers: label key id -> ((nodes, node_rewrites) when found, the answer)
+    _unique_keys: dict[int, tuple[tuple[int, int], bool]] = field(default_factory=dict)
 
     # -- growth ---------------------------------------------------------------------------------
     def resource_column(self, name: str) -> int:
@@ -477,6 +479,17 @@ class ClusterTensors:
         for i, load in enumerate(self._loads):
             request[i, : len(load.request)] = load.request
         return request, np.array([load.nonzero for load in self._loads], np.int64).reshape(-1, 2)
+
+    def unique_label_values(self, key: int) -> bool:
+        """Whether every node carrying label key `key` has a value no other node has (kubernetes.io/hostname in most
+        clusters): kept until nodes are added or rewritten (a removed node rebuilds the tensors)."""
+        epoch = (self.nodes.size, self.node_rewrites)
+        hit = self._unique_keys.get(key)
+        if hit is None or hit[0] != epoch:
+            values = self.nodes.labels[:, key]
+            values = values[values >= 0]
+            hit = self._unique_keys[key] = (epoch, len(np.unique(values)) == len(values))
+        return hit[1]
 
     @property
     def node_rows(self) -> np.ndarray | None:

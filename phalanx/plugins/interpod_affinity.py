@@ -282,7 +282,7 @@ class InterPodAffinity(Plugin):
         self_blocking = tuple(sorted({t.key for t, raw in zip(anti, _required(pod, anti=True))
                                       if t.key >= 0 and (t.matches(pod) or _existing_term_selects(
                                           TermClass(REQUIRED_ANTI_AFFINITY, 0, raw, ns), pod, ns_labels))}))
-        per_node_keys = all(_per_node_key(tensors, k) for k in self_blocking)
+        per_node_keys = all(tensors.unique_label_values(k) for k in self_blocking)
         return FilterState(
             affinity=tuple((t.key, per_node_all) for t in affinity),
             self_affine=bool(affinity) and all(t.matches(pod) for t in affinity),
@@ -487,8 +487,3 @@ def _class_columns(terms, tensors) -> tuple[np.ndarray, np.ndarray]:
     return kinds, keys
 
 
-def _per_node_key(tensors, key: int) -> bool:
-    """Whether every node carrying label key has a value no other node has (e.g. kubernetes.io/hostname)."""
-    values = tensors.nodes.labels[:, key]
-    values = values[values >= 0]
-    return len(np.unique(values)) == len(values)
