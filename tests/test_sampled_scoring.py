@@ -19,7 +19,7 @@ from phalanx.kernels import pod_topology_spread as ptsk
 from phalanx.kernels import select
 from phalanx.sched import cycle, incremental, placement
 from phalanx.sched.config import default_config
-from strategies import HOSTNAME, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
+from strategies import HOSTNAME, ZONE, clusters, interleaved_clusters, make_node, make_pod, make_profile, profiles
 from test_incremental import interleaved_cases
 
 
@@ -50,10 +50,13 @@ def test_sampled_rows_by_hand():
     assert [None if t is None else t.shape for t in seen] == [(100,)] * 3
 
 
-def _clone(node, name: str):
+def _clone(node, name: str, hostname: bool = True):
+    """The node under another name (its hostname label too; dropped when not `hostname`)."""
     labels = dict(node.metadata.labels)
     if HOSTNAME in labels:
         labels[HOSTNAME] = name
+    if not hostname:
+        labels.pop(HOSTNAME, None)
     return node.model_copy(update={"metadata": node.metadata.model_copy(update={"name": name, "labels": labels})})
 
 
@@ -224,14 +227,8 @@ def test_sampled_laps_decide_as_pod_by_pod(cluster, profile, n_nodes, percentage
     assert run(True) == run(False) == run(False, incremental=False)
 
 
-def test_sampled_laps_by_hand():
-    # 400 identical nodes at 25% look for 100 feasible ones: a lap holds four cycles, from n0, n100, n200 and n300,
-    # each picking its first node (all tie on the first): 6 copies take n0, n100, n200, n300 in one placement, then,
-    # the ring back at n0 where n0 now scores lower, n1 and n101.
-    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(400)]
-    pods = _copies(make_pod("p", cpu="1", memory="1Gi"), 6)
-    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
-    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=25))
+def _scheduled_with_placements(scheduler) -> tuple:
+    """(schedule()'s result, the node ids of each placement it made, in order)."""
     placements = []
     with pytest.MonkeyPatch.context() as mp:
         account = placement.Placer.account
@@ -240,7 +237,18 @@ def test_sampled_laps_by_hand():
             placements.append(node_ids.tolist())
             return account(self, p, node_ids, placed)
         mp.setattr(placement.Placer, "account", spied)
-        result = scheduler.schedule()
+        return scheduler.schedule(), placements
+
+
+def test_sampled_laps_by_hand():
+    # 400 identical nodes at 25% look for 100 feasible ones: a lap holds four cycles, from n0, n100, n200 and n300,
+    # each picking its first node (all tie on the first): 6 copies take n0, n100, n200, n300 in one placement, then,
+    # the ring back at n0 where n0 now scores lower, n1 and n101.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(400)]
+    pods = _copies(make_pod("p", cpu="1", memory="1Gi"), 6)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=25))
+    result, placements = _scheduled_with_placements(scheduler)
     assert placements == [[0, 100, 200, 300], [1, 101]]
     assert [result.bindings[f"default/p-{i}"] for i in range(6)] == ["n0", "n100", "n200", "n300", "n1", "n101"]
     assert scheduler.next_start == 200
@@ -335,3 +343,73 @@ def test_preferred_affinity_run_kept_from_its_second_pod_by_hand():
     assert [result.bindings[f"default/p-{i}"] for i in range(4)] == ["n0", "n150", "n0", "n150"]
     assert live == [150, 150, 150]
     assert scheduler.next_start == 0
+
+
+def _with_anti_affinity(pod, topology_key: str):
+    """The pod with one required anti-affinity term instead of its pod (anti-)affinity and spread constraints: to
+    pods of its own app across `topology_key` (per node for the hostname: copies then block each other's node
+    alone, and the run goes in sampled rounds)."""
+    data = pod.model_dump(exclude_unset=True)
+    data["spec"].pop("topology_spread_constraints", None)
+    affinity = data["spec"].setdefault("affinity", {})
+    affinity.pop("pod_affinity", None)
+    affinity["pod_anti_affinity"] = {"required_during_scheduling_ignored_during_execution": [
+        {"topology_key": topology_key, "label_selector": {"match_labels": {"app": pod.metadata.labels["app"]}}}]}
+    return type(pod).model_validate(data)
+
+
+def test_sampled_rounds_by_hand():
+    # test_sampled_laps_by_hand's 400 nodes at 25%, the copies now keeping away from each other's node (required
+    # anti-affinity on the hostname), so the shape is not kept (its PreFilter moves with every copy) and the run
+    # goes in sampled rounds: the first lap takes n0, n100, n200, n300 at once; back at n0, now blocked, the fifth
+    # cycle walks n0..n101 for 100 feasible nodes (n100 blocked too) and takes n1; the sixth walks n102..n202 (n200
+    # blocked) and takes n102, leaving the ring at n203.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(400)]
+    pods = _copies(_with_anti_affinity(make_pod("p", cpu="1", memory="1Gi", labels={"app": "a"}), HOSTNAME), 6)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=25))
+    result, placements = _scheduled_with_placements(scheduler)
+    assert placements == [[0, 100, 200, 300], [1, 102]]
+    assert [result.bindings[f"default/p-{i}"] for i in range(6)] == ["n0", "n100", "n200", "n300", "n1", "n102"]
+    assert scheduler.next_start == 203
+
+
+def test_sampled_rounds_score_the_next_copy_by_hand():
+    # 200 identical nodes without a hostname label at 50% look for 100: the term holds no node back, so a node takes
+    # copies until full and is scored for each. A lap holds two cycles: p0 and p1 tie on n0..n99 and n100..n199 ->
+    # n0, n100; the next lap finds them lower (one pod more) -> n1, n101; then n2, n102.
+    nodes = [_clone(make_node(f"n{i}", cpu="4", memory="8Gi"), f"n{i}", hostname=False) for i in range(200)]
+    pods = _copies(_with_anti_affinity(make_pod("p", cpu="1", memory="1Gi", labels={"app": "a"}), HOSTNAME), 6)
+    cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]))
+    scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=50))
+    result, placements = _scheduled_with_placements(scheduler)
+    assert placements == [[0, 100], [1, 101], [2, 102]]
+    assert [result.bindings[f"default/p-{i}"] for i in range(6)] == ["n0", "n100", "n1", "n101", "n2", "n102"]
+    assert scheduler.next_start == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(max_nodes=6, max_pods=6), profiles(), st.integers(100, 400), st.sampled_from([0, 5, 10, 30, 50]),
+       st.lists(st.integers(1, 60), min_size=1, max_size=3), st.lists(st.sampled_from([HOSTNAME, HOSTNAME, ZONE]),
+                                                                      min_size=3, max_size=3), st.integers(0, 4))
+def test_sampled_rounds_decide_as_pod_by_pod(cluster, profile, n_nodes, percentage, run_lengths, keys, unnamed):
+    """Runs of identical pods with required anti-affinity to their own app (per node, or by zone: not batchable,
+    so pod by pod), sampled: placed in sampled rounds (Placer._place_sampled_rounds) they give the records and ring
+    index of one full cycle per pod, with and without kept shapes. Every `unnamed`-th node (none for 0) has no
+    hostname label: the term does not hold it back, so it takes copies until full, scored for each."""
+    nodes, pods, classes = cluster
+    nodes = [*nodes, *(_clone(nodes[i % len(nodes)], f"n{i}", hostname=not unnamed or i % unnamed)
+                       for i in range(len(nodes), n_nodes))]
+    profile = dataclasses.replace(profile, percentage_of_nodes_to_score=percentage)
+    bound = [p for p in pods if p.spec.node_name]
+    pending = [copy for p, count, key in zip([p for p in pods if not p.spec.node_name], run_lengths, keys)
+               for copy in _copies(_with_anti_affinity(p, key), count)]
+
+    def run(laps: bool, incremental: bool = True):
+        state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
+        scheduler = Scheduler(state, profile, incremental=incremental)
+        scheduler.placer.sampled_laps = laps
+        records = scheduler.add_pods(pending) + scheduler.step(0.0)
+        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
+
+    assert run(True) == run(False) == run(False, incremental=False)

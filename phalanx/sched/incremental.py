@@ -413,6 +413,10 @@ class ShapeCache:
                            payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()},
                            fixed_raw=tuple(fixed_raw))
 
+    def run_results(self, p: Prepared, shape: PodShape, tensors, rank: np.ndarray, caches: dict) -> ShapeScores:
+        """A run's results from one full cycle, for that run alone (not kept: Placer._place_sampled_rounds)."""
+        return self._build(p, shape, tensors, len(tensors.resources), rank, caches)
+
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
         False when one of them fails the cycle (the full cycle then reports it)."""

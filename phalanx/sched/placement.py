@@ -173,6 +173,10 @@ class Placer:
             pods = self._place_kept_sampled(shape, pods, rank, out)
             if not pods:
                 return
+            if self.batching and self.sampled_laps and len(pods) > 1 and not self.cluster.nominations:
+                pods = self._place_sampled_rounds(shape, pods, rank, out)
+                if not pods:
+                    return
         eligible = not sampling and not self.cluster.nominations
         short = not self.batching or len(pods) <= self.short_run()
         keep = self.kept is not None and eligible
@@ -367,6 +371,48 @@ class Placer:
                 out.pod_cycles += len(nodes)
                 out.placed.append(self.account(kept.prepared, nodes, pods[i:i + len(nodes)]))
             i += len(nodes)
+        return []
+
+    def _place_sampled_rounds(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+        """Sampled cycles of a run the batch path would place (cycle.batchable: a copy moves only its own node's
+        Filters and Scores) whose shape is not kept between runs (a Filter state the kept rows cannot bring up to
+        date, as required anti-affinity per node: prepared again whenever a pod with such terms binds). The run's own
+        results from one full cycle (ShapeCache.run_results), then its cycles lap after lap as _place_kept_sampled
+        picks them; between laps only the nodes the run took move: out of the feasible ones once they hold their
+        copy capacity (what the round's NODE_LOCAL Filters allow), else scored for their next copy on their new load
+        (copy_totals). Returns the pods left for the per-pod path: all of them when the run cannot go so (a live
+        Score, a PreFilterResult), those from the first that no node fits (its full cycle reports it)."""
+        cluster, tensors = self.cluster, self.cluster.tensors
+        p = prepare(shape, cluster, self.framework)
+        if p.rejection is not None or p.error is not None or p.score_error is not None or p.allowed is not None \
+                or not batchable(p):
+            return pods
+        s = self.kept.run_results(p, shape, tensors, rank, self.caches)
+        if not s.rounds:
+            return pods
+        n = tensors.nodes.size
+        wanted = self.nodes_to_find(n)
+        cap = copy_capacity(np, p, tensors, len(pods))
+        taken = np.zeros(n, np.int64)         # (N,) copies of the run each node holds
+        i = 0
+        while i < len(pods):
+            ids = s.feasible_ids()
+            if not len(ids):
+                return pods[i:]
+            windows, visited = sampled_windows(ids, n, self.next_start, wanted, len(pods) - i)
+            self.next_start = (self.next_start + visited) % n
+            nodes = s.sampled_best(windows, rank)
+            out.pod_cycles += len(nodes)
+            out.placed.append(self.account(p, nodes, pods[i:i + len(nodes)]))
+            i += len(nodes)
+            taken[nodes] += 1
+            full = taken[nodes] >= cap[nodes]
+            if full.any():
+                s.feasible[nodes[full]] = False
+                s.ids = None
+            more = nodes[~full]
+            if len(more):
+                s.total[more] = copy_totals(np, s.scoring, tensors, more, s.fixed_total[more], 1)[:, 0]
         return []
 
     def _place_one_kept(self, kept, node: int, pod: Pod, out: RunOutcome) -> None:
