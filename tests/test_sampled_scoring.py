@@ -310,20 +310,23 @@ def test_sampled_kept_shapes_with_live_scores_decide_as_full_cycles(case, n_node
     nodes = [*nodes, *(_clone(nodes[i % len(nodes)], f"n{i}") for i in range(len(nodes), n_nodes))]
     config = default_config(percentage_of_nodes_to_score=percentage)
 
-    def run(incremental: bool):
+    def run(incremental: bool, laps: bool = True):
         cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
         scheduler = Scheduler(cluster, config, incremental=incremental)
+        scheduler.placer.sampled_laps = laps
         records = scheduler.add_pods(pods) + scheduler.step(0.0)
         return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
 
-    assert run(True) == run(False)
+    assert run(True) == run(True, laps=False) == run(False)
 
 
 def test_preferred_affinity_run_kept_from_its_second_pod_by_hand():
     # 300 identical nodes at 50% look for 150. The pods prefer (weight 100) nodes holding an app=a pod (hostname):
     # p0 finds none, so InterPodAffinity skips it and it has a full cycle: n0..n149 tie -> n0. Its copy now makes
-    # the Score run: p1..p3 go on the kept shape with the Score live, on their own nodes (sampled_live): p1 samples
-    # n150..n299, none holds a pod -> n150; p2 samples n0..n149, n0 holds p0 (200 more) -> n0; p3 -> n150.
+    # the Score run: p1..p3 go on the kept shape with the Score live, on their own nodes (sampled_live), and as a
+    # copy moves the score of its own node alone (a per-node key), the two cycles of a lap share one PreScore: p1
+    # samples n150..n299, none holds a pod -> n150; p2 samples n0..n149, n0 holds p0 (200 more) -> n0; then p3, a
+    # lap of its own -> n150.
     term = {"weight": 100, "pod_affinity_term": {"label_selector": {"match_labels": {"app": "a"}},
                                                  "topology_key": HOSTNAME}}
     nodes = [make_node(f"n{i}", cpu="8", memory="16Gi") for i in range(300)]
@@ -335,13 +338,13 @@ def test_preferred_affinity_run_kept_from_its_second_pod_by_hand():
     with pytest.MonkeyPatch.context() as mp:
         sampled_live = incremental.ShapeCache.sampled_live
 
-        def spied(self, s, cluster, framework, rows, caches):
-            live.append(len(rows))
-            return sampled_live(self, s, cluster, framework, rows, caches)
-        mp.setattr(incremental.ShapeCache, "sampled_live", spied)
+        def spied(s, states, windows, caches):
+            live.append(windows.shape)
+            return sampled_live(s, states, windows, caches)
+        mp.setattr(incremental.ShapeCache, "sampled_live", staticmethod(spied))
         result = scheduler.schedule()
     assert [result.bindings[f"default/p-{i}"] for i in range(4)] == ["n0", "n150", "n0", "n150"]
-    assert live == [150, 150, 150]
+    assert live == [(2, 150), (1, 150)]
     assert scheduler.next_start == 0
 
 
@@ -410,6 +413,52 @@ def test_sampled_rounds_decide_as_pod_by_pod(cluster, profile, n_nodes, percenta
         scheduler = Scheduler(state, profile, incremental=incremental)
         scheduler.placer.sampled_laps = laps
         records = scheduler.add_pods(pending) + scheduler.step(0.0)
+        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
+
+    assert run(True) == run(False) == run(False, incremental=False)
+
+
+@st.composite
+def _preferring_runs(draw):
+    """(nodes, pods, percentage): 100-400 nodes, each with its hostname and one of a few zones, and runs of 1-30
+    identical pods preferring or avoiding (weight 1-100) pods of their own app or another on the hostname (a copy
+    moves its own node's score alone: a lap's cycles share one PreScore) or the zone (it moves its zone's: cycle by
+    cycle)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    zones = draw(st.integers(1, 6))
+    nodes = [make_node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory="16Gi", labels={ZONE: f"z{rng.integers(zones)}"})
+             for i in range(draw(st.integers(100, 400)))]
+    templates = []
+    for t in range(draw(st.integers(1, 3))):
+        terms = {kind: {"preferred_during_scheduling_ignored_during_execution": [
+            {"weight": int(rng.integers(1, 101)), "pod_affinity_term": {
+                "label_selector": {"match_labels": {"app": str(rng.choice(["a", "b"]))}},
+                "topology_key": str(rng.choice([HOSTNAME, HOSTNAME, ZONE]))}}]}
+            for kind in ("pod_affinity", "pod_anti_affinity") if rng.random() < 0.6}
+        templates.append(make_pod(f"t{t}", cpu=str(rng.choice(["250m", "1"])), memory="1Gi",
+                                  labels={"app": str(rng.choice(["a", "b"]))}, pod_affinity=terms or None))
+    pods = []
+    for _ in range(draw(st.integers(1, 6))):
+        pods += _copies(templates[int(rng.integers(len(templates)))], int(rng.integers(1, 31)))
+    pods = [p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": f"p{i}"})})
+            for i, p in enumerate(pods)]
+    return nodes, pods, draw(st.sampled_from([0, 5, 10, 30, 50]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_preferring_runs())
+def test_sampled_laps_with_live_scores_decide_as_pod_by_pod(case):
+    """Runs with preferred pod (anti-)affinity, sampled on kept results with the Score live: the cycles of a lap
+    sharing one PreScore where copies move their own node's score alone (hostname terms) give the records and ring
+    index of one cycle at a time, and of full cycles."""
+    nodes, pods, percentage = case
+    profile = make_profile(percentage_of_nodes_to_score=percentage)
+
+    def run(laps: bool, incremental: bool = True):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        scheduler = Scheduler(cluster, profile, incremental=incremental)
+        scheduler.placer.sampled_laps = laps
+        records = scheduler.add_pods(pods) + scheduler.step(0.0)
         return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
 
     assert run(True) == run(False) == run(False, incremental=False)

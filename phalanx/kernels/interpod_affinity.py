@@ -18,15 +18,20 @@ def matching_pods_per_node(xp, bound_node, match, n_nodes: int):
     return bincount(xp, bound_node, match, n_nodes)
 
 
-def domain_totals(xp, labels, key: int, n_values: int, per_node):
+def domain_totals(xp, labels, key: int, n_values: int, per_node, rows=None, unique: bool = False):
     """((N,) int64 the sum of per_node over the node's domain of key, (N,) bool the node has the key).
-    Nodes without the key contribute nothing and read 0."""
-    n = labels.shape[0]
+    Nodes without the key contribute nothing and read 0. rows: (k,) int64 node ids: the same at those nodes alone,
+    (k,) each; unique: each node carrying the key has a value of its own (its domain is itself), so a node's total
+    is its own per_node (no sum over every node)."""
+    n = labels.shape[0] if rows is None else rows.shape[0]
     if key < 0 or n_values == 0:
         return xp.zeros((n,), dtype=xp.int64), xp.zeros((n,), dtype=bool)
-    dom = labels[:, key]
+    dom = labels[:, key] if rows is None else labels[rows, key]
     has = dom >= 0
-    totals = bincount(xp, dom, per_node, n_values)
+    if unique:
+        own = per_node if rows is None else per_node[rows]
+        return xp.where(has, own, 0).astype(xp.int64), has
+    totals = bincount(xp, labels[:, key], per_node, n_values)
     return xp.where(has, totals[xp.where(has, dom, 0)], 0), has
 
 
@@ -72,13 +77,14 @@ def _occupied(xp, labels, n_values, terms):
     return fail
 
 
-def interpod_affinity_score(xp, labels, n_values, by_key):
+def interpod_affinity_score(xp, labels, n_values, by_key, rows=None, unique=()):
     """(N,) int64 raw scores (may be negative): for each (key, (N,) signed weights of the matching pods per node),
-    the node's domain total. Nodes without a key get nothing from it."""
-    n = labels.shape[0]
+    the node's domain total. Nodes without a key get nothing from it. rows: (k,) int64 node ids: the same at those
+    nodes alone; unique: the keys whose values are each on one node alone (domain_totals)."""
+    n = labels.shape[0] if rows is None else rows.shape[0]
     score = xp.zeros((n,), dtype=xp.int64)
     for key, per_node in by_key:
-        total, _ = domain_totals(xp, labels, key, n_values[key] if key >= 0 else 0, per_node)
+        total, _ = domain_totals(xp, labels, key, n_values[key] if key >= 0 else 0, per_node, rows, key in unique)
         score = score + total
     return score
 

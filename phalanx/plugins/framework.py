@@ -405,6 +405,12 @@ class Plugin:
         node, read at the rows. A plugin may compute them at the rows alone."""
         return self.normalize(xp, self.score(xp, state, tensors, feasible, cache), feasible, state, tensors)[rows]
 
+    def copies_move_own_node(self, state, tensors) -> bool:
+        """For a Score that reads bound pods (run afresh in every sampled cycle): whether a placed copy of the pod
+        moves the raw score of no node but its own (each topology domain it adds to holds one node), so that sampled
+        cycles over disjoint nodes may share one PreScore (Placer._place_kept_sampled's laps). Default: no."""
+        return False
+
     def normalization_holders(self, xp, raw, feasible, state) -> list:
         """Feasible nodes whose leaving the feasible set would change the normalized scores ((N,) bool masks;
         the normalization stays while any node of every mask is still feasible). Only FIXED scores are asked."""

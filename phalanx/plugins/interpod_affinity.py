@@ -412,6 +412,17 @@ class InterPodAffinity(Plugin):
     def normalize(self, xp, raw, feasible, state, tensors):
         return kernel.interpod_affinity_normalize(xp, raw, feasible)
 
+    def copies_move_own_node(self, state, tensors):
+        # A copy adds its weights to its own domains of the keys in state.copy.
+        return all(tensors.unique_label_values(key) for key, _ in state.copy)
+
+    def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
+        # Domain totals at the sampled nodes alone (a per-node key's without a sum over every node), normalized
+        # over them.
+        unique = tuple(key for key, _ in state.by_key if key >= 0 and tensors.unique_label_values(key))
+        raw = kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key, rows, unique)
+        return kernel.interpod_affinity_normalize(xp, raw, xp.ones(raw.shape, dtype=bool))
+
     def scale(self, xp, raw, lo, hi):
         return kernel.minmax_scale(xp, raw, lo, hi)
 

@@ -35,8 +35,8 @@ from ..kernels.backend import smallest
 from ..kernels.select import selection_key, selection_keys_few
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
-from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, filter_rows, load_keys, prepare,
-                    remembered_passes, row_view, run_filters, run_scores)
+from .cycle import (REMEMBERED_BYTES, Evaluation, Prepared, batchable, copy_totals, domain_batchable, filter_rows,
+                    load_keys, prepare, remembered_passes, row_view, run_filters, run_scores)
 from .messages import first_failures, patched_histogram
 from .shapes import PodShape
 
@@ -81,6 +81,9 @@ class ShapeScores:
     live: tuple = ()              # (plugin, weight) of the Scores that read bound pods: run over every node each
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
+    copies_local: bool = False    # no plugin moves pod by pod as copies are placed (cycle.batchable or
+                                  # domain_batchable): with live Scores that each move their own node alone
+                                  # (Plugin.copies_move_own_node), a lap's sampled cycles share one PreScore
     codes: dict = dataclasses.field(default_factory=dict)       # Filter plugin -> (N,) int8 its codes now
     payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
     failure: Evaluation | None = None   # evaluation() until the Filter results change: pods failing in a row share
@@ -138,11 +141,11 @@ class ShapeScores:
     def sampled_best(self, windows: np.ndarray, rank: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
         """The nodes sampled cycles pick ((B,) int64), one per row of `windows` ((B, k) int64: a cycle's feasible
         sampled nodes), as cycle.sampled_totals scores them: the kept NODE_LOCAL part of the total, the FIXED Scores
-        normalized over the cycle's nodes alone, and for a shape with live Scores (one cycle) `live`, their total at
-        those nodes (ShapeCache.sampled_live)."""
+        normalized over the cycle's nodes alone, and for a shape with live Scores `live` ((B, k) int64), their
+        total at those nodes (ShapeCache.sampled_live)."""
         total = self.total[windows] - self.fixed_total[windows]
         if live is not None:
-            total[0] += live
+            total += live
         if self.fixed_raw:
             every = np.ones(windows.shape[1], bool)
             for b, rows in enumerate(windows):
@@ -409,6 +412,7 @@ class ShapeCache:
         key = BestKey(selection_key(np, total, feasible, rank, len(rank)))
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
                            feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
+                           copies_local=batchable(p) or domain_batchable(p),
                            codes={k: np.asarray(v).copy() for k, v in ev.codes.items()},
                            payloads={k: np.asarray(v).copy() for k, v in ev.payloads.items()},
                            fixed_raw=tuple(fixed_raw))
@@ -420,7 +424,7 @@ class ShapeCache:
     def _live_key(self, s: ShapeScores, cluster, framework, rank: np.ndarray, caches: dict) -> bool:
         """select_best's key with the live Scores run now over every node (PreScore first, as a cycle runs it);
         False when one of them fails the cycle (the full cycle then reports it)."""
-        states = self._live_states(s, cluster, framework)
+        states = self.live_states(s, cluster, framework)
         if states is None:
             return False
         total = s.total
@@ -430,23 +434,23 @@ class ShapeCache:
         s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)))
         return True
 
-    def sampled_live(self, s: ShapeScores, cluster, framework, rows: np.ndarray, caches: dict) -> np.ndarray | None:
-        """A sampled cycle's live Scores at its nodes `rows` ((k,) int64), weighted and summed: each from a fresh
-        PreScore, as cycle.sampled_totals runs a DOMAIN or PER_POD Score (Plugin.sampled_scores); None when one of
-        them fails the cycle (the full cycle then reports it)."""
-        states = self._live_states(s, cluster, framework)
-        if states is None:
-            return None
-        sampled = np.zeros(len(s.feasible), bool)
-        sampled[rows] = True
-        total = np.zeros(len(rows), np.int64)
-        for plugin, state, weight in states:
-            total = total + weight * plugin.sampled_scores(np, state, s.tensors, sampled, rows,
+    @staticmethod
+    def sampled_live(s: ShapeScores, states: list, windows: np.ndarray, caches: dict) -> np.ndarray:
+        """Sampled cycles' live Scores at their nodes `windows` ((B, k) int64, a cycle's nodes per row), weighted
+        and summed, (B, k) int64: each Score from the state `states` holds (live_states), as cycle.sampled_totals
+        runs a DOMAIN or PER_POD Score (Plugin.sampled_scores). More than one cycle share the state only when
+        copies move no node's live Score but their own (Plugin.copies_move_own_node) and the windows are disjoint."""
+        total = np.zeros(windows.shape, np.int64)
+        for b, rows in enumerate(windows):
+            sampled = np.zeros(len(s.feasible), bool)
+            sampled[rows] = True
+            for plugin, state, weight in states:
+                total[b] += weight * plugin.sampled_scores(np, state, s.tensors, sampled, rows,
                                                            caches.setdefault(plugin.name, {}))
         return total
 
     @staticmethod
-    def _live_states(s: ShapeScores, cluster, framework) -> list | None:
+    def live_states(s: ShapeScores, cluster, framework) -> list | None:
         """(plugin, Score state, weight) of the live Scores that run for the pod now, from a fresh PreScore (those
         it skips left out); None when one of them fails the cycle."""
         pod = s.prepared.pod

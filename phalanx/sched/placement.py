@@ -343,7 +343,8 @@ class Placer:
         visit no node an earlier one of them took: when copies change nothing but their own node's row
         (ShapeScores.rounds), their picks are made from the kept results as they stand and placed at once. Scores
         that read bound pods (live: PodTopologySpread, InterPodAffinity) are run for each cycle on its own nodes
-        (ShapeCache.sampled_live). Returns the pods left for the per-pod path: all of them when the shape cannot be
+        (ShapeCache.sampled_live), from one PreScore for the whole lap when a copy moves their score on its own
+        node alone (ShapeScores.copies_local, Plugin.copies_move_own_node: per-node topology keys). Returns the pods left for the per-pod path: all of them when the shape cannot be
         kept now or has a PreFilterResult; those after a pod nominated by preemption."""
         n = self.cluster.tensors.nodes.size
         wanted = self.nodes_to_find(n)
@@ -356,13 +357,15 @@ class Placer:
             ids = kept.feasible_ids()
             if not len(ids):
                 return self._fail_kept(kept, pods[i:], out)
-            windows, visited = sampled_windows(ids, n, self.next_start, wanted,
-                                               len(pods) - i if kept.rounds and self.sampled_laps else 1)
-            live = None
+            states = None
             if kept.live:
-                live = self.kept.sampled_live(kept, self.cluster, self.framework, windows[0], self.caches)
-                if live is None:
+                states = self.kept.live_states(kept, self.cluster, self.framework)
+                if states is None:
                     return pods[i:]
+            laps = self.sampled_laps and (kept.rounds or kept.copies_local and all(
+                plugin.copies_move_own_node(state, kept.tensors) for plugin, state, _ in states))
+            windows, visited = sampled_windows(ids, n, self.next_start, wanted, len(pods) - i if laps else 1)
+            live = None if states is None else self.kept.sampled_live(kept, states, windows, self.caches)
             self.next_start = (self.next_start + visited) % n
             nodes = kept.sampled_best(windows, rank, live)
             if len(nodes) == 1:
