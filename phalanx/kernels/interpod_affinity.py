@@ -110,6 +110,11 @@ def interpod_affinity_normalize(xp, raw, feasible):
     return xp.where(feasible, minmax_scale(xp, xp.where(feasible, raw, lo), lo, hi), 0)
 
 
+def interpod_affinity_normalize_rows(xp, raw):
+    """NormalizeScore of sampled cycles' raw scores, (..., k) one cycle's nodes on the last axis, all feasible."""
+    return minmax_scale(xp, raw, xp.min(raw, axis=-1, keepdims=True), xp.max(raw, axis=-1, keepdims=True))
+
+
 __all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
-           "interpod_affinity_filter", "interpod_affinity_normalize", "minmax_scale", "interpod_affinity_score",
+           "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_normalize_rows", "minmax_scale", "interpod_affinity_score",
            "matching_pods_per_node"]

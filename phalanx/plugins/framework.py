@@ -402,7 +402,16 @@ class Plugin:
     def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
         """The normalized scores of a sampled cycle's nodes `rows` ((k,) int64 node ids; `feasible`, (N,) bool,
         marks exactly them) for a Score that reads other nodes (DOMAIN, PER_POD): score and normalize over every
-        node, read at the rows. A plugin may compute them at the rows alone."""
+        node, read at the rows. A plugin may compute them at the rows alone. rows (B, k) (numpy): B cycles' nodes,
+        one cycle per row, each scored and normalized as its own cycle from this one state, (B, k); by default row
+        by row."""
+        if rows.ndim == 2:
+            out = np.zeros(rows.shape, np.int64)
+            for b, own in enumerate(rows):
+                marked = np.zeros(len(feasible), bool)
+                marked[own] = True
+                out[b] = self.sampled_scores(xp, state, tensors, marked, own, cache)
+            return out
         return self.normalize(xp, self.score(xp, state, tensors, feasible, cache), feasible, state, tensors)[rows]
 
     def copies_move_own_node(self, state, tensors) -> bool:

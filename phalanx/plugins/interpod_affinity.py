@@ -418,10 +418,11 @@ class InterPodAffinity(Plugin):
 
     def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
         # Domain totals at the sampled nodes alone (a per-node key's without a sum over every node), normalized
-        # over them.
+        # over each cycle's.
         unique = tuple(key for key, _ in state.by_key if key >= 0 and tensors.unique_label_values(key))
-        raw = kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key, rows, unique)
-        return kernel.interpod_affinity_normalize(xp, raw, xp.ones(raw.shape, dtype=bool))
+        raw = kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key,
+                                             rows.reshape(-1), unique)
+        return kernel.interpod_affinity_normalize_rows(xp, raw.reshape(rows.shape))
 
     def scale(self, xp, raw, lo, hi):
         return kernel.minmax_scale(xp, raw, lo, hi)

@@ -246,6 +246,8 @@ class PodTopologySpread(Plugin):
 
     def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
         # The domains' pod counts read every node; the terms and the normalization only the sampled ones.
+        if rows.ndim == 2:
+            return super().sampled_scores(xp, state, tensors, feasible, rows, cache)
         nodes = tensors.nodes
         affinity_ok, taints_ok = _inclusion(xp, state, nodes)
         counts, n_values = _counts(xp, state, tensors, cache)

@@ -440,13 +440,12 @@ class ShapeCache:
         and summed, (B, k) int64: each Score from the state `states` holds (live_states), as cycle.sampled_totals
         runs a DOMAIN or PER_POD Score (Plugin.sampled_scores). More than one cycle share the state only when
         copies move no node's live Score but their own (Plugin.copies_move_own_node) and the windows are disjoint."""
+        sampled = np.zeros(len(s.feasible), bool)
+        sampled[windows] = True
         total = np.zeros(windows.shape, np.int64)
-        for b, rows in enumerate(windows):
-            sampled = np.zeros(len(s.feasible), bool)
-            sampled[rows] = True
-            for plugin, state, weight in states:
-                total[b] += weight * plugin.sampled_scores(np, state, s.tensors, sampled, rows,
-                                                           caches.setdefault(plugin.name, {}))
+        for plugin, state, weight in states:
+            total += weight * plugin.sampled_scores(np, state, s.tensors, sampled, windows,
+                                                    caches.setdefault(plugin.name, {}))
         return total
 
     @staticmethod
