@@ -14,6 +14,7 @@ from .objects import Node, Pod, PodAffinityTerm, pod_keys
 from .requests import pod_load
 
 _LOAD_VECTORS_KEPT = 4096     # pod_load results whose vectors ClusterTensors.load_vectors keeps
+_KEPT_POD_CLASSES = 4096     # label rows and term classes kept per labels dict / affinity object of bound pods
 _FEW_CHANGES = 16          # changed_since: up to this many changes of as many node ids in all are merged in Python
 
 # Resource columns 0..2 are fixed; extended resources (nvidia.com/gpu, hugepages-2Mi, ...) follow.
@@ -266,6 +267,8 @@ class AffinityTerms:
     # InterPodAffinity's PreScore sums per incoming pod, brought up to date with the rows added since (its memo)
     score_sums: dict = field(default_factory=dict)
     kinds: set = field(default_factory=set)        # the kinds of term the classes hold
+    # (id of a pod's spec.affinity, namespace) -> (that affinity, held so its id stays its own; its class ids)
+    pod_classes: dict = field(default_factory=dict)
     added: int = 0                  # rows ever added (never decreases: tells readers that terms came)
     added_anti: int = 0             # of those, required anti-affinity rows (the only ones PreFilter reads)
 
@@ -274,6 +277,23 @@ class AffinityTerms:
         return cls(np.zeros(16, np.int32), np.zeros(16, np.int32))
 
     def add(self, row: int, pod: Pod) -> None:
+        for c in self._class_ids(pod):
+            if self.count == len(self.pod):
+                self.pod = np.resize(self.pod, 2 * self.count)
+                self.cls = np.resize(self.cls, 2 * self.count)
+            self.pod[self.count], self.cls[self.count] = row, c
+            self.count += 1
+            self.added += 1
+            self.added_anti += self.classes[c].kind == REQUIRED_ANTI_AFFINITY
+
+    def _class_ids(self, pod: Pod) -> list[int]:
+        """The class ids of the pod's terms, classes new to the table added; kept per spec.affinity object and
+        namespace (a controller's replicas share theirs, and classes are never dropped)."""
+        affinity, ns = pod.spec.affinity, pod.metadata.namespace
+        hit = self.pod_classes.get((id(affinity), ns))
+        if hit is not None and hit[0] is affinity:
+            return hit[1]
+        ids = []
         for tc in pod_term_classes(pod):
             key = (tc.kind, tc.weight, tc.namespace, tc.term.model_dump_json())
             c = self.index.get(key)
@@ -281,13 +301,11 @@ class AffinityTerms:
                 c = self.index[key] = len(self.classes)
                 self.classes.append(tc)
                 self.kinds.add(tc.kind)
-            if self.count == len(self.pod):
-                self.pod = np.resize(self.pod, 2 * self.count)
-                self.cls = np.resize(self.cls, 2 * self.count)
-            self.pod[self.count], self.cls[self.count] = row, c
-            self.count += 1
-            self.added += 1
-            self.added_anti += tc.kind == REQUIRED_ANTI_AFFINITY
+            ids.append(c)
+        if len(self.pod_classes) >= _KEPT_POD_CLASSES:
+            self.pod_classes.clear()
+        self.pod_classes[(id(affinity), ns)] = (affinity, ids)
+        return ids
 
     def truncate(self, rows: int) -> None:
         """Forget the terms of BoundPods rows >= rows."""
@@ -333,6 +351,8 @@ class ClusterTensors:
     _bound_loads: np.ndarray = field(default_factory=lambda: np.full(64, -1, np.int32))   # (capacity,)
     _loads: list[Load] = field(default_factory=list)            # by id
     _load_ids: dict[bytes, int] = field(default_factory=dict)    # request and nonzero bytes -> id in _loads
+    # _bound_label_row's answers: id of a pod's labels dict -> (that dict, held so its id stays its own; its row)
+    _label_rows: dict[int, tuple[dict, np.ndarray]] = field(default_factory=dict)
     # unique_label_values' answers: label key id -> ((nodes, node_rewrites) when found, the answer)
     _unique_keys: dict[int, tuple[tuple[int, int], bool]] = field(default_factory=dict)
 
@@ -357,6 +377,15 @@ class ClusterTensors:
         for k, v in pairs:
             row[k] = v
         return row
+
+    def _bound_label_row(self, labels: dict[str, str]) -> np.ndarray:
+        """pod_label_row kept per labels dict (a controller's replicas share theirs; value ids never change)."""
+        hit = self._label_rows.get(id(labels))
+        if hit is None or hit[0] is not labels:
+            if len(self._label_rows) >= _KEPT_POD_CLASSES:
+                self._label_rows.clear()
+            hit = self._label_rows[id(labels)] = (labels, self.pod_label_row(labels))
+        return hit[1]
 
     def request_vector(self, requests: dict[str, int]) -> np.ndarray:
         ids = self.resources.ids
@@ -654,7 +683,7 @@ class ClusterTensors:
         if b.count < len(self._bound_pods):
             new = self._bound_pods[b.count:]
             node_ids = self._flat_nodes()[b.count:]
-            rows = [self.pod_label_row(p.metadata.labels) for p in new]
+            rows = [self._bound_label_row(p.metadata.labels) for p in new]
             need = b.count + len(new)
             if need > len(b.node):
                 cap = max(need, 2 * len(b.node))
@@ -663,11 +692,14 @@ class ClusterTensors:
                 b.terminating = np.resize(b.terminating, cap)
                 b.removed = np.resize(b.removed, cap)
             width = len(self.pod_labels.keys)
-            labels = np.full((len(b.node), width), -1, np.int32)
-            labels[: b.count, : b.labels.shape[1]] = b.labels[: b.count]
+            if b.labels.shape != (len(b.node), width):       # more rows or label keys: a table made anew
+                labels = np.full((len(b.node), width), -1, np.int32)
+                labels[: b.count, : b.labels.shape[1]] = b.labels[: b.count]
+                b.labels = labels
+            else:                         # written in place, as the other columns (rows a cut-back log left)
+                b.labels[b.count:need] = -1
             for j, row in enumerate(rows):
-                labels[b.count + j, : len(row)] = row
-            b.labels = labels
+                b.labels[b.count + j, : len(row)] = row
             sl = slice(b.count, need)
             b.node[sl] = node_ids
             b.namespace[sl] = [self.namespaces.add(p.metadata.namespace or "default") for p in new]
