@@ -52,6 +52,21 @@ class VictimUnit:
         return [self.log[r] for r in self.rows.tolist()]
 
 
+_UNKNOWN = np.iinfo(np.int64).min      # a member's group priority not known (its group is not)
+
+
+@dataclass
+class _Layout:
+    """The victim units of a dry run, unit after unit (positions in GroupDryRun.units)."""
+    groups: list                 # the PodGroups in disruptionMode PodGroup, each one unit
+    unit_rows: np.ndarray        # (rows,) int64 every unit's binding-log rows, unit after unit, each in binding order
+    unit_start: np.ndarray       # (U + 1,) int64 where each unit's rows start in unit_rows
+    group: np.ndarray            # (U,) int64 the unit's index in groups, -1 for a single pod
+    is_group: np.ndarray         # (U,) bool upstream IsPodGroup (its pod belongs to a PodGroup, whatever the mode)
+    priority: np.ndarray         # (U,) int64 the group's priority, a member's group's, or the pod's
+    start: np.ndarray            # (U,) float64 earliest start of the unit's pods
+
+
 class GroupDryRun:
     """The victim units of the cluster and the group's cycle re-run without some of them."""
 
@@ -62,11 +77,13 @@ class GroupDryRun:
         self.nodes = nodes       # a topology domain's node ids (beyond v1.36): its units, the cycle inside it
         self._sub = None         # the cluster copy the re-runs use, without the pods in self._gone
         self._gone: dict[str, tuple[Pod, int]] = {}    # pod key -> (pod, node id) taken off self._sub
+        self._made: dict[int, VictimUnit] = {}         # position in self.units -> the unit, made when asked for
+        self._position: dict[int, int] = {}            # id(unit) -> its position in self.units
 
-    @property
+    @functools.cached_property
     def units(self) -> list[VictimUnit]:
         """Every bound pod in a unit, in binding order of each unit's first pod."""
-        return self._layout[0]
+        return [self._unit(i) for i in range(len(self._layout.priority))]
 
     @functools.cached_property
     def unschedulable(self) -> str:
@@ -87,7 +104,7 @@ class GroupDryRun:
             if all(gs is None or pod_group_priority(gs.group, sched.cluster.priority_classes) >= priority
                    for gs in groups):
                 return []
-        return [u for u in self.units if u.priority < priority]
+        return [self._unit(i) for i in np.flatnonzero(self._layout.priority < priority).tolist()]
 
     @functools.cached_property
     def _rows(self) -> np.ndarray:
@@ -106,25 +123,37 @@ class GroupDryRun:
         return np.flatnonzero(live)
 
     @functools.cached_property
-    def _layout(self) -> tuple[list[VictimUnit], np.ndarray, np.ndarray]:
-        """(units; their binding-log rows, unit after unit; (U + 1,) where each unit's rows start in them)."""
+    def _layout(self) -> "_Layout":
+        """Every unit's rows, priority and start, unit after unit; the VictimUnit objects are made when asked for
+        (_unit: most failed groups read only the units below their priority)."""
         sched = self.sched
         tensors, cluster = sched.cluster.tensors, sched.cluster
         bound = sched.preemption.rows
-        log = tensors.log()[0]
         rows = self._rows
         ref = bound.group_ref[rows]
-        # References to a PodGroup in disruptionMode PodGroup make one unit per group; every other pod its own.
+        # References to a PodGroup in disruptionMode PodGroup make one unit per group; every other pod its own, at
+        # its group's priority when it is a member of a known group in disruptionMode Pod (upstream
+        # newDomainForWorkloadPreemption; TestNewDomainForWorkloadPreemption "pods with pod group
+        # (DisruptionModePod)"), else at its own.
         groups: list = []
         at: dict[int, int] = {}                           # id(PodGroup) -> its index in groups
+        priority_of: dict[int, int] = {}                  # id(PodGroup) -> its priority
         by_ref = np.full(len(bound.group_ref_pods) + 1, -1, np.int64)
+        member_priority = np.full(len(bound.group_ref_pods) + 1, _UNKNOWN, np.int64)
         for r in np.unique(ref[ref >= 0]).tolist():
             gs = bound.group_state(r, sched.groups)
-            if gs is not None and gs.group.spec.disruption_mode == "PodGroup":
-                if id(gs.group) not in at:
-                    at[id(gs.group)] = len(groups)
-                    groups.append(gs.group)
-                by_ref[r] = at[id(gs.group)]
+            if gs is None:
+                continue
+            group = gs.group
+            if id(group) not in priority_of:
+                priority_of[id(group)] = pod_group_priority(group, cluster.priority_classes)
+            if group.spec.disruption_mode == "PodGroup":
+                if id(group) not in at:
+                    at[id(group)] = len(groups)
+                    groups.append(group)
+                by_ref[r] = at[id(group)]
+            else:
+                member_priority[r] = priority_of[id(group)]
         unit = by_ref[ref]
         unit = np.where(unit >= 0, unit, len(groups) + np.arange(len(rows)))
         order = np.argsort(unit, kind="stable")          # each unit's rows together, in binding order
@@ -146,44 +175,40 @@ class GroupDryRun:
         unit_rows = rows[np.repeat(firsts[final] - np.cumsum(np.append(0, lengths[final][:-1])), lengths[final])
                          + np.arange(int(lengths[final].sum()))]
         unit_start = np.concatenate([[0], np.cumsum(lengths[final])])
-        priorities = [pod_group_priority(g, cluster.priority_classes) for g in groups]
-        member_priority: dict[int, int | None] = {}       # a Pod-mode group's reference -> its priority (None: unknown)
-        units = []
-        for j in final.tolist():
-            u, first = int(unit[firsts[j]]), int(firsts[j])
-            seg = rows[first: first + int(lengths[j])]
-            if u < len(groups):
-                units.append(VictimUnit(groups[u], seg, log, priorities[u], True, float(earliest[j])))
-                continue
-            # A member of a PodGroup in disruptionMode Pod is its own unit at the group's priority (upstream
-            # newDomainForWorkloadPreemption; TestNewDomainForWorkloadPreemption "pods with pod group
-            # (DisruptionModePod)"); a pod outside any known group at its own.
-            r = int(ref[first])
-            if r >= 0 and r not in member_priority:
-                gs = bound.group_state(r, sched.groups)
-                member_priority[r] = (pod_group_priority(gs.group, cluster.priority_classes) if gs is not None
-                                      else None)
-            priority = member_priority.get(r) if r >= 0 else None
-            units.append(VictimUnit(log[int(seg[0])], seg, log,
-                                    int(bound.priority[seg[0]]) if priority is None else priority,
-                                    r >= 0, float(earliest[j])))
-        return units, unit_rows, unit_start
+        first = firsts[final]
+        group = unit[first]                               # < len(groups): the unit is that group
+        group = np.where(group < len(groups), group, -1)
+        member = member_priority[np.where(ref[first] >= 0, ref[first], len(member_priority) - 1)]
+        own = bound.priority[rows[first]].astype(np.int64)
+        group_priority = np.array([priority_of[id(g)] for g in groups] + [0], np.int64)[group]
+        priority = np.where(group >= 0, group_priority, np.where(member != _UNKNOWN, member, own))
+        return _Layout(groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0), priority,
+                       earliest[final])
 
-    @functools.cached_property
-    def _positions(self) -> dict[int, int]:
-        """id(unit) -> its position in self.units."""
-        return {id(u): i for i, u in enumerate(self.units)}
+    def _unit(self, i: int) -> VictimUnit:
+        """The unit at position i of self.units (made once)."""
+        hit = self._made.get(i)
+        if hit is None:
+            lay = self._layout
+            log = self.sched.cluster.tensors.log()[0]
+            seg = lay.unit_rows[lay.unit_start[i]: lay.unit_start[i + 1]]
+            g = int(lay.group[i])
+            hit = self._made[i] = VictimUnit(lay.groups[g] if g >= 0 else log[int(seg[0])], seg, log,
+                                             int(lay.priority[i]), bool(lay.is_group[i]), float(lay.start[i]))
+            self._position[id(hit)] = i
+        return hit
 
     def index(self, units: list[VictimUnit]) -> np.ndarray:
-        """(k,) int64 the positions of `units` in self.units (what schedules_without_at takes)."""
-        return np.array([self._positions[id(u)] for u in units], np.int64)
+        """(k,) int64 the positions of `units` (made by this dry run) in self.units (what schedules_without_at
+        takes)."""
+        return np.array([self._position[id(u)] for u in units], np.int64)
 
     def schedules_without_at(self, at: np.ndarray) -> str:
         """schedules_without for the units at positions `at` of self.units (the counting path reads them as a mask,
         so a reprieve loop's probes cost no Python per unit)."""
         if self._count is not None:
             return self._count.schedules_without_at(at)
-        return self.schedules_without([self.units[i] for i in np.asarray(at).tolist()])
+        return self.schedules_without([self._unit(i) for i in np.asarray(at).tolist()])
 
     def schedules_without(self, units: list[VictimUnit]) -> str:
         """"" when the group's cycle succeeds (minCount reached with at least one member placed) on the cluster
@@ -234,7 +259,7 @@ class GroupDryRun:
         sched.preemption.rows.sync(cluster, sched.start_of)
         load = nominations.load_for(members[0], cluster.priority(members[0]), cluster.tensors) if nominations \
             else None
-        _, unit_rows, unit_start = self._layout
+        unit_rows, unit_start = self._layout.unit_rows, self._layout.unit_start
         return MemberCount(cluster, p, len(members), max(gs.min_count - len(gs.bound), 1), load,
                            sched.preemption.rows.request, unit_rows, unit_start, self.unschedulable, self.nodes)
 
