@@ -58,6 +58,7 @@ _UNKNOWN = np.iinfo(np.int64).min      # a member's group priority not known (it
 @dataclass
 class _Layout:
     """The victim units of a dry run, unit after unit (positions in GroupDryRun.units)."""
+    log: list                    # the binding log's pods (rows index it)
     groups: list                 # the PodGroups in disruptionMode PodGroup, each one unit
     unit_rows: np.ndarray        # (rows,) int64 every unit's binding-log rows, unit after unit, each in binding order
     unit_start: np.ndarray       # (U + 1,) int64 where each unit's rows start in unit_rows
@@ -182,7 +183,7 @@ class GroupDryRun:
         own = bound.priority[rows[first]].astype(np.int64)
         group_priority = np.array([priority_of[id(g)] for g in groups] + [0], np.int64)[group]
         priority = np.where(group >= 0, group_priority, np.where(member != _UNKNOWN, member, own))
-        return _Layout(groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0), priority,
+        return _Layout(tensors.log()[0], groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0), priority,
                        earliest[final])
 
     def _unit(self, i: int) -> VictimUnit:
@@ -190,7 +191,7 @@ class GroupDryRun:
         hit = self._made.get(i)
         if hit is None:
             lay = self._layout
-            log = self.sched.cluster.tensors.log()[0]
+            log = lay.log
             seg = lay.unit_rows[lay.unit_start[i]: lay.unit_start[i + 1]]
             g = int(lay.group[i])
             hit = self._made[i] = VictimUnit(lay.groups[g] if g >= 0 else log[int(seg[0])], seg, log,
