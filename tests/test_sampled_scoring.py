@@ -420,13 +420,15 @@ def test_sampled_rounds_decide_as_pod_by_pod(cluster, profile, n_nodes, percenta
 
 @st.composite
 def _preferring_runs(draw):
-    """(nodes, pods, percentage): 100-400 nodes, each with its hostname and one of a few zones, and runs of 1-30
-    identical pods preferring or avoiding (weight 1-100) pods of their own app or another on the hostname (a copy
-    moves its own node's score alone: a lap's cycles share one PreScore) or the zone (it moves its zone's: cycle by
-    cycle)."""
+    """(nodes, pods, percentage): 100-400 nodes, each with its hostname and one of a few zones (some without), and
+    runs of 1-30 identical pods preferring or avoiding (weight 1-100) pods of their own app or another on the
+    hostname (a copy moves its own node's score alone: a lap's cycles share one PreScore) or the zone (it moves its
+    zone's: a lap's cycles scored one after another by the plugin's lap model), and some spreading themselves
+    (ScheduleAnyway) across the hostname or the zone."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     zones = draw(st.integers(1, 6))
-    nodes = [make_node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory="16Gi", labels={ZONE: f"z{rng.integers(zones)}"})
+    nodes = [make_node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory="16Gi",
+                       labels={ZONE: f"z{rng.integers(zones)}"} if rng.random() < 0.95 else {})
              for i in range(draw(st.integers(100, 400)))]
     templates = []
     for t in range(draw(st.integers(1, 3))):
@@ -435,8 +437,13 @@ def _preferring_runs(draw):
                 "label_selector": {"match_labels": {"app": str(rng.choice(["a", "b"]))}},
                 "topology_key": str(rng.choice([HOSTNAME, HOSTNAME, ZONE]))}}]}
             for kind in ("pod_affinity", "pod_anti_affinity") if rng.random() < 0.6}
-        templates.append(make_pod(f"t{t}", cpu=str(rng.choice(["250m", "1"])), memory="1Gi",
-                                  labels={"app": str(rng.choice(["a", "b"]))}, pod_affinity=terms or None))
+        app = str(rng.choice(["a", "b"]))
+        spread = [{"max_skew": int(rng.integers(1, 6)), "topology_key": str(rng.choice([HOSTNAME, ZONE, ZONE])),
+                   "when_unsatisfiable": "ScheduleAnyway",
+                   "label_selector": {"match_labels": {"app": app if rng.random() < 0.8 else "c"}}}
+                  for _ in range(int(rng.choice([0, 0, 1, 2])))]
+        templates.append(make_pod(f"t{t}", cpu=str(rng.choice(["250m", "1"])), memory="1Gi", labels={"app": app},
+                                  pod_affinity=terms or None, spread=spread))
     pods = []
     for _ in range(draw(st.integers(1, 6))):
         pods += _copies(templates[int(rng.integers(len(templates)))], int(rng.integers(1, 31)))
@@ -448,9 +455,10 @@ def _preferring_runs(draw):
 @settings(max_examples=40, deadline=None)
 @given(_preferring_runs())
 def test_sampled_laps_with_live_scores_decide_as_pod_by_pod(case):
-    """Runs with preferred pod (anti-)affinity, sampled on kept results with the Score live: the cycles of a lap
-    sharing one PreScore where copies move their own node's score alone (hostname terms) give the records and ring
-    index of one cycle at a time, and of full cycles."""
+    """Runs with preferred pod (anti-)affinity and ScheduleAnyway spreading, sampled on kept results with the Scores
+    live: the cycles of a lap sharing one PreScore where copies move their own node's score alone (hostname terms),
+    or scored one after another by the lap models (Plugin.sampled_lap) where they move their zone's, give the
+    records and ring index of one cycle at a time, and of full cycles."""
     nodes, pods, percentage = case
     profile = make_profile(percentage_of_nodes_to_score=percentage)
 

@@ -7,6 +7,8 @@ has no domain.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import bincount, divide
 from .status import MAX_NODE_SCORE, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -115,6 +117,29 @@ def interpod_affinity_normalize_rows(xp, raw):
     return minmax_scale(xp, raw, xp.min(raw, axis=-1, keepdims=True), xp.max(raw, axis=-1, keepdims=True))
 
 
-__all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
+class SampledAffinity:
+    """InterPodAffinity's Score of the sampled cycles of one lap of the ring, one after another from one state
+    (windows (B, k) int64, one cycle's feasible nodes per row, disjoint): scores(b) is a cycle's on windows[b] after
+    the copies so far (interpod_affinity_score at those rows, normalized over them); copy(node) adds a copy's
+    weights (`copy`: (key, weight) of the pod's terms and the copy's that select each other) to its node."""
+
+    def __init__(self, labels, n_values, by_key, copy, unique, windows):
+        self.per_node = {key: per_node.copy() for key, per_node in by_key}      # copies add to them
+        for key, _ in copy:
+            self.per_node.setdefault(key, np.zeros(labels.shape[0], np.int64))
+        self.labels, self.n_values, self.copy_weights, self.unique, self.windows = labels, n_values, copy, unique, \
+            windows
+
+    def scores(self, b: int):
+        raw = interpod_affinity_score(np, self.labels, self.n_values, tuple(self.per_node.items()), self.windows[b],
+                                      self.unique)
+        return interpod_affinity_normalize_rows(np, raw)
+
+    def copy(self, node: int) -> None:
+        for key, weight in self.copy_weights:
+            self.per_node[key][node] += weight
+
+
+__all__ = ["SampledAffinity", "AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
            "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_normalize_rows", "minmax_scale", "interpod_affinity_score",
            "matching_pods_per_node"]

@@ -110,34 +110,39 @@ def _go_round(xp, x):
 
 
 def pod_topology_spread_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
-                              require_all: bool = True, rows=None):
+                              require_all: bool = True, rows=None, dom_counts=None):
     """Raw (N,) int64 scores and the (N,) bool mask of ignored nodes (see ignored_nodes). require_all: False for
     pods spread by the system default constraints (upstream requireAllTopologies). rows: (k,) int64 node ids when
     they are the feasible nodes (a sampled cycle's; `feasible` then unread): the same values at those nodes alone,
-    (k,) each."""
+    (k,) each. dom_counts: as float_score's."""
     score, scored, ignored = float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok,
-                                         require_all, rows)
+                                         require_all, rows, dom_counts)
     return xp.where(scored, _go_round(xp, score), 0), ignored
 
 
 def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok, taints_ok, require_all: bool = True,
-                rows=None):
+                rows=None, dom_counts=None):
     """The float64 sum before rounding, the scored nodes and the ignored ones (at `rows` alone when given: the
-    feasible nodes; only the domains' pod counts read every node)."""
+    feasible nodes; only the domains' pod counts read every node). dom_counts: domain_counts' result when the caller
+    has it (then nothing reads every node)."""
     n = labels.shape[0]
+    own, k = (labels, n) if rows is None else (labels[rows], rows.shape[0])
     # Nodes scored (when feasible) and whose pods count: with every key required, those that have them all.
-    all_keys = has_all_keys(xp, labels, constraints, n) if require_all else xp.ones((n,), dtype=bool)
+    own_keys = has_all_keys(xp, own, constraints, k) if require_all else xp.ones((k,), dtype=bool)
     if rows is None:
-        own, k = labels, n
-        ignored = feasible & ~all_keys         # ignored_nodes, without a second pass over the labels
-        scored = feasible & all_keys
+        ignored = feasible & ~own_keys         # ignored_nodes, without a second pass over the labels
+        scored = feasible & own_keys
     else:
-        own, k = labels[rows], rows.shape[0]
-        scored = all_keys[rows]
+        scored = own_keys
         ignored = ~scored
+    if dom_counts is None:
+        all_keys = own_keys if rows is None else \
+            has_all_keys(xp, labels, constraints, n) if require_all else xp.ones((n,), dtype=bool)
+        dom_counts = domain_counts(xp, n_values, counts, constraints,
+                                   counted_domains(xp, labels, n_values, constraints, all_keys, affinity_ok, taints_ok))
     score = xp.zeros((k,), dtype=xp.float64)
     logs = xp.asarray(log_table(n + 3))     # log(size + 2) for size in [0, n], the same bits on every backend
-    for c, count in zip(constraints, counts):
+    for c, count, dom_count in zip(constraints, counts, dom_counts):
         dom = _domains(xp, own, c, k)
         has_key = dom >= 0
         if c.is_hostname:
@@ -145,23 +150,73 @@ def float_score(xp, labels, n_values, counts, constraints, feasible, affinity_ok
             cnt = count if rows is None else count[rows]
         else:
             nv = n_values[c.key] if c.key >= 0 else 0
-            # A node without the key is in the domain "": the value's own id, or one more slot when no node has
-            # that value. Such nodes are scored or counted only when not every key is required.
-            missing = c.empty_value if c.empty_value >= 0 else nv
-            value = xp.where(has_key, dom, missing)
+            value = xp.where(has_key, dom, _missing(c, n_values))
             # Domains of scored nodes; their pod counts come from every node passing the inclusion policies.
             present = bincount(xp, xp.where(scored, value, -1), xp.ones_like(value), nv + 1) > 0
             size = xp.sum(present)
-            if rows is None:
-                every = value
-            else:
-                every = _domains(xp, labels, c, n)
-                every = xp.where(every >= 0, every, missing)
-            counted = all_keys & _inclusion(xp, c, affinity_ok, taints_ok)
-            dom_count = bincount(xp, xp.where(counted, every, -1), count, nv + 1)
             cnt = xp.where(has_key, dom_count[value], 0)
         score = score + _term(xp, cnt, logs[size + 2], has_key, c.max_skew)
     return score, scored, ignored
+
+
+def _missing(c: Constraint, n_values) -> int:
+    """The domain of a node without the constraint's key: the value id of "", or one more slot when no node has
+    that value. Such nodes are scored or counted only when not every key is required."""
+    return c.empty_value if c.empty_value >= 0 else (n_values[c.key] if c.key >= 0 else 0)
+
+
+def counted_domains(xp, labels, n_values, constraints, all_keys, affinity_ok, taints_ok) -> list:
+    """Per constraint, each node's domain where its pods count (it has every required key, all_keys, and passes
+    the inclusion policies), -1 elsewhere ((N,) each); None for a hostname constraint (counted per node)."""
+    n = labels.shape[0]
+    out = []
+    for c in constraints:
+        if c.is_hostname:
+            out.append(None)
+            continue
+        every = _domains(xp, labels, c, n)
+        every = xp.where(every >= 0, every, _missing(c, n_values))
+        out.append(xp.where(all_keys & _inclusion(xp, c, affinity_ok, taints_ok), every, -1))
+    return out
+
+
+def domain_counts(xp, n_values, counts, constraints, domains) -> list:
+    """Per constraint, the matching pods of each domain ((V + 1,) int64: counts summed over counted_domains'
+    `domains`), None for a hostname constraint."""
+    return [None if d is None else bincount(xp, d, count, (n_values[c.key] if c.key >= 0 else 0) + 1)
+            for c, count, d in zip(constraints, counts, domains)]
+
+
+class SampledSpread:
+    """PodTopologySpread's Score of the sampled cycles of one lap of the ring, one after another from one state:
+    `windows` ((B, k) int64) holds one cycle's feasible nodes per row, disjoint, and a copy lands on a node of an
+    earlier window, so the hostname counts at later windows stay and only the domains' pod counts move. scores(b)
+    is what a cycle on windows[b] after the copies so far scores (pod_topology_spread_score at those rows,
+    normalized over them); copy(node) counts a copy placed on `node` where the constraint's selector selects it
+    (not for an empty selector: countPodsMatchSelector) and the node's pods count."""
+
+    def __init__(self, labels, n_values, counts, constraints, affinity_ok, taints_ok, require_all: bool,
+                 windows: np.ndarray):
+        n = labels.shape[0]
+        all_keys = has_all_keys(np, labels, constraints, n) if require_all else np.ones(n, bool)
+        domains = counted_domains(np, labels, n_values, constraints, all_keys, affinity_ok, taints_ok)
+        self.dom_counts = domain_counts(np, n_values, counts, constraints, domains)
+        self.adds = [(dom_count, d) for c, dom_count, d in zip(constraints, self.dom_counts, domains)
+                     if d is not None and c.selector and c.self_match]
+        self.args = (labels, n_values, counts, constraints, affinity_ok, taints_ok, require_all)
+        self.windows = windows
+
+    def scores(self, b: int) -> np.ndarray:
+        labels, n_values, counts, constraints, affinity_ok, taints_ok, require_all = self.args
+        rows = self.windows[b]
+        raw, ignored = pod_topology_spread_score(np, labels, n_values, counts, constraints, None, affinity_ok,
+                                                 taints_ok, require_all, rows, self.dom_counts)
+        return pod_topology_spread_normalize(np, raw, np.ones(len(rows), bool), ignored)
+
+    def copy(self, node: int) -> None:
+        for dom_count, domains in self.adds:
+            if domains[node] >= 0:
+                dom_count[domains[node]] += 1
 
 
 def _term(xp, cnt, weight, has_key, max_skew: int):

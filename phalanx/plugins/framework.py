@@ -414,6 +414,15 @@ class Plugin:
             return out
         return self.normalize(xp, self.score(xp, state, tensors, feasible, cache), feasible, state, tensors)[rows]
 
+    def sampled_lap(self, state, tensors, windows, cache=None):
+        """For a Score that reads bound pods, of a shape whose copies move nothing pod by pod (cycle.batchable or
+        domain_batchable): the sampled cycles of one lap of the ring (`windows`, (B, k) int64 node ids, one cycle's
+        nodes per row, disjoint) scored one after another from this one state. An object whose scores(b) gives
+        cycle b's normalized scores ((k,) int64) after the copies so far, as sampled_scores on windows[b] would
+        after a fresh PreScore, and whose copy(node) counts a copy placed on a node of an earlier window; None when
+        the plugin has none (the cycles then go one at a time)."""
+        return None
+
     def copies_move_own_node(self, state, tensors) -> bool:
         """For a Score that reads bound pods (run afresh in every sampled cycle): whether a placed copy of the pod
         moves the raw score of no node but its own (each topology domain it adds to holds one node), so that sampled

@@ -412,6 +412,11 @@ class InterPodAffinity(Plugin):
     def normalize(self, xp, raw, feasible, state, tensors):
         return kernel.interpod_affinity_normalize(xp, raw, feasible)
 
+    def sampled_lap(self, state, tensors, windows, cache=None):
+        unique = tuple(key for key, _ in (*state.by_key, *state.copy) if key >= 0 and tensors.unique_label_values(key))
+        return kernel.SampledAffinity(tensors.nodes.labels, _n_values(tensors), state.by_key, state.copy, unique,
+                                      windows)
+
     def copies_move_own_node(self, state, tensors):
         # A copy adds its weights to its own domains of the keys in state.copy.
         return all(tensors.unique_label_values(key) for key, _ in state.copy)

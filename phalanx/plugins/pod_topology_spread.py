@@ -255,6 +255,13 @@ class PodTopologySpread(Plugin):
                                                         affinity_ok, taints_ok, state.require_all, rows)
         return kernel.pod_topology_spread_normalize(xp, raw, xp.ones(raw.shape, dtype=bool), ignored)
 
+    def sampled_lap(self, state, tensors, windows, cache=None):
+        nodes = tensors.nodes
+        affinity_ok, taints_ok = _inclusion(np, state, nodes)
+        counts, n_values = _counts(np, state, tensors, cache)
+        return kernel.SampledSpread(nodes.labels, n_values, counts, state.constraints, affinity_ok, taints_ok,
+                                    state.require_all, windows)
+
     def filter_behaviour(self, state):
         return PER_POD
 

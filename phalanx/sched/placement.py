@@ -362,12 +362,18 @@ class Placer:
                 states = self.kept.live_states(kept, self.cluster, self.framework)
                 if states is None:
                     return pods[i:]
-            laps = self.sampled_laps and (kept.rounds or kept.copies_local and all(
-                plugin.copies_move_own_node(state, kept.tensors) for plugin, state, _ in states))
+            laps = self.sampled_laps and (kept.rounds or kept.copies_local)
             windows, visited = sampled_windows(ids, n, self.next_start, wanted, len(pods) - i if laps else 1)
-            live = None if states is None else self.kept.sampled_live(kept, states, windows, self.caches)
+            nodes = None
+            if len(windows) > 1 and states and not all(plugin.copies_move_own_node(state, kept.tensors)
+                                                       for plugin, state, _ in states):
+                nodes = self._lap_picks(kept, states, windows, rank)
+                if nodes is None:           # a live Score has no lap model: one cycle
+                    windows, visited = sampled_windows(ids, n, self.next_start, wanted, 1)
+            if nodes is None:
+                live = None if states is None else self.kept.sampled_live(kept, states, windows, self.caches)
+                nodes = kept.sampled_best(windows, rank, live)
             self.next_start = (self.next_start + visited) % n
-            nodes = kept.sampled_best(windows, rank, live)
             if len(nodes) == 1:
                 self._place_one_kept(kept, int(nodes[0]), pods[i], out)
             else:
@@ -417,6 +423,23 @@ class Placer:
             if len(more):
                 s.total[more] = copy_totals(np, s.scoring, tensors, more, s.fixed_total[more], 1)[:, 0]
         return []
+
+    def _lap_picks(self, kept, states: list, windows: np.ndarray, rank: np.ndarray) -> np.ndarray | None:
+        """The picks of a lap's sampled cycles ((B,) int64, one per row of `windows`) on kept results whose live
+        Scores move other nodes with each copy (a Deployment's spreading across zones): one after another, each
+        live Score's lap model (Plugin.sampled_lap) scoring a cycle after the copies before it; None when a live
+        Score has none."""
+        laps = [(plugin.sampled_lap(state, kept.tensors, windows, self.caches.setdefault(plugin.name, {})), weight)
+                for plugin, state, weight in states]
+        if any(lap is None for lap, _ in laps):
+            return None
+        nodes = np.zeros(len(windows), np.int64)
+        for b in range(len(windows)):
+            live = sum(weight * lap.scores(b) for lap, weight in laps)
+            nodes[b] = kept.sampled_best(windows[b:b + 1], rank, live[None, :])[0]
+            for lap, _ in laps:
+                lap.copy(int(nodes[b]))
+        return nodes
 
     def _place_one_kept(self, kept, node: int, pod: Pod, out: RunOutcome) -> None:
         """One pod's cycle on kept results that chose `node`: its Score plugins' picks, load and Reserve."""
