@@ -140,6 +140,7 @@ class SampledAffinity:
             self.per_node[key][node] += weight
 
 
-__all__ = ["SampledAffinity", "AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "domain_totals", "feasible_range",
-           "interpod_affinity_filter", "interpod_affinity_normalize", "interpod_affinity_normalize_rows", "minmax_scale", "interpod_affinity_score",
+__all__ = ["AFFINITY_BIT", "ANTI_AFFINITY_BIT", "EXISTING_ANTI_AFFINITY_BIT", "SampledAffinity", "domain_totals",
+           "feasible_range", "interpod_affinity_filter", "interpod_affinity_normalize",
+           "interpod_affinity_normalize_rows", "minmax_scale", "interpod_affinity_score",
            "matching_pods_per_node"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import dataclasses
 
@@ -29,6 +29,8 @@ from ..plugins.taint_toleration import untolerated_hard
 from .claims import ClaimBook
 from .gpushare import GpuBook
 
+if TYPE_CHECKING:
+    from .shapes import PodShape
 
 
 @dataclass(frozen=True)
@@ -407,7 +409,7 @@ class Cluster:
             ns = self.namespaces[name] = Namespace.implicit(name)
         return ns
 
-    def grow_vocabularies(self, pods: Iterable[tuple[Pod, "PodShape"]]) -> None:
+    def grow_vocabularies(self, pods: Iterable[tuple[Pod, PodShape]]) -> None:
         """Columns the (pod, its shape) may need (resources, host ports, label pairs, namespaces), added to this
         cluster's tables first, so that copies (`restricted`, which share the vocabularies) never add any."""
         tensors = self.tensors

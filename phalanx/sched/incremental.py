@@ -82,8 +82,8 @@ class ShapeScores:
                                   # cycle, from a fresh PreScore, and added to `total` in `key`
     rounds: bool = False          # copies of the pod may be placed in batch rounds (cycle.batchable, nothing live)
     copies_local: bool = False    # no plugin moves pod by pod as copies are placed (cycle.batchable or
-                                  # domain_batchable): with live Scores that each move their own node alone
-                                  # (Plugin.copies_move_own_node), a lap's sampled cycles share one PreScore
+                                  # domain_batchable): a lap's sampled cycles share one PreScore of the live
+                                  # Scores (Placer._place_kept_sampled)
     codes: dict = dataclasses.field(default_factory=dict)       # Filter plugin -> (N,) int8 its codes now
     payloads: dict = dataclasses.field(default_factory=dict)    # Filter plugin -> (N,) int64 its reason payloads now
     failure: Evaluation | None = None   # evaluation() until the Filter results change: pods failing in a row share

@@ -343,9 +343,11 @@ class Placer:
         visit no node an earlier one of them took: when copies change nothing but their own node's row
         (ShapeScores.rounds), their picks are made from the kept results as they stand and placed at once. Scores
         that read bound pods (live: PodTopologySpread, InterPodAffinity) are run for each cycle on its own nodes
-        (ShapeCache.sampled_live), from one PreScore for the whole lap when a copy moves their score on its own
-        node alone (ShapeScores.copies_local, Plugin.copies_move_own_node: per-node topology keys). Returns the pods left for the per-pod path: all of them when the shape cannot be
-        kept now or has a PreFilterResult; those after a pod nominated by preemption."""
+        (ShapeCache.sampled_live) from one PreScore for the whole lap when nothing moves pod by pod
+        (ShapeScores.copies_local): with the same scores when a copy moves their score on its own node alone
+        (Plugin.copies_move_own_node: per-node topology keys), else cycle after cycle by their lap models
+        (_lap_picks). Returns the pods left for the per-pod path: all of them when the shape cannot be kept now or
+        has a PreFilterResult; those after a pod nominated by preemption."""
         n = self.cluster.tensors.nodes.size
         wanted = self.nodes_to_find(n)
         i = 0

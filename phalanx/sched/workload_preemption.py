@@ -183,8 +183,8 @@ class GroupDryRun:
         own = bound.priority[rows[first]].astype(np.int64)
         group_priority = np.array([priority_of[id(g)] for g in groups] + [0], np.int64)[group]
         priority = np.where(group >= 0, group_priority, np.where(member != _UNKNOWN, member, own))
-        return _Layout(tensors.log()[0], groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0), priority,
-                       earliest[final])
+        return _Layout(tensors.log()[0], groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0),
+                       priority, earliest[final])
 
     def _unit(self, i: int) -> VictimUnit:
         """The unit at position i of self.units (made once)."""
