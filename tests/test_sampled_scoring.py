@@ -203,6 +203,19 @@ def _copies(pod, count: int) -> list:
             for i in range(count)]
 
 
+def _check_laps(nodes, bound, classes, profile, pending) -> None:
+    """The records and ring index of scheduling `pending` on the nodes holding `bound` are the same with sampled
+    laps (Placer.sampled_laps) as one cycle at a time, and as without kept shapes."""
+    def run(laps: bool, incremental: bool = True):
+        state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
+        scheduler = Scheduler(state, profile, incremental=incremental)
+        scheduler.placer.sampled_laps = laps
+        records = scheduler.add_pods(pending) + scheduler.step(0.0)
+        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
+
+    assert run(True) == run(False) == run(False, incremental=False)
+
+
 @settings(max_examples=40, deadline=None)
 @given(clusters(max_nodes=6, max_pods=6), profiles(), st.integers(100, 400), st.sampled_from([0, 5, 10, 30, 50]),
        st.lists(st.integers(1, 40), min_size=1, max_size=3))
@@ -216,15 +229,7 @@ def test_sampled_laps_decide_as_pod_by_pod(cluster, profile, n_nodes, percentage
     bound = [p for p in pods if p.spec.node_name]
     pending = [copy for p, count in zip([p for p in pods if not p.spec.node_name], run_lengths)
                for copy in _copies(p, count)]
-
-    def run(laps: bool, incremental: bool = True):
-        state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
-        scheduler = Scheduler(state, profile, incremental=incremental)
-        scheduler.placer.sampled_laps = laps
-        records = scheduler.add_pods(pending) + scheduler.step(0.0)
-        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
-
-    assert run(True) == run(False) == run(False, incremental=False)
+    _check_laps(nodes, bound, classes, profile, pending)
 
 
 def _scheduled_with_placements(scheduler) -> tuple:
@@ -407,15 +412,7 @@ def test_sampled_rounds_decide_as_pod_by_pod(cluster, profile, n_nodes, percenta
     bound = [p for p in pods if p.spec.node_name]
     pending = [copy for p, count, key in zip([p for p in pods if not p.spec.node_name], run_lengths, keys)
                for copy in _copies(_with_anti_affinity(p, key), count)]
-
-    def run(laps: bool, incremental: bool = True):
-        state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
-        scheduler = Scheduler(state, profile, incremental=incremental)
-        scheduler.placer.sampled_laps = laps
-        records = scheduler.add_pods(pending) + scheduler.step(0.0)
-        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
-
-    assert run(True) == run(False) == run(False, incremental=False)
+    _check_laps(nodes, bound, classes, profile, pending)
 
 
 @st.composite
@@ -461,12 +458,4 @@ def test_sampled_laps_with_live_scores_decide_as_pod_by_pod(case):
     records and ring index of one cycle at a time, and of full cycles."""
     nodes, pods, percentage = case
     profile = make_profile(percentage_of_nodes_to_score=percentage)
-
-    def run(laps: bool, incremental: bool = True):
-        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
-        scheduler = Scheduler(cluster, profile, incremental=incremental)
-        scheduler.placer.sampled_laps = laps
-        records = scheduler.add_pods(pods) + scheduler.step(0.0)
-        return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
-
-    assert run(True) == run(False) == run(False, incremental=False)
+    _check_laps(nodes, [], [], profile, pods)
