@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_models import Pod
+from ..cluster_models import Pod, pod_group_priority
 from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
 from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -56,6 +56,8 @@ class BoundRows:
         # Each reference's PodGroup state (None: no group, or not one), while Groups.version stays `resolved_at`.
         self.resolved: dict[int, object] = {}
         self.resolved_at = -1
+        self._groups: tuple | None = None          # group_table's answer, for
+        self._groups_at = (-1, 0)                  # (Groups.version, references) when made
 
     def started(self, cluster, keys: list[str], t: float) -> None:
         """Pods (by key) the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods
@@ -111,6 +113,28 @@ class BoundRows:
         if ref not in self.resolved:
             self.resolved[ref] = groups.group_of(self.group_ref_pods[ref])[0]
         return self.resolved[ref]
+
+    def group_table(self, groups, priority_classes) -> tuple[np.ndarray, list, np.ndarray, np.ndarray]:
+        """Every reference's PodGroup as arrays: ((refs + 1,) int64 its index in the PodGroups list, -1 for none,
+        the last slot -1 (what reference -1 reads); the PodGroups; (G + 1,) bool in disruptionMode PodGroup; (G + 1,)
+        int64 their priorities; each with a last slot False / 0 that index -1 reads). Kept while Groups.version
+        stays and no reference is new."""
+        at = (groups.version, len(self.group_ref_pods))
+        if self._groups_at != at:
+            index, distinct, seen = [], [], {}
+            for r in range(len(self.group_ref_pods)):
+                gs = self.group_state(r, groups)
+                if gs is None:
+                    index.append(-1)
+                    continue
+                if id(gs.group) not in seen:
+                    seen[id(gs.group)] = len(distinct)
+                    distinct.append(gs.group)
+                index.append(seen[id(gs.group)])
+            whole = np.array([g.spec.disruption_mode == "PodGroup" for g in distinct] + [False], bool)
+            priority = np.array([pod_group_priority(g, priority_classes) for g in distinct] + [0], np.int64)
+            self._groups, self._groups_at = (np.array(index + [-1], np.int64), distinct, whole, priority), at
+        return self._groups
 
     def _group_ref(self, pod: Pod) -> int:
         """The id of the PodGroup reference of a pod that carries one."""

@@ -52,9 +52,6 @@ class VictimUnit:
         return [self.log[r] for r in self.rows.tolist()]
 
 
-_UNKNOWN = np.iinfo(np.int64).min      # a member's group priority not known (its group is not)
-
-
 @dataclass
 class _Layout:
     """The victim units of a dry run, unit after unit (positions in GroupDryRun.units)."""
@@ -136,29 +133,11 @@ class GroupDryRun:
         # its group's priority when it is a member of a known group in disruptionMode Pod (upstream
         # newDomainForWorkloadPreemption; TestNewDomainForWorkloadPreemption "pods with pod group
         # (DisruptionModePod)"), else at its own.
-        groups: list = []
-        at: dict[int, int] = {}                           # id(PodGroup) -> its index in groups
-        priority_of: dict[int, int] = {}                  # id(PodGroup) -> its priority
-        by_ref = np.full(len(bound.group_ref_pods) + 1, -1, np.int64)
-        member_priority = np.full(len(bound.group_ref_pods) + 1, _UNKNOWN, np.int64)
-        for r in np.unique(ref[ref >= 0]).tolist():
-            gs = bound.group_state(r, sched.groups)
-            if gs is None:
-                continue
-            group = gs.group
-            if id(group) not in priority_of:
-                priority_of[id(group)] = pod_group_priority(group, cluster.priority_classes)
-            if group.spec.disruption_mode == "PodGroup":
-                if id(group) not in at:
-                    at[id(group)] = len(groups)
-                    groups.append(group)
-                by_ref[r] = at[id(group)]
-            else:
-                member_priority[r] = priority_of[id(group)]
-        unit = by_ref[ref]
-        unit = np.where(unit >= 0, unit, len(groups) + np.arange(len(rows)))
+        index, groups, whole, group_priority = bound.group_table(sched.groups, cluster.priority_classes)
+        of = index[ref]                                   # each row's PodGroup (-1: none)
+        unit = np.where(whole[of], of, len(groups) + np.arange(len(rows)))
         order = np.argsort(unit, kind="stable")          # each unit's rows together, in binding order
-        rows, unit, ref = rows[order], unit[order], ref[order]
+        rows, unit, ref, of = rows[order], unit[order], ref[order], of[order]
         firsts = np.flatnonzero(np.concatenate([[True], unit[1:] != unit[:-1]])) if len(unit) else \
             np.zeros(0, np.int64)
         lengths = np.diff(np.append(firsts, len(rows)))
@@ -177,12 +156,9 @@ class GroupDryRun:
                          + np.arange(int(lengths[final].sum()))]
         unit_start = np.concatenate([[0], np.cumsum(lengths[final])])
         first = firsts[final]
-        group = unit[first]                               # < len(groups): the unit is that group
-        group = np.where(group < len(groups), group, -1)
-        member = member_priority[np.where(ref[first] >= 0, ref[first], len(member_priority) - 1)]
+        group = np.where(unit[first] < len(groups), unit[first], -1)     # the unit is that PodGroup
         own = bound.priority[rows[first]].astype(np.int64)
-        group_priority = np.array([priority_of[id(g)] for g in groups] + [0], np.int64)[group]
-        priority = np.where(group >= 0, group_priority, np.where(member != _UNKNOWN, member, own))
+        priority = np.where(of[first] >= 0, group_priority[of[first]], own)
         return _Layout(tensors.log()[0], groups, unit_rows, unit_start, group, (group >= 0) | (ref[first] >= 0),
                        priority, earliest[final])
 
