@@ -56,8 +56,13 @@ class BoundRows:
         # Each reference's PodGroup state (None: no group, or not one), while Groups.version stays `resolved_at`.
         self.resolved: dict[int, object] = {}
         self.resolved_at = -1
-        self._groups: tuple | None = None          # group_table's answer, for
-        self._groups_at = (-1, 0)                  # (Groups.version, references) when made
+        self._groups: tuple | None = None          # group_table's answer, made at Groups.version _groups_at over
+        self._groups_at = -1                       # the references then known
+        self._group_index: list[int] = []          # per reference, its PodGroup's index in _group_list (-1: none)
+        self._group_list: list = []                # the PodGroups references resolve to, in order of first seen
+        self._group_ids: dict[int, int] = {}       # id(PodGroup) -> its index in _group_list
+        self._group_modes: list[bool] = []         # per PodGroup of _group_list: in disruptionMode PodGroup
+        self._group_priorities: list[int] = []     # per PodGroup of _group_list: its priority
 
     def started(self, cluster, keys: list[str], t: float) -> None:
         """Pods (by key) the scheduler bound at `t`: rows synced while they were only placed (a run's earlier pods
@@ -117,23 +122,28 @@ class BoundRows:
     def group_table(self, groups, priority_classes) -> tuple[np.ndarray, list, np.ndarray, np.ndarray]:
         """Every reference's PodGroup as arrays: ((refs + 1,) int64 its index in the PodGroups list, -1 for none,
         the last slot -1 (what reference -1 reads); the PodGroups; (G + 1,) bool in disruptionMode PodGroup; (G + 1,)
-        int64 their priorities; each with a last slot False / 0 that index -1 reads). Kept while Groups.version
-        stays and no reference is new."""
-        at = (groups.version, len(self.group_ref_pods))
-        if self._groups_at != at:
-            index, distinct, seen = [], [], {}
-            for r in range(len(self.group_ref_pods)):
-                gs = self.group_state(r, groups)
-                if gs is None:
-                    index.append(-1)
-                    continue
-                if id(gs.group) not in seen:
-                    seen[id(gs.group)] = len(distinct)
-                    distinct.append(gs.group)
-                index.append(seen[id(gs.group)])
-            whole = np.array([g.spec.disruption_mode == "PodGroup" for g in distinct] + [False], bool)
-            priority = np.array([pod_group_priority(g, priority_classes) for g in distinct] + [0], np.int64)
-            self._groups, self._groups_at = (np.array(index + [-1], np.int64), distinct, whole, priority), at
+        int64 their priorities; each with a last slot False / 0 that index -1 reads). Made again when Groups.version
+        moves; references new since are added."""
+        if self._groups_at != groups.version:
+            self._groups_at, self._groups = groups.version, None
+            self._group_index, self._group_list, self._group_ids = [], [], {}
+            self._group_modes, self._group_priorities = [], []
+        index, distinct, ids = self._group_index, self._group_list, self._group_ids
+        if self._groups is not None and len(index) == len(self.group_ref_pods):
+            return self._groups
+        for r in range(len(index), len(self.group_ref_pods)):
+            gs = self.group_state(r, groups)
+            if gs is None:
+                index.append(-1)
+                continue
+            if id(gs.group) not in ids:
+                ids[id(gs.group)] = len(distinct)
+                distinct.append(gs.group)
+                self._group_modes.append(gs.group.spec.disruption_mode == "PodGroup")
+                self._group_priorities.append(pod_group_priority(gs.group, priority_classes))
+            index.append(ids[id(gs.group)])
+        self._groups = (np.array(index + [-1], np.int64), distinct, np.array(self._group_modes + [False], bool),
+                        np.array(self._group_priorities + [0], np.int64))
         return self._groups
 
     def _group_ref(self, pod: Pod) -> int:
