@@ -19,7 +19,7 @@ from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_e
 from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, sampled_windows, select_best, selection_key
 from .cluster import Cluster
-from ..plugins.framework import DOMAIN, with_post_filter
+from ..plugins.framework import DOMAIN, PER_POD, with_post_filter
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
                     fixed_scores, load_keys, prepare, remembered_copies, row_view, run_filters, run_scores,
                     sampled_totals)
@@ -102,6 +102,14 @@ class RunOutcome:
             last.pods.extend(pods)
         else:
             self.failures.append(RunFailure(list(pods), message, rejectors))
+
+
+def _skips_hold(kept, states: list | None) -> bool:
+    """Whether the live Scores whose PreScore skips the pod now (the pods they read left since the shape was kept)
+    stay skipped while copies of it are placed (Plugin.skip_behaviour), so a lap's cycles may share one state."""
+    running = {plugin for plugin, _, _ in states or ()}
+    return all(plugin.skip_behaviour(kept.prepared.pod, "preScore") != PER_POD
+               for plugin, _ in kept.live if plugin not in running)
 
 
 def rejectors(ev: Evaluation) -> frozenset:
@@ -364,7 +372,7 @@ class Placer:
                 states = self.kept.live_states(kept, self.cluster, self.framework)
                 if states is None:
                     return pods[i:]
-            laps = self.sampled_laps and (kept.rounds or kept.copies_local)
+            laps = self.sampled_laps and (kept.rounds or kept.copies_local and _skips_hold(kept, states))
             windows, visited = sampled_windows(ids, n, self.next_start, wanted, len(pods) - i if laps else 1)
             nodes = None
             if len(windows) > 1 and states and not all(plugin.copies_move_own_node(state, kept.tensors)
