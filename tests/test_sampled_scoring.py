@@ -462,13 +462,15 @@ def test_sampled_laps_with_live_scores_decide_as_pod_by_pod(case):
 
 
 def test_sampled_laps_after_the_pods_a_live_score_read_left():
-    # Pods preferring their own app across the zone (InterPodAffinity live, a copy moving its zone's scores) after
-    # the pods they preferred were deleted: the Score skips the next pod, its copies make it run again (so no lap
-    # may share a state in which it is skipped), and then each lap's cycles are scored one after another by the lap
-    # model. 400 nodes in two zones (alternating), 25%: the same records and ring index with laps as without.
+    # Pods preferring their own app across the zone (InterPodAffinity live, a copy moving its zone's scores), kept
+    # from a first run of two, after the pods they preferred were deleted: the kept shape's live Score skips the next
+    # pod (the lap then holds one cycle: its copies make the Score run again) and is scored lap by lap by its lap
+    # model afterwards. 400 nodes in two zones (alternating, every 100th unschedulable), 25%: the same records and
+    # ring index with laps as without.
     term = {"weight": 100, "pod_affinity_term": {"label_selector": {"match_labels": {"app": "a"}},
                                                  "topology_key": ZONE}}
-    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", labels={ZONE: f"z{i % 2}"}) for i in range(400)]
+    nodes = [make_node(f"n{i}", cpu="8", memory="16Gi", labels={ZONE: f"z{i % 2}"}, unschedulable=i % 100 == 99)
+             for i in range(400)]
     template = make_pod("p", cpu="1", memory="1Gi", labels={"app": "a"}, pod_affinity={
         "pod_affinity": {"preferred_during_scheduling_ignored_during_execution": [term]}})
     seed = make_pod("seed", cpu="1", memory="1Gi", labels={"app": "a"}, node_name="n0")
@@ -477,9 +479,9 @@ def test_sampled_laps_after_the_pods_a_live_score_read_left():
         cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[seed], priority_classes=[], warnings=[]))
         scheduler = Scheduler(cluster, make_profile(percentage_of_nodes_to_score=25))
         scheduler.placer.sampled_laps = laps
-        first, rest = _copies(template, 7)[:1], _copies(template, 7)[1:]
+        first, rest = _copies(template, 8)[:2], _copies(template, 8)[2:]
         records = scheduler.add_pods(first) + scheduler.step(0.0)
-        records += scheduler.delete_pods(["default/seed", "default/p-0"])
+        records += scheduler.delete_pods(["default/seed", "default/p-0", "default/p-1"])
         records += scheduler.add_pods(rest) + scheduler.step(1.0)
         return [(r.kind, r.object, r.node, r.message) for r in records], scheduler.next_start
 

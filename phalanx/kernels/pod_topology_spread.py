@@ -277,19 +277,19 @@ class SpreadScores(RawModel):
         self.scored = all_keys[rows]
         self.logs = log_table(n + 3)
         self.parts: list[_Part] = []
-        for c, count in zip(constraints, counts):
+        domains = counted_domains(np, labels, n_values, constraints, all_keys, affinity_ok, taints_ok)
+        dom_counts = domain_counts(np, n_values, counts, constraints, domains)
+        for c, count, counted, dom_count in zip(constraints, counts, domains, dom_counts):
             has_key = _domains(np, labels, c, n) >= 0
             part = _Part(c, has_key[rows], bool(c.selector) and bool(c.self_match), 0, np.zeros(len(rows)))
             if c.is_hostname:
                 part.count, part.size = np.asarray(count, np.int64)[rows].copy(), int(scored.sum())
             else:
                 nv = n_values[c.key] if c.key >= 0 else 0
-                value = np.where(has_key, _domains(np, labels, c, n), c.empty_value if c.empty_value >= 0 else nv)
-                counted = all_keys & _inclusion(np, c, affinity_ok, taints_ok)
-                part.value, part.counted = value[rows].astype(np.int64), counted[rows]
+                value = np.where(has_key, _domains(np, labels, c, n), _missing(c, n_values))
+                part.value, part.counted = value[rows].astype(np.int64), counted[rows] >= 0
                 part.present = np.bincount(value[scored], minlength=nv + 1)
-                part.dom_count = np.bincount(value[counted], weights=np.asarray(count)[counted],
-                                             minlength=nv + 1).astype(np.int64)
+                part.dom_count = dom_count
                 part.size = int((part.present > 0).sum())
                 part.order = np.argsort(part.value, kind="stable")
                 part.start = np.searchsorted(part.value[part.order], np.arange(nv + 2))

@@ -413,9 +413,8 @@ class InterPodAffinity(Plugin):
         return kernel.interpod_affinity_normalize(xp, raw, feasible)
 
     def sampled_lap(self, state, tensors, windows, cache=None):
-        unique = tuple(key for key, _ in (*state.by_key, *state.copy) if key >= 0 and tensors.unique_label_values(key))
-        return kernel.SampledAffinity(tensors.nodes.labels, _n_values(tensors), state.by_key, state.copy, unique,
-                                      windows)
+        return kernel.SampledAffinity(tensors.nodes.labels, _n_values(tensors), state.by_key, state.copy,
+                                      _per_node_keys((*state.by_key, *state.copy), tensors), windows)
 
     def copies_move_own_node(self, state, tensors):
         # A copy adds its weights to its own domains of the keys in state.copy.
@@ -424,9 +423,8 @@ class InterPodAffinity(Plugin):
     def sampled_scores(self, xp, state, tensors, feasible, rows, cache=None):
         # Domain totals at the sampled nodes alone (a per-node key's without a sum over every node), normalized
         # over each cycle's.
-        unique = tuple(key for key, _ in state.by_key if key >= 0 and tensors.unique_label_values(key))
         raw = kernel.interpod_affinity_score(xp, tensors.nodes.labels, _n_values(tensors), state.by_key,
-                                             rows.reshape(-1), unique)
+                                             rows.reshape(-1), _per_node_keys(state.by_key, tensors))
         return kernel.interpod_affinity_normalize_rows(xp, raw.reshape(rows.shape))
 
     def scale(self, xp, raw, lo, hi):
@@ -495,6 +493,12 @@ def _matches_all(terms: list[Term], pod) -> bool:
 
 def _n_values(tensors) -> list[int]:
     return [len(v) for v in tensors.node_labels.values]
+
+
+def _per_node_keys(keyed, tensors) -> tuple:
+    """The node label keys of (key, ...) pairs whose values each sit on one node alone (their domain totals are the
+    node's own)."""
+    return tuple(key for key, _ in keyed if key >= 0 and tensors.unique_label_values(key))
 
 
 def _class_columns(terms, tensors) -> tuple[np.ndarray, np.ndarray]:

@@ -299,6 +299,12 @@ def keepable(p: Prepared, framework) -> bool:
         and all(plugin.skip_behaviour(p.pod, point) != PER_POD for plugin, point in p.skipped)
 
 
+def live_scores(p: Prepared) -> tuple:
+    """(plugin, weight) of the Scores that run for the pod and are not kept (they read bound pods): run afresh in
+    every cycle of a kept shape."""
+    return tuple((plugin, weight) for plugin, st, weight in p.scores if not _kept_score(plugin, st))
+
+
 def _kept_score(plugin, state) -> bool:
     """A Score that moves only with its node's load (NODE_LOCAL) or not at all (FIXED): kept between cycles."""
     return plugin.score_behaviour(state) in (FIXED, NODE_LOCAL) and not plugin.reads_bound_pods()
@@ -383,7 +389,7 @@ class ShapeCache:
         """The shape's results from one full cycle (what the per-pod path computes), plus what keeping them needs."""
         self.builds += 1
         scoring = dataclasses.replace(p, scores=tuple(sc for sc in p.scores if _kept_score(sc[0], sc[1])))
-        live = tuple((plugin, weight) for plugin, st, weight in p.scores if not _kept_score(plugin, st))
+        live = live_scores(p)
         ev = run_filters(np, p, tensors)
         feasible = np.asarray(ev.feasible).copy()
         static_ok = np.ones(len(feasible), bool) if ev.outside is None else ~np.asarray(ev.outside)

@@ -24,7 +24,7 @@ from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacit
                     fixed_scores, load_keys, prepare, remembered_copies, row_view, run_filters, run_scores,
                     sampled_totals)
 from .framework import Framework
-from .incremental import ShapeCache, keepable
+from .incremental import ShapeCache, keepable, live_scores
 from .messages import fit_error, reason_histogram
 from .preemption import KeptFailure, passes_nominated, tensors_state, vectorised, with_nominated, with_nominated_again
 from .shapes import PodShape
@@ -404,11 +404,9 @@ class Placer:
         cluster, tensors = self.cluster, self.cluster.tensors
         p = prepare(shape, cluster, self.framework)
         if p.rejection is not None or p.error is not None or p.score_error is not None or p.allowed is not None \
-                or not batchable(p):
+                or not batchable(p) or live_scores(p):
             return pods
         s = self.kept.run_results(p, shape, tensors, rank, self.caches)
-        if not s.rounds:
-            return pods
         n = tensors.nodes.size
         wanted = self.nodes_to_find(n)
         cap = copy_capacity(np, p, tensors, len(pods))
