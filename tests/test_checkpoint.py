@@ -185,7 +185,7 @@ def test_what_cannot_be_taken_or_does_not_fit_is_one_clear_error(tmp_path):
         restore_scheduler(_scheduler(nodes[:2]), state)
     with pytest.raises(CheckpointError, match="has no pods yet"):
         restore_scheduler(sched, state)
-    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 2"):
+    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 3"):
         restore_scheduler(_scheduler(nodes), {**state, "version": 99})
     sched.cluster.successors["x"] = object()
     with pytest.raises(CheckpointError, match="OrderedReady StatefulSets"):
@@ -228,3 +228,16 @@ def test_cli_simulate_saves_checkpoints_and_resume_prints_the_uninterrupted_rows
     bad = runner.invoke(app, ["simulate", "--resume", str(tmp_path / "missing.json")])
     assert bad.exit_code != 0 and "--resume:" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, [*common, "--checkpoint-every", "0"]).exit_code != 0
+
+
+def test_a_member_bound_to_a_node_outside_the_node_table_is_restored():
+    from strategies import make_pod, make_pod_group
+    nodes = _nodes(1)
+    objects = ClusterObjects(nodes=nodes, pods=[make_pod("gone", node_name="missing", pod_group="pg")],
+                             pod_groups=[make_pod_group("pg", min_count=2)], warnings=[])
+    sched = Scheduler(Cluster.from_objects(objects))
+    state = json.loads(json.dumps(scheduler_state(sched)))
+    copy = _scheduler(nodes)
+    restore_scheduler(copy, state)
+    assert copy.groups.states["default/pg"].elsewhere == {"default/gone": "missing"}
+    assert json.loads(json.dumps(scheduler_state(copy))) == state

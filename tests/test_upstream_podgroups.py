@@ -100,10 +100,7 @@ GENERATE_PLACEMENTS = {
         key="topology", scheduled={"pod1": "node2", "pod2": "node4"},
         placement=[("node0", {"topology": "d2"}), ("node1", {"topology": "d1"})],
         other=[("node2", {"topology": "d1"}), ("node3", {"topology": "d1"})],
-        error=True, xfail=(
-            "phalanx/sched/cluster.py Cluster.from_objects drops a pod bound to a node not in the input ('node "
-            "... not found; its load is ignored'), so it is no scheduled member and the group is placed in pod1's "
-            "domain (fix needs phalanx/sched)")),
+        error=True),
     "with already scheduled pod on node without topology label, returns error": dict(
         key="topology", scheduled={"pod1": "node2"},
         placement=[("node1", {"topology": "d2"})], other=[("node2", {"foo": "bar"})],
@@ -157,6 +154,25 @@ def test_generate_placements_error_messages():
     _, _, got = _generate(GENERATE_PLACEMENTS["with pods already scheduled in conflicting domains, returns error"])
     assert got.message == ("cannot determine domain for already scheduled pods: more than 1 domain found for pod "
                            "group: d0, d1")
+    _, _, got = _generate(GENERATE_PLACEMENTS["with already scheduled pod on node outside of snapshot, returns error"])
+    assert got.message == ("cannot determine domain for already scheduled pods: getting node for pod default/pod2: "
+                           'nodeinfo not found for node name "node4"')
+
+
+def test_a_member_bound_to_a_node_outside_the_snapshot_is_scheduled_without_load():
+    """Upstream's cache keeps a pod bound to a node it has no Node object for in its group's state (no load: the
+    snapshot lists no such node), so the gang counts it: one pending member and it reach minCount 2 (GangScheduling
+    Permit counts the group's scheduled pods). Deleting it leaves the group."""
+    group = make_pod_group("pg1", min_count=2)
+    s = new_scheduler([make_node("n1")], [make_pod("gone", node_name="n9", pod_group="pg1")], [group])
+    assert s.cluster.warnings == ["Pod default/gone: spec.nodeName: node 'n9' not found; its load is ignored"]
+    assert s.cluster.tensors.node_of("default/gone") == -1
+    gs = s.groups.states["default/pg1"]
+    s.add_pods([make_pod("new", pod_group="pg1")])
+    assert _by_pod(s.run_until_idle())["new"] == [(BOUND, "n1")]
+    assert gs.bound == {"default/gone", "default/new"} and gs.elsewhere == {"default/gone": "n9"}
+    s.delete_pods(["default/gone"])
+    assert gs.bound == {"default/new"} and not gs.elsewhere
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ kubernetes/kubernetes):
   so none of it is replayed; see LEFT_OUT.
 
 Two tests are not upstream cases but follow from default_preemption.go / preemption.go by the rule stated beside
-them (ids "(rule) ..." and test_rule_*); one of them pins a disagreement as a strict xfail naming the phalanx file.
+them (ids "(rule) ..." and test_rule_*).
 Cases phalanx cannot replay are listed in LEFT_OUT at the end, each with the reason.
 
 How upstream's harnesses map onto phalanx:
@@ -49,7 +49,7 @@ import pytest
 
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.disruption import PodDisruptionBudget
-from phalanx.kernels.status import SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
+from phalanx.kernels.status import ERROR, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 from phalanx.plugins.framework import PostFilterResult
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
@@ -562,17 +562,63 @@ LEFT_OUT = {
 
 
 # ------------------------------------------------------------------------------------------------ rules from the source
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/preemption.py (_select_vectorised, _summary) counts a node where "
-                   "every potential victim is reprieved as a candidate with no victims; upstream DryRunPreemption "
-                   "(preemption.go) turns SelectVictimsOnNode's success with no victims into an Error status "
-                   "('expected at least one victim pod on node \"node1\"'), and Preempt returns that error when no "
-                   "node is a candidate. Unreachable from a real cycle (a node that failed Filter fails it again with "
-                   "every pod back); only statuses made up as upstream's unit tests make them reach it")
 def test_rule_a_node_needing_no_victim_is_no_candidate():
-    # Rule (preemption.go DryRunPreemption: a candidate needs status Success and at least one victim): node1 fits the
-    # preemptor with its one lower-priority pod in place, yet is handed over as Unschedulable.
+    # Rule (preemption.go DryRunPreemption: a candidate needs status Success and at least one victim; Preempt returns
+    # the nodes' errors when none is a candidate): node1 fits the preemptor with its one lower-priority pod in place,
+    # yet is handed over as Unschedulable. Unreachable from a real cycle (a node that failed Filter fails it again
+    # with every pod back); only statuses made up as upstream's unit tests make them reach it.
     sched = scheduler([node("node1", VERY_LARGE)], [pod("p1", MID, SMALL, "node1")])
     plugin, failed = failed_cycle(sched, pod("p", HIGH, SMALL), {"node1": U})
     assert candidates(sched, pod("p", HIGH, SMALL)) == []
     result = plugin.post_filter(failed, sched.cluster)
     assert result.code != SUCCESS and 'expected at least one victim pod on node "node1"' in result.message
+
+
+# Rule (preemption.go DryRunPreemption / Preempt): a node needing no victim is no candidate, and its Error status
+# matters only when no node is one: Preempt then returns the errors (utilerrors.NewAggregate: one as it is, more as
+# "[a, b]"; upstream in the order its workers met them, phalanx in scan order) instead of the FitError, so the other
+# nodes' failures are not reported, and no result (the nomination stays). Both dry-run paths: vectorised (FIT) and
+# per node on cluster copies (FIT_AFFINITY).
+@pytest.mark.parametrize("filters", [FIT, FIT_AFFINITY], ids=["vectorised", "per node"])
+@pytest.mark.parametrize("nodes, offset, want", [
+    pytest.param([node("node1", VERY_LARGE), node("node2", SMALL)], 0, (SUCCESS, "", "node2"),
+                 id="a candidate elsewhere"),
+    pytest.param([node("node1", VERY_LARGE), node("node2", VERY_LARGE)], 0, (
+        ERROR, 'preemption: [expected at least one victim pod on node "node1", expected at least one victim pod on '
+        'node "node2"]', None), id="no candidate, two nodes needing no victim"),
+    pytest.param([node("node1", VERY_LARGE), node("node2", VERY_LARGE)], 1, (
+        ERROR, 'preemption: [expected at least one victim pod on node "node2", expected at least one victim pod on '
+        'node "node1"]', None), id="no candidate, two nodes needing no victim, scan from node2"),
+    pytest.param([node("node1", VERY_LARGE), node("node2", {"cpu": "50m", "memory": "500"})], 0, (
+        ERROR, 'preemption: expected at least one victim pod on node "node1"', None),
+                 id="no candidate, the other node failing"),
+])
+def test_rule_needing_no_victim_with_other_nodes(filters, nodes, offset, want):
+    pods = [pod("p1", MID, SMALL, "node1"), pod("p2", MID, SMALL, "node2")]
+    sched = scheduler(nodes, pods, filters=filters)
+    plugin, failed = failed_cycle(sched, pod("p", HIGH, SMALL), {"node1": U, "node2": U}, offset)
+    result = plugin.post_filter(failed, sched.cluster)
+    assert (result.code, result.message, result.nominate) == want
+
+
+def test_rule_a_post_filter_error_ends_the_post_filter_plugins(monkeypatch):
+    # Rule (runtime/framework.go RunPostFilterPlugins, schedule_one.go): a PostFilter plugin's Error ends the loop with
+    # no result, so the message is the error's alone (DynamicResources' reason before it is dropped) and the pod's
+    # nomination stays.
+    doc = {"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {
+        "multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]},
+        "preFilter": {"enabled": [{"name": "NodeResourcesFit"}]}, "filter": {"enabled": [{"name": "NodeResourcesFit"}]},
+        "postFilter": {"enabled": [{"name": "DynamicResources"}, {"name": "DefaultPreemption"}]}}}]}
+    objects = ClusterObjects(nodes=[node("node1", VERY_LARGE)], pods=[pod("p1", MID, SMALL, "node1")],
+                             priority_classes=[], warnings=[], workloads=[], pod_groups=[])
+    sched = Scheduler(Cluster.from_objects(objects), config_from_doc(doc))
+    preemptor = pod("p", HIGH, SMALL)
+    placer = sched.placer_for(preemptor)
+    shape = placer.framework.split_run(sched.shape_of(preemptor), [preemptor], sched.cluster)[0][0]
+    p, ev, _ = placer.evaluate(shape, advance=False)
+    failed = sched.preemption.failed_cycle
+    monkeypatch.setattr(sched.preemption, "failed_cycle",                  # upstream's made-up statuses
+                        lambda *args: failed(*args, codes=np.array([UNSCHEDULABLE], np.int8)))
+    outcome = sched.preemption.what_if(placer, preemptor, p, ev)
+    assert (outcome.message, outcome.nominate, outcome.success) == (
+        'preemption: expected at least one victim pod on node "node1"', None, None)

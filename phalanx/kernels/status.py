@@ -1,9 +1,10 @@
-"""Filter status codes, as data (upstream framework.Code, restricted to what filters return)."""
+"""Status codes, as data (upstream framework.Code, restricted to what filters and PostFilter plugins return)."""
 SUCCESS = 0
 UNSCHEDULABLE = 1                     # may pass after other pods leave (preemption can help)
 UNSCHEDULABLE_AND_UNRESOLVABLE = 2    # no change of pods on the node can help
+ERROR = 3                             # an internal error (PostFilter only: ends RunPostFilterPlugins)
 
 CODE_NAMES = {SUCCESS: "Success", UNSCHEDULABLE: "Unschedulable",
-              UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable"}
+              UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", ERROR: "Error"}
 
 MAX_NODE_SCORE = 100

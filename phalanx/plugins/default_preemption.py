@@ -17,10 +17,12 @@ import bisect
 import numpy as np
 from pydantic import model_validator
 
+from ..cluster_models.objects import go_quote
 from ..kernels import preemption as kernel
-from ..kernels.status import SUCCESS, UNSCHEDULABLE
+from ..kernels.status import ERROR, SUCCESS, UNSCHEDULABLE
 from ..kernels.status import UNSCHEDULABLE_AND_UNRESOLVABLE
-from .framework import ArgsInvalid, FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFilterResult, fit_error
+from .framework import (ArgsInvalid, FailedCycle, FailedGroupCycle, Plugin, PluginArgs, PostFilterResult, aggregate,
+                        fit_error)
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_WAP = "not eligible due to workload aware preemption enabled"
@@ -29,6 +31,7 @@ GROUP_NOT_FOUND = "pod group for pod not found"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIM_NEEDED = "expected at least one victim pod on node {}"
 PREFIX = "preemption: "
 
 
@@ -140,6 +143,13 @@ class DefaultPreemption(Plugin):
         else:            # no candidate violates a PDB: the candidates in scan order
             candidates = hits[: min(within, wanted)]
         if len(candidates) == 0:        # the scan went over every potential node
+            unneeded = dry_run.unneeded(order)
+            if unneeded:
+                # DryRunPreemption gives a node the preemptor fits without evicting anyone an Error status, and
+                # Preempt returns the errors (aggregated; upstream in the order its workers met them, here in scan
+                # order) instead of the FitError; no result, so the pod's nomination stays.
+                return PostFilterResult(ERROR, PREFIX + aggregate([NO_VICTIM_NEEDED.format(go_quote(name))
+                                                                   for name in unneeded]))
             return self._not_helpful(n, dry_run.failures(order))
         return order[candidates], False
 

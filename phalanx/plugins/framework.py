@@ -155,7 +155,7 @@ KEEP_NOMINATION = None
 @dataclass(frozen=True)
 class PostFilterResult:
     """A PostFilter plugin's status (upstream fwk.Status + PostFilterResult)."""
-    code: int                     # kernels.status SUCCESS, UNSCHEDULABLE or UNSCHEDULABLE_AND_UNRESOLVABLE
+    code: int                     # kernels.status SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE or ERROR
     message: str = ""
     nominate: str | None = KEEP_NOMINATION      # node name to nominate, "" to clear, None to keep
     victims: tuple = ()                         # pods to evict (most important first)

@@ -38,7 +38,8 @@ from .queue import Attempts, PodRun
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
 
 FORMAT = "phalanx.scheduler-state"
-VERSION = 2                 # 2: no "live" (the pods added and not deleted are those with an arrival)
+VERSION = 3                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
+                            # "elsewhere"
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -100,6 +101,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
             "pending": [[ref(p), seq] for p, seq in gs.pending.values()],
             "held": [[ref(p), seq, plugin.name] for p, seq, plugin in gs.held.values()],
             "bound": sorted(gs.bound),
+            "elsewhere": dict(sorted(gs.elsewhere.items())),
             "waiting": [[ref(p), seq] for p, seq in gs.waiting.values()],
             "enqueued": sorted(gs.enqueued),
             "permit_deadline": gs.permit_deadline, "rejected_at": gs.rejected_at, "state": gs.state,
@@ -193,6 +195,7 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
         gs.held = {key: (pods[key], seq, sched.framework_for(pods[key]).plugin(name))
                    for key, seq, name in doc["held"]}
         gs.bound = set(doc["bound"])
+        gs.elsewhere = dict(doc["elsewhere"])
         gs.waiting = {key: (pods[key], seq) for key, seq in doc["waiting"]}
         gs.enqueued = set(doc["enqueued"])
         gs.rejected_at, gs.state, gs.attempts = doc["rejected_at"], doc["state"], doc["attempts"]

@@ -291,6 +291,9 @@ class Cluster:
     default_selectors: DefaultSelectors = field(default_factory=DefaultSelectors)  # default topology spreading
     successors: dict[str, Pod] = field(default_factory=dict)   # OrderedReady StatefulSets: pod key -> the pod its
                                                                 # controller creates once that pod is bound
+    # Pods bound to a node not in the input, with that node's name: no load anywhere (upstream's snapshot lists no
+    # node without its Node object), yet scheduled members of their PodGroups (its cache keeps them in the group).
+    bound_elsewhere: list[tuple[Pod, str]] = field(default_factory=list)
     images: NodeImages | None = None                   # the nodes' container images (ImageLocality); from nodes
                                                        # if None
     rng: np.random.Generator | None = None     # the Scheduler's seeded random stream, for plugins that draw
@@ -329,10 +332,12 @@ class Cluster:
                 pending.append(pod)
         for group in objects.pod_groups:
             pod_group_priority(group, classes)         # validates priorityClassName, as admission does
+        elsewhere: list[tuple[Pod, str]] = []
         for pod, node in bound:
             node_id = tensors.node_index.get(node)
             if node_id is None:
                 warnings.append(f"Pod {pod.key}: spec.nodeName: node {node!r} not found; its load is ignored")
+                elsewhere.append((pod, node))
                 continue
             bind_existing(tensors, pod, node_id)
         claims = ClaimBook.from_objects(objects, tensors.node_index)
@@ -349,7 +354,7 @@ class Cluster:
                       list(objects.workloads), list(objects.jobs), claims, gpus, namespaces, list(objects.pdbs),
                       default_selectors=DefaultSelectors.from_objects(
                           objects.services, [*objects.controllers, *made.replica_sets]),
-                      successors=made.successors)
+                      successors=made.successors, bound_elsewhere=elsewhere)
         for name in dict.fromkeys(pod.metadata.namespace for pod in objects.pods):
             cluster.namespace(name)
         cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load

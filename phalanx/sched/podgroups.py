@@ -34,6 +34,8 @@ class GroupState:
     held: dict[str, tuple[Pod, int, object]] = field(default_factory=dict)   # members PreEnqueue holds back: key ->
                                                                              # (pod, seq, the plugin holding it)
     bound: set[str] = field(default_factory=set)
+    elsewhere: dict[str, str] = field(default_factory=dict)    # those bound to a node not in the node table
+                                                               # (Cluster.bound_elsewhere): key -> node name
     waiting: dict[str, tuple[Pod, int]] = field(default_factory=dict)   # at Permit (v1.35 mode), holding nodes
     enqueued: set[str] = field(default_factory=set)                     # permit mode: members in the pod queue
     permit_deadline: float | None = None

@@ -27,7 +27,7 @@ import numpy as np
 from ..cluster_models import Pod, pod_group_priority
 from ..cluster_models.tensors import Vocab, bind_existing
 from ..kernels import preemption as kernel
-from ..kernels.status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
+from ..kernels.status import ERROR, SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 from ..plugins.default_preemption import NO_VICTIMS
 from ..plugins.framework import FIXED, NODE_LOCAL, POD_DELETED, FailedCycle, PodInfo
 from ..plugins.labels import selector_matches
@@ -160,6 +160,7 @@ class VictimSelection:
     """SelectVictimsOnNode computed for some nodes, in scan order (what DryRunCache.store keeps)."""
     nodes: np.ndarray                 # (k,) node ids
     fits: np.ndarray                  # (k,) bool: the node is a candidate (the preemptor fits after evictions)
+    unneeded: np.ndarray              # (k,) bool: the preemptor fits with every potential victim given back
     violations: np.ndarray            # (k,) int64 victims whose eviction violates a PDB
     top_priority: np.ndarray          # (k,) int64 highest victim priority
     priority_sum: np.ndarray          # (k,) int64 sum of (victim priority + MaxInt32 + 1)
@@ -429,18 +430,19 @@ _FEW = 8
 class NodeResults:
     """Dry-run results laid out over every node (VictimSelection rows, stored): `first` is where a node's victims
     start in DryRunCache.victims, `reason` the id of its failure reasons in DryRunCache.reasons (-1: a candidate),
-    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate).
+    `criteria` the id of a candidate's node-choice criteria in DryRunCache.criteria_seen (-1: not a candidate),
+    `unneeded` whether the preemptor fits there with no victim (neither a candidate nor a failure: an error).
     The columns are fields of one record per node (`records`), so a node's result moves in one copy."""
-    ROW = np.dtype([("fits", bool), ("violations", np.int64), ("top_priority", np.int64), ("priority_sum", np.int64),
-                    ("count", np.int64), ("top_start", np.float64), ("reason", np.int64), ("first", np.int64),
-                    ("criteria", np.int64)])
+    ROW = np.dtype([("fits", bool), ("unneeded", bool), ("violations", np.int64), ("top_priority", np.int64),
+                    ("priority_sum", np.int64), ("count", np.int64), ("top_start", np.float64), ("reason", np.int64),
+                    ("first", np.int64), ("criteria", np.int64)])
 
     def __init__(self, n: int):
         self.known = np.zeros(n, bool)
         self.records = np.zeros(n, self.ROW)
         self.records["reason"] = self.records["criteria"] = -1
-        self.fits, self.violations, self.top_priority, self.priority_sum, self.count, self.top_start, self.reason, \
-            self.first, self.criteria = (self.records[name] for name in self.ROW.names)       # (n,) views each
+        self.fits, self.unneeded, self.violations, self.top_priority, self.priority_sum, self.count, self.top_start, \
+            self.reason, self.first, self.criteria = (self.records[name] for name in self.ROW.names)  # (n,) views each
 
     def put(self, nodes: np.ndarray, sel: VictimSelection, at: slice, reason: np.ndarray, first: np.ndarray,
             criteria: np.ndarray) -> None:
@@ -448,6 +450,7 @@ class NodeResults:
         `nodes`."""
         self.known[nodes] = True
         self.fits[nodes] = sel.fits[at]
+        self.unneeded[nodes] = sel.unneeded[at]
         self.violations[nodes] = sel.violations[at]
         self.top_priority[nodes] = sel.top_priority[at]
         self.priority_sum[nodes] = sel.priority_sum[at]
@@ -790,6 +793,12 @@ class DryRun:
         """Failure reasons (tuple) -> how many of `nodes` fail with them (not candidates)."""
         return self.results.failures(nodes)
 
+    def unneeded(self, nodes: np.ndarray) -> list[str]:
+        """The names of those of `nodes` (in their order) where the preemptor fits with every potential victim
+        given back: SelectVictimsOnNode succeeds there without a victim."""
+        names = self.cluster.tensors.nodes.names
+        return [names[n] for n in nodes[self.results.unneeded[nodes]].tolist()]
+
     # -- what both paths share ----------------------------------------------------------------------
     def _victims_by_node(self, nodes: np.ndarray):
         """Potential victims on `nodes` in importance order, grouped by node in the order of `nodes`: (rows,
@@ -819,11 +828,11 @@ class DryRun:
         # Go sorts a few elements by insertion, so equally important victims keep their reprieve order.
         met = np.empty(len(rows), np.int64)
         keep = victim & fits[at]
-        if not keep.any():
+        if not keep.any():           # a node the preemptor fits (if any) needs no victim
             nothing = np.zeros(k, np.int64)
             lowest = np.full(k, np.iinfo(np.int64).min, np.int64)
-            return VictimSelection(np.asarray(nodes), fits, nothing, lowest, nothing, nothing, np.full(k, np.inf),
-                                   np.zeros(0, np.int64), np.zeros(k + 1, np.int64), reasons)
+            return VictimSelection(np.asarray(nodes), np.zeros(k, bool), fits, nothing, lowest, nothing, nothing,
+                                   np.full(k, np.inf), np.zeros(0, np.int64), np.zeros(k + 1, np.int64), reasons)
         met[kernel.reprieve_order(at, violating)] = np.arange(len(rows))
         rows, at, violating, met = rows[keep], at[keep], violating[keep], met[keep]
         prio, start = self.rows.priority[rows], self._start(rows)
@@ -839,8 +848,11 @@ class DryRun:
         is_top = prio == top[at]
         np.minimum.at(top_start, at[is_top], start[is_top])
         violations = np.bincount(at[violating], minlength=k).astype(np.int64)
-        return VictimSelection(np.asarray(nodes), fits, violations, top, total, count, top_start, rows, offsets,
-                               reasons)
+        # A node where every potential victim was given back is no candidate: DryRunPreemption turns
+        # SelectVictimsOnNode's success without victims into an Error status.
+        unneeded = fits & (count == 0)
+        return VictimSelection(np.asarray(nodes), fits & ~unneeded, unneeded, violations, top, total, count, top_start,
+                               rows, offsets, reasons)
 
     # -- select ---------------------------------------------------------------------------------------
     def stopped_at(self, node: int) -> None:
@@ -1100,6 +1112,11 @@ class Preemption:
             result = plugin.post_filter(failed, cluster)
             if result.code == SUCCESS:
                 success, nominate, reasons = result, result.nominate, []
+                break
+            if result.code == ERROR:
+                # RunPostFilterPlugins stops at an error and returns no result: the nomination stays and the
+                # message is the error's alone.
+                reasons, nominate = [result.message], None
                 break
             if result.nominate is not None:
                 nominate = result.nominate

@@ -180,6 +180,12 @@ class Scheduler:
             if gs is not None:
                 gs.bound.add(pod.key)
                 self.groups.of_pod[pod.key] = gs
+        for pod, node in cluster.bound_elsewhere:
+            gs = self.groups.resolve(pod)[0]
+            if gs is not None:
+                gs.bound.add(pod.key)
+                gs.elsewhere[pod.key] = node
+                self.groups.of_pod[pod.key] = gs
 
     # -- profiles --------------------------------------------------------------------------------------
     @property
@@ -645,6 +651,7 @@ class Scheduler:
             in_runs = gs is None
             if gs is not None:
                 gs.bound.discard(key)
+                gs.elsewhere.pop(key, None)
                 gs.waiting.pop(key, None)
                 gs.pending.pop(key, None)
                 gs.held.pop(key, None)
@@ -957,8 +964,12 @@ class Scheduler:
 
     # -- queue bookkeeping ------------------------------------------------------------------------------
     def knows(self, key: str) -> bool:
-        """Whether a pod of this key is pending here or bound."""
-        return key in self.arrival or key in self.unserved or self.cluster.tensors.node_of(key) >= 0
+        """Whether a pod of this key is pending here or bound (a group member bound to a node not in the node table
+        too)."""
+        if key in self.arrival or key in self.unserved or self.cluster.tensors.node_of(key) >= 0:
+            return True
+        gs = self.groups.of_pod.get(key)
+        return gs is not None and key in gs.elsewhere
 
     def _enqueue_plain(self, pods: list[Pod], seqs: list[int], warnings: list[str] | None = None,
                        starts: list[int] | None = None) -> None:

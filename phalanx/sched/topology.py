@@ -51,7 +51,9 @@ def placements(framework, gs, tensors):
     generators = framework.at("placementGenerate")
     if not generators:
         return None
-    bound = [(key, tensors.node_of(key)) for key in sorted(gs.bound)]
+    names = tensors.nodes.names
+    bound = [(key, gs.elsewhere[key] if key in gs.elsewhere else names[tensors.node_of(key)])
+             for key in sorted(gs.bound)]
     return generators[0].generate_placements(gs.group, tensors, bound)
 
 
