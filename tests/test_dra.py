@@ -386,7 +386,7 @@ CEL_SLICE = {"metadata": {"name": "s"}, "spec": {"driver": DRIVER, "nodeName": "
 ])
 def test_cel_selectors_evaluate_as_cel_does(expression, expected):
     table = DeviceTable.build([ResourceSlice.model_validate(CEL_SLICE)], {"n0": 0})
-    assert table.selected(expression).tolist() == expected
+    assert table.selected(expression).matched.tolist() == expected
     assert len(table.activations) == 3
 
 
@@ -400,7 +400,8 @@ def test_pool_generations_and_incomplete_pools():
     # n0's pool: generation 1 (gpu0, gpu1) is replaced by generation 2, complete in two slices (gpu0 once more, gpu1
     # in the second): the old slice is out of date, so its devices neither clash nor count. n1's pool says three
     # slices and has one: incomplete, none of its devices is allocated (upstream GatherPools), and a request for All
-    # devices fails there even though n1's complete pool n1-b has a free A100, gpu9 (and n0's only A100 is taken).
+    # devices fails there even though n1's complete pool n1-b has a free A100, gpu9 (and n0's only A100 is taken):
+    # upstream's allocator returns an error naming the pool (n1 sorts before n1-b), and the cycle fails with it.
     docs = [pool_slice("n0", "old", ["A100", "A100"], 1, 1),
             pool_slice("n0", "new-a", ["A100"], 2, 2),
             {**pool_slice("n0", "new-b", [], 2, 2)},
@@ -425,7 +426,9 @@ def test_pool_generations_and_incomplete_pools():
     s.add_pods([pod("r", [{"name": "g", "resourceClaimName": "all"}])])
     s.run_until_idle()
     assert devices_of(s, "default/all") is None
-    assert s.pending_message["default/r"] == "0/2 nodes are available: 2 cannot allocate all claims." + post_filter(2)
+    assert s.pending_message["default/r"] == ('running "DynamicResources" filter plugin: claim default/all, request g: '
+                                              f'asks for all devices, but resource pool {DRIVER}/n1 is currently '
+                                              'being updated')
 
 
 def test_devices_that_look_alike_are_evaluated_once():
@@ -434,7 +437,7 @@ def test_devices_that_look_alike_are_evaluated_once():
                                                "devices": devices}}
     table = DeviceTable.build([ResourceSlice.model_validate(doc)], {"n0": 0})
     assert len(table.activations) == 2
-    assert table.selected(f'device.attributes["{DRIVER}"].model == "A100"').tolist() == [i % 2 == 1
+    assert table.selected(f'device.attributes["{DRIVER}"].model == "A100"').matched.tolist() == [i % 2 == 1
                                                                                           for i in range(50)]
 
 
@@ -499,7 +502,7 @@ def test_filter_matches_reference(case):
     for driver, model, count, all_mode in requests:
         expr = " && ".join(([f'device.driver == "{driver}"'] if driver else [])
                            + ([f'device.attributes["{driver or DRIVERS[0]}"].model == "{model}"'] if model else []))
-        matches.append(table.selected(expr) if expr else np.ones(d, bool))
+        matches.append(table.selected(expr).matched if expr else np.ones(d, bool))
         ref_matches = {i for i, (drv, attr) in enumerate(raw)
                        if (driver is None or drv == driver)
                        and (model is None or (drv == (driver or DRIVERS[0]) and attr is not None
@@ -834,6 +837,33 @@ def test_bound_pod_uses_its_claim_for_extended_resources():
     result = Scheduler(Cluster.from_objects(objects)).schedule()
     assert result.bindings == {"default/p": "a"}
     assert sorted(a["device"] for a in result.allocations["default/p"]) == ["gpu-1", "gpu-2", "gpu-3"]
+
+
+def test_stale_claim_for_extended_resources_is_deleted_then_replaced():
+    # Hand-checked (upstream's filterExtendedResources and PostFilter): pending pod p's claim for extended resources
+    # from an earlier cycle (annotated, p its controller) holds a's only GPU. Filter refuses a with "cannot schedule
+    # extended resource claim", PostFilter deletes the claim; the GPU is free again. The next attempt (a node added
+    # wakes the pod) gives p a claim of its own holding gpu-0.
+    stale = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "p-extended-resources-x7k2q", "namespace": "default",
+                          "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "controller": True}]},
+             "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                 "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+             "status": {"allocation": {"devices": {"results": [
+                 {"request": "container-0-request-0", "driver": "gpu.example.com", "pool": "a", "device": "gpu-0"}]}}}}
+    objects = parse_objects([GPU_CLASS, _gpu_slice("a", 1), stale])
+    objects.nodes = [make_node("a")]
+    s = Scheduler(Cluster.from_objects(objects))
+    s.add_pods([make_pod("p", containers=[{EXT_GPU: "1"}])])
+    s.run_until_idle()
+    assert s.pending_message["default/p"].startswith(
+        "0/1 nodes are available: 1 cannot schedule extended resource claim. deletion of ResourceClaim completed")
+    claims = s.cluster.claims
+    assert "default/p-extended-resources-x7k2q" not in claims.claims and not claims.devices.allocated.any()
+    s.add_nodes([make_node("b")])
+    assert bindings(s.run_until_idle()) == {"default/p": "a"}
+    assert devices_of(s, "default/p-extended-resources") == ["a/gpu-0"]
 
 
 @pytest.mark.parametrize("plugin, args", [

@@ -15,7 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 from phalanx.cli import app
+from phalanx.cluster_models import parse_objects
 from phalanx.cluster_models.dra import CelRuntimeError, cel_matches
+from phalanx.sched import Cluster, Scheduler
+
+try:
+    from tests.strategies import make_node, make_pod
+except ImportError:  # rootdir not on sys.path: tests/ itself is (pytest prepend import mode)
+    from strategies import make_node, make_pod
 
 runner = CliRunner()
 
@@ -134,9 +141,18 @@ def test_every_evaluation_error_is_a_cel_runtime_error(monkeypatch, error):
     assert raised.value.index == 0 and "\n" not in str(raised.value)
 
 
-def test_a_missing_attribute_is_still_no_match():
-    assert cel_matches("device.attributes['gpu.example.com'].nope == 1",
-                       [{"driver": "gpu.example.com", "attributes": {}, "capacity": {}}]).tolist() == [False]
+def test_a_missing_key_is_kept_as_that_devices_error():
+    # Upstream's activation (cel.DeviceMatches): device.attributes["<domain>"] is an empty map for a domain the device
+    # has nothing of, so the key missing is the attribute's name either way ("no such key: nope", cel-go's words);
+    # has() of it is false, not an error.
+    devices = [{"driver": "gpu.example.com", "attributes": {}, "capacity": {}},
+               {"driver": "gpu.example.com", "attributes": {"gpu.example.com": {"other": 2}}, "capacity": {}},
+               {"driver": "gpu.example.com", "attributes": {"gpu.example.com": {"nope": 1}}, "capacity": {}}]
+    result = cel_matches("device.attributes['gpu.example.com'].nope == 1", devices)
+    assert result.matched.tolist() == [False, False, True]
+    assert result.missing == {0: "no such key: nope", 1: "no such key: nope"}
+    guarded = cel_matches("has(device.attributes['gpu.example.com'].nope)", devices)
+    assert guarded.matched.tolist() == [False, False, True] and guarded.missing == {}
 
 
 # -- 2. explain renders a PreFilter rejection (a claim or template that does not exist) ----------------------------
@@ -320,3 +336,55 @@ def test_features_on_in_v136_that_phalanx_does_not_model_are_refused(doc, messag
     with pytest.raises(InputError) as caught:
         load_text(doc)
     assert str(caught.value) == message
+
+
+# -- 4. a selector failing on a device fails the attempt only where upstream's allocator evaluates it --------------
+HEALTHY = 'device.attributes["gpu.example.com"].healthy'
+
+
+def _walk_run(devices: list[dict], selectors=(HEALTHY,), cls: str = "gpu", taken: str | None = None):
+    """Pod p with claim c (one device of class `cls`, `selectors`) on node a whose devices are `devices` in order;
+    `taken`: a device another claim holds. (the bound node or None, p's devices, p's pending message)."""
+    classes = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}},
+               {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu-a100"},
+                "spec": {"selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].model == "A100"'}}]}}]
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "a-gpus"},
+              "spec": {"driver": "gpu.example.com", "pool": {"name": "a", "resourceSliceCount": 1}, "nodeName": "a",
+                       "devices": devices}}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "g", "exactly": {
+                 "deviceClassName": cls, "selectors": [{"cel": {"expression": e}} for e in selectors]}}]}}}
+    docs = [*classes, slice_, claim]
+    if taken is not None:
+        docs.append({**claim, "metadata": {"name": "other", "namespace": "default"}, "spec": {"devices": {"requests": [
+            {"name": "g", "exactly": {"deviceClassName": "gpu"}}]}}, "status": {"allocation": {"devices": {"results": [
+                {"request": "g", "driver": "gpu.example.com", "pool": "a", "device": taken}]}}}})
+    objects = parse_objects(docs)
+    objects.nodes = [make_node("a")]
+    pod = make_pod("p")
+    doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+    doc["spec"]["resourceClaims"] = [{"name": "c", "resourceClaimName": "c"}]
+    objects.pods = [type(pod).model_validate(doc)]
+    result = Scheduler(Cluster.from_objects(objects)).schedule()
+    return (result.bindings.get("default/p"), [a["device"] for a in result.allocations.get("default/p", [])],
+            result.unschedulable.get("default/p"))
+
+
+SICK = {"name": "gpu0", "attributes": {"model": {"string": "B"}}}                  # no "healthy"
+WELL = {"name": "gpu1", "attributes": {"model": {"string": "A100"}, "healthy": {"bool": True}}}
+WALK_ERROR = ('running "DynamicResources" filter plugin: claim default/c: selector #0: CEL runtime error: no such key: '
+              'healthy')
+
+
+@pytest.mark.parametrize("devices, cls, taken, expect", [
+    # Hand-checked against upstream's allocateOne / isSelectable. The walk reaches gpu0 first: the error.
+    ([SICK, WELL], "gpu", None, (None, [], WALK_ERROR)),
+    # gpu1 comes first and satisfies the request: the walk stops before gpu0.
+    ([WELL, SICK], "gpu", None, ("a", ["gpu1"], None)),
+    # gpu0 is in use: skipped before its selectors are evaluated.
+    ([SICK, WELL], "gpu", "gpu0", ("a", ["gpu1"], None)),
+    # The class's selector is false on gpu0 (model B): the request's is not evaluated there.
+    ([SICK, WELL], "gpu-a100", None, ("a", ["gpu1"], None)),
+])
+def test_a_failing_selector_fails_the_attempt_where_the_walk_evaluates_it(devices, cls, taken, expect):
+    assert _walk_run(devices, cls=cls, taken=taken) == expect

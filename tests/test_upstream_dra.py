@@ -376,9 +376,6 @@ CASES = {
                'exceeds the claim limit of 32'),
 }
 
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/claims.py prepare: a request for All devices on a node with an "
-                                       "incomplete pool fails the node with 'cannot allocate all claims'; upstream's "
-                                       "allocator returns an error naming the pool (the attempt fails with it)")
 def test_allocator_all_devices_of_the_incomplete_pool():
     # TestAllocator/all-devices-of-the-incomplete-pool: the pool says 2 slices, one is there.
     _check(dict(claims=[ALL_A], classes=[cls(CLASS_A, DRIVER_A)],
@@ -545,12 +542,9 @@ PLUGIN_CASES = {
 }
 
 # A selector reading an attribute the device lacks: upstream's CEL evaluation fails ("no such key"), the Filter
-# returns an error (one node: the attempt fails with it; with more nodes the error on worker still keeps the pod
-# pending, at PreScore). phalanx reads a missing attribute as no match (docs/semantics.md, "Selectors"), so the
-# node fails with "cannot allocate all claims" and a pod with another node that has the attribute binds there.
+# returns an error on worker and the scheduling attempt fails with it, even where another node has the attribute
+# (upstream's test reads it at PreScore then).
 CEL_ERROR = "CEL runtime error: no such key: healthy"
-CEL_XFAIL = pytest.mark.xfail(strict=True, reason="phalanx/cluster_models/dra.py cel_matches: a missing attribute is "
-                                                  "no match, upstream a CEL runtime error that fails the attempt")
 CEL_CASES = {
     "claim-parameters-CEL-runtime-error": dict(claims=[pending_claim(selectors=[HEALTHY])], classes=[DEVICE_CLASS],
                                                slices=[worker_slice()]),
@@ -571,7 +565,6 @@ def test_plugin(name):
     assert plugin_run(PLUGIN_CASES[name]) == PLUGIN_CASES[name]["expect"]
 
 
-@CEL_XFAIL
 @pytest.mark.parametrize("name", list(CEL_CASES), ids=[f"TestPlugin/{n}" for n in CEL_CASES])
 def test_plugin_cel_runtime_errors(name):
     node, got, message = plugin_run(CEL_CASES[name])
@@ -665,7 +658,7 @@ def stale_extended_claim(devices_node: str = WORKER) -> dict:
 
 
 # filterExtendedResources fails every node while the pod's claim from an earlier cycle exists (its spec has requests);
-# PostFilter deletes it (the deletion requeues the pod).
+# PostFilter deletes it (the pod's next attempt makes a claim of its own).
 STALE_CASES = {
     "extended-resource-name-with-resources-has-claim": dict(
         entries=[], containers=[{EXT_GPU: "1"}], classes=[EXT_CLASS], slices=[worker_slice()],
@@ -676,11 +669,6 @@ STALE_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="phalanx/sched/claims.py: a pending pod's input claim for extended resources "
-                                       "(annotation resource.kubernetes.io/extended-resource-claim) is not read as "
-                                       "its own (only a bound pod's is): it stays an unrelated claim holding "
-                                       "instance-1, so the pod's new claim finds no device ('cannot allocate all "
-                                       "claims'); PostFilter deletes no claim")
 @pytest.mark.parametrize("name", list(STALE_CASES), ids=[f"TestPlugin/{n}" for n in STALE_CASES])
 def test_plugin_stale_extended_resource_claim(name):
     assert plugin_run(STALE_CASES[name]) == (

@@ -32,10 +32,12 @@ vectorised filter reads. The environment is upstream's (k8s.io/dynamic-resource-
 `device.capacity["<domain>"].<name>` (a quantity); with the Kubernetes library functions `quantity("40Gi")`,
 `semver("1.2.3")`, and `a.compareTo(b)`, `a.isGreaterThan(b)`, `a.isLessThan(b)` on quantities and versions.
 Quantities are exact integers of milli-units (so they also compare with `<`, `>`, which upstream's typed
-quantities do not allow). A device without the attribute a selector reads does not match (upstream: a CEL
-runtime error, which fails the pod's scheduling attempt); any other runtime error (a type error, division by zero,
-overflow, a bad `quantity()` or `semver()` argument, ...) is an InputError naming the selector and the device, with
-upstream's "CEL runtime error" wording, checked when the cluster is built. The library has no type checker (it
+quantities do not allow). A device without the attribute or capacity a selector reads is kept as that selector's
+error on the device ("no such key: <name>"; a domain the device has nothing of reads as an empty map, as
+upstream's): upstream's allocator fails the pod's scheduling attempt with it where its walk evaluates the selector
+on that device (sched/claims.py decides where). Any other runtime error (a type error, division by zero, overflow, a
+bad `quantity()` or `semver()` argument, ...) is an InputError naming the selector and the device, with upstream's
+"CEL runtime error" wording, checked when the cluster is built. The library has no type checker (it
 compiles to an untyped AST), so type errors upstream's API server rejects at create time surface here only when a
 selector is evaluated on a device.
 
@@ -64,9 +66,9 @@ from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdom
                       toleration_problems)
 
 __all__ = [
-    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelRuntimeError", "CelUnavailable", "CelUndeclared",
-    "DeviceClass", "DeviceTable", "ResourceClaim", "ResourceClaimSpec", "ResourceClaimTemplate", "ResourceSlice",
-    "cel_matches", "cel_program", "v1beta1_to_v1",
+    "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
+    "CelUndeclared", "DeviceClass", "DeviceTable", "NodePool", "ResourceClaim", "ResourceClaimSpec",
+    "ResourceClaimTemplate", "ResourceSlice", "Selection", "cel_matches", "cel_program", "v1beta1_to_v1",
 ]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -191,21 +193,57 @@ def _runtime_detail(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
-    """(len(devices),) bool: the selector on each device activation ({"driver", "attributes", "capacity"}). A
-    missing map key is no match; any other runtime error (whatever the library raises) is a CelRuntimeError
-    naming the device's index; a result that is not a bool, a ValueError."""
+@dataclass(frozen=True)
+class CelMatches:
+    """A selector evaluated on a list of devices: which match, and on which the evaluation meets a missing key.
+
+    Upstream's allocator evaluates a selector only on the devices its walk reaches; where that evaluation fails
+    ("no such key: x", a device lacking the attribute or capacity read) Allocate returns an error and the pod's
+    scheduling attempt fails with it. So a missing key is kept per device instead of folded into no match."""
+    matched: np.ndarray          # (n,) bool
+    missing: dict[int, str]      # device index -> the evaluation's error, "no such key: <name>"
+
+
+class _NoSuchKey(Exception):
+    """The evaluation read a key its map lacks."""
+
+
+def _execute(cel, program, device: dict, functions: dict):
+    """The selector on one device, with upstream's activation: device.attributes["<domain>"] and
+    device.capacity["<domain>"] are an empty map for a domain the device has nothing of (cel.DeviceMatches builds
+    them as maps with that default), so the key that is missing is the name read from them. The library has no map
+    defaults: a domain it misses is added, empty, to both maps and the evaluation is run again; a key already added
+    that is missing again is a name. _NoSuchKey(<key>) for a missing key."""
+    added: set = set()
+    while True:
+        try:
+            return program.execute(cel.Context(variables={"device": device}, functions=functions))
+        except KeyError as error:
+            key = error.args[0] if error.args else ""
+            lacking = [m for m in ("attributes", "capacity") if key not in device[m]]
+            if key in added or not lacking:
+                raise _NoSuchKey(key) from None
+            added.add(key)
+            device = {**device, **{m: {**device[m], key: {}} for m in lacking}}
+
+
+def cel_matches(expression: str, devices: list[dict]) -> CelMatches:
+    """The selector on each device activation ({"driver", "attributes", "capacity"}). A missing map key is kept as
+    that device's error (CelMatches.missing, upstream's wording "no such key: <name>"); any other runtime error
+    (whatever the library raises) is a CelRuntimeError naming the device's index; a result that is not a bool, a
+    ValueError."""
     cel = _cel()
     program = cel_program(expression)
     failures: list[str] = []
     functions = {name: _reporting(name, function, failures) for name, function in _FUNCTIONS.items()}
     out = np.zeros(len(devices), bool)
+    missing: dict[int, str] = {}
     for i, device in enumerate(devices):
-        context = cel.Context(variables={"device": device}, functions=functions)
         failures.clear()
         try:
-            result = program.execute(context)
-        except KeyError:
+            result = _execute(cel, program, device, functions)
+        except _NoSuchKey as error:
+            missing[i] = f"no such key: {error.args[0]}"
             continue
         except BaseException as error:
             # Every evaluation error (RuntimeError, TypeError, ValueError, ZeroDivisionError, OverflowError,
@@ -224,7 +262,7 @@ def cel_matches(expression: str, devices: list[dict]) -> np.ndarray:
         if not isinstance(result, bool):
             raise ValueError(f'CEL expression "{expression}": must evaluate to a bool (got {result!r})')
         out[i] = result
-    return out
+    return CelMatches(out, missing)
 
 
 # -- models ----------------------------------------------------------------------------------------------
@@ -574,6 +612,29 @@ def v1beta1_to_v1(kind: str, document: dict) -> dict:
 
 
 # -- the device table --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Selection:
+    """A selector on every device of a DeviceTable."""
+    matched: np.ndarray        # (D,) bool
+    failed: np.ndarray         # (D,) bool the evaluation meets a missing key (upstream: a CEL runtime error)
+    missing: dict              # device profile -> that error, "no such key: <name>"
+    profile: np.ndarray        # (D,) int64 the table's device profiles
+
+    def error(self, row: int) -> str:
+        """The error of the evaluation on device `row` (failed there)."""
+        return self.missing[int(self.profile[row])]
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A pool as upstream's allocator gathers it for one node (GatherPools): the pool's devices on that node, in
+    device order, and whether the pool is complete (every slice of its newest generation present)."""
+    driver: str
+    pool: str
+    complete: bool
+    rows: tuple[int, ...]
+
+
 @dataclass
 class DeviceTable:
     """Every device of the node-local ResourceSlices, one row each, in the allocator's order: pools by (driver, pool
@@ -588,10 +649,11 @@ class DeviceTable:
     keys: tuple                # (D,) (driver, pool, device name)
     activations: list = field(default_factory=list)      # (P,) CEL `device` values: {driver, attributes, capacity}
     index: dict = field(default_factory=dict)            # (driver, pool, device) -> row
-    _selected: dict = field(default_factory=dict)        # CEL expression -> (D,) bool
+    _selected: dict = field(default_factory=dict)        # CEL expression -> Selection
     usable: np.ndarray | None = None   # (D,) bool device of a complete pool (None: all); others are in no node's slots
     incomplete_nodes: tuple = ()       # names of nodes with a slice of an incomplete pool (All requests fail there)
     incomplete: np.ndarray | None = None    # (N,) bool those nodes, by node id
+    node_pools: dict = field(default_factory=dict)   # node name -> tuple[NodePool], pools by (driver, pool name)
     taints: dict = field(default_factory=dict)       # device row -> its NoSchedule/NoExecute taints (key, value, effect)
 
     @property
@@ -616,8 +678,10 @@ class DeviceTable:
         profiles: dict[str, int] = {}
         activations, profile = [], []
         names, keys, index, usable, taints = [], [], {}, [], {}
+        pools: dict[str, dict[tuple, list[int]]] = {}       # node name -> pool -> device rows, in order
         for rs in slices:
             spec = rs.spec
+            on_node = pools.setdefault(spec.node_name, {}).setdefault((spec.driver, spec.pool.name), [])
             for j, dev in enumerate(spec.devices):
                 key = (spec.driver, spec.pool.name, dev.name)
                 if key in index:
@@ -636,6 +700,7 @@ class DeviceTable:
                 hard = [(t.key, t.value, t.effect) for t in dev.taints if t.effect in ("NoSchedule", "NoExecute")]
                 if hard:
                     taints[len(keys)] = hard
+                on_node.append(len(keys))
                 names.append(spec.node_name)
                 keys.append(key)
                 usable.append(complete[(spec.driver, spec.pool.name)])
@@ -646,17 +711,20 @@ class DeviceTable:
                     allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
                     node_names=tuple(names), keys=tuple(keys), activations=activations, index=index,
                     usable=None if all(usable) else np.array(usable, bool).reshape(d),
-                    incomplete_nodes=incomplete_nodes, taints=taints)
+                    incomplete_nodes=incomplete_nodes, taints=taints,
+                    node_pools={node: tuple(NodePool(driver, pool, complete[(driver, pool)], tuple(rows))
+                                            for (driver, pool), rows in by_pool.items())
+                                for node, by_pool in pools.items()})
         table.relink(node_index)
         return table
 
-    def selected(self, expression: str) -> np.ndarray:
-        """(D,) bool: devices the CEL selector matches (evaluated once per distinct device, then kept).
-        ValueError for a runtime error other than a missing attribute."""
+    def selected(self, expression: str) -> Selection:
+        """The CEL selector on every device (evaluated once per distinct device, then kept). ValueError for a
+        runtime error other than a missing key."""
         hit = self._selected.get(expression)
         if hit is None:
             try:
-                matched = cel_matches(expression, self.activations)
+                result = cel_matches(expression, self.activations)
             except CelUndeclared as error:
                 # Upstream's compiler refuses it before any device is seen.
                 raise ValueError(f'CEL expression "{expression}": compilation failed: {error.detail}') from None
@@ -666,7 +734,10 @@ class DeviceTable:
                 row = int(np.flatnonzero(self.profile == error.index)[0])
                 raise ValueError(f'CEL expression "{expression}" on device {"/".join(self.keys[row])}: CEL runtime '
                                  f'error: {error.detail}') from None
-            hit = self._selected[expression] = matched[self.profile]
+            failed = np.zeros(len(self.activations), bool)
+            failed[list(result.missing)] = True
+            hit = self._selected[expression] = Selection(result.matched[self.profile], failed[self.profile],
+                                                         result.missing, self.profile)
         return hit
 
     def relink(self, node_index: dict[str, int]) -> None:

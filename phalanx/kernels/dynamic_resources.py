@@ -11,20 +11,23 @@ all nodes at once); where that fails on a node the allocated claims allow, `dyna
 node by node) searches the way upstream's allocator backtracks (k8s.io/dynamic-resource-allocation/structured:
 device by device, undoing a choice when the later requests cannot be satisfied). Its answer is the first
 assignment in upstream's search order, which is first fit whenever first fit succeeds. The allocation returned
-for the chosen node is exactly what the filter checked.
+for the chosen node is exactly what the filter checked. Where upstream's allocator returns an error the node's code
+is ERROR (the caller's errors, some found by `first_error`, which replays the allocator's walk device by device).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .status import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
+from .status import ERROR, SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE
 
 NOT_AVAILABLE_BIT = 1          # an allocated claim's node is not this node
 CANNOT_ALLOCATE_BIT = 2        # the claims to allocate do not fit on this node's free devices
 CANNOT_FIT_BIT = 4             # an extended resource asked for is neither on the node nor backed by DRA
+STALE_CLAIM_BIT = 8            # the pod's claim for extended resources is one from an earlier cycle
 REASONS = {NOT_AVAILABLE_BIT: "resourceclaim not available on the node",
            CANNOT_ALLOCATE_BIT: "cannot allocate all claims",
-           CANNOT_FIT_BIT: "cannot fit resource"}
+           CANNOT_FIT_BIT: "cannot fit resource",
+           STALE_CLAIM_BIT: "cannot schedule extended resource claim"}
 
 
 def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned):
@@ -140,17 +143,74 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
     return code, payload, assign
 
 
-def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, blocked=None, unfit=None):
+def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, errors=None, unfit=None,
+                               stale: bool = False):
     """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
-    blocked: (N,) bool nodes where the claims cannot be allocated whatever the devices (a request for All devices
-    on a node with an incomplete pool), or None. unfit: (N,) bool nodes that fail first, before any claim is looked
-    at (filterExtendedResources: an extended resource the node neither advertises nor gets from DRA), or None."""
+    errors: (N,) int64 nodes where upstream's allocator returns an error (an index into the caller's messages, the
+    payload there; -1 none), or None: its Error status stands whatever the devices, even where an allocated claim
+    is not available (upstream runs the allocator before it reports that). unfit: (N,) bool nodes that fail first,
+    before any claim is looked at (filterExtendedResources: an extended resource the node neither advertises nor
+    gets from DRA), or None. stale: the pod's claim for extended resources is one from an earlier cycle, which
+    filterExtendedResources refuses on every node before anything else."""
     code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned)
     code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
-    if blocked is not None:
-        veto = np.asarray(blocked) & (payload != NOT_AVAILABLE_BIT)
-        code[veto], payload[veto], assign[veto] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_BIT, -1
+    if errors is not None:
+        failed = np.asarray(errors) >= 0
+        code[failed], payload[failed], assign[failed] = ERROR, np.asarray(errors)[failed], -1
     if unfit is not None:
         unfit = np.asarray(unfit)
         code[unfit], payload[unfit], assign[unfit] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_FIT_BIT, -1
+    if stale:
+        code[:], payload[:], assign[:] = UNSCHEDULABLE_AND_UNRESOLVABLE, STALE_CLAIM_BIT, -1
     return code, payload, assign
+
+
+def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, failing: np.ndarray, counts: list[int],
+                all_mode: list[bool]) -> tuple[int, int] | None:
+    """The first (request, device) whose selectors fail to evaluate that upstream's allocator walk meets on one node,
+    or None when the walk ends (with or without a solution) before meeting one.
+
+    devices: the node's devices in walk order (complete pools only); free: (D,) bool not allocated; matches: (Q, D)
+    bool devices each request may take; failing: (Q, D) bool the request's selectors fail on the device (no
+    match); counts / all_mode per request. Upstream (allocateOne) fills request by request, device by device: for
+    each device of a request it walks the node's devices from the first, skipping those allocated or taken in this
+    search, evaluating the selectors of each other one (an error ends the allocation) and taking the first it may,
+    backtracking into the next when the later devices or requests cannot be satisfied. A request for All devices
+    takes its matching devices as they are (its selectors were evaluated before the walk). Evaluations are cached
+    and the walk is deterministic, so a failed state (request, device index, devices taken) is never worth walking
+    twice: it meets no new device."""
+    failed: set = set()
+
+    class Met(Exception):
+        pass
+
+    def walk(q: int, i: int, taken: frozenset) -> bool:
+        if q == len(counts):
+            return True
+        state = (q, i, taken)
+        if state in failed:
+            return False
+        if all_mode[q]:
+            own = [d for d in devices if matches[q, d]]
+            done = bool(own) and all(free[d] and d not in taken for d in own) and walk(q + 1, 0, taken | set(own))
+        elif i == counts[q]:
+            done = walk(q + 1, 0, taken)
+        else:
+            done = False
+            for d in devices:
+                if not free[d] or d in taken:
+                    continue
+                if failing[q, d]:
+                    raise Met(q, d)
+                if matches[q, d] and walk(q, i + 1, taken | {d}):
+                    done = True
+                    break
+        if not done:
+            failed.add(state)
+        return done
+
+    try:
+        walk(0, 0, frozenset())
+    except Met as met:
+        return met.args
+    return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..kernels.dynamic_resources import REASONS
 from ..kernels.status import UNSCHEDULABLE
-from .framework import (NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, CycleError, Plugin, PostFilterResult,
+from .framework import (NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult,
                         Rejection)
 
 # Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
@@ -56,18 +56,16 @@ class DynamicResources(Plugin):
         inputs = cluster.claims.prepare(pod.pod, cluster.tensors)
         return Rejection(inputs.message) if inputs.message else inputs
 
-    def filter_state(self, pod, cluster, pre):
-        # An allocator error (a claim asking for more devices than a claim may hold) is the Filter's error status on
-        # every node: the cycle fails with it.
-        error = getattr(pre, "error", None)          # sched.claims.DraInputs
-        if error is not None:
-            return CycleError(error)
-        return super().filter_state(pod, cluster, pre)
-
     def filter(self, xp, state, tensors):
         code, payload, assign = state.allocate(xp)
         code, payload, assign = xp.asarray(code), xp.asarray(payload), xp.asarray(assign)
         return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
+
+    def filter_errors(self, state):
+        # Where the allocator returns an error (a pool being updated under a request for All devices, a claim asking
+        # for more devices than a claim may hold, a selector failing on a device the allocator reaches): the Filter's
+        # Error status, which fails the cycle.
+        return state.failures
 
     def reasons(self, payload, tensors):
         return [REASONS[payload]]
@@ -77,8 +75,17 @@ class DynamicResources(Plugin):
         # PreFilter records the pod's claims in the cycle state only when it passes, so after a PreFilter rejection
         # (a missing claim or device class) PostFilter finds no claims: "no new claims to deallocate".
         pod = failed.pod.pod
-        if not self._has_claims(pod, cluster) or cluster.claims.prepare(pod, cluster.tensors).message is not None:
+        if not self._has_claims(pod, cluster):
             return _NO_NEW_CLAIMS
+        inputs = cluster.claims.prepare(pod, cluster.tensors)
+        if inputs.message is not None:
+            return _NO_NEW_CLAIMS
+        if inputs.stale:
+            # The pod's claim for extended resources from an earlier cycle is deleted (Filter refused it on every
+            # node); the pod tries again with a claim of its own. ResourceClaim deletions are not among the
+            # plugin's events: the deletion wakes nothing by itself.
+            return PostFilterResult(UNSCHEDULABLE, "deletion of ResourceClaim completed",
+                                    changes=(lambda c: c.claims.delete_stale(pod),))
         return _STILL_NOT_SCHEDULABLE
 
     def filter_behaviour(self, state):

@@ -17,7 +17,7 @@ sched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -162,6 +162,9 @@ class PostFilterResult:
     victim_keys: tuple | None = None            # their keys, where the plugin has them at hand (else read from
                                                 # each victim, whose metadata is cold memory by then)
     pdb_violations: int = 0                     # victim units whose eviction violates a PDB (groups)
+    # What the plugin changed in the cluster, each applied to it when the cycle's PostFilter runs for real (the
+    # plugins run as a what-if first, changing nothing): DynamicResources deletes a stale claim.
+    changes: tuple[Callable[[object], None], ...] = ()
 
 
 def fit_error(n_nodes: int, hist: dict[str, int], prefilter_message: str | None = None) -> str:
@@ -344,6 +347,12 @@ class Plugin:
         """(code (N,) int8, payload (N,) int64) for every node. `tensors` has .nodes (NodeTable fields),
         .node_labels, .bound_pods() (numpy on the host, or padded device arrays on the JAX backend)."""
         raise NotImplementedError
+
+    def filter_errors(self, state) -> tuple[str, ...]:
+        """The messages of the Error statuses this plugin's Filter gives for the pod of `state` (code
+        kernels.status.ERROR, the payload an index into them); empty for a Filter that never fails (the usual
+        plugin: the cycle then skips looking for errors)."""
+        return ()
 
     def reasons(self, payload: int, tensors) -> list[str]:
         """Upstream reason strings of one failing node from its payload."""

@@ -13,7 +13,10 @@ Claims of a pod (`register`, when the pod arrives or joins its PodGroup):
 Allocation (`allocate`): the first placed pod that uses an unallocated claim allocates it on its node (the
 DynamicResources Filter's assignment for that node: first fit, or upstream's backtracking search where first fit
 fails); later users, in the same PodGroup cycle or later, only check that node. Every placement records a
-`ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly.
+`ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly. Where
+upstream's allocator would return an error instead (a request for All devices meeting a pool being updated, a claim
+over the claim limit, a selector failing on a device the allocator evaluates), `prepare` gives the Filter that error
+for the node (`_allocator_errors`); the cycle fails with it.
 
 Release (`release`, on pod deletion, completion or a Permit rejection): a pod stops using its claims; a claim
 left with no user (bound, waiting at Permit or tentatively placed) is deallocated at once. Upstream keeps a
@@ -26,7 +29,8 @@ spec.extendedResourceName (or the implicit `deviceclass.resource.kubernetes.io/<
 own, `<pod>-extended-resources` (upstream: generateName `<pod>-extended-resources-`), after its other claims: one
 ExactCount request per container and resource (createRequestsAndMappings). On a node that advertises the resource
 (allocatable > 0) the device plugin serves it and the request asks for nothing there; elsewhere it is allocated with
-the pod's other claims.
+the pod's other claims. A pending pod's input claim for extended resources (annotated, the pod its controller) is
+from an earlier cycle: the Filter refuses every node and PostFilter deletes it (`delete_stale`).
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ from ..cluster_models.dra import (DeviceClaim, DeviceClass, DeviceRequest, Devic
                                   ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate)
 from ..cluster_models.objects import is_extended_resource_name
 from ..cluster_models.requests import pod_load
-from ..kernels.dynamic_resources import dynamic_resources_allocate
+from ..kernels.dynamic_resources import dynamic_resources_allocate, first_error
 from ..kernels.tolerations import tolerates
 
 ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
@@ -63,6 +67,29 @@ class Claim:
     # The extended resource each request serves, for a pod's claim for extended resources backed by DRA; None for
     # any other claim.
     resources: tuple[str, ...] | None = None
+    # A pending pod's claim for extended resources from an earlier cycle (an input claim): Filter refuses every node
+    # until PostFilter deletes it (ClaimBook.delete_stale).
+    stale: bool = False
+
+
+@dataclass(frozen=True)
+class RequestMatch:
+    """What a request's selectors make of each device (upstream's isSelectable: the class's selectors, then the
+    request's, each list in order up to the first that is false)."""
+    matches: np.ndarray        # (D,) bool every selector matches and the request tolerates the device's taints
+    failing: np.ndarray        # (D,) int64 the selector (its position among the class's then the request's) whose
+                               # evaluation fails on the device before one is false; -1 none
+    fails: bool                # on some device
+
+
+@dataclass(frozen=True)
+class PendingRequest:
+    """A request of a claim to allocate, with what its allocator errors name."""
+    claim: str                 # the claim as upstream's errors name it: namespace/name (or its in-memory name)
+    name: str
+    cls: DeviceClass
+    expressions: tuple[str, ...]
+    match: RequestMatch
 
 
 @dataclass
@@ -87,17 +114,19 @@ class DraInputs:
     pinned: np.ndarray                # (K,) int64 node of each allocated claim
     pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
     message: str | None = None        # PreFilter rejection (missing claim or device class)
-    blocked: np.ndarray | None = None     # (N,) bool nodes where a request for All devices meets an incomplete pool
-    error: str | None = None          # the Filter's error on every node (a claim asking for too many devices)
+    errors: np.ndarray | None = None  # (N,) int64 nodes where the allocator returns an error: index into `failures`
+    failures: tuple[str, ...] = ()    # those errors' texts
     unfit: np.ndarray | None = None   # (N,) bool nodes neither advertising nor DRA-backing an extended resource asked
+    stale: bool = False               # the pod's claim for extended resources is one from an earlier cycle
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
                                              self.pinned))
 
     def allocate(self, xp):
-        """The Filter's (code, payload, assign), numpy: the kernel, the host search, incomplete pools."""
-        return dynamic_resources_allocate(xp, *self.kernel_args(xp), blocked=self.blocked, unfit=self.unfit)
+        """The Filter's (code, payload, assign), numpy: the kernel, the host search, the allocator's errors."""
+        return dynamic_resources_allocate(xp, *self.kernel_args(xp), errors=self.errors, unfit=self.unfit,
+                                          stale=self.stale)
 
 
 class ClaimBook:
@@ -112,7 +141,7 @@ class ClaimBook:
         self.claims: dict[str, Claim] = {}
         self._generated: dict[tuple[str, str], str] = {}    # (owner, entry name) -> claim key
         self._refs: dict[str, tuple[list[str], str | None]] = {}   # pod key -> (claim keys, PreFilter problem)
-        self._match: dict[tuple, np.ndarray] = {}          # (class, request conditions) -> (D,) bool
+        self._match: dict[tuple, RequestMatch] = {}        # (class, request conditions) -> its devices
         # device row -> index of the request it was allocated for, in its claim (shared with restricted copies;
         # read only for rows a claim holds now, so stale entries never show)
         self._request_of: dict[int, int] = {}
@@ -210,13 +239,16 @@ class ClaimBook:
         """The key of the pod's claim for extended resources backed by DRA, created on first use (upstream builds it
         in memory at every PreFilter; its requests depend only on the pod and the classes)."""
         key = self._generated.get((pod.key, EXTENDED_CLAIM))
-        if key is None and pod.spec.node_name:
-            # A bound pod uses the claim made for it when it was scheduled (the kubelet reads it from the pod's
-            # status.extendedResourceClaimStatus, which phalanx does not read): the input claim the pod controls.
-            # Hand-written input may lack UIDs: they are compared only when both are known.
-            uid, found = self._input_extended.get(pod.key, ("", None))
-            if found is not None and (not uid or not pod.metadata.uid or uid == pod.metadata.uid):
-                key = self._generated[(pod.key, EXTENDED_CLAIM)] = found
+        uid, found = self._input_extended.get(pod.key, ("", None))
+        # The input claim the pod controls (findExtendedResourceClaim; hand-written input may lack UIDs: they are
+        # compared only when both are known). A bound pod uses it: made for it when it was scheduled (the kubelet
+        # reads it from the pod's status.extendedResourceClaimStatus, which phalanx does not read). A pending pod's,
+        # with requests, is from an earlier cycle whose binding failed: upstream's Filter refuses it on every node
+        # and PostFilter deletes it. One without requests (never written so by the scheduler) is left alone.
+        if key is None and found is not None and (not uid or not pod.metadata.uid or uid == pod.metadata.uid) \
+                and (pod.spec.node_name or self.claims[found].spec.devices.requests):
+            key = self._generated[(pod.key, EXTENDED_CLAIM)] = found
+            self.claims[found].stale = not pod.spec.node_name
         if key is None:
             key = f"{pod.metadata.namespace}/{pod.metadata.name}-{EXTENDED_CLAIM}"
             suffix = 2
@@ -244,10 +276,14 @@ class ClaimBook:
         dev = self.devices
         d = dev.size
         n = len(tensors.nodes.names)
-        matches, counts, all_mode, pinned, pending = [], [], [], [], []
-        unfit = None
+        matches, counts, all_mode, pinned, pending, requests = [], [], [], [], [], []
+        unfit, stale = None, False
         for key in keys if problem is None else ():
             claim = self.claims[key]
+            if claim.stale:
+                # Upstream's PreFilter leaves it to Filter, which refuses every node before looking at any claim.
+                stale = True
+                continue
             if claim.devices is not None:
                 if len(claim.devices):          # an empty allocation is available on every node
                     pinned.append(int(dev.node[claim.devices[0]]))
@@ -255,13 +291,19 @@ class ClaimBook:
             first = len(counts)
             if claim.resources is not None:
                 unfit, served = self._extended_nodes(pod, tensors)
+            # How upstream's allocator errors name the claim (klog.KObj; the claim for extended resources by its
+            # in-memory name until PreBind creates it).
+            named = (f"{pod.metadata.namespace}/{SPECIAL_CLAIM_IN_MEM_NAME}" if claim.resources is not None
+                     else key)
             for i, req in enumerate(claim.spec.devices.requests):
                 exact = req.exactly
                 cls = self.classes.get(exact.device_class_name)
                 if cls is None:
                     problem = f"request {req.name}: device class {exact.device_class_name} does not exist"
                     break
-                matches.append(self._matches(cls, exact.expressions, exact.tolerations))
+                match = self._matches(cls, exact.expressions, exact.tolerations)
+                requests.append(PendingRequest(named, req.name, cls, exact.expressions, match))
+                matches.append(match.matches)
                 count = np.full(n, exact.count_needed(), np.int64)
                 if claim.resources is not None:      # none on a node whose device plugin serves the resource
                     count[served[claim.resources[i]]] = 0
@@ -270,32 +312,100 @@ class ClaimBook:
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
-        error = None
-        if problem is None:
-            # Upstream's allocator (at Filter, after every PreFilter check passed) refuses a claim asking for more
-            # devices than a claim may hold, before it searches: an error status on every node, which fails the
-            # scheduling cycle.
-            for key, first, count in pending:
-                total = int(np.sum(counts[first:first + count], axis=0).max(initial=0)) if count else 0
-                if total > ALLOCATION_RESULTS_MAX_SIZE:
-                    name = (f"{pod.metadata.namespace}/{SPECIAL_CLAIM_IN_MEM_NAME}"
-                            if self.claims[key].resources is not None else key)
-                    error = (f"claim {name}: number of requested devices {total} exceeds the claim limit of "
-                             f"{ALLOCATION_RESULTS_MAX_SIZE}")
-                    break
         if problem is not None:
-            matches, counts, all_mode, pinned, pending, unfit = [], [], [], [], [], None
+            matches, counts, all_mode, pinned, pending, requests, unfit, stale = [], [], [], [], [], [], None, False
         q = len(counts)
         padded = np.zeros((q, d + 1), bool)
         if q:
             padded[:, :d] = np.stack(matches)
-        # Upstream's allocator refuses a request for All devices on a node with an incomplete pool ("asks for all
-        # devices, but resource pool ... is currently being updated").
-        blocked = dev.incomplete if any(all_mode) and dev.incomplete is not None and dev.incomplete.any() else None
-        return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded,
-                         np.stack(counts, axis=1) if q else np.zeros((n, 0), np.int64),
-                         np.array(all_mode, bool).reshape(q),
-                         np.array(pinned, np.int64).reshape(len(pinned)), pending, problem, blocked, error, unfit)
+        counts = np.stack(counts, axis=1) if q else np.zeros((n, 0), np.int64)
+        errors, failures = (None, ()) if stale else self._allocator_errors(tensors.nodes.names, pending, requests,
+                                                                           counts, all_mode)
+        return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded, counts,
+                         np.array(all_mode, bool).reshape(q), np.array(pinned, np.int64).reshape(len(pinned)), pending,
+                         problem, errors, failures, unfit, stale)
+
+    def _allocator_errors(self, names, pending, requests: list[PendingRequest], counts: np.ndarray,
+                          all_mode: list[bool]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+        """Where upstream's allocator returns an error for the claims to allocate ((N,) int64 index into the texts,
+        -1 none; None when it does nowhere), in Allocate's order: claim by claim, each request for All devices
+        counting its devices (a pool of the node being updated, or a selector failing on one of its devices, in
+        device order), then the claim's device count against the claim limit (every node); after all claims, the
+        walk of the other requests over the node's devices (first_error: a selector failing on a device it
+        reaches). The Filter fails a node with the first (the framework then fails the cycle)."""
+        dev = self.devices
+        n = len(names)
+        errors = np.full(n, -1, np.int64)
+        texts: list[str] = []
+
+        def fail(nodes, text: str) -> None:
+            nodes = np.asarray(nodes, np.int64)
+            nodes = nodes[errors[nodes] < 0]
+            if nodes.size:
+                errors[nodes] = len(texts)
+                texts.append(text)
+
+        def nodes_failing(req: PendingRequest) -> set[int]:
+            rows = np.flatnonzero(req.match.failing >= 0)
+            return {int(v) for v in dev.node[rows] if v >= 0}
+
+        for key, first, count in pending:
+            for q in range(first, first + count):
+                req = requests[q]
+                if not all_mode[q]:
+                    continue
+                suspects = nodes_failing(req) if req.match.fails else set()
+                if dev.incomplete is not None:
+                    suspects.update(np.flatnonzero(dev.incomplete).tolist())
+                for node in sorted(suspects):
+                    text = self._all_devices_error(names[node], req)
+                    if text is not None:
+                        fail([node], text)
+            # Upstream counts All requests' matching devices too; phalanx does not (docs/semantics.md).
+            total = int(counts[:, first:first + count].sum(axis=1).max(initial=0)) if count else 0
+            if total > ALLOCATION_RESULTS_MAX_SIZE:
+                fail(np.arange(n), f"claim {requests[first].claim}: number of requested devices {total} exceeds the "
+                                   f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+        walked = [q for q, req in enumerate(requests) if not all_mode[q] and req.match.fails]
+        if walked:
+            free = ~dev.allocated
+            usable = np.ones(dev.size, bool) if dev.usable is None else dev.usable
+            matches = np.stack([req.match.matches for req in requests])
+            failing = np.stack([req.match.failing >= 0 for req in requests])
+            suspects = set()
+            for q in walked:
+                rows = np.flatnonzero(failing[q] & usable)
+                suspects.update(int(v) for v in dev.node[rows] if v >= 0)
+            for node in sorted(suspects):
+                if errors[node] >= 0:
+                    continue
+                devices = [int(v) for v in dev.slots[node] if v >= 0]
+                met = first_error(devices, free, matches, failing, counts[node].tolist(), all_mode)
+                if met is not None:
+                    fail([node], self._selector_error(requests[met[0]], met[1]))
+        return (errors, tuple(texts)) if texts else (None, ())
+
+    def _all_devices_error(self, node_name: str, req: PendingRequest) -> str | None:
+        """Upstream's error while it gathers the devices of a request for All devices on a node (validateDeviceRequest:
+        the node's pools in order; a pool being updated stops it, else each device's selectors are evaluated), or
+        None."""
+        for pool in self.devices.node_pools.get(node_name, ()):
+            if not pool.complete:
+                return (f"claim {req.claim}, request {req.name}: asks for all devices, but resource pool "
+                        f"{pool.driver}/{pool.pool} is currently being updated")
+            for row in pool.rows:
+                if req.match.failing[row] >= 0:
+                    return self._selector_error(req, row)
+        return None
+
+    def _selector_error(self, req: PendingRequest, row: int) -> str:
+        """Upstream's error for the request's selector that fails on device `row` (selectorsMatch)."""
+        j = int(req.match.failing[row])
+        own = req.cls.expressions
+        expression = (*own, *req.expressions)[j]
+        where = f"class {req.cls.metadata.name}: selector #{j}" if j < len(own) else \
+            f"claim {req.claim}: selector #{j - len(own)}"
+        return f"{where}: CEL runtime error: {self.devices.selected(expression).error(row)}"
 
     def _extended_nodes(self, pod: Pod, tensors) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         """filterExtendedResources per node: (the nodes that fail with "cannot fit resource", or None; per backed
@@ -319,19 +429,22 @@ class ClaimBook:
                 unfit |= have == 0
         return (unfit if unfit.any() else None), served
 
-    def _matches(self, cls: DeviceClass, expressions: tuple[str, ...], tolerations=()) -> np.ndarray:
-        """(D,) bool: devices the class's and the request's CEL selectors all match and whose NoSchedule /
-        NoExecute taints the request tolerates (DRADeviceTaints, on in v1.36: the allocator's allTaintsTolerated,
-        with v1.Toleration's Equal / Exists rule)."""
+    def _matches(self, cls: DeviceClass, expressions: tuple[str, ...], tolerations=()) -> RequestMatch:
+        """The devices the class's and the request's CEL selectors all match and whose NoSchedule / NoExecute taints
+        the request tolerates (DRADeviceTaints, on in v1.36: the allocator's allTaintsTolerated, with v1.Toleration's
+        Equal / Exists rule), and where the selectors fail to evaluate."""
         key = (cls.metadata.name, expressions, tuple((t.key, t.operator, t.value, t.effect) for t in tolerations))
         hit = self._match.get(key)
         if hit is None:
-            hit = np.ones(self.devices.size, bool)
-            for expression in (*cls.expressions, *expressions):
-                hit = hit & self.devices.selected(expression)
+            alive = np.ones(self.devices.size, bool)
+            failing = np.full(self.devices.size, -1, np.int64)
+            for j, expression in enumerate((*cls.expressions, *expressions)):
+                selection = self.devices.selected(expression)
+                failing[alive & selection.failed] = j
+                alive &= selection.matched
             for row, hard in self.devices.taints.items():
-                hit[row] &= all(any(tolerates(t, *taint) for t in tolerations) for taint in hard)
-            self._match[key] = hit
+                alive[row] &= all(any(tolerates(t, *taint) for t in tolerations) for taint in hard)
+            hit = self._match[key] = RequestMatch(alive, failing, bool((failing >= 0).any()))
         return hit
 
     def _check_selectors(self, claims: list[ResourceClaim]) -> None:
@@ -428,7 +541,9 @@ class ClaimBook:
         for (owner, name), key in list(self._generated.items()):
             if owner == pod_key:
                 del self._generated[(owner, name)]
-                del self.claims[key]
+                claim = self.claims.pop(key)
+                if claim.devices is not None:     # held by no pod (a stale claim for extended resources)
+                    self.devices.allocated[claim.devices] = False
 
     def add_bound(self, pod: Pod, node: int, group: PodGroup | None, tensors) -> str | None:
         """A pod already on `node` in the input: it uses its claims; unallocated ones are allocated there when
@@ -438,11 +553,25 @@ class ClaimBook:
             return None
         dra = self.prepare(pod, tensors)
         code, _, assign = dra.allocate(np)
-        if dra.message is not None or dra.error is not None or code[node] != 0:
+        if dra.message is not None or code[node] != 0:
+            error = dra.failures[dra.errors[node]] if dra.errors is not None and dra.errors[node] >= 0 else None
             return (f"Pod {pod.key}: {'spec.resourceClaims' if pod.spec.resource_claims else 'extended resources'}: "
-                    f"{dra.message or dra.error or 'the claims cannot be allocated on its node'}; not accounted")
+                    f"{dra.message or error or 'the claims cannot be allocated on its node'}; not accounted")
         self.allocate(dra, node, assign)
         return None
+
+    def delete_stale(self, pod: Pod) -> None:
+        """PostFilter's deletion of the pod's claim for extended resources from an earlier cycle: its devices are
+        free again and the pod has a claim of its own from now on (unallocated: upstream's next PreFilter makes it
+        in memory)."""
+        key = self._generated.pop((pod.key, EXTENDED_CLAIM))
+        claim = self.claims.pop(key)
+        if claim.devices is not None:
+            self.devices.allocated[claim.devices] = False
+        self._input_extended.pop(pod.key, None)
+        fresh = self._extended_claim(pod, self.extended_requests(pod))
+        keys, problem = self._refs[pod.key]
+        self._refs[pod.key] = ([fresh if k == key else k for k in keys], problem)
 
     def allocations(self, pods) -> dict[str, list[dict[str, str]]]:
         """pod key -> the devices its allocated claims hold ({claim, request, driver, pool, device} each), for the

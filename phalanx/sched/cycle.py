@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cluster_models.tensors import NodeTable
-from ..kernels.status import SUCCESS
+from ..kernels.status import ERROR, SUCCESS
 from ..plugins.framework import (DOMAIN, FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo,
                                  Rejection)
 from .framework import Framework
@@ -286,6 +286,11 @@ class Evaluation:
     prefilter_message: str | None = None      # a PreFilter rejected the pod on every node
     rejected_by: str | None = None            # ... that PreFilter's plugin
     error: str | None = None                  # a plugin failed the cycle (the pod stays pending with this text)
+    # Nodes where a Filter failed (upstream's Error status) before any other rejected them: (N,) int64 index into
+    # `failures`, -1 none; None when no Filter failed. The cycle fails with the first such node its walk meets
+    # (`error`: the first in node order; a sampled cycle looks again, Placer.evaluate).
+    failing: np.ndarray | None = None
+    failures: tuple[str, ...] = ()
     raw: dict[str, np.ndarray] = field(default_factory=dict)         # plugin -> (N,) int64
     normalized: dict[str, np.ndarray] = field(default_factory=dict)  # plugin -> (N,) int64
     total: np.ndarray | None = None           # (N,) int64 weighted sum over feasible nodes
@@ -317,10 +322,38 @@ def run_filters(xp, p: Prepared, tensors) -> Evaluation:
     if p.rejection is not None or p.error is not None:
         ev.prefilter_message, ev.rejected_by, ev.error = p.rejection, p.rejected_by, p.error
         ev.feasible = xp.zeros((n,), dtype=bool)
-    elif p.allowed is not None:
+        return ev
+    if p.allowed is not None:
         ev.outside = ~xp.asarray(p.allowed)
         ev.feasible = feasible & ~ev.outside
+    _filter_errors(p, ev)
     return ev
+
+
+def _filter_errors(p: Prepared, ev: Evaluation) -> None:
+    """ev.failing / ev.failures / ev.error from the Filters that failed on some node (code ERROR). Upstream runs a
+    node's Filters in order and stops at the first that does not pass, so a Filter's error counts only where the
+    Filters before it passed; a node a PreFilterResult left out is not evaluated at all."""
+    erring = [(i, plugin.filter_errors(state)) for i, (plugin, state) in enumerate(p.filters)]
+    erring = [(i, texts) for i, texts in erring if texts]
+    if not erring:          # the usual cycle: no Filter can fail
+        return
+    names = [plugin.name for plugin, _ in p.filters]
+    n = np.asarray(ev.feasible).shape[0]
+    reached = np.ones(n, bool) if ev.outside is None else ~np.asarray(ev.outside)
+    failing, failures, done = np.full(n, -1, np.int64), [], 0
+    for i, texts in erring:
+        for name in names[done:i]:
+            reached &= np.asarray(ev.codes[name]) == SUCCESS
+        done = i
+        hit = reached & (np.asarray(ev.codes[names[i]]) == ERROR)
+        # the payload there: the index into this plugin's messages
+        failing[hit] = len(failures) + np.asarray(ev.payloads[names[i]])[hit]
+        failures += [f'running "{names[i]}" filter plugin: {text}' for text in texts]
+    if (failing >= 0).any():
+        ev.failing, ev.failures = failing, tuple(failures)
+        ev.error = ev.failures[int(failing[np.flatnonzero(failing >= 0)[0]])]
+
 
 
 def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = None) -> Evaluation:

@@ -566,6 +566,8 @@ class Placer:
             again = failed is not None and ev is failed.ev
             if node >= 0 and bool(np.asarray(ev.feasible)[node]):
                 return p, ev, node
+        if samples and ev.failing is not None:
+            self._sampled_error(ev, n, advance)
         sampling = samples and ev.error is None and ev.prefilter_message is None
         if sampling and ring is not None and ring[1] is not None:     # ev.feasible is the sample already
             self.next_start = (self.next_start + ring[1]) % n
@@ -576,7 +578,7 @@ class Placer:
             if advance:
                 self.next_start = (self.next_start + int(visited)) % n
             ev.feasible = sampled
-        if again or not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
+        if again or ev.error is not None or not bool(xp.any(ev.feasible)) or self._score_error(p, ev):
             return p, ev, -1
         rank = np.arange(n) if rank is None else rank
         if sampling and advance and xp is np:
@@ -586,6 +588,24 @@ class Placer:
                 return p, ev, int(rows[np.argmax(selection_key(np, total, True, rank[rows], n))])
         run_scores(xp, p, tensors, ev, self.caches)
         return p, ev, int(select_best(xp, ev.total, ev.feasible, xp.asarray(rank)))
+
+    def _sampled_error(self, ev: Evaluation, n: int, advance: bool) -> None:
+        """A sampled cycle meets a Filter's error (ev.failing) only on a node its walk reaches: the ring of its nodes
+        from nextStartNodeIndex up to the numFeasibleNodesToFind-th that passes (sample_feasible's walk). The first it
+        meets fails the cycle, and nextStartNodeIndex moves past the nodes processed before it (upstream updates it
+        whether or not the walk failed; phalanx's walk is sequential); none met: the cycle goes on, sampled."""
+        ids = np.arange(n) if ev.outside is None else np.flatnonzero(~np.asarray(ev.outside))
+        ring = np.roll(ids, -(self.next_start % len(ids)))
+        hits = np.flatnonzero(np.asarray(ev.feasible)[ring])
+        wanted = self.nodes_to_find(len(ids))
+        end = int(hits[wanted - 1]) + 1 if len(hits) >= wanted else len(ring)
+        met = np.flatnonzero(ev.failing[ring[:end]] >= 0)
+        if not met.size:
+            ev.error = None
+            return
+        ev.error = ev.failures[int(ev.failing[ring[met[0]]])]
+        if advance:
+            self.next_start = (self.next_start + int(met[0])) % n
 
     def _filter_ring(self, p: Prepared, n: int) -> tuple[Evaluation, int | None] | None:
         """A sampled cycle's Filters round the ring from nextStartNodeIndex, stopping as upstream's

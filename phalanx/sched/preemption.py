@@ -1017,6 +1017,7 @@ class PostFilterOutcome:
     nominate: str | None         # the node to nominate, "" to clear the nomination, None to keep it
     success: object              # the succeeding plugin's PostFilterResult (victims), or None
     dry_run: DryRun | None       # None when no plugin reads nodes (Plugin.post_filter_reads_nodes)
+    changes: tuple = ()          # the plugins' changes to the cluster (PostFilterResult.changes), in order
 
 
 class Preemption:
@@ -1042,6 +1043,8 @@ class Preemption:
         if outcome is None:
             return "", False
         sched, cluster = self.sched, self.sched.cluster
+        for change in outcome.changes:
+            change(cluster)
         nominations, dry_run = cluster.nominations, outcome.dry_run
         nominate, success, priority, key = outcome.nominate, outcome.success, cluster.priority(pod), pod.key
         if dry_run is not None and dry_run.scanned_to >= 0:
@@ -1107,9 +1110,10 @@ class Preemption:
             return None
         failed = self.failed_cycle(placer, pod, p, ev)
         cluster, dry_run = self.sched.cluster, failed.dry_run
-        reasons, nominate, success = [], None, None
+        reasons, nominate, success, changes = [], None, None, []
         for plugin in plugins:
             result = plugin.post_filter(failed, cluster)
+            changes += result.changes
             if result.code == SUCCESS:
                 success, nominate, reasons = result, result.nominate, []
                 break
@@ -1124,7 +1128,7 @@ class Preemption:
                 reasons = [result.message]
                 break
             reasons.append(result.message)
-        return PostFilterOutcome(", ".join(r for r in reasons if r), nominate, success, dry_run)
+        return PostFilterOutcome(", ".join(r for r in reasons if r), nominate, success, dry_run, tuple(changes))
 
     def actuate(self) -> None:
         """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
