@@ -58,6 +58,11 @@ AFFINITY_SERVICE = {"pod_affinity": {"required_during_scheduling_ignored_during_
     {"label_selector": {"match_expressions": [{"key": "service", "operator": "Exists"}]}, "topology_key": "region"}]}}
 
 
+# v1.36's default: SchedulerPopFromBackoffQ on (phalanx's default is off: docs/semantics.md).
+POP_FROM_BACKOFF = config_from_doc({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                    "profiles": [{}], "featureGates": {"SchedulerPopFromBackoffQ": True}})
+
+
 def new_scheduler(nodes, pods=(), profile=DEFAULT_PROFILE) -> Scheduler:
     objects = ClusterObjects(nodes=list(nodes), pods=list(pods), priority_classes=[], warnings=[], workloads=[],
                              pod_groups=[])
@@ -118,23 +123,37 @@ def test_backoff_options_from_the_configuration():
     assert [s.queue.backoff(k) for k in (1, 2, 3, 4, 5, 6)] == [2, 4, 8, 16, 20, 20]
 
 
-@pytest.mark.xfail(strict=True, reason="sched/queue.py SchedulingQueue.ready_at / scheduler._run: the backoffQ is "
-                   "only released when a pod's backoff ends; v1.36's SchedulerPopFromBackoffQ (Beta, on) pops its head "
-                   "at once whenever the activeQ is empty")
 def test_pop_from_backoffq_when_the_activeq_is_empty():
     """TestPriorityQueue_Pop "Pop pods from both activeQ and backoffQ when PopFromBackoffQ is enabled", and
     TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint "Queue queues pod to backoffQ if Pod is
     backing off": p fails at 0; a node it fits on arrives at 0.5, inside its 1 s backoff, so it goes to the
-    backoffQ; nothing else is queued, so the next Pop takes it from there: bound at 0.5."""
-    s = new_scheduler([make_node("n1")])
-    s.add_pods([too_big("p")])
-    s.step(0.5)
-    s.add_nodes([make_node("big", cpu="16")])
-    assert attempts_of(s.step(5), "default/p") == [(0.5, BOUND)]
+    backoffQ; nothing else is queued, so the next Pop takes it from there: bound at 0.5. With the gate off (phalanx's
+    default) p waits for the end of its backoff, at 1."""
+    for profile, want in ((POP_FROM_BACKOFF, [(0.5, BOUND)]), (DEFAULT_PROFILE, [(1.0, BOUND)])):
+        s = new_scheduler([make_node("n1")], profile=profile)
+        s.add_pods([too_big("p")])
+        s.step(0.5)
+        s.add_nodes([make_node("big", cpu="16")])
+        assert attempts_of(s.step(5), "default/p") == want
 
 
-@pytest.mark.xfail(strict=True, reason="sched/queue.py SchedulingQueue.ready_at: the backoff ends at failure + "
-                   "backoff; v1.36 truncates the expiry to its 1 s window and releases the pod in the next window")
+def test_backoffq_pops_by_window_then_priority():
+    """Rule (backoff_queue.go lessBackoffCompletedWithPriority, getBackoffTime): with SchedulerPopFromBackoffQ the
+    backoffQ orders pods whose backoff ends in the same 1 s window as the activeQ would (priority first), and an
+    earlier window before a higher priority. low fails at 0.2 and high at 0.7 (both end in window 1, so both are
+    ready at 2); mid fails at 1.1 (ready at 3); a node they all fit on arrives at 1.5, while all three back off: the
+    empty activeQ pops high, low, mid from the backoffQ. Without the gate they leave by the end of their backoff:
+    low (1.2), high (1.7), mid (2.1)."""
+    for profile, want in ((POP_FROM_BACKOFF, ["high", "low", "mid"]), (DEFAULT_PROFILE, ["low", "high", "mid"])):
+        s = new_scheduler([make_node("n1")], profile=profile)
+        for name, at, prio in (("low", 0.2, LOW), ("high", 0.7, HIGH), ("mid", 1.1, MID)):
+            s.step(at)
+            s.add_pods([too_big(name, priority=prio)])
+        s.step(1.5)
+        s.add_nodes([make_node("big", cpu="64")])
+        assert bound_order(s.step(5)) == [f"default/{n}" for n in want]
+
+
 def test_backoff_ends_in_the_next_ordering_window():
     """TestBackOffFlow step 0 ("Still in backoff queue after an early flush": one window after the failure) and
     TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint "Queue queues pod to activeQ if Pod is not
@@ -142,10 +161,12 @@ def test_backoff_ends_in_the_next_ordering_window():
     0 is still backing off at 1.0 and done at 2.0. Observed through a pod that failed with an error (no rejector
     plugin): it waits in the podErrorBackoffQ, which SchedulerPopFromBackoffQ never pops early, so a node event
     is not needed and the activeQ being empty does not matter: tried at 0, 2 (expiry trunc(0 + 1) = 1, done once
-    the window is past 1) and 5 (failure at 2, 2 s: expiry 4)."""
-    s = new_scheduler([make_node("n1"), make_node("n2")])
-    s.add_pods([error_pod("e")])
-    assert [t for t, _ in attempts_of(s.step(5.5), "default/e")] == [0, 2, 5]
+    the window is past 1) and 5 (failure at 2, 2 s: expiry 4). Without the gate (phalanx's default) there are no
+    windows: 0, 1, 3."""
+    for profile, want in ((POP_FROM_BACKOFF, [0, 2, 5]), (DEFAULT_PROFILE, [0, 1, 3])):
+        s = new_scheduler([make_node("n1"), make_node("n2")], profile=profile)
+        s.add_pods([error_pod("e")])
+        assert [t for t, _ in attempts_of(s.step(5.5), "default/e")] == want
 
 
 def error_pod(name):
@@ -154,9 +175,6 @@ def error_pod(name):
                     preferred_terms=[(1, {"match_expressions": [{"key": "gen", "operator": "Gt", "values": ["x"]}]})])
 
 
-@pytest.mark.xfail(strict=True, reason="sched/queue.py SchedulingQueue.park_all: a pod that failed with an error "
-                   "(no rejector plugin) waits in the unschedulable pool for any event; v1.36 puts it in the "
-                   "backoffQ at once and retries it after its backoff, with no event")
 def test_pod_that_failed_with_an_error_is_retried_after_backoff():
     """Test_InFlightPods "pod is enqueued to backoff if no failed plugin" and TestPriorityQueue_MoveAllToActiveOrBackoffQueue
     ("This Pod will go to backoffQ because no failure plugin is associated with it"): no cluster event at all, yet
@@ -164,6 +182,21 @@ def test_pod_that_failed_with_an_error_is_retried_after_backoff():
     s = new_scheduler([make_node("n1"), make_node("n2")])
     s.add_pods([error_pod("e")])
     assert len(attempts_of(s.step(30), "default/e")) > 1
+
+
+def test_run_until_idle_stops_before_a_retry_that_would_fail_again():
+    """phalanx's own rule (upstream runs for ever): run_until_idle does not step to an error backoffQ retry when
+    nothing happened since the failure (the retry would fail the same way), so it returns after the first attempt;
+    after a node arrives (no event wakes the pod: it waits for its backoff) the retry at 1 s runs, then it stops
+    again. step() keeps retrying: 0, 1, 3, 7, 15 (backoff 1, 2, 4, 8 s)."""
+    s = new_scheduler([make_node("n1"), make_node("n2")])
+    s.add_pods([error_pod("e")])
+    assert attempts_of(s.run_until_idle(), "default/e") == [(0, UNSCHEDULABLE)]
+    s.add_nodes([make_node("n3")])
+    assert attempts_of(s.run_until_idle(), "default/e") == [(1, UNSCHEDULABLE)]
+    s = new_scheduler([make_node("n1"), make_node("n2")])
+    s.add_pods([error_pod("e")])
+    assert [t for t, _ in attempts_of(s.step(20), "default/e")] == [0, 1, 3, 7, 15]
 
 
 # -- activeQ order ------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ It is what decides later cycles, nothing derived:
 
 - the node table's order (names) and the pods on it (bound, or placed and waiting at Permit) in binding order,
   with the GPU devices each GPU-share pod holds;
-- the queue: the activeQ and backoffQ entries in heap order (runs of plain pods by key and arrival, PodGroups by
+- the queue: the activeQ, backoffQ and error backoffQ entries in heap order (runs of plain pods by key and arrival, PodGroups by
   key), failed attempts, the unschedulable pool with the plugins that rejected each pod, pods PreEnqueue holds back,
   arrivals of queued pods deleted before their turn;
 - PodGroups (their objects, in order) and each group's members by phase, queue state, attempts and condition;
@@ -32,14 +32,14 @@ from ..cluster_models.controllers import ReplicaSet, ReplicationController, Stat
 from ..cluster_models.spreading import DefaultSelectors
 from ..cluster_models.tensors import bind_existing
 from .podgroups import GroupState
-from .queue import Attempts, PodRun
+from .queue import Attempts, ErrorRetry, PodRun
 
 # The controllers that select pods for default topology spreading (cluster_models.spreading), by kind.
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
 
 FORMAT = "phalanx.scheduler-state"
 VERSION = 3                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
-                            # "elsewhere"
+                            # "elsewhere", the queue's "errors", a priority per "backoff" entry
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -89,8 +89,8 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
 
     names = cluster.tensors.nodes.names
     bound = [[ref(pod), names[n]] for pod, n in cluster.tensors.live_bound()]
-    active, backoff = queue.in_order()
-    for _, _, e in [*active, *backoff]:
+    active, backoff, errors = queue.in_order()
+    for e in [entry for *_, entry in active + backoff] + [retry.run for *_, retry in errors]:
         if isinstance(e, PodRun):
             for pod in e.pods:
                 ref(pod)
@@ -129,7 +129,8 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
         "of_pod": {key: gs.key for key, gs in sched.groups.of_pod.items()},
         "queue": {
             "active": [[first, seq, _entry(e)] for first, seq, e in active],
-            "backoff": [[first, seq, _entry(e)] for first, seq, e in backoff],
+            "backoff": [[at, seq, _entry(e), priority] for at, priority, seq, e in backoff],
+            "errors": [[at, seq, _entry(retry.run), retry.progress] for at, seq, retry in errors],
             "attempts": {key: [a.count, a.failed_at] for key, a in queue.attempts.items()},
             "pool": [[ref(p.pod), p.seq, [plugin.name for plugin in p.plugins]]
                      for p in queue.unschedulable.values()],
@@ -227,11 +228,16 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     queue.attempts = {key: Attempts(count, failed_at) for key, (count, failed_at) in q["attempts"].items()}
     queue.held = {key: (pods[key], seq) for key, seq in q["held"]}
     queue.deleted = set(q["deleted"])
-    for push, items in ((queue.push_active, q["active"]), (queue.push_backoff, q["backoff"])):
-        for first, seq, doc in items:          # (priority or ready time, seq), in heap order
-            if "group" in doc:
-                entry = groups.states[doc["group"]]
-            else:
-                run = [pods[key] for key in doc["pods"]]
-                entry = PodRun(sched.shape_of(run[0]), run, list(doc["seqs"]), doc["priority"])
-            push(entry, first, seq)
+    def entry(doc):
+        if "group" in doc:
+            return groups.states[doc["group"]]
+        run = [pods[key] for key in doc["pods"]]
+        return PodRun(sched.shape_of(run[0]), run, list(doc["seqs"]), doc["priority"])
+
+    # each queue in its order of leaving
+    for priority, seq, doc in q["active"]:
+        queue.push_active(entry(doc), priority, seq)
+    for at, seq, doc, priority in q["backoff"]:
+        queue.push_backoff(entry(doc), at, seq, priority)
+    for at, seq, doc, progress in q["errors"]:
+        queue.push_error(ErrorRetry(entry(doc), progress), at, seq)

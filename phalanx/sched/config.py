@@ -38,7 +38,8 @@ _BASE_PLUGINS: tuple[tuple[str, int | None], ...] = (
 )
 
 # Feature gates that change decisions, with phalanx's defaults: v1.36's, except the workload-aware scheduling gates,
-# which phalanx models on (docs/semantics.md).
+# which phalanx models on, and SchedulerPopFromBackoffQ, off (docs/semantics.md: with cycles that take no time it
+# would drop every woken pod's backoff).
 FEATURE_GATES: dict[str, bool] = {
     "DynamicResourceAllocation": True,
     "NodeDeclaredFeatures": True,
@@ -49,6 +50,7 @@ FEATURE_GATES: dict[str, bool] = {
     "DRAWorkloadResourceClaims": True,
     "WorkloadWithJob": True,
     "TaintTolerationComparisonOperators": False,
+    "SchedulerPopFromBackoffQ": False,
 }
 # Gates that are locked in v1.36 (cannot be changed).
 _LOCKED_GATES = {"DynamicResourceAllocation": True}
@@ -131,6 +133,10 @@ class SchedulerConfig:
 
     def profile(self, scheduler_name: str) -> Profile | None:
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
+
+    def gate(self, name: str) -> bool:
+        """A feature gate of the process (every profile is given the same ones)."""
+        return dict(self.profiles[0].feature_gates if self.profiles else FEATURE_GATES)[name]
 
 
 class _Reader:

@@ -61,8 +61,11 @@ class PodCycle:
             seq_of = dict(zip(map(id, pods), seqs))        # the run's pods are distinct objects
             for failure in out.failures:
                 sched.fail(failure.pods, failure.message)
-                sched.park_run(failure.pods, sched.requeued([seq_of[id(pod)] for pod in failure.pods], failure.pods),
-                               failure.rejectors, shape)
+                seqs = sched.requeued([seq_of[id(pod)] for pod in failure.pods], failure.pods)
+                if failure.rejectors:
+                    sched.park_run(failure.pods, seqs, failure.rejectors, shape)
+                else:
+                    sched.retry_after_error(failure.pods, seqs, shape)
 
     def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
         """The head run and the runs after it that join it (Placer.segment_member with the head) in one call."""

@@ -11,14 +11,20 @@ while queued is marked by its arrival, so a pod re-created under the same name i
 
 A rejected plain pod waits in the unschedulable pool with the plugins that rejected it; a cluster event moves it
 to the activeQ (or the backoffQ while its backoff runs) only when one of those plugins registered the event and
-its queueing hint says the event may help (upstream's QueueingHint). A pod rejected for no plugin's reason (an
-error) is moved by any event.
+its queueing hint says the event may help (upstream's QueueingHint). A pod that failed with an error (no plugin
+rejected it) waits in the error backoffQ instead (upstream's podErrorBackoffQ) and is tried again when its backoff
+ends, with no event.
+
+With SchedulerPopFromBackoffQ (`pop_from_backoff`) backoffs end at upstream's 1 s ordering windows, the backoffQ
+is ordered by window, then priority and queue place, and its head (never the error backoffQ's) is taken whenever
+the activeQ is empty.
 """
 from __future__ import annotations
 
 import bisect
 import heapq
 import itertools
+import math
 import operator
 from dataclasses import dataclass
 
@@ -28,6 +34,7 @@ from .shapes import PodShape, run_starts
 # kube-scheduler defaults (podInitialBackoffSeconds, podMaxBackoffSeconds).
 INITIAL_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 10.0
+ORDERING_WINDOW_S = 1.0       # backoffQOrderingWindowDuration (SchedulerPopFromBackoffQ)
 
 
 def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float = MAX_BACKOFF_S) -> float:
@@ -54,7 +61,7 @@ class Parked:
     shape: PodShape
     seq: int
     priority: int
-    plugins: tuple                    # the plugins that rejected it (empty: an error; any event may help)
+    plugins: tuple                    # the plugins that rejected it (empty: any event may help; a Permit rejection)
     events: frozenset                 # the events those plugins registered
 
 
@@ -64,12 +71,22 @@ class Attempts:
     failed_at: float = 0.0           # clock time of the last failure
 
 
+@dataclass(frozen=True)
+class ErrorRetry:
+    """A pod in the error backoffQ."""
+    run: PodRun                      # the pod, as the run it goes back to the activeQ as
+    progress: int                    # the scheduler's progress count at its failure (none since: it fails again)
+
+
 class SchedulingQueue:
-    def __init__(self, initial_backoff_s: float = INITIAL_BACKOFF_S, max_backoff_s: float = MAX_BACKOFF_S):
+    def __init__(self, initial_backoff_s: float = INITIAL_BACKOFF_S, max_backoff_s: float = MAX_BACKOFF_S,
+                 pop_from_backoff: bool = False):
         self.initial_backoff_s = initial_backoff_s
         self.max_backoff_s = max_backoff_s
+        self.pop_from_backoff = pop_from_backoff
         self._active: list = []          # heap of (-priority, seq, tiebreak, entry)
-        self._backoff: list = []         # heap of (ready_at, seq, tiebreak, entry)
+        self._backoff: list = []         # heap of (ready_at, -priority or 0, seq, tiebreak, entry)
+        self._errors: list = []          # heap of (ready_at, seq, tiebreak, ErrorRetry)
         self._tiebreak = itertools.count()
         self.unschedulable: dict[str, Parked] = {}     # the pool, by pod key
         self.attempts: dict[str, Attempts] = {}        # failed attempts per pending pod
@@ -84,8 +101,14 @@ class SchedulingQueue:
     def push_active(self, entry, priority: int, seq: int) -> None:
         heapq.heappush(self._active, (-priority, seq, next(self._tiebreak), entry))
 
-    def push_backoff(self, entry, ready_at: float, seq: int) -> None:
-        heapq.heappush(self._backoff, (ready_at, seq, next(self._tiebreak), entry))
+    def push_backoff(self, entry, ready_at: float, seq: int, priority: int = 0) -> None:
+        # Within one ordering window upstream orders the backoffQ as the activeQ (lessBackoffCompletedWithPriority);
+        # without windows by the end of the backoff alone.
+        rank = -priority if self.pop_from_backoff else 0
+        heapq.heappush(self._backoff, (ready_at, rank, seq, next(self._tiebreak), entry))
+
+    def push_error(self, retry: ErrorRetry, ready_at: float, seq: int) -> None:
+        heapq.heappush(self._errors, (ready_at, seq, next(self._tiebreak), retry))
 
     def peek_active(self):
         return self._active[0][3] if self._active else None
@@ -105,28 +128,45 @@ class SchedulingQueue:
                     self.push_active(rest, rest.priority, rest.seqs[0])
         return entry
 
+    def pop_backoff(self):
+        """The backoffQ's head, backing off or not (SchedulerPopFromBackoffQ: the activeQ is empty); None when the
+        backoffQ is empty."""
+        return heapq.heappop(self._backoff)[-1] if self._backoff else None
+
     def next_backoff_expiry(self) -> float | None:
-        return self._backoff[0][0] if self._backoff else None
+        """When the first backoff (of either backoffQ) ends."""
+        ends = [heap[0][0] for heap in (self._backoff, self._errors) if heap]
+        return min(ends) if ends else None
+
+    def only_futile_retries(self, progress: int) -> bool:
+        """Whether the backoffQ is empty and every pod of the error backoffQ failed at scheduler progress
+        `progress`: with nothing changed since, each retry would fail again the same way."""
+        return not self._backoff and all(item[3].progress == progress for item in self._errors)
 
     def pop_expired(self, now: float) -> list:
-        """Entries whose backoff is over."""
+        """Entries whose backoff is over: the backoffQ's, then the error backoffQ's (popEachBackoffCompleted)."""
         out = []
         while self._backoff and self._backoff[0][0] <= now:
-            out.append(heapq.heappop(self._backoff)[3])
+            out.append(heapq.heappop(self._backoff)[-1])
+        while self._errors and self._errors[0][0] <= now:
+            out.append(heapq.heappop(self._errors)[3].run)
         return out
 
-    def in_order(self) -> tuple[list, list]:
-        """The activeQ as (priority, seq, entry) and the backoffQ as (ready time, seq, entry), each in the order they
-        would leave (pushing them back in that order rebuilds both queues)."""
+    def in_order(self) -> tuple[list, list, list]:
+        """The activeQ as (priority, seq, entry), the backoffQ as (ready time, priority, seq, entry) and the error
+        backoffQ as (ready time, seq, ErrorRetry), each in the order they would leave (pushing them back in that
+        order rebuilds the queues)."""
         active = [(-prio, seq, entry) for prio, seq, _, entry in sorted(self._active, key=lambda item: item[:3])]
-        return active, [(at, seq, entry) for at, seq, _, entry in sorted(self._backoff, key=lambda item: item[:3])]
+        backoff = [(at, -rank, seq, entry) for at, rank, seq, _, entry in sorted(self._backoff, key=lambda i: i[:4])]
+        return active, backoff, [(at, seq, retry) for at, seq, _, retry in sorted(self._errors, key=lambda i: i[:3])]
 
     def entries(self) -> list:
         """Every queued entry, in no particular order."""
-        return [item[3] for item in self._active] + [item[3] for item in self._backoff]
+        return ([item[3] for item in self._active] + [item[-1] for item in self._backoff]
+                + [item[3].run for item in self._errors])
 
     def __len__(self) -> int:
-        return len(self._active) + len(self._backoff)
+        return len(self._active) + len(self._backoff) + len(self._errors)
 
     # -- deletion by arrival -----------------------------------------------------------------------
     def alive(self, runs: list[PodRun]) -> tuple[list[Pod], list[int], list[int]]:
@@ -186,9 +226,27 @@ class SchedulingQueue:
         """Whether any pooled pod waits for `event`."""
         return bool(self._listening.get(event))
 
+    def retry_errors(self, runs: list[PodRun], now: float, progress: int) -> None:
+        """Pods that failed with an error (no plugin rejected them) wait in the error backoffQ for the end of their
+        backoff (upstream: AddUnschedulableIfNotPresent queues them after backoff, podErrorBackoffQ)."""
+        for run in runs:
+            key = run.pods[0].key
+            att = self.failed(key, now)
+            self._drop(key)
+            self.push_error(ErrorRetry(run, progress), self.backoff_end(att.failed_at, att.count), run.seqs[0])
+
     def ready_at(self, key: str, now: float) -> float:
         att = self.attempts.get(key)
-        return now if att is None else att.failed_at + self.backoff(att.count)
+        return now if att is None else self.backoff_end(att.failed_at, att.count)
+
+    def backoff_end(self, failed_at: float, attempts: int) -> float:
+        """When a pod that failed `attempts` times, the last at `failed_at`, stops backing off. Under SchedulerPopFromBackoffQ upstream
+        truncates the end to its ordering window and backs off while that is not before the current window, so the
+        pod is ready at the next window (isPodBackingoff)."""
+        end = failed_at + self.backoff(attempts)
+        if not self.pop_from_backoff or attempts == 0:
+            return end
+        return (math.floor(end / ORDERING_WINDOW_S) + 1) * ORDERING_WINDOW_S
 
     def wake(self, event: str | None, helps, now: float, skip=None) -> list[Parked]:
         """Move the pool's pods waiting for `event` (None: every pod) for which `helps(parked)` is true: those whose
@@ -206,7 +264,8 @@ class SchedulingQueue:
             if at <= now:
                 ready.append(parked)
             else:
-                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq)
+                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq,
+                                  parked.priority)
         return ready
 
     def forget(self, key: str) -> bool:

@@ -150,7 +150,8 @@ class Scheduler:
         for placer in self.placers.values():
             placer.post_filter = self.preemption.post_filter
         self.now = 0.0
-        self.queue = SchedulingQueue(config.pod_initial_backoff_s, config.pod_max_backoff_s)
+        self.queue = SchedulingQueue(config.pod_initial_backoff_s, config.pod_max_backoff_s,
+                                     pop_from_backoff=config.gate("SchedulerPopFromBackoffQ"))
         self.groups = Groups(cluster)
         self.pod_cycle = PodCycle(self)
         self.group_cycle = GroupCycle(self)
@@ -799,6 +800,10 @@ class Scheduler:
             self._release_backoff()
             self.permit.expire()
             entry = self.queue.pop_active()
+            if entry is None and self.queue.pop_from_backoff:
+                entry = self.queue.pop_backoff()
+                if isinstance(entry, GroupState):
+                    entry.state = "active"
             if entry is not None:
                 if isinstance(entry, GroupState):
                     if self.on_attempt is not None:
@@ -815,6 +820,8 @@ class Scheduler:
                 return
             if until == math.inf and permit == min(due) and self.permit.livelock(permit):
                 return
+            if until == math.inf and permit is None and self.queue.only_futile_retries(self.progress):
+                return       # upstream retries such pods for ever; with no progress each would fail again
             self.now = max(self.now, min(due))
 
     # -- records ------------------------------------------------------------------------------------
@@ -903,6 +910,13 @@ class Scheduler:
         priority = self.cluster.priority
         self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits) for pod, seq in zip(pods, seqs)],
                             self.now)
+
+    def retry_after_error(self, pods: list[Pod], seqs: list[int], shape: PodShape) -> None:
+        """Pods of one shape that failed with an error (no plugin rejected them: upstream's podErrorBackoffQ) are
+        tried again when their backoff ends, with no event."""
+        priority = self.cluster.priority
+        self.queue.retry_errors([PodRun(shape, [pod], [seq], priority(pod)) for pod, seq in zip(pods, seqs)],
+                                self.now, self.progress)
 
     def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
@@ -1036,13 +1050,13 @@ class Scheduler:
         if not gs.pending:
             gs.state = "idle"
             return
-        ready_at = gs.failed_at + self.queue.backoff(gs.attempts) if gs.attempts else self.now
+        ready_at = self.queue.backoff_end(gs.failed_at, gs.attempts) if gs.attempts else self.now
         if ready_at <= self.now:
             gs.state = "active"
             self.queue.push_active(gs, *self.groups.queue_key(gs))
         else:
             gs.state = "backoff"
-            self.queue.push_backoff(gs, ready_at, gs.first_seq)
+            self.queue.push_backoff(gs, ready_at, gs.first_seq, self.groups.queue_key(gs)[0])
 
     def _release_backoff(self) -> None:
         for entry in self.queue.pop_expired(self.now):
