@@ -241,3 +241,32 @@ def test_a_member_bound_to_a_node_outside_the_node_table_is_restored():
     restore_scheduler(copy, state)
     assert copy.groups.states["default/pg"].elsewhere == {"default/gone": "missing"}
     assert json.loads(json.dumps(scheduler_state(copy))) == state
+
+
+@pytest.mark.parametrize("pop_from_backoff", [False, True])
+def test_pods_in_the_backoff_queues_are_restored(pop_from_backoff):
+    """An error pod (NodeAffinity's PreScore cannot parse a preferred Gt value) waits in the error backoffQ, retried
+    after each backoff with no event; pods too big for the nodes are woken by a node added inside their backoff and
+    wait in the backoffQ (with SchedulerPopFromBackoffQ they are popped at once). The restored scheduler retries and
+    binds them as the original does (the checkpoint is taken before the scheduler runs again, so the woken pods are
+    in the backoffQ with the gate too)."""
+    from strategies import make_pod
+    config = config_from_doc({"kind": "KubeSchedulerConfiguration", "profiles": [{}],
+                              "featureGates": {"SchedulerPopFromBackoffQ": pop_from_backoff}}, "test")
+    error = make_pod("e", cpu="100m", preferred_terms=[(1, {"match_expressions": [
+        {"key": "gen", "operator": "Gt", "values": ["x"]}]})])
+    nodes = _nodes(2)
+    sched = _scheduler(nodes, profile=config)
+    sched.add_pods([error, *_pods("big", 4, "60", 10), *_pods("bigger", 1, "70", 100)])
+    sched.advance(0.5)
+    sched.add_nodes([make_node("node-000009", "gpu-8x", 9)])
+    state = json.loads(json.dumps(scheduler_state(sched)))
+    assert len(state["queue"]["errors"]) == 1 and len(state["queue"]["backoff"]) == 3
+    copy = _scheduler(nodes + [make_node("node-000009", "gpu-8x", 9)], profile=config)
+    restore_scheduler(copy, state)
+    assert json.loads(json.dumps(scheduler_state(copy))) == state
+    marks = [s.decision_mark() for s in (sched, copy)]
+    for s in (sched, copy):
+        s.advance(30.0)
+    assert _summaries(sched, marks[0]) == _summaries(copy, marks[1])
+    assert sum(getattr(e, "kind", "") == "Unschedulable" for e in sched.decisions(marks[0])) >= 4
