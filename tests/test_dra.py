@@ -15,12 +15,13 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference.dra import dra_filter
+from reference.dra import dra_filter, prioritized_assignment
 from strategies import make_node, make_pod
 
 from phalanx.cluster_models import InputError, load_text, parse_objects
 from phalanx.cluster_models.dra import DeviceTable, ResourceSlice
-from phalanx.kernels.dynamic_resources import dynamic_resources_allocate
+from phalanx.kernels import dynamic_resources as dra_kernel
+from phalanx.kernels.dynamic_resources import RequestLayout, dynamic_resources_allocate
 from phalanx.sched import Cluster, Scheduler, explain_pod
 from phalanx.sched.records import BOUND
 
@@ -316,6 +317,11 @@ def test_permit_mode_rejection_releases_group_claim():
 
 
 # -- input errors -------------------------------------------------------------------------------------------------
+def SUB(name: str, **fields) -> dict:
+    """A firstAvailable subrequest of class gpu."""
+    return {"name": name, "deviceClassName": "gpu", **fields}
+
+
 @pytest.mark.parametrize("doc,message", [
     ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"},
       "spec": {"selectors": [{"cel": {"expression": 'device.driver == "a" &&'}}]}},
@@ -332,9 +338,45 @@ def test_permit_mode_rejection_releases_group_claim():
         {"name": "gpu0", "consumesCounters": [{"counterSet": "s", "counters": {"mem": {"value": "4Gi"}}}]}]}},
      "ResourceSlice n0-gpus: spec.devices[0].consumesCounters: shared counters (partitionable devices) are not "
      "modelled"),
+    # firstAvailable as the API server validates it (resource.k8s.io/v1 validateDeviceRequest, validateDeviceSubRequest).
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable: prioritized lists are not modelled "
-     "(phalanx reads exactly)"),
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: field required"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g"}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": []}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"},
+                                                           "firstAvailable": [SUB("a")]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required, "
+     "but multiple fields are set"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB(f"s{i}")
+                                                                                          for i in range(9)]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable: Too many: 9: must have at most 8 items"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a"), SUB("Big_1")]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1].name: must be a DNS label: lowercase '
+     'letters, digits and \'-\', starting and ending with a letter or digit (got "Big_1")'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a"), SUB("a")]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1].name: duplicate name "a"'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
+        SUB("a", allocationMode="All", count=2)]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: must not be set when allocationMode "
+     "is All"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a", count=0)]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: input should be greater than or "
+     "equal to 1 (got 0)"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
+        SUB("a", tolerations=[{"operator": "Equal", "value": "x"}])]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].tolerations[0].operator: Invalid value: '
+     '"Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
+        SUB("a", capacity={"requests": {"memory": "1Gi"}})]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].capacity: consumable capacity is not "
+     "modelled"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
+        SUB("a", selectors=[{"cel": {"expression": "device.driver =="}}])]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].selectors[0].cel.expression: invalid CEL '
+     'expression "device.driver ==": 1:17: Syntax error: mismatched input \'<EOF>\' expecting {\'[\', \'{\', \'(\', '
+     "'.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
                                                                                       "count": 0}}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].exactly.count: input should be greater than or equal to 1 "
@@ -522,6 +564,174 @@ def test_filter_matches_reference(case):
         assert (int(code[i]), int(payload[i])) == (ref_code, ref_payload)
         got = {int(table.slots[i, s]): int(assign[i, s]) for s in range(table.slots.shape[1]) if assign[i, s] >= 0}
         assert got == (taken if ref_code == 0 else got)
+
+
+# -- prioritized lists (firstAvailable) ----------------------------------------------------------------------------
+def prio_claim_doc(name: str, *requests: dict) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name,
+                                                                                      "namespace": "default"},
+            "spec": {"devices": {"requests": list(requests)}}}
+
+
+def first_available(name: str, *subs: tuple[str, str, int]) -> dict:
+    """A request with a prioritized list of (name, class, count) subrequests."""
+    return {"name": name, "firstAvailable": [{"name": n, "deviceClassName": c, "count": k} for n, c, k in subs]}
+
+
+def exactly(name: str, cls: str, count: int = 1) -> dict:
+    return {"name": name, "exactly": {"deviceClassName": cls, "count": count}}
+
+
+def allocated_requests(result, pod_key: str = "default/p") -> list[tuple[str, str, str]]:
+    """(claim, request, node-less device name) of the pod's allocations, in claim order then device order."""
+    return [(a["claim"].split("/", 1)[1], a["request"], a["device"]) for a in result.allocations.get(pod_key, [])]
+
+
+def schedule_prio(gpus: dict[str, list[str]], *claims: dict, extra=()):
+    c = cluster(gpus, [*claims, *extra])
+    entries = [{"name": f"c{i}", "resourceClaimName": doc["metadata"]["name"]} for i, doc in enumerate(claims)]
+    c.pending = [pod("p", entries)]
+    return Scheduler(c).schedule()
+
+
+def test_first_subrequest_wins_when_it_fits():
+    # n0: gpu0 A100, gpu1 T4. g's first subrequest asks for an A100: it fits, so it is taken (gpu0), named "g/a100".
+    result = schedule_prio({"n0": ["A100", "T4"]},
+                           prio_claim_doc("c", first_available("g", ("a100", "gpu-a100", 1), ("any", "gpu", 1))))
+    assert result.bindings == {"default/p": "n0"}
+    assert allocated_requests(result) == [("c", "g/a100", "gpu0")]
+
+
+def test_second_subrequest_when_the_first_does_not_fit_on_the_node():
+    # n0 has T4s only: no A100, so the first subrequest cannot be satisfied; the second takes the first GPU, gpu0.
+    result = schedule_prio({"n0": ["T4", "T4"]},
+                           prio_claim_doc("c", first_available("g", ("a100", "gpu-a100", 1), ("any", "gpu", 1))))
+    assert result.bindings == {"default/p": "n0"}
+    assert allocated_requests(result) == [("c", "g/any", "gpu0")]
+    # Two A100s asked first: n0 has one, so the list falls to its second subrequest (2 of any kind).
+    result = schedule_prio({"n0": ["A100", "T4"]},
+                           prio_claim_doc("c", first_available("g", ("a100", "gpu-a100", 2), ("any", "gpu", 2))))
+    assert allocated_requests(result) == [("c", "g/any", "gpu0"), ("c", "g/any", "gpu1")]
+
+
+def test_backtracking_across_two_requests():
+    # n0: gpu0 A100, gpu1 T4. Request "first" prefers an A100 (big), else any GPU (small); request "second" needs the
+    # A100. first/big takes gpu0 and leaves second nothing: the allocator backtracks into first/small, whose first
+    # device gpu0 again leaves second nothing, then gpu1: second takes gpu0.
+    first = first_available("first", ("big", "gpu-a100", 1), ("small", "gpu", 1))
+    result = schedule_prio({"n0": ["A100", "T4"]}, prio_claim_doc("c", first, exactly("second", "gpu-a100")))
+    assert result.bindings == {"default/p": "n0"}
+    assert allocated_requests(result) == [("c", "first/small", "gpu1"), ("c", "second", "gpu0")]
+    # The same across two claims of the pod (claims in pod order): c1's list backtracks for c2.
+    result = schedule_prio({"n0": ["A100", "T4"]}, prio_claim_doc("c1", first),
+                           prio_claim_doc("c2", exactly("second", "gpu-a100")))
+    assert allocated_requests(result) == [("c1", "first/small", "gpu1"), ("c2", "second", "gpu0")]
+    # No A100 left for a third request: every choice fails, the node too.
+    result = schedule_prio({"n0": ["A100", "T4"]},
+                           prio_claim_doc("c", first, exactly("second", "gpu-a100"), exactly("third", "gpu-a100")))
+    assert result.bindings == {} and result.unschedulable["default/p"].startswith(
+        "0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+def test_a_subrequest_past_the_claim_limit_is_passed_over():
+    # 25 GPUs on n0. r0 takes 20 (gpu0..gpu19); r1's first subrequest would make the claim 40 devices (> 32,
+    # AllocationResultsMaxSize): passed over, its second takes gpu20. The least count, 20 + 1, is within the limit.
+    result = schedule_prio({"n0": ["T4"] * 25},
+                           prio_claim_doc("c", exactly("r0", "gpu", 20), first_available("r1", ("many", "gpu", 20),
+                                                                                         ("one", "gpu", 1))))
+    assert allocated_requests(result) == [*(("c", "r0", f"gpu{i}") for i in range(20)), ("c", "r1/one", "gpu20")]
+
+
+def test_claim_limit_counts_the_least_subrequest():
+    # 32 + min(1, 2) = 33 > 32: upstream's allocator error before any device is looked at, which fails the cycle.
+    result = schedule_prio({"n0": ["T4"] * 2},
+                           prio_claim_doc("c", exactly("r0", "gpu", 32), first_available("r1", ("a", "gpu", 1),
+                                                                                         ("b", "gpu", 2))))
+    assert result.bindings == {} and result.unschedulable["default/p"] == (
+        'running "DynamicResources" filter plugin: claim default/c: number of requested devices 33 exceeds the claim '
+        'limit of 32')
+
+
+def test_missing_class_of_a_subrequest_is_named_with_its_request():
+    # Upstream's PreFilter checks every subrequest's class, naming it "<request>/<subrequest>".
+    result = schedule_prio({"n0": ["T4"]}, prio_claim_doc("c", first_available("g", ("a", "gpu", 1),
+                                                                              ("b", "nope", 1))))
+    assert result.unschedulable["default/p"].startswith("0/1 nodes are available: request g/b: device class nope does "
+                                                        "not exist. no new claims to deallocate")
+
+
+def test_every_all_subrequest_meets_a_pool_being_updated_before_the_walk():
+    # Upstream validates every subrequest before allocating: the second, for All devices, meets n0's pool being
+    # updated (2 slices announced, 1 there) although the first could be satisfied. The error names the subrequest.
+    doc = slice_doc("n0", ["T4"])
+    doc["spec"]["pool"]["resourceSliceCount"] = 2
+    c = cluster({}, [doc, prio_claim_doc("c", {"name": "g", "firstAvailable": [
+        {"name": "one", "deviceClassName": "gpu"}, {"name": "all", "deviceClassName": "gpu", "allocationMode": "All"}]})],
+        nodes=[make_node("n0")])
+    c.pending = [pod("p", [{"name": "c0", "resourceClaimName": "c"}])]
+    result = Scheduler(c).schedule()
+    assert result.unschedulable["default/p"] == (
+        'running "DynamicResources" filter plugin: claim default/c, request all: asks for all devices, but resource '
+        'pool gpu.example.com/n0 is currently being updated')
+
+
+def test_allocation_of_a_subrequest_in_the_input():
+    # A claim allocated in the input names its subrequest "<request>/<subrequest>"; the pod using it goes there.
+    doc = prio_claim_doc("c", first_available("g", ("a100", "gpu-a100", 1), ("any", "gpu", 1)))
+    doc["status"] = {"allocation": {"devices": {"results": [
+        {"request": "g/any", "driver": DRIVER, "pool": "n1", "device": "gpu0"}]}}}
+    result = schedule_prio({"n0": ["A100"], "n1": ["T4"]}, doc)
+    assert result.bindings == {"default/p": "n1"} and allocated_requests(result) == [("c", "g/any", "gpu0")]
+
+
+def test_a_subrequest_selector_fails_only_where_the_walk_evaluates_it():
+    # gpu0 has no attribute "mem": the subrequest "bad" reading it fails there (no such key). Tried second, after
+    # "ok" is satisfied, it is never evaluated; tried first, the walk evaluates it on gpu0 and the cycle fails with
+    # upstream's allocator error (the claim's selector #0, after the class's one).
+    ok = {"name": "ok", "deviceClassName": "gpu"}
+    bad = {"name": "bad", "deviceClassName": "gpu",
+           "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].mem > 1'}}]}
+    result = schedule_prio({"n0": ["A100"]}, prio_claim_doc("c", {"name": "g", "firstAvailable": [ok, bad]}))
+    assert allocated_requests(result) == [("c", "g/ok", "gpu0")]
+    result = schedule_prio({"n0": ["A100"]}, prio_claim_doc("c", {"name": "g", "firstAvailable": [bad, ok]}))
+    assert result.unschedulable["default/p"] == ('running "DynamicResources" filter plugin: claim default/c: '
+                                                 'selector #0: CEL runtime error: no such key: mem')
+
+
+@settings(max_examples=200)
+@given(st.data())
+def test_prioritized_search_matches_reference(data):
+    """Kernel first fit plus the host search against the rule written out (tests/reference/dra.py): random devices
+    of one node, 1-3 requests of 1-3 alternatives (ExactCount or All) in 1-2 claims, a small claim limit."""
+    d = data.draw(st.integers(1, 5))
+    devices = list(range(d))
+    allocated = [data.draw(st.booleans()) and data.draw(st.booleans()) for _ in devices]
+    rows, requests = [], []
+    for g in range(data.draw(st.integers(1, 3))):
+        ids = []
+        for _ in range(data.draw(st.integers(1, 3))):
+            ids.append(len(rows))
+            rows.append({"matches": set(data.draw(st.lists(st.sampled_from(devices), unique=True))),
+                         "count": data.draw(st.integers(1, 3)), "all": data.draw(st.integers(0, 4)) == 0})
+        requests.append({"rows": ids, "claim": data.draw(st.integers(0, 1)) if g else 0})
+    for g in range(1, len(requests)):            # claims in order: a request's claim never goes back
+        requests[g]["claim"] = max(requests[g]["claim"], requests[g - 1]["claim"])
+    limit = data.draw(st.sampled_from([2, 3, 32]))
+    expected = prioritized_assignment(devices, allocated, rows, requests, limit)
+    q = len(rows)
+    matches = np.zeros((q, d + 1), bool)
+    for i, row in enumerate(rows):
+        matches[i, sorted(row["matches"])] = True
+    layout = RequestLayout(tuple(tuple(r["rows"]) for r in requests), tuple(r["claim"] for r in requests))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dra_kernel, "ALLOCATION_RESULTS_MAX_SIZE", limit)
+        code, payload, assign = dynamic_resources_allocate(
+            np, np.array([devices], np.int64), np.array(allocated + [True]), matches,
+            np.array([r["count"] for r in rows], np.int64), np.array([r["all"] for r in rows]),
+            np.zeros(0, np.int64), layout)
+    # The assignment is read on a node that passes only (Reserve's node).
+    got = {dv: int(assign[0, dv]) for dv in devices if assign[0, dv] >= 0} if code[0] == 0 else None
+    assert (int(code[0]), got) == ((0, expected) if expected is not None else (2, None))
 
 
 # -- random sequences: allocated once, released exactly ----------------------------------------------------------

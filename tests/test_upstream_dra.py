@@ -29,7 +29,12 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   count-devices-some-allocated-admin-access, separate-claims-share-device-admin-access,
   admin-access-claims-device-allocating-for-non-admin-access, admin-access-disabled, admin-access-enabled):
   phalanx ignores adminAccess and allocates such a request exclusively.
-- prioritized lists (every prioritized-list-* case, all-devices-*-prioritized-list): firstAvailable is rejected.
+- prioritized lists: the cases with claim constraints or device config checks (prioritized-list-subrequests-with-
+  constraints-*; prioritized-list-device-config and -class-config are replayed for their devices only, as config is not
+  modelled), partitionable-devices-prioritized-list and -multiple-capacity-pools (shared counters), prioritized-list-
+  disabled (DRAPrioritizedList is on in v1.36). Upstream's subrequest names subReq-0 / subReq-1 are not DNS labels,
+  which phalanx's input validation requires: here they are subreq-0 / subreq-1 (names only; results read
+  "req-0/subreq-1" where upstream's read "req-0/subReq-1").
 - claim constraints (with-constraint*, unknown-constraint): constraints are rejected.
 - network-attached devices (network-attached-device, unsuccessful-allocation-network-attached-device,
   many-network-attached-devices, local-and-network-attached-devices): nodeSelector / allNodes slices are rejected.
@@ -87,6 +92,16 @@ def req(name: str, class_name: str, count: int | None = 1, selectors=(), mode: s
 
 def all_req(name: str, class_name: str) -> dict:
     return req(name, class_name, None, mode="All")
+
+
+def sub(name: str, class_name: str, count: int | None = 1, selectors=(), mode: str = "ExactCount") -> dict:
+    """subRequest(name, class, count, selectors...) (withAllocationMode(All): mode All, no count)."""
+    return {"name": name, **req(name, class_name, count, selectors, mode)["exactly"]}
+
+
+def prio(name: str, *subrequests: dict) -> dict:
+    """requestWithPrioritizedList(name, subrequests...)."""
+    return {"name": name, "firstAvailable": list(subrequests)}
 
 
 def claim(name: str, *requests: dict, config=None) -> dict:
@@ -375,6 +390,95 @@ CASES = {
         expect='running "DynamicResources" filter plugin: claim default/claim-0: number of requested devices 33 '
                'exceeds the claim limit of 32'),
 }
+
+# Prioritized lists (DRAPrioritizedList, beta and on in v1.36): the allocator takes a request's first subrequest that
+# can be satisfied, backtracking into the next when the later requests cannot be; results name "<request>/<subrequest>".
+SUB0, SUB1 = "subreq-0", "subreq-1"
+
+
+def mem_dev(name: str, memory: str) -> dict:
+    return dev(name, {"memory": memory})
+
+
+PRIORITIZED_CASES = {
+    "prioritized-list-first-unavailable": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_B), sub(SUB1, CLASS_A)))], classes=BOTH,
+        slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_A, "pool-1", "device-1")]}),
+    "prioritized-list-non-available": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_B, 2), sub(SUB1, CLASS_A, 2)))], classes=BOTH,
+        slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A), one("slice-2", NODE_1, "pool-2", DRIVER_B)],
+        expect=None),
+    # Its config checks are left out (not modelled); the devices are upstream's.
+    "prioritized-list-device-config": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_A, 1), sub(SUB1, CLASS_B, 2)))], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_B, dev("device-1"), dev("device-2"))],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_B, "pool-1", "device-1"),
+                            res(f"req-0/{SUB1}", DRIVER_B, "pool-1", "device-2")]}),
+    "prioritized-list-class-config": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_A, 2), sub(SUB1, CLASS_B, 2)))], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_B, dev("device-1"), dev("device-2")),
+                slc("slice-2", NODE_1, "pool-2", DRIVER_A, dev("device-3"))],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_B, "pool-1", "device-1"),
+                            res(f"req-0/{SUB1}", DRIVER_B, "pool-1", "device-2")]}),
+    "prioritized-list-subrequests-with-expressions": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A, 1, [mem_at_least("1Gi")]),
+                      prio("req-1", sub(SUB0, CLASS_A, 1, [mem_at_least("4Gi")]),
+                           sub(SUB1, CLASS_A, 2, [mem_at_least("2Gi")])))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, mem_dev("device-1", "2Gi"), mem_dev("device-2", "2Gi"),
+                    mem_dev("device-3", "1Gi"))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-3"),
+                            res(f"req-1/{SUB1}", DRIVER_A, "pool-1", "device-1"),
+                            res(f"req-1/{SUB1}", DRIVER_A, "pool-1", "device-2")]}),
+    "prioritized-list-subrequests-with-allocation-mode-all": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_A, None, mode="All"), sub(SUB1, CLASS_A)))],
+        classes=[cls(CLASS_A, DRIVER_A)], allocated=[(DRIVER_A, "pool-1", "device-1")],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1"), dev("device-2"))],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_A, "pool-1", "device-2")]}),
+    "prioritized-list-allocation-mode-all-multiple-requests": dict(
+        claims=[claim("claim-0", req("req-0", CLASS_A),
+                      prio("req-1", sub(SUB0, CLASS_A, None, mode="All"), sub(SUB1, CLASS_A)))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1"), dev("device-2"))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1"),
+                            res(f"req-1/{SUB1}", DRIVER_A, "pool-1", "device-2")]}),
+    "prioritized-list-multi-request": dict(
+        claims=[claim("claim-0", req("req-1", CLASS_A, 1, [mem_at_least("8Gi")]),
+                      prio("req-0", sub(SUB0, CLASS_A, 1, [mem_at_least("8Gi")]),
+                           sub(SUB1, CLASS_A, 1, [mem_at_least("4Gi")])))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, mem_dev("device-1", "8Gi")),
+                slc("slice-2", NODE_1, "pool-2", DRIVER_A, mem_dev("device-2", "4Gi"))],
+        expect={"claim-0": [res("req-1", DRIVER_A, "pool-1", "device-1"),
+                            res(f"req-0/{SUB1}", DRIVER_A, "pool-2", "device-2")]}),
+    # req-0's first subrequest takes device-1 (8Gi), which req-1 needs: the allocator backtracks into req-0's second.
+    "prioritized-list-with-backtracking": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_A, 1, [mem_at_least("8Gi")]),
+                                      sub(SUB1, CLASS_A, 1, [mem_at_least("4Gi")])),
+                      req("req-1", CLASS_A, 1, [mem_at_least("8Gi")]))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, mem_dev("device-1", "8Gi")),
+                slc("slice-2", NODE_1, "pool-2", DRIVER_A, mem_dev("device-2", "4Gi"))],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_A, "pool-2", "device-2"),
+                            res("req-1", DRIVER_A, "pool-1", "device-1")]}),
+    # 500 devices would pass the claim limit (32): the allocator passes over that subrequest (no error, as the claim's
+    # least count is 1).
+    "prioritized-list-too-many-in-first-subrequest": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_B, 500), sub(SUB1, CLASS_A, 1)))], classes=BOTH,
+        slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_A, "pool-1", "device-1")]}),
+    "all-devices-slice-without-devices-prioritized-list": dict(
+        claims=[claim("claim-0", prio("req-0", sub(SUB0, CLASS_A, None, mode="All"), sub(SUB1, CLASS_B)))],
+        classes=BOTH, slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A), one("slice-2", NODE_1, "pool-2", DRIVER_B)],
+        expect={"claim-0": [res(f"req-0/{SUB1}", DRIVER_B, "pool-2", "device-1")]}),
+}
+
+
+@pytest.mark.parametrize("name", list(PRIORITIZED_CASES), ids=[f"TestAllocator/{n}" for n in PRIORITIZED_CASES])
+def test_allocator_prioritized_list(name):
+    _check(PRIORITIZED_CASES[name])
+
 
 def test_allocator_all_devices_of_the_incomplete_pool():
     # TestAllocator/all-devices-of-the-incomplete-pool: the pool says 2 slices, one is there.

@@ -47,6 +47,8 @@ API_FIELDS: dict[str, tuple[str, str]] = {
         "adminAccess bindingConditions bindingFailureConditions consumedCapacity device "
         "driver pool request shareID tolerations"),
     "DeviceSelector": ("resource/v1.DeviceSelector", "cel"),
+    "DeviceSubRequest": ("resource/v1.DeviceSubRequest",
+        "allocationMode capacity count deviceClassName name selectors tolerations"),
     "ExactDeviceRequest": ("resource/v1.ExactDeviceRequest",
         "adminAccess allocationMode capacity count deviceClassName selectors tolerations"),
     "GangSchedulingPolicy": ("scheduling/v1alpha2.GangSchedulingPolicy", "minCount"),

@@ -17,8 +17,10 @@ Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling dec
     ResourceClaim.spec.devices.requests[]
       name                   DNS label, unique in the claim
       exactly                {deviceClassName, allocationMode ExactCount (default) | All, count (default 1),
-                              selectors[].cel.expression}
-                             (firstAvailable, i.e. prioritized lists, and devices.constraints are rejected)
+                              selectors[].cel.expression, tolerations[]}
+      firstAvailable         a prioritized list (DRAPrioritizedList): at most 8 subrequests, each {name (DNS label,
+                             unique in the list), and exactly's fields}; exactly one of exactly / firstAvailable
+                             (devices.constraints are rejected)
     ResourceClaim.status.allocation.devices.results[]   {request, driver, pool, device}: an existing allocation
     ResourceClaimTemplate.spec.spec                      a ResourceClaim spec
 
@@ -342,13 +344,14 @@ class DeviceToleration(K8sModel):
         return "Equal" if raw == "" else raw
 
 
-class ExactDeviceRequest(K8sModel):
+class DeviceSelection(K8sModel):
+    """What an `exactly` request and a `firstAvailable` subrequest share: the devices asked for (v1's
+    ExactDeviceRequest and DeviceSubRequest fields, validated alike)."""
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: StrictInt | None = Field(default=None, ge=1)
     selectors: list[DeviceSelector] = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
-    admin_access: StrictBool | None = None          # read to be refused (not modelled)
     capacity: Any = None                            # consumable capacity requests: read to be refused
 
     def count_needed(self) -> int:
@@ -359,24 +362,70 @@ class ExactDeviceRequest(K8sModel):
     def expressions(self) -> tuple[str, ...]:
         return expressions(self.selectors)
 
+    def check(self, where: str) -> None:
+        """The API server's rules for these fields that pydantic does not check, and what phalanx refuses;
+        `where` is the request's (or subrequest's) path."""
+        problems = toleration_problems(self.tolerations, f"{where}.tolerations")
+        if problems:
+            raise ValueError(problems[0])
+        # Beta and on in v1.36, and not modelled: refused, never ignored.
+        if self.capacity is not None:
+            raise ValueError(f"{where}.capacity: consumable capacity is not modelled")
+        if self.allocation_mode == "All" and self.count is not None:
+            raise ValueError(f"{where}.count: must not be set when allocationMode is All")
+
+
+class ExactDeviceRequest(DeviceSelection):
+    admin_access: StrictBool | None = None          # read to be refused (not modelled)
+
+
+class DeviceSubRequest(DeviceSelection):
+    """One alternative of a prioritized list (DRAPrioritizedList, beta and on in v1.36)."""
+    name: str = Field(min_length=1)
+
+
+FIRST_AVAILABLE_MAX_SIZE = 8          # resource.FirstAvailableDeviceRequestMaxSize
+
+
+@dataclass(frozen=True)
+class RequestChoice:
+    """One way the allocator may satisfy a claim request: its `exactly`, or one subrequest of its `firstAvailable`
+    (tried in list order)."""
+    result: str                # the request name its allocation results give: "<request>" or "<request>/<subrequest>"
+    name: str                  # its own name, as the allocator's errors name it (the subrequest's alone)
+    spec: DeviceSelection
+
 
 class DeviceRequest(K8sModel):
     name: str = Field(min_length=1)
     exactly: ExactDeviceRequest | None = None
-    first_available: list[Any] | None = None
+    first_available: list[DeviceSubRequest] | None = None
+
+    def choices(self) -> tuple[RequestChoice, ...]:
+        """The ways to satisfy it, in the allocator's order."""
+        if self.first_available:
+            return tuple(RequestChoice(f"{self.name}/{sub.name}", sub.name, sub) for sub in self.first_available)
+        return (RequestChoice(self.name, self.name, self.exactly),)
 
 
 class DeviceClaim(K8sModel):
     requests: list[DeviceRequest] = Field(default_factory=list)
     constraints: list[Any] = Field(default_factory=list)
 
+    def result_names(self) -> frozenset[str]:
+        """The request names an allocation result may give (upstream's requestNames): each request's name, and
+        "<request>/<subrequest>" for each subrequest of a prioritized list."""
+        return frozenset(name for r in self.requests
+                         for name in (r.name, *(f"{r.name}/{s.name}" for s in r.first_available or ())))
+
 
 class ResourceClaimSpec(K8sModel):
     devices: DeviceClaim = Field(default_factory=DeviceClaim)
 
     def check(self, path: str) -> None:
-        """What phalanx cannot allocate, as "field.path: problem" (raised from the object's own validator so
-        the path is complete)."""
+        """The API server's validation of the requests (resource.k8s.io/v1 validateDeviceRequest) and what phalanx
+        cannot allocate, as "field.path: problem" (raised from the object's own validator so the path is
+        complete)."""
         devices = self.devices
         if devices.constraints:
             raise ValueError(f"{path}devices.constraints: matchAttribute/distinctAttribute constraints are not "
@@ -390,21 +439,31 @@ class ResourceClaimSpec(K8sModel):
             if r.name in seen:
                 raise ValueError(f'{where}.name: duplicate name "{r.name}"')
             seen.add(r.name)
-            if r.first_available:
-                raise ValueError(f"{where}.firstAvailable: prioritized lists are not modelled (phalanx reads "
-                                 f"exactly)")
-            if r.exactly is None:
-                raise ValueError(f"{where}.exactly: field required")
-            problems = toleration_problems(r.exactly.tolerations, f"{where}.exactly.tolerations")
-            if problems:
-                raise ValueError(problems[0])
-            # On in v1.36 (admin access GA, consumable capacity beta), and not modelled: refused, never ignored.
-            if r.exactly.admin_access:
-                raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
-            if r.exactly.capacity is not None:
-                raise ValueError(f"{where}.exactly.capacity: consumable capacity is not modelled")
-            if r.exactly.allocation_mode == "All" and r.exactly.count is not None:
-                raise ValueError(f"{where}.exactly.count: must not be set when allocationMode is All")
+            # An empty firstAvailable counts as absent, as upstream's len(request.FirstAvailable) > 0.
+            if r.first_available and r.exactly is not None:
+                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required, but multiple "
+                                 f"fields are set")
+            if not r.first_available and r.exactly is None:
+                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required")
+            if r.exactly is not None:
+                r.exactly.check(f"{where}.exactly")
+                # GA in v1.36 and not modelled: refused, never ignored.
+                if r.exactly.admin_access:
+                    raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
+                continue
+            if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
+                raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
+                                 f"{FIRST_AVAILABLE_MAX_SIZE} items")
+            names = set()
+            for j, sub in enumerate(r.first_available):
+                at = f"{where}.firstAvailable[{j}]"
+                problem = dns_label_problem(sub.name)
+                if problem is not None:
+                    raise ValueError(f"{at}.name: {problem}")
+                if sub.name in names:
+                    raise ValueError(f'{at}.name: duplicate name "{sub.name}"')
+                names.add(sub.name)
+                sub.check(at)
 
 
 class DeviceRequestAllocationResult(K8sModel):
@@ -581,7 +640,10 @@ def _requests_to_v1(devices: Any) -> Any:
         return devices
     requests = []
     for request in devices["requests"]:
-        if isinstance(request, dict) and "exactly" not in request and "firstAvailable" not in request:
+        # A v1beta1 request holds its device fields itself, beside firstAvailable: they move under `exactly` unless it
+        # is a prioritized list alone (with both, v1's rule "exactly one of" refuses it).
+        if isinstance(request, dict) and "exactly" not in request and (
+                "firstAvailable" not in request or any(k in request for k in _EXACT_FIELDS)):
             exact = {k: request[k] for k in _EXACT_FIELDS if k in request}
             request = {**{k: v for k, v in request.items() if k not in _EXACT_FIELDS}, "exactly": exact}
         requests.append(request)

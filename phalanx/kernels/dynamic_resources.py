@@ -1,20 +1,28 @@
-"""DynamicResources (DRA) Filter over node-local devices: allocated claims pin the node, the others are
-allocated per node, request by request, in device order, searching as upstream's structured allocator does.
+"""DynamicResources (DRA) Filter over node-local devices: allocated claims pin the node, the others are allocated per
+node, request by request, in device order, searching as upstream's structured allocator does.
 
 Upstream's Filter (pkg/scheduler/framework/plugins/dynamicresources) first checks the pod's claims that are
 already allocated (or allocated earlier in the same PodGroup cycle): a node outside an allocation's node
 selector fails with "resourceclaim not available on the node". Then the structured allocator tries to allocate
 the remaining claims on the node; fewer results than claims fails with "cannot allocate all claims". Both are
 UnschedulableAndUnresolvable. The requests are taken in order (claims in pod order, requests in claim order),
-devices in the node's device order. The kernel gives each request the first free matching devices (first fit,
-all nodes at once); where that fails on a node the allocated claims allow, `dynamic_resources_search` (host side,
-node by node) searches the way upstream's allocator backtracks (k8s.io/dynamic-resource-allocation/structured:
-device by device, undoing a choice when the later requests cannot be satisfied). Its answer is the first
-assignment in upstream's search order, which is first fit whenever first fit succeeds. The allocation returned
-for the chosen node is exactly what the filter checked. Where upstream's allocator returns an error the node's code
-is ERROR (the caller's errors, some found by `first_error`, which replays the allocator's walk device by device).
+devices in the node's device order. A request with a prioritized list (firstAvailable) is satisfied by the first of
+its subrequests that can be, in list order: the allocator tries the first, and only when no allocation of it leaves
+the later requests satisfiable does it backtrack into the next (`RequestLayout` groups the flat (sub)request rows).
+A subrequest that would take its claim past AllocationResultsMaxSize (32) devices is passed over.
+
+The kernel gives each request the first alternative whose first free matching devices fit (first fit, all nodes at
+once); where that fails on a node the allocated claims allow, `dynamic_resources_search` (host side, node by node)
+searches the way upstream's allocator backtracks (k8s.io/dynamic-resource-allocation/structured: alternative by
+alternative, device by device, undoing a choice when the later requests cannot be satisfied). Its answer is the
+first assignment in upstream's search order, which is first fit whenever first fit succeeds (each request then took
+the earliest alternative and the earliest devices that could be taken at all). The allocation returned for the
+chosen node is exactly what the filter checked. Where upstream's allocator returns an error the node's code is
+ERROR (the caller's errors, some found by `first_error`, which replays the allocator's walk device by device).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,20 +36,45 @@ REASONS = {NOT_AVAILABLE_BIT: "resourceclaim not available on the node",
            CANNOT_ALLOCATE_BIT: "cannot allocate all claims",
            CANNOT_FIT_BIT: "cannot fit resource",
            STALE_CLAIM_BIT: "cannot schedule extended resource claim"}
+ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
 
 
-def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned):
+@dataclass(frozen=True)
+class RequestLayout:
+    """How the flat request rows of the claims to allocate form claim requests (static: the kernels loop over it).
+    Rows are in the allocator's order (claims, their requests, a request's subrequests); a request is one row
+    (`exactly`) or its subrequests' rows in firstAvailable order, of which exactly one is allocated."""
+    choices: tuple[tuple[int, ...], ...]    # per request, its rows in the order they are tried
+    claim: tuple[int, ...]                  # per request, its claim's position among the claims to allocate
+
+    @classmethod
+    def plain(cls, rows: int) -> RequestLayout:
+        """Every row a request of its own claim (no prioritized lists)."""
+        return cls(tuple((q,) for q in range(rows)), tuple(range(rows)))
+
+    def starts_claim(self, g: int) -> bool:
+        """Request g is its claim's first: the claim's device count starts again from zero there."""
+        return g == 0 or self.claim[g] != self.claim[g - 1]
+
+    def after(self, g: int) -> int:
+        """The first row of the requests after request g."""
+        return self.choices[g][-1] + 1
+
+
+def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned, layout: RequestLayout | None = None):
     """Per-node status, reason payload and the allocation the filter found.
 
     slots:     (N, S) int64 device ids per node in device order, -1 padding
     allocated: (D,) bool   devices already allocated (committed or pending); D >= 1 (callers pad)
-    matches:   (Q, D) bool devices each request to allocate may take (class and request selectors)
-    counts:    (Q,) or (N, Q) int64 devices each ExactCount request needs (per node: a request for an extended
+    matches:   (Q, D) bool devices each request row to allocate may take (class and request selectors)
+    counts:    (Q,) or (N, Q) int64 devices each ExactCount row needs (per node: a request for an extended
                resource asks for none where the device plugin serves it)
     all_mode:  (Q,) bool   allocationMode All: every matching device of the node, at least one, all free
     pinned:    (K,) int64  node of each already-allocated claim of the pod (-1: its node left the cluster)
-    returns code (N,) int64, payload (N,) int64, assign (N, S) int64 (request index per slot, -1 none)
+    layout:    the rows' requests (None: every row a request of its own claim)
+    returns code (N,) int64, payload (N,) int64, assign (N, S) int64 (request row per slot, -1 none)
     """
+    layout = layout or RequestLayout.plain(matches.shape[0])
     n = slots.shape[0]
     counts = xp.broadcast_to(counts, (n, matches.shape[0]))
     allowed = xp.all(xp.arange(n, dtype=xp.int64)[:, None] == pinned[None, :], axis=1)
@@ -51,69 +84,100 @@ def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pi
     taken = valid & False
     assign = xp.full(slots.shape, -1, dtype=xp.int64)
     ok = xp.ones((n,), dtype=bool)
-    for q in range(matches.shape[0]):                  # requests in order (a static count), first fit
-        m = valid & matches[q][idx]
-        avail = m & free & ~taken
-        rank = xp.cumsum(avail.astype(xp.int64), axis=1)
-        exact_pick = avail & (rank <= counts[:, q][:, None])
-        exact_ok = rank[:, -1] >= counts[:, q]
-        all_ok = xp.all(~m | (free & ~taken), axis=1) & xp.any(m, axis=1)
-        pick = xp.where(all_mode[q], m, exact_pick)
-        enough = xp.where(all_mode[q], all_ok, exact_ok)
-        pick = pick & enough[:, None]
-        assign = xp.where(pick, q, assign)
-        taken = taken | pick
-        ok = ok & enough
+    held = xp.zeros((n,), dtype=xp.int64)            # devices of the current claim taken so far (ExactCount rows)
+    for g, rows in enumerate(layout.choices):          # requests in order (a static structure), first fit
+        if layout.starts_claim(g):
+            held = xp.zeros((n,), dtype=xp.int64)
+        chosen = xp.zeros((n,), dtype=bool)          # a row of this request was taken on the node
+        for q in rows:                                 # its alternatives in order: the first that fits
+            m = valid & matches[q][idx]
+            avail = m & free & ~taken
+            rank = xp.cumsum(avail.astype(xp.int64), axis=1)
+            exact_pick = avail & (rank <= counts[:, q][:, None])
+            exact_ok = rank[:, -1] >= counts[:, q]
+            all_ok = xp.all(~m | (free & ~taken), axis=1) & xp.any(m, axis=1)
+            # An All row's devices do not count toward the claim limit in phalanx (docs/semantics.md).
+            need = xp.where(all_mode[q], 0, counts[:, q])
+            fits = xp.where(all_mode[q], all_ok, exact_ok) & ~chosen & (held + need <= ALLOCATION_RESULTS_MAX_SIZE)
+            pick = xp.where(all_mode[q], m, exact_pick) & fits[:, None]
+            assign = xp.where(pick, q, assign)
+            taken = taken | pick
+            held = xp.where(fits, held + need, held)
+            chosen = chosen | fits
+        ok = ok & chosen
     code = xp.where(allowed & ok, SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE).astype(xp.int64)
     payload = xp.where(~allowed, NOT_AVAILABLE_BIT, xp.where(ok, 0, CANNOT_ALLOCATE_BIT)).astype(xp.int64)
     return code, payload, assign
 
 
-def _search(devices: list[int], free: np.ndarray, matches: np.ndarray, counts: list[int], all_mode: list[bool],
-            q: int, taken: dict[int, int]) -> dict[int, int] | None:
-    """The first assignment of requests q.. (device -> request) in upstream's search order, or None.
+@dataclass(frozen=True)
+class _NodeSearch:
+    """Upstream's search for one node: its devices in walk order, what each row may take, how much it needs."""
+    devices: list[int]
+    free: np.ndarray           # (D,) bool not allocated
+    matches: np.ndarray        # (Q, D) bool
+    counts: list[int]          # per row, devices an ExactCount row needs on this node
+    all_mode: list[bool]
+    layout: RequestLayout
 
-    Upstream's allocator tries devices one by one, in device order, backtracking on failure; without claim
-    constraints a request's devices are interchangeable in order, so its first solution takes, request by
-    request, the lexicographically first set of devices that leaves the later requests satisfiable. Devices
-    that match the same later requests are interchangeable for those requests, so only the set that takes the
-    earliest devices of each such kind is tried for each mix of kinds (any other set with the same mix succeeds
-    or fails with it, and comes later in upstream's order)."""
-    if q == len(counts):
-        return dict(taken)
-    usable = [d for d in devices if matches[q, d] and free[d] and d not in taken]
-    if all_mode[q]:
-        matching = [d for d in devices if matches[q, d]]
-        if not matching or len(usable) != len(matching):
-            return None
-        return _search(devices, free, matches, counts, all_mode, q + 1, {**taken, **{d: q for d in matching}})
-    need = counts[q]
-    if len(usable) < need:
+    def first(self, g: int = 0, taken: dict[int, int] | None = None, held: int = 0) -> dict[int, int] | None:
+        """The first assignment of requests g.. (device -> row) in upstream's search order, or None: the
+        request's alternatives in order, each with every choice of its devices before the next alternative.
+
+        Upstream's allocator tries devices one by one, in device order, backtracking on failure; without claim
+        constraints a request's devices are interchangeable in order, so its first solution takes, request by
+        request, the lexicographically first set of devices that leaves the later requests satisfiable. Devices
+        that match the same later rows are interchangeable for those requests, so only the set that takes the
+        earliest devices of each such kind is tried for each mix of kinds (any other set with the same mix succeeds
+        or fails with it, and comes later in upstream's order). An alternative that would take the claim past the
+        claim limit is passed over (upstream: errAllocationResultMaxSizeExceeded, then the next subrequest)."""
+        taken = {} if taken is None else taken
+        if g == len(self.layout.choices):
+            return dict(taken)
+        held = 0 if self.layout.starts_claim(g) else held
+        for q in self.layout.choices[g]:
+            found = self._fill(g, q, taken, held)
+            if found is not None:
+                return found
         return None
-    kinds: dict[tuple, list[int]] = {}
-    for d in usable:
-        kinds.setdefault(tuple(matches[q + 1:, d].tolist()), []).append(d)
-    groups = list(kinds.values())
-    candidates = []
-    position = {d: i for i, d in enumerate(devices)}
 
-    def mixes(i: int, left: int, chosen: list[int]) -> None:
-        if i == len(groups):
-            if left == 0:
-                candidates.append(sorted(chosen, key=position.__getitem__))
-            return
-        for k in range(min(left, len(groups[i])), -1, -1):
-            mixes(i + 1, left - k, chosen + groups[i][:k])
+    def _fill(self, g: int, q: int, taken: dict[int, int], held: int) -> dict[int, int] | None:
+        matches, free = self.matches, self.free
+        usable = [d for d in self.devices if matches[q, d] and free[d] and d not in taken]
+        if self.all_mode[q]:
+            matching = [d for d in self.devices if matches[q, d]]
+            if not matching or len(usable) != len(matching):
+                return None
+            return self.first(g + 1, {**taken, **{d: q for d in matching}}, held)
+        need = self.counts[q]
+        if len(usable) < need or held + need > ALLOCATION_RESULTS_MAX_SIZE:
+            return None
+        later = self.layout.after(g)
+        kinds: dict[tuple, list[int]] = {}
+        for d in usable:
+            kinds.setdefault(tuple(matches[later:, d].tolist()), []).append(d)
+        groups = list(kinds.values())
+        candidates = []
+        position = {d: i for i, d in enumerate(self.devices)}
 
-    mixes(0, need, [])
-    for chosen in sorted(candidates, key=lambda c: [position[d] for d in c]):
-        found = _search(devices, free, matches, counts, all_mode, q + 1, {**taken, **{d: q for d in chosen}})
-        if found is not None:
-            return found
-    return None
+        def mixes(i: int, left: int, chosen: list[int]) -> None:
+            if i == len(groups):
+                if left == 0:
+                    candidates.append(sorted(chosen, key=position.__getitem__))
+                return
+            for k in range(min(left, len(groups[i])), -1, -1):
+                mixes(i + 1, left - k, chosen + groups[i][:k])
+
+        mixes(0, need, [])
+        for chosen in sorted(candidates, key=lambda c: [position[d] for d in c]):
+            found = self.first(g + 1, {**taken, **{d: q for d in chosen}}, held + need)
+            if found is not None:
+                return found
+        return None
 
 
-def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign):
+def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign,
+                             layout: RequestLayout | None = None):
     """The kernel's result (code, payload, assign) completed on the host: every node where first fit could not
     allocate the claims (payload CANNOT_ALLOCATE_BIT) is searched as upstream's allocator backtracks; a node where
     an assignment exists passes with it. numpy arrays in and out."""
@@ -121,30 +185,34 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
     retry = np.flatnonzero(payload == CANNOT_ALLOCATE_BIT)
     if not retry.size:
         return code, payload, assign
+    layout = layout or RequestLayout.plain(np.asarray(matches).shape[0])
     slots, allocated, matches = np.asarray(slots), np.asarray(allocated), np.asarray(matches)
     free = ~allocated
     counts, all_mode = np.broadcast_to(np.asarray(counts), (slots.shape[0], matches.shape[0])), np.asarray(all_mode)
-    # Only nodes where each request on its own could be satisfied can have an assignment (most nodes that first
-    # fit rejects lack the devices altogether): (N, Q) free matching devices per request.
+    # Only nodes where each request on its own could be satisfied by one of its rows can have an assignment (most
+    # nodes that first fit rejects lack the devices altogether): (N, Q) free matching devices per row.
     valid = slots >= 0
     idx = np.where(valid, slots, 0)
     m = matches[:, idx] & valid[None]                                        # (Q, N, S)
     usable = (m & free[idx][None]).sum(axis=2).T                             # (N, Q)
     alone = np.where(all_mode[None], (usable == m.sum(axis=2).T) & (usable > 0), usable >= counts)
-    retry = retry[alone[retry].all(axis=1)]
+    possible = np.ones(slots.shape[0], bool)
+    for rows in layout.choices:
+        possible &= alone[:, list(rows)].any(axis=1)
+    retry = retry[possible[retry]]
     all_mode = all_mode.tolist()
     for node in retry.tolist():
         row = slots[node]
-        devices = [int(d) for d in row if d >= 0]
-        found = _search(devices, free, matches, counts[node].tolist(), all_mode, 0, {})
+        search = _NodeSearch([int(d) for d in row if d >= 0], free, matches, counts[node].tolist(), all_mode, layout)
+        found = search.first()
         if found is not None:
             code[node], payload[node] = SUCCESS, 0
             assign[node] = [found.get(int(d), -1) if d >= 0 else -1 for d in row]
     return code, payload, assign
 
 
-def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned, errors=None, unfit=None,
-                               stale: bool = False):
+def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned,
+                               layout: RequestLayout | None = None, errors=None, unfit=None, stale: bool = False):
     """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
     errors: (N,) int64 nodes where upstream's allocator returns an error (an index into the caller's messages, the
     payload there; -1 none), or None: its Error status stands whatever the devices, even where an allocated claim
@@ -152,8 +220,9 @@ def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, 
     before any claim is looked at (filterExtendedResources: an extended resource the node neither advertises nor
     gets from DRA), or None. stale: the pod's claim for extended resources is one from an earlier cycle, which
     filterExtendedResources refuses on every node before anything else."""
-    code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned)
-    code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign)
+    code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned, layout)
+    code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign,
+                                                     layout)
     if errors is not None:
         failed = np.asarray(errors) >= 0
         code[failed], payload[failed], assign[failed] = ERROR, np.asarray(errors)[failed], -1
@@ -166,51 +235,75 @@ def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, 
 
 
 def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, failing: np.ndarray, counts: list[int],
-                all_mode: list[bool]) -> tuple[int, int] | None:
-    """The first (request, device) whose selectors fail to evaluate that upstream's allocator walk meets on one node,
-    or None when the walk ends (with or without a solution) before meeting one.
+                all_mode: list[bool], layout: RequestLayout) -> tuple[int, int] | None:
+    """The first (row, device) whose selectors fail to evaluate that upstream's allocator walk meets on one node, or
+    None when the walk ends (with or without a solution) before meeting one.
 
     devices: the node's devices in walk order (complete pools only); free: (D,) bool not allocated; matches: (Q, D)
-    bool devices each request may take; failing: (Q, D) bool the request's selectors fail on the device (no
-    match); counts / all_mode per request. Upstream (allocateOne) fills request by request, device by device: for
-    each device of a request it walks the node's devices from the first, skipping those allocated or taken in this
-    search, evaluating the selectors of each other one (an error ends the allocation) and taking the first it may,
-    backtracking into the next when the later devices or requests cannot be satisfied. A request for All devices
-    takes its matching devices as they are (its selectors were evaluated before the walk). Evaluations are cached
-    and the walk is deterministic, so a failed state (request, device index, devices taken) is never worth walking
-    twice: it meets no new device."""
-    failed: set = set()
+    bool devices each row may take; failing: (Q, D) bool the row's selectors fail on the device (no match); counts /
+    all_mode per row; layout: the rows' requests. Upstream (allocateOne) fills request by request, a request's
+    alternatives in order, device by device: for each device of a row it walks the node's devices from the first,
+    skipping those allocated or taken in this search, evaluating the selectors of each other one (an error ends the
+    allocation) and taking the first it may, backtracking into the next when the later devices or requests cannot be
+    satisfied. A row for All devices takes its matching devices as they are (its selectors were evaluated before the
+    walk). A row whose devices would take its claim past the claim limit stops its walk before evaluating anything
+    (errAllocationResultMaxSizeExceeded), and so does every row of its claim that it returns through, up to the
+    nearest request with alternatives (which tries its next) or the claim's start (where it is a plain failure).
+    Evaluations are cached and the walk is deterministic, so a state (row, device index, devices taken, claim count)
+    walked once is never worth walking again: it meets no new device."""
+    done, failed, exceeded = 0, 1, 2
+    group = {q: g for g, rows in enumerate(layout.choices) for q in rows}
+    seen: dict = {}
 
     class Met(Exception):
         pass
 
-    def walk(q: int, i: int, taken: frozenset) -> bool:
-        if q == len(counts):
-            return True
-        state = (q, i, taken)
-        if state in failed:
-            return False
+    def request(g: int, taken: frozenset, held: int) -> int:
+        if g == len(layout.choices):
+            return done
+        if layout.starts_claim(g):
+            outcome = alternatives(g, taken, 0)
+            return failed if outcome == exceeded else outcome
+        return alternatives(g, taken, held)
+
+    def alternatives(g: int, taken: frozenset, held: int) -> int:
+        outcomes = []
+        for q in layout.choices[g]:
+            outcome = fill(q, 0, taken, held)
+            if outcome == done:
+                return done
+            outcomes.append(outcome)
+        return exceeded if all(o == exceeded for o in outcomes) else failed
+
+    def fill(q: int, i: int, taken: frozenset, held: int) -> int:
+        state = (q, i, taken, held)
+        if state in seen:
+            return seen[state]
         if all_mode[q]:
             own = [d for d in devices if matches[q, d]]
-            done = bool(own) and all(free[d] and d not in taken for d in own) and walk(q + 1, 0, taken | set(own))
+            ok = bool(own) and all(free[d] and d not in taken for d in own)
+            outcome = request(group[q] + 1, taken | set(own), held) if ok else failed
         elif i == counts[q]:
-            done = walk(q + 1, 0, taken)
+            outcome = request(group[q] + 1, taken, held + counts[q])
+        elif held + counts[q] > ALLOCATION_RESULTS_MAX_SIZE:
+            outcome = exceeded
         else:
-            done = False
+            outcome = failed
             for d in devices:
                 if not free[d] or d in taken:
                     continue
                 if failing[q, d]:
                     raise Met(q, d)
-                if matches[q, d] and walk(q, i + 1, taken | {d}):
-                    done = True
-                    break
-        if not done:
-            failed.add(state)
-        return done
+                if matches[q, d]:
+                    deeper = fill(q, i + 1, taken | {d}, held)
+                    if deeper != failed:
+                        outcome = deeper
+                        break
+        seen[state] = outcome
+        return outcome
 
     try:
-        walk(0, 0, frozenset())
+        request(0, frozenset(), 0)
     except Met as met:
         return met.args
     return None

@@ -5,7 +5,7 @@ The claim state (which claims exist, which devices they hold, who uses them) is 
 (sched/claims.py, reached through the cluster handle), as upstream keeps it in the DRA manager. PreFilter resolves
 the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks every node at
 once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated first fit, then a
-backtracking search as upstream's allocator where that fails), Reserve allocates what the Filter assigned on the
+backtracking search as upstream's allocator where that fails; a prioritized list's subrequests in order), Reserve allocates what the Filter assigned on the
 chosen node, Unreserve undoes it exactly. A pod asking for extended resources that a DeviceClass backs
 (DRAExtendedResource) has one more claim for them, allocated the same way on nodes that do not advertise them
 (sched/claims.py).
@@ -24,8 +24,9 @@ _NO_NEW_CLAIMS = PostFilterResult(UNSCHEDULABLE, "no new claims to deallocate")
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
-    # Its PreEnqueue, Score (prioritized lists) and PreBind are not modelled, nor PostFilter's deallocation of a
-    # claim allocated where the pod cannot go (a pod with claims gets "still not schedulable").
+    # Its PreEnqueue, Score (v1.35+: nodes where better-ranked subrequests of prioritized lists were allocated score
+    # higher; docs/semantics.md) and PreBind are not modelled, nor PostFilter's deallocation of a claim allocated
+    # where the pod cannot go (a pod with claims gets "still not schedulable").
     unmodelled_points = ("preEnqueue", "score", "preBind")
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
     post_filter_reads_nodes = False     # its PostFilter reads the pod's claims only

@@ -12,7 +12,9 @@ Claims of a pod (`register`, when the pod arrives or joins its PodGroup):
 
 Allocation (`allocate`): the first placed pod that uses an unallocated claim allocates it on its node (the
 DynamicResources Filter's assignment for that node: first fit, or upstream's backtracking search where first fit
-fails); later users, in the same PodGroup cycle or later, only check that node. Every placement records a
+fails); later users, in the same PodGroup cycle or later, only check that node. A request with a prioritized list
+(firstAvailable) becomes one kernel row per subrequest, grouped by a `RequestLayout`; exactly one row of the group is
+allocated, and its devices' results name "<request>/<subrequest>". Every placement records a
 `ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly. Where
 upstream's allocator would return an error instead (a request for All devices meeting a pool being updated, a claim
 over the claim limit, a selector failing on a device the allocator evaluates), `prepare` gives the Filter that error
@@ -44,10 +46,10 @@ from ..cluster_models.dra import (DeviceClaim, DeviceClass, DeviceRequest, Devic
                                   ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate)
 from ..cluster_models.objects import is_extended_resource_name
 from ..cluster_models.requests import pod_load
-from ..kernels.dynamic_resources import dynamic_resources_allocate, first_error
+from ..kernels.dynamic_resources import (ALLOCATION_RESULTS_MAX_SIZE, RequestLayout, dynamic_resources_allocate,
+                                         first_error)
 from ..kernels.tolerations import tolerates
 
-ALLOCATION_RESULTS_MAX_SIZE = 32      # resource.k8s.io AllocationResultsMaxSize: devices one claim may hold
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"   # resourceapi.ResourceDeviceClassPrefix
 # resourceapi.ExtendedResourceClaimAnnotation: marks the claim the scheduler made for a pod's extended resources
 EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
@@ -84,9 +86,11 @@ class RequestMatch:
 
 @dataclass(frozen=True)
 class PendingRequest:
-    """A request of a claim to allocate, with what its allocator errors name."""
+    """A request row of a claim to allocate (its `exactly`, or one subrequest of its prioritized list), with what its
+    allocator errors name."""
     claim: str                 # the claim as upstream's errors name it: namespace/name (or its in-memory name)
-    name: str
+    name: str                  # the request's name, or the subrequest's alone (as the allocator's errors name it)
+    result: str                # the request name its allocation results give ("<request>/<subrequest>" for a subrequest)
     cls: DeviceClass
     expressions: tuple[str, ...]
     match: RequestMatch
@@ -108,11 +112,13 @@ class DraInputs:
     claims: list[str]                 # the pod's claims, pod order
     slots: np.ndarray                 # (N, S) int64 device ids per node
     allocated: np.ndarray             # (D + 1,) bool device allocated (one padding row, allocated)
-    matches: np.ndarray               # (Q, D + 1) bool devices each request to allocate may take
-    counts: np.ndarray                # (N, Q) int64 devices per request and node (0: the request asks for none there)
+    matches: np.ndarray               # (Q, D + 1) bool devices each request row to allocate may take
+    counts: np.ndarray                # (N, Q) int64 devices per row and node (0: the request asks for none there)
     all_mode: np.ndarray              # (Q,) bool
     pinned: np.ndarray                # (K,) int64 node of each allocated claim
-    pending: list[tuple[str, int, int]]   # (claim, first request index, request count) of claims to allocate
+    pending: list[tuple[str, int, int]]   # (claim, first row, row count) of claims to allocate
+    layout: RequestLayout             # the rows' requests (a prioritized list's subrequests are one request)
+    results: tuple[str, ...]          # (Q,) the request name each row's allocation results give
     message: str | None = None        # PreFilter rejection (missing claim or device class)
     errors: np.ndarray | None = None  # (N,) int64 nodes where the allocator returns an error: index into `failures`
     failures: tuple[str, ...] = ()    # those errors' texts
@@ -125,8 +131,8 @@ class DraInputs:
 
     def allocate(self, xp):
         """The Filter's (code, payload, assign), numpy: the kernel, the host search, the allocator's errors."""
-        return dynamic_resources_allocate(xp, *self.kernel_args(xp), errors=self.errors, unfit=self.unfit,
-                                          stale=self.stale)
+        return dynamic_resources_allocate(xp, *self.kernel_args(xp), layout=self.layout, errors=self.errors,
+                                          unfit=self.unfit, stale=self.stale)
 
 
 class ClaimBook:
@@ -142,9 +148,10 @@ class ClaimBook:
         self._generated: dict[tuple[str, str], str] = {}    # (owner, entry name) -> claim key
         self._refs: dict[str, tuple[list[str], str | None]] = {}   # pod key -> (claim keys, PreFilter problem)
         self._match: dict[tuple, RequestMatch] = {}        # (class, request conditions) -> its devices
-        # device row -> index of the request it was allocated for, in its claim (shared with restricted copies;
-        # read only for rows a claim holds now, so stale entries never show)
-        self._request_of: dict[int, int] = {}
+        # device row -> the request name its allocation result gives ("" when an input allocation names none of the
+        # claim's requests); shared with restricted copies, read only for rows a claim holds now, so stale entries
+        # never show
+        self._request_of: dict[int, str] = {}
         # pod key -> (its uid, the key) of each input claim for a pod's extended resources (findExtendedResourceClaim)
         self._input_extended: dict[str, tuple[str, str]] = {}
         for c in claims:
@@ -177,8 +184,7 @@ class ClaimBook:
             if self.devices.allocated[d] or d in rows:
                 raise InputError(f"{where}[{i}].device: device {r.device!r} is allocated twice")
             rows.append(d)
-            names = [q.name for q in c.spec.devices.requests]
-            self._request_of[d] = names.index(r.request) if r.request in names else -1
+            self._request_of[d] = r.request if r.request in c.spec.devices.result_names() else ""
         if len({self.devices.node_names[d] for d in rows}) > 1:
             raise InputError(f"{where}: devices on more than one node (phalanx models node-local devices only)")
         self.claims[c.key].devices = np.array(rows, np.int64).reshape(len(rows))
@@ -277,6 +283,7 @@ class ClaimBook:
         d = dev.size
         n = len(tensors.nodes.names)
         matches, counts, all_mode, pinned, pending, requests = [], [], [], [], [], []
+        choices, claim_of = [], []          # the RequestLayout: per claim request, its rows and its claim
         unfit, stale = None, False
         for key in keys if problem is None else ():
             claim = self.claims[key]
@@ -296,43 +303,54 @@ class ClaimBook:
             named = (f"{pod.metadata.namespace}/{SPECIAL_CLAIM_IN_MEM_NAME}" if claim.resources is not None
                      else key)
             for i, req in enumerate(claim.spec.devices.requests):
-                exact = req.exactly
-                cls = self.classes.get(exact.device_class_name)
-                if cls is None:
-                    problem = f"request {req.name}: device class {exact.device_class_name} does not exist"
+                rows = []
+                for choice in req.choices():
+                    spec = choice.spec
+                    cls = self.classes.get(spec.device_class_name)
+                    if cls is None:
+                        # PreFilter names a subrequest "<request>/<subrequest>", as its allocation results do.
+                        problem = f"request {choice.result}: device class {spec.device_class_name} does not exist"
+                        break
+                    match = self._matches(cls, spec.expressions, spec.tolerations)
+                    rows.append(len(counts))
+                    requests.append(PendingRequest(named, choice.name, choice.result, cls, spec.expressions, match))
+                    matches.append(match.matches)
+                    count = np.full(n, spec.count_needed(), np.int64)
+                    if claim.resources is not None:      # none on a node whose device plugin serves the resource
+                        count[served[claim.resources[i]]] = 0
+                    counts.append(count)
+                    all_mode.append(spec.allocation_mode == "All")
+                if problem is not None:
                     break
-                match = self._matches(cls, exact.expressions, exact.tolerations)
-                requests.append(PendingRequest(named, req.name, cls, exact.expressions, match))
-                matches.append(match.matches)
-                count = np.full(n, exact.count_needed(), np.int64)
-                if claim.resources is not None:      # none on a node whose device plugin serves the resource
-                    count[served[claim.resources[i]]] = 0
-                counts.append(count)
-                all_mode.append(exact.allocation_mode == "All")
+                choices.append(tuple(rows))
+                claim_of.append(len(pending))
             if problem is not None:
                 break
             pending.append((key, first, len(counts) - first))
         if problem is not None:
             matches, counts, all_mode, pinned, pending, requests, unfit, stale = [], [], [], [], [], [], None, False
+            choices, claim_of = [], []
+        layout = RequestLayout(tuple(choices), tuple(claim_of))
         q = len(counts)
         padded = np.zeros((q, d + 1), bool)
         if q:
             padded[:, :d] = np.stack(matches)
         counts = np.stack(counts, axis=1) if q else np.zeros((n, 0), np.int64)
         errors, failures = (None, ()) if stale else self._allocator_errors(tensors.nodes.names, pending, requests,
-                                                                           counts, all_mode)
+                                                                           counts, all_mode, layout)
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded, counts,
                          np.array(all_mode, bool).reshape(q), np.array(pinned, np.int64).reshape(len(pinned)), pending,
-                         problem, errors, failures, unfit, stale)
+                         layout, tuple(r.result for r in requests), problem, errors, failures, unfit, stale)
 
     def _allocator_errors(self, names, pending, requests: list[PendingRequest], counts: np.ndarray,
-                          all_mode: list[bool]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+                          all_mode: list[bool], layout: RequestLayout) -> tuple[np.ndarray | None, tuple[str, ...]]:
         """Where upstream's allocator returns an error for the claims to allocate ((N,) int64 index into the texts,
-        -1 none; None when it does nowhere), in Allocate's order: claim by claim, each request for All devices
-        counting its devices (a pool of the node being updated, or a selector failing on one of its devices, in
-        device order), then the claim's device count against the claim limit (every node); after all claims, the
-        walk of the other requests over the node's devices (first_error: a selector failing on a device it
-        reaches). The Filter fails a node with the first (the framework then fails the cycle)."""
+        -1 none; None when it does nowhere), in Allocate's order: claim by claim, each request row for All devices
+        (every subrequest of a prioritized list among them) counting its devices (a pool of the node being updated,
+        or a selector failing on one of its devices, in device order), then the claim's device count against the
+        claim limit (every node; a prioritized list counts its smallest subrequest); after all claims, the walk of
+        the other rows over the node's devices (first_error: a selector failing on a device it reaches). The Filter
+        fails a node with the first (the framework then fails the cycle)."""
         dev = self.devices
         n = len(names)
         errors = np.full(n, -1, np.int64)
@@ -349,7 +367,7 @@ class ClaimBook:
             rows = np.flatnonzero(req.match.failing >= 0)
             return {int(v) for v in dev.node[rows] if v >= 0}
 
-        for key, first, count in pending:
+        for index, (key, first, count) in enumerate(pending):
             for q in range(first, first + count):
                 req = requests[q]
                 if not all_mode[q]:
@@ -361,8 +379,10 @@ class ClaimBook:
                     text = self._all_devices_error(names[node], req)
                     if text is not None:
                         fail([node], text)
-            # Upstream counts All requests' matching devices too; phalanx does not (docs/semantics.md).
-            total = int(counts[:, first:first + count].sum(axis=1).max(initial=0)) if count else 0
+            # Upstream counts All requests' matching devices too; phalanx does not (docs/semantics.md). A request with
+            # a prioritized list counts the fewest devices one of its subrequests asks for (minDevicesPerRequest).
+            least = [counts[:, list(rows)].min(axis=1) for rows, c in zip(layout.choices, layout.claim) if c == index]
+            total = int(np.sum(least, axis=0).max(initial=0)) if least else 0
             if total > ALLOCATION_RESULTS_MAX_SIZE:
                 fail(np.arange(n), f"claim {requests[first].claim}: number of requested devices {total} exceeds the "
                                    f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
@@ -380,7 +400,7 @@ class ClaimBook:
                 if errors[node] >= 0:
                     continue
                 devices = [int(v) for v in dev.slots[node] if v >= 0]
-                met = first_error(devices, free, matches, failing, counts[node].tolist(), all_mode)
+                met = first_error(devices, free, matches, failing, counts[node].tolist(), all_mode, layout)
                 if met is not None:
                     fail([node], self._selector_error(requests[met[0]], met[1]))
         return (errors, tuple(texts)) if texts else (None, ())
@@ -464,14 +484,16 @@ class ClaimBook:
             for obj in objects:
                 spec = obj.spec if kind == "ResourceClaim" else obj.spec.spec
                 for j, request in enumerate(spec.devices.requests):
+                    where = f"{kind} {obj.key}: {path}.devices.requests[{j}]"
                     if request.exactly is not None:
-                        check(request.exactly.expressions,
-                              f"{kind} {obj.key}: {path}.devices.requests[{j}].exactly.selectors")
+                        check(request.exactly.expressions, f"{where}.exactly.selectors")
+                    for k, sub in enumerate(request.first_available or ()):
+                        check(sub.expressions, f"{where}.firstAvailable[{k}].selectors")
 
     # -- placements ---------------------------------------------------------------------------------------
     def allocate(self, dra: DraInputs, node: int, assign) -> ClaimUndo:
         """The pod placed on `node` uses its claims; the unallocated ones get the devices the filter assigned
-        there (assign: the kernel's (N, S) request index per slot)."""
+        there (assign: the kernel's (N, S) request row per slot)."""
         row = np.asarray(assign)[node]
         slots = self.devices.slots[node]
         rec = ClaimUndo(dra.pod)
@@ -479,7 +501,7 @@ class ClaimBook:
             sel = (row >= first) & (row < first + count)
             order = np.argsort(row[sel], kind="stable")
             devices = slots[sel][order]
-            self._request_of.update(zip(devices.tolist(), (row[sel][order] - first).tolist()))
+            self._request_of.update((d, dra.results[q]) for d, q in zip(devices.tolist(), row[sel][order].tolist()))
             self.claims[key].devices = devices
             self.devices.allocated[devices] = True
             rec.allocated.append(key)
@@ -585,11 +607,9 @@ class ClaimBook:
                 claim = self.claims.get(key)
                 if claim is None or claim.devices is None:
                     continue
-                names = [r.name for r in claim.spec.devices.requests]
                 for d in claim.devices.tolist():
                     driver, pool, device = self.devices.keys[d]
-                    index = self._request_of.get(d, -1)
-                    held.append({"claim": key, "request": names[index] if 0 <= index < len(names) else "",
+                    held.append({"claim": key, "request": self._request_of.get(d, ""),
                                  "driver": driver, "pool": pool, "device": device})
             if held:
                 out[pod_key] = held

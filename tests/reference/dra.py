@@ -44,3 +44,38 @@ def dra_filter(node_devices: list[list[int]], allocated: list[bool], requests: l
         taken = _assign(devices, allocated, requests, 0, {})
         out.append((0, 0, taken) if taken is not None else (2, 2, {}))
     return out
+
+
+def prioritized_assignment(devices: list[int], allocated: list[bool], rows: list[dict], requests: list[dict],
+                           limit: int):
+    """The first assignment {device: row} of one node for claim requests with prioritized lists, or None.
+
+    rows: {"matches", "count", "all"} as above, one per `exactly` or subrequest; requests: {"rows": [row ids in list
+    order], "claim": claim id}, in the allocator's order. Upstream's rule, written out directly: request by request,
+    each alternative in list order with every choice of its devices (combinations in device order) before the next
+    alternative; a claim may hold at most `limit` devices of ExactCount rows (an alternative that would pass it is
+    never taken); the first complete assignment wins."""
+    def assign(g: int, taken: dict, held: int):
+        if g == len(requests):
+            return dict(taken)
+        if g == 0 or requests[g]["claim"] != requests[g - 1]["claim"]:
+            held = 0
+        for q in requests[g]["rows"]:
+            row = rows[q]
+            matching = [d for d in devices if d in row["matches"]]
+            if row["all"]:
+                if matching and not any(allocated[d] or d in taken for d in matching):
+                    found = assign(g + 1, {**taken, **{d: q for d in matching}}, held)
+                    if found is not None:
+                        return found
+                continue
+            if held + row["count"] > limit:
+                continue
+            usable = [d for d in matching if not allocated[d] and d not in taken]
+            for chosen in itertools.combinations(usable, row["count"]):
+                found = assign(g + 1, {**taken, **{d: q for d in chosen}}, held + row["count"])
+                if found is not None:
+                    return found
+        return None
+
+    return assign(0, {}, 0)
