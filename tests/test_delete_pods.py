@@ -48,12 +48,13 @@ def random_cluster(seed: int) -> tuple[Scheduler, list[str]]:
 
 
 def queue_state(sched: Scheduler) -> tuple:
-    """The activeQ and backoffQ entry by entry (runs as their pods' keys) and the pool."""
+    """The activeQ, backoffQ and error backoffQ entry by entry (runs as their pods' keys) and the pool."""
     def entry(e):
         return tuple(p.key for p in e.pods) if isinstance(e, PodRun) else e.key
-    active, backoff = sched.queue.in_order()
-    return ([(prio, seq, entry(e)) for prio, seq, e in active], [(at, seq, entry(e)) for at, seq, e in backoff],
-            sorted(sched.queue.unschedulable))
+    active, backoff, errors = sched.queue.in_order()
+    return ([(prio, seq, entry(e)) for prio, seq, e in active],
+            [(at, prio, seq, entry(e)) for at, prio, seq, e in backoff],
+            [(at, seq, entry(retry.run), retry.progress) for at, seq, retry in errors], sorted(sched.queue.unschedulable))
 
 
 def as_tuples(records) -> list[tuple]:

@@ -57,7 +57,7 @@ def _scheduler():
 
 
 def _queue(sched):
-    active, backoff = sched.queue.in_order()
+    active = sched.queue.in_order()[0]
     return [(prio, seq, [p.key for p in entry.pods], list(entry.seqs), entry.shape.id) for prio, seq, entry in active]
 
 

@@ -64,7 +64,7 @@ def _scheduler():
 
 
 def _state(sched):
-    active, backoff = sched.queue.in_order()
+    active = sched.queue.in_order()[0]
     return dict(sched.arrival), [(prio, seq, [p.key for p in e.pods]) for prio, seq, e in active], sched._seq
 
 
