@@ -31,7 +31,7 @@ def test_defaults_are_v136_default_plugins_in_order():
                                              "NodeResourcesBalancedAllocation")
     assert {n: prof.weight(n) for n in prof.enabled("score")} == {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+        "InterPodAffinity": 2, "DynamicResources": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert prof.enabled("placementScore") == ("NodeResourcesFit", "PodGroupPodsCount")
     assert prof.enabled("placementGenerate") == ("TopologyPlacementGenerator",)
 

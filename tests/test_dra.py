@@ -1141,3 +1141,133 @@ def test_extended_resource_claims_hold_each_device_once_and_free_them_all(data):
         s.delete_pod(key)
     s.run_until_idle()
     assert not book.devices.allocated.any()
+
+
+# -- Score (v1.35+): better-ranked subrequests of prioritized lists ---------------------------------------------------
+LIST = first_available("g", ("a100", "gpu-a100", 1), ("any", "gpu", 1))
+
+
+def dra_scores(report) -> dict[str, tuple[int, int]]:
+    """Per feasible node: the DynamicResources Score's (raw, normalized)."""
+    return {n["name"]: (n["scores"]["DynamicResources"]["raw"], n["scores"]["DynamicResources"]["normalized"])
+            for n in report["nodes"] if n["total"] is not None}
+
+
+def score_toy(profile=None):
+    # n0 holds an A100 (the list's first subrequest fits), n1 a T4 (only the second does); n0 is busier (a bound pod
+    # asking for 1 CPU and 1Gi), so the resource scores prefer n1.
+    busy = make_pod("busy", cpu="1", memory="1Gi", node_name="n0")
+    docs = list(yaml.safe_load_all(CLASSES)) + [slice_doc("n0", ["A100"]), slice_doc("n1", ["T4"]),
+                                                prio_claim_doc("c", LIST)]
+    objects = parse_objects(docs)
+    objects.nodes, objects.pods = [make_node("n0"), make_node("n1")], [busy]
+    c = Cluster.from_objects(objects)
+    p = pod("p", [{"name": "c0", "resourceClaimName": "c"}])
+    return (Scheduler(c) if profile is None else Scheduler(c, profile)), p
+
+
+def test_score_prefers_the_node_where_the_first_subrequest_fits():
+    # By hand, default weights (4 CPU / 8Gi nodes, the pod asks for 1 CPU and 1Gi; n0 already has 1 and 1Gi):
+    #   TaintToleration (3): no taints, 100 on both: 300.
+    #   NodeResourcesFit (1), LeastAllocated: n0 cpu (4-2)*100/4 = 50, memory (8-2)*100/8 = 75 -> (50+75)/2 = 62;
+    #     n1 cpu (4-1)*100/4 = 75, memory (8-1)*100/8 = 87 -> (75+87)/2 = 81.
+    #   BalancedAllocation (1), v1.36 scoring the change of balance, 50 + (50 + with - without) / 2 with
+    #     balance int((1 - |f_cpu - f_mem| / 2) * 100): n0 with the pod |2/4 - 2/8| / 2 = 0.125 -> 87, without
+    #     |1/4 - 1/8| / 2 = 0.0625 -> 93: 50 + 44 / 2 = 72; n1 with 93, without 100: 50 + 43 / 2 = 71.
+    #   DynamicResources (2): n0 took g/a100 (rank 0): 8 - 0 = 8; n1 g/any (rank 1): 7. Normalized: 100 and
+    #     7*100/8 = 87; weighted 200 and 174.
+    #   NodeAffinity, PodTopologySpread, InterPodAffinity, ImageLocality: 0.
+    #   Totals: n0 300 + 62 + 72 + 200 = 634, n1 300 + 81 + 71 + 174 = 626: n0 (n1 without the DRA Score: 452
+    #   against 434).
+    sched, p = score_toy()
+    report = explain_pod(sched, p)
+    assert dra_scores(report) == {"n0": (8, 100), "n1": (7, 87)}
+    assert report["weights"]["DynamicResources"] == 2
+    assert {n["name"]: n["total"] for n in report["nodes"]} == {"n0": 634, "n1": 626}
+    assert report["selected"] == "n0" and report["warnings"] == []
+    assert bindings(sched.add_pods([p]) + sched.run_until_idle()) == {"default/p": "n0"}
+
+
+def test_score_disabled_in_the_profile_leaves_the_resource_scores():
+    # Score disabled for DynamicResources (its Filter stays): n1 wins 452 to 434, as computed above.
+    from phalanx.sched.config import config_from_doc
+    config = config_from_doc({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                              "profiles": [{"plugins": {"score": {"disabled": [{"name": "DynamicResources"}]}}}]})
+    assert config.warnings == ()
+    sched, p = score_toy(config)
+    report = explain_pod(sched, p)
+    assert "DynamicResources" not in report["weights"]
+    assert {n["name"]: n["total"] for n in report["nodes"]} == {"n0": 434, "n1": 452}
+    assert bindings(sched.add_pods([p]) + sched.run_until_idle()) == {"default/p": "n1"}
+
+
+def test_score_sums_ranks_over_requests_and_claims_and_normalizes():
+    # Three subrequests, n0 fits only the third (8 - 2 = 6), n1 the second (7), n2 the first (8): normalized
+    # 6*100/8 = 75, 7*100/8 = 87, 100. A second claim with a list whose first subrequest (3 A100s) fits nowhere
+    # adds 7 (its second) on every node; a plain request adds nothing. Four GPUs a node: room for all three claims'
+    # requests whatever c took.
+    third = first_available("g", ("two-a100", "gpu-a100", 2), ("a100", "gpu-a100", 1), ("any", "gpu", 1))
+    c = cluster({"n0": ["T4"] * 4, "n1": ["A100", "T4", "T4", "T4"], "n2": ["A100", "A100", "T4", "T4"]},
+                [prio_claim_doc("c", third), prio_claim_doc("d", first_available("h", ("three", "gpu-a100", 3),
+                                                                                 ("one", "gpu", 1)),
+                                                        exactly("plain", "gpu"))])
+    p = pod("p", [{"name": "c0", "resourceClaimName": "c"}, {"name": "c1", "resourceClaimName": "d"}])
+    # n0: g/any + h/one = 6 + 7 = 13; n1: g/a100 + h/one = 7 + 7 = 14; n2: g/two-a100 + h/one = 8 + 7 = 15.
+    # Normalized over the maximum 15: 13*100/15 = 86, 14*100/15 = 93, 100.
+    assert dra_scores(explain_pod(Scheduler(c), p)) == {"n0": (13, 86), "n1": (14, 93), "n2": (15, 100)}
+
+
+def test_score_counts_a_subrequest_once_whatever_its_devices():
+    # g/pair takes two devices on n0 and still adds 8 once; n1 has one GPU, so g/one (7).
+    c = cluster({"n0": ["T4", "T4"], "n1": ["T4"]},
+                [prio_claim_doc("c", first_available("g", ("pair", "gpu", 2), ("one", "gpu", 1)))])
+    p = pod("p", [{"name": "c0", "resourceClaimName": "c"}])
+    assert dra_scores(explain_pod(Scheduler(c), p)) == {"n0": (8, 100), "n1": (7, 87)}
+
+
+def test_score_is_zero_without_prioritized_lists():
+    # Plain requests and pods without claims: upstream's Score returns 0 on every node (nothing normalizes).
+    c = cluster({"n0": ["T4"], "n1": ["A100"]}, [claim_doc("c")])
+    sched = Scheduler(c)
+    for p in (pod("p", [{"name": "c0", "resourceClaimName": "c"}]), pod("q")):
+        assert dra_scores(explain_pod(sched, p)) == {"n0": (0, 0), "n1": (0, 0)}
+
+
+def test_score_fails_beside_an_allocated_claim_as_v1_36_0():
+    # kubernetes#139017: v1.36.0's Score pairs the pod's claims with the allocations made in the cycle, one per claim
+    # to allocate, and fails on the pod's second claim. Claim `empty` (no requests) is allocated by a with no devices,
+    # so it pins no node: p (empty + a template GPU claim) has two feasible nodes and its cycle fails, whether its
+    # requests have lists or not (the event text of the upstream issue).
+    empty = prio_claim_doc("empty")
+    c = cluster({"n0": ["T4"], "n1": ["T4"]}, [empty, template_doc("one-gpu")])
+    sched = Scheduler(c)
+    uses_empty = {"name": "e", "resourceClaimName": "empty"}
+    assert bindings(sched.add_pods([pod("a", [uses_empty])]) + sched.run_until_idle()) == {"default/a": "n0"}
+    assert devices_of(sched, "default/empty") == []
+    p = pod("p", [uses_empty, {"name": "g", "resourceClaimTemplateName": "one-gpu"}])
+    assert bindings(sched.add_pods([p]) + sched.run_until_idle()) == {}
+    assert sched.pending_message["default/p"] == (
+        'running Score plugins: plugin "DynamicResources" failed with: number of allocations 1 is smaller than '
+        'number of claims')
+    # With one feasible node Score does not run: the same pod binds where the only GPU is.
+    c = cluster({"n0": ["T4"], "n1": []}, [empty, template_doc("one-gpu")])
+    sched = Scheduler(c)
+    assert bindings(sched.add_pods([pod("a", [uses_empty])]) + sched.run_until_idle()) == {"default/a": "n0"}
+    assert bindings(sched.add_pods([p]) + sched.run_until_idle()) == {"default/p": "n0"}
+
+
+def test_score_without_its_prefilter_fails_reading_the_cycle_state():
+    # Upstream's Score reads the PreFilter's cycle state first (getStateData, an unwrapped ErrNotFound): with
+    # DynamicResources' PreFilter and Filter disabled and its Score on, every cycle with two feasible nodes fails,
+    # claims or not. With one feasible node Score does not run.
+    from phalanx.sched.config import config_from_doc
+    off = [{"name": "DynamicResources"}]
+    config = config_from_doc({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                              "profiles": [{"plugins": {"preFilter": {"disabled": off},
+                                                        "filter": {"disabled": off}}}]})
+    sched = Scheduler(cluster({"n0": [], "n1": []}), config)
+    assert bindings(sched.add_pods([pod("q")]) + sched.run_until_idle()) == {}
+    assert sched.pending_message["default/q"] == ('running Score plugins: plugin "DynamicResources" failed with: '
+                                                  'not found')
+    sched = Scheduler(cluster({"n0": []}), config)
+    assert bindings(sched.add_pods([pod("q")]) + sched.run_until_idle()) == {"default/q": "n0"}

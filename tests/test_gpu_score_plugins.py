@@ -204,7 +204,8 @@ def test_random_needs_its_prescore():
     # As upstream: Score reads PreScore's state; without PreScore the cycle fails with two feasible nodes.
     sched, pod, _ = toy(["RandomScore"], evaluate=False)
     assert sched.schedule().unschedulable == {
-        "default/p": 'running Score plugin "RandomScore": reading "PreScoreRandomScore" from cycleState: not found'}
+        "default/p": ('running Score plugins: plugin "RandomScore" failed with: reading '
+                      '"PreScoreRandomScore" from cycleState: not found')}
 
 
 # ------------------------------------------------------------------------ configuration and bad args

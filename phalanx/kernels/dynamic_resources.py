@@ -234,6 +234,18 @@ def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, 
     return code, payload, assign
 
 
+def prioritized_list_score(assign: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The DynamicResources Score (v1.35+, upstream's computeScore), numpy (the plugin is host only): per node, the
+    sum of `points` over the request rows its allocation took. assign: (N, S) int64 request row per slot, -1 none
+    (the Filter's); points: (Q,) int64 per row. A row counts once however many devices it took (upstream collects
+    the allocated subrequests' names into a set). Returns (N,) int64."""
+    n, q = assign.shape[0], points.shape[0]
+    taken = np.zeros((n, q + 1), dtype=bool)
+    # -1 (no row) lands in the extra last column, which no point reads.
+    taken[np.arange(n)[:, None], assign] = True
+    return taken[:, :q].astype(np.int64) @ points
+
+
 def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, failing: np.ndarray, counts: list[int],
                 all_mode: list[bool], layout: RequestLayout) -> tuple[int, int] | None:
     """The first (row, device) whose selectors fail to evaluate that upstream's allocator walk meets on one node, or

@@ -6,28 +6,43 @@ The claim state (which claims exist, which devices they hold, who uses them) is 
 the pod's claims into kernel inputs (a missing claim or device class rejects the pod), Filter checks every node at
 once (kernels/dynamic_resources.py: allocated claims pin their node, the others are allocated first fit, then a
 backtracking search as upstream's allocator where that fails; a prioritized list's subrequests in order), Reserve allocates what the Filter assigned on the
-chosen node, Unreserve undoes it exactly. A pod asking for extended resources that a DeviceClass backs
-(DRAExtendedResource) has one more claim for them, allocated the same way on nodes that do not advertise them
-(sched/claims.py).
+chosen node, Unreserve undoes it exactly. Score (v1.35+, kubernetes#134711) prefers nodes where the allocation took
+better-ranked subrequests of prioritized lists, read from the Filter's assignment. A pod asking for extended
+resources that a DeviceClass backs (DRAExtendedResource) has one more claim for them, allocated the same way on nodes
+that do not advertise them (sched/claims.py).
 """
 from __future__ import annotations
 
-from ..kernels.dynamic_resources import REASONS
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cluster_models.dra import FIRST_AVAILABLE_MAX_SIZE
+from ..kernels.dynamic_resources import REASONS, prioritized_list_score
+from ..kernels.normalize import default_normalize
 from ..kernels.status import UNSCHEDULABLE
-from .framework import (NODE_ADDED, NODE_UPDATED, PER_POD, POD_DELETED, SKIP, Plugin, PostFilterResult,
-                        Rejection)
+from .framework import (NODE_ADDED, NODE_UPDATED, NOT_RUN, PER_POD, POD_DELETED, SKIP, CycleError, Plugin,
+                        PostFilterResult, Rejection)
 
 # Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
 _STILL_NOT_SCHEDULABLE = PostFilterResult(UNSCHEDULABLE, "still not schedulable")
 _NO_NEW_CLAIMS = PostFilterResult(UNSCHEDULABLE, "no new claims to deallocate")
 
 
+@dataclass(frozen=True)
+class PrioritizedLists:
+    """What the Score reads: the pod's Filter state (its assignment is the Filter's, computed again from the same
+    inputs) and what each request row adds to a node's raw score where the allocation takes it."""
+    inputs: object              # the DraInputs (sched/claims.py)
+    points: np.ndarray          # (Q,) int64
+
+
 class DynamicResources(Plugin):
     name = "DynamicResources"
-    # Its PreEnqueue, Score (v1.35+: nodes where better-ranked subrequests of prioritized lists were allocated score
-    # higher; docs/semantics.md) and PreBind are not modelled, nor PostFilter's deallocation of a claim allocated
-    # where the pod cannot go (a pod with claims gets "still not schedulable").
-    unmodelled_points = ("preEnqueue", "score", "preBind")
+    # Its PreEnqueue and PreBind are not modelled, nor PostFilter's deallocation of a claim allocated where the pod
+    # cannot go (a pod with claims gets "still not schedulable").
+    unmodelled_points = ("preEnqueue", "preBind")
+    score_reads_filter = True
     events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
     post_filter_reads_nodes = False     # its PostFilter reads the pod's claims only
 
@@ -91,6 +106,42 @@ class DynamicResources(Plugin):
 
     def filter_behaviour(self, state):
         return PER_POD
+
+    def score_state(self, pod, cluster, pre):
+        # Upstream's Score reads the claims PreFilter recorded and the allocations Filter made per node.
+        if pre is NOT_RUN:
+            return CycleError("not found")      # getStateData: the cycle state has no PreFilter entry
+        # No claims, or no Filter ran (no node has allocations): 0 on every node.
+        if pre is SKIP:
+            return SKIP
+        inputs = pre
+        if inputs.stale or not inputs.pending:
+            return SKIP     # every claim allocated already (no allocator ran), or a stale claim (no feasible node)
+        if len(inputs.claims) > len(inputs.pending):
+            # v1.36.0's computeScore pairs the pod's i-th claim with the i-th allocation made in the cycle, and
+            # there is one allocation per claim to allocate: beside an allocated claim it runs out of allocations
+            # on every node the Filter passed, and fails (kubernetes#139017, fixed after v1.36.0). Reported only
+            # when Score runs (two or more feasible nodes): with node-local devices an allocated claim pins its
+            # node unless its allocation holds no device.
+            return CycleError(f"number of allocations {len(inputs.pending)} is smaller than number of claims")
+        # A subrequest row ("<request>/<subrequest>", upstream's IsSubRequestRef) at rank i of its list adds
+        # FirstAvailableDeviceRequestMaxSize - i; a plain request adds nothing.
+        points = np.zeros(len(inputs.results), np.int64)
+        for rows in inputs.layout.choices:
+            for rank, row in enumerate(rows):
+                if "/" in inputs.results[row]:
+                    points[row] = FIRST_AVAILABLE_MAX_SIZE - rank
+        return PrioritizedLists(inputs, points) if points.any() else SKIP
+
+    def score(self, xp, state, tensors, feasible, cache=None):
+        assign = state.inputs.allocate(np)[2]
+        return xp.asarray(prioritized_list_score(assign, state.points))
+
+    def normalize(self, xp, raw, feasible, state, tensors):
+        return default_normalize(xp, raw, feasible, reverse=False)
+
+    def score_behaviour(self, state):
+        return PER_POD      # the assignment moves with every device other pods take (such pods go one by one)
 
     def host_only(self) -> bool:
         return True

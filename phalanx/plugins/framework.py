@@ -252,6 +252,9 @@ class Plugin:
     # Whether PostFilter reads the failed cycle's node statuses and dry run (FailedCycle.codes / .dry_run); when no
     # PostFilter plugin of a profile does, they are not built (None).
     post_filter_reads_nodes: ClassVar[bool] = True
+    # Whether Score reads what the plugin's PreFilter and Filter left in the cycle state (upstream's plugin has no
+    # PreScore): score_state then gets the Filter's state, SKIP or NOT_RUN (sched/cycle.py _filter_left) as `pre`.
+    score_reads_filter: ClassVar[bool] = False
     # Whether a pod's failure at this plugin can be helped by removing pods (upstream code Unschedulable) is in
     # the status codes its Filter returns.
 

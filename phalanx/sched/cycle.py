@@ -216,7 +216,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
             continue
         filters.append((plugin, state))
     out.filters = tuple(filters)
-    pre = {}
+    pre_filtered, pre = pre, {}
     for plugin in framework.at("preScore"):
         result = plugin.pre_score(pod, cluster)
         if isinstance(result, CycleError):
@@ -225,22 +225,37 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     scores = []
     weights = framework.weights
     for plugin in framework.at("score"):
-        result = pre.get(plugin.name, NOT_RUN)
-        if result is SKIP:
-            out.skipped += ((plugin, "preScore"),)
-            continue
-        if isinstance(result, CycleError):
-            continue
+        if plugin.score_reads_filter:
+            result = _filter_left(plugin, pre_filtered, out.filters)
+        else:
+            result = pre.get(plugin.name, NOT_RUN)
+            if result is SKIP:
+                out.skipped += ((plugin, "preScore"),)
+                continue
+            if isinstance(result, CycleError):
+                continue
         state = plugin.score_state(pod, cluster, result)
         if state is SKIP:          # the Score is 0 on every node for this pod: nothing to add
             out.skipped += ((plugin, "score"),)
             continue
         if isinstance(state, CycleError):
-            out.score_error = out.score_error or f'running Score plugin "{plugin.name}": {state.message}'
+            # RunScorePlugins' wording: the first failing plugin's error, wrapped twice.
+            out.score_error = out.score_error or (f'running Score plugins: plugin "{plugin.name}" failed with: '
+                                                  f'{state.message}')
             continue
         scores.append((plugin, state, weights.get(plugin.name, 1)))
     out.scores = tuple(scores)
     return out
+
+
+def _filter_left(plugin, pre_filtered: dict, filters) -> object:
+    """What a Score that reads its PreFilter's and Filter's cycle state (score_reads_filter) finds there: the
+    Filter's state; SKIP when the PreFilter ran but left nothing for a Filter (it skipped the pod, or the profile
+    runs no Filter of the plugin); NOT_RUN when the profile runs no PreFilter of the plugin."""
+    for other, state in filters:
+        if other.name == plugin.name:
+            return state
+    return NOT_RUN if pre_filtered.get(plugin.name, NOT_RUN) is NOT_RUN else SKIP
 
 
 class WithNodes:
