@@ -430,15 +430,10 @@ class ResourceClaimSpec(K8sModel):
         if devices.constraints:
             raise ValueError(f"{path}devices.constraints: matchAttribute/distinctAttribute constraints are not "
                              f"modelled")
-        seen = set()
+        seen: set[str] = set()
         for i, r in enumerate(devices.requests):
             where = f"{path}devices.requests[{i}]"
-            problem = dns_label_problem(r.name)
-            if problem is not None:
-                raise ValueError(f"{where}.name: {problem}")
-            if r.name in seen:
-                raise ValueError(f'{where}.name: duplicate name "{r.name}"')
-            seen.add(r.name)
+            _check_request_name(r.name, where, seen)
             # An empty firstAvailable counts as absent, as upstream's len(request.FirstAvailable) > 0.
             if r.first_available and r.exactly is not None:
                 raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required, but multiple "
@@ -454,16 +449,21 @@ class ResourceClaimSpec(K8sModel):
             if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
                 raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
                                  f"{FIRST_AVAILABLE_MAX_SIZE} items")
-            names = set()
+            names: set[str] = set()
             for j, sub in enumerate(r.first_available):
                 at = f"{where}.firstAvailable[{j}]"
-                problem = dns_label_problem(sub.name)
-                if problem is not None:
-                    raise ValueError(f"{at}.name: {problem}")
-                if sub.name in names:
-                    raise ValueError(f'{at}.name: duplicate name "{sub.name}"')
-                names.add(sub.name)
+                _check_request_name(sub.name, at, names)
                 sub.check(at)
+
+
+def _check_request_name(name: str, where: str, seen: set[str]) -> None:
+    """A request's or subrequest's name: a DNS label, unique among its siblings (added to `seen`)."""
+    problem = dns_label_problem(name)
+    if problem is not None:
+        raise ValueError(f"{where}.name: {problem}")
+    if name in seen:
+        raise ValueError(f'{where}.name: duplicate name "{name}"')
+    seen.add(name)
 
 
 class DeviceRequestAllocationResult(K8sModel):
