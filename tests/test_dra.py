@@ -1271,3 +1271,129 @@ def test_score_without_its_prefilter_fails_reading_the_cycle_state():
                                                   'not found')
     sched = Scheduler(cluster({"n0": []}), config)
     assert bindings(sched.add_pods([pod("q")]) + sched.run_until_idle()) == {"default/q": "n0"}
+
+
+# -- matchAttribute constraints ------------------------------------------------------------------------------------
+def numa_slice(node: str, numas: list[int | None]) -> dict:
+    """A node's GPUs gpu0, gpu1, ... with attribute numa (None: the device lacks it)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": DRIVER, "pool": {"name": node, "resourceSliceCount": 1}, "nodeName": node,
+                     "devices": [{"name": f"gpu{i}", "attributes": {} if v is None else {"numa": {"int": v}}}
+                                 for i, v in enumerate(numas)]}}
+
+
+def constrained_claim(requests: list[tuple[str, int]], constraints: list[dict]) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": n, "exactly": {"deviceClassName": "gpu", "count": k}}
+                                              for n, k in requests], "constraints": constraints}}}
+
+
+NUMA = {"matchAttribute": f"{DRIVER}/numa"}
+
+
+def place_constrained(nodes: dict[str, list[int | None]], claim: dict):
+    docs = list(yaml.safe_load_all(CLASSES)) + [numa_slice(n, v) for n, v in nodes.items()] + [claim]
+    objects = parse_objects(docs)
+    objects.nodes = [make_node(n) for n in nodes]
+    s = Scheduler(Cluster.from_objects(objects))
+    return s, bindings(s.add_pods([pod("p", [{"name": "gpu", "resourceClaimName": "c"}])]) + s.run_until_idle())
+
+
+def test_constraint_refuses_a_node_whose_devices_differ():
+    # n0's two GPUs are on numa 0 and 1: no pair matches; n1's are both on numa 1.
+    s, bound = place_constrained({"n0": [0, 1], "n1": [1, 1]}, constrained_claim([("g", 2)], [NUMA]))
+    assert bound == {"default/p": "n1"}
+    assert devices_of(s, "default/c") == ["n1/gpu0", "n1/gpu1"]
+
+
+def test_constraint_nowhere_satisfied_leaves_the_pod_pending():
+    s, bound = place_constrained({"n0": [0, 1]}, constrained_claim([("g", 2)], [NUMA]))
+    assert bound == {}
+    assert s.pending_message["default/p"] == "0/1 nodes are available: 1 cannot allocate all claims." + post_filter(1)
+
+
+def test_constraint_backtracks_past_first_fit():
+    # First fit takes gpu0 (numa 0) and gpu1 (numa 1); the allocator backtracks: gpu0 with gpu2 (numa 0).
+    s, bound = place_constrained({"n0": [0, 1, 0]}, constrained_claim([("g", 2)], [NUMA]))
+    assert bound == {"default/p": "n0"}
+    assert devices_of(s, "default/c") == ["n0/gpu0", "n0/gpu2"]
+
+
+def test_constraint_on_a_subset_of_requests():
+    # a (1) and b (1) must match; c (1) is free of the constraint. Walk: a=gpu0 (numa 0), b: gpu1 (numa 1) refused,
+    # gpu2 (numa 0) taken; c: gpu1.
+    s, bound = place_constrained({"n0": [0, 1, 0]}, constrained_claim(
+        [("a", 1), ("b", 1), ("c", 1)], [{**NUMA, "requests": ["a", "b"]}]))
+    assert bound == {"default/p": "n0"}
+    assert s.cluster.claims.allocations({"default/p"})["default/p"] == [
+        {"claim": "default/c", "request": r, "driver": DRIVER, "pool": "n0", "device": d}
+        for r, d in (("a", "gpu0"), ("b", "gpu2"), ("c", "gpu1"))]
+
+
+def test_device_lacking_the_attribute_is_never_taken():
+    # gpu0 lacks numa: the constrained request takes gpu1 and gpu2; on n1 only one device has it.
+    s, bound = place_constrained({"n1": [None, 3], "n0": [None, 2, 2]}, constrained_claim([("g", 2)], [NUMA]))
+    assert bound == {"default/p": "n0"}
+    assert devices_of(s, "default/c") == ["n0/gpu1", "n0/gpu2"]
+
+
+def test_constraint_values_compare_by_kind():
+    # An int 1 and a string "1" differ (upstream compares IntValue with IntValue).
+    docs = list(yaml.safe_load_all(CLASSES)) + [{
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+        "spec": {"driver": DRIVER, "pool": {"name": "n0", "resourceSliceCount": 1}, "nodeName": "n0",
+                 "devices": [{"name": "gpu0", "attributes": {"numa": {"int": 1}}},
+                             {"name": "gpu1", "attributes": {"numa": {"string": "1"}}}]}},
+        constrained_claim([("g", 2)], [NUMA])]
+    objects = parse_objects(docs)
+    objects.nodes = [make_node("n0")]
+    s = Scheduler(Cluster.from_objects(objects))
+    assert bindings(s.add_pods([pod("p", [{"name": "gpu", "resourceClaimName": "c"}])]) + s.run_until_idle()) == {}
+
+
+@pytest.mark.parametrize("constraint,message", [
+    ({}, 'spec.devices.constraints[0]: Required value: exactly one of "matchAttribute" or "distinctAttribute" is '
+         'required, but multiple fields are set'),
+    ({"distinctAttribute": f"{DRIVER}/numa"},
+     "spec.devices.constraints[0].distinctAttribute: distinctAttribute constraints are not modelled"),
+    ({"matchAttribute": "numa"}, 'spec.devices.constraints[0].matchAttribute: Invalid value: "numa": a fully '
+                                 'qualified name must be a domain and a name separated by a slash'),
+    ({"matchAttribute": "/numa"}, 'spec.devices.constraints[0].matchAttribute: Invalid value: "": the domain must '
+                                  'not be empty'),
+    ({"matchAttribute": f"{DRIVER}/"}, 'spec.devices.constraints[0].matchAttribute: Invalid value: "": the name must '
+                                       'not be empty'),
+    ({"matchAttribute": f"{DRIVER}/numa-node"},
+     'spec.devices.constraints[0].matchAttribute: Invalid value: "numa-node": a valid C identifier must start with '
+     "alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or "
+     "'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"),
+    ({**NUMA, "requests": ["x"]}, 'spec.devices.constraints[0].requests[0]: Invalid value: "x": must be the name of '
+                                  "a request in the claim or the name of a request and a subrequest separated by '/'"),
+    ({**NUMA, "requests": ["g", "g"]}, 'spec.devices.constraints[0].requests[1]: Duplicate value: "g"'),
+    ({**NUMA, "requests": ["g/a/b"]}, 'spec.devices.constraints[0].requests[0]: Invalid value: "g/a/b": must be the '
+                                      "name of a request in the claim or the name of a request and a subrequest "
+                                      "separated by '/'"),
+])
+def test_constraint_input_errors(constraint, message):
+    with pytest.raises(InputError) as err:
+        parse_objects([constrained_claim([("g", 1)], [constraint])])
+    assert str(err.value) == f"ResourceClaim default/c: {message}"
+
+
+def test_too_many_constraints():
+    with pytest.raises(InputError) as err:
+        parse_objects([constrained_claim([("g", 1)], [NUMA] * 33)])
+    assert str(err.value) == "ResourceClaim default/c: spec.devices.constraints: Too many: 33: must have at most 32 items"
+
+
+def test_constraint_refusing_a_device_of_an_all_request_is_an_allocator_error():
+    # a (1) takes gpu0 (numa 0) first; b asks for All devices its selector matches (gpu1, numa 1): upstream's
+    # allocateDevice(must) refuses gpu1 for the constraint and Allocate returns that error (the cycle fails).
+    claim = constrained_claim([("a", 1)], [NUMA])
+    claim["spec"]["devices"]["requests"].append({"name": "b", "exactly": {
+        "deviceClassName": "gpu", "allocationMode": "All",
+        "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].numa == 1'}}]}})
+    s, bound = place_constrained({"n0": [0, 1]}, claim)
+    assert bound == {}
+    assert "claim default/c, request b: cannot add device gpu.example.com/n0/gpu1 because a claim constraint " \
+           "would not be satisfied" in s.pending_message["default/p"]

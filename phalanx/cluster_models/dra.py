@@ -20,7 +20,11 @@ Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling dec
                               selectors[].cel.expression, tolerations[]}
       firstAvailable         a prioritized list (DRAPrioritizedList): at most 8 subrequests, each {name (DNS label,
                              unique in the list), and exactly's fields}; exactly one of exactly / firstAvailable
-                             (devices.constraints are rejected)
+    ResourceClaim.spec.devices.constraints[]
+      matchAttribute         a fully qualified attribute name "<domain>/<name>": every device allocated for the
+                             constraint's requests has the same value of it (distinctAttribute, part of
+                             DRAConsumableCapacity, is rejected)
+      requests               names of the claim's requests (or "<request>/<subrequest>") it applies to; empty: all
     ResourceClaim.status.allocation.devices.results[]   {request, driver, pool, device}: an existing allocation
     ResourceClaimTemplate.spec.spec                      a ResourceClaim spec
 
@@ -408,9 +412,29 @@ class DeviceRequest(K8sModel):
         return (RequestChoice(self.name, self.name, self.exactly),)
 
 
+DEVICE_CONSTRAINTS_MAX_SIZE = 32      # resource.DeviceConstraintsMaxSize
+DEVICE_REQUESTS_MAX_SIZE = 32         # resource.DeviceRequestsMaxSize: names one constraint may list
+DEVICE_MAX_ID_LENGTH = 32             # resource.DeviceMaxIDLength: an attribute name's part after the domain
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REQUEST_REF = ("must be the name of a request in the claim or the name of a request and a subrequest separated by "
+                "'/'")
+
+
+class DeviceConstraint(K8sModel):
+    requests: list[str] = Field(default_factory=list)
+    match_attribute: str | None = None
+    distinct_attribute: str | None = None      # read to be refused (not modelled)
+
+    def applies_to(self, result: str) -> bool:
+        """Whether the constraint covers the devices of a request row whose allocation results name `result`
+        ("<request>" or "<request>/<subrequest>"): every row when `requests` is empty, else a listed request
+        (all its subrequests) or a listed subrequest."""
+        return not self.requests or result in self.requests or result.partition("/")[0] in self.requests
+
+
 class DeviceClaim(K8sModel):
     requests: list[DeviceRequest] = Field(default_factory=list)
-    constraints: list[Any] = Field(default_factory=list)
+    constraints: list[DeviceConstraint] = Field(default_factory=list)
 
     def result_names(self) -> frozenset[str]:
         """The request names an allocation result may give (upstream's requestNames): each request's name, and
@@ -427,9 +451,6 @@ class ResourceClaimSpec(K8sModel):
         cannot allocate, as "field.path: problem" (raised from the object's own validator so the path is
         complete)."""
         devices = self.devices
-        if devices.constraints:
-            raise ValueError(f"{path}devices.constraints: matchAttribute/distinctAttribute constraints are not "
-                             f"modelled")
         seen: set[str] = set()
         for i, r in enumerate(devices.requests):
             where = f"{path}devices.requests[{i}]"
@@ -454,6 +475,36 @@ class ResourceClaimSpec(K8sModel):
                 at = f"{where}.firstAvailable[{j}]"
                 _check_request_name(sub.name, at, names)
                 sub.check(at)
+        self._check_constraints(path)
+
+    def _check_constraints(self, path: str) -> None:
+        """validateDeviceConstraint (resource.k8s.io/v1), the first error."""
+        constraints = self.devices.constraints
+        if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
+            raise ValueError(f"{path}devices.constraints: Too many: {len(constraints)}: must have at most "
+                             f"{DEVICE_CONSTRAINTS_MAX_SIZE} items")
+        names = self.devices.result_names()
+        for i, constraint in enumerate(constraints):
+            where = f"{path}devices.constraints[{i}]"
+            if len(constraint.requests) > DEVICE_REQUESTS_MAX_SIZE:
+                raise ValueError(f"{where}.requests: Too many: {len(constraint.requests)}: must have at most "
+                                 f"{DEVICE_REQUESTS_MAX_SIZE} items")
+            listed: set[str] = set()
+            for j, name in enumerate(constraint.requests):
+                _check_request_ref(name, f"{where}.requests[{j}]", names)
+                if name in listed:
+                    raise ValueError(f'{where}.requests[{j}]: Duplicate value: "{name}"')
+                listed.add(name)
+            if constraint.match_attribute is not None:
+                _check_fully_qualified_name(constraint.match_attribute, f"{where}.matchAttribute")
+            elif constraint.distinct_attribute is not None:
+                # Part of DRAConsumableCapacity (beta and on in v1.36), which phalanx does not model: refused, never
+                # ignored.
+                raise ValueError(f"{where}.distinctAttribute: distinctAttribute constraints are not modelled")
+            else:
+                # Upstream's wording with DRAConsumableCapacity on (as in v1.36), even though no field is set.
+                raise ValueError(f'{where}: Required value: exactly one of "matchAttribute" or "distinctAttribute" '
+                                 f'is required, but multiple fields are set')
 
 
 def _check_request_name(name: str, where: str, seen: set[str]) -> None:
@@ -464,6 +515,51 @@ def _check_request_name(name: str, where: str, seen: set[str]) -> None:
     if name in seen:
         raise ValueError(f'{where}.name: duplicate name "{name}"')
     seen.add(name)
+
+
+def _check_request_ref(name: str, where: str, names: frozenset[str]) -> None:
+    """validateRequestNameRef: a request of the claim, or "<request>/<subrequest>" of one of its prioritized lists."""
+    segments = name.split("/")
+    if len(segments) <= 2:
+        for segment in segments:
+            problem = dns_label_problem(segment)
+            if problem is not None:
+                raise ValueError(f"{where}: {problem}")
+    if len(segments) > 2 or name not in names:
+        raise ValueError(f'{where}: Invalid value: "{name}": {_REQUEST_REF}')
+
+
+def _check_fully_qualified_name(name: str, where: str) -> None:
+    """validateFullyQualifiedName: "<domain>/<name>", the domain a driver name (a DNS subdomain of at most 63
+    characters), the name a C identifier of at most 32."""
+    if not name:
+        raise ValueError(f"{where}: Required value: name required")
+    parts = name.split("/")
+    if len(parts) == 1:
+        _check_c_identifier(name, where)
+        raise ValueError(f'{where}: Invalid value: "{name}": a fully qualified name must be a domain and a name '
+                         f'separated by a slash')
+    if len(parts) == 2:
+        domain, short = parts
+        if not domain:
+            raise ValueError(f'{where}: Invalid value: "": the domain must not be empty')
+        if len(domain) > 63:
+            raise ValueError(f"{where}: Too long: may not be more than 63 bytes")
+        problem = dns_subdomain_problem(domain)
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+        if not short:
+            raise ValueError(f'{where}: Invalid value: "": the name must not be empty')
+        _check_c_identifier(short, where)
+
+
+def _check_c_identifier(name: str, where: str) -> None:
+    if len(name) > DEVICE_MAX_ID_LENGTH:
+        raise ValueError(f"{where}: Too long: may not be more than {DEVICE_MAX_ID_LENGTH} bytes")
+    if not _C_IDENTIFIER.fullmatch(name):
+        raise ValueError(f'{where}: Invalid value: "{name}": a valid C identifier must start with alphabetic '
+                         f"character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  "
+                         f"or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')")
 
 
 class DeviceRequestAllocationResult(K8sModel):
@@ -546,6 +642,13 @@ class DeviceAttribute(K8sModel):
     def value(self) -> int | bool | str:
         """As CEL reads it (a version as its string)."""
         return next(v for v in (self.int_, self.bool_, self.string, self.version) if v is not None)
+
+    @property
+    def typed(self) -> tuple[str, int | bool | str]:
+        """(kind, value): what a matchAttribute constraint compares (upstream: values of different kinds never match;
+        versions by their strings, which semver keeps minimal)."""
+        return next((kind, v) for kind, v in (("int", self.int_), ("bool", self.bool_), ("string", self.string),
+                                              ("version", self.version)) if v is not None)
 
 
 class DeviceCapacity(K8sModel):
@@ -717,6 +820,9 @@ class DeviceTable:
     incomplete: np.ndarray | None = None    # (N,) bool those nodes, by node id
     node_pools: dict = field(default_factory=dict)   # node name -> tuple[NodePool], pools by (driver, pool name)
     taints: dict = field(default_factory=dict)       # device row -> its NoSchedule/NoExecute taints (key, value, effect)
+    # (P,) each profile's attributes as its slice names them ("<name>" or "<domain>/<name>") -> (kind, value)
+    typed: list = field(default_factory=list)
+    _codes: dict = field(default_factory=dict)       # fully qualified attribute name -> (D,) codes (attribute_codes)
 
     @property
     def size(self) -> int:
@@ -738,7 +844,7 @@ class DeviceTable:
             current.setdefault((rs.spec.driver, rs.spec.pool.name), []).append(rs)
         complete = {key: len(group) == group[0].spec.pool.resource_slice_count for key, group in current.items()}
         profiles: dict[str, int] = {}
-        activations, profile = [], []
+        activations, profile, typed = [], [], []
         names, keys, index, usable, taints = [], [], {}, [], {}
         pools: dict[str, dict[tuple, list[int]]] = {}       # node name -> pool -> device rows, in order
         for rs in slices:
@@ -752,10 +858,13 @@ class DeviceTable:
                 index[key] = len(keys)
                 device = {"driver": spec.driver, "attributes": _by_domain(spec.driver, dev.attributes, "value"),
                           "capacity": _by_domain(spec.driver, dev.capacity, "milli")}
-                seen = repr(device)
+                attributes = {name: a.typed for name, a in dev.attributes.items()}
+                # CEL reads a version as its string; the kinds keep a version and a string apart for constraints.
+                seen = repr((device, attributes))
                 if seen not in profiles:
                     profiles[seen] = len(activations)
                     activations.append(device)
+                    typed.append(attributes)
                 profile.append(profiles[seen])
                 # DRADeviceTaints (beta, on in v1.36): a NoSchedule or NoExecute taint keeps the device from every
                 # request that does not tolerate it; effect None changes nothing.
@@ -773,7 +882,7 @@ class DeviceTable:
                     allocated=np.zeros(d, bool), slots=np.full((len(node_index), 1), -1, np.int64),
                     node_names=tuple(names), keys=tuple(keys), activations=activations, index=index,
                     usable=None if all(usable) else np.array(usable, bool).reshape(d),
-                    incomplete_nodes=incomplete_nodes, taints=taints,
+                    incomplete_nodes=incomplete_nodes, taints=taints, typed=typed,
                     node_pools={node: tuple(NodePool(driver, pool, complete[(driver, pool)], tuple(rows))
                                             for (driver, pool), rows in by_pool.items())
                                 for node, by_pool in pools.items()})
@@ -800,6 +909,23 @@ class DeviceTable:
             failed[list(result.missing)] = True
             hit = self._selected[expression] = Selection(result.matched[self.profile], failed[self.profile],
                                                          result.missing, self.profile)
+        return hit
+
+    def attribute_codes(self, name: str) -> np.ndarray:
+        """(D,) int64 each device's value of the fully qualified attribute `name` as a code (equal codes: equal kind
+        and value), -1 where the device lacks it. Looked up as upstream's allocator does (lookupAttribute): the name
+        itself, else, when its domain is the device's driver, the part after the domain."""
+        hit = self._codes.get(name)
+        if hit is None:
+            domain, _, short = name.partition("/")
+            values: dict[tuple, int] = {}
+            per_profile = []
+            for device, attributes in zip(self.activations, self.typed):
+                value = attributes.get(name)
+                if value is None and domain == device["driver"]:
+                    value = attributes.get(short)
+                per_profile.append(-1 if value is None else values.setdefault(value, len(values)))
+            hit = self._codes[name] = np.array(per_profile, np.int64).reshape(len(per_profile))[self.profile]
         return hit
 
     def relink(self, node_index: dict[str, int]) -> None:

@@ -9,16 +9,22 @@ UnschedulableAndUnresolvable. The requests are taken in order (claims in pod ord
 devices in the node's device order. A request with a prioritized list (firstAvailable) is satisfied by the first of
 its subrequests that can be, in list order: the allocator tries the first, and only when no allocation of it leaves
 the later requests satisfiable does it backtrack into the next (`RequestLayout` groups the flat (sub)request rows).
-A subrequest that would take its claim past AllocationResultsMaxSize (32) devices is passed over.
+A subrequest that would take its claim past AllocationResultsMaxSize (32) devices is passed over. A claim's
+matchAttribute constraints (`MatchConstraint`) are checked as devices are taken: the first device taken for a row a
+constraint covers fixes the attribute's value, a later one must have the same, and one lacking the attribute is never
+taken for such a row; the search backtracks past a device that breaks one.
 
 The kernel gives each request the first alternative whose first free matching devices fit (first fit, all nodes at
 once); where that fails on a node the allocated claims allow, `dynamic_resources_search` (host side, node by node)
 searches the way upstream's allocator backtracks (k8s.io/dynamic-resource-allocation/structured: alternative by
 alternative, device by device, undoing a choice when the later requests cannot be satisfied). Its answer is the
 first assignment in upstream's search order, which is first fit whenever first fit succeeds (each request then took
-the earliest alternative and the earliest devices that could be taken at all). The allocation returned for the
-chosen node is exactly what the filter checked. Where upstream's allocator returns an error the node's code is
-ERROR (the caller's errors, some found by `first_error`, which replays the allocator's walk device by device).
+the earliest alternative and the earliest devices that could be taken at all). First fit ignores constraints: a node
+where its assignment breaks one is searched too (an assignment that keeps them is still the first in upstream's
+order, as constraints only remove assignments). The allocation returned for the chosen node is exactly what the
+filter checked. Where upstream's allocator returns an error the node's code is
+ERROR (the caller's errors, some found by `first_error`, which replays the allocator's walk device by device: a
+selector failing on a device, or a device of a request for All devices that a constraint refuses).
 """
 from __future__ import annotations
 
@@ -59,6 +65,42 @@ class RequestLayout:
     def after(self, g: int) -> int:
         """The first row of the requests after request g."""
         return self.choices[g][-1] + 1
+
+
+@dataclass(frozen=True)
+class MatchConstraint:
+    """A claim's matchAttribute constraint over the request rows to allocate (upstream's matchAttributeConstraint)."""
+    rows: frozenset[int]       # the rows whose devices it covers (its claim's requests it names, or all of them)
+    codes: np.ndarray          # (D + 1,) int64 each device's value of the attribute as a code, -1 lacking it
+
+
+def _admit(constraints: tuple[MatchConstraint, ...], fixed: tuple[int, ...], q: int, devices) -> tuple[int, ...] | None:
+    """The constraints' fixed values (-1: none yet) once `devices` join row q, one by one, or None when a device lacks
+    the attribute or differs from the value fixed (upstream's add returns false)."""
+    out = list(fixed)
+    for c, constraint in enumerate(constraints):
+        if q not in constraint.rows:
+            continue
+        for d in devices:
+            code = int(constraint.codes[d])
+            if code < 0 or (out[c] >= 0 and code != out[c]):
+                return None
+            out[c] = code
+    return tuple(out)
+
+
+def _breaks(constraints: tuple[MatchConstraint, ...], slots: np.ndarray, assign: np.ndarray) -> np.ndarray:
+    """(N,) bool nodes where an assignment (request row per slot) breaks a constraint: a covered device lacks the
+    attribute, or covered devices differ in it."""
+    bad = np.zeros(slots.shape[0], bool)
+    idx = np.where(slots >= 0, slots, 0)
+    for constraint in constraints:
+        covered = np.isin(assign, list(constraint.rows))
+        codes = constraint.codes[idx]
+        high = np.where(covered, codes, -1).max(axis=1, initial=-1)
+        low = np.where(covered, codes, np.iinfo(np.int64).max).min(axis=1, initial=np.iinfo(np.int64).max)
+        bad |= (covered & (codes < 0)).any(axis=1) | (covered.any(axis=1) & (high != low))
+    return bad
 
 
 def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned, layout: RequestLayout | None = None):
@@ -112,15 +154,18 @@ def dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pi
 
 @dataclass(frozen=True)
 class _NodeSearch:
-    """Upstream's search for one node: its devices in walk order, what each row may take, how much it needs."""
+    """Upstream's search for one node: its devices in walk order, what each row may take, how much it needs, the
+    claims' constraints."""
     devices: list[int]
     free: np.ndarray           # (D,) bool not allocated
     matches: np.ndarray        # (Q, D) bool
     counts: list[int]          # per row, devices an ExactCount row needs on this node
     all_mode: list[bool]
     layout: RequestLayout
+    constraints: tuple[MatchConstraint, ...] = ()
 
-    def first(self, g: int = 0, taken: dict[int, int] | None = None, held: int = 0) -> dict[int, int] | None:
+    def first(self, g: int = 0, taken: dict[int, int] | None = None, held: int = 0,
+              fixed: tuple[int, ...] | None = None) -> dict[int, int] | None:
         """The first assignment of requests g.. (device -> row) in upstream's search order, or None: the
         request's alternatives in order, each with every choice of its devices before the next alternative.
 
@@ -129,33 +174,40 @@ class _NodeSearch:
         request, the lexicographically first set of devices that leaves the later requests satisfiable. Devices
         that match the same later rows are interchangeable for those requests, so only the set that takes the
         earliest devices of each such kind is tried for each mix of kinds (any other set with the same mix succeeds
-        or fails with it, and comes later in upstream's order). An alternative that would take the claim past the
-        claim limit is passed over (upstream: errAllocationResultMaxSizeExceeded, then the next subrequest)."""
+        or fails with it, and comes later in upstream's order). A matchAttribute constraint holds for a set whatever
+        order its devices are taken in, so the first set in upstream's order that keeps the constraints (`fixed`:
+        each one's value, -1 none yet) is still the first sorted one; devices with different values of a
+        constraint's attribute are of different kinds. An alternative that would take the claim past the claim limit
+        is passed over (upstream: errAllocationResultMaxSizeExceeded, then the next subrequest)."""
         taken = {} if taken is None else taken
+        fixed = (-1,) * len(self.constraints) if fixed is None else fixed
         if g == len(self.layout.choices):
             return dict(taken)
         held = 0 if self.layout.starts_claim(g) else held
         for q in self.layout.choices[g]:
-            found = self._fill(g, q, taken, held)
+            found = self._fill(g, q, taken, held, fixed)
             if found is not None:
                 return found
         return None
 
-    def _fill(self, g: int, q: int, taken: dict[int, int], held: int) -> dict[int, int] | None:
+    def _fill(self, g: int, q: int, taken: dict[int, int], held: int, fixed: tuple[int, ...]) -> dict[int, int] | None:
         matches, free = self.matches, self.free
         usable = [d for d in self.devices if matches[q, d] and free[d] and d not in taken]
         if self.all_mode[q]:
             matching = [d for d in self.devices if matches[q, d]]
             if not matching or len(usable) != len(matching):
                 return None
-            return self.first(g + 1, {**taken, **{d: q for d in matching}}, held)
+            # A constraint refusing one of them is an allocator error (first_error finds it); no assignment here.
+            after = _admit(self.constraints, fixed, q, matching)
+            return None if after is None else self.first(g + 1, {**taken, **{d: q for d in matching}}, held, after)
         need = self.counts[q]
         if len(usable) < need or held + need > ALLOCATION_RESULTS_MAX_SIZE:
             return None
         later = self.layout.after(g)
         kinds: dict[tuple, list[int]] = {}
         for d in usable:
-            kinds.setdefault(tuple(matches[later:, d].tolist()), []).append(d)
+            kind = (*matches[later:, d].tolist(), *(int(c.codes[d]) for c in self.constraints))
+            kinds.setdefault(kind, []).append(d)
         groups = list(kinds.values())
         candidates = []
         position = {d: i for i, d in enumerate(self.devices)}
@@ -170,18 +222,24 @@ class _NodeSearch:
 
         mixes(0, need, [])
         for chosen in sorted(candidates, key=lambda c: [position[d] for d in c]):
-            found = self.first(g + 1, {**taken, **{d: q for d in chosen}}, held + need)
+            after = _admit(self.constraints, fixed, q, chosen)
+            if after is None:
+                continue
+            found = self.first(g + 1, {**taken, **{d: q for d in chosen}}, held + need, after)
             if found is not None:
                 return found
         return None
 
 
 def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign,
-                             layout: RequestLayout | None = None):
+                             layout: RequestLayout | None = None, constraints: tuple[MatchConstraint, ...] = ()):
     """The kernel's result (code, payload, assign) completed on the host: every node where first fit could not
-    allocate the claims (payload CANNOT_ALLOCATE_BIT) is searched as upstream's allocator backtracks; a node where
-    an assignment exists passes with it. numpy arrays in and out."""
+    allocate the claims (payload CANNOT_ALLOCATE_BIT), or allocated them breaking a constraint, is searched as
+    upstream's allocator backtracks; a node where an assignment exists passes with it. numpy arrays in and out."""
     code, payload, assign = np.array(code), np.array(payload), np.array(assign)
+    if constraints:
+        broken = (payload == 0) & _breaks(constraints, np.asarray(slots), assign)
+        code[broken], payload[broken], assign[broken] = UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_BIT, -1
     retry = np.flatnonzero(payload == CANNOT_ALLOCATE_BIT)
     if not retry.size:
         return code, payload, assign
@@ -203,7 +261,8 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
     all_mode = all_mode.tolist()
     for node in retry.tolist():
         row = slots[node]
-        search = _NodeSearch([int(d) for d in row if d >= 0], free, matches, counts[node].tolist(), all_mode, layout)
+        search = _NodeSearch([int(d) for d in row if d >= 0], free, matches, counts[node].tolist(), all_mode, layout,
+                             constraints)
         found = search.first()
         if found is not None:
             code[node], payload[node] = SUCCESS, 0
@@ -212,8 +271,10 @@ def dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, 
 
 
 def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, pinned,
-                               layout: RequestLayout | None = None, errors=None, unfit=None, stale: bool = False):
-    """The DynamicResources Filter: the kernel, then the host search where first fit fails (numpy results).
+                               layout: RequestLayout | None = None, errors=None, unfit=None, stale: bool = False,
+                               constraints: tuple[MatchConstraint, ...] = ()):
+    """The DynamicResources Filter: the kernel, then the host search where first fit fails or breaks one of the
+    claims' `constraints` (numpy results).
     errors: (N,) int64 nodes where upstream's allocator returns an error (an index into the caller's messages, the
     payload there; -1 none), or None: its Error status stands whatever the devices, even where an allocated claim
     is not available (upstream runs the allocator before it reports that). unfit: (N,) bool nodes that fail first,
@@ -222,7 +283,7 @@ def dynamic_resources_allocate(xp, slots, allocated, matches, counts, all_mode, 
     filterExtendedResources refuses on every node before anything else."""
     code, payload, assign = dynamic_resources_filter(xp, slots, allocated, matches, counts, all_mode, pinned, layout)
     code, payload, assign = dynamic_resources_search(slots, allocated, matches, counts, all_mode, code, payload, assign,
-                                                     layout)
+                                                     layout, constraints)
     if errors is not None:
         failed = np.asarray(errors) >= 0
         code[failed], payload[failed], assign[failed] = ERROR, np.asarray(errors)[failed], -1
@@ -246,23 +307,35 @@ def prioritized_list_score(assign: np.ndarray, points: np.ndarray) -> np.ndarray
     return taken[:, :q].astype(np.int64) @ points
 
 
+@dataclass(frozen=True)
+class WalkError:
+    """Where upstream's allocator walk on one node returns an error: row q's selectors fail to evaluate on the
+    device, or (constraint) the device, of a row for All devices, cannot join it because a constraint refuses it."""
+    row: int
+    device: int
+    constraint: bool
+
+
 def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, failing: np.ndarray, counts: list[int],
-                all_mode: list[bool], layout: RequestLayout) -> tuple[int, int] | None:
-    """The first (row, device) whose selectors fail to evaluate that upstream's allocator walk meets on one node, or
-    None when the walk ends (with or without a solution) before meeting one.
+                all_mode: list[bool], layout: RequestLayout,
+                constraints: tuple[MatchConstraint, ...] = ()) -> WalkError | None:
+    """The first error upstream's allocator walk meets on one node, or None when the walk ends (with or without a
+    solution) before meeting one.
 
     devices: the node's devices in walk order (complete pools only); free: (D,) bool not allocated; matches: (Q, D)
     bool devices each row may take; failing: (Q, D) bool the row's selectors fail on the device (no match); counts /
-    all_mode per row; layout: the rows' requests. Upstream (allocateOne) fills request by request, a request's
-    alternatives in order, device by device: for each device of a row it walks the node's devices from the first,
-    skipping those allocated or taken in this search, evaluating the selectors of each other one (an error ends the
-    allocation) and taking the first it may, backtracking into the next when the later devices or requests cannot be
-    satisfied. A row for All devices takes its matching devices as they are (its selectors were evaluated before the
-    walk). A row whose devices would take its claim past the claim limit stops its walk before evaluating anything
+    all_mode per row; layout: the rows' requests; constraints: the claims' matchAttribute constraints. Upstream
+    (allocateOne) fills request by request, a request's alternatives in order, device by device: for each device of a
+    row it walks the node's devices from the first, skipping those allocated or taken in this search, evaluating the
+    selectors of each other one (an error ends the allocation) and taking the first it may that the constraints admit,
+    backtracking into the next when the later devices or requests cannot be satisfied. A row for All devices takes
+    its matching devices as they are (its selectors were evaluated before the walk), one by one: one allocated or
+    taken fails the row, one a constraint refuses ends the allocation with an error (allocateDevice with must). A row
+    whose devices would take its claim past the claim limit stops its walk before evaluating anything
     (errAllocationResultMaxSizeExceeded), and so does every row of its claim that it returns through, up to the
     nearest request with alternatives (which tries its next) or the claim's start (where it is a plain failure).
-    Evaluations are cached and the walk is deterministic, so a state (row, device index, devices taken, claim count)
-    walked once is never worth walking again: it meets no new device."""
+    Evaluations are cached and the walk is deterministic, so a state (row, device index, devices taken, claim count,
+    constraint values) walked once is never worth walking again: it meets no new device."""
     done, failed, exceeded = 0, 1, 2
     group = {q: g for g, rows in enumerate(layout.choices) for q in rows}
     seen: dict = {}
@@ -270,33 +343,42 @@ def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, faili
     class Met(Exception):
         pass
 
-    def request(g: int, taken: frozenset, held: int) -> int:
+    def request(g: int, taken: frozenset, held: int, fixed: tuple) -> int:
         if g == len(layout.choices):
             return done
         if layout.starts_claim(g):
-            outcome = alternatives(g, taken, 0)
+            outcome = alternatives(g, taken, 0, fixed)
             return failed if outcome == exceeded else outcome
-        return alternatives(g, taken, held)
+        return alternatives(g, taken, held, fixed)
 
-    def alternatives(g: int, taken: frozenset, held: int) -> int:
+    def alternatives(g: int, taken: frozenset, held: int, fixed: tuple) -> int:
         outcomes = []
         for q in layout.choices[g]:
-            outcome = fill(q, 0, taken, held)
+            outcome = fill(q, 0, taken, held, fixed)
             if outcome == done:
                 return done
             outcomes.append(outcome)
         return exceeded if all(o == exceeded for o in outcomes) else failed
 
-    def fill(q: int, i: int, taken: frozenset, held: int) -> int:
-        state = (q, i, taken, held)
+    def fill(q: int, i: int, taken: frozenset, held: int, fixed: tuple) -> int:
+        state = (q, i, taken, held, fixed)
         if state in seen:
             return seen[state]
         if all_mode[q]:
             own = [d for d in devices if matches[q, d]]
-            ok = bool(own) and all(free[d] and d not in taken for d in own)
-            outcome = request(group[q] + 1, taken | set(own), held) if ok else failed
+            outcome = failed if not own else None
+            after = fixed
+            for d in own:
+                if not free[d] or d in taken:
+                    outcome = failed
+                    break
+                after = _admit(constraints, after, q, (d,))
+                if after is None:
+                    raise Met(WalkError(q, d, True))
+            if outcome is None:
+                outcome = request(group[q] + 1, taken | set(own), held, after)
         elif i == counts[q]:
-            outcome = request(group[q] + 1, taken, held + counts[q])
+            outcome = request(group[q] + 1, taken, held + counts[q], fixed)
         elif held + counts[q] > ALLOCATION_RESULTS_MAX_SIZE:
             outcome = exceeded
         else:
@@ -305,17 +387,21 @@ def first_error(devices: list[int], free: np.ndarray, matches: np.ndarray, faili
                 if not free[d] or d in taken:
                     continue
                 if failing[q, d]:
-                    raise Met(q, d)
-                if matches[q, d]:
-                    deeper = fill(q, i + 1, taken | {d}, held)
-                    if deeper != failed:
-                        outcome = deeper
-                        break
+                    raise Met(WalkError(q, d, False))
+                if not matches[q, d]:
+                    continue
+                after = _admit(constraints, fixed, q, (d,))
+                if after is None:
+                    continue
+                deeper = fill(q, i + 1, taken | {d}, held, after)
+                if deeper != failed:
+                    outcome = deeper
+                    break
         seen[state] = outcome
         return outcome
 
     try:
-        request(0, frozenset(), 0)
+        request(0, frozenset(), 0, (-1,) * len(constraints))
     except Met as met:
-        return met.args
+        return met.args[0]
     return None

@@ -14,7 +14,8 @@ Allocation (`allocate`): the first placed pod that uses an unallocated claim all
 DynamicResources Filter's assignment for that node: first fit, or upstream's backtracking search where first fit
 fails); later users, in the same PodGroup cycle or later, only check that node. A request with a prioritized list
 (firstAvailable) becomes one kernel row per subrequest, grouped by a `RequestLayout`; exactly one row of the group is
-allocated, and its devices' results name "<request>/<subrequest>". Every placement records a
+allocated, and its devices' results name "<request>/<subrequest>". A claim's matchAttribute constraints become
+`MatchConstraint`s over its rows (the rows of the requests they name), which the host search keeps. Every placement records a
 `ClaimUndo`; `undo` (Placer.undo, newest first) restores device bits, allocations and user sets exactly. Where
 upstream's allocator would return an error instead (a request for All devices meeting a pool being updated, a claim
 over the claim limit, a selector failing on a device the allocator evaluates), `prepare` gives the Filter that error
@@ -46,8 +47,8 @@ from ..cluster_models.dra import (DeviceClaim, DeviceClass, DeviceRequest, Devic
                                   ResourceClaim, ResourceClaimSpec, ResourceClaimTemplate)
 from ..cluster_models.objects import is_extended_resource_name
 from ..cluster_models.requests import pod_load
-from ..kernels.dynamic_resources import (ALLOCATION_RESULTS_MAX_SIZE, RequestLayout, dynamic_resources_allocate,
-                                         first_error)
+from ..kernels.dynamic_resources import (ALLOCATION_RESULTS_MAX_SIZE, MatchConstraint, RequestLayout,
+                                         dynamic_resources_allocate, first_error)
 from ..kernels.tolerations import tolerates
 
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"   # resourceapi.ResourceDeviceClassPrefix
@@ -124,6 +125,7 @@ class DraInputs:
     failures: tuple[str, ...] = ()    # those errors' texts
     unfit: np.ndarray | None = None   # (N,) bool nodes neither advertising nor DRA-backing an extended resource asked
     stale: bool = False               # the pod's claim for extended resources is one from an earlier cycle
+    constraints: tuple[MatchConstraint, ...] = ()    # the claims to allocate's matchAttribute constraints
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
@@ -132,7 +134,7 @@ class DraInputs:
     def allocate(self, xp):
         """The Filter's (code, payload, assign), numpy: the kernel, the host search, the allocator's errors."""
         return dynamic_resources_allocate(xp, *self.kernel_args(xp), layout=self.layout, errors=self.errors,
-                                          unfit=self.unfit, stale=self.stale)
+                                          unfit=self.unfit, stale=self.stale, constraints=self.constraints)
 
 
 class ClaimBook:
@@ -284,6 +286,7 @@ class ClaimBook:
         n = len(tensors.nodes.names)
         matches, counts, all_mode, pinned, pending, requests = [], [], [], [], [], []
         choices, claim_of = [], []          # the RequestLayout: per claim request, its rows and its claim
+        constraints: list[MatchConstraint] = []
         unfit, stale = None, False
         for key in keys if problem is None else ():
             claim = self.claims[key]
@@ -326,31 +329,39 @@ class ClaimBook:
                 claim_of.append(len(pending))
             if problem is not None:
                 break
+            for constraint in claim.spec.devices.constraints:
+                codes = np.append(dev.attribute_codes(constraint.match_attribute), -1)
+                constraints.append(MatchConstraint(frozenset(q for q in range(first, len(counts))
+                                                             if constraint.applies_to(requests[q].result)), codes))
             pending.append((key, first, len(counts) - first))
         if problem is not None:
             matches, counts, all_mode, pinned, pending, requests, unfit, stale = [], [], [], [], [], [], None, False
-            choices, claim_of = [], []
+            choices, claim_of, constraints = [], [], []
         layout = RequestLayout(tuple(choices), tuple(claim_of))
         q = len(counts)
         padded = np.zeros((q, d + 1), bool)
         if q:
             padded[:, :d] = np.stack(matches)
         counts = np.stack(counts, axis=1) if q else np.zeros((n, 0), np.int64)
+        constraints = tuple(constraints)
         errors, failures = (None, ()) if stale else self._allocator_errors(tensors.nodes.names, pending, requests,
-                                                                           counts, all_mode, layout)
+                                                                           counts, all_mode, layout, constraints)
         return DraInputs(pod.key, keys, dev.slots, np.append(dev.allocated, True), padded, counts,
                          np.array(all_mode, bool).reshape(q), np.array(pinned, np.int64).reshape(len(pinned)), pending,
-                         layout, tuple(r.result for r in requests), problem, errors, failures, unfit, stale)
+                         layout, tuple(r.result for r in requests), problem, errors, failures, unfit, stale,
+                         constraints)
 
     def _allocator_errors(self, names, pending, requests: list[PendingRequest], counts: np.ndarray,
-                          all_mode: list[bool], layout: RequestLayout) -> tuple[np.ndarray | None, tuple[str, ...]]:
+                          all_mode: list[bool], layout: RequestLayout, constraints: tuple[MatchConstraint, ...]
+                          ) -> tuple[np.ndarray | None, tuple[str, ...]]:
         """Where upstream's allocator returns an error for the claims to allocate ((N,) int64 index into the texts,
         -1 none; None when it does nowhere), in Allocate's order: claim by claim, each request row for All devices
         (every subrequest of a prioritized list among them) counting its devices (a pool of the node being updated,
         or a selector failing on one of its devices, in device order), then the claim's device count against the
         claim limit (every node; a prioritized list counts its smallest subrequest); after all claims, the walk of
-        the other rows over the node's devices (first_error: a selector failing on a device it reaches). The Filter
-        fails a node with the first (the framework then fails the cycle)."""
+        the other rows over the node's devices (first_error: a selector failing on a device it reaches, or a device of
+        a row for All devices that a constraint refuses). The Filter fails a node with the first (the framework then
+        fails the cycle)."""
         dev = self.devices
         n = len(names)
         errors = np.full(n, -1, np.int64)
@@ -386,8 +397,11 @@ class ClaimBook:
             if total > ALLOCATION_RESULTS_MAX_SIZE:
                 fail(np.arange(n), f"claim {requests[first].claim}: number of requested devices {total} exceeds the "
                                    f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+        # The walk can meet an error on a node with a device some row's selectors fail on, or with a device of a row
+        # for All devices that a constraint covers.
         walked = [q for q, req in enumerate(requests) if not all_mode[q] and req.match.fails]
-        if walked:
+        constrained = [q for q in range(len(requests)) if all_mode[q] and any(q in c.rows for c in constraints)]
+        if walked or constrained:
             free = ~dev.allocated
             usable = np.ones(dev.size, bool) if dev.usable is None else dev.usable
             matches = np.stack([req.match.matches for req in requests])
@@ -396,13 +410,21 @@ class ClaimBook:
             for q in walked:
                 rows = np.flatnonzero(failing[q] & usable)
                 suspects.update(int(v) for v in dev.node[rows] if v >= 0)
+            for q in constrained:
+                rows = np.flatnonzero(matches[q] & usable)
+                suspects.update(int(v) for v in dev.node[rows] if v >= 0)
             for node in sorted(suspects):
                 if errors[node] >= 0:
                     continue
                 devices = [int(v) for v in dev.slots[node] if v >= 0]
-                met = first_error(devices, free, matches, failing, counts[node].tolist(), all_mode, layout)
-                if met is not None:
-                    fail([node], self._selector_error(requests[met[0]], met[1]))
+                met = first_error(devices, free, matches, failing, counts[node].tolist(), all_mode, layout,
+                                  constraints)
+                if met is None:
+                    continue
+                req = requests[met.row]
+                fail([node], f"claim {req.claim}, request {req.name}: cannot add device "
+                             f"{'/'.join(dev.keys[met.device])} because a claim constraint would not be satisfied"
+                     if met.constraint else self._selector_error(req, met.device))
         return (errors, tuple(texts)) if texts else (None, ())
 
     def _all_devices_error(self, node_name: str, req: PendingRequest) -> str | None:
