@@ -49,6 +49,8 @@ class RefProfile:
 
 # Filters phalanx runs for pods that need them whatever a test profile lists (as its default profile does).
 _ALWAYS_FILTERS = ("DynamicResources", "GpuShare")
+# Scores that are 0 on every node for pods without ResourceClaims, the only pods the reference schedules.
+_CLAIM_SCORES = ("DynamicResources",)
 
 
 def config_doc(ref: RefProfile) -> dict:
@@ -108,7 +110,7 @@ def ref_profile(profile) -> RefProfile:
     weights = dict(profile.weights)
     out = RefProfile(
         filters=tuple(f for f in profile.enabled("filter") if f not in _ALWAYS_FILTERS),
-        scores=tuple((n, weights[n]) for n in profile.enabled("score")),
+        scores=tuple((n, weights[n]) for n in profile.enabled("score") if n not in _CLAIM_SCORES),
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score, compat=profile.compat,
         post_filters=profile.enabled("postFilter"))
     if fit is not None:
