@@ -29,13 +29,16 @@ Left out (phalanx does not model them; docs/semantics.md "Dynamic Resource Alloc
   count-devices-some-allocated-admin-access, separate-claims-share-device-admin-access,
   admin-access-claims-device-allocating-for-non-admin-access, admin-access-disabled, admin-access-enabled):
   phalanx ignores adminAccess and allocates such a request exclusively.
-- prioritized lists: the cases with claim constraints or device config checks (prioritized-list-subrequests-with-
-  constraints-*; prioritized-list-device-config and -class-config are replayed for their devices only, as config is not
-  modelled), partitionable-devices-prioritized-list and -multiple-capacity-pools (shared counters), prioritized-list-
-  disabled (DRAPrioritizedList is on in v1.36). Upstream's subrequest names subReq-0 / subReq-1 are not DNS labels,
-  which phalanx's input validation requires: here they are subreq-0 / subreq-1 (names only; results read
-  "req-0/subreq-1" where upstream's read "req-0/subReq-1").
-- claim constraints (with-constraint*, unknown-constraint): constraints are rejected.
+- prioritized lists: the device config checks (prioritized-list-device-config and -class-config are replayed for
+  their devices only, as config is not modelled), partitionable-devices-prioritized-list and
+  -multiple-capacity-pools (shared counters), prioritized-list-disabled (DRAPrioritizedList is on in v1.36).
+  Upstream's subrequest names subReq-0 / subReq-1 are not DNS labels, which phalanx's input validation requires: here
+  they are subreq-0 / subreq-1 (names only; results read "req-0/subreq-1" where upstream's read "req-0/subReq-1", and
+  a constraint naming upstream's req-1/subReq-0 names req-1/subreq-0 here).
+- claim constraints: matchAttribute ones are replayed (CONSTRAINT_CASES, with the prioritized-list-subrequests-with-
+  constraints-* cases); unknown-constraint (a constraint with neither matchAttribute nor distinctAttribute, which the
+  API server rejects) is an input error here; distinctAttribute constraints are refused as not modelled. The
+  file version read was searched for constraint cases up to the partitionable-devices ones only.
 - network-attached devices (network-attached-device, unsuccessful-allocation-network-attached-device,
   many-network-attached-devices, local-and-network-attached-devices): nodeSelector / allNodes slices are rejected.
 - duplicate-slice (two slices of one pool listing the same device: upstream's invalid pool, an error when the
@@ -478,6 +481,141 @@ PRIORITIZED_CASES = {
 @pytest.mark.parametrize("name", list(PRIORITIZED_CASES), ids=[f"TestAllocator/{n}" for n in PRIORITIZED_CASES])
 def test_allocator_prioritized_list(name):
     _check(PRIORITIZED_CASES[name])
+
+
+# Claim constraints (matchAttribute): the devices of the requests a constraint names (all the claim's, when it names
+# none) must share the attribute's value; a device lacking the attribute never satisfies it. Upstream's attributes
+# (TestAllocator's locals): intAttribute driver-a/numa, versionAttribute driver-a/driverVersion, stringAttribute
+# driver-a/stringAttribute, boolAttribute driver-a/boolAttribute, nonExistentAttribute driver-a/NonExistentAttribute;
+# the devices list them unqualified (the slice's driver, driver-a, is their domain).
+INT_ATTR, VERSION_ATTR = f"{DRIVER_A}/numa", f"{DRIVER_A}/driverVersion"
+STRING_ATTR, BOOL_ATTR = f"{DRIVER_A}/stringAttribute", f"{DRIVER_A}/boolAttribute"
+
+
+def numa(v: int) -> dict:
+    return {"numa": {"int": v}}
+
+
+def version(v: str) -> dict:
+    return {"driverVersion": {"version": v}}
+
+
+def string_attr(v: str) -> dict:
+    return {"stringAttribute": {"string": v}}
+
+
+def bool_attr(v: bool) -> dict:
+    return {"boolAttribute": {"bool": v}}
+
+
+def match(attribute: str, *requests: str) -> dict:
+    """DeviceConstraint{Requests: requests, MatchAttribute: &attribute}."""
+    return {"matchAttribute": attribute, **({"requests": list(requests)} if requests else {})}
+
+
+def constrained(name: str, constraints: list[dict], *requests: dict) -> dict:
+    """claimWithRequests(name, constraints, requests...)."""
+    doc = claim(name, *requests)
+    doc["spec"]["devices"]["constraints"] = constraints
+    return doc
+
+
+def mem_attr_dev(name: str, memory: str, attributes: dict) -> dict:
+    return dev(name, {"memory": memory}, attributes)
+
+
+ALL_FOUR = {**version("1.0.0"), **numa(1), **string_attr("stringAttributeValue"), **bool_attr(True)}
+TWO_OF_CLASS_A = (req("req-0", CLASS_A, 2),)
+CONSTRAINT_CASES = {
+    "with-constraint": dict(
+        claims=[constrained("claim-0", [match(INT_ATTR), match(VERSION_ATTR), match(STRING_ATTR), match(BOOL_ATTR)],
+                            req("req-0", CLASS_A), req("req-1", CLASS_A))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, ALL_FOUR),
+                    dev("device-2", None, ALL_FOUR))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1"), res("req-1", DRIVER_A, "pool-1", "device-2")]}),
+    "with-constraint-non-existent-attribute": dict(
+        claims=[constrained("claim-0", [match(f"{DRIVER_A}/NonExistentAttribute")], req("req-0", CLASS_A))],
+        classes=[cls(CLASS_A, DRIVER_A)], slices=[one("slice-1", NODE_1, "pool-1", DRIVER_A)], expect=None),
+    "with-constraint-not-matching-int-attribute": dict(
+        claims=[constrained("claim-0", [match(INT_ATTR)], *TWO_OF_CLASS_A)], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, numa(1)),
+                    dev("device-2", None, numa(2)))],
+        expect=None),
+    # A request for All devices must take every matching device: one the constraint refuses is an allocator error.
+    # Upstream's test asserts "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim
+    # constraint would not be satisfied" (its claims have no namespace); here the claim is default/claim-0, and the
+    # Filter's error is wrapped by the framework as in too-many-devices-single-request.
+    "with-constraint-not-matching-int-attribute-all-devices": dict(
+        claims=[constrained("claim-0", [match(INT_ATTR)], all_req("req-0", CLASS_A))], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, numa(1)),
+                    dev("device-2", None, numa(2)))],
+        expect='running "DynamicResources" filter plugin: claim default/claim-0, request req-0: cannot add device '
+               'driver-a/pool-1/device-2 because a claim constraint would not be satisfied'),
+    "with-constraint-not-matching-string-attribute": dict(
+        claims=[constrained("claim-0", [match(STRING_ATTR)], *TWO_OF_CLASS_A)], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, string_attr("stringAttributeValue")),
+                    dev("device-2", None, string_attr("stringAttributeValue2")))],
+        expect=None),
+    "with-constraint-not-matching-bool-attribute": dict(
+        claims=[constrained("claim-0", [match(BOOL_ATTR)], *TWO_OF_CLASS_A)], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, bool_attr(True)),
+                    dev("device-2", None, bool_attr(False)))],
+        expect=None),
+    "with-constraint-not-matching-version-attribute": dict(
+        claims=[constrained("claim-0", [match(VERSION_ATTR)], *TWO_OF_CLASS_A)], classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, version("1.0.0")),
+                    dev("device-2", None, version("2.0.0")))],
+        expect=None),
+    # The constraint names req-0 alone: req-1's device may differ.
+    "with-constraint-for-request": dict(
+        claims=[constrained("claim-0", [match(VERSION_ATTR, "req-0")], req("req-0", CLASS_A), req("req-1", CLASS_A))],
+        classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", None, version("1.0.0")),
+                    dev("device-2", None, version("2.0.0")))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1"), res("req-1", DRIVER_A, "pool-1", "device-2")]}),
+    # device-1's string attribute matches no other device: the allocator backtracks past it.
+    "with-constraint-for-request-retry": dict(
+        claims=[constrained("claim-0", [match(VERSION_ATTR, "req-0"), match(STRING_ATTR)],
+                            req("req-0", CLASS_A), req("req-1", CLASS_A))],
+        classes=BOTH,
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A,
+                    dev("device-1", None, {**version("1.0.0"), **string_attr("a")}),
+                    dev("device-2", None, {**version("2.0.0"), **string_attr("b")}),
+                    dev("device-3", None, {**version("3.0.0"), **string_attr("b")}))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-2"), res("req-1", DRIVER_A, "pool-1", "device-3")]}),
+    # A constraint naming a request with subrequests covers whichever subrequest is taken: req-1/subreq-0 (2Gi,
+    # device-2) has driverVersion 2.0.0 where req-0's device-1 has 1.0.0, so the allocator takes subreq-1 (device-3,
+    # 1.0.0).
+    "prioritized-list-subrequests-with-constraints-ref-parent-request": dict(
+        claims=[constrained("claim-0", [match(VERSION_ATTR, "req-0", "req-1")],
+                            req("req-0", CLASS_A, 1, [mem_at_least("8Gi")]),
+                            prio("req-1", sub(SUB0, CLASS_A, 1, [mem_at_least("2Gi")]),
+                                 sub(SUB1, CLASS_A, 1, [mem_at_least("1Gi")])))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, mem_attr_dev("device-1", "8Gi", version("1.0.0"))),
+                slc("slice-2", NODE_1, "pool-2", DRIVER_A, mem_attr_dev("device-2", "2Gi", version("2.0.0")),
+                    mem_attr_dev("device-3", "1Gi", version("1.0.0")))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1"),
+                            res(f"req-1/{SUB1}", DRIVER_A, "pool-2", "device-3")]}),
+    # The constraint names req-1/subreq-0 only: with subreq-0 device-2's version differs from device-1's, so the
+    # allocator takes subreq-1, which the constraint does not cover, and device-2 again.
+    "prioritized-list-subrequests-with-constraints-ref-sub-request": dict(
+        claims=[constrained("claim-0", [match(VERSION_ATTR, "req-0", f"req-1/{SUB0}")],
+                            req("req-0", CLASS_A, 1, [mem_at_least("8Gi")]),
+                            prio("req-1", sub(SUB0, CLASS_A, 1, [mem_at_least("2Gi")]),
+                                 sub(SUB1, CLASS_A, 1, [mem_at_least("1Gi")])))],
+        classes=[cls(CLASS_A, DRIVER_A)],
+        slices=[slc("slice-1", NODE_1, "pool-1", DRIVER_A, mem_attr_dev("device-1", "8Gi", version("1.0.0"))),
+                slc("slice-2", NODE_1, "pool-2", DRIVER_A, mem_attr_dev("device-2", "2Gi", version("2.0.0")))],
+        expect={"claim-0": [res("req-0", DRIVER_A, "pool-1", "device-1"),
+                            res(f"req-1/{SUB1}", DRIVER_A, "pool-2", "device-2")]}),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTRAINT_CASES), ids=[f"TestAllocator/{n}" for n in CONSTRAINT_CASES])
+def test_allocator_constraints(name):
+    _check(CONSTRAINT_CASES[name])
 
 
 def test_allocator_all_devices_of_the_incomplete_pool():
