@@ -31,8 +31,8 @@ _NO_NEW_CLAIMS = PostFilterResult(UNSCHEDULABLE, "no new claims to deallocate")
 
 @dataclass(frozen=True)
 class PrioritizedLists:
-    """What the Score reads: the pod's Filter state (its assignment is the Filter's, computed again from the same
-    inputs) and what each request row adds to a node's raw score where the allocation takes it."""
+    """What the Score reads: the pod's Filter state (its assignment is the Filter's, which DraInputs keeps) and what
+    each request row adds to a node's raw score where the allocation takes it."""
     inputs: object              # the DraInputs (sched/claims.py)
     points: np.ndarray          # (Q,) int64
 
@@ -73,8 +73,8 @@ class DynamicResources(Plugin):
         return Rejection(inputs.message) if inputs.message else inputs
 
     def filter(self, xp, state, tensors):
-        code, payload, assign = state.allocate(xp)
-        code, payload, assign = xp.asarray(code), xp.asarray(payload), xp.asarray(assign)
+        # Copies: a cycle may write into its node statuses, and the Score reads the same allocation again.
+        code, payload, assign = (xp.asarray(np.array(a)) for a in state.allocate(xp))
         return code, payload, assign          # the assignment is what Reserve allocates on the chosen node
 
     def filter_errors(self, state):

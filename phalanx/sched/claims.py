@@ -126,6 +126,8 @@ class DraInputs:
     unfit: np.ndarray | None = None   # (N,) bool nodes neither advertising nor DRA-backing an extended resource asked
     stale: bool = False               # the pod's claim for extended resources is one from an earlier cycle
     constraints: tuple[MatchConstraint, ...] = ()    # the claims to allocate's matchAttribute constraints
+    # allocate's answer per array namespace: the inputs are a snapshot, so the Filter's and the Score's are one
+    _results: dict = field(default_factory=dict, repr=False, compare=False)
 
     def kernel_args(self, xp):
         return tuple(xp.asarray(a) for a in (self.slots, self.allocated, self.matches, self.counts, self.all_mode,
@@ -133,8 +135,12 @@ class DraInputs:
 
     def allocate(self, xp):
         """The Filter's (code, payload, assign), numpy: the kernel, the host search, the allocator's errors."""
-        return dynamic_resources_allocate(xp, *self.kernel_args(xp), layout=self.layout, errors=self.errors,
-                                          unfit=self.unfit, stale=self.stale, constraints=self.constraints)
+        out = self._results.get(xp.__name__)
+        if out is None:
+            out = self._results[xp.__name__] = dynamic_resources_allocate(
+                xp, *self.kernel_args(xp), layout=self.layout, errors=self.errors, unfit=self.unfit,
+                stale=self.stale, constraints=self.constraints)
+        return out
 
 
 class ClaimBook:
@@ -374,16 +380,17 @@ class ClaimBook:
                 errors[nodes] = len(texts)
                 texts.append(text)
 
-        def nodes_failing(req: PendingRequest) -> set[int]:
-            rows = np.flatnonzero(req.match.failing >= 0)
-            return {int(v) for v in dev.node[rows] if v >= 0}
+        def nodes_holding(devices: np.ndarray) -> set[int]:
+            """The nodes of the devices where `devices` ((D,) bool) is true."""
+            nodes = np.unique(dev.node[devices])
+            return set(nodes[nodes >= 0].tolist())
 
         for index, (key, first, count) in enumerate(pending):
             for q in range(first, first + count):
                 req = requests[q]
                 if not all_mode[q]:
                     continue
-                suspects = nodes_failing(req) if req.match.fails else set()
+                suspects = nodes_holding(req.match.failing >= 0) if req.match.fails else set()
                 if dev.incomplete is not None:
                     suspects.update(np.flatnonzero(dev.incomplete).tolist())
                 for node in sorted(suspects):
@@ -408,11 +415,9 @@ class ClaimBook:
             failing = np.stack([req.match.failing >= 0 for req in requests])
             suspects = set()
             for q in walked:
-                rows = np.flatnonzero(failing[q] & usable)
-                suspects.update(int(v) for v in dev.node[rows] if v >= 0)
+                suspects |= nodes_holding(failing[q] & usable)
             for q in constrained:
-                rows = np.flatnonzero(matches[q] & usable)
-                suspects.update(int(v) for v in dev.node[rows] if v >= 0)
+                suspects |= nodes_holding(matches[q] & usable)
             for node in sorted(suspects):
                 if errors[node] >= 0:
                     continue

@@ -370,7 +370,6 @@ def _filter_errors(p: Prepared, ev: Evaluation) -> None:
         ev.error = ev.failures[int(failing[np.flatnonzero(failing >= 0)[0]])]
 
 
-
 def run_scores(xp, p: Prepared, tensors, ev: Evaluation, caches: dict | None = None) -> Evaluation:
     """Fill raw, normalized and total scores for the feasible nodes of `ev`. caches: plugin name -> dict kept
     across cycles on one cluster (None: no caching)."""
