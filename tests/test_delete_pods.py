@@ -86,3 +86,27 @@ def test_the_cases_cover_hints_that_depend_on_the_deleted_pod():
         later += bool(woken - (pooled - set(first_only.queue.unschedulable)))
         unwoken += bool(pooled - woken)
     assert later and unwoken
+
+
+def _parked_by_walk(sched: Scheduler) -> list:
+    """The groups a cluster event retries, by the definition: every group state left unschedulable, in order."""
+    return [gs for gs in sched.groups.states.values() if gs.state == "unschedulable"]
+
+
+def test_a_deletion_retries_exactly_the_unschedulable_groups_in_their_order():
+    from phalanx.cluster_models.generate import gang_pods
+
+    nodes = [make_node(f"n{i}", cpu="2") for i in range(2)]
+    bound = [make_pod(f"b{i}", cpu="1500m", node_name=f"n{i}") for i in range(2)]
+    groups, members = gang_pods(3, 2, cpu="1", memory="1Mi")
+    sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound + members, pod_groups=groups)))
+    sched.schedule()
+    parked = sched.groups.unschedulable()
+    assert [gs.key for gs in parked] == ["default/gang-0", "default/gang-1", "default/gang-2"]
+    assert parked == _parked_by_walk(sched)
+    sched.delete_pod("default/b0")               # frees n0 for one gang: every parked group is retried
+    assert sched.groups.unschedulable() == _parked_by_walk(sched) == []
+    sched.schedule()
+    assert sorted(sched.cluster.tensors.node_of(f"default/gang-0-{i}") for i in range(2)) == [0, 0]
+    assert [gs.key for gs in sched.groups.unschedulable()] == ["default/gang-1", "default/gang-2"]
+    assert sched.groups.unschedulable() == _parked_by_walk(sched)

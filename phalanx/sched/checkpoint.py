@@ -191,7 +191,7 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     groups.reindex()
     by_key = {g.key: g for g in cluster.pod_groups}
     for doc in state["groups"]:
-        gs = groups.states[doc["key"]] = GroupState(by_key[doc["key"]])
+        gs = groups.new_state(by_key[doc["key"]])
         gs.pending = {key: (pods[key], seq) for key, seq in doc["pending"]}
         gs.held = {key: (pods[key], seq, sched.framework_for(pods[key]).plugin(name))
                    for key, seq, name in doc["held"]}
@@ -200,6 +200,8 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
         gs.waiting = {key: (pods[key], seq) for key, seq in doc["waiting"]}
         gs.enqueued = set(doc["enqueued"])
         gs.rejected_at, gs.state, gs.attempts = doc["rejected_at"], doc["state"], doc["attempts"]
+        if gs.state == "unschedulable":
+            groups.park(gs)
         gs.failed_at, gs.failed_progress = doc["failed_at"], doc["failed_progress"]
         gs.condition = tuple(doc["condition"]) if doc["condition"] is not None else None
         if doc["permit_deadline"] is not None:

@@ -46,6 +46,7 @@ class GroupState:
     failed_progress: int | None = None               # the scheduler's progress count at the last failed cycle
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
     shapes: dict = field(default_factory=dict)       # arrival seq -> PodShape of pending members (Scheduler.member_shape)
+    order: int = 0                                   # its place in Groups.states (made in this order)
 
     @property
     def key(self) -> str:
@@ -87,6 +88,10 @@ class Groups:
         self.cluster = cluster
         self.states: dict[str, GroupState] = {}
         self.of_pod: dict[str, GroupState] = {}              # pod key -> its group, for grouped pods
+        # The groups a failed cycle left unschedulable, some moved on since (unschedulable() drops those): a
+        # cluster event retries them without a walk over every group state (a simulation keeps tens of thousands).
+        self._parked: dict[str, GroupState] = {}
+        self._made = 0
         self.version = 0            # bumped whenever the PodGroups change (what a pod's reference resolves to)
         self.reindex()
 
@@ -111,8 +116,25 @@ class Groups:
             return None, res.reason
         gs = self.states.get(res.group.key)
         if gs is None:
-            gs = self.states[res.group.key] = GroupState(res.group)
+            gs = self.new_state(res.group)
         return gs, None
+
+    def new_state(self, group: PodGroup) -> GroupState:
+        """The scheduler's state of a group it had none of."""
+        gs = self.states[group.key] = GroupState(group, order=self._made)
+        self._made += 1
+        return gs
+
+    def park(self, gs: GroupState) -> None:
+        """The group waits, unschedulable, for a cluster change."""
+        gs.state = "unschedulable"
+        self._parked[gs.key] = gs
+
+    def unschedulable(self) -> list[GroupState]:
+        """The groups waiting unschedulable, in the order of `states`."""
+        self._parked = {key: gs for key, gs in self._parked.items()
+                        if gs.state == "unschedulable" and self.states.get(key) is gs}
+        return sorted(self._parked.values(), key=lambda gs: gs.order)
 
     def pod_group(self, pod: Pod):
         """The PodGroup the pod's reference resolves to now, or None; reads only (no group state is made)."""

@@ -961,8 +961,8 @@ class Scheduler:
             ready = self.queue.wake(event, lambda parked: helps_with(parked, objects), self.now, skip)
             self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
         if event != POD_BOUND:
-            for gs in self.groups.values():
-                if gs.state == "unschedulable" and gs is not exclude:
+            for gs in self.groups.unschedulable():
+                if gs is not exclude:
                     self._activate_group(gs)
 
     def release(self, pod_key: str) -> None:
