@@ -89,6 +89,19 @@ CASES = [
         {"key": "metadata.name", "operator": "In", "values": ["a", "b"]}, fields=True))],
      f"Pod default/p: {NODE_TERMS}.matchFields[0].values: Required value: must be only one value when `operator` is "
      "'In' or 'NotIn' for node field selector"),
+    # Found by fuzzing manifests (below too): matchFields values are node names (nodeFieldSelectorValidators), in
+    # preferred terms as in required ones.
+    ("matchFields with a name no node can have", [changed(POD, ["spec", "affinity"], node_affinity(
+        {"key": "metadata.name", "operator": "In", "values": ["Node_1"]}, fields=True))],
+     f'Pod default/p: {NODE_TERMS}.matchFields[0].values[0]: Invalid value: "Node_1": must be a DNS subdomain: '
+     "lowercase letters, digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit "
+     '(got "Node_1")'),
+    ("preferred matchFields with an empty name", [changed(POD, ["spec", "affinity"], {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchFields": [
+            {"key": "metadata.name", "operator": "NotIn", "values": [""]}]}}]}})],
+     "Pod default/p: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference."
+     'matchFields[0].values[0]: Invalid value: "": must be a DNS subdomain: lowercase letters, digits, \'-\' and '
+     "'.', each '.'-separated part starting and ending with a letter or digit (got \"\")"),
     ("Exists toleration with a value", [changed(POD, ["spec", "tolerations"],
                                                 [{"key": "k", "operator": "Exists", "value": "v"}])],
      "Pod default/p: spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is "
@@ -148,6 +161,41 @@ CASES = [
     ("a list item without apiVersion", [{"apiVersion": "v1", "kind": "List", "items": [
         {k: v for k, v in NODE.items() if k != "apiVersion"}]}],
      "Node n1: apiVersion: Required value"),
+    # ValidateObjectMeta of every kind, not only of Pods and Nodes: a namespace is a DNS label, labels and annotations
+    # have their formats, ownerReferences name their owner.
+    ("a PodGroup in a namespace that cannot exist", [{
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ML"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}],
+     "PodGroup ML/g: metadata.namespace: must be a DNS label: lowercase letters, digits and '-', starting and ending "
+     'with a letter or digit (got "ML")'),
+    ("a Workload label value with a space", [{
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+        "metadata": {"name": "w", "labels": {"team": "a b"}},
+        "spec": {"podGroupTemplates": [{"name": "g", "schedulingPolicy": {"basic": {}}}]}}],
+     "Workload default/w: metadata.labels: a valid label must be an empty string or consist of alphanumeric "
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character" + EG + ' (got "a b")'),
+    ("a Namespace label value with a space", [{"apiVersion": "v1", "kind": "Namespace",
+                                               "metadata": {"name": "ml", "labels": {"team": "a b"}}}],
+     "Namespace ml: metadata.labels: a valid label must be an empty string or consist of alphanumeric characters, "
+     "'-', '_' or '.', and must start and end with an alphanumeric character" + EG + ' (got "a b")'),
+    ("a PodDisruptionBudget annotation key with a space", [{
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pdb", "annotations": {"my note": "x"}},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}],
+     'PodDisruptionBudget default/pdb: metadata.annotations: Invalid value: "my note": name part must consist of '
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character" + EGK
+     + ' (got "my note")'),
+    ("an ownerReference without a kind", [changed(POD, ["metadata", "ownerReferences"], [
+        {"apiVersion": "apps/v1", "name": "rs", "uid": "u1", "controller": True}])],
+     'Pod default/p: metadata.ownerReferences.kind: Invalid value: "": kind must not be empty'),
+    ("an ownerReference with an apiVersion of three parts", [changed(POD, ["metadata", "ownerReferences"], [
+        {"apiVersion": "apps/v1/x", "kind": "ReplicaSet", "name": "rs", "uid": "u1"}])],
+     'Pod default/p: metadata.ownerReferences.apiVersion: Invalid value: "apps/v1/x": version must not be empty'),
+    ("two controller ownerReferences", [changed(POD, ["metadata", "ownerReferences"], [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "uid": "u1", "controller": True},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "b", "uid": "u2", "controller": True}])],
+     'Pod default/p: metadata.ownerReferences: Only one reference can have Controller set to true. Found "true" in '
+     "references for ReplicaSet/a and ReplicaSet/b"),
     ("unknown PodGroup version", [{"apiVersion": "scheduling.k8s.io/v1alpha9", "kind": "PodGroup",
                                    "metadata": {"name": "g"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}],
      'PodGroup default/g: apiVersion: unknown version "scheduling.k8s.io/v1alpha9" of PodGroup (served: '

@@ -388,3 +388,25 @@ WALK_ERROR = ('running "DynamicResources" filter plugin: claim default/c: select
 ])
 def test_a_failing_selector_fails_the_attempt_where_the_walk_evaluates_it(devices, cls, taken, expect):
     assert _walk_run(devices, cls=cls, taken=taken) == expect
+
+
+# -- found by fuzzing manifests: numbers beyond what the API decodes, or phalanx can hold, were tracebacks ----------
+
+
+def test_a_request_count_beyond_int64_is_one_line(tmp_path):
+    # It passed loading and overflowed numpy (OverflowError) in DynamicResources' PreFilter.
+    write(tmp_path, device_class(), claim().replace("exactly: {deviceClassName: gpu}",
+                                                    "exactly: {deviceClassName: gpu, count: 9223372036854775808}"),
+          pod())
+    assert_one_line_error(tmp_path, "ResourceClaim default/c: spec.devices.requests[0].exactly.count: input should be "
+                                    "less than or equal to 9223372036854775807 (got 9223372036854775808)")
+
+
+def test_a_device_capacity_beyond_int64_milli_units_is_one_line(tmp_path):
+    # The capacity loaded and raised QuantityError when the allocator first read it in milli units.
+    write(tmp_path, device_class(), claim(), pod())
+    capacity = "model: {string: A100}}\n    capacity: {mem: {value: 1e400}}"
+    text = (tmp_path / "cluster.yaml").read_text().replace("model: {string: A100}}", capacity)
+    (tmp_path / "cluster.yaml").write_text(text)
+    assert_one_line_error(tmp_path, 'ResourceSlice s1: spec.devices[0].capacity.mem.value: quantity "1e400" out of '
+                                    "range")

@@ -667,3 +667,30 @@ def test_share_filter_by_ranked_free_equals_the_device_count(data):
             want = gpu_share_filter(np, free, model, (code[part], payload[part]), count, milli, None)
             got = book.prepare("q", GpuRequest(count, milli)).filter(np, at)
             assert [a.tolist() for a in got] == [w.tolist() for w in want]
+
+
+def test_a_node_with_more_gpus_than_modelled_is_an_input_error():
+    """Found by fuzzing manifests: `nvidia.com/gpu: 100000000` on one node made a device row each (minutes and
+    gigabytes, then the machine's memory) instead of one line."""
+    with pytest.raises(InputError) as caught:
+        cluster([gnode("n0", gpus=100_000_000)])
+    assert str(caught.value) == ("Node n0: status.allocatable[nvidia.com/gpu]: 100000000 GPU devices, more than the "
+                                 "1024 per node phalanx models")
+    assert cluster([gnode("n0", gpus=1024)]).gpus.table.node.size == 1024
+
+
+@pytest.mark.parametrize("event", ["add", "update"])
+def test_a_node_whose_gpus_are_refused_changes_nothing(event):
+    """add_nodes / update_node met the node's GPU errors only after the node table had taken it: the node stayed in
+    the cluster beside a GPU table without it."""
+    s = Scheduler(cluster([gnode("n0")]))
+    bad = make_node("n1" if event == "add" else "n0",
+                    extra={"alibabacloud.com/gpu-count": "2", "alibabacloud.com/gpu-milli": "500"})
+    with pytest.raises(InputError) as caught:
+        s.add_nodes([bad]) if event == "add" else s.update_node(bad)
+    assert str(caught.value) == (f"Node {bad.metadata.name}: status.allocatable[alibabacloud.com/gpu-milli]: 500 is "
+                                 "not alibabacloud.com/gpu-count x 1000 (2000)")
+    assert [n.metadata.name for n in s.cluster.nodes] == ["n0"] and s.cluster.nodes[0] is not bad
+    assert s.cluster.tensors.nodes.size == 1
+    s.add_pods([gpod("p", 1000)])
+    assert bindings(s.run_until_idle()) == {"default/p": "n0"}

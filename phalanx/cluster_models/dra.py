@@ -64,10 +64,10 @@ from fractions import Fraction
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BeforeValidator, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
 
-from .errors import InputError
-from .quantity import decode_quantity, milli_value, parse_quantity
+from .errors import InputError, render_value
+from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
 from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, is_extended_resource_name,
                       toleration_problems)
 
@@ -353,7 +353,7 @@ class DeviceSelection(K8sModel):
     ExactDeviceRequest and DeviceSubRequest fields, validated alike)."""
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
-    count: StrictInt | None = Field(default=None, ge=1)
+    count: Int64 | None = Field(default=None, ge=1)
     selectors: list[DeviceSelector] = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     capacity: Any = None                            # consumable capacity requests: read to be refused
@@ -626,7 +626,7 @@ class ResourceClaimTemplate(K8sModel):
 
 
 class DeviceAttribute(K8sModel):
-    int_: StrictInt | None = Field(default=None, alias="int")
+    int_: Int64 | None = Field(default=None, alias="int")
     bool_: StrictBool | None = Field(default=None, alias="bool")
     string: str | None = None
     version: str | None = None
@@ -651,8 +651,18 @@ class DeviceAttribute(K8sModel):
                                               ("version", self.version)) if v is not None)
 
 
+def _capacity_quantity(raw: object) -> Fraction:
+    """decode_quantity, refused (as written) where its milli value, which the allocator reads, is beyond int64."""
+    value = decode_quantity(raw)
+    try:
+        milli_value(value)
+    except QuantityError:
+        raise QuantityError(f'quantity "{render_value(raw).strip()}" out of range') from None
+    return value
+
+
 class DeviceCapacity(K8sModel):
-    value: Annotated[Fraction, BeforeValidator(decode_quantity)]
+    value: Annotated[Fraction, BeforeValidator(_capacity_quantity)]
 
     @property
     def milli(self) -> int:
@@ -687,8 +697,8 @@ def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
 
 class ResourcePool(K8sModel):
     name: str = Field(min_length=1)
-    generation: StrictInt = 0
-    resource_slice_count: StrictInt = 1
+    generation: Int64 = 0
+    resource_slice_count: Int64 = 1
 
 
 class ResourceSliceSpec(K8sModel):

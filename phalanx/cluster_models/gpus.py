@@ -25,6 +25,9 @@ NVIDIA_PRODUCT_LABEL = "nvidia.com/gpu.product"
 ALI_GPU_COUNT = "alibabacloud.com/gpu-count"
 ALI_GPU_MILLI = "alibabacloud.com/gpu-milli"
 ALI_GPU_MODEL = "alibabacloud.com/gpu-card-model"
+# GPU devices one node may have: each is a row of GpuTable and a column of GpuBook's (N, D) views, so a count of
+# millions (a typo, "8e9") would exhaust memory instead of failing; real nodes have a few dozen at most.
+MAX_NODE_GPUS = 1024
 
 # Device memory (MiB) of the models in the Alibaba trace, as listed by the trace's simulator
 # (pkg/type/open-gpu-share/utils/const.go); informational only: no kernel reads it.
@@ -125,8 +128,10 @@ def node_gpus(node) -> list[tuple[str, str, int]]:
     labels = node.metadata.labels
     where = f"Node {node.name}"
     if NVIDIA_GPU in alloc:
+        resource = NVIDIA_GPU
         count, model = int(alloc[NVIDIA_GPU]), labels.get(NVIDIA_PRODUCT_LABEL, "")
     elif ALI_GPU_COUNT in alloc or ALI_GPU_MILLI in alloc:
+        resource = ALI_GPU_COUNT
         count = int(alloc.get(ALI_GPU_COUNT, 0))
         milli = alloc.get(ALI_GPU_MILLI)
         if milli is not None and int(milli) != count * MILLI:
@@ -137,6 +142,9 @@ def node_gpus(node) -> list[tuple[str, str, int]]:
         return []
     if count < 0:
         raise InputError(f"{where}: status.allocatable: negative GPU count {count}")
+    if count > MAX_NODE_GPUS:
+        raise InputError(f"{where}: status.allocatable[{resource}]: {count} GPU devices, more than the "
+                         f"{MAX_NODE_GPUS} per node phalanx models")
     return [(f"gpu{i}", model, MODEL_MEMORY_MIB.get(model, 0)) for i in range(count)]
 
 

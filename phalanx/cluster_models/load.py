@@ -40,7 +40,7 @@ from .errors import InputError, field_path, validation_problem
 from .json_stream import STREAM_MIN_CHARS, NotStreamable, Renamed, StreamedItems, decode, streamed_list
 from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
 from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_label_problem,
-                      dns_subdomain_problem, label_value_problem, meta_problem, node_manifest_problem,
+                      dns_subdomain_problem, label_value_problem, labels_problem, meta_problem, node_manifest_problem,
                       pod_spec_manifest_problem, priority_class_manifest_problem)
 from .requests import effective_priority
 from .workloads import (
@@ -100,6 +100,8 @@ _SERVED: dict[str, tuple[str, ...]] = {
 }
 _NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
                "Service", *CONTROLLER_KINDS)
+_NAMESPACED_TYPES = (Pod, Workload, WorkloadV1Alpha1, PodGroup, Job, PodDisruptionBudget, ResourceClaim,
+                     ResourceClaimTemplate, Service, *CONTROLLER_TYPES)
 
 # The kinds of the API groups built into the v1.36 API server (custom resources live in groups with a dot in their
 # name that are not these): a kind these groups do not have, or a group without a dot that is none of them
@@ -343,6 +345,9 @@ def manifest_problem(obj) -> str | None:
     or a Job's pod template), containers without an image, extended resources without limits, empty node selector
     terms, node label values, Services without ports, ... (objects.pod_spec_manifest_problem, node_manifest_problem,
     priority_class_manifest_problem, controllers.service_manifest_problem)."""
+    problem = _object_meta_problem(obj)
+    if problem is not None:
+        return problem
     if isinstance(obj, Node):
         return node_manifest_problem(obj)
     if isinstance(obj, PriorityClass):
@@ -368,6 +373,17 @@ def manifest_problem(obj) -> str | None:
     if isinstance(obj, Pod):
         return meta_problem(obj.metadata) or pod_spec_manifest_problem(spec, path, obj.metadata.labels)
     return pod_spec_manifest_problem(spec, path)
+
+
+def _object_meta_problem(obj) -> str | None:
+    """ValidateObjectMeta's rules for every kind beyond its name (which the models check): a namespaced object's
+    namespace is a DNS label, label keys and values, annotations, ownerReferences (meta_problem)."""
+    meta = obj.metadata
+    if isinstance(obj, _NAMESPACED_TYPES):
+        problem = dns_label_problem(meta.namespace or "default")
+        if problem is not None:
+            return f"metadata.namespace: {problem}"
+    return labels_problem(meta.labels, "metadata.labels") or meta_problem(meta)
 
 
 def _describe(kind: str, document: dict, where: str) -> str:

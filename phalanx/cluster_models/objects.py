@@ -797,7 +797,8 @@ def labels_problem(labels: dict[str, str], path: str) -> str | None:
 
 
 def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
-    """validateNodeSelectorRequirement / validateNodeFieldSelectorRequirement (the API server, pod create)."""
+    """validateNodeSelectorRequirement / validateNodeFieldSelectorRequirement (the API server, pod create; a
+    metadata.name value is a node name, in required and preferred terms alike)."""
     out = []
     for i, r in enumerate(term.match_expressions):
         at = f"{path}.matchExpressions[{i}]"
@@ -819,6 +820,11 @@ def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
                        f"node field selector")
         if r.key != "metadata.name":
             out.append(f'{at}.key: Invalid value: "{r.key}": not a valid field selector key')
+            continue
+        for j, value in enumerate(r.values):             # nodeFieldSelectorValidators: ValidateNodeName
+            problem = dns_subdomain_problem(value)
+            if problem is not None:
+                out.append(f'{at}.values[{j}]: Invalid value: "{value}": {problem}')
     return out
 
 
@@ -1132,13 +1138,37 @@ def claim_refs_problem(claims: list[ResourceClaimRef], pod_claims: set[str], pat
 
 
 def meta_problem(meta: ObjectMeta) -> str | None:
-    """ValidateAnnotations: keys are qualified names (compared lower-cased), and they all fit in 256 KiB."""
+    """ValidateAnnotations: keys are qualified names (compared lower-cased), and they all fit in 256 KiB; then
+    ValidateOwnerReferences (owner_references_problem)."""
     for key in meta.annotations:
         problem = label_key_problem(key.lower())
         if problem is not None:
             return f'metadata.annotations: Invalid value: "{key}": {problem}'
     if sum(len(k) + len(v) for k, v in meta.annotations.items()) > ANNOTATIONS_SIZE_LIMIT:
         return f"metadata.annotations: Too long: may not be more than {ANNOTATIONS_SIZE_LIMIT} bytes"
+    return owner_references_problem(meta.owner_references)
+
+
+def owner_references_problem(refs: list[OwnerReference]) -> str | None:
+    """apimachinery's ValidateOwnerReferences (its paths unindexed, as upstream's): an apiVersion with a version
+    (schema.ParseGroupVersion: at most one '/'), a kind and a name, and at most one controller. Deliberately
+    lenient: an empty uid, which the API server refuses, is accepted (hand-written manifests leave it out; owners
+    are matched by uid only when both sides have one, objects.controlled_by)."""
+    controller = ""
+    for ref in refs:
+        version = "" if ref.api_version.count("/") > 1 else ref.api_version.rpartition("/")[2]
+        if not version:
+            return (f'metadata.ownerReferences.apiVersion: Invalid value: "{ref.api_version}": version must not be '
+                    f"empty")
+        if not ref.kind:
+            return 'metadata.ownerReferences.kind: Invalid value: "": kind must not be empty'
+        if not ref.name:
+            return 'metadata.ownerReferences.name: Invalid value: "": name must not be empty'
+        if ref.controller:
+            if controller:
+                return (f'metadata.ownerReferences: Only one reference can have Controller set to true. Found "true" '
+                        f"in references for {controller} and {ref.kind}/{ref.name}")
+            controller = f"{ref.kind}/{ref.name}"
     return None
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..cluster_models import InputError, Job, Node, Pod, PodGroup, job_objects, owned_by, pod_group_priority
 from ..cluster_models.controllers import expand_controllers
-from ..cluster_models.gpus import device_request
+from ..cluster_models.gpus import device_request, node_gpus
 from ..cluster_models.images import NodeImages
 from ..cluster_models.load import cyclic_gc_paused
 from ..cluster_models.objects import Replicas, dns_subdomain_problem, pod_keys, rfc3339_seconds
@@ -683,6 +683,8 @@ class Scheduler:
         clash = names & set(self.cluster.tensors.node_index) or (len(names) < len(nodes) and names)
         if clash:
             raise InputError(f"Node {sorted(clash)[0]}: metadata.name: already exists")
+        for node in nodes:
+            node_gpus(node)                    # a node's GPU devices refused before anything changes
         self.progress += 1
         add_nodes(self.cluster.tensors, nodes)
         self.cluster.claims.relink(self.cluster.tensors.node_index)    # DRA devices of the new nodes
@@ -700,6 +702,7 @@ class Scheduler:
         i = self.cluster.tensors.node_index.get(node.metadata.name)
         if i is None:
             raise InputError(f"Node {node.metadata.name}: not found")
+        node_gpus(node)                        # its GPU devices refused before anything changes
         self.progress += 1
         old = self.cluster.nodes[i]
         update_node(self.cluster.tensors, node)
