@@ -345,11 +345,12 @@ def manifest_problem(obj) -> str | None:
     or a Job's pod template), containers without an image, extended resources without limits, empty node selector
     terms, node label values, Services without ports, ... (objects.pod_spec_manifest_problem, node_manifest_problem,
     priority_class_manifest_problem, controllers.service_manifest_problem)."""
-    problem = _object_meta_problem(obj)
-    if problem is not None:
-        return problem
     if isinstance(obj, Node):
         return node_manifest_problem(obj)
+    if not isinstance(obj, Pod):         # a Pod's are checked by its model and below (meta_problem)
+        problem = _object_meta_problem(obj)
+        if problem is not None:
+            return problem
     if isinstance(obj, PriorityClass):
         return priority_class_manifest_problem(obj)
     if isinstance(obj, Namespace):
