@@ -31,7 +31,7 @@ from ..cluster_models import Pod, PodGroup
 from ..cluster_models.controllers import ReplicaSet, ReplicationController, StatefulSet
 from ..cluster_models.spreading import DefaultSelectors
 from ..cluster_models.tensors import bind_existing
-from .podgroups import GroupState
+from .podgroups import GroupState, Members
 from .queue import Attempts, ErrorRetry, PodRun
 
 # The controllers that select pods for default topology spreading (cluster_models.spreading), by kind.
@@ -192,7 +192,7 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     by_key = {g.key: g for g in cluster.pod_groups}
     for doc in state["groups"]:
         gs = groups.new_state(by_key[doc["key"]])
-        gs.pending = {key: (pods[key], seq) for key, seq in doc["pending"]}
+        gs.pending = Members((key, (pods[key], seq)) for key, seq in doc["pending"])
         gs.held = {key: (pods[key], seq, sched.framework_for(pods[key]).plugin(name))
                    for key, seq, name in doc["held"]}
         gs.bound = set(doc["bound"])

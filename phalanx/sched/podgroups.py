@@ -27,10 +27,32 @@ def go_duration(seconds: float) -> str:
     return f"{int(minutes)}m{text}" if minutes else text
 
 
+class Members(dict):
+    """A group's pending members, key -> (pod, seq), counting the changes made to them: their order by priority and
+    arrival (Groups.members_in_order) is kept until they change."""
+    __slots__ = ("changes",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.changes = 0
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.changes += 1
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self.changes += 1
+
+    def pop(self, *args):
+        self.changes += 1
+        return super().pop(*args)
+
+
 @dataclass(eq=False)
 class GroupState:
     group: PodGroup
-    pending: dict[str, tuple[Pod, int]] = field(default_factory=dict)    # key -> (pod, seq), not yet placed
+    pending: Members = field(default_factory=Members)    # key -> (pod, seq), not yet placed
     held: dict[str, tuple[Pod, int, object]] = field(default_factory=dict)   # members PreEnqueue holds back: key ->
                                                                              # (pod, seq, the plugin holding it)
     bound: set[str] = field(default_factory=set)
@@ -47,6 +69,7 @@ class GroupState:
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
     shapes: dict = field(default_factory=dict)       # arrival seq -> PodShape of pending members (Scheduler.member_shape)
     order: int = 0                                   # its place in Groups.states (made in this order)
+    ordered: tuple | None = None                     # (pending, its changes, members_in_order) when last ordered
 
     @property
     def key(self) -> str:
@@ -163,8 +186,15 @@ class Groups:
         return self.cluster.priority(pod), seq
 
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
-        """Pending members by (priority desc, arrival)."""
-        return sorted(gs.pending.values(), key=lambda ps: (-self.cluster.priority(ps[0]), ps[1]))
+        """Pending members by (priority desc, arrival), kept until they change (a pod's priority does not); the
+        list is shared: read it, do not change it."""
+        pending, kept = gs.pending, gs.ordered
+        if kept is not None and kept[0] is pending and kept[1] == pending.changes:
+            return kept[2]
+        priority = self.cluster.priority
+        ordered = sorted(pending.values(), key=lambda ps: (-priority(ps[0]), ps[1]))
+        gs.ordered = (pending, pending.changes, ordered)
+        return ordered
 
     def values(self):
         return self.states.values()
