@@ -28,6 +28,12 @@ Left out:
   is defaulted to kube-scheduler / kube-system before validation, so no file reaches these errors.
 - "extender-negative-weight", "extender-duplicate-managed-resources", "extender-duplicate-bind": extenders are not
   modelled.
+
+validation_pluginargs_test.go (the stored versions' tables; validation_pluginargs.go read at commit 0bd65a06, which
+has #132120, in the v1.36 changelog): TestValidateDefaultPreemptionArgs, TestValidateInterPodAffinityArgs,
+TestValidatePodTopologySpreadArgs, TestValidateNodeAffinityArgs below; TestValidateNodeResourcesBalancedAllocationArgs,
+TestValidateFitArgs and the scoring-strategy tables in tests/test_upstream_noderesources.py. Left out:
+TestValidateVolumeBindingArgs (VolumeBinding is not modelled), TestValidateDynamicResourcesArgs (no args here).
 - default_plugins_test.go TestApplyFeatureGates / TestMergePlugins: the index holds no v1.36 version of the file (the
   stored one predates v1.29: EBSLimits, GCEPDLimits); the v1.36 default list is checked from defaults_test.go above,
   and the merge rules with real plugins in tests/test_config.py.
@@ -251,3 +257,194 @@ def test_validation_texts_of_the_fixes():
     assert str(err.value) == ('sched.yaml: leaderElection.resourceLock: Invalid value: "endpointsleases": '
                               'resourceLock value must be "leases"')
     assert load(doc(leaderElection={"leaderElect": False, "resourceLock": "configmap"})).profiles
+
+
+# ------------------------------------------------------------------------------------- validation_pluginargs_test.go
+# The tables of pkg/scheduler/apis/config/validation/validation_pluginargs_test.go for the plugins whose args a
+# configuration's validation checks (validatePluginConfig), replayed through a file's pluginConfig: upstream compares
+# each error's type and field (ignoreBadValueDetail), so these compare "<field>: <type>" under the args' path.
+def _args_errors(plugin: str, args: dict) -> list[str]:
+    try:
+        load(doc([{"pluginConfig": [{"name": plugin, "args": args}]}]))
+    except InputError as exc:
+        import re
+        return re.findall(r"profiles\[0\]\.pluginConfig\[0\]\.args\.([^:]+: [A-Z][a-z]+(?: value)?)", str(exc))
+    return []
+
+
+def _pts(*constraints, defaulting="List"):
+    return {"defaultingType": defaulting, "defaultConstraints": [
+        dict(zip(("maxSkew", "topologyKey", "whenUnsatisfiable"), c)) for c in constraints]}
+
+
+PLUGIN_ARGS = [
+    ("TestValidateDefaultPreemptionArgs/valid args (default)", "DefaultPreemption",
+     {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}, []),
+    ("TestValidateDefaultPreemptionArgs/negative minCandidateNodesPercentage", "DefaultPreemption",
+     {"minCandidateNodesPercentage": -1, "minCandidateNodesAbsolute": 100},
+     ["minCandidateNodesPercentage: Invalid value"]),
+    ("TestValidateDefaultPreemptionArgs/minCandidateNodesPercentage over 100", "DefaultPreemption",
+     {"minCandidateNodesPercentage": 900, "minCandidateNodesAbsolute": 100},
+     ["minCandidateNodesPercentage: Invalid value"]),
+    ("TestValidateDefaultPreemptionArgs/negative minCandidateNodesAbsolute", "DefaultPreemption",
+     {"minCandidateNodesPercentage": 20, "minCandidateNodesAbsolute": -1},
+     ["minCandidateNodesAbsolute: Invalid value"]),
+    ("TestValidateDefaultPreemptionArgs/all zero", "DefaultPreemption",
+     {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+     ["minCandidateNodesPercentage: Invalid value", "minCandidateNodesAbsolute: Invalid value"]),
+    ("TestValidateDefaultPreemptionArgs/both negative", "DefaultPreemption",
+     {"minCandidateNodesPercentage": -1, "minCandidateNodesAbsolute": -1},
+     ["minCandidateNodesPercentage: Invalid value", "minCandidateNodesAbsolute: Invalid value"]),
+    ("TestValidateInterPodAffinityArgs/valid args", "InterPodAffinity", {"hardPodAffinityWeight": 10}, []),
+    ("TestValidateInterPodAffinityArgs/hardPodAffinityWeight less than min", "InterPodAffinity",
+     {"hardPodAffinityWeight": -1}, ["hardPodAffinityWeight: Invalid value"]),
+    ("TestValidateInterPodAffinityArgs/hardPodAffinityWeight more than max", "InterPodAffinity",
+     {"hardPodAffinityWeight": 101}, ["hardPodAffinityWeight: Invalid value"]),
+    ("TestValidatePodTopologySpreadArgs/valid config", "PodTopologySpread",
+     _pts((1, "node", "DoNotSchedule"), (2, "zone", "ScheduleAnyway")), []),
+    ("TestValidatePodTopologySpreadArgs/maxSkew less than zero", "PodTopologySpread",
+     _pts((-1, "node", "DoNotSchedule")), ["defaultConstraints[0].maxSkew: Invalid value"]),
+    ("TestValidatePodTopologySpreadArgs/empty topology key", "PodTopologySpread",
+     _pts((1, "", "DoNotSchedule")), ["defaultConstraints[0].topologyKey: Required value"]),
+    ("TestValidatePodTopologySpreadArgs/whenUnsatisfiable is empty", "PodTopologySpread",
+     _pts((1, "node", "")), ["defaultConstraints[0].whenUnsatisfiable: Required value"]),
+    ("TestValidatePodTopologySpreadArgs/whenUnsatisfiable contains unsupported action", "PodTopologySpread",
+     _pts((1, "node", "unknown action")), ["defaultConstraints[0].whenUnsatisfiable: Unsupported value"]),
+    ("TestValidatePodTopologySpreadArgs/duplicated constraints", "PodTopologySpread",
+     _pts((1, "node", "DoNotSchedule"), (2, "node", "DoNotSchedule")), ["defaultConstraints[1]: Duplicate value"]),
+    ("TestValidatePodTopologySpreadArgs/label selector present", "PodTopologySpread",
+     {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "key",
+                                                        "whenUnsatisfiable": "DoNotSchedule",
+                                                        "labelSelector": {"matchLabels": {"a": "b"}}}]},
+     ["defaultConstraints[0].labelSelector: Forbidden"]),
+    ("TestValidatePodTopologySpreadArgs/list default constraints, no constraints", "PodTopologySpread",
+     {"defaultingType": "List"}, []),
+    ("TestValidatePodTopologySpreadArgs/system default constraints", "PodTopologySpread",
+     {"defaultingType": "System"}, []),
+    ("TestValidatePodTopologySpreadArgs/wrong constraints", "PodTopologySpread", {"defaultingType": "unknown"},
+     ["defaultingType: Unsupported value"]),
+    ("TestValidatePodTopologySpreadArgs/system default constraints, but has constraints", "PodTopologySpread",
+     _pts((1, "key", "DoNotSchedule"), defaulting="System"), ["defaultingType: Invalid value"]),
+    ("TestValidateNodeAffinityArgs/empty", "NodeAffinity", {}, []),
+    ("TestValidateNodeAffinityArgs/valid added affinity", "NodeAffinity", {"addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "label-1", "operator": "In", "values": ["label-1-val"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}}]}}, []),
+    ("TestValidateNodeAffinityArgs/invalid added affinity", "NodeAffinity", {"addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "invalid/label/key", "operator": "In", "values": ["label-1-val"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["node-1", "node-2"]}]}}]}},
+     ["addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: "
+      "Invalid value",
+      "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value"]),
+]
+
+
+@pytest.mark.parametrize("plugin,args,want", [c[1:] for c in PLUGIN_ARGS], ids=[c[0] for c in PLUGIN_ARGS])
+def test_validate_plugin_args(plugin, args, want):
+    assert _args_errors(plugin, args) == want
+
+
+def test_node_affinity_args_whole_text():
+    """ValidateNodeAffinityArgs (nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms with the args' paths;
+    labels.NewRequirement's key check; matchFields' "must have one element" showing the []string as %#v): phalanx
+    accepted any addedAffinity before."""
+    _, _, args, _ = PLUGIN_ARGS[-1]
+    with pytest.raises(InputError) as err:
+        load(doc([{"pluginConfig": [{"name": "NodeAffinity", "args": args}]}]))
+    at = "profiles[0].pluginConfig[0].args.addedAffinity."
+    assert str(err.value) == (
+        f'sched.yaml: [{at}requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]'
+        '.key: Invalid value: "invalid/label/key": a qualified name must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+        "or '123-abc', "
+        "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain "
+        "prefix and '/' (e.g. 'example.com/MyName'), "
+        f'{at}preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value: '
+        '[]string{"node-1", "node-2"}: must have one element]')
+
+
+# ------------------------------------------------------------------------------------------ validation.go, whole texts
+def _error(d: dict) -> str:
+    with pytest.raises(InputError) as err:
+        load(d)
+    return str(err.value)
+
+
+def test_validation_errors_are_aggregated():
+    """ValidateKubeSchedulerConfiguration collects every error and returns utilerrors.Flatten(NewAggregate(errs)):
+    several print as "[e1, e2]" in its order (parallelism before the profiles, the global percentage after)."""
+    assert _error(doc([{"percentageOfNodesToScore": -1}], parallelism=0, percentageOfNodesToScore=101)) == (
+        "sched.yaml: [parallelism: Invalid value: 0: should be an integer value greater than zero, "
+        "profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100], "
+        "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]]")
+    assert _error(doc([{"schedulerName": "a", "pluginConfig": [{"name": "InterPodAffinity", "args": {
+        "hardPodAffinityWeight": 101}}]}, {"schedulerName": "a"}], podInitialBackoffSeconds=0)) == (
+        "sched.yaml: [profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range "
+        '[0, 100], profiles[1].schedulerName: Duplicate value: "a", podInitialBackoffSeconds: Invalid value: 0: must '
+        "be greater than 0]")
+
+
+def test_null_fields_are_defaulted():
+    """A field written as null decodes as absent (v1 pointers stay nil) and is defaulted: backoffs 1 s / 10 s, the
+    only profile's schedulerName default-scheduler (SetDefaults_KubeSchedulerConfiguration)."""
+    config = load(doc([{"schedulerName": None}], podInitialBackoffSeconds=None, podMaxBackoffSeconds=None,
+                      parallelism=None))
+    assert (config.pod_initial_backoff_s, config.pod_max_backoff_s) == (1.0, 10.0)
+    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]
+
+
+def test_queue_sort_sets_as_written_must_be_equal():
+    """validateCommonQueueSort compares the queueSort sets as written (after mergePluginSet, which keeps a custom set
+    as it is), not the effective plugins: naming PrioritySort in one profile only is refused; the bad value is the
+    config.PluginSet printed with %#v. More than one plugin in profiles[0] is refused at .Enabled."""
+    assert _error(doc([{"schedulerName": "a"}, {"schedulerName": "b", "plugins": {"queueSort": {
+        "enabled": [{"name": "PrioritySort"}]}}}])) == (
+        'sched.yaml: profiles[1].plugins.queueSort: Invalid value: config.PluginSet{Enabled:[]config.Plugin{'
+        'config.Plugin{Name:"PrioritySort", Weight:0}}, Disabled:[]config.Plugin(nil)}: must be the same for all '
+        'profiles')
+    assert _error(doc([{"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}, {"name": "PrioritySort"}]}}}])
+                  ) == ("sched.yaml: profiles[0].plugins.queueSort.Enabled: Invalid value: 2: only one queue sort "
+                        "plugin can be enabled")
+    same = {"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}}
+    assert len(load(doc([{"schedulerName": "a", **same}, {"schedulerName": "b", **same}])).profiles) == 2
+
+
+def test_removed_plugins():
+    """invalidPluginsByVersion: AzureDiskLimits, CinderLimits, EBSLimits, GCEPDLimits in a plugin set (not multiPoint)
+    or in pluginConfig."""
+    v1 = '"kubescheduler.config.k8s.io/v1"'
+    assert _error(doc([{"plugins": {"filter": {"enabled": [{"name": "EBSLimits"}]}}}])) == (
+        f'sched.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in version {v1} '
+        f'(KubeSchedulerConfiguration is version {v1})')
+    assert _error(doc([{"pluginConfig": [{"name": "GCEPDLimits"}]}])) == (
+        f'sched.yaml: profiles[0].pluginConfig[0]: Invalid value: "GCEPDLimits": was invalid in version {v1} '
+        f'(KubeSchedulerConfiguration is version {v1})')
+
+
+def test_node_resources_fit_args_are_checked_by_the_plugin():
+    """validatePluginConfig keys ValidateNodeResourcesFitArgs by "NodeResourcesFitArgs" (no plugin has that name), so
+    only NewFit validates the args, when the profile enables NodeResourcesFit; scheduler.New then fails with
+    'initializing profiles: creating profile for scheduler name ...: initializing plugin "NodeResourcesFit": ...'
+    (#132120's description shows the text), the paths relative to the args. With the plugin disabled the args are
+    never checked."""
+    bad = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Foo"}}}]
+    assert _error(doc([{"pluginConfig": bad}])) == (
+        'sched.yaml: initializing profiles: creating profile for scheduler name default-scheduler: initializing plugin '
+        '"NodeResourcesFit": scoringStrategy.type: Unsupported value: "Foo": supported values: "LeastAllocated", '
+        '"MostAllocated", "RequestedToCapacityRatio"')
+    off = {"plugins": {"multiPoint": {"disabled": [{"name": "NodeResourcesFit"}]}}}
+    assert load(doc([{**off, "pluginConfig": bad}])).profiles[0].arg("NodeResourcesFit") is None
+    ratio = {"shape": [{"utilization": 0, "score": 0}]}
+    assert _error(doc([{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+        "type": "LeastAllocated", "requestedToCapacityRatio": ratio}}}]}])) == (
+        'sched.yaml: initializing profiles: creating profile for scheduler name default-scheduler: initializing plugin '
+        '"NodeResourcesFit": scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not '
+        'RequestedToCapacityRatio')
+
+
+def test_int32_fields_fail_decoding_out_of_range():
+    """parallelism, percentageOfNodesToScore and plugin weights are int32: a larger number fails decoding."""
+    assert _error(doc(parallelism=2 ** 40)) == "sched.yaml: parallelism: expected a 32-bit integer, got 1099511627776"

@@ -687,10 +687,14 @@ def _config_error(plugin: str, args: dict) -> str | None:
 
 def _fields(message: str | None) -> list[str]:
     """The field paths, under the args, of an args error: "...args.a: Invalid value: ..." or
-    "[...args.a: ..., ...args.b: ...]"."""
+    "[...args.a: ..., ...args.b: ...]"; NodeResourcesFit's (checked by NewFit, not by the configuration's
+    validation) are relative to the args already: 'initializing plugin "NodeResourcesFit": a: ...' or ': [a: ..., b:
+    ...]'."""
     if message is None:
         return []
-    return re.findall(r"profiles\[0\]\.pluginConfig\[0\]\.args\.([^:]+): ", message)
+    found = re.findall(r"([A-Za-z][\w.\[\]]*): (?:Invalid value|Required value|Unsupported value|Forbidden|Duplicate "
+                       r"value)", message)
+    return [f.removeprefix("profiles[0].pluginConfig[0].args.") for f in found]
 
 
 @pytest.mark.parametrize("resources, fields", [
@@ -706,6 +710,9 @@ def test_validate_balanced_allocation_args(resources, fields):
 
 
 _VALID_SHAPE = ((30, 3),)   # TestValidateRequestedToCapacityRatioScoringStrategy defaultShape
+# The shape's path since #132120 (v1.36: validation_pluginargs.go validates it at
+# strategyPath.Child("requestedToCapacityRatio").Child("shape"); before, strategyPath.Child("shape")).
+_SHAPE = "scoringStrategy.requestedToCapacityRatio.shape"
 
 
 @pytest.mark.parametrize("strategy, resources, shape, fields", [
@@ -715,25 +722,25 @@ _VALID_SHAPE = ((30, 3),)   # TestValidateRequestedToCapacityRatioScoringStrateg
           ("default config", (), []),
           ("multi valid resources", (("cpu", 1), ("memory", 10)), []),
           ("weight greater than max", (("cpu", 101),), ["scoringStrategy.resources[0].weight"]))],
-    pytest.param("RequestedToCapacityRatio", (), (), ["scoringStrategy.shape"],
+    pytest.param("RequestedToCapacityRatio", (), (), [_SHAPE],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/no shapes"),
     pytest.param("RequestedToCapacityRatio", (("cpu", 101),), _VALID_SHAPE, ["scoringStrategy.resources[0].weight"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/weight greater than max"),
     pytest.param("RequestedToCapacityRatio", (), _VALID_SHAPE, [],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/valid shapes"),
-    pytest.param("RequestedToCapacityRatio", (), ((-1, 3),), ["scoringStrategy.shape[0].utilization"],
+    pytest.param("RequestedToCapacityRatio", (), ((-1, 3),), [_SHAPE + "[0].utilization"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/utilization less than min"),
-    pytest.param("RequestedToCapacityRatio", (), ((101, 3),), ["scoringStrategy.shape[0].utilization"],
+    pytest.param("RequestedToCapacityRatio", (), ((101, 3),), [_SHAPE + "[0].utilization"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/utilization greater than max"),
-    pytest.param("RequestedToCapacityRatio", (), ((10, 3), (10, 3)), ["scoringStrategy.shape[1].utilization"],
+    pytest.param("RequestedToCapacityRatio", (), ((10, 3), (10, 3)), [_SHAPE + "[1].utilization"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/duplicated utilization values"),
     pytest.param("RequestedToCapacityRatio", (), ((10, 3), (20, 3), (30, 3)), [],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/increasing utilization values"),
-    pytest.param("RequestedToCapacityRatio", (), ((10, 3), (20, 3), (15, 3)), ["scoringStrategy.shape[2].utilization"],
+    pytest.param("RequestedToCapacityRatio", (), ((10, 3), (20, 3), (15, 3)), [_SHAPE + "[2].utilization"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/non-increasing utilization values"),
-    pytest.param("RequestedToCapacityRatio", (), ((10, -1),), ["scoringStrategy.shape[0].score"],
+    pytest.param("RequestedToCapacityRatio", (), ((10, -1),), [_SHAPE + "[0].score"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/score less than min"),
-    pytest.param("RequestedToCapacityRatio", (), ((10, 11),), ["scoringStrategy.shape[0].score"],
+    pytest.param("RequestedToCapacityRatio", (), ((10, 11),), [_SHAPE + "[0].score"],
                  id="TestValidateRequestedToCapacityRatioScoringStrategy/score greater than max"),
 ])
 def test_validate_fit_scoring_strategy(strategy, resources, shape, fields):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import field_validator
+from pydantic import model_validator
 
 from ..cluster_models.tensors import (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY,
                                       REQUIRED_ANTI_AFFINITY, TermClass, pod_term_classes)
@@ -25,7 +25,7 @@ from ..kernels import interpod_affinity as kernel
 from ..kernels.domain_batch import AddedWeights
 from ..kernels.node_affinity import term_matches
 from .framework import (DOMAIN, FIXED, NODE_ADDED, NODE_LOCAL, NODE_UPDATED, PER_POD, POD_BOUND, POD_DELETED, SKIP,
-                        Plugin, PluginArgs)
+                        ArgsInvalid, Plugin, PluginArgs)
 from .labels import selector_matches, selector_tests
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -43,13 +43,14 @@ class InterPodAffinityArgs(PluginArgs):
     hard_pod_affinity_weight: int = 1
     ignore_preferred_terms_of_existing_pods: bool = False
 
-    @field_validator("hard_pod_affinity_weight")
-    @classmethod
-    def _weight_range(cls, weight: int) -> int:
-        # validateHardPodAffinityWeight: 0 is valid (it turns the existing pods' required-affinity score off).
+    @model_validator(mode="after")
+    def _weight_range(self):
+        # validateHardPodAffinityWeight: 0 is valid (it turns the existing pods' required-affinity score off). A
+        # validation error (ArgsInvalid), reported with the configuration's others, not a decoding one.
+        weight = self.hard_pod_affinity_weight
         if not 0 <= weight <= 100:
-            raise ValueError(f"Invalid value: {weight}: not in valid range [0, 100]")
-        return weight
+            raise ArgsInvalid([f"hardPodAffinityWeight: Invalid value: {weight}: not in valid range [0, 100]"])
+        return self
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,20 @@ conflict"). A preferred term that does not parse fails PreScore (only run with t
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
+from pydantic import model_validator
 
 from ..cluster_models.objects import (NodeAffinity as NodeAffinitySpec, go_quote, label_key_problem,
-                                      label_value_errors, label_value_problem)
+                                      label_value_errors, label_value_problem,
+                                      qualified_name_errors)
 from ..cluster_models.tensors import parse_int64_label
 from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
 from ..kernels.normalize import default_normalize, max_holders
-from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, CycleError, NodeSubset, Pads, Plugin,
-                        PluginArgs, Rejection, pad1)
+from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, ArgsInvalid, CycleError, NodeSubset, Pads,
+                        Plugin, PluginArgs, Rejection, pad1)
 from .labels import label_test
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -29,6 +32,70 @@ NAME_FIELD = "metadata.name"
 
 class NodeAffinityArgs(PluginArgs):
     added_affinity: NodeAffinitySpec | None = None
+
+    @model_validator(mode="after")
+    def _validate(self):
+        """ValidateNodeAffinityArgs: addedAffinity's required terms parsed as nodeaffinity.NewNodeSelector and its
+        preferred terms as NewPreferredSchedulingTerms parse them (empty terms and weight-0 preferred terms are
+        skipped), every parse error under its path, aggregated."""
+        affinity = self.added_affinity
+        if affinity is None:
+            return self
+        errors = []
+        if (required := affinity.required_during_scheduling_ignored_during_execution) is not None:
+            path = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+            for i, term in enumerate(required.node_selector_terms):
+                errors += _term_parse_errors(term, f"{path}[{i}]")
+        path = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+        for i, term in enumerate(affinity.preferred_during_scheduling_ignored_during_execution):
+            if term.weight != 0:        # upstream's path has no ".preference"
+                errors += _term_parse_errors(term.preference, f"{path}[{i}]")
+        if errors:
+            raise ArgsInvalid(errors)
+        return self
+
+
+def _go_strings(values: list[str]) -> str:
+    """A []string as field.Error shows it (%#v)."""
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}" if values else "[]string(nil)"
+
+
+def _term_parse_errors(term, path: str) -> list[str]:
+    """newNodeSelectorTerm's parse errors: matchExpressions as labels.NewRequirement checks them (key, values per
+    operator, each value a label value), matchFields with In / NotIn and exactly one value."""
+    errors = []
+    for j, r in enumerate(term.match_expressions):
+        at = f"{path}.matchExpressions[{j}]"
+        if key_errors := qualified_name_errors(r.key):
+            errors.append(f"{at}.key: Invalid value: {go_quote(r.key)}: {'; '.join(key_errors)}")
+        if r.operator in ("In", "NotIn") and not r.values:
+            errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: for 'in', 'notin' operators, "
+                          "values set can't be empty")
+        elif r.operator in ("Exists", "DoesNotExist") and r.values:
+            errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: values set must be empty for "
+                          "exists and does not exist")
+        elif r.operator in ("Gt", "Lt"):
+            if len(r.values) != 1:
+                errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: for 'Gt', 'Lt' operators, "
+                              "exactly one value is required")
+            errors += [f"{at}.values[{k}]: Invalid value: {go_quote(v)}: for 'Gt', 'Lt' operators, the value must "
+                       "be an integer" for k, v in enumerate(r.values) if not _is_int64(v)]
+        errors += [f"{at}.values[{k}][{r.key}]: Invalid value: {go_quote(v)}: {'; '.join(label_value_errors(v))}"
+                   for k, v in enumerate(r.values) if label_value_errors(v)]
+    for j, r in enumerate(term.match_fields):
+        at = f"{path}.matchFields[{j}]"
+        if r.operator not in ("In", "NotIn"):
+            errors.append(f'{at}.operator: Unsupported value: "{r.operator}": supported values: "In", "NotIn"')
+        elif len(r.values) != 1:
+            errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: must have one element")
+    return errors
+
+
+def _is_int64(text: str) -> bool:
+    """strconv.ParseInt(text, 10, 64) succeeds."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        return False
+    return -(1 << 63) <= int(text) < (1 << 63)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ pkg/scheduler/apis/config/{types_pluginargs.go,v1/defaults.go,validation/validat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -75,15 +76,20 @@ class ScoringStrategy(PluginArgs):
 
 
 class NodeResourcesFitArgs(PluginArgs):
+    # validatePluginConfig's table keys ValidateNodeResourcesFitArgs by "NodeResourcesFitArgs", a name no plugin has,
+    # so a configuration's validation never runs it: NewFit does, when a profile enables the plugin (the error then
+    # names the profile and the plugin, its paths relative to the args).
+    validated_at_construction: ClassVar[bool] = True
     ignored_resources: list[str] = Field(default_factory=list)
     ignored_resource_groups: list[str] = Field(default_factory=list)
     scoring_strategy: ScoringStrategy = Field(default_factory=lambda: ScoringStrategy(type="LeastAllocated"))
 
     @model_validator(mode="after")
     def _validate(self):
-        """ValidateNodeResourcesFitArgs (validation_pluginargs.go) on the scoring strategy: validateResources (every
-        weight in (0, 100], after defaulting) and, when requestedToCapacityRatio is set, validateFunctionShape (whose
-        path upstream reads scoringStrategy.shape); all errors, aggregated as upstream prints them."""
+        """ValidateNodeResourcesFitArgs (validation_pluginargs.go): ignored resources and groups, the strategy's type,
+        validateResources (every weight in (0, 100], after defaulting), with type RequestedToCapacityRatio its
+        requestedToCapacityRatio (required) and validateFunctionShape at scoringStrategy.requestedToCapacityRatio.shape,
+        with another type no requestedToCapacityRatio (Forbidden); all errors, aggregated as upstream prints them."""
         strategy = self.scoring_strategy
         errors = [f'ignoredResources[{i}]: Invalid value: "{name}": {problem}'
                   for i, name in enumerate(self.ignored_resources) for problem in qualified_name_errors(name)]
@@ -98,11 +104,16 @@ class NodeResourcesFitArgs(PluginArgs):
                           + ", ".join(f'"{t}"' for t in SCORING_STRATEGIES))
         errors += [f"scoringStrategy.resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} "
                    f"not in valid range (0, 100]" for i, r in enumerate(strategy.resources) if not 0 < r.weight <= 100]
-        if strategy.type == "RequestedToCapacityRatio" and strategy.requested_to_capacity_ratio is None:
-            errors.append("scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is "
-                          "RequestedToCapacityRatio")        # #132120 (v1.36)
-        if strategy.requested_to_capacity_ratio is not None:
-            errors += _shape_errors(strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape")
+        ratio = strategy.requested_to_capacity_ratio
+        if strategy.type == "RequestedToCapacityRatio":              # #132120 (v1.36)
+            if ratio is None:
+                errors.append("scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type "
+                              "is RequestedToCapacityRatio")
+            else:
+                errors += _shape_errors(ratio.shape, "scoringStrategy.requestedToCapacityRatio.shape")
+        elif ratio is not None:
+            errors.append("scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not "
+                          "RequestedToCapacityRatio")
         if errors:
             raise ArgsInvalid(errors)
         return self

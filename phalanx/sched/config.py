@@ -144,6 +144,16 @@ class _Reader:
 
     def __init__(self, source: str):
         self.source = source
+        self.invalid: list[str] = []        # ValidateKubeSchedulerConfiguration's errors, in its order
+
+    def report(self, where: str, problem: str) -> None:
+        """A validation error: upstream validates the whole decoded configuration and reports every error at once
+        (utilerrors.NewAggregate: one as itself, several as "[e1, e2]"); `check` raises them."""
+        self.invalid.append(f"{where}: {problem}")
+
+    def check(self) -> None:
+        if self.invalid:
+            self.fail("", aggregate(self.invalid))
 
     def fail(self, where: str, problem: str):
         raise InputError(f"{self.source}: {where}: {problem}" if where else f"{self.source}: {problem}")
@@ -160,9 +170,12 @@ class _Reader:
             if key not in fields:
                 self.fail(f"{where}.{key}" if where else str(key), "unknown field (strict decoding error)")
 
-    def integer(self, value, where: str) -> int:
+    def integer(self, value, where: str, bits: int = 32) -> int:
+        """An int32 (int64 with bits=64) field: anything else fails decoding, as it does upstream."""
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(where, f"expected an integer, got {value!r}")
+        if not -(1 << bits - 1) <= value < 1 << bits - 1:
+            self.fail(where, f"expected a {bits}-bit integer, got {value}")
         return value
 
 
@@ -292,20 +305,25 @@ def _weights(points: dict, multipoint, point: str) -> dict[str, int]:
     return out
 
 
-def _args(r: _Reader, entries, where: str, context) -> dict[str, PluginArgs]:
-    """pluginConfig: each entry's args strictly decoded into its plugin's args type, defaulted and validated (even
-    for plugins not enabled, which then ignore them); args of plugins without an args type are kept unread."""
+def _args(r: _Reader, entries, where: str, context) -> tuple[dict[str, PluginArgs], dict[str, list[str]]]:
+    """pluginConfig: each entry's args strictly decoded into its plugin's args type (decoding errors fail at once),
+    defaulted, and validated as validatePluginConfig does (errors reported: a repeated name, a removed plugin, another
+    plugin's args, the args' own checks; for plugins not enabled too, which then ignore them); args of plugins without
+    an args type are kept unread. Returns (args, the errors of args only their plugin's constructor checks)."""
     if entries is None:
         entries = []
     if not isinstance(entries, list):
         r.fail(where, "expected a list")
-    out, seen = {}, set()
+    out, seen, deferred = {}, set(), {}
     for j, entry in enumerate(entries):
         at = f"{where}[{j}]"
         entry, name = _named(r, entry, at, {"name", "args"})
         if name in seen:
-            r.fail(at, f'Duplicate value: "{name}"')
+            r.report(at, f"Duplicate value: {go_quote(name)}")
         seen.add(name)
+        if name in _REMOVED_PLUGINS:
+            r.report(at, _removed(name))
+            continue
         cls = REGISTRY.get(name)
         if cls is None:
             if name not in UNMODELLED:
@@ -318,15 +336,34 @@ def _args(r: _Reader, entries, where: str, context) -> dict[str, PluginArgs]:
         api = raw.pop("apiVersion", None)
         if kind is not None and kind != f"{name}Args":
             if kind in _ARGS_KINDS:         # validatePluginConfig: another plugin's args type
-                r.fail(f"{at}.args", f'Invalid value: "{kind}": has to match plugin args')
+                r.report(f"{at}.args", f'Invalid value: "{kind}": has to match plugin args')
+                continue
             r.fail(f"{at}.args", f"args for plugin {name} were not of type {name}Args, got {kind}")
         if api is not None and api != API_VERSION:
             r.fail(f"{at}.args.apiVersion", f"unsupported version {api!r} (use {API_VERSION})")
         try:
             out[name] = cls.Args.model_validate(raw, context={"gates": context})
         except ValidationError as exc:
-            r.fail("", _args_problem(exc, f"{at}.args"))
-    return out
+            error = exc.errors(include_url=False)[0].get("ctx", {}).get("error")
+            if not isinstance(error, ArgsInvalid):
+                r.fail("", _args_problem(exc, f"{at}.args"))          # a decoding error
+            if cls.Args.validated_at_construction:
+                deferred[name] = error.errors
+            else:
+                r.invalid += _under(error.errors, f"{at}.args")
+    return out, deferred
+
+
+# invalidPluginsByVersion (validation.go): plugins removed by kubescheduler.config.k8s.io/v1.
+_REMOVED_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+# validatePluginConfig's plugin sets checked for removed plugins (not multiPoint, not the placement points).
+_CHECKED_SETS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
+                 "permit", "preBind", "bind", "postBind")
+
+
+def _removed(name: str) -> str:
+    return (f'Invalid value: {go_quote(name)}: was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration '
+            f'is version "{API_VERSION}")')
 
 
 _ARGS_KINDS = frozenset(f"{name}Args" for name, cls in REGISTRY.items() if cls.Args is not None)
@@ -338,7 +375,11 @@ def _args_problem(exc: ValidationError, path: str) -> str:
     aggregated as `[e1, e2]`."""
     error = exc.errors(include_url=False)[0].get("ctx", {}).get("error")
     problems = error.errors if isinstance(error, ArgsInvalid) else [validation_problem(exc)]
-    return aggregate([f"{path}.{p}" if _field_first(p) else f"{path}: {p}" for p in problems])
+    return aggregate(_under(problems, path))
+
+
+def _under(problems: list[str], path: str) -> list[str]:
+    return [f"{path}.{p}" if _field_first(p) else f"{path}: {p}" for p in problems]
 
 
 def _field_first(problem: str) -> bool:
@@ -347,17 +388,65 @@ def _field_first(problem: str) -> bool:
     return head[:1].islower() and " " not in head
 
 
-def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], compat: str,
-             warnings: list[str]) -> Profile:
+@dataclass
+class _Decoded:
+    """A profile as decoded, defaulted and validated, before its framework is built."""
+    name: object
+    sets: dict
+    args: dict
+    deferred: dict
+    pct: int | None
+    queue_sort: tuple                 # its own queueSort set as written: ((name, weight), ...), (disabled, ...)
+    plugin_config: object
+
+
+def _decode_profile(r: _Reader, prof, i: int, gates: dict[str, bool]) -> _Decoded:
+    """Decoding (errors fail at once) and validateKubeSchedulerProfile (errors reported): schedulerName, the
+    percentage, removed plugins in the plugin sets, pluginConfig."""
     where = f"profiles[{i}]"
     prof = r.mapping(prof, where)
     r.known(prof, _PROFILE_FIELDS, where)
     name = prof.get("schedulerName")
-    if not isinstance(name, str) or not name:
-        r.fail(f"{where}.schedulerName", "Required value")
+    if name is not None and not isinstance(name, str):
+        r.fail(f"{where}.schedulerName", f"expected a string, got {name!r}")
+    pct = prof.get("percentageOfNodesToScore")
+    if pct is not None:
+        pct = r.integer(pct, f"{where}.percentageOfNodesToScore")
     plugins = r.mapping(prof.get("plugins"), f"{where}.plugins")
     r.known(plugins, set(_SET_POINTS), f"{where}.plugins")
     sets = {point: _entries(r, plugins.get(point), f"{where}.plugins.{point}") for point in _SET_POINTS}
+    if not name:
+        r.report(f"{where}.schedulerName", "Required value")
+    if pct is not None and not 0 <= pct <= 100:
+        r.report(f"{where}.percentageOfNodesToScore", f"Invalid value: {pct}: not in valid range [0-100]")
+    for point in _CHECKED_SETS:
+        for k, (plugin, _, _) in enumerate(sets[point][0]):
+            if plugin in _REMOVED_PLUGINS:
+                r.report(f"{where}.plugins.{point}.enabled[{k}]", _removed(plugin))
+    args, deferred = _args(r, prof.get("pluginConfig"), f"{where}.pluginConfig", gates)
+    enabled, disabled = sets["queueSort"]
+    queue_sort = (tuple((n, w or 0) for n, w, _ in enabled), tuple(disabled))
+    return _Decoded(name, sets, args, deferred, pct, queue_sort, prof.get("pluginConfig"))
+
+
+def _go_plugin_set(queue_sort: tuple) -> str:
+    """A config.PluginSet as field.Error shows it (%#v; a set left empty has nil lists)."""
+    def plugins(entries):
+        if not entries:
+            return "[]config.Plugin(nil)"
+        return "[]config.Plugin{" + ", ".join(f"config.Plugin{{Name:{go_quote(n)}, Weight:{w}}}"
+                                              for n, w in entries) + "}"
+    enabled, disabled = queue_sort
+    return f"config.PluginSet{{Enabled:{plugins(enabled)}, Disabled:{plugins([(n, 0) for n in disabled])}}}"
+
+
+def _profile(r: _Reader, decoded: _Decoded, i: int, top_pct, gates: dict[str, bool], compat: str,
+             warnings: list[str]) -> Profile:
+    """The profile's framework (NewFramework): multiPoint expansion per extension point, plugins that exist and
+    extend their points, one QueueSort, a Bind, weights; the enabled plugins' args."""
+    where = f"profiles[{i}]"
+    name = decoded.name
+    sets = dict(decoded.sets)
     m_enabled, m_disabled = sets.pop("multiPoint")
     for name_, _, at in m_enabled:
         if name_ not in REGISTRY and name_ not in UNMODELLED:
@@ -375,23 +464,23 @@ def _profile(r: _Reader, prof: dict, i: int, top_pct, gates: dict[str, bool], co
                                                      f"with scheduler name {name!r}")
     weights = _weights(points, multipoint, "score")
     placement_weights = _weights(points, multipoint, "placementScore")
-    args = _args(r, prof.get("pluginConfig"), f"{where}.pluginConfig", gates)
+    args = decoded.args
     # What the configuration itself names (not the defaults) and phalanx does not model is reported.
     named = [(n, point) for point, (enabled, _) in [("multiPoint", (m_enabled, m_disabled)), *sets.items()]
              for n, _, _ in enabled]
     ignored = list(dict.fromkeys(f"{n} ({point})" for n, point in named
                                  if not (_modelled(n, point) or point == "multiPoint" and n in REGISTRY)))
-    ignored += [f"{n} (pluginConfig)" for n in _named_config(prof.get("pluginConfig")) if n in UNMODELLED]
+    ignored += [f"{n} (pluginConfig)" for n in _named_config(decoded.plugin_config) if n in UNMODELLED]
     if ignored:
         warnings.append(f"{r.source}: {where} ({name}): configured but not modelled by phalanx, no effect on "
                         f"decisions: {', '.join(ignored)}")
-    pct = prof.get("percentageOfNodesToScore", top_pct)
-    if pct is not None:
-        pct = r.integer(pct, f"{where}.percentageOfNodesToScore")
-        if not 0 <= pct <= 100:
-            r.fail(f"{where}.percentageOfNodesToScore", f"Invalid value: {pct}: not in valid range [0-100]")
+    pct = decoded.pct if decoded.pct is not None else top_pct
     modelled = tuple((point, tuple(n for n, _ in ns if _modelled(n, point))) for point, ns in points.items())
     used = list(dict.fromkeys(n for _, ns in modelled for n in ns))
+    for plugin in used:
+        if plugin in decoded.deferred:      # its constructor's validation, as scheduler.New words its failure
+            r.fail("", f"initializing profiles: creating profile for scheduler name {name}: initializing plugin "
+                       f"{go_quote(plugin)}: {aggregate(decoded.deferred[plugin])}")
     # Plugins without a pluginConfig entry get their defaulted args (SetDefaults_KubeSchedulerConfiguration).
     args = {n: args.get(n) or REGISTRY[n].Args() for n in used if REGISTRY[n].Args is not None}
     return Profile(scheduler_name=name, plugins=modelled,
@@ -429,31 +518,17 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
         resolved = feature_gates(overrides, f"{source}: featureGates")
     except InputError as exc:
         raise exc from None
-    # ValidateKubeSchedulerConfiguration's checks of fields phalanx does not otherwise read.
+    # Decoding: a field written as null is left out (defaulted).
     parallelism = doc.get("parallelism")
     if parallelism is not None:
         parallelism = r.integer(parallelism, "parallelism")
-        if parallelism <= 0:
-            r.fail("parallelism", f"Invalid value: {parallelism}: should be an integer value greater than zero")
     leader = r.mapping(doc.get("leaderElection"), "leaderElection")
-    lock = leader.get("resourceLock", "leases")           # SetDefaults: leaderElect true, resourceLock "leases"
-    if leader.get("leaderElect", True) is not False and lock != "leases":
-        r.fail("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
-                                              f'"leases"')
     top_pct = doc.get("percentageOfNodesToScore")
     if top_pct is not None:
         top_pct = r.integer(top_pct, "percentageOfNodesToScore")
-        if not 0 <= top_pct <= 100:
-            r.fail("percentageOfNodesToScore", f"Invalid value: {top_pct}: not in valid range [0-100]")
-    initial = doc.get("podInitialBackoffSeconds", 1)
-    maximum = doc.get("podMaxBackoffSeconds", 10)
-    initial = r.integer(initial, "podInitialBackoffSeconds")
-    maximum = r.integer(maximum, "podMaxBackoffSeconds")
-    if initial <= 0:
-        r.fail("podInitialBackoffSeconds", f"Invalid value: {initial}: must be greater than 0")
-    if maximum < initial:
-        r.fail("podMaxBackoffSeconds", f"Invalid value: {maximum}: must be greater than or equal to "
-                                       f"PodInitialBackoffSeconds")
+    initial, maximum = (doc.get(key) for key in ("podInitialBackoffSeconds", "podMaxBackoffSeconds"))
+    initial = 1 if initial is None else r.integer(initial, "podInitialBackoffSeconds", 64)
+    maximum = 10 if maximum is None else r.integer(maximum, "podMaxBackoffSeconds", 64)
     profiles = doc.get("profiles")
     if profiles is None or profiles == []:
         profiles = [{}]
@@ -461,17 +536,39 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
         r.fail("profiles", "expected a list")
     if len(profiles) == 1:
         profiles = [dict(r.mapping(profiles[0], "profiles[0]"))]
-        profiles[0].setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+        if profiles[0].get("schedulerName") is None:
+            profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    # ValidateKubeSchedulerConfiguration, the profiles' checks included: every error in its order, reported together
+    # once the whole configuration is decoded (decoding errors fail at once).
+    lock = leader.get("resourceLock", "leases")           # SetDefaults: leaderElect true, resourceLock "leases"
+    if leader.get("leaderElect", True) is not False and lock != "leases":
+        r.report("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
+                                                f'"leases"')
+    if parallelism is not None and parallelism <= 0:
+        r.report("parallelism", f"Invalid value: {parallelism}: should be an integer value greater than zero")
+    decoded: list[_Decoded] = []
+    for i, prof in enumerate(profiles):
+        decoded.append(_decode_profile(r, prof, i, resolved))
+        if decoded[-1].name in [p.name for p in decoded[:-1]]:
+            r.report(f"profiles[{i}].schedulerName", f"Duplicate value: {go_quote(str(decoded[-1].name))}")
+    first = decoded[0].queue_sort
+    if len(first[0]) > 1:
+        r.report("profiles[0].plugins.queueSort.Enabled", f"Invalid value: {len(first[0])}: only one queue sort "
+                                                          f"plugin can be enabled")
+    for i, p in enumerate(decoded[1:], 1):
+        if p.queue_sort != first:
+            r.report(f"profiles[{i}].plugins.queueSort", f"Invalid value: {_go_plugin_set(p.queue_sort)}: must be the "
+                                                         f"same for all profiles")
+    if top_pct is not None and not 0 <= top_pct <= 100:
+        r.report("percentageOfNodesToScore", f"Invalid value: {top_pct}: not in valid range [0-100]")
+    if initial <= 0:
+        r.report("podInitialBackoffSeconds", f"Invalid value: {initial}: must be greater than 0")
+    if maximum < initial:
+        r.report("podMaxBackoffSeconds", f"Invalid value: {maximum}: must be greater than or equal to "
+                                         f"PodInitialBackoffSeconds")
+    r.check()
     warnings: list[str] = []
-    out = [_profile(r, prof, i, top_pct, resolved, compat, warnings) for i, prof in enumerate(profiles)]
-    names = [p.scheduler_name for p in out]
-    for i, n in enumerate(names):
-        if n in names[:i]:
-            r.fail(f"profiles[{i}].schedulerName", f'Duplicate value: "{n}"')
-    first_sort = out[0].enabled("queueSort")
-    for i, p in enumerate(out[1:], 1):
-        if p.enabled("queueSort") != first_sort:
-            r.fail(f"profiles[{i}].plugins.queueSort", "must be the same for all profiles")
+    out = [_profile(r, p, i, top_pct, resolved, compat, warnings) for i, p in enumerate(decoded)]
     return SchedulerConfig(tuple(out), float(initial), float(maximum), tuple(warnings))
 
 
