@@ -134,8 +134,7 @@ class GroupCycle:
         sched = self.sched
         if sched.tie_break != "first" or not gs.gang or gs.bound or gs.waiting or gs.min_count != len(gs.pending):
             return None
-        shapes = {id(shape): shape for shape in (sched.member_shape(gs, p, seq) for p, seq in gs.pending.values())}
-        shape = next(iter(shapes.values())) if len(shapes) == 1 else None
+        shape = gs.by_pending("shape", lambda: _one(sched.member_shape(gs, p, seq) for p, seq in gs.pending.values()))
         # Pods whose plugins keep per-pod state (DRA claims, GPU shares) never ride a train.
         ok = shape is not None and not shape.host_ports and not sched.reserves(shape)
         return shape if ok else None
@@ -221,11 +220,11 @@ class GroupCycle:
         else:
             moves = self._moves(placer)
             attempt = self.group_attempt(gs)
-        failed_keys = {p.key for pods, _, _ in attempt.failed for p in pods}
+        failed = {id(p) for pods, _, _ in attempt.failed for p in pods}     # pending members' own objects
         for pods, message, _ in attempt.failed:
             sched.fail(pods, message)
         if attempt.error is not None:
-            sched.fail([p for p, _ in gs.pending.values() if p.key not in failed_keys], attempt.error)
+            sched.fail([p for p, _ in gs.pending.values() if id(p) not in failed], attempt.error)
             sched.set_condition(gs, "False", "SchedulerError", attempt.error)
         elif attempt.infeasible is not None or attempt.group_message is not None:
             if kept is None:
@@ -235,7 +234,7 @@ class GroupCycle:
             if shape is not None and kept is None:
                 self._remember(placer, shape, gs, np.array([node for _, node in placed], np.int64), attempt, moves)
             extra = sched.workload_preemption.run(gs, placed)      # on the state without this cycle's placements
-            rest = [p for p, _ in gs.pending.values() if p.key not in failed_keys]
+            rest = [p for p, _ in gs.pending.values() if id(p) not in failed]
             sched.fail(rest, _with(attempt.infeasible or attempt.group_message, extra))
             sched.set_condition(gs, "False", "Unschedulable", _with(
                 attempt.group_message or unconstrained_unschedulable(sched.framework_for_group(gs)), extra))
@@ -326,10 +325,12 @@ class GroupCycle:
         """Whether the pending members name different schedulers; then each fails with upstream's error
         (scheduleOnePodGroup: frameworkForPodGroup, the first member naming another scheduler than the first's),
         and no cycle runs."""
-        members = [pod for pod, _ in self.sched.groups.members_in_order(gs)]
-        first = members[0].spec.scheduler_name
-        other = next((pod.spec.scheduler_name for pod in members if pod.spec.scheduler_name != first), None)
+        def other_scheduler():
+            names = [pod.spec.scheduler_name for pod, _ in self.sched.groups.members_in_order(gs)]
+            return names[0], next((name for name in names if name != names[0]), None)
+        first, other = gs.by_pending("schedulers", other_scheduler)
         if other is not None:
+            members = [pod for pod, _ in self.sched.groups.members_in_order(gs)]
             self.sched.fail(members, f"all pods in a single pod group should have the same .spec.schedulerName "
                                      f"set, got: {json.dumps(other)} and {json.dumps(first)}")
         return other is not None
@@ -348,6 +349,12 @@ class GroupCycle:
                 sched.pre_enqueue(pod, seq, framework, gs)
             if not gs.pending:
                 gs.state = "idle"
+
+
+def _one(shapes) -> PodShape | None:
+    """The shape every one of `shapes` is, None when they are several (or none)."""
+    distinct = {id(shape): shape for shape in shapes}
+    return next(iter(distinct.values())) if len(distinct) == 1 else None
 
 
 def _with(message: str, reason: str) -> str:

@@ -69,11 +69,21 @@ class GroupState:
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
     shapes: dict = field(default_factory=dict)       # arrival seq -> PodShape of pending members (Scheduler.member_shape)
     order: int = 0                                   # its place in Groups.states (made in this order)
-    ordered: tuple | None = None                     # (pending, its changes, members_in_order) when last ordered
+    derived: dict = field(default_factory=dict)      # what -> (pending, its changes, value): by_pending's values
 
     @property
     def key(self) -> str:
         return self.group.key
+
+    def by_pending(self, what: str, make):
+        """make(), a value of the pending members alone (their order, shapes, schedulers), kept until they change."""
+        pending = self.pending
+        hit = self.derived.get(what)
+        if hit is not None and hit[0] is pending and hit[1] == pending.changes:
+            return hit[2]
+        value = make()
+        self.derived[what] = (pending, pending.changes, value)
+        return value
 
     @property
     def first_seq(self) -> int:
@@ -188,13 +198,8 @@ class Groups:
     def members_in_order(self, gs: GroupState) -> list[tuple[Pod, int]]:
         """Pending members by (priority desc, arrival), kept until they change (a pod's priority does not); the
         list is shared: read it, do not change it."""
-        pending, kept = gs.pending, gs.ordered
-        if kept is not None and kept[0] is pending and kept[1] == pending.changes:
-            return kept[2]
         priority = self.cluster.priority
-        ordered = sorted(pending.values(), key=lambda ps: (-priority(ps[0]), ps[1]))
-        gs.ordered = (pending, pending.changes, ordered)
-        return ordered
+        return gs.by_pending("order", lambda: sorted(gs.pending.values(), key=lambda ps: (-priority(ps[0]), ps[1])))
 
     def values(self):
         return self.states.values()

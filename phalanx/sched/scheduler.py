@@ -255,8 +255,10 @@ class Scheduler:
     def framework_for_group(self, gs: GroupState) -> Framework:
         """A group's pods are scheduled by one profile: its first pending member's (upstream requires them to
         name the same scheduler)."""
-        first = next(iter(gs.pending.values()), None)
-        return self.framework_for(first[0]) if first else self.framework
+        def of_first():
+            first = next(iter(gs.pending.values()), None)
+            return self.framework_for(first[0]) if first else self.framework
+        return gs.by_pending("framework", of_first)
 
     def placer_for_group(self, gs: GroupState) -> Placer:
         return self.placers[self.framework_for_group(gs).profile.scheduler_name]
