@@ -173,3 +173,22 @@ def test_load_config_names_the_path(tmp_path):
     path.write_text("kind: KubeSchedulerConfiguration\nprofiles: [{plugins: {score: {enabled: [{name: Nope}]}}}]\n")
     with pytest.raises(InputError, match=f"^{path}: profiles"):
         load_config(path)
+
+
+def test_load_config_decodes_strictly(tmp_path):
+    """A key written twice is refused (kube-scheduler's strict decoder: `key "parallelism" already set in map`), not
+    silently the last; one document per file; a YAML syntax error names its line."""
+    path = tmp_path / "sched.yaml"
+    path.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                    "parallelism: 4\nparallelism: 8\n")
+    with pytest.raises(InputError) as info:
+        load_config(path)
+    assert str(info.value) == f'{path}: line 4: invalid YAML: key "parallelism" already set in map'
+    path.write_text("kind: KubeSchedulerConfiguration\n---\nkind: KubeSchedulerConfiguration\n")
+    with pytest.raises(InputError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: cannot read scheduler config: expected a single document in the stream"
+    path.write_text("kind: [\n")
+    with pytest.raises(InputError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: line 2: invalid YAML: expected the node content, but found '<stream end>'"

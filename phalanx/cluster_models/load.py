@@ -231,7 +231,9 @@ def _yaml_error(source: str, error: yaml.YAMLError, text: str = "") -> InputErro
     return InputError(f"{where}: invalid YAML: {problem}")
 
 
-def _yaml_documents(text: str, source: str) -> list[Any]:
+def yaml_documents(text: str, source: str) -> list[Any]:
+    """The YAML documents of `text` as kubectl reads them (a key repeated in a map is an error, timestamps stay
+    text); a syntax error is one InputError naming `source` and the line."""
     try:
         return list(yaml.load_all(text, Loader=_FAST_LOADER))
     except RecursionError:
@@ -258,10 +260,10 @@ def _documents(text: str, source: str, json_only: bool = False) -> list[Any]:
             return _json_documents(text, source)
         except InputError as json_error:
             try:
-                return _yaml_documents(text, source)  # flow-style YAML also starts with { or [
+                return yaml_documents(text, source)  # flow-style YAML also starts with { or [
             except InputError:
                 raise json_error from None
-    return _yaml_documents(text, source)
+    return yaml_documents(text, source)
 
 
 def _json_documents(text: str, source: str) -> list[Any]:

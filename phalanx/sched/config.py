@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from ..cluster_models.errors import InputError, validation_problem
+from ..cluster_models.load import yaml_documents
 from ..cluster_models.objects import go_quote
 from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
 from ..plugins.framework import ArgsInvalid, PluginArgs, aggregate
@@ -574,10 +574,13 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
 
 def load_config(path: str | Path, compat: str = "1.36", gates: dict[str, bool] | None = None) -> SchedulerConfig:
     try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read scheduler config: {str(exc).splitlines()[0]}") from None
-    return config_from_doc(doc, str(path), compat, gates)
+    docs = yaml_documents(text, str(path))      # strict decoding: a repeated key is an error, as kubectl's
+    if len(docs) > 1:
+        raise InputError(f"{path}: cannot read scheduler config: expected a single document in the stream")
+    return config_from_doc(docs[0] if docs else None, str(path), compat, gates)
 
 
 def default_config(compat: str = "1.36", gates: dict[str, bool] | None = None,
