@@ -192,3 +192,28 @@ def test_load_config_decodes_strictly(tmp_path):
     with pytest.raises(InputError) as info:
         load_config(path)
     assert str(info.value) == f"{path}: line 2: invalid YAML: expected the node content, but found '<stream end>'"
+
+
+def test_extenders_are_validated_as_upstream_and_reported_as_not_modelled():
+    """validateExtenders (validation.go): a prioritizing extender needs a positive weight, managed resources are
+    extended resource names, each once, and one extender at most binds; errors come after the others, together.
+    Valid extenders are accepted with a warning: phalanx calls none."""
+    ok = config_from_doc(_doc({}, extenders=[{"urlPrefix": "http://x", "filterVerb": "filter",
+                                              "managedResources": [{"name": "example.com/foo"}]}]), "sched.yaml")
+    assert ok.warnings == ("sched.yaml: extenders: 1 configured but not modelled by phalanx (it calls no extender), "
+                           "no effect on decisions",)
+    bad = _doc({}, podInitialBackoffSeconds=0, extenders=[
+        {"prioritizeVerb": "prioritize", "bindVerb": "bind",
+         "managedResources": [{"name": "example.com/foo"}, {"name": "cpu"}, {"name": "example.com/foo"}]},
+        {"bindVerb": "bind", "weight": 3}])
+    with pytest.raises(InputError) as info:
+        config_from_doc(bad, "sched.yaml")
+    assert str(info.value) == (
+        "sched.yaml: [podInitialBackoffSeconds: Invalid value: 0: must be greater than 0, "
+        "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it, "
+        'extenders[0].managedResources[1].name: Invalid value: "cpu": is an invalid extended resource name, '
+        'extenders[0].managedResources[2].name: Invalid value: "example.com/foo": duplicate extender managed resource '
+        'name, extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind]')
+    with pytest.raises(InputError) as info:
+        config_from_doc(_doc({}, extenders=[{"urlPrefix": "x", "filterVerbs": "f"}]), "sched.yaml")
+    assert str(info.value) == "sched.yaml: extenders[0].filterVerbs: unknown field (strict decoding error)"

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..cluster_models.errors import InputError, validation_problem
 from ..cluster_models.load import yaml_documents
-from ..cluster_models.objects import go_quote
+from ..cluster_models.objects import go_quote, is_extended_resource_name, qualified_name_errors
 from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
 from ..plugins.framework import ArgsInvalid, PluginArgs, aggregate
 
@@ -566,10 +566,64 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
     if maximum < initial:
         r.report("podMaxBackoffSeconds", f"Invalid value: {maximum}: must be greater than or equal to "
                                          f"PodInitialBackoffSeconds")
+    extenders = _extenders(r, doc.get("extenders"))
     r.check()
     warnings: list[str] = []
+    if extenders:
+        warnings.append(f"{r.source}: extenders: {extenders} configured but not modelled by phalanx (it calls no "
+                        f"extender), no effect on decisions")
     out = [_profile(r, p, i, top_pct, resolved, compat, warnings) for i, p in enumerate(decoded)]
     return SchedulerConfig(tuple(out), float(initial), float(maximum), tuple(warnings))
+
+
+# v1.Extender's fields, and its managedResources entries'.
+_EXTENDER_FIELDS = {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
+                    "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"}
+_MANAGED_RESOURCE_FIELDS = {"name", "ignoredByScheduler"}
+
+
+def _extenders(r: _Reader, extenders) -> int:
+    """The extenders decoded strictly and checked as validateExtenders (a prioritizing extender's weight positive,
+    managed resources extended resource names without duplicates, one binder at most); returns how many."""
+    if extenders is None:
+        return 0
+    if not isinstance(extenders, list):
+        r.fail("extenders", "expected a list")
+    binders, managed = 0, set()
+    for i, ext in enumerate(extenders):
+        where = f"extenders[{i}]"
+        ext = r.mapping(ext, where)
+        r.known(ext, _EXTENDER_FIELDS, where)
+        weight = r.integer(ext.get("weight") or 0, f"{where}.weight", 64)
+        resources = ext.get("managedResources") or []
+        if not isinstance(resources, list):
+            r.fail(f"{where}.managedResources", "expected a list")
+        names = []
+        for j, res in enumerate(resources):
+            res = r.mapping(res, f"{where}.managedResources[{j}]")
+            r.known(res, _MANAGED_RESOURCE_FIELDS, f"{where}.managedResources[{j}]")
+            name = res.get("name") or ""
+            if not isinstance(name, str):
+                r.fail(f"{where}.managedResources[{j}].name", f"expected a string, got {name!r}")
+            names.append(name)
+        if ext.get("prioritizeVerb") and weight <= 0:
+            r.report(f"{where}.weight", f"Invalid value: {weight}: must have a positive weight applied to it")
+        if ext.get("bindVerb"):
+            binders += 1
+        for j, name in enumerate(names):
+            at = f"{where}.managedResources[{j}].name"
+            problems = qualified_name_errors(name)
+            for problem in problems:
+                r.report(at, f"Invalid value: {go_quote(name)}: {problem}")
+            if not problems and not is_extended_resource_name(name):
+                r.report(at, f"Invalid value: {go_quote(name)}: is an invalid extended resource name")
+            if name in managed:
+                r.report(at, f"Invalid value: {go_quote(name)}: duplicate extender managed resource name")
+            managed.add(name)
+    if binders > 1:
+        r.report("extenders", f'Invalid value: "found {binders} extenders implementing bind": only one extender can '
+                              f'implement bind')
+    return len(extenders)
 
 
 def load_config(path: str | Path, compat: str = "1.36", gates: dict[str, bool] | None = None) -> SchedulerConfig:
