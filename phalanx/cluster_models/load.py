@@ -203,14 +203,24 @@ def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, no
     return yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep)
 
 
+def _construct_int_in_range(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
+    # int() refuses a text longer than sys.get_int_max_str_digits(): a YAML error at the number, not a ValueError.
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(None, None, "number out of range", node.start_mark) from None
+
+
 def _manifest_loader(base: type) -> type:
     # Timestamps stay strings (creationTimestamp is text in the models), and a bare "=" is the string "="
     # rather than PyYAML's unconstructible !!value.
     dropped = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
     resolvers = {first: [(tag, regexp) for tag, regexp in entries if tag not in dropped]
                  for first, entries in base.yaml_implicit_resolvers.items()}
-    return type(f"Manifest{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers,
-                                                      "construct_mapping": _construct_mapping_once_per_key})
+    loader = type(f"Manifest{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers,
+                                                        "construct_mapping": _construct_mapping_once_per_key})
+    loader.add_constructor("tag:yaml.org,2002:int", _construct_int_in_range)
+    return loader
 
 
 _FAST_LOADER = _manifest_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -293,6 +303,10 @@ def _json_documents(text: str, source: str) -> list[Any]:
                              f"in map") from None
         except RecursionError:
             raise InputError(f"{source}: invalid JSON: nested deeper than phalanx reads") from None
+        except ValueError:       # int(): an integer longer than Python converts (sys.get_int_max_str_digits)
+            line = text.count("\n", 0, pos) + 1
+            raise InputError(f"{source}: document starting at line {line}: invalid JSON: number out of range") \
+                from None
         documents.append(document)
 
 
