@@ -213,7 +213,7 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
 def _pod_to_explain(pod: str, state: Cluster):
     """--pod: a manifest file with one Pod, or "namespace/name" (or "name" in default) of a pod in --cluster."""
     if Path(pod).is_file():
-        pods = load_paths([pod]).pods
+        pods = load_paths([pod], priority_classes=state.priority_classes.values()).pods   # may name --cluster's
         if len(pods) != 1:
             _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
         return pods[0]

@@ -544,8 +544,10 @@ class _TextTemplate:
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
-    def __init__(self, strict: bool = False, progress: Callable[[int], object] | None = None) -> None:
+    def __init__(self, strict: bool = False, progress: Callable[[int], object] | None = None,
+                 priority_classes: Iterable[PriorityClass] = ()) -> None:
         self.objects = ClusterObjects()
+        self.known_classes = {pc.metadata.name: pc for pc in priority_classes}   # defined outside these files
         self.strict = strict             # a field the API does not know is an error (else a warning)
         self.progress = progress         # told how many more documents were read (a progress bar), or None
         self._notes: dict[tuple[str, str], list[str]] = {}       # (kind, warning) -> objects it is about
@@ -776,7 +778,7 @@ class _Collector:
         if len(defaults) > 1:         # the Priority admission plugin refuses the second
             raise InputError(f"PriorityClass {defaults[1]}: globalDefault: PriorityClass {defaults[0]} is already "
                              f"marked as default. Only one default can exist")
-        classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
+        classes = {**self.known_classes, **{pc.metadata.name: pc for pc in self.objects.priority_classes}}
         last_spec = None                      # replicas share their spec: checked once
         for pod in self.objects.pods:
             if pod.spec is not last_spec:
@@ -836,24 +838,26 @@ def _manifest_files(path: Path) -> list[Path]:
 
 
 def load_paths(paths: Iterable[str | Path], strict: bool = False,
-               progress: Callable[[int], object] | None = None) -> ClusterObjects:
+               progress: Callable[[int], object] | None = None,
+               priority_classes: Iterable[PriorityClass] = ()) -> ClusterObjects:
     """Load manifest files and directories, in the order given (a directory's files in sorted path order).
 
     A file named explicitly is read whatever its extension (.json strictly as JSON, anything else as YAML);
     a single path may be passed without wrapping it in a list. `strict`: a field the Kubernetes API does not have
     is an error (kubectl --validate=strict); otherwise a warning naming it. `progress(n)`: told as documents are
-    read (n more each time), e.g. a progress bar's update.
+    read (n more each time), e.g. a progress bar's update. `priority_classes`: classes defined elsewhere (the cluster
+    a pod's manifest is read beside) that a pod's spec.priorityClassName may name.
     """
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
-        return _load_files(paths, strict, progress, stream=True)
+        return _load_files(paths, strict, progress, stream=True, priority_classes=priority_classes)
     except NotStreamable:        # a large file that looked like a List and was not one read here: all again, whole
-        return _load_files(paths, strict, progress, stream=False)
+        return _load_files(paths, strict, progress, stream=False, priority_classes=priority_classes)
 
 
 def _load_files(paths: list[str | Path], strict: bool, progress: Callable[[int], object] | None,
-                stream: bool) -> ClusterObjects:
-    collector = _Collector(strict, progress)
+                stream: bool, priority_classes: Iterable[PriorityClass] = ()) -> ClusterObjects:
+    collector = _Collector(strict, progress, priority_classes)
     with cyclic_gc_paused():
         for path in map(Path, paths):
             for file in _manifest_files(path):
