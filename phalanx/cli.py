@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from .cluster_models import InputError, load_paths
 from .cluster_models.errors import validation_problem
+from .cluster_models.objects import label_key_problem
 from .cluster_models.load import cyclic_gc_paused
 from .sched import Cluster, Scheduler
 from .sched.config import COMPAT_VERSIONS, default_config, load_config, parse_gates
@@ -592,7 +593,7 @@ def sweep(
 def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
     """--shape "cpu=8,memory=64Gi,nvidia.com/gpu=8" (a pod requesting that, tolerating GPU taints) or --pod."""
     from .cluster_models.generate import pod_template
-    from .cluster_models.objects import ResourceRequirements
+    from .cluster_models.objects import ResourceRequirements, resource_list_problem
     if (shape is None) == (pod is None):
         _fail("give exactly one of --shape and --pod")
     if pod is not None:
@@ -602,6 +603,8 @@ def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
         name, eq, amount = part.strip().partition("=")
         if not eq or not name or not amount:
             _fail(f"--shape: expected name=quantity[,name=quantity...] (got {part.strip()!r})")
+        if name.strip() in requests:
+            _fail(f"--shape: {name.strip()} given twice")
         requests[name.strip()] = amount.strip()
     template = pod_template("0", "0", tolerate_gpu=True)
     container = template.spec.containers[0]
@@ -609,6 +612,9 @@ def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
         resources = ResourceRequirements.model_validate({"requests": requests})
     except ValidationError as exc:
         _fail(f"--shape: {validation_problem(exc)}")
+    problem = resource_list_problem(resources.requests, "requests")    # what a pod's container may ask for
+    if problem is not None:
+        _fail(f"--shape: {problem}")
     spec = template.spec.model_copy(update={"containers": [container.model_copy(update={"resources": resources})]})
     return template.model_copy(update={"spec": spec}), shape
 
@@ -633,9 +639,15 @@ def capacity(
     from .sched.capacity import answer, pending_groups, stranded_gpus
     if count < 1:
         _fail(f"--count: must be at least 1, got {count}")
+    if count > 2**31 - 1:                       # a PodGroup's minCount is an int32
+        _fail(f"--count: must be at most 2147483647, got {count}")
+    if topology_key is not None and label_key_problem(topology_key) is not None:
+        _fail(f"--topology-key: {label_key_problem(topology_key)}")
     try:
         objects = _load(cluster)
         state = Cluster.from_objects(objects)
+        if topology_key is not None and not any(topology_key in n.metadata.labels for n in state.nodes):
+            _fail(f'--topology-key: no node of --cluster has the label "{topology_key}"')
         probe, describe = _probe_pod(shape, pod, state)
         if probe in state.pending:
             state.pending.remove(probe)
@@ -646,11 +658,13 @@ def capacity(
         after = None
         if evict:
             evicted = set(evict)
-            kept = [p for p in objects.pods if not (p.key in evicted or (
-                p.spec.scheduling_group is not None
-                and f"{p.metadata.namespace}/{p.spec.scheduling_group.pod_group_name}" in evicted))]
-            if len(kept) == len(objects.pods):
-                _fail(f"--evict: none of {', '.join(sorted(evicted))} is a pod or PodGroup of --cluster")
+            groups_of = {p.key: f"{p.metadata.namespace}/{p.spec.scheduling_group.pod_group_name}"
+                         for p in objects.pods if p.spec.scheduling_group is not None}
+            kept = [p for p in objects.pods if not (p.key in evicted or groups_of.get(p.key) in evicted)]
+            unknown = sorted(evicted - {p.key for p in objects.pods} - set(groups_of.values())
+                             - {g.key for g in objects.pod_groups})
+            if unknown:                   # each name must evict something: a typo is not an eviction of nothing
+                _fail(f"--evict: {', '.join(unknown)}: not a pod or PodGroup of --cluster")
             import dataclasses
             freed = Cluster.from_objects(dataclasses.replace(objects, pods=kept))
             before = {g.group for g in groups if g.domains}
