@@ -411,6 +411,10 @@ def _check_runs(workers: int, out: Optional[Path]) -> None:
         _fail(f"--workers: must be at least 1, got {workers}")
     if out is not None and out.suffix not in (".csv", ".parquet"):
         _fail(f"--out: {out}: use a .csv or .parquet file name")
+    if out is not None and not out.parent.is_dir():     # found now, not once every run is done
+        _fail(f"--out: {out}: no such directory {str(out.parent)!r}")
+    if out is not None and out.is_dir():
+        _fail(f"--out: {out} is a directory")
     if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
 
@@ -474,6 +478,8 @@ def simulate(
     _check_runs(workers, out)
     if plot is not None and importlib.util.find_spec("matplotlib") is None:
         _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
+    if plot is not None and plot.exists() and not plot.is_dir():      # found now, not after the runs
+        _fail(f"--plot: {plot} is not a directory")
     if resume:
         _resume_runs(resume, checkpoint_dir, checkpoint_every * 3600, workers, out, plot, as_json)
         return
@@ -495,11 +501,16 @@ def simulate(
         _fail("--autoscale-nodes and --provision-minutes must be >= 0, --scale-down-minutes and --permit-timeout > 0")
     if not hours > 0 or not 0 < load <= 10 or clones < 1:
         _fail("--hours must be > 0, --load in (0, 10], --clones at least 1")
-    scenario = Scenario(hours=hours, nodes=None if trace else nodes, load=load, trace=trace,
-                        trace_nodes=trace_nodes, data_dir=str(data_dir) if data_dir else None, day=trace_day,
-                        clones=clones, node_failures_per_day=node_failures_per_day, repair_hours=repair_hours,
-                        autoscale_nodes=autoscale_nodes, provision_minutes=provision_minutes,
-                        scale_down_minutes=scale_down_minutes, permit_timeout=permit_timeout)
+    try:
+        scenario = Scenario(hours=hours, nodes=None if trace else nodes, load=load, trace=trace,
+                            trace_nodes=trace_nodes, data_dir=str(data_dir) if data_dir else None, day=trace_day,
+                            clones=clones, node_failures_per_day=node_failures_per_day, repair_hours=repair_hours,
+                            autoscale_nodes=autoscale_nodes, provision_minutes=provision_minutes,
+                            scale_down_minutes=scale_down_minutes, permit_timeout=permit_timeout)
+    except ValidationError as exc:           # a field is its option's name ("day": --trace-day)
+        err = exc.errors(include_url=False)[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        _fail(f"--{'trace-day' if field == 'day' else field.replace('_', '-')}: {err['msg']} (got {err['input']})")
     try:
         cluster, jobs, what = scenario.build(seed)          # here first: bad input fails before any run
         runs = [{"scenario": scenario.model_dump(), "policy": name, "seed": seed} for name in names]
