@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from .cluster_models import InputError, load_paths
 from .cluster_models.errors import validation_problem
+from .cluster_models.objects import label_key_problem
 from .cluster_models.load import cyclic_gc_paused
 from .sched import Cluster, Scheduler
 from .sched.config import COMPAT_VERSIONS, default_config, load_config, parse_gates
@@ -213,7 +214,7 @@ def _summary(state: Cluster, result, load_s: float, verbose: bool) -> None:
 def _pod_to_explain(pod: str, state: Cluster):
     """--pod: a manifest file with one Pod, or "namespace/name" (or "name" in default) of a pod in --cluster."""
     if Path(pod).is_file():
-        pods = load_paths([pod]).pods
+        pods = load_paths([pod], priority_classes=state.priority_classes.values()).pods   # may name --cluster's
         if len(pods) != 1:
             _fail(f"{pod}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
@@ -410,6 +411,10 @@ def _check_runs(workers: int, out: Optional[Path]) -> None:
         _fail(f"--workers: must be at least 1, got {workers}")
     if out is not None and out.suffix not in (".csv", ".parquet"):
         _fail(f"--out: {out}: use a .csv or .parquet file name")
+    if out is not None and not out.parent.is_dir():     # found now, not once every run is done
+        _fail(f"--out: {out}: no such directory {str(out.parent)!r}")
+    if out is not None and out.is_dir():
+        _fail(f"--out: {out} is a directory")
     if out is not None and out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         _fail("--out: writing Parquet needs pyarrow: pip install pyarrow (or write .csv)")
 
@@ -473,6 +478,8 @@ def simulate(
     _check_runs(workers, out)
     if plot is not None and importlib.util.find_spec("matplotlib") is None:
         _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
+    if plot is not None and plot.exists() and not plot.is_dir():      # found now, not after the runs
+        _fail(f"--plot: {plot} is not a directory")
     if resume:
         _resume_runs(resume, checkpoint_dir, checkpoint_every * 3600, workers, out, plot, as_json)
         return
@@ -494,11 +501,16 @@ def simulate(
         _fail("--autoscale-nodes and --provision-minutes must be >= 0, --scale-down-minutes and --permit-timeout > 0")
     if not hours > 0 or not 0 < load <= 10 or clones < 1:
         _fail("--hours must be > 0, --load in (0, 10], --clones at least 1")
-    scenario = Scenario(hours=hours, nodes=None if trace else nodes, load=load, trace=trace,
-                        trace_nodes=trace_nodes, data_dir=str(data_dir) if data_dir else None, day=trace_day,
-                        clones=clones, node_failures_per_day=node_failures_per_day, repair_hours=repair_hours,
-                        autoscale_nodes=autoscale_nodes, provision_minutes=provision_minutes,
-                        scale_down_minutes=scale_down_minutes, permit_timeout=permit_timeout)
+    try:
+        scenario = Scenario(hours=hours, nodes=None if trace else nodes, load=load, trace=trace,
+                            trace_nodes=trace_nodes, data_dir=str(data_dir) if data_dir else None, day=trace_day,
+                            clones=clones, node_failures_per_day=node_failures_per_day, repair_hours=repair_hours,
+                            autoscale_nodes=autoscale_nodes, provision_minutes=provision_minutes,
+                            scale_down_minutes=scale_down_minutes, permit_timeout=permit_timeout)
+    except ValidationError as exc:           # a field is its option's name ("day": --trace-day)
+        err = exc.errors(include_url=False)[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        _fail(f"--{'trace-day' if field == 'day' else field.replace('_', '-')}: {err['msg']} (got {err['input']})")
     try:
         cluster, jobs, what = scenario.build(seed)          # here first: bad input fails before any run
         runs = [{"scenario": scenario.model_dump(), "policy": name, "seed": seed} for name in names]
@@ -592,7 +604,7 @@ def sweep(
 def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
     """--shape "cpu=8,memory=64Gi,nvidia.com/gpu=8" (a pod requesting that, tolerating GPU taints) or --pod."""
     from .cluster_models.generate import pod_template
-    from .cluster_models.objects import ResourceRequirements
+    from .cluster_models.objects import ResourceRequirements, resource_list_problem
     if (shape is None) == (pod is None):
         _fail("give exactly one of --shape and --pod")
     if pod is not None:
@@ -602,6 +614,8 @@ def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
         name, eq, amount = part.strip().partition("=")
         if not eq or not name or not amount:
             _fail(f"--shape: expected name=quantity[,name=quantity...] (got {part.strip()!r})")
+        if name.strip() in requests:
+            _fail(f"--shape: {name.strip()} given twice")
         requests[name.strip()] = amount.strip()
     template = pod_template("0", "0", tolerate_gpu=True)
     container = template.spec.containers[0]
@@ -609,6 +623,9 @@ def _probe_pod(shape: Optional[str], pod: Optional[str], state: Cluster):
         resources = ResourceRequirements.model_validate({"requests": requests})
     except ValidationError as exc:
         _fail(f"--shape: {validation_problem(exc)}")
+    problem = resource_list_problem(resources.requests, "requests")    # what a pod's container may ask for
+    if problem is not None:
+        _fail(f"--shape: {problem}")
     spec = template.spec.model_copy(update={"containers": [container.model_copy(update={"resources": resources})]})
     return template.model_copy(update={"spec": spec}), shape
 
@@ -633,9 +650,15 @@ def capacity(
     from .sched.capacity import answer, pending_groups, stranded_gpus
     if count < 1:
         _fail(f"--count: must be at least 1, got {count}")
+    if count > 2**31 - 1:                       # a PodGroup's minCount is an int32
+        _fail(f"--count: must be at most 2147483647, got {count}")
+    if topology_key is not None and label_key_problem(topology_key) is not None:
+        _fail(f"--topology-key: {label_key_problem(topology_key)}")
     try:
         objects = _load(cluster)
         state = Cluster.from_objects(objects)
+        if topology_key is not None and not any(topology_key in n.metadata.labels for n in state.nodes):
+            _fail(f'--topology-key: no node of --cluster has the label "{topology_key}"')
         probe, describe = _probe_pod(shape, pod, state)
         if probe in state.pending:
             state.pending.remove(probe)
@@ -646,11 +669,13 @@ def capacity(
         after = None
         if evict:
             evicted = set(evict)
-            kept = [p for p in objects.pods if not (p.key in evicted or (
-                p.spec.scheduling_group is not None
-                and f"{p.metadata.namespace}/{p.spec.scheduling_group.pod_group_name}" in evicted))]
-            if len(kept) == len(objects.pods):
-                _fail(f"--evict: none of {', '.join(sorted(evicted))} is a pod or PodGroup of --cluster")
+            groups_of = {p.key: f"{p.metadata.namespace}/{p.spec.scheduling_group.pod_group_name}"
+                         for p in objects.pods if p.spec.scheduling_group is not None}
+            kept = [p for p in objects.pods if not (p.key in evicted or groups_of.get(p.key) in evicted)]
+            unknown = sorted(evicted - {p.key for p in objects.pods} - set(groups_of.values())
+                             - {g.key for g in objects.pod_groups})
+            if unknown:                   # each name must evict something: a typo is not an eviction of nothing
+                _fail(f"--evict: {', '.join(unknown)}: not a pod or PodGroup of --cluster")
             import dataclasses
             freed = Cluster.from_objects(dataclasses.replace(objects, pods=kept))
             before = {g.group for g in groups if g.domains}

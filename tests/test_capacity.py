@@ -56,5 +56,30 @@ def test_bad_capacity_questions_are_one_line_errors():
     bad = _run("--shape", "cpu=12x", "-n", "1")
     assert bad.exit_code == 2 and 'error: --shape: requests.cpu: invalid quantity "12x"\n' in bad.output
     bad = _run("--shape", "cpu=1", "--evict", "default/nobody")
-    assert bad.exit_code == 2 and "none of default/nobody" in bad.output
+    assert bad.exit_code == 2 and bad.output == "error: --evict: default/nobody: not a pod or PodGroup of --cluster\n"
     assert _run("--shape", "cpu=1", "-n", "0").exit_code == 2
+
+
+def _error(*args) -> str:
+    result = _run(*args)
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def test_capacity_arguments_refused_as_the_api_server_or_a_typo_would_be():
+    # each was accepted (a key given twice: the last won; -n beyond int64: an OverflowError traceback; an unknown
+    # --topology-key: "0 copies fit"; one unknown --evict among known ones: silently dropped)
+    assert _error("--shape", "cpu=1,cpu=2") == "error: --shape: cpu given twice\n"
+    assert _error("--shape", "nvidia.com/gpu=0.5") == \
+        'error: --shape: requests[nvidia.com/gpu]: Invalid value: "500m": must be an integer\n'
+    assert _error("--shape", "pods=1") == \
+        'error: --shape: requests[pods]: Invalid value: "pods": must be a standard resource for containers\n'
+    assert _error("--shape", "cpu=1", "-n", "99999999999999999999") == \
+        "error: --count: must be at most 2147483647, got 99999999999999999999\n"
+    assert _error("--shape", "cpu=1", "--topology-key", "topology.phalanx.dev/rak") == \
+        'error: --topology-key: no node of --cluster has the label "topology.phalanx.dev/rak"\n'
+    assert _error("--shape", "cpu=1", "--topology-key", "").startswith("error: --topology-key: name part must be "
+                                                                       "non-empty")
+    assert _error("--shape", "cpu=1", "--evict", "default/used-0", "--evict", "default/usde-2") == \
+        "error: --evict: default/usde-2: not a pod or PodGroup of --cluster\n"
+    assert _run("--shape", "cpu=1", "--evict", "default/train", "--evict", "default/used-2").exit_code == 0

@@ -386,3 +386,19 @@ spec:
     (tmp_path / "c.yaml").write_text(_NODES + group + "".join(member.format(i=i) for i in range(3)))
     whole = json.loads(runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", "m0", "--json"]).stdout)
     assert "waiting" not in whole and whole["selected"] is not None
+
+
+def test_explain_a_pod_manifest_whose_priority_class_is_in_the_cluster(tmp_path):
+    # was: 'Pod default/p: spec.priorityClassName: PriorityClass "high" not found' (the file was read alone)
+    (tmp_path / "c.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', pods: '10'}}\n---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n")
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: %s\n  containers: [{name: c, image: i}]\n"
+    (tmp_path / "p.yaml").write_text(pod % "high")
+    for command in (["explain", "--pod"], ["capacity", "--pod"]):
+        out = runner.invoke(app, [command[0], "-f", str(tmp_path / "c.yaml"), command[1], str(tmp_path / "p.yaml")])
+        assert out.exit_code == 0, out.output
+    (tmp_path / "q.yaml").write_text(pod % "higher")
+    out = runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", str(tmp_path / "q.yaml")])
+    assert out.exit_code == 2
+    assert out.stderr == 'error: Pod default/p: spec.priorityClassName: PriorityClass "higher" not found\n'

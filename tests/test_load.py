@@ -282,6 +282,19 @@ def test_text_that_looks_like_json_but_is_neither_reports_the_json_error():
         "x.json: line 1: invalid JSON: Expecting ',' delimiter"
 
 
+def test_an_integer_too_long_for_python_is_one_line_naming_the_document(tmp_path):
+    # 5,000 digits: more than Python's int() converts (4,300); was a ValueError traceback from json and yaml.
+    digits = "1" * 5000
+    pod = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"priority": %s}}' % digits
+    path = write(tmp_path / "pods.json", '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}\n' + pod)
+    with pytest.raises(InputError) as caught:
+        load_paths([path])
+    assert str(caught.value) == f"{path}: document starting at line 2: invalid JSON: number out of range"
+    assert load_error(pod, "p.json") == "p.json: document starting at line 1: invalid JSON: number out of range"
+    assert load_error(f"kind: Pod\nmetadata: {{name: p}}\nspec:\n  priority: {digits}\n") == \
+        "x.yaml: line 4: invalid YAML: number out of range"
+
+
 def test_document_that_is_not_an_object():
     assert load_error(NODE.format(name="n") + "---\n- a\n- b\n") == \
         "document 2 of x.yaml: expected an object, got a list"

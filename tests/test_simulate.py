@@ -148,6 +148,33 @@ def test_cli_simulate_compares_policies(tmp_path):
     assert bad.exit_code == 2 and "'--seed'" in bad.output
 
 
+def test_cli_simulate_refuses_bad_numbers_and_paths_before_running(tmp_path):
+    # were: --hours inf ran forever; --node-failures-per-day nan, --trace-day -1: a pydantic traceback; --out in a
+    # missing directory, --plot naming a file: a traceback once every run was done
+    def error(*args):
+        result = CliRunner().invoke(app, ["simulate", "--nodes", "2", "--hours", "0.1", "--policy", "gang", *args])
+        assert result.exit_code == 2, result.output
+        return result.output
+    assert error("--hours", "inf") == "error: --hours: Input should be a finite number (got inf)\n"
+    assert error("--node-failures-per-day", "nan") == \
+        "error: --node-failures-per-day: Input should be a finite number (got nan)\n"
+    assert error("--trace-day", "-1") == "error: --trace-day: Input should be greater than or equal to 0 (got -1.0)\n"
+    missing = tmp_path / "no" / "runs.csv"
+    assert error("--out", str(missing)) == f"error: --out: {missing}: no such directory '{tmp_path / 'no'}'\n"
+    (tmp_path / "file").write_text("")
+    assert error("--plot", str(tmp_path / "file")) == f"error: --plot: {tmp_path / 'file'} is not a directory\n"
+
+
+def test_a_sweep_config_that_is_not_utf8_is_one_line(tmp_path):
+    from phalanx.cluster_models import InputError
+    from phalanx.simulate.sweep import load_sweep
+    path = tmp_path / "sweep.yaml"
+    path.write_bytes(b"scenarios: [{name: \xff, nodes: 2, hours: 1}]\n")       # was a UnicodeDecodeError traceback
+    with pytest.raises(InputError) as err:
+        load_sweep(path)
+    assert str(err.value) == f"{path}: not UTF-8 text (byte 19)"
+
+
 # -- sweeps ---------------------------------------------------------------------------------------------------
 SWEEP = """
 scenarios:
@@ -187,7 +214,23 @@ def test_a_sweep_on_a_local_ray_equals_its_runs_one_by_one(tmp_path):
     ("scenarios: [{name: a, nodes: 2, hours: 1, gpus: 3}]", "scenarios.0.gpus: Extra inputs are not permitted"),
     ("scenarios: [{name: a, nodes: 2, hours: 1}]\npolicies: [fifo]", "policies: Value error, unknown policy 'fifo'"),
     ("scenarios: [{name: a, hours: 1}]", "scenarios.0: Value error, give exactly one of nodes"),
-    ("scenarios: [", "sweep.yaml: while parsing"),
+    ("scenarios: [", "sweep.yaml: line 1: invalid YAML: expected the node content, but found '<stream end>'"),
+    # each of these ran (a key twice: the last won; seeds [-1]: numpy's ValueError mid-sweep; hours .inf: forever;
+    # policies []: no run, exit 0; a policy twice: its rows twice; a 5,000-digit int or deep nesting: a traceback)
+    ("scenarios: [{name: a, nodes: 2, hours: 1, hours: 2}]", 'sweep.yaml: line 1: invalid YAML: key "hours" already '
+                                                             "set in map"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}]\nseeds: [-1]", "seeds.0: Input should be greater than or equal to 0"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}]\nseeds: [true]", "seeds.0: Input should be a valid integer"),
+    ("scenarios: [{name: a, nodes: 2, hours: .inf}]", "scenarios.0.hours: Input should be a finite number"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1, node_failures_per_day: .inf}]",
+     "scenarios.0.node_failures_per_day: Input should be a finite number"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}]\npolicies: []", "policies: List should have at least 1 item"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}]\npolicies: [gang, gang]", "policies: Value error, gang given twice"),
+    ("scenarios: [{name: a, nodes: 2, hours: 1}, {name: a, nodes: 4, hours: 1}]",
+     "scenarios: Value error, a given twice"),
+    ("scenarios: [{name: a, nodes: %s, hours: 1}]" % ("1" * 5000), "sweep.yaml: line 1: invalid YAML: number out of range"),
+    ("scenarios: " + "[" * 3000 + "]" * 3000, "sweep.yaml: invalid YAML: nested deeper than phalanx reads"),
+    ("", "sweep.yaml: Input should be a valid dictionary"),
 ])
 def test_a_bad_sweep_config_names_the_file_and_field(tmp_path, text, message):
     from phalanx.cluster_models import InputError

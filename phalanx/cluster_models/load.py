@@ -203,14 +203,24 @@ def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, no
     return yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep)
 
 
+def _construct_int_in_range(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
+    # int() refuses a text longer than sys.get_int_max_str_digits(): a YAML error at the number, not a ValueError.
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(None, None, "number out of range", node.start_mark) from None
+
+
 def _manifest_loader(base: type) -> type:
     # Timestamps stay strings (creationTimestamp is text in the models), and a bare "=" is the string "="
     # rather than PyYAML's unconstructible !!value.
     dropped = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
     resolvers = {first: [(tag, regexp) for tag, regexp in entries if tag not in dropped]
                  for first, entries in base.yaml_implicit_resolvers.items()}
-    return type(f"Manifest{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers,
-                                                      "construct_mapping": _construct_mapping_once_per_key})
+    loader = type(f"Manifest{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers,
+                                                        "construct_mapping": _construct_mapping_once_per_key})
+    loader.add_constructor("tag:yaml.org,2002:int", _construct_int_in_range)
+    return loader
 
 
 _FAST_LOADER = _manifest_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -293,6 +303,10 @@ def _json_documents(text: str, source: str) -> list[Any]:
                              f"in map") from None
         except RecursionError:
             raise InputError(f"{source}: invalid JSON: nested deeper than phalanx reads") from None
+        except ValueError:       # int(): an integer longer than Python converts (sys.get_int_max_str_digits)
+            line = text.count("\n", 0, pos) + 1
+            raise InputError(f"{source}: document starting at line {line}: invalid JSON: number out of range") \
+                from None
         documents.append(document)
 
 
@@ -530,8 +544,10 @@ class _TextTemplate:
 class _Collector:
     """Accumulates objects from any number of sources; result() checks cross-object references."""
 
-    def __init__(self, strict: bool = False, progress: Callable[[int], object] | None = None) -> None:
+    def __init__(self, strict: bool = False, progress: Callable[[int], object] | None = None,
+                 priority_classes: Iterable[PriorityClass] = ()) -> None:
         self.objects = ClusterObjects()
+        self.known_classes = {pc.metadata.name: pc for pc in priority_classes}   # defined outside these files
         self.strict = strict             # a field the API does not know is an error (else a warning)
         self.progress = progress         # told how many more documents were read (a progress bar), or None
         self._notes: dict[tuple[str, str], list[str]] = {}       # (kind, warning) -> objects it is about
@@ -762,7 +778,7 @@ class _Collector:
         if len(defaults) > 1:         # the Priority admission plugin refuses the second
             raise InputError(f"PriorityClass {defaults[1]}: globalDefault: PriorityClass {defaults[0]} is already "
                              f"marked as default. Only one default can exist")
-        classes = {pc.metadata.name: pc for pc in self.objects.priority_classes}
+        classes = {**self.known_classes, **{pc.metadata.name: pc for pc in self.objects.priority_classes}}
         last_spec = None                      # replicas share their spec: checked once
         for pod in self.objects.pods:
             if pod.spec is not last_spec:
@@ -822,24 +838,26 @@ def _manifest_files(path: Path) -> list[Path]:
 
 
 def load_paths(paths: Iterable[str | Path], strict: bool = False,
-               progress: Callable[[int], object] | None = None) -> ClusterObjects:
+               progress: Callable[[int], object] | None = None,
+               priority_classes: Iterable[PriorityClass] = ()) -> ClusterObjects:
     """Load manifest files and directories, in the order given (a directory's files in sorted path order).
 
     A file named explicitly is read whatever its extension (.json strictly as JSON, anything else as YAML);
     a single path may be passed without wrapping it in a list. `strict`: a field the Kubernetes API does not have
     is an error (kubectl --validate=strict); otherwise a warning naming it. `progress(n)`: told as documents are
-    read (n more each time), e.g. a progress bar's update.
+    read (n more each time), e.g. a progress bar's update. `priority_classes`: classes defined elsewhere (the cluster
+    a pod's manifest is read beside) that a pod's spec.priorityClassName may name.
     """
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
-        return _load_files(paths, strict, progress, stream=True)
+        return _load_files(paths, strict, progress, stream=True, priority_classes=priority_classes)
     except NotStreamable:        # a large file that looked like a List and was not one read here: all again, whole
-        return _load_files(paths, strict, progress, stream=False)
+        return _load_files(paths, strict, progress, stream=False, priority_classes=priority_classes)
 
 
 def _load_files(paths: list[str | Path], strict: bool, progress: Callable[[int], object] | None,
-                stream: bool) -> ClusterObjects:
-    collector = _Collector(strict, progress)
+                stream: bool, priority_classes: Iterable[PriorityClass] = ()) -> ClusterObjects:
+    collector = _Collector(strict, progress, priority_classes)
     with cyclic_gc_paused():
         for path in map(Path, paths):
             for file in _manifest_files(path):

@@ -33,8 +33,8 @@ from __future__ import annotations
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Annotated
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
@@ -42,22 +42,22 @@ from .engine import POLICIES, SimResult, policy_named
 
 
 class Scenario(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid")    # numbers finite: an infinite run (hours, failures) never ends
     name: str = "run"
-    hours: float = Field(gt=0)
+    hours: float = Field(gt=0, allow_inf_nan=False)
     nodes: int | None = Field(default=None, gt=0)
-    load: float = Field(default=0.9, gt=0, le=10)
+    load: float = Field(default=0.9, gt=0, le=10, allow_inf_nan=False)
     trace: str | None = None
     trace_nodes: str = "openb_node_list_gpu_node.csv"
     data_dir: str | None = None
-    day: float = Field(default=130.0, ge=0)
+    day: float = Field(default=130.0, ge=0, allow_inf_nan=False)
     clones: int = Field(default=1, ge=1)
-    node_failures_per_day: float = Field(default=0.0, ge=0)
-    repair_hours: float = Field(default=1.0, gt=0)
+    node_failures_per_day: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    repair_hours: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     autoscale_nodes: int = Field(default=0, ge=0)
-    provision_minutes: float = Field(default=10.0, ge=0)
-    scale_down_minutes: float = Field(default=10.0, gt=0)
-    permit_timeout: float = Field(default=300.0, gt=0)
+    provision_minutes: float = Field(default=10.0, ge=0, allow_inf_nan=False)
+    scale_down_minutes: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    permit_timeout: float = Field(default=300.0, gt=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _one_source(self) -> "Scenario":
@@ -83,8 +83,8 @@ class Scenario(BaseModel):
 class SweepConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     scenarios: list[Scenario] = Field(min_length=1)
-    policies: list[str] = Field(default_factory=lambda: list(POLICIES))
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    policies: list[str] = Field(default_factory=lambda: list(POLICIES), min_length=1)
+    seeds: list[Annotated[int, Field(ge=0, strict=True)]] = Field(default_factory=lambda: [0], min_length=1)
 
     @field_validator("policies")
     @classmethod
@@ -92,6 +92,16 @@ class SweepConfig(BaseModel):
         for p in policies:
             policy_named(p)
         return policies
+
+    @field_validator("scenarios", "policies", "seeds")
+    @classmethod
+    def _once_each(cls, values: list) -> list:
+        # a run named twice is a row twice (or two scenarios' rows under one name): a slip, not a wish
+        names = [v.name if isinstance(v, Scenario) else v for v in values]
+        twice = next((v for i, v in enumerate(names) if v in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"{twice} given twice")
+        return values
 
     def runs(self) -> list[dict]:
         """Every (scenario, policy, seed) as the plain dict simulate_one takes, in table order."""
@@ -101,16 +111,24 @@ class SweepConfig(BaseModel):
 
 def load_sweep(path: Path) -> SweepConfig:
     """The sweep config at `path`; a bad one is an InputError naming the file and the field."""
+    from ..cluster_models.load import yaml_documents
     try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: {exc}") from None
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    # The manifests' reader: a key written twice is an error, a syntax error one line naming the line.
+    docs = yaml_documents(text, str(path))
+    if len(docs) > 1:
+        raise InputError(f"{path}: expected a single document in the stream")
+    doc = docs[0] if docs else None
     try:
         return SweepConfig.model_validate(doc)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise InputError(f"{path}: {where}: {err['msg']}") from None
+        raise InputError(f"{path}: {where}: {err['msg']}" if where else f"{path}: {err['msg']}") from None
 
 
 def simulate_one(run: dict) -> SimResult:
