@@ -38,6 +38,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
+from ..cluster_models.load import yaml_documents
 from .engine import POLICIES, SimResult, policy_named
 
 
@@ -111,7 +112,6 @@ class SweepConfig(BaseModel):
 
 def load_sweep(path: Path) -> SweepConfig:
     """The sweep config at `path`; a bad one is an InputError naming the file and the field."""
-    from ..cluster_models.load import yaml_documents
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except OSError as exc:
