@@ -476,10 +476,10 @@ def simulate(
             _fail(f"--checkpoint-dir: {checkpoint_dir} is not a directory")
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
     _check_runs(workers, out)
-    if plot is not None and importlib.util.find_spec("matplotlib") is None:
-        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     if plot is not None and plot.exists() and not plot.is_dir():      # found now, not after the runs
         _fail(f"--plot: {plot} is not a directory")
+    if plot is not None and importlib.util.find_spec("matplotlib") is None:
+        _fail("--plot: needs matplotlib: pip install 'phalanx[viz]'")
     if resume:
         _resume_runs(resume, checkpoint_dir, checkpoint_every * 3600, workers, out, plot, as_json)
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -83,6 +83,7 @@ def _runs(draw):
 
 
 @given(_runs())
+@example((9, 5.0, 3083, "pod-by-pod", 0.0, 1.25))    # an inference Deployment deleted before any replica started
 @settings(max_examples=25, deadline=None)
 def test_every_gpu_second_is_in_exactly_one_state(run):
     nodes, hours, seed, policy, failures, load = run

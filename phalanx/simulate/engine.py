@@ -175,7 +175,7 @@ class SimResult:
     nodes: int
     gpus: int
     horizon_s: float
-    jobs: dict                   # class -> {"arrived", "started", "finished"}
+    jobs: dict                   # class -> {"arrived", "started", "finished" (over after it started)}
     pending_s: dict              # class -> {"p50", "p95", "p99"} seconds from arrival to first start
     completion_s: dict           # class -> {"p50", "p95", "p99"} seconds from arrival to completion
     gpu_hours: dict              # ledger state -> GPU-hours
@@ -695,11 +695,13 @@ class Simulation:
         counts, pending, completion, waits = {}, {}, {}, {}
         for klass in classes:
             of = [j for j in self.jobs.values() if j.spec.klass == klass]
+            # Finished: over after it ran (a Deployment deleted before any replica started is over, not finished).
+            done = [j for j in of if j.finished is not None and j.first_start is not None]
             counts[klass] = {"arrived": len(of), "started": sum(j.first_start is not None for j in of),
-                             "finished": sum(j.finished is not None for j in of)}
+                             "finished": len(done)}
             waits[klass] = [j.first_start - j.spec.arrival for j in of if j.first_start is not None]
             pending[klass] = _quantiles(waits[klass])
-            completion[klass] = _quantiles([j.finished - j.spec.arrival for j in of if j.finished is not None])
+            completion[klass] = _quantiles([j.finished - j.spec.arrival for j in done])
         return SimResult(self.policy.name, self.seed, self.cluster_nodes, self.ledger.total // MILLI, self.horizon,
                          counts, pending, completion,
                          {k: v / 3600 / MILLI for k, v in self.ledger.seconds.items()},
