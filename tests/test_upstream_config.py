@@ -26,8 +26,6 @@ Left out:
   them as unknown first; PrioritySort is the only real QueueSort plugin, so no two real profiles can differ there).
 - "bad-resource-name-not-set", "bad-resource-namespace-not-set": an empty resourceName / resourceNamespace in a file
   is defaulted to kube-scheduler / kube-system before validation, so no file reaches these errors.
-- "extender-negative-weight", "extender-duplicate-managed-resources", "extender-duplicate-bind": extenders are not
-  modelled.
 
 validation_pluginargs_test.go (the stored versions' tables; validation_pluginargs.go read at commit 0bd65a06, which
 has #132120, in the v1.36 changelog): TestValidateDefaultPreemptionArgs, TestValidateInterPodAffinityArgs,
@@ -230,6 +228,17 @@ VALIDATION = [
     ("duplicated-plugin-config", doc([{"schedulerName": "me", "pluginConfig": [{"name": "InterPodAffinity"},
                                                                              {"name": "InterPodAffinity"}]}]),
      "profiles[0].pluginConfig[1]", "Duplicate value"),
+    # validConfig's extender is {prioritizeVerb: prioritize, weight: 1}.
+    ("extender-negative-weight", doc(extenders=[{"prioritizeVerb": "prioritize", "weight": -1}]),
+     "extenders[0].weight", "Invalid value"),
+    ("extender-duplicate-managed-resources", doc(extenders=[{"prioritizeVerb": "prioritize", "weight": 1,
+                                                            "managedResources": [
+                                                                {"name": "example.com/foo", "ignoredByScheduler": False},
+                                                                {"name": "example.com/foo", "ignoredByScheduler": False}]}]),
+     "extenders[0].managedResources[1].name", "Invalid value"),
+    ("extender-duplicate-bind", doc(extenders=[{"prioritizeVerb": "prioritize", "weight": 1, "bindVerb": "foo"},
+                                               {"prioritizeVerb": "prioritize", "bindVerb": "bar", "weight": 2}]),
+     "extenders", "Invalid value"),
 ]
 
 
