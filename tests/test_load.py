@@ -554,3 +554,14 @@ def test_json_documents_are_the_stdlib_decoders(text):
         want.append(value)
     got = _json_documents(text, "t.json")
     assert repr(got) == repr(want)
+
+
+def test_a_file_with_no_objects_is_reported(tmp_path):
+    """An empty file (or one of empty documents) is read as no objects, with a warning naming it: kubectl refuses
+    such input ("no objects passed to apply"), and a wrong file name should not pass unnoticed."""
+    (tmp_path / "empty.yaml").write_text("---\n---\n")
+    (tmp_path / "empty.json").write_text("\n")
+    objects = load_paths([tmp_path / "empty.yaml", tmp_path / "empty.json"])
+    assert (objects.nodes, objects.pods) == ([], [])
+    assert objects.warnings == [f"{tmp_path / 'empty.yaml'}: no objects in it (an empty file)",
+                                f"{tmp_path / 'empty.json'}: no objects in it (an empty file)"]

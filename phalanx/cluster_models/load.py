@@ -871,6 +871,8 @@ def _load_files(paths: list[str | Path], strict: bool, progress: Callable[[int],
                     continue
                 documents = _documents(text, str(file), json_only=json_only)
                 del text             # gone before the objects are made of its documents
+                if all(document is None for document in documents):     # kubectl: "no objects passed to apply"
+                    collector.objects.warnings.append(f"{file}: no objects in it (an empty file)")
                 collector.add_documents(documents, str(file), release=True)
         return collector.result()
 
