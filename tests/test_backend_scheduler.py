@@ -342,3 +342,27 @@ def test_segment_stops_at_a_pod_that_fits_nowhere():
     assert got.unschedulable == want.unschedulable
     assert got.unschedulable["default/p3"].startswith("0/3 nodes are available: 3 Insufficient cpu.")
     assert jax_sched.placer.stats.segments == 2
+
+
+def test_segments_shrink_after_a_pod_that_fits_nowhere():
+    """On a full cluster most pods fit nowhere: after each, the runs popped behind it go back to the activeQ unplaced.
+    The next segment takes at most SEGMENT_AFTER_FAILURE pods (twice those placed before the failure), so a queue of
+    n failing pods prepares about 17n members at most, not n^2 / 2 as with segments of 512 (decisions as numpy's)."""
+    from phalanx.sched.pod_cycle import SEGMENT_AFTER_FAILURE
+
+    nodes = [make_node("n0", cpu="2", memory="8Gi")]
+    pods = [make_pod(f"p{i}", cpu=f"{300 + i}m", memory="64Mi") for i in range(300)]
+    numpy_sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[],
+                                                                warnings=[])))
+    want = numpy_sched.schedule()
+    jax_sched = Scheduler(Cluster.from_objects(ClusterObjects(nodes=nodes, pods=pods, priority_classes=[],
+                                                              warnings=[])), backend="jax")
+    placer, members = jax_sched.placer, []
+    joined = placer.segment_member
+    placer.segment_member = lambda shape, run, head=None: members.append(shape) or joined(shape, run, head)
+    got = jax_sched.schedule()
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert len(got.bindings) == 6 and len(got.unschedulable) == 294      # 300m..305m: six fit in 2 cpu
+    assert len(members) <= 300 * (SEGMENT_AFTER_FAILURE + 1)       # 43,370 with segments of 512 after a failure
+    assert jax_sched.pod_cycle.segment_limit[placer] == SEGMENT_AFTER_FAILURE

@@ -255,6 +255,10 @@ class Plugin:
     # Whether PostFilter reads the failed cycle's node statuses and dry run (FailedCycle.codes / .dry_run); when no
     # PostFilter plugin of a profile does, they are not built (None).
     post_filter_reads_nodes: ClassVar[bool] = True
+    # Whether PreFilter, Filter's state, PreScore or Score's state read the pod's resource requests (its containers',
+    # init containers' and pod-level `resources`): those that do not give equal results for pods that differ only
+    # there (sched/cycle.py prepare's `like`). True unless a plugin says otherwise.
+    reads_requests: ClassVar[bool] = True
     # Whether Score reads what the plugin's PreFilter and Filter left in the cycle state (upstream's plugin has no
     # PreScore): score_state then gets the Filter's state, SKIP or NOT_RUN (sched/cycle.py _filter_left) as `pre`.
     score_reads_filter: ClassVar[bool] = False

@@ -28,6 +28,7 @@ class ImageSums:
 
 class ImageLocality(Plugin):
     name = "ImageLocality"
+    reads_requests = False
     events = frozenset()        # a Score plugin: it rejects no pod
 
     def score_state(self, pod, cluster, pre):

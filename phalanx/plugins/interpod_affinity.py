@@ -170,6 +170,7 @@ def _namespaces(cluster, own: str) -> dict:
 
 class InterPodAffinity(Plugin):
     name = "InterPodAffinity"
+    reads_requests = False
     Args = InterPodAffinityArgs
     events = frozenset({POD_BOUND, POD_DELETED, NODE_ADDED, NODE_UPDATED})
     signs_from_template = True         # its signature: labels and namespace

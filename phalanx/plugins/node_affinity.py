@@ -216,6 +216,7 @@ def required_node_affinity(pod, tensors) -> tuple | None:
 
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
+    reads_requests = False
     Args = NodeAffinityArgs
     events = frozenset({NODE_ADDED, NODE_UPDATED})
 

@@ -24,6 +24,7 @@ def conflicts(wanted: list[tuple[str, str, int]], ports) -> np.ndarray:
 
 class NodePorts(Plugin):
     name = "NodePorts"
+    reads_requests = False
     events = frozenset({POD_DELETED, NODE_ADDED})
 
     def pre_filter(self, pod, cluster):

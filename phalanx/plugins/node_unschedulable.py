@@ -12,6 +12,7 @@ UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 class NodeUnschedulable(Plugin):
     name = "NodeUnschedulable"
+    reads_requests = False
     events = frozenset({NODE_ADDED, NODE_UPDATED})
 
     def filter_state(self, pod, cluster, pre):

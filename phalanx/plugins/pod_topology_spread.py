@@ -148,6 +148,7 @@ _KEPT_SELECTORS = 256      # selectors whose counts one score cache keeps
 
 class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
+    reads_requests = False
     Args = PodTopologySpreadArgs
     signs_from_template = True         # its signature: labels and namespace
 

@@ -33,6 +33,7 @@ def untolerated_hard(pod, taints, comparison: bool = False) -> np.ndarray:
 
 class TaintToleration(Plugin):
     name = "TaintToleration"
+    reads_requests = False
     events = frozenset({NODE_ADDED, NODE_UPDATED})
 
     def filter_state(self, pod, cluster, pre):

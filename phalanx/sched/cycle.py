@@ -127,6 +127,8 @@ class Prepared:
     allowed: np.ndarray | None = None     # (N,) bool nodes a PreFilterResult left (None: every node)
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
+    # (point, plugin) -> what a plugin that does not read requests returned there (prepare's `record`), else None
+    results: dict | None = None
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
@@ -186,13 +188,31 @@ class Prepared:
         return [tuple(v) for v in by_name.values()]
 
 
-def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
-    """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape)."""
+def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False,
+            like: Prepared | None = None) -> Prepared:
+    """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape).
+
+    record: keep what the plugins that do not read the pod's requests (Plugin.reads_requests) return at each point
+    (Prepared.results). like: a Prepared made with `record` for a pod that differs from this one only in its requests
+    (shapes.family), on the cluster as it is now (nothing bound or changed since): those plugins' results are its
+    own, taken instead of computed again (only the others run)."""
     pod = PodInfo(shape, shape.request_vector(cluster.tensors))
     out = Prepared(pod, (), ())
+    kept = out.results = {} if record else None
+    reuse = like.results if like is not None else None
+
+    def ask(point: str, plugin, run, *args):
+        """What the plugin returns at `point`: like's, or run(*args), recorded."""
+        if reuse is not None and (point, plugin) in reuse:
+            return reuse[point, plugin]
+        value = run(*args)
+        if kept is not None and not plugin.reads_requests:
+            kept[point, plugin] = value
+        return value
+
     pre: dict[str, object] = {}
     for plugin in framework.at("preFilter"):
-        result = plugin.pre_filter(pod, cluster)
+        result = ask("preFilter", plugin, plugin.pre_filter, pod, cluster)
         if isinstance(result, Outcome):
             if isinstance(result, Rejection):
                 out.rejection, out.rejected_by = result.message, plugin.name
@@ -210,7 +230,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
         if result is SKIP:
             out.skipped += ((plugin, "preFilter"),)
             continue
-        state = plugin.filter_state(pod, cluster, result)
+        state = ask("filter", plugin, plugin.filter_state, pod, cluster, result)
         if isinstance(state, CycleError):
             out.error = out.error or f'running "{plugin.name}" filter plugin: {state.message}'
             continue
@@ -218,7 +238,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
     out.filters = tuple(filters)
     pre_filtered, pre = pre, {}
     for plugin in framework.at("preScore"):
-        result = plugin.pre_score(pod, cluster)
+        result = ask("preScore", plugin, plugin.pre_score, pod, cluster)
         if isinstance(result, CycleError):
             out.score_error = out.score_error or f'running PreScore plugin "{plugin.name}": {result.message}'
         pre[plugin.name] = result
@@ -234,7 +254,7 @@ def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
                 continue
             if isinstance(result, CycleError):
                 continue
-        state = plugin.score_state(pod, cluster, result)
+        state = ask("score", plugin, plugin.score_state, pod, cluster, result)
         if state is SKIP:          # the Score is 0 on every node for this pod: nothing to add
             out.skipped += ((plugin, "score"),)
             continue

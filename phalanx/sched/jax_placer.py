@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 import pickle
 import time
@@ -53,7 +52,7 @@ from .cycle import Evaluation, Prepared, batchable, prepare
 from .device_program import compiled_loop, pad, run_program, static_prepared
 from .framework import Framework
 from .placement import Placement, Placer, RunOutcome, rejectors
-from .shapes import PodShape
+from .shapes import PodShape, family
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
 BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
@@ -122,12 +121,12 @@ def bucket(x: int, lo: int = 8) -> int:
     """Padded size for x: at least lo, then four steps per doubling (at most 25% padding)."""
     if x <= lo:
         return lo
-    step = 1 << max(0, math.ceil(math.log2(x)) - 3)
+    step = 1 << max(0, (x - 1).bit_length() - 3)       # (x - 1).bit_length(): ceil(log2(x)), in integers
     return -(-x // step) * step
 
 
 def pow2(x: int, lo: int = 8) -> int:
-    return max(lo, 1 << max(0, math.ceil(math.log2(max(x, 1)))))
+    return max(lo, 1 << (max(x, 1) - 1).bit_length())
 
 
 @dataclass
@@ -433,7 +432,11 @@ class JaxPlacer(Placer):
         if len(parts) != 1 or parts[0][0] is not shape:
             return None
         ports = tuple(cluster.tensors.port_column(port) for port in shape.host_ports)   # before NodePorts' PreFilter
-        p = prepare(shape, cluster, self.framework)
+        # Nothing is bound while a segment is formed: a member of the head's family (all-distinct pods of one
+        # template but their requests) takes the head's results of the plugins that do not read requests.
+        framework = self.framework
+        like = head.prepared if head is not None and family(shape, framework) == family(head.shape, framework) else None
+        p = prepare(shape, cluster, framework, record=head is None, like=like)
         if not self._compiles(p) or _reads_bound_pods(p):
             return None
         # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.

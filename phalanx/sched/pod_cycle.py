@@ -18,9 +18,16 @@ from ..plugins.framework import POD_BOUND
 from .queue import PodRun
 
 
+# After a segment stopped at a pod that fit nowhere, the next takes at most twice the pods placed before it (at least
+# this many), growing back by doubling: the runs after a failed pod are popped, prepared and given back for nothing,
+# so a queue whose pods mostly fail (a full cluster) would prepare each of them once per failure before it.
+SEGMENT_AFTER_FAILURE = 16
+
+
 class PodCycle:
     def __init__(self, sched):
         self.sched = sched
+        self.segment_limit: dict = {}       # placer -> most pods its next segment takes (SEGMENT_AFTER_FAILURE)
 
     def attempt(self, entry: PodRun) -> None:
         sched = self.sched
@@ -73,7 +80,8 @@ class PodCycle:
         queue = sched.queue
         members, queued = [head], [(seqs, prios)]      # queued: each member's arrivals and priorities
         size = len(head.pods)
-        while size < placer.segment_pods and isinstance(queue.peek_active(), PodRun):
+        limit = self.segment_limit.get(placer, placer.segment_pods)
+        while size < limit and isinstance(queue.peek_active(), PodRun):
             entry = queue.pop_active()
             if sched.on_attempt is not None:
                 sched.on_attempt(len(entry.pods))
@@ -89,6 +97,8 @@ class PodCycle:
             size += len(pods)
         placements, placed = placer.place_segment(members, sched.rank())
         sched.stats.pod_cycles += placed
+        self.segment_limit[placer] = (min(2 * limit, placer.segment_pods) if placed == size
+                                      else max(2 * placed, SEGMENT_AFTER_FAILURE))
         for i, (member, done) in enumerate(zip(members, placements)):
             self._commit(done, placer.framework)
             taken = sum(len(pl.pods) for pl in done)

@@ -56,12 +56,17 @@ def template_runs(pods: list[Pod]) -> list[int]:
                                   (list(map(_NAMESPACE, metas)), operator.ne)])
 
 
-def signature(pod: Pod, extra: dict | None = None) -> str:
+# The pod's resource requirements besides: the fields a family's shapes may differ in (`family`).
+_FAMILY_UNSIGNED = {**dict.fromkeys(_UNSIGNED_FIELDS, True), "resources": True,
+                    "containers": {"__all__": {"resources"}}, "init_containers": {"__all__": {"resources"}}}
+
+
+def signature(pod: Pod, extra: dict | None = None, exclude=_UNSIGNED_FIELDS) -> str:
     """The spec as JSON in field order (pydantic's serializer, the cheapest exact form), with the plugins' `extra`
     parts. Equal specs give equal signatures; specs equal up to the order of map keys may not, which only costs a
     batching opportunity. Every field is written: leaving out those at their defaults makes the serializer build
     each default to compare (1.7x the time of the whole spec)."""
-    spec = pod.spec.model_dump_json(by_alias=True, exclude=_UNSIGNED_FIELDS)
+    spec = pod.spec.model_dump_json(by_alias=True, exclude=exclude)
     if not extra:
         return spec
     return json.dumps({"spec": spec, "plugins": extra}, sort_keys=True, separators=(",", ":"))
@@ -76,9 +81,20 @@ class PodShape:
     scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads the incoming pod
     host_ports: list[tuple[str, str, int]]
     unmodelled: tuple[str, ...]      # constraints phalanx does not evaluate yet (reported as warnings)
+    family: str | None = None        # family(): made when first asked
 
     def request_vector(self, tensors: ClusterTensors) -> np.ndarray:
         return tensors.request_vector(self.requests)
+
+
+def family(shape: PodShape, framework) -> str:
+    """The shape's signature without the pod's resource requirements (its containers', init containers' and
+    pod-level `resources`): shapes of one family differ at most in their requests, so the plugins that do not read
+    them (Plugin.reads_requests) prepare them alike (sched/cycle.py prepare's `like`). Made once per shape."""
+    if shape.family is None:
+        pod = shape.pod
+        shape.family = signature(pod, framework.signature(pod), exclude=_FAMILY_UNSIGNED)
+    return shape.family
 
 
 def unmodelled_constraints(pod: Pod, framework) -> tuple[str, ...]:
