@@ -223,8 +223,8 @@ def test_config_errors_name_the_file_not_the_flags(tmp_path):
                                        "{enabled: [{name: NoSuch}]}}}]\n")
     out = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--config", str(tmp_path / "bad.yaml")])
     assert out.exit_code == 2
-    assert out.output.strip() == (f'error: {tmp_path / "bad.yaml"}: profiles[0].plugins.score.enabled[0].name: '
-                                  f'unknown plugin "NoSuch"')
+    assert out.output.strip() == (f'error: {tmp_path / "bad.yaml"}: initializing profiles: creating profile for '
+                                  f'scheduler name default-scheduler: ScorePlugin "NoSuch" does not exist')
     out = runner.invoke(app, ["schedule", "--cluster", str(tmp_path / "c.yaml"), "--feature-gates", "Nope=true"])
     assert out.exit_code == 2 and out.output.startswith("error: --feature-gates: Nope: unknown feature gate")
 
