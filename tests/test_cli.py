@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 
+import pytest
 from typer.testing import CliRunner
 
 from phalanx.cli import app
@@ -402,3 +407,24 @@ def test_explain_a_pod_manifest_whose_priority_class_is_in_the_cluster(tmp_path)
     out = runner.invoke(app, ["explain", "-f", str(tmp_path / "c.yaml"), "--pod", str(tmp_path / "q.yaml")])
     assert out.exit_code == 2
     assert out.stderr == 'error: Pod default/p: spec.priorityClassName: PriorityClass "higher" not found\n'
+
+
+def test_sweep_on_a_ray_address_nothing_listens_at_fails_quickly(tmp_path):
+    """ray.init retries an unreachable address for some 13 minutes by default; phalanx bounds it with Ray's own
+    settings (one attempt; each wait here shortened further through the environment, which phalanx leaves as set)
+    and reports a usage error. In a fresh process: Ray reads its C++ settings when first imported."""
+    pytest.importorskip("ray")
+    (tmp_path / "sweep.yaml").write_text("scenarios: [{name: tiny, nodes: 2, hours: 1}]\npolicies: [pod-by-pod]\n")
+    env = {**os.environ, "RAY_py_gcs_connect_timeout_s": "1", "RAY_gcs_rpc_server_connect_timeout_s": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                       os.environ.get("PYTHONPATH")]))}
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", "from phalanx.cli import app; app()", "sweep",
+                          str(tmp_path / "sweep.yaml"), "--ray", "127.0.0.1:1"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert time.monotonic() - start < 30
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    # Ray's C++ client logs its own warnings to stderr first; phalanx's error is the last line
+    assert out.stderr.strip().splitlines()[-1].startswith(
+        "error: --ray: cannot connect to a Ray cluster at 127.0.0.1:1: Failed to connect to Ray cluster at ")
