@@ -428,3 +428,28 @@ def test_sweep_on_a_ray_address_nothing_listens_at_fails_quickly(tmp_path):
     # Ray's C++ client logs its own warnings to stderr first; phalanx's error is the last line
     assert out.stderr.strip().splitlines()[-1].startswith(
         "error: --ray: cannot connect to a Ray cluster at 127.0.0.1:1: Failed to connect to Ray cluster at ")
+
+
+@pytest.mark.parametrize("args, line", [
+    (["simulate", "--hours", "x"],
+     "phalanx simulate: --hours: Input should be a valid number, unable to parse string as a number"),
+    (["bench", "--repeat", "x"],
+     "phalanx bench: --repeat: Input should be a valid integer, unable to parse string as an integer"),
+    (["schedule"], "phalanx schedule: Missing option '--cluster' / '-f'."),
+    (["schedule", "--nope"], "phalanx schedule: No such option: --nope"),
+    (["schedule", "--cluster"], "phalanx schedule: Option '--cluster' requires an argument."),
+    (["sweep"], "phalanx sweep: Missing argument 'config'."),
+    (["schedul"], "phalanx: No such command 'schedul'. Did you mean 'schedule'?"),
+    (["--bogus"], "phalanx: No such option: --bogus"),
+])
+def test_usage_errors_are_one_line(args, line):
+    """click's usage errors, from every command, as one line (not typer's usage text and box), exit code 2."""
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert res.stderr == line + "\n" and res.stdout == ""
+
+
+def test_help_is_still_typers():
+    assert "Usage:" in runner.invoke(app, ["schedule", "--help"]).stdout
+    res = runner.invoke(app, [])                 # no_args_is_help: the help, exit code 2 (click's NoArgsIsHelpError)
+    assert res.exit_code == 2 and "Usage:" in res.output
