@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from typer.core import TyperGroup
 from pydantic import ValidationError
 
 from .cluster_models import InputError, load_paths
@@ -23,7 +24,61 @@ from .sched.config import COMPAT_VERSIONS, default_config, load_config, parse_ga
 from .sched.config import feature_gates as check_gates
 from .sched.scheduler import TIE_BREAKS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+
+
+# click's exceptions as typer raises them (typer vendors click as typer._click since 0.29, so the `click` package's
+# classes are not the ones raised): the module of typer.BadParameter.
+_clicks = importlib.import_module(typer.BadParameter.__module__)
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Every command's usage errors (a bad option value, a missing or unknown option or argument, an unknown
+    command) as one line on stderr, `phalanx <cmd>: --option: message`, exit code 2, instead of typer's boxed
+    usage text. They all pass through the root group: its own parsing (make_context) and its invoke, which parses
+    and runs the subcommand."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except _clicks.UsageError as exc:
+            _usage_error(exc)
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND] = name           # for the errors of its parsing, whose ctx the parser leaves unset
+        return name, cmd, rest
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _clicks.UsageError as exc:
+            _usage_error(exc, ctx.meta.get(_COMMAND))
+
+
+_COMMAND = "phalanx.command"
+
+
+def _usage_error(exc, command: str | None = None):
+    if isinstance(exc, _clicks.NoArgsIsHelpError):      # `phalanx` alone: its help, as typer shows it
+        raise exc
+    names, ctx = [], exc.ctx
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    if exc.ctx is None and command:
+        names = [command]
+    where = " ".join(["phalanx", *reversed(names)])
+    param = getattr(exc, "param", None)
+    if isinstance(exc, _clicks.BadParameter) and not isinstance(exc, _clicks.MissingParameter) and param is not None:
+        name = param.opts[0] if param.param_type_name == "option" else (param.name or "").upper()
+        message = f"{name}: {exc.message}"
+    else:
+        message = exc.format_message()
+    typer.echo(f"{where}: {' '.join(message.split())}", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_OneLineUsageErrors,
                   help="Exact, vectorised Kubernetes scheduling (kube-scheduler v1.36 semantics).")
 
 from .kernels.backend import CHOICES as BACKENDS, BackendUnavailable   # numpy, jax, cupy, auto

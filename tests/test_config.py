@@ -126,6 +126,89 @@ def test_unmodelled_plugins_are_warned_about():
                                "no effect on decisions: VolumeZone (score)",)
 
 
+_NEW_FRAMEWORK = "sched.yaml: initializing profiles: creating profile for scheduler name default-scheduler: "
+
+
+def _framework_error(profile) -> str:
+    with pytest.raises(InputError) as err:
+        config_from_doc(_doc(profile), "sched.yaml")
+    assert str(err.value).startswith(_NEW_FRAMEWORK)
+    return str(err.value)[len(_NEW_FRAMEWORK):]
+
+
+def test_plugin_config_of_an_out_of_tree_plugin_is_accepted_and_ignored():
+    """decodeNestedObjects leaves the args of a kind no scheme registers undecoded (runtime.Unknown: any JSON value),
+    validatePluginConfig checks only its name for duplicates, and NewFramework builds only enabled plugins: the entry
+    changes nothing, and phalanx says it ignores it."""
+    entries = [{"name": "OutOfTree", "args": {"anything": [1, 2]}}, {"name": "Other", "args": [1, "two"]},
+               {"name": "Scalar", "args": "text"}, {"name": "NoArgs"}, {"args": {"x": 1}}]
+    config = config_from_doc(_doc({"pluginConfig": entries}), "cfg.yaml")
+    assert config.profiles[0] == dataclasses.replace(
+        DEFAULT_PROFILE, percentage_of_nodes_to_score=0,
+        ignored_plugins=("OutOfTree (pluginConfig)", "Other (pluginConfig)", "Scalar (pluginConfig)",
+                         "NoArgs (pluginConfig)", '"" (pluginConfig)'))
+    assert config.warnings == ('cfg.yaml: profiles[0] (default-scheduler): configured but not modelled by phalanx, '
+                               'no effect on decisions: OutOfTree (pluginConfig), Other (pluginConfig), Scalar '
+                               '(pluginConfig), NoArgs (pluginConfig), "" (pluginConfig)',)
+
+
+def test_plugin_config_names_are_unique_known_or_not():
+    """validatePluginConfig's Duplicate check runs over every entry's name, before any lookup of the plugin."""
+    with pytest.raises(InputError) as err:
+        config_from_doc(_doc({"pluginConfig": [{"name": "OutOfTree"}, {"name": "X"}, {"name": "OutOfTree"},
+                                               {}, {"name": ""}]}), "sched.yaml")
+    assert str(err.value) == ('sched.yaml: [profiles[0].pluginConfig[2]: Duplicate value: "OutOfTree", '
+                              'profiles[0].pluginConfig[4]: Duplicate value: ""]')
+    with pytest.raises(InputError, match=r"^sched\.yaml: profiles\[0\]\.pluginConfig\[0\]\.name: expected a string, "
+                                         r"got 3$"):
+        config_from_doc(_doc({"pluginConfig": [{"name": 3}]}), "sched.yaml")
+
+
+def test_an_enabled_plugin_no_registry_has_fails_as_new_framework_fails():
+    """updatePluginList ("<Point>Plugin %q does not exist", "plugin %q does not extend <Point>Plugin plugin", "plugin %q
+    already registered as %q") over getExtensionPoints' order (preFilter, filter, postFilter, reserve, preScore,
+    score, preBind, bind, postBind, permit, preEnqueue, queueSort, placementGenerate, placementScore), then
+    expandMultiPointPlugins over the same order, skipping points disabled with "*"; the first failure is the one
+    reported, its pluginConfig entry or not."""
+    config = {"name": "OutOfTree", "args": {"a": 1}}
+    assert _framework_error({"plugins": {"filter": {"enabled": [{"name": "OutOfTree"}]}}, "pluginConfig": [config]}) \
+        == 'FilterPlugin "OutOfTree" does not exist'
+    assert _framework_error({"plugins": {"multiPoint": {"enabled": [{"name": "OutOfTree"}]}}}) \
+        == 'PreFilterPlugin "OutOfTree" does not exist'
+    assert _framework_error({"plugins": {"multiPoint": {"enabled": [{"name": "OutOfTree"}]},
+                                         "preFilter": {"disabled": [{"name": "*"}]}}}) \
+        == 'FilterPlugin "OutOfTree" does not exist'
+    # the points' own sets before multiPoint; score before queueSort; an earlier point's other error first
+    assert _framework_error({"plugins": {"multiPoint": {"enabled": [{"name": "A"}]},
+                                         "score": {"enabled": [{"name": "B"}]}}}) == 'ScorePlugin "B" does not exist'
+    assert _framework_error({"plugins": {"queueSort": {"enabled": [{"name": "A"}]},
+                                         "score": {"enabled": [{"name": "B"}]}}}) == 'ScorePlugin "B" does not exist'
+    assert _framework_error({"plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]},
+                                         "score": {"enabled": [{"name": "B"}]}}}) \
+        == 'plugin "ImageLocality" does not extend FilterPlugin plugin'
+    assert _framework_error({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}]}}}) \
+        == 'plugin "ImageLocality" already registered as "ScorePlugin"'
+    assert _framework_error({"plugins": {"filter": {"enabled": [{}]}}}) == 'FilterPlugin "" does not exist'
+    # validation refuses a removed plugin in a point's set; in multiPoint only NewFramework sees it
+    assert _framework_error({"plugins": {"multiPoint": {"enabled": [{"name": "EBSLimits"}]}}}) \
+        == 'PreFilterPlugin "EBSLimits" does not exist'
+    assert _framework_error({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}) \
+        == 'only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 0'
+
+
+def test_a_plugin_constructor_fails_before_the_sets_are_checked():
+    """NewFramework runs the factory of every plugin some set enables (multiPoint's default plugins included, even
+    where every point disables them) before updatePluginList."""
+    bad = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Foo"}}}]
+    everything_off = {point: {"disabled": [{"name": "*"}]} for point in (
+        "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
+        "preBind", "bind", "postBind", "placementGenerate", "placementScore")}
+    for plugins in ({"filter": {"enabled": [{"name": "OutOfTree"}]}}, everything_off):
+        assert _framework_error({"plugins": plugins, "pluginConfig": bad}) == (
+            'initializing plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "Foo": supported '
+            'values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"')
+
+
 def test_feature_gates_from_the_file_and_the_flag():
     doc = _doc({}, featureGates={"TaintTolerationComparisonOperators": True})
     assert dict(config_from_doc(doc).profiles[0].feature_gates)["TaintTolerationComparisonOperators"]
@@ -135,11 +218,13 @@ def test_feature_gates_from_the_file_and_the_flag():
 
 @pytest.mark.parametrize("profile,message", [
     ({"plugins": {"filter": {"enabled": [{"name": "Bogus"}]}}},
-     'profiles[0].plugins.filter.enabled[0].name: unknown plugin "Bogus"'),
+     'initializing profiles: creating profile for scheduler name default-scheduler: FilterPlugin "Bogus" does not '
+     'exist'),
     ({"plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]}}},
-     'profiles[0].plugins.filter.enabled[0].name: plugin "ImageLocality" does not extend filter'),
+     'creating profile for scheduler name default-scheduler: plugin "ImageLocality" does not extend FilterPlugin '
+     'plugin'),
     ({"plugins": {"preFilter": {"enabled": [{"name": "TaintToleration"}]}}},
-     'plugin "TaintToleration" does not extend preFilter'),
+     'plugin "TaintToleration" does not extend PreFilterPlugin plugin'),
     ({"plugins": {"sideways": {}}}, "profiles[0].plugins.sideways: unknown field (strict decoding error)"),
     ({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}, "only one queue sort plugin required"),
     ({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]},
@@ -171,7 +256,7 @@ def test_top_level_errors():
 def test_load_config_names_the_path(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("kind: KubeSchedulerConfiguration\nprofiles: [{plugins: {score: {enabled: [{name: Nope}]}}}]\n")
-    with pytest.raises(InputError, match=f"^{path}: profiles"):
+    with pytest.raises(InputError, match=f'^{path}: initializing profiles: .*: ScorePlugin "Nope" does not exist$'):
         load_config(path)
 
 

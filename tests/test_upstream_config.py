@@ -17,7 +17,8 @@ and their defaulted args. Nothing expected here was computed by phalanx.
 
 Left out:
 - TestSchedulerDefaults "two profiles" (FooPlugin, BarPlugin) and "unknown plugin config" (runtime.Unknown args):
-  plugins not in the registry (phalanx refuses unknown plugin names) and args no file can spell.
+  plugins enabled that no registry has (NewFramework refuses them, as phalanx does: tests/test_config.py) and args no
+  file can spell.
 - TestSchedulerDefaults' clientConnection / leaderElection / debugging defaults: phalanx reads none of them.
 - TestPluginArgsDefaults VolumeBindingArgs (x2) and DynamicResourcesArgs: VolumeBinding is not modelled and phalanx's
   DynamicResources has no args (filterTimeout / bindingTimeout are about wall time).

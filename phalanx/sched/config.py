@@ -207,12 +207,16 @@ def feature_gates(overrides: dict[str, bool], source: str = "--feature-gates") -
 
 
 def _named(r: _Reader, item, at: str, fields: set[str]) -> tuple[dict, str]:
-    """A list entry with only `fields` and a non-empty string `name`: (the entry, its name)."""
+    """A list entry with only `fields` and a string `name` (config.Plugin, config.PluginConfig): (the entry, its
+    name). The decoder requires no name (an absent one is ""); NewFramework refuses a name no plugin has where a
+    plugin set enables it, a pluginConfig entry for it is ignored."""
     item = r.mapping(item, at)
     r.known(item, fields, at)
     name = item.get("name")
-    if not isinstance(name, str) or not name:
-        r.fail(f"{at}.name", "Required value")
+    if name is None:
+        name = ""
+    if not isinstance(name, str):
+        r.fail(f"{at}.name", f"expected a string, got {name!r}")
     return item, name
 
 
@@ -264,33 +268,75 @@ def _modelled(name: str, point: str) -> bool:
     return name in REGISTRY and point in REGISTRY[name].points()
 
 
-def _expand(r: _Reader, multipoint, sets: dict, point: str, where: str) -> list[tuple[str, int | None]]:
-    """expandMultiPointPlugins for one extension point: plugins also configured at the point itself first (in the
-    point's order), then the remaining multiPoint plugins, then the point's other plugins."""
+def _expand(multipoint, sets: dict, point: str) -> list[tuple[str, int | None]]:
+    """expandMultiPointPlugins for one extension point (the configuration checked by _check_framework): plugins also
+    configured at the point itself first (in the point's order), then the remaining multiPoint plugins, then the
+    point's other plugins."""
     enabled, disabled = sets[point]
-    for name, _, at in enabled:
-        if name not in REGISTRY and name not in UNMODELLED:
-            r.fail(f"{at}.name", f'unknown plugin "{name}"')
-        if not _implements(name, point):
-            r.fail(f"{at}.name", f'plugin "{name}" does not extend {point}')
-    names = [n for n, _, _ in enabled]
-    for i, n in enumerate(names):
-        if n in names[:i]:
-            r.fail(f"{where}.{point}.enabled[{i}].name", f'plugin "{n}" already registered at {point}')
     if "*" in disabled:
         return [(n, w) for n, w, _ in enabled]
-    at_point = set(names)
+    at_point = {n for n, _, _ in enabled}
     from_multipoint, seen = [], set()
     for name, weight in multipoint:
-        if not _implements(name, point) or name in disabled or name in at_point:
+        if not _implements(name, point) or name in disabled or name in at_point or name in seen:
             continue
-        if name in seen:
-            r.fail(f"{where}.multiPoint.enabled", f'plugin "{name}" already registered at {point}')
         seen.add(name)
         from_multipoint.append((name, weight))
     multi_names = {n for n, _ in multipoint}
     return ([(n, w) for n, w, _ in enabled if n in multi_names] + from_multipoint
             + [(n, w) for n, w, _ in enabled if n not in multi_names])
+
+
+# NewFramework's extension points in its order (getExtensionPoints, v1.36): the order its checks fail in.
+_FRAMEWORK_POINTS = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score", "preBind", "bind", "postBind",
+                     "permit", "preEnqueue", "queueSort", "placementGenerate", "placementScore")
+assert sorted(_FRAMEWORK_POINTS) == sorted(EXTENSION_POINTS)
+
+
+def _plugin_type(point: str) -> str:
+    """The Go interface of an extension point as NewFramework's errors name it (filter -> FilterPlugin)."""
+    return f"{point[0].upper()}{point[1:]}Plugin"
+
+
+def _framework_fail(r: _Reader, scheduler_name, problem: str):
+    """A NewFramework error as scheduler.New reports it (profile.NewMap names the profile)."""
+    r.fail("", f"initializing profiles: creating profile for scheduler name {scheduler_name}: {problem}")
+
+
+def _check_framework(r: _Reader, sets: dict, multipoint, scheduler_name) -> None:
+    """NewFramework's checks of the plugin sets, failing at the first as it does, worded as scheduler.New reports
+    it: every point's own enabled plugins (updatePluginList: the plugin exists, extends the point, is not listed
+    twice), then the multiPoint plugins at each point not disabled with "*" (expandMultiPointPlugins: the plugin
+    exists, is not enabled twice through multiPoint). A plugin exists when it is in REGISTRY or UNMODELLED."""
+    def fail(problem: str):
+        _framework_fail(r, scheduler_name, problem)
+
+    def exists(name: str) -> bool:
+        return name in REGISTRY or name in UNMODELLED
+
+    for point in _FRAMEWORK_POINTS:
+        seen = set()
+        for name, _, _ in sets[point][0]:
+            if not exists(name):
+                fail(f"{_plugin_type(point)} {go_quote(name)} does not exist")
+            if not _implements(name, point):
+                fail(f"plugin {go_quote(name)} does not extend {_plugin_type(point)} plugin")
+            if name in seen:
+                fail(f"plugin {go_quote(name)} already registered as {go_quote(_plugin_type(point))}")
+            seen.add(name)
+    for point in _FRAMEWORK_POINTS:
+        enabled, disabled = sets[point]
+        if "*" in disabled:
+            continue
+        at_point, seen = {n for n, _, _ in enabled}, set()
+        for name, _ in multipoint:
+            if not exists(name):
+                fail(f"{_plugin_type(point)} {go_quote(name)} does not exist")
+            if not _implements(name, point) or name in disabled or name in at_point:
+                continue
+            if name in seen:
+                fail(f"plugin {go_quote(name)} already registered as {go_quote(_plugin_type(point))}")
+            seen.add(name)
 
 
 def _weights(points: dict, multipoint, point: str) -> dict[str, int]:
@@ -325,9 +371,7 @@ def _args(r: _Reader, entries, where: str, context) -> tuple[dict[str, PluginArg
             r.report(at, _removed(name))
             continue
         cls = REGISTRY.get(name)
-        if cls is None:
-            if name not in UNMODELLED:
-                r.fail(f"{at}.name", f'unknown plugin "{name}"')
+        if cls is None:     # unmodelled, or out-of-tree: upstream leaves args of no registered kind undecoded
             continue
         if cls.Args is None:
             continue
@@ -448,20 +492,25 @@ def _profile(r: _Reader, decoded: _Decoded, i: int, top_pct, gates: dict[str, bo
     name = decoded.name
     sets = dict(decoded.sets)
     m_enabled, m_disabled = sets.pop("multiPoint")
-    for name_, _, at in m_enabled:
-        if name_ not in REGISTRY and name_ not in UNMODELLED:
-            r.fail(f"{at}.name", f'unknown plugin "{name_}"')
     multipoint = _merge(default_plugins(gates), m_enabled, m_disabled)
-    points = {point: _expand(r, multipoint, sets, point, f"{where}.plugins") for point in EXTENSION_POINTS}
+    # NewFramework builds every plugin some set enables (pluginsNeeded: multiPoint's too, even where every point
+    # disables it) before it checks the sets: a constructor's error comes first, as scheduler.New words it.
+    needed = dict.fromkeys([n for n, _ in multipoint] + [n for enabled, _ in sets.values() for n, _, _ in enabled])
+    for plugin in needed:
+        if plugin in decoded.deferred:
+            _framework_fail(r, name, f"initializing plugin {go_quote(plugin)}: {aggregate(decoded.deferred[plugin])}")
+    _check_framework(r, sets, multipoint, name)
+    points = {point: _expand(multipoint, sets, point) for point in EXTENSION_POINTS}
     queue_sort = points["queueSort"]
+    quoted = go_quote(str(name))
     if len(queue_sort) != 1:
-        r.fail(f"{where}.plugins.queueSort", f"only one queue sort plugin required for profile with scheduler "
-                                             f"name {name!r}, but got {len(queue_sort)}")
+        _framework_fail(r, name, f"only one queue sort plugin required for profile with scheduler name {quoted}, but "
+                                 f"got {len(queue_sort)}")
     if not points["bind"]:
-        r.fail(f"{where}.plugins.bind", f"at least one bind plugin is needed for profile with scheduler name {name!r}")
+        _framework_fail(r, name, f"at least one bind plugin is needed for profile with scheduler name {quoted}")
     if len(points["placementGenerate"]) > 1:
-        r.fail(f"{where}.plugins.placementGenerate", f"at most one placement generate plugin is allowed for profile "
-                                                     f"with scheduler name {name!r}")
+        _framework_fail(r, name, f"at most one placement generate plugin is allowed for profile with scheduler name "
+                                 f"{quoted}")
     weights = _weights(points, multipoint, "score")
     placement_weights = _weights(points, multipoint, "placementScore")
     args = decoded.args
@@ -470,17 +519,17 @@ def _profile(r: _Reader, decoded: _Decoded, i: int, top_pct, gates: dict[str, bo
              for n, _, _ in enabled]
     ignored = list(dict.fromkeys(f"{n} ({point})" for n, point in named
                                  if not (_modelled(n, point) or point == "multiPoint" and n in REGISTRY)))
-    ignored += [f"{n} (pluginConfig)" for n in _named_config(decoded.plugin_config) if n in UNMODELLED]
+    # pluginConfig of a plugin phalanx does not model, or of one no registry has (upstream keeps an out-of-tree
+    # plugin's args undecoded, runtime.Unknown, and NewFramework ignores them: the plugin is not enabled, or the
+    # checks above would have failed).
+    ignored += [f"{n or go_quote(n)} (pluginConfig)" for n in _named_config(decoded.plugin_config)
+                if n in UNMODELLED or n not in REGISTRY]
     if ignored:
         warnings.append(f"{r.source}: {where} ({name}): configured but not modelled by phalanx, no effect on "
                         f"decisions: {', '.join(ignored)}")
     pct = decoded.pct if decoded.pct is not None else top_pct
     modelled = tuple((point, tuple(n for n, _ in ns if _modelled(n, point))) for point, ns in points.items())
     used = list(dict.fromkeys(n for _, ns in modelled for n in ns))
-    for plugin in used:
-        if plugin in decoded.deferred:      # its constructor's validation, as scheduler.New words its failure
-            r.fail("", f"initializing profiles: creating profile for scheduler name {name}: initializing plugin "
-                       f"{go_quote(plugin)}: {aggregate(decoded.deferred[plugin])}")
     # Plugins without a pluginConfig entry get their defaulted args (SetDefaults_KubeSchedulerConfiguration).
     args = {n: args.get(n) or REGISTRY[n].Args() for n in used if REGISTRY[n].Args is not None}
     return Profile(scheduler_name=name, plugins=modelled,
@@ -493,7 +542,7 @@ def _profile(r: _Reader, decoded: _Decoded, i: int, top_pct, gates: dict[str, bo
 
 
 def _named_config(entries) -> list[str]:
-    return [e.get("name") for e in entries or [] if isinstance(e, dict)]
+    return [e.get("name") or "" for e in entries or [] if isinstance(e, dict)]
 
 
 def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",

@@ -31,6 +31,7 @@ from the tests; the process pool (standard library) is the default and needs not
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated
@@ -195,15 +196,34 @@ def run_many(runs: list[dict], fn=run_one, workers: int = 1, ray_address: str | 
         return out
 
 
+# Ray's own settings (RayConfig, read from RAY_<name> environment variables) bounding how long ray.init tries a
+# cluster address: by default it makes NUM_REDIS_GET_RETRIES (20) attempts of about 40 s each (the GCS channel, its
+# pubsub, then 30 s for the cluster id), so an address nothing listens at hangs ray.init some 13 minutes. One attempt
+# with a 10 s cluster-id wait fails within about 20 s. A value the user set in the environment wins.
+_RAY_CONNECT_LIMITS = {
+    "RAY_gcs_server_port_wait_time_s": "1",    # attempts at the GCS (read by ray._private.node at each ray.init)
+    "RAY_py_gcs_connect_timeout_s": "10",      # each attempt's wait for the cluster id (read when ray is imported)
+}
+
+
 def _on_ray(runs: list[dict], fn, address: str, on_done) -> list:
+    if address != "local":
+        # Before the import: the C++ settings are read once, when ray is first imported. Not for "local", whose GCS
+        # server, started here, would inherit them.
+        for name, value in _RAY_CONNECT_LIMITS.items():
+            os.environ.setdefault(name, value)
     try:
         import ray
     except ImportError:
         raise InputError("--ray: needs Ray: pip install 'phalanx[dist]'") from None
     started = not ray.is_initialized()
     if started:
-        ray.init(address=None if address == "local" else address, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        try:
+            ray.init(address=None if address == "local" else address, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        except (OSError, ValueError, RuntimeError) as exc:     # ConnectionError, "ray://" without ray[client], ...
+            problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise InputError(f"--ray: cannot connect to a Ray cluster at {address}: {problem}") from None
     try:
         remote = ray.remote(fn)
         refs = [remote.remote(run) for run in runs]
