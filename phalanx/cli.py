@@ -33,7 +33,7 @@ _clicks = importlib.import_module(typer.BadParameter.__module__)
 
 class _OneLineUsageErrors(TyperGroup):
     """Every command's usage errors (a bad option value, a missing or unknown option or argument, an unknown
-    command) as one line on stderr, `phalanx <cmd>: --option: message`, exit code 2, instead of typer's boxed
+    command) as one line on stderr, `error: phalanx <cmd>: --option: message`, exit code 2, instead of typer's boxed
     usage text. They all pass through the root group: its own parsing (make_context) and its invoke, which parses
     and runs the subcommand."""
 
@@ -74,7 +74,7 @@ def _usage_error(exc, command: str | None = None):
         message = f"{name}: {exc.message}"
     else:
         message = exc.format_message()
-    typer.echo(f"{where}: {' '.join(message.split())}", err=True)
+    typer.echo(f"error: {where}: {' '.join(message.split())}", err=True)     # as the other errors (fail)
     raise typer.Exit(exc.exit_code)
 
 

@@ -432,15 +432,15 @@ def test_sweep_on_a_ray_address_nothing_listens_at_fails_quickly(tmp_path):
 
 @pytest.mark.parametrize("args, line", [
     (["simulate", "--hours", "x"],
-     "phalanx simulate: --hours: Input should be a valid number, unable to parse string as a number"),
+     "error: phalanx simulate: --hours: Input should be a valid number, unable to parse string as a number"),
     (["bench", "--repeat", "x"],
-     "phalanx bench: --repeat: Input should be a valid integer, unable to parse string as an integer"),
-    (["schedule"], "phalanx schedule: Missing option '--cluster' / '-f'."),
-    (["schedule", "--nope"], "phalanx schedule: No such option: --nope"),
-    (["schedule", "--cluster"], "phalanx schedule: Option '--cluster' requires an argument."),
-    (["sweep"], "phalanx sweep: Missing argument 'config'."),
-    (["schedul"], "phalanx: No such command 'schedul'. Did you mean 'schedule'?"),
-    (["--bogus"], "phalanx: No such option: --bogus"),
+     "error: phalanx bench: --repeat: Input should be a valid integer, unable to parse string as an integer"),
+    (["schedule"], "error: phalanx schedule: Missing option '--cluster' / '-f'."),
+    (["schedule", "--nope"], "error: phalanx schedule: No such option: --nope"),
+    (["schedule", "--cluster"], "error: phalanx schedule: Option '--cluster' requires an argument."),
+    (["sweep"], "error: phalanx sweep: Missing argument 'config'."),
+    (["schedul"], "error: phalanx: No such command 'schedul'. Did you mean 'schedule'?"),
+    (["--bogus"], "error: phalanx: No such option: --bogus"),
 ])
 def test_usage_errors_are_one_line(args, line):
     """click's usage errors, from every command, as one line (not typer's usage text and box), exit code 2."""

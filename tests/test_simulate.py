@@ -146,7 +146,7 @@ def test_cli_simulate_compares_policies(tmp_path):
     bad = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "x.txt")])
     assert bad.exit_code == 2 and ".csv or .parquet" in bad.output
     bad = CliRunner().invoke(app, ["simulate", "--seed", "-1"])      # was numpy's "expected non-negative integer"
-    assert bad.exit_code == 2 and bad.output == "phalanx simulate: --seed: Input should be greater than or equal to 0\n"
+    assert bad.exit_code == 2 and bad.output == "error: phalanx simulate: --seed: Input should be greater than or equal to 0\n"
 
 
 def test_cli_simulate_refuses_bad_numbers_and_paths_before_running(tmp_path):
