@@ -27,7 +27,8 @@ BATCH_COPIES = 32     # further copies scored per contender in one batch round (
 
 
 class NodeArrays:
-    """NodeTable's array fields (padded, on the device), as the plugins read them."""
+    """NodeTable's array fields (padded, on the device), as the plugins read them: (N, R) views of the resident
+    resource-major (R, N) columns (sched/jax_placer.py)."""
 
     def __init__(self, size, allocatable, requested, nonzero_requested, pod_count, allowed_pods, unschedulable,
                  labels, taints, host_ports):
@@ -127,7 +128,7 @@ def run_program(xp, static, a, s, loop):
         size = math.prod(shape)
         a[name] = packed[offset:offset + size].reshape(shape)
         offset += size
-    n_pad = a["allocatable"].shape[0]
+    n_pad = a["allocatable"].shape[1]
     runtime = [name for names in runtime_names(pp) for name in names]
 
     def amounts(i):
@@ -153,7 +154,7 @@ def run_program(xp, static, a, s, loop):
         if spread:
             bound = BoundPods(st["bound_node"], st["bound_namespace"], st["bound_labels"], st["bound_terminating"],
                               st["bound_node"].shape[0])
-        nodes = NodeArrays(n_pad, a["allocatable"], st["requested"], st["nonzero_requested"], st["pod_count"],
+        nodes = NodeArrays(n_pad, a["allocatable"].T, st["requested"].T, st["nonzero_requested"].T, st["pod_count"],
                        a["allowed_pods"], a["unschedulable"], a["labels"], a["taints"], st["host_ports"])
         return TensorsView(nodes, LabelValues(kl_pad, v_pad), bound)
 
@@ -185,8 +186,9 @@ def run_program(xp, static, a, s, loop):
         loop can queue it without knowing ok)."""
         out = dict(st)
         row = xp.where(ok, node, 0)
-        for column, amount in (("requested", request), ("nonzero_requested", nonzero), ("pod_count", 1)):
-            out[column] = written(ok, st[column], row, st[column][row] + amount)
+        for column, amount in (("requested", request), ("nonzero_requested", nonzero)):
+            out[column] = written(ok, st[column], (slice(None), row), st[column][:, row] + amount)
+        out["pod_count"] = written(ok, st["pod_count"], row, st["pod_count"][row] + 1)
         if own_ports:
             out["host_ports"] = written(ok, st["host_ports"], (row, port_cols), True)
         if spread:
@@ -255,8 +257,8 @@ def run_program(xp, static, a, s, loop):
         chosen = xp.where(xp.arange(picks) < take, sub[cand], -1)
         per_node = bincount(xp, chosen, xp.ones((picks,), dtype=xp.int64), n_pad)
         st = dict(st)
-        st["requested"] = st["requested"] + per_node[:, None] * request[None, :]
-        st["nonzero_requested"] = st["nonzero_requested"] + per_node[:, None] * nonzero[None, :]
+        st["requested"] = st["requested"] + request[:, None] * per_node[None, :]
+        st["nonzero_requested"] = st["nonzero_requested"] + nonzero[:, None] * per_node[None, :]
         st["pod_count"] = st["pod_count"] + per_node
         if own_ports:
             cells = (slice(None), port_cols)

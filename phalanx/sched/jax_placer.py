@@ -14,7 +14,10 @@ What runs where (backend="jax"):
     shapes, so decisions equal pod by pod (tests/test_batching.py, tests/test_backend_scheduler.py).
   The kernels are the same functions numpy runs (phalanx.kernels via sched.cycle), traced with xp=jax.numpy
   under jax.enable_x64.
-- resident on the device between calls: the padded node table (fixed columns and the load state). The load
+- resident on the device between calls: the padded node table (fixed columns and the load state), its
+  per-resource columns (allocatable, requested, nonzero_requested) stored resource-major, (R, N): a pod's cycle
+  reads a few resources of every node, and node-major rows put every resource of a node on the cache line a
+  column read touches (5,000 nodes: 88 -> 44 us per pod of compiled loop for all-distinct pods). The load
   buffers are donated to each call and replaced by its result; the table is copied in again only when the host
   table changed behind it (node events, vocabulary growth, or load moved by undo, deletion, Permit rejection or
   the eager per-pod paths: `tensors.changes` grew).
@@ -502,14 +505,14 @@ class JaxPlacer(Placer):
         put = self._put
         with precision(self.xp):
             if fresh:
-                fixed = put({"allocatable": pad(nodes.allocatable, (n_pad, r_pad), 0),
+                fixed = put({"allocatable": pad(nodes.allocatable, (n_pad, r_pad), 0).T.copy(),
                              "allowed_pods": pad(nodes.allowed_pods, (n_pad,), 0),
                              "unschedulable": pad(nodes.unschedulable, (n_pad,), False),
                              "labels": pad(nodes.labels, (n_pad, kl_pad), -1),
                              "taints": pad(nodes.taints, (n_pad, t_pad), -1)})
                 r = self._resident = _Resident(owners, pads, fixed)
-            r.state = put({"requested": pad(nodes.requested, (n_pad, r_pad), 0),
-                           "nonzero_requested": pad(nodes.nonzero_requested, (n_pad, 2), 0),
+            r.state = put({"requested": pad(nodes.requested, (n_pad, r_pad), 0).T.copy(),
+                           "nonzero_requested": pad(nodes.nonzero_requested, (n_pad, 2), 0).T.copy(),
                            "pod_count": pad(nodes.pod_count, (n_pad,), 0),
                            "host_ports": pad(nodes.host_ports, (n_pad, p_pad), False)})
         self.stats.uploads += 1
