@@ -39,8 +39,8 @@ from .shapes import PodShape, run_starts
 INITIAL_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 10.0
 ORDERING_WINDOW_S = 1.0       # backoffQOrderingWindowDuration (SchedulerPopFromBackoffQ)
-# DefaultPodMaxInUnschedulablePodsDuration. v1.36 has no flag or config field for it (the deprecated
-# --pod-max-in-unschedulable-pods-duration flag is gone); only the queue's constructor option sets it.
+# DefaultPodMaxInUnschedulablePodsDuration. No KubeSchedulerConfiguration field sets it; upstream's only knob is the
+# deprecated kube-scheduler flag --pod-max-in-unschedulable-pods-duration (its removal was postponed, kubernetes#110175).
 MAX_IN_UNSCHEDULABLE_S = 300.0
 # flushUnschedulablePodsLeftover's period: wait.Until from the queue's Run, so at the start and every 30 s after.
 FLUSH_PERIOD_S = 30.0
