@@ -185,7 +185,7 @@ def test_what_cannot_be_taken_or_does_not_fit_is_one_clear_error(tmp_path):
         restore_scheduler(_scheduler(nodes[:2]), state)
     with pytest.raises(CheckpointError, match="has no pods yet"):
         restore_scheduler(sched, state)
-    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 3"):
+    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 4"):
         restore_scheduler(_scheduler(nodes), {**state, "version": 99})
     sched.cluster.successors["x"] = object()
     with pytest.raises(CheckpointError, match="OrderedReady StatefulSets"):

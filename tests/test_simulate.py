@@ -338,8 +338,9 @@ def test_the_autoscaler_adds_the_node_a_gang_lacks_and_removes_it_once_empty():
 def test_a_gang_held_at_permit_holds_gpus_while_the_node_is_provisioned():
     """gang_mode "permit": the first worker waits at Permit on the free node while the second is unschedulable.
     A timeout longer than provisioning holds its 8 GPUs until the node joins (610 s); a shorter one releases them
-    at 300 s, and the gang binds when the node joins."""
-    for timeout, held in ((900.0, 610.0), (300.0, 300.0)):
+    at 300 s, the second worker (pooled since 0) is flushed at 330 s and holds them from then until the node
+    joins, and the gang binds then."""
+    for timeout, held in ((900.0, 610.0), (300.0, 300.0 + 610.0 - 330.0)):
         r, scaler = _autoscaled("gang-permit", timeout=timeout)
         assert scaler.asked == 1 and r.jobs["training"]["finished"] == 1
         assert r.gpu_hours["permit"] == pytest.approx(8 * held / H)
@@ -351,7 +352,9 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
     """One node, busy for 10 h; a gang of three 8-GPU workers held at Permit (300 s); the autoscaler may add two
     nodes (600 s to join, removed 60 s after they empty). Every 970 s: it asks for two nodes 10 s after the gang
     is unschedulable, two members wait at Permit on them from the join, the timeout releases them, the nodes go
-    60 s later, and the gang, retried, is unschedulable again. Joins at 611, 1581, 2551, 3521 s in the first hour."""
+    60 s later, and the gang, retried, is unschedulable again. The pool's flush retries members that waited
+    over 300 s, on the 30 s ticks: t-2, failed at 611, waits on a freed node from 930; t-0, failed at 971, from
+    1290; likewise 2580 (failed 2260) and 2940 (failed 2620). Joins at 611, 1581, 2260, 3230."""
     from phalanx.simulate.autoscaler import Autoscaler
     nodes = _nodes(1)
     scaler = Autoscaler(nodes[0], max_nodes=2, provision_s=600.0, scale_down_s=60.0)
@@ -360,9 +363,11 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
                      keep_decisions=True)
     r = sim.run()
     joins = sorted({rec.time for rec in sim.sched.records if rec.kind == "WaitingOnPermit"})
-    assert joins == [611.0, 1581.0, 2551.0, 3521.0]
-    assert (scaler.asked, r.nodes_added, r.nodes_removed) == (8, 8, 6)
-    assert r.gpu_hours["permit"] == pytest.approx((3 * 2 * 8 * 300 + 2 * 8 * (3600 - 3521)) / H)
+    assert joins == [611.0, 930.0, 1290.0, 1581.0, 2260.0, 2580.0, 2940.0, 3230.0]
+    assert (scaler.asked, r.nodes_added, r.nodes_removed) == (8, 6, 6)
+    # Held at Permit: 300 s per wait cut by its timeout (611, 611, 930, 1290, 2260, 2260, 2580, 2940), and the
+    # waits ended by a timeout of the other member's: 1581-1590, 3230-3240.
+    assert r.gpu_hours["permit"] == pytest.approx(8 * (8 * 300 + 9 + 10) / H)
     assert r.jobs["training"]["started"] == 0
     assert sum(r.gpu_hours.values()) == pytest.approx(3 * 8 * 1)
 

@@ -849,7 +849,7 @@ def test_waiting_gangs_of_one_shape_fail_from_the_first_ones_cycle():
         s.run_until_idle()
         mark, asked = len(s.records), len(hits)
         s.delete_pod("default/fill-0")
-        s.step(1000.0)
+        s.step(100.0)          # the retries the deletion brings, before the pool's first flush (330 s)
         return s.records[mark:], [h for h in hits[asked:] if h is not None]
     kept, hits = run(True)
     every, none = run(False)
@@ -877,7 +877,14 @@ def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():
     table = s.cluster.tensors.nodes
     assert table.requested.tolist() == [[100, 128 << 20, 0, 1], [0, 0, 0, 0], [0, 0, 0, 0]]
     assert table.pod_count.tolist() == [1, 0, 0]
-    assert s.run_until_idle() == []          # the gang waits for an event; no Bound ever for its members
+    # Progress since the gang's failures (plain bound at 300), so run_until_idle goes on to the pool's flushes. m4,
+    # pooled since 0, is flushed at 330 (the first 30 s tick more than 300 s after) and waits on the freed n2 until
+    # its timeout at 630; the flush at 630 moves m1-m3 (rejected at 300: 630 - 300 > 300, 600 - 300 is not), tried
+    # after that timeout freed n2. Then it stops before a second rejection with nothing bound in between.
+    assert s.run_until_idle() == [Record(330, WAITING, "default/m4", "n2"),
+                                  Record(630, PERMIT_REJECTED, "default/m4", message=TIMEOUT_5M),
+                                  Record(630, WAITING, "default/m1", "n2"), Record(630, WAITING, "default/m2", "n3"),
+                                  unsched(630, "m3", NO_GPU_MEMBER.format(n=3))]
     assert not any(r.kind == BOUND and r.object.startswith("default/m") for r in s.records)
 
 

@@ -329,8 +329,6 @@ def test_assigned_pod_added_does_not_wake_a_pod_rejected_by_other_plugins():
     assert attempts_of(s.step(30), "ns1/afp") == []
 
 
-@pytest.mark.xfail(strict=True, reason="sched/queue.py SchedulingQueue: no flush of the unschedulable pool; v1.36's "
-                   "flushUnschedulablePodsLeftover moves pods pooled over 5 min to the activeQ, every 30 s")
 def test_flush_unschedulable_pods_leftover():
     """TestHighPriorityFlushUnschedulablePodsLeftover: highPod and midPod wait for an event that never comes; after
     DefaultPodMaxInUnschedulablePodsDuration (5 min) the flush (every 30 s, so by 330 s) moves them to the activeQ,

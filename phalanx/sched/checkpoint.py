@@ -38,8 +38,9 @@ from .queue import Attempts, ErrorRetry, PodRun
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
 
 FORMAT = "phalanx.scheduler-state"
-VERSION = 3                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
-                            # "elsewhere", the queue's "errors", a priority per "backoff" entry
+VERSION = 4                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
+                            # "elsewhere", the queue's "errors", a priority per "backoff" entry; 4: a progress count
+                            # per "pool" entry (the flush of the unschedulable pool reads it)
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -132,7 +133,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
             "backoff": [[at, seq, _entry(e), priority] for at, priority, seq, e in backoff],
             "errors": [[at, seq, _entry(retry.run), retry.progress] for at, seq, retry in errors],
             "attempts": {key: [a.count, a.failed_at] for key, a in queue.attempts.items()},
-            "pool": [[ref(p.pod), p.seq, [plugin.name for plugin in p.plugins]]
+            "pool": [[ref(p.pod), p.seq, [plugin.name for plugin in p.plugins], p.progress]
                      for p in queue.unschedulable.values()],
             "held": [[ref(pod), seq] for pod, seq in queue.held.values()],
             "deleted": sorted(queue.deleted)},
@@ -200,9 +201,9 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
         gs.waiting = {key: (pods[key], seq) for key, seq in doc["waiting"]}
         gs.enqueued = set(doc["enqueued"])
         gs.rejected_at, gs.state, gs.attempts = doc["rejected_at"], doc["state"], doc["attempts"]
-        if gs.state == "unschedulable":
-            groups.park(gs)
         gs.failed_at, gs.failed_progress = doc["failed_at"], doc["failed_progress"]
+        if gs.state == "unschedulable":
+            groups.park(gs)        # after its failure time: the flush reads it
         gs.condition = tuple(doc["condition"]) if doc["condition"] is not None else None
         if doc["permit_deadline"] is not None:
             sched.permit.timed[gs.key] = gs
@@ -225,9 +226,11 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
         sched.nominate(pods[key], node)
 
     q = state["queue"]
-    for key, seq, rejectors in q["pool"]:
+    for key, seq, rejectors, progress in q["pool"]:
         sched.park(pods[key], seq, frozenset(rejectors))
+        queue.unschedulable[key].progress = progress
     queue.attempts = {key: Attempts(count, failed_at) for key, (count, failed_at) in q["attempts"].items()}
+    queue.reorder_pool()        # the flush's order, by the failure times just restored
     queue.held = {key: (pods[key], seq) for key, seq in q["held"]}
     queue.deleted = set(q["deleted"])
     def entry(doc):

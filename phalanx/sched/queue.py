@@ -15,6 +15,10 @@ its queueing hint says the event may help (upstream's QueueingHint). A pod that 
 rejected it) waits in the error backoffQ instead (upstream's podErrorBackoffQ) and is tried again when its backoff
 ends, with no event.
 
+Nothing else moves a pooled pod but upstream's flush (flushUnschedulablePodsLeftover): on the flush ticks, multiples
+of 30 s of the scheduler's clock, pods pooled for strictly longer than 5 min since their last failure go to the
+activeQ (or the backoffQ) as after a wildcard event. Pods PreEnqueue holds back are not flushed.
+
 With SchedulerPopFromBackoffQ (`pop_from_backoff`) backoffs end at upstream's 1 s ordering windows, the backoffQ
 is ordered by window, then priority and queue place, and its head (never the error backoffQ's) is taken whenever
 the activeQ is empty.
@@ -35,6 +39,23 @@ from .shapes import PodShape, run_starts
 INITIAL_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 10.0
 ORDERING_WINDOW_S = 1.0       # backoffQOrderingWindowDuration (SchedulerPopFromBackoffQ)
+# DefaultPodMaxInUnschedulablePodsDuration. No KubeSchedulerConfiguration field sets it; upstream's only knob is the
+# deprecated kube-scheduler flag --pod-max-in-unschedulable-pods-duration (its removal was postponed, kubernetes#110175).
+MAX_IN_UNSCHEDULABLE_S = 300.0
+# flushUnschedulablePodsLeftover's period: wait.Until from the queue's Run, so at the start and every 30 s after.
+FLUSH_PERIOD_S = 30.0
+
+
+def flush_tick(since: float, max_in: float = MAX_IN_UNSCHEDULABLE_S, period: float = FLUSH_PERIOD_S) -> float:
+    """The first flush tick (a multiple of `period`) at which a pod pooled at `since` has been pooled for strictly
+    longer than `max_in` (upstream compares currentTime - Timestamp > podMaxInUnschedulablePodsDuration)."""
+    tick = math.floor((since + max_in) / period) * period
+    # The division rounds; the comparison upstream makes decides.
+    while tick - since <= max_in:
+        tick += period
+    while tick - period - since > max_in:
+        tick -= period
+    return tick
 
 
 def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float = MAX_BACKOFF_S) -> float:
@@ -63,6 +84,7 @@ class Parked:
     priority: int
     plugins: tuple                    # the plugins that rejected it (empty: any event may help; a Permit rejection)
     events: frozenset                 # the events those plugins registered
+    progress: int = 0                 # the scheduler's progress count at its failure (none since: a flush is futile)
 
 
 @dataclass
@@ -93,6 +115,9 @@ class SchedulingQueue:
         self.held: dict[str, tuple[Pod, int]] = {}     # PreEnqueue said wait (gated, PodGroup missing): key -> (pod, seq)
         self.deleted: set[int] = set()                 # arrivals of queued pods deleted before their turn
         self._listening: dict[str, set[str]] = {}      # event -> keys of pooled pods whose rejectors registered it
+        # Pooled pods by (failure time, progress at it): the flush takes them from the front. Entries of pods that
+        # left the pool (or failed again since) stay until they come to the front.
+        self._by_failure: list = []      # heap of (failed_at, progress, tiebreak, Parked)
 
     def backoff(self, attempts: int) -> float:
         return backoff_s(attempts, self.initial_backoff_s, self.max_backoff_s)
@@ -206,6 +231,7 @@ class SchedulingQueue:
             self.failed(key, now)
             self._drop(key)
             self.unschedulable[key] = entry
+            heapq.heappush(self._by_failure, (now, entry.progress, next(self._tiebreak), entry))
             for event in entry.events:
                 keys = listening.get(event)
                 if keys is None:
@@ -225,6 +251,47 @@ class SchedulingQueue:
     def listening(self, event: str) -> bool:
         """Whether any pooled pod waits for `event`."""
         return bool(self._listening.get(event))
+
+    def _oldest(self) -> tuple | None:
+        """The heap item of the pooled pod that failed first (least progress among those failing at once)."""
+        heap, pool = self._by_failure, self.unschedulable
+        while heap and pool.get(heap[0][3].pod.key) is not heap[0][3]:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def reorder_pool(self) -> None:
+        """The flush's order of the pool rebuilt from each pooled pod's failure (attempts restored after parking)."""
+        self._by_failure = [(self.attempts[key].failed_at, parked.progress, next(self._tiebreak), parked)
+                            for key, parked in self.unschedulable.items()]
+        heapq.heapify(self._by_failure)
+
+    def next_flush(self, progress: int) -> tuple[float | None, bool]:
+        """(the next flush tick that moves a pooled pod, None if none is pooled; whether some pooled pod failed before
+        scheduler progress `progress`: with none since, a flushed pod would fail again the same way)."""
+        oldest = self._oldest()
+        if oldest is None:
+            return None, False
+        return flush_tick(oldest[0]), oldest[1] != progress
+
+    def flush(self, now: float) -> list[Parked]:
+        """The flush of the latest tick at or before `now`: pods pooled for longer than MAX_IN_UNSCHEDULABLE_S leave
+        the pool as after a wildcard event (every rejector's hint is skipped: queueAfterBackoff): those whose backoff
+        is over are returned (for the activeQ), the others go to the backoffQ."""
+        tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
+        ready = []
+        while True:
+            oldest = self._oldest()
+            if oldest is None or not tick - oldest[0] > MAX_IN_UNSCHEDULABLE_S:
+                return ready
+            parked = oldest[3]
+            key = parked.pod.key
+            self._drop(key)
+            at = self.ready_at(key, now)
+            if at <= now:
+                ready.append(parked)
+            else:
+                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq,
+                                  parked.priority)
 
     def retry_errors(self, runs: list[PodRun], now: float, progress: int) -> None:
         """Pods that failed with an error (no plugin rejected them) wait in the error backoffQ for the end of their

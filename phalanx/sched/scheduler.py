@@ -780,10 +780,31 @@ class Scheduler:
         self.log.forget(upto)
 
     def next_due(self) -> float | None:
-        """When the scheduler next has something to do on its own (a backoff ending, a Permit timeout); None when
-        only an outside event can make anything happen. A simulator steps to min(this, its next event)."""
-        due = [t for t in (self.queue.next_backoff_expiry(), self.permit.next_deadline()) if t is not None]
+        """When the scheduler next has something to do on its own (a backoff ending, a Permit timeout, a flush of
+        the unschedulable pool); None when only an outside event can make anything happen. A simulator steps to
+        min(this, its next event)."""
+        due = [t for t in (self.queue.next_backoff_expiry(), self.permit.next_deadline(), self.next_flush()[0])
+               if t is not None]
         return min(due) if due else None
+
+    def next_flush(self) -> tuple[float | None, bool]:
+        """(the next flush tick that moves a pooled pod or a parked group, None if none waits; whether that flush, or a
+        later one, would retry something that failed before the latest progress: bindings and outside events)."""
+        pods, pods_useful = self.queue.next_flush(self.progress)
+        groups, groups_useful = self.groups.next_flush(self.progress)
+        ticks = [t for t in (pods, groups) if t is not None]
+        return (min(ticks) if ticks else None), pods_useful or groups_useful
+
+    def _flush_unschedulable(self) -> None:
+        """Upstream's flushUnschedulablePodsLeftover, for the latest flush tick at or before now: the safety net
+        for events a rejector missed. Pods and groups that waited in the pool for longer than 5 min are retried as
+        after a wildcard event (whatever their rejectors registered); held pods stay held, as upstream skips gated
+        pods whose PreEnqueue plugin registered no wildcard event (none does)."""
+        ready = self.queue.flush(self.now)
+        if ready:
+            self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
+        for gs in self.groups.flush(self.now):
+            self._activate_group(gs)
 
     def run_until_idle(self) -> list[Record]:
         """Go on, moving the clock to backoff expiries and Permit timeouts, until nothing can happen without an
@@ -803,6 +824,7 @@ class Scheduler:
                 created, self._created = self._created, []
                 self.add_pods(created, self.stats.warnings)
             self._release_backoff()
+            self._flush_unschedulable()
             self.permit.expire()
             entry = self.queue.pop_active()
             if entry is None and self.queue.pop_from_backoff:
@@ -820,13 +842,18 @@ class Scheduler:
                     self.pod_cycle.attempt(entry)
                 continue
             backoff, permit = self.queue.next_backoff_expiry(), self.permit.next_deadline()
-            due = [t for t in (backoff, permit) if t is not None]
+            flush, useful = self.next_flush()
+            due = [t for t in (backoff, permit, flush) if t is not None]
             if not due or min(due) > until:
                 return
-            if until == math.inf and permit == min(due) and self.permit.livelock(permit):
-                return
-            if until == math.inf and permit is None and self.queue.only_futile_retries(self.progress):
-                return       # upstream retries such pods for ever; with no progress each would fail again
+            if until == math.inf:
+                # A futile flush (nothing happened since those pods failed) is done on the way to something else
+                # (step would do it), never waited for.
+                worth = [t for t in (backoff, permit, flush if useful else None) if t is not None]
+                if permit is not None and permit == min(worth) and self.permit.livelock(permit):
+                    return
+                if permit is None and not useful and self.queue.only_futile_retries(self.progress):
+                    return       # upstream retries such pods for ever; with no progress each would fail again
             self.now = max(self.now, min(due))
 
     # -- records ------------------------------------------------------------------------------------
@@ -913,7 +940,8 @@ class Scheduler:
             events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
             waits = self._waits[(framework, rejectors)] = (plugins, events)
         priority = self.cluster.priority
-        self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits) for pod, seq in zip(pods, seqs)],
+        progress = self.progress
+        self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits, progress) for pod, seq in zip(pods, seqs)],
                             self.now)
 
     def retry_after_error(self, pods: list[Pod], seqs: list[int], shape: PodShape) -> None:
