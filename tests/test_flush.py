@@ -153,14 +153,27 @@ def test_run_until_idle_stops_before_a_futile_flush():
 
 
 def test_run_until_idle_terminates_after_a_flush_that_fails_again():
-    """q binds after p failed (progress), so the flush at 330 is tried; p fails again, and then it is futile:
-    run_until_idle stops at 330."""
+    """q arrives after p failed (outside progress that is no event for p's rejector): the flush at 330 is tried; p
+    fails again, and then it is futile: run_until_idle stops at 330."""
+    s = new_scheduler([make_node("n1")])
+    s.add_pods([too_big("p")])
+    s.step(10)
+    s.add_pods([make_pod("q", cpu="1")])
+    out = s.run_until_idle()
+    assert attempts_of(out, "default/q") == [(10, BOUND)]
+    assert attempts_of(out, "default/p") == [(330, UNSCHEDULABLE)]
+    assert s.now == 330 and s.run_until_idle() == []
+
+
+def test_a_binding_is_no_progress_for_the_flush():
+    """q binds after p failed: its PodBound event woke the pooled pods it may help, so a flush of p would fail again
+    the same way; schedule() stays one pass (the clock at 0) while step() still does the flush at 330."""
     s = new_scheduler([make_node("n1")])
     s.add_pods([too_big("p"), make_pod("q", cpu="1")])
     out = s.run_until_idle()
-    assert attempts_of(out, "default/p") == [(0, UNSCHEDULABLE), (330, UNSCHEDULABLE)]
-    assert attempts_of(out, "default/q") == [(0, BOUND)]
-    assert s.now == 330 and s.run_until_idle() == []
+    assert attempts_of(out, "default/p") == [(0, UNSCHEDULABLE)] and attempts_of(out, "default/q") == [(0, BOUND)]
+    assert s.now == 0
+    assert attempts_of(s.step(400), "default/p") == [(330, UNSCHEDULABLE)]
 
 
 def test_a_flushed_pod_still_backing_off_waits_in_the_backoffq():

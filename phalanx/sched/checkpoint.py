@@ -40,7 +40,7 @@ OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, 
 FORMAT = "phalanx.scheduler-state"
 VERSION = 4                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
                             # "elsewhere", the queue's "errors", a priority per "backoff" entry; 4: a progress count
-                            # per "pool" entry (the flush of the unschedulable pool reads it)
+                            # per "pool" entry and "bindings_made" (the flush of the unschedulable pool reads them)
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -111,6 +111,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
     state = {
         "format": FORMAT, "version": VERSION,
         "now": sched.now, "clock_origin": sched.clock_origin, "seq": sched._seq, "progress": sched.progress,
+        "bindings_made": sched.bindings_made,
         "rng": _rng_state(sched.rng),
         "next_start": {name: placer.next_start for name, placer in sched.placers.items()},
         "preemption_offset": sched.preemption.next_offset,
@@ -213,7 +214,7 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
     groups.of_pod = {key: groups.states[group] for key, group in state["of_pod"].items()}
 
     sched.now, sched.clock_origin = state["now"], state["clock_origin"]
-    sched._seq, sched.progress = state["seq"], state["progress"]
+    sched._seq, sched.progress, sched.bindings_made = state["seq"], state["progress"], state["bindings_made"]
     _set_rng(sched.rng, state["rng"])
     for name, start in state["next_start"].items():
         sched.placers[name].next_start = start

@@ -339,7 +339,7 @@ class GroupCycle:
         sched = self.sched
         gs.attempts += 1
         gs.failed_at = sched.now
-        gs.failed_progress = sched.progress
+        gs.failed_progress = sched.outside_progress()
         sched.groups.park(gs)
         if not gs.quorum():
             # Members deleted while the gang was queued: v1.36 checks nothing before the cycle, but the failed

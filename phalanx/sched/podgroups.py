@@ -69,7 +69,7 @@ class GroupState:
     state: str = "idle"                              # idle | active | backoff | unschedulable (queue position)
     attempts: int = 0
     failed_at: float = 0.0
-    failed_progress: int | None = None               # the scheduler's progress count at the last failed cycle
+    failed_progress: int | None = None               # the scheduler's outside_progress at the last failed cycle
     condition: tuple[str, str, str] | None = None    # PodGroupScheduled (status, reason, message)
     shapes: dict = field(default_factory=dict)       # arrival seq -> PodShape of pending members (Scheduler.member_shape)
     order: int = 0                                   # its place in Groups.states (made in this order)

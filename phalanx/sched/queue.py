@@ -84,7 +84,7 @@ class Parked:
     priority: int
     plugins: tuple                    # the plugins that rejected it (empty: any event may help; a Permit rejection)
     events: frozenset                 # the events those plugins registered
-    progress: int = 0                 # the scheduler's progress count at its failure (none since: a flush is futile)
+    progress: int = 0                 # the scheduler's outside_progress at its failure (none since: a flush is futile)
 
 
 @dataclass

@@ -165,6 +165,7 @@ class Scheduler:
         self.arrival: dict[str, int] = {}                    # pod added here -> its queue seq (arrival or last failure)
         self.unserved: dict[str, Pod] = {}                   # pods naming a schedulerName no profile serves
         self.progress = 0                                    # bindings + outside events, to spot livelocks
+        self.bindings_made = 0                               # ... the bindings among them (outside_progress)
         self.stats = ScheduleResult()
         # Start times: the clock's zero is the latest status.startTime of the input (the simulation begins after
         # the snapshot); a pod bound here starts when it is bound.
@@ -787,11 +788,18 @@ class Scheduler:
                if t is not None]
         return min(due) if due else None
 
+    def outside_progress(self) -> int:
+        """The progress count without the bindings: what a flush of the unschedulable pool may find changed. A
+        binding wakes the pooled pods it may help through its event (PodBound: the rejectors' hints); those it left
+        in the pool, and parked PodGroups (which bindings never wake), would fail again the same way."""
+        return self.progress - self.bindings_made
+
     def next_flush(self) -> tuple[float | None, bool]:
         """(the next flush tick that moves a pooled pod or a parked group, None if none waits; whether that flush, or a
-        later one, would retry something that failed before the latest progress: bindings and outside events)."""
-        pods, pods_useful = self.queue.next_flush(self.progress)
-        groups, groups_useful = self.groups.next_flush(self.progress)
+        later one, would retry something that failed before the latest outside progress)."""
+        progress = self.outside_progress()
+        pods, pods_useful = self.queue.next_flush(progress)
+        groups, groups_useful = self.groups.next_flush(progress)
         ticks = [t for t in (pods, groups) if t is not None]
         return (min(ticks) if ticks else None), pods_useful or groups_useful
 
@@ -877,6 +885,7 @@ class Scheduler:
         pairs cutting the pods into consecutive bindings (a train's gangs), each logged as its own entry and
         followed by then(its keys)."""
         self.progress += 1
+        self.bindings_made += 1
         keys = pod_keys(pods)
         now = self.now
         self.started.update(dict.fromkeys(keys, now))
@@ -940,7 +949,7 @@ class Scheduler:
             events = frozenset().union(*(p.events for p in plugins)) if plugins else ALL_EVENTS
             waits = self._waits[(framework, rejectors)] = (plugins, events)
         priority = self.cluster.priority
-        progress = self.progress
+        progress = self.outside_progress()
         self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits, progress) for pod, seq in zip(pods, seqs)],
                             self.now)
 
