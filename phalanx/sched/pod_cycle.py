@@ -99,16 +99,20 @@ class PodCycle:
         sched.stats.pod_cycles += placed
         self.segment_limit[placer] = (min(2 * limit, placer.segment_pods) if placed == size
                                       else max(2 * placed, SEGMENT_AFTER_FAILURE))
-        for i, (member, done) in enumerate(zip(members, placements)):
-            self._commit(done, placer.framework)
-            taken = sum(len(pl.pods) for pl in done)
-            if taken < len(member.pods):
-                # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its
-                # own cycle says why and runs PostFilter.
-                for later, (seqs, prios) in zip(members[i + 1:], queued[i + 1:]):
-                    self._give_back(later.shape, later.pods, seqs, prios)
-                self._place(placer, member.shape, member.pods[taken:], queued[i][0][taken:])
-                return
+        # The members up to the first with a pod that fit nowhere, bound together (one binding entry, as a run placed
+        # in parts: no pod waits for bindings while a segment is formed).
+        stop = next((i for i, (member, done) in enumerate(zip(members, placements))
+                     if sum(len(pl.pods) for pl in done) < len(member.pods)), None)
+        self._commit([pl for done in placements[:len(members) if stop is None else stop + 1] for pl in done],
+                     placer.framework)
+        if stop is not None:
+            # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its own
+            # cycle says why and runs PostFilter.
+            member = members[stop]
+            taken = sum(len(pl.pods) for pl in placements[stop])
+            for later, (seqs, prios) in zip(members[stop + 1:], queued[stop + 1:]):
+                self._give_back(later.shape, later.pods, seqs, prios)
+            self._place(placer, member.shape, member.pods[taken:], queued[stop][0][taken:])
 
     def _give_back(self, shape, pods: list, seqs: list[int], prios: list[int]) -> None:
         """Pods popped from the activeQ but not attempted go back as the runs they were (one priority each)."""
