@@ -215,3 +215,36 @@ def test_changed_since_lists_the_nodes_of_the_changes_since(data):
             want = sorted({n for chunk in t.changes[seen:] for n in np.asarray(chunk).tolist()})
             got = t.changed_since(seen)
             assert got.dtype == np.int64 and got.tolist() == want
+
+
+def test_bind_runs_binds_as_one_bind_per_run():
+    """A segment's runs (different requests, a node met by several, an empty run) bound in one step leave the node
+    table, the binding log and its loads as one bind per run does; undo by run (unaccount) takes them off again."""
+    nodes = [make_node(f"n{i}", gpu=1 if i == 1 else None) for i in range(3)]
+    runs = [([make_pod("a0"), make_pod("a1")], np.array([0, 2]), {"cpu": 100}, (100, 200 << 20)),
+            ([], np.array([], np.int64), {"cpu": 700}, (700, 1 << 20)),
+            ([make_pod("b0")], np.array([2]), {"cpu": 250, "memory": 1 << 30}, (250, 1 << 30)),
+            ([make_pod("c0"), make_pod("c1"), make_pod("c2")], np.array([1, 2, 1]), {"nvidia.com/gpu": 1},
+             (100, 200 << 20))]
+    together, one_by_one = _cluster(nodes).tensors, _cluster(nodes).tensors
+    vectors = [(together.request_vector(req), np.array(nz)) for _, _, req, nz in runs]
+    one_by_one.request_vector({"nvidia.com/gpu": 1})
+    together.bind_runs([(pods, ids, req, nz) for (pods, ids, _, _), (req, nz) in zip(runs, vectors)])
+    for (pods, ids, _, _), (req, nz) in zip(runs, vectors):
+        one_by_one.bind(pods, ids, req, nz, [])
+    assert together.nodes.pod_count.tolist() == [1, 2, 3]
+    assert together.nodes.requested[:, 0].tolist() == [100, 0, 350]             # the GPU pods request no cpu
+    assert together.nodes.nonzero_requested[:, 0].tolist() == [100, 200, 450]   # ... but count 100m here
+    for name in ("requested", "nonzero_requested", "pod_count"):
+        assert (getattr(together.nodes, name) == getattr(one_by_one.nodes, name)).all()
+    assert together.log_keys() == one_by_one.log_keys() == ["default/a0", "default/a1", "default/b0", "default/c0",
+                                                            "default/c1", "default/c2"]
+    positions = np.arange(6)
+    assert together.node_of("default/c2") == 1
+    for i in range(2):      # each logged pod's load (request vector, nonzero requests), by value: ids are internal
+        assert (together.load_table()[i][together.log_loads(positions)]
+                == one_by_one.load_table()[i][one_by_one.log_loads(positions)]).all()
+    assert together.changed_since(0).tolist() == [0, 1, 2]
+    for (_, ids, _, _), (req, nz) in zip(runs, vectors):
+        together.unaccount(ids, req, nz, [], None)
+    assert (together.nodes.requested == 0).all() and (together.nodes.pod_count == 0).all()

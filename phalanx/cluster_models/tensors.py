@@ -426,6 +426,21 @@ class ClusterTensors:
         self._record(pods, node_ids, load)
         return before
 
+    def bind_runs(self, runs: list[tuple[list[Pod], np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """bind for runs of different shapes without host ports, (pods, node_ids, request, nonzero) each, in order: one
+        update of the load columns and one record for all of them (a segment's pods, sched/jax_placer.py)."""
+        runs = [run for run in runs if len(run[0])]
+        if not runs:
+            return
+        block, r = self._load_block()
+        loads = np.array([self._load_id(request, nonzero) for _, _, request, nonzero in runs], np.int64)
+        per_pod = np.repeat(np.arange(len(runs)), [len(pods) for pods, *_ in runs])
+        node_ids = np.concatenate([ids for _, ids, _, _ in runs])
+        deltas = np.stack([self._loads[load].delta_over(r) for load in loads.tolist()])
+        np.add.at(block[:, r: 2 * r + 3], node_ids, deltas[per_pod])
+        self._changes.append(node_ids)
+        self._record([pod for pods, *_ in runs for pod in pods], node_ids, loads[per_pod])
+
     def _account(self, node_ids: np.ndarray, load: int, ports: list[int]):
         self._add_load(node_ids, load, 1)
         if not ports:
@@ -443,15 +458,19 @@ class ClusterTensors:
         if ports:
             self.nodes.host_ports[np.ix_(np.asarray(node_ids), ports)] = ports_before
 
-    def _add_load(self, node_ids: np.ndarray, load: int, sign: int) -> None:
-        """Add (sign 1) or take off (-1) the load of id `load` once per entry of node_ids (a node may repeat): one
-        update of the requested, nonzero_requested and pod_count columns, side by side in NodeTable.load."""
+    def _load_block(self) -> tuple[np.ndarray, int]:
+        """(NodeTable.load: the requested, nonzero_requested and pod_count columns side by side; the resource columns)."""
         nodes = self.nodes
         block = nodes.shared_load
         if block is None:           # a column was replaced since the table was laid out: lay it out again
             share_load_columns(nodes)
             block = nodes.load
-        r = nodes.requested.shape[1]
+        return block, nodes.requested.shape[1]
+
+    def _add_load(self, node_ids: np.ndarray, load: int, sign: int) -> None:
+        """Add (sign 1) or take off (-1) the load of id `load` once per entry of node_ids (a node may repeat): one
+        update of the requested, nonzero_requested and pod_count columns, side by side in NodeTable.load."""
+        block, r = self._load_block()
         delta = self._loads[load].delta_over(r)
         if len(node_ids) == 1:        # the per-pod path: plain indexing beats ufunc.at
             row = block[int(node_ids[0]), r: 2 * r + 3]
@@ -468,7 +487,8 @@ class ClusterTensors:
         (request vector, nonzero requests) the pods were accounted with, when they share one (one shape)."""
         self._record(pods, node_ids, -1 if load is None else self._load_id(*load))
 
-    def _record(self, pods: list[Pod], node_ids, load: int) -> None:
+    def _record(self, pods: list[Pod], node_ids, load) -> None:
+        """Log the pods on node_ids with their load id (one int, or one per pod)."""
         start = len(self._bound_pods)
         if self._keys is not None:
             keys = pod_keys(pods)

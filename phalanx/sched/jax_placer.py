@@ -474,13 +474,23 @@ class JaxPlacer(Placer):
         res = self._call(static, pads, kl_pad, rank, k, per_call, {})
         placed, node_ids = res.placed, res.node_ids
         self.stats.segments += 1
-        out, start = [], 0
+        # The members share the head's host ports (a compiled configuration): with none, their pods are bound in one
+        # update of the node table; with some, pod by pod (each placement's cells, for undo).
+        out, runs, start = [], [], 0
         for m in members:
             taken = min(max(placed - start, 0), len(m.pods))
+            ids, pods, p = node_ids[start:start + taken], m.pods[:taken], m.prepared
             done: list[Placement] = []
-            self._account(m.prepared, list(m.ports), node_ids[start:start + taken], m.pods[:taken], done)
+            if head.ports:
+                self._account(p, list(m.ports), ids, pods, done)
+            elif taken:
+                runs.append((pods, ids, p.request, p.shape.nonzero))
+                done.append(Placement(pods, ids, p.request, p.shape.nonzero, [], None, p.shape.scoring))
             out.append(done)
             start += len(m.pods)
+        if runs:
+            self.cluster.tensors.bind_runs(runs)
+            self._resident.mark = len(self.cluster.tensors.changes)
         return out, placed
 
 
