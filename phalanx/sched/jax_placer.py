@@ -175,9 +175,17 @@ class SegmentMember:
 
 
 def _states(p: Prepared) -> list:
-    """(state, pad, split) of each filter, then each score: _static_prepared's order of run-time inputs."""
-    return ([(state, plugin.pad_filter_state, plugin.runtime_filter_inputs) for plugin, state in p.filters]
-            + [(state, plugin.pad_score_state, plugin.runtime_score_inputs) for plugin, state, _ in p.scores])
+    """The state of each filter, then each score: _static_prepared's order of run-time inputs."""
+    return [state for _, state in p.filters] + [state for _, state, _ in p.scores]
+
+
+def _split(p: Prepared, i: int, pads: Pads):
+    """(static part, amounts) of the i-th state of _states(p), padded, as _static_prepared splits it."""
+    if i < len(p.filters):
+        plugin, state = p.filters[i]
+        return plugin.runtime_filter_inputs(plugin.pad_filter_state(state, pads))
+    plugin, state, _ = p.scores[i - len(p.filters)]
+    return plugin.runtime_score_inputs(plugin.pad_score_state(state, pads))
 
 
 def _frame(p: Prepared) -> tuple:
@@ -202,12 +210,12 @@ def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, 
     if _frame(p) != frame or not (p.allowed is head.prepared.allowed or _same_array(p.allowed, head.prepared.allowed)):
         return None
     runtime = {}
-    for (name, their_amounts), (their_state, _, _), static, (state, pad_state, split) in zip(
-            head.runtime.items(), their_states, statics, _states(p)):
+    for i, ((name, their_amounts), their_state, static, state) in enumerate(zip(
+            head.runtime.items(), their_states, statics, _states(p))):
         if state is their_state or _same_array(state, their_state):
             runtime[name] = their_amounts
             continue
-        mine, amounts = split(pad_state(state, pads))
+        mine, amounts = _split(p, i, pads)
         if amounts.shape != their_amounts.shape or not _same_static(mine, static):
             return None
         runtime[name] = amounts
