@@ -194,6 +194,8 @@ class Groups:
     def flush(self, now: float) -> list[GroupState]:
         """The parked groups the flush of the latest tick at or before `now` moves, in the order they failed (their
         state is left to the caller, which queues them)."""
+        if not self._by_failure:        # (every turn of the scheduler's loop asks)
+            return []
         tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
         out = []
         while True:

@@ -277,6 +277,8 @@ class SchedulingQueue:
         """The flush of the latest tick at or before `now`: pods pooled for longer than MAX_IN_UNSCHEDULABLE_S leave
         the pool as after a wildcard event (every rejector's hint is skipped: queueAfterBackoff): those whose backoff
         is over are returned (for the activeQ), the others go to the backoffQ."""
+        if not self._by_failure:        # (every turn of the scheduler's loop asks)
+            return []
         tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
         ready = []
         while True:
