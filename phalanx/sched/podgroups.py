@@ -2,15 +2,12 @@
 PodGroupScheduled condition, and the registry resolving a pod to its group."""
 from __future__ import annotations
 
-import heapq
-import itertools
-import math
 import sys
 from dataclasses import dataclass, field
 
 from ..cluster_models import ClusterObjects, Pod, PodGroup, PodGroupIndex
 from ..plugins.gang_scheduling import PERMIT_TIMEOUT_S, QUORUM_MESSAGE, WAIT_MESSAGE
-from .queue import FLUSH_PERIOD_S, MAX_IN_UNSCHEDULABLE_S, flush_tick
+from .queue import FlushOrder
 
 __all__ = ["GROUP_UNSCHEDULABLE", "GroupState", "Groups", "MEMBER_UNSCHEDULABLE", "PERMIT_TIMEOUT_S",
            "QUORUM_MESSAGE", "WAIT_MESSAGE", "go_duration"]
@@ -118,6 +115,10 @@ class GroupState:
         return self.condition is not None and self.condition[0] == "True"
 
 
+def _progress(gs: "GroupState") -> int:
+    return -1 if gs.failed_progress is None else gs.failed_progress
+
+
 class Groups:
     """The PodGroups the scheduler knows, and which group each pod belongs to (the handle GangScheduling reads)."""
 
@@ -128,10 +129,10 @@ class Groups:
         # The groups a failed cycle left unschedulable, some moved on since (unschedulable() drops those): a
         # cluster event retries them without a walk over every group state (a simulation keeps tens of thousands).
         self._parked: dict[str, GroupState] = {}
-        # The same groups by (failure time, progress at it), for the unschedulable pool's flush; entries of groups that
-        # moved on (or failed again since) stay until they come to the front.
-        self._by_failure: list = []      # heap of (failed_at, failed_progress, tiebreak, GroupState)
-        self._tiebreak = itertools.count()
+        # The same groups by their failure, for the unschedulable pool's flush.
+        self.flush_order = FlushOrder(lambda at, progress, gs: (
+            gs.state == "unschedulable" and self.states.get(gs.key) is gs and gs.failed_at == at
+            and _progress(gs) == progress))
         self._made = 0
         self.version = 0            # bumped whenever the PodGroups change (what a pod's reference resolves to)
         self.reindex()
@@ -170,40 +171,7 @@ class Groups:
         """The group waits, unschedulable, for a cluster change."""
         gs.state = "unschedulable"
         self._parked[gs.key] = gs
-        progress = -1 if gs.failed_progress is None else gs.failed_progress
-        heapq.heappush(self._by_failure, (gs.failed_at, progress, next(self._tiebreak), gs))
-
-    def _oldest(self) -> tuple | None:
-        """The heap item of the parked group that failed first."""
-        heap = self._by_failure
-        while heap:
-            at, progress, _, gs = heap[0]
-            if (gs.state == "unschedulable" and self.states.get(gs.key) is gs and gs.failed_at == at
-                    and (-1 if gs.failed_progress is None else gs.failed_progress) == progress):
-                return heap[0]
-            heapq.heappop(heap)
-        return None
-
-    def next_flush(self, progress: int) -> tuple[float | None, bool]:
-        """SchedulingQueue.next_flush for the parked groups (v1.36 keeps their members in the pool)."""
-        oldest = self._oldest()
-        if oldest is None:
-            return None, False
-        return flush_tick(oldest[0]), oldest[1] != progress
-
-    def flush(self, now: float) -> list[GroupState]:
-        """The parked groups the flush of the latest tick at or before `now` moves, in the order they failed (their
-        state is left to the caller, which queues them)."""
-        if not self._by_failure:        # (every turn of the scheduler's loop asks)
-            return []
-        tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
-        out = []
-        while True:
-            oldest = self._oldest()
-            if oldest is None or not tick - oldest[0] > MAX_IN_UNSCHEDULABLE_S:
-                return out
-            heapq.heappop(self._by_failure)
-            out.append(oldest[3])
+        self.flush_order.push(gs.failed_at, _progress(gs), gs)
 
     def unschedulable(self) -> list[GroupState]:
         """The groups waiting unschedulable, in the order of `states`."""

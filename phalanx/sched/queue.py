@@ -30,6 +30,7 @@ import heapq
 import itertools
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cluster_models import Pod
@@ -56,6 +57,51 @@ def flush_tick(since: float, max_in: float = MAX_IN_UNSCHEDULABLE_S, period: flo
     while tick - period - since > max_in:
         tick -= period
     return tick
+
+
+class FlushOrder:
+    """What waits in the unschedulable pool (pods, or failed PodGroups) by (failure time, outside progress at it), for
+    the pool's flush: the oldest first, without a walk over the pool. An item is pushed at each failure; those that
+    left the pool or failed again since (`current` says no) are dropped as they come to the front."""
+
+    def __init__(self, current: Callable[[float, int, object], bool]):
+        self.current = current           # current(failed_at, progress, item): whether the entry is still the item's
+        self._heap: list = []            # (failed_at, progress, tiebreak, item)
+        self._tiebreak = itertools.count()
+
+    def push(self, failed_at: float, progress: int, item) -> None:
+        heapq.heappush(self._heap, (failed_at, progress, next(self._tiebreak), item))
+
+    def rebuild(self, entries) -> None:
+        """Only these (failed_at, progress, item) entries, in their order (a restored checkpoint)."""
+        self._heap = [(at, progress, next(self._tiebreak), item) for at, progress, item in entries]
+        heapq.heapify(self._heap)
+
+    def _oldest(self) -> tuple | None:
+        heap = self._heap
+        while heap and not self.current(heap[0][0], heap[0][1], heap[0][3]):
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def next_flush(self, progress: int) -> tuple[float | None, bool]:
+        """(the next flush tick that moves an item, None if none waits; whether some item failed before outside
+        progress `progress`: with none since, a flushed item would fail again the same way)."""
+        oldest = self._oldest()
+        if oldest is None:
+            return None, False
+        return flush_tick(oldest[0]), oldest[1] != progress
+
+    def due(self, now: float) -> list:
+        """The items the flush of the latest tick at or before `now` moves (pooled for longer than
+        MAX_IN_UNSCHEDULABLE_S), oldest first, taken out of the order."""
+        out = []
+        if not self._heap:        # (every turn of the scheduler's loop asks)
+            return out
+        tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
+        while (oldest := self._oldest()) is not None and tick - oldest[0] > MAX_IN_UNSCHEDULABLE_S:
+            heapq.heappop(self._heap)
+            out.append(oldest[3])
+        return out
 
 
 def backoff_s(attempts: int, initial: float = INITIAL_BACKOFF_S, maximum: float = MAX_BACKOFF_S) -> float:
@@ -115,9 +161,8 @@ class SchedulingQueue:
         self.held: dict[str, tuple[Pod, int]] = {}     # PreEnqueue said wait (gated, PodGroup missing): key -> (pod, seq)
         self.deleted: set[int] = set()                 # arrivals of queued pods deleted before their turn
         self._listening: dict[str, set[str]] = {}      # event -> keys of pooled pods whose rejectors registered it
-        # Pooled pods by (failure time, progress at it): the flush takes them from the front. Entries of pods that
-        # left the pool (or failed again since) stay until they come to the front.
-        self._by_failure: list = []      # heap of (failed_at, progress, tiebreak, Parked)
+        # Pooled pods by their failure, for the flush.
+        self.flush_order = FlushOrder(lambda at, progress, parked: self.unschedulable.get(parked.pod.key) is parked)
 
     def backoff(self, attempts: int) -> float:
         return backoff_s(attempts, self.initial_backoff_s, self.max_backoff_s)
@@ -231,7 +276,7 @@ class SchedulingQueue:
             self.failed(key, now)
             self._drop(key)
             self.unschedulable[key] = entry
-            heapq.heappush(self._by_failure, (now, entry.progress, next(self._tiebreak), entry))
+            self.flush_order.push(now, entry.progress, entry)
             for event in entry.events:
                 keys = listening.get(event)
                 if keys is None:
@@ -252,48 +297,19 @@ class SchedulingQueue:
         """Whether any pooled pod waits for `event`."""
         return bool(self._listening.get(event))
 
-    def _oldest(self) -> tuple | None:
-        """The heap item of the pooled pod that failed first (least progress among those failing at once)."""
-        heap, pool = self._by_failure, self.unschedulable
-        while heap and pool.get(heap[0][3].pod.key) is not heap[0][3]:
-            heapq.heappop(heap)
-        return heap[0] if heap else None
-
     def reorder_pool(self) -> None:
         """The flush's order of the pool rebuilt from each pooled pod's failure (attempts restored after parking)."""
-        self._by_failure = [(self.attempts[key].failed_at, parked.progress, next(self._tiebreak), parked)
-                            for key, parked in self.unschedulable.items()]
-        heapq.heapify(self._by_failure)
-
-    def next_flush(self, progress: int) -> tuple[float | None, bool]:
-        """(the next flush tick that moves a pooled pod, None if none is pooled; whether some pooled pod failed before
-        scheduler progress `progress`: with none since, a flushed pod would fail again the same way)."""
-        oldest = self._oldest()
-        if oldest is None:
-            return None, False
-        return flush_tick(oldest[0]), oldest[1] != progress
+        self.flush_order.rebuild((self.attempts[key].failed_at, parked.progress, parked)
+                                 for key, parked in self.unschedulable.items())
 
     def flush(self, now: float) -> list[Parked]:
         """The flush of the latest tick at or before `now`: pods pooled for longer than MAX_IN_UNSCHEDULABLE_S leave
         the pool as after a wildcard event (every rejector's hint is skipped: queueAfterBackoff): those whose backoff
         is over are returned (for the activeQ), the others go to the backoffQ."""
-        if not self._by_failure:        # (every turn of the scheduler's loop asks)
-            return []
-        tick = math.floor(now / FLUSH_PERIOD_S) * FLUSH_PERIOD_S
         ready = []
-        while True:
-            oldest = self._oldest()
-            if oldest is None or not tick - oldest[0] > MAX_IN_UNSCHEDULABLE_S:
-                return ready
-            parked = oldest[3]
-            key = parked.pod.key
-            self._drop(key)
-            at = self.ready_at(key, now)
-            if at <= now:
-                ready.append(parked)
-            else:
-                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq,
-                                  parked.priority)
+        for parked in self.flush_order.due(now):
+            self._requeue(parked, now, ready)
+        return ready
 
     def retry_errors(self, runs: list[PodRun], now: float, progress: int) -> None:
         """Pods that failed with an error (no plugin rejected them) wait in the error backoffQ for the end of their
@@ -328,14 +344,19 @@ class SchedulingQueue:
             parked = self.unschedulable[key]
             if (skip is not None and skip(key)) or not helps(parked):
                 continue
-            self._drop(key)
-            at = self.ready_at(key, now)
-            if at <= now:
-                ready.append(parked)
-            else:
-                self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq,
-                                  parked.priority)
+            self._requeue(parked, now, ready)
         return ready
+
+    def _requeue(self, parked: Parked, now: float, ready: list) -> None:
+        """A pod leaves the pool: into `ready` (for the activeQ) when its backoff is over, else to the backoffQ."""
+        key = parked.pod.key
+        self._drop(key)
+        at = self.ready_at(key, now)
+        if at <= now:
+            ready.append(parked)
+        else:
+            self.push_backoff(PodRun(parked.shape, [parked.pod], [parked.seq], parked.priority), at, parked.seq,
+                              parked.priority)
 
     def forget(self, key: str) -> bool:
         """Drop a pod from the pools (deleted); whether it was in one."""

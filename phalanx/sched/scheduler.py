@@ -798,8 +798,8 @@ class Scheduler:
         """(the next flush tick that moves a pooled pod or a parked group, None if none waits; whether that flush, or a
         later one, would retry something that failed before the latest outside progress)."""
         progress = self.outside_progress()
-        pods, pods_useful = self.queue.next_flush(progress)
-        groups, groups_useful = self.groups.next_flush(progress)
+        pods, pods_useful = self.queue.flush_order.next_flush(progress)
+        groups, groups_useful = self.groups.flush_order.next_flush(progress)
         ticks = [t for t in (pods, groups) if t is not None]
         return (min(ticks) if ticks else None), pods_useful or groups_useful
 
@@ -811,7 +811,7 @@ class Scheduler:
         ready = self.queue.flush(self.now)
         if ready:
             self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
-        for gs in self.groups.flush(self.now):
+        for gs in self.groups.flush_order.due(self.now):
             self._activate_group(gs)
 
     def run_until_idle(self) -> list[Record]:
