@@ -127,7 +127,7 @@ class Prepared:
     allowed: np.ndarray | None = None     # (N,) bool nodes a PreFilterResult left (None: every node)
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
-    # (point, plugin) -> what a plugin that does not read requests returned there (prepare's `record`), else None
+    # (point, plugin name) -> what a plugin that does not read requests returned there (prepare's `record`), else None
     results: dict | None = None
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
@@ -188,6 +188,9 @@ class Prepared:
         return [tuple(v) for v in by_name.values()]
 
 
+_ASK = object()     # prepare: no result to take from `like`
+
+
 def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False,
             like: Prepared | None = None) -> Prepared:
     """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape).
@@ -202,12 +205,14 @@ def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False
     reuse = like.results if like is not None else None
 
     def ask(point: str, plugin, run, *args):
-        """What the plugin returns at `point`: like's, or run(*args), recorded."""
-        if reuse is not None and (point, plugin) in reuse:
-            return reuse[point, plugin]
+        """What the plugin returns at `point`: like's, or run(*args), recorded (by name: unique in a profile)."""
+        if reuse is not None:
+            value = reuse.get((point, plugin.name), _ASK)
+            if value is not _ASK:
+                return value
         value = run(*args)
         if kept is not None and not plugin.reads_requests:
-            kept[point, plugin] = value
+            kept[point, plugin.name] = value
         return value
 
     pre: dict[str, object] = {}
