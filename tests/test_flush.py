@@ -106,36 +106,42 @@ def test_a_gated_pod_is_not_tried():
 
 def nominated_blocker_scheduler() -> Scheduler:
     """n1 (2 cpu) holds x (1 cpu); nom (2 cpu, priority 1000) is nominated to n1 and cannot fit (no preemption); p
-    (1 cpu, priority 0) would fit in n1's free cpu but nom's nomination reserves it: rejected by NodeResourcesFit."""
+    (1 cpu, priority 0) would fit in n1's free cpu but nom's nomination reserves it: rejected by NodeResourcesFit.
+    high (1.5 cpu, priority 2000) ignores nom's nomination (a higher priority) but does not fit next to x."""
     s = new_scheduler([make_node("n1", cpu="2")], [make_pod("x", cpu="1", node_name="n1", priority=0)],
                       preemption=False)
     nom = make_pod("nom", cpu="2", priority=1000)
     nom.status.nominated_node_name = "n1"
-    s.add_pods([nom, make_pod("p", cpu="1", priority=0)])
+    s.add_pods([nom, make_pod("p", cpu="1", priority=0), make_pod("high", cpu="1500m", priority=2000)])
     return s
 
 
-def test_a_pod_that_fits_after_a_change_that_is_no_event_binds_at_the_flush():
-    """Deleting the pending nominated pod frees its reservation, but it was on no node, so phalanx sends no event
-    (upstream sends AssignedPodDelete to pods of lower or equal priority). p, pooled since 0, binds at the flush
-    at 330."""
+def test_deleting_a_nominated_pending_pod_wakes_the_pods_of_its_priority_or_lower():
+    """Deleting the pending nominated pod frees the room its nomination held: upstream's deletePodFromSchedulingQueue
+    sends AssignedPodDelete to the pooled pods of lower or equal priority (getLEPriorityPreCheck), and
+    NodeResourcesFit's hint queues them (the deleted pod had a nominated node). p binds at once; high, of a higher
+    priority, is left in the pool until the flush at 330 (where it fails again)."""
     s = nominated_blocker_scheduler()
-    assert attempts_of(s.step(10), "default/p") == [(0, UNSCHEDULABLE)]
+    first = s.step(10)
+    assert attempts_of(first, "default/p") == [(0, UNSCHEDULABLE)]
+    assert attempts_of(first, "default/high") == [(0, UNSCHEDULABLE)]
     s.delete_pod("default/nom")
-    assert attempts_of(s.step(329), "default/p") == []
-    out = s.step(400)
-    assert [(r.time, r.kind, r.object, r.node) for r in out] == [(330, BOUND, "default/p", "n1")]
+    out = s.step(329)
+    assert [(r.time, r.kind, r.object, r.node) for r in out if r.kind == BOUND] == [(10, BOUND, "default/p", "n1")]
+    assert attempts_of(out, "default/high") == []
+    assert attempts_of(s.step(400), "default/high") == [(330, UNSCHEDULABLE)]
 
 
-def test_run_until_idle_goes_on_to_a_flush_after_progress():
-    """The same: the deletion is progress since p failed, so run_until_idle moves the clock to the flush and p
-    binds; then nothing is left."""
+def test_run_until_idle_after_a_nominated_pod_is_deleted():
+    """The same through run_until_idle: p binds at 10; the deletion is an outside change since high failed, so
+    high's flush at 330 is tried (it fails again), and then nothing is left."""
     s = nominated_blocker_scheduler()
     s.step(10)
     s.delete_pod("default/nom")
     out = s.run_until_idle()
-    assert [(r.time, r.kind, r.object) for r in out] == [(330, BOUND, "default/p")] and s.now == 330
-    assert s.run_until_idle() == [] and s.now == 330
+    assert [(r.time, r.kind, r.object) for r in out if r.kind in (BOUND, UNSCHEDULABLE)] == [
+        (10, BOUND, "default/p"), (330, UNSCHEDULABLE, "default/high")]
+    assert s.now == 330 and s.run_until_idle() == []
 
 
 def test_run_until_idle_stops_before_a_futile_flush():

@@ -46,11 +46,14 @@ EXTENSION_POINTS: dict[str, str] = {
 
 # Cluster events a rejected pod can wait for (upstream fwk.ClusterEvent, coarsened to what phalanx emits).
 POD_DELETED = "PodDeleted"            # a bound pod left (deleted, completed, rejected at Permit, node removed)
+# a pending pod with a nominated node was deleted: upstream's AssignedPodDelete, sent only to pods of lower or equal
+# priority (they counted the nominated pod on its node); the hints that skip unscheduled pods skip it
+NOMINATED_POD_DELETED = "NominatedPodDeleted"
 POD_BOUND = "PodBound"                # a pod was bound (it now counts for inter-pod plugins)
 NODE_ADDED = "NodeAdded"
 NODE_UPDATED = "NodeUpdated"          # labels, taints, allocatable or cordon changed
 GROUP_MEMBER_ADDED = "PodGroupMemberAdded"
-ALL_EVENTS = frozenset({POD_DELETED, POD_BOUND, NODE_ADDED, NODE_UPDATED, GROUP_MEMBER_ADDED})
+ALL_EVENTS = frozenset({POD_DELETED, NOMINATED_POD_DELETED, POD_BOUND, NODE_ADDED, NODE_UPDATED, GROUP_MEMBER_ADDED})
 
 # How a plugin's Filter and Score move while copies of one pod are placed one after another (batching).
 FIXED = "fixed"            # they do not move: a function of the state before the run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.node_ports import node_ports_filter
-from .framework import NODE_ADDED, NODE_LOCAL, POD_DELETED, SKIP, Pads, Plugin, pad1
+from .framework import NODE_ADDED, NODE_LOCAL, NOMINATED_POD_DELETED, POD_DELETED, SKIP, Pads, Plugin, pad1
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 ANY_IP = "0.0.0.0"
@@ -25,7 +25,7 @@ def conflicts(wanted: list[tuple[str, str, int]], ports) -> np.ndarray:
 class NodePorts(Plugin):
     name = "NodePorts"
     reads_requests = False
-    events = frozenset({POD_DELETED, NODE_ADDED})
+    events = frozenset({POD_DELETED, NOMINATED_POD_DELETED, NODE_ADDED})
 
     def pre_filter(self, pod, cluster):
         """(P,) bool over the port vocabulary: used ports that clash with the pod's host ports; SKIP without any."""

@@ -18,8 +18,8 @@ from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
 from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
                                            resource_plan, with_amounts)
-from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, ArgsInvalid, Pads, Plugin,
-                        PluginArgs, pad1)
+from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOMINATED_POD_DELETED, NOT_RUN, POD_DELETED, ArgsInvalid,
+                        Pads, Plugin, PluginArgs, pad1)
 
 TOO_MANY_PODS = "Too many pods"
 # A Filter over up to this many nodes (a kept shape's changed rows) runs in plain Python (fit_filter_few): below it
@@ -180,7 +180,7 @@ class NodeResourcesFit(Plugin):
     Args = NodeResourcesFitArgs
     score_columns = ("allocatable", "requested", "nonzero_requested")     # copy_scores: node_load's columns
     filter_columns = ("allocatable", "requested", "pod_count", "allowed_pods")
-    events = frozenset({POD_DELETED, NODE_ADDED, NODE_UPDATED})
+    events = frozenset({POD_DELETED, NOMINATED_POD_DELETED, NODE_ADDED, NODE_UPDATED})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -31,7 +31,8 @@ from ..cluster_models.images import NodeImages
 from ..cluster_models.load import cyclic_gc_paused
 from ..cluster_models.objects import Replicas, dns_subdomain_problem, pod_keys, rfc3339_seconds
 from ..cluster_models.tensors import add_nodes, bind_existing, compile_nodes, update_node
-from ..plugins.framework import ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, POD_BOUND, POD_DELETED
+from ..plugins.framework import (ALL_EVENTS, GROUP_MEMBER_ADDED, NODE_ADDED, NODE_UPDATED, NOMINATED_POD_DELETED,
+                                 POD_BOUND, POD_DELETED)
 from .backends import SCHEDULER_BACKENDS, make_placer
 from .cluster import Cluster, Nomination, daemon_nodes
 from .config import DEFAULT_CONFIG, Profile, SchedulerConfig, args_from_input, without_plugin
@@ -608,10 +609,17 @@ class Scheduler:
         return self.log.records(start)
 
     def remove_pods(self, keys: list[str], reason: str) -> None:
-        """delete_pods without making the records (preemption's evictions: the log has them)."""
+        """delete_pods without making the records (preemption's evictions: the log has them). A pending pod with a
+        nominated node leaves an event of its own, after those of the pods on nodes, to the pods of its priority or
+        lower (they counted it on that node; upstream deletePodFromSchedulingQueue: AssignedPodDelete with
+        getLEPriorityPreCheck)."""
+        nominations = self.cluster.nominations
+        nominated = [nominations.get(key) for key in keys if key in nominations] if nominations else []
         freed = self.take_off(keys, reason)
         if freed:
             self.cluster_event(POD_DELETED, freed, each=True)
+        for nom in nominated:
+            self.cluster_event(NOMINATED_POD_DELETED, [nom.pod], at_most_priority=nom.priority)
 
     def take_off(self, keys: list[str], reason: str) -> list[Pod]:
         """remove_pods without the cluster event: the pods taken off their nodes, for the caller's event (each
@@ -960,9 +968,11 @@ class Scheduler:
         self.queue.retry_errors([PodRun(shape, [pod], [seq], priority(pod)) for pod, seq in zip(pods, seqs)],
                                 self.now, self.progress)
 
-    def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False) -> None:
+    def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False,
+                      at_most_priority: int | None = None) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
         says it may help moves to the activeQ, or to the backoffQ while backing off; waiting groups are woken.
+        at_most_priority: only pods (and groups, by their queue priority) of this priority or lower are moved.
 
         each: `objects` (a list) stand for one event per object, in turn (pods deleted together). A pooled pod
         moves at the first object whose hint helps it, and the pods moved at one object enter the activeQ as one
@@ -990,6 +1000,10 @@ class Scheduler:
         skip = None
         if exclude is not None:
             skip = lambda key: self.groups.of_pod.get(key) is exclude          # noqa: E731
+        if at_most_priority is not None:
+            pool, admitted = self.queue.unschedulable, skip
+            skip = lambda key: (pool[key].priority > at_most_priority          # noqa: E731
+                                or (admitted is not None and admitted(key)))
         if each:
             ready = self.queue.wake(event, helps_first, self.now, skip)
             batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
@@ -1004,7 +1018,8 @@ class Scheduler:
             self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
         if event != POD_BOUND:
             for gs in self.groups.unschedulable():
-                if gs is not exclude:
+                if gs is not exclude and (at_most_priority is None
+                                          or self.groups.queue_key(gs)[0] <= at_most_priority):
                     self._activate_group(gs)
 
     def release(self, pod_key: str) -> None:
