@@ -206,3 +206,28 @@ def test_a_failed_pod_group_is_retried_by_the_flush():
     s.add_pods([make_pod(f"m{i}", cpu="8", pod_group="g") for i in range(2)])
     s.run_until_idle()
     assert s.now == 0
+
+
+def test_a_nominated_pod_deleted_does_not_wake_pods_rejected_by_pod_topology_spread():
+    """PodTopologySpread's hint (isSchedulableAfterPodChange) skips a deleted pod that was on no node. nom (1 cpu)
+    is nominated to n1 but fits nowhere (its node selector); p (5.5 cpu) is rejected by NodeResourcesFit on n1
+    (8 cpu, 2 bound, 1 nominated); s (100m) fits there but PodTopologySpread rejects it (two web pods in z1, none in
+    z2, whose only node is cordoned but still a domain). Deleting nom wakes p, which binds; s stays pooled."""
+    spread = {"max_skew": 1, "topology_key": "topology.kubernetes.io/zone", "when_unsatisfiable": "DoNotSchedule",
+              "label_selector": {"match_labels": {"app": "web"}}}
+    nodes = [make_node("n1", cpu="8", labels={"topology.kubernetes.io/zone": "z1"}),
+             make_node("n2", cpu="4", labels={"topology.kubernetes.io/zone": "z2"}, unschedulable=True)]
+    bound = [make_pod(f"w{i}", cpu="1", labels={"app": "web"}, node_name="n1") for i in range(2)]
+    s = new_scheduler(nodes, bound, preemption=False)
+    nom = make_pod("nom", cpu="1", priority=1000, node_selector={"pool": "none"})
+    nom.status.nominated_node_name = "n1"
+    s.add_pods([nom, make_pod("p", cpu="5500m", priority=0),
+                make_pod("s", cpu="100m", labels={"app": "web"}, spread=[spread], priority=0)])
+    first = s.step(10)
+    assert attempts_of(first, "default/p") == [(0, UNSCHEDULABLE)]
+    assert attempts_of(first, "default/s") == [(0, UNSCHEDULABLE)]
+    assert [p.name for p in s.queue.unschedulable["default/s"].plugins] == ["NodeUnschedulable", "PodTopologySpread"]
+    s.delete_pod("default/nom")
+    out = s.step(300)
+    assert attempts_of(out, "default/p") == [(10, BOUND)]
+    assert attempts_of(out, "default/s") == []

@@ -21,7 +21,8 @@ from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
 from ..kernels.status import SUCCESS
-from .framework import DOMAIN, PER_POD, POD_BOUND, POD_DELETED, SKIP, ArgsInvalid, Pads, Plugin, PluginArgs, pad1
+from .framework import (DOMAIN, NOMINATED_POD_DELETED, PER_POD, POD_BOUND, POD_DELETED, SKIP, ArgsInvalid, Pads, Plugin,
+                        PluginArgs, pad1)
 from .labels import label_test, selector_matches, selector_tests
 from .node_affinity import pad_terms, required_node_affinity
 from .taint_toleration import untolerated_hard
@@ -153,10 +154,12 @@ class PodTopologySpread(Plugin):
     signs_from_template = True         # its signature: labels and namespace
 
     def hint(self, event, pod, objects, cluster) -> bool:
-        """isSchedulableAfterPodChange: a pod bound or deleted helps only if it lives in the pod's namespace and
-        the selector of a constraint that can reject the pod (getConstraints: its DoNotSchedule ones, or the
-        default DoNotSchedule ones with its default selector; matchLabelKeys merged) selects it; node events may
-        always help."""
+        """isSchedulableAfterPodChange: a pod bound or deleted helps only if it was on a node, lives in the pod's
+        namespace and the selector of a constraint that can reject the pod (getConstraints: its DoNotSchedule ones,
+        or the default DoNotSchedule ones with its default selector; matchLabelKeys merged) selects it; node events
+        may always help."""
+        if event == NOMINATED_POD_DELETED:      # the deleted pod was not on a node (involvedInTopologySpreading)
+            return False
         if event not in (POD_BOUND, POD_DELETED) or objects is None:
             return True
         own = pod.metadata.labels
