@@ -823,8 +823,9 @@ class Scheduler:
             self._activate_group(gs)
 
     def run_until_idle(self) -> list[Record]:
-        """Go on, moving the clock to backoff expiries and Permit timeouts, until nothing can happen without an
-        outside event. Returns what happened.
+        """Go on, moving the clock to backoff expiries, Permit timeouts and flushes of the unschedulable pool that
+        follow an outside event (next_flush), until nothing can happen without an outside event. Returns what
+        happened.
 
         In permit mode gangs that want the same nodes can take turns at Permit for ever (each timeout frees the
         nodes the other gang waits for, as upstream's would). That is no progress, so run_until_idle also stops
@@ -1001,9 +1002,9 @@ class Scheduler:
         if exclude is not None:
             skip = lambda key: self.groups.of_pod.get(key) is exclude          # noqa: E731
         if at_most_priority is not None:
-            pool, admitted = self.queue.unschedulable, skip
+            pool, excluded = self.queue.unschedulable, skip
             skip = lambda key: (pool[key].priority > at_most_priority          # noqa: E731
-                                or (admitted is not None and admitted(key)))
+                                or (excluded is not None and excluded(key)))
         if each:
             ready = self.queue.wake(event, helps_first, self.now, skip)
             batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
