@@ -8,7 +8,6 @@ conflict"). A preferred term that does not parse fails PreScore (only run with t
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,14 +73,10 @@ def _term_parse_errors(term, path: str) -> list[str]:
         elif r.operator in ("Exists", "DoesNotExist") and r.values:
             errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: values set must be empty for "
                           "exists and does not exist")
-        elif r.operator in ("Gt", "Lt"):
-            if len(r.values) != 1:
-                errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: for 'Gt', 'Lt' operators, "
-                              "exactly one value is required")
-            errors += [f"{at}.values[{k}]: Invalid value: {go_quote(v)}: for 'Gt', 'Lt' operators, the value must "
-                       "be an integer" for k, v in enumerate(r.values) if not _is_int64(v)]
-        errors += [f"{at}.values[{k}][{r.key}]: Invalid value: {go_quote(v)}: {'; '.join(label_value_errors(v))}"
-                   for k, v in enumerate(r.values) if label_value_errors(v)]
+        elif r.operator in ("Gt", "Lt") and len(r.values) != 1:
+            errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: for 'Gt', 'Lt' operators, "
+                          "exactly one value is required")
+        errors += _value_errors(r, at)
     for j, r in enumerate(term.match_fields):
         at = f"{path}.matchFields[{j}]"
         if r.operator not in ("In", "NotIn"):
@@ -89,13 +84,6 @@ def _term_parse_errors(term, path: str) -> list[str]:
         elif len(r.values) != 1:
             errors.append(f"{at}.values: Invalid value: {_go_strings(r.values)}: must have one element")
     return errors
-
-
-def _is_int64(text: str) -> bool:
-    """strconv.ParseInt(text, 10, 64) succeeds."""
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        return False
-    return -(1 << 63) <= int(text) < (1 << 63)
 
 
 @dataclass(frozen=True)

@@ -131,8 +131,7 @@ class Groups:
         self._parked: dict[str, GroupState] = {}
         # The same groups by their failure, for the unschedulable pool's flush.
         self.flush_order = FlushOrder(lambda at, progress, gs: (
-            gs.state == "unschedulable" and self.states.get(gs.key) is gs and gs.failed_at == at
-            and _progress(gs) == progress))
+            self._waiting(gs) and gs.failed_at == at and _progress(gs) == progress))
         self._made = 0
         self.version = 0            # bumped whenever the PodGroups change (what a pod's reference resolves to)
         self.reindex()
@@ -175,9 +174,12 @@ class Groups:
 
     def unschedulable(self) -> list[GroupState]:
         """The groups waiting unschedulable, in the order of `states`."""
-        self._parked = {key: gs for key, gs in self._parked.items()
-                        if gs.state == "unschedulable" and self.states.get(key) is gs}
+        self._parked = {key: gs for key, gs in self._parked.items() if self._waiting(gs)}
         return sorted(self._parked.values(), key=lambda gs: gs.order)
+
+    def _waiting(self, gs: GroupState) -> bool:
+        """Whether a parked group still waits unschedulable (not moved on, not dropped or made anew since)."""
+        return gs.state == "unschedulable" and self.states.get(gs.key) is gs
 
     def pod_group(self, pod: Pod):
         """The PodGroup the pod's reference resolves to now, or None; reads only (no group state is made)."""
