@@ -20,19 +20,23 @@ Left out:
   plugins enabled that no registry has (NewFramework refuses them, as phalanx does: tests/test_config.py) and args no
   file can spell.
 - TestSchedulerDefaults' clientConnection / leaderElection / debugging defaults: phalanx reads none of them.
-- TestPluginArgsDefaults VolumeBindingArgs (x2) and DynamicResourcesArgs: VolumeBinding is not modelled and phalanx's
-  DynamicResources has no args (filterTimeout / bindingTimeout are about wall time).
+- TestPluginArgsDefaults DynamicResourcesArgs: the stored defaults_test.go predates it (its defaults, 10 s and 600 s,
+  are the constants of types_pluginargs.go, checked in test_dynamic_resources_args below).
 - TestValidateKubeSchedulerConfigurationV1 "good", "valid-plugins", "different-queue-sort", "one-empty-queue-sort",
   "mismatch-queue-sort": they rest on CustomSort / CustomBind / AnotherSort, plugins no registry has (phalanx refuses
-  them as unknown first; PrioritySort is the only real QueueSort plugin, so no two real profiles can differ there).
+  them as unknown first; PrioritySort is the only real QueueSort plugin). The same checks on PrioritySort:
+  test_queue_sort_sets_as_written_must_be_equal and test_queue_sort_args_must_be_equal.
 - "bad-resource-name-not-set", "bad-resource-namespace-not-set": an empty resourceName / resourceNamespace in a file
   is defaulted to kube-scheduler / kube-system before validation, so no file reaches these errors.
 
 validation_pluginargs_test.go (the stored versions' tables; validation_pluginargs.go read at commit 0bd65a06, which
 has #132120, in the v1.36 changelog): TestValidateDefaultPreemptionArgs, TestValidateInterPodAffinityArgs,
 TestValidatePodTopologySpreadArgs, TestValidateNodeAffinityArgs below; TestValidateNodeResourcesBalancedAllocationArgs,
-TestValidateFitArgs and the scoring-strategy tables in tests/test_upstream_noderesources.py. Left out:
-TestValidateVolumeBindingArgs (VolumeBinding is not modelled), TestValidateDynamicResourcesArgs (no args here).
+TestValidateFitArgs and the scoring-strategy tables in tests/test_upstream_noderesources.py; TestValidateVolumeBindingArgs
+below but for "[StorageCapacityScoring=on] shape should not be empty": through a file an empty shape is defaulted first
+(SetDefaults_VolumeBindingArgs). The stored validation_pluginargs_test.go has no DynamicResourcesArgs table; its
+checks are read from ValidateDynamicResourcesArgs (v1.36's gates: DRASchedulerFilterTimeout, DRADeviceBindingConditions
+and DRAResourceClaimDeviceStatus beta and on).
 - default_plugins_test.go TestApplyFeatureGates / TestMergePlugins: the index holds no v1.36 version of the file (the
   stored one predates v1.29: EBSLimits, GCEPDLimits); the v1.36 default list is checked from defaults_test.go above,
   and the merge rules with real plugins in tests/test_config.py.
@@ -458,3 +462,127 @@ def test_node_resources_fit_args_are_checked_by_the_plugin():
 def test_int32_fields_fail_decoding_out_of_range():
     """parallelism, percentageOfNodesToScore and plugin weights are int32: a larger number fails decoding."""
     assert _error(doc(parallelism=2 ** 40)) == "sched.yaml: parallelism: expected a 32-bit integer, got 1099511627776"
+
+
+# ------------------------------------------------------------------------------------------------ VolumeBindingArgs
+VOLUME_BINDING = [
+    ("zero is a valid config", {"bindTimeoutSeconds": 0}, False, []),
+    ("positive value is valid config", {"bindTimeoutSeconds": 10}, False, []),
+    ("negative value is invalid config", {"bindTimeoutSeconds": -10}, False, ["bindTimeoutSeconds: Invalid value"]),
+    ("[StorageCapacityScoring=off] shape should be nil when the feature is off",
+     {"bindTimeoutSeconds": 10, "shape": None}, False, []),
+    ("[StorageCapacityScoring=off] error if the shape is not nil when the feature is off",
+     {"bindTimeoutSeconds": 10, "shape": [{"utilization": 1, "score": 1}, {"utilization": 3, "score": 3}]}, False,
+     ["shape: Invalid value"]),
+    ("[StorageCapacityScoring=on] shape points must be sorted in increasing order",
+     {"bindTimeoutSeconds": 10, "shape": [{"utilization": 3, "score": 3}, {"utilization": 1, "score": 1}]}, True,
+     ["shape[1].utilization: Invalid value"]),
+    ("[StorageCapacityScoring=on] shape point: invalid utilization and score",
+     {"bindTimeoutSeconds": 10, "shape": [{"utilization": -1, "score": 1}, {"utilization": 10, "score": -1},
+                                          {"utilization": 20, "score": 11}, {"utilization": 101, "score": 1}]}, True,
+     ["shape[0].utilization: Invalid value", "shape[1].score: Invalid value", "shape[2].score: Invalid value",
+      "shape[3].utilization: Invalid value"]),
+]
+
+
+@pytest.mark.parametrize("args,gate,want", [c[1:] for c in VOLUME_BINDING],
+                         ids=[f"TestValidateVolumeBindingArgs/{c[0]}" for c in VOLUME_BINDING])
+def test_validate_volume_binding_args(args, gate, want):
+    """VolumeBinding is not modelled, but its args are decoded and validated as upstream's (validatePluginConfig)."""
+    d = doc([{"pluginConfig": [{"name": "VolumeBinding", "args": args}]}], featureGates={"StorageCapacityScoring": gate})
+    try:
+        load(d)
+        got = []
+    except InputError as exc:
+        import re
+        got = re.findall(r"profiles\[0\]\.pluginConfig\[0\]\.args\.([^:]+: [A-Z][a-z]+(?: value)?)", str(exc))
+        assert got, str(exc)
+    assert got == want
+
+
+def test_volume_binding_args_whole_texts():
+    """The texts of ValidateVolumeBindingArgsWithOptions; the gate's refusal shows the shape with %#v."""
+    assert _error(doc([{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": -10}}]}])) == (
+        "sched.yaml: profiles[0].pluginConfig[0].args.bindTimeoutSeconds: Invalid value: -10: invalid "
+        "BindTimeoutSeconds, should not be a negative value")
+    assert _error(doc([{"pluginConfig": [{"name": "VolumeBinding", "args": {"shape": [
+        {"utilization": 1, "score": 1}]}}]}])) == (
+        "sched.yaml: profiles[0].pluginConfig[0].args.shape: Invalid value: []config.UtilizationShapePoint{"
+        "config.UtilizationShapePoint{Utilization:1, Score:1}}: unexpected field `shape`, remove it or turn on the "
+        "feature gate StorageCapacityScoring")
+    # An empty list is a shape too (not nil) ...
+    assert "[]config.UtilizationShapePoint{}: unexpected field `shape`" in _error(
+        doc([{"pluginConfig": [{"name": "VolumeBinding", "args": {"shape": []}}]}]))
+    # ... and a field VolumeBindingArgs lacks fails decoding.
+    assert _error(doc([{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeout": 1}}]}])).startswith(
+        "sched.yaml: profiles[0].pluginConfig[0].args.bindTimeout:")
+    # Another plugin's args type: validatePluginConfig's "has to match plugin args".
+    assert _error(doc([{"pluginConfig": [{"name": "InterPodAffinity", "args": {"kind": "VolumeBindingArgs"}}]}])) == (
+        'sched.yaml: profiles[0].pluginConfig[0].args: Invalid value: "VolumeBindingArgs": has to match plugin args')
+
+
+@pytest.mark.parametrize("gate,shape", [(False, None), (True, [(0, 10), (100, 0)])],
+                         ids=["VolumeBindingArgs empty, StorageCapacityScoring disabled",
+                              "VolumeBindingArgs empty, StorageCapacityScoring enabled"])
+def test_volume_binding_args_defaults(gate, shape):
+    """TestPluginArgsDefaults: bindTimeoutSeconds 600; the shape only with StorageCapacityScoring. (The plugin is
+    not modelled, so no profile holds the args: they are read as the loader decodes them.)"""
+    from phalanx.plugins.volume_binding import VolumeBindingArgs
+    args = VolumeBindingArgs.model_validate({}, context={"gates": feature_gates({"StorageCapacityScoring": gate})})
+    assert args.bind_timeout_seconds == 600
+    assert (None if args.shape is None else [(p.utilization, p.score) for p in args.shape]) == shape
+    assert load(doc([{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 0}}]}]))
+
+
+# ------------------------------------------------------------------------------------------------ DynamicResourcesArgs
+def test_dynamic_resources_args():
+    """DynamicResourcesArgs: defaults DynamicResourcesFilterTimeoutDefault (10 s) and ...BindingTimeoutDefault (600 s);
+    ValidateDynamicResourcesArgs refuses a negative filterTimeout and a bindingTimeout under a second, showing the
+    metav1.Duration with its String(); a value ParseDuration refuses fails decoding with its error (a JSON number
+    is decoded as "", its json error dropped by metav1.Duration.UnmarshalJSON)."""
+    def args(given):
+        return load(doc([{"pluginConfig": [{"name": "DynamicResources", "args": given}]}])).profiles[0].arg(
+            "DynamicResources")
+
+    assert (args({}).filter_timeout, args({}).binding_timeout) == (10 * 10**9, 600 * 10**9)
+    assert (args({"filterTimeout": "0s", "bindingTimeout": "1s"}).filter_timeout, args(
+        {"filterTimeout": None}).filter_timeout) == (0, 10 * 10**9)
+    assert args({"filterTimeout": "1m30s"}).filter_timeout == 90 * 10**9
+
+    def error(given):
+        return _error(doc([{"pluginConfig": [{"name": "DynamicResources", "args": given}]}]))
+
+    at = "sched.yaml: profiles[0].pluginConfig[0].args"
+    assert error({"filterTimeout": "-1.5s", "bindingTimeout": "500ms"}) == (
+        f"sched.yaml: [{at[12:]}.filterTimeout: Invalid value: -1.5s: must be zero or positive, "
+        f"{at[12:]}.bindingTimeout: Invalid value: 500ms: must be at least 1 second]")
+    assert error({"bindingTimeout": "0s"}) == f"{at}.bindingTimeout: Invalid value: 0s: must be at least 1 second"
+    assert error({"filterTimeout": "10"}) == f'{at}.filterTimeout: time: missing unit in duration "10"'
+    assert error({"filterTimeout": 10}) == f'{at}.filterTimeout: time: invalid duration ""'
+    assert error({"timeout": "1s"}).startswith(f"{at}.timeout:")
+
+
+def test_queue_sort_args_must_be_equal():
+    """validateCommonQueueSort: with a queueSort plugin written in profiles[0], the other profiles' pluginConfig
+    entries for it must hold profiles[0]'s args (Semantic.DeepEqual of the *runtime.Unknown a plugin without an args
+    type keeps: its raw JSON, keys sorted as the YAML was made JSON), at profiles[i].pluginConfig.args, the bad value
+    shown with %#v, "null" for none."""
+    sort = {"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}}
+
+    def two(first, second):
+        return doc([{"schedulerName": "a", **sort, **first}, {"schedulerName": "b", **sort, **second}])
+
+    def entry(*args):
+        return {"pluginConfig": [{"name": "PrioritySort", **({"args": args[0]} if args else {})}]}
+
+    assert _error(two({}, entry({"a": 1}))) == (
+        'sched.yaml: profiles[1].pluginConfig.args: Invalid value: runtime.Unknown{TypeMeta:runtime.TypeMeta{'
+        'APIVersion:"", Kind:""}, Raw:[]uint8{0x7b, 0x22, 0x61, 0x22, 0x3a, 0x31, 0x7d}, ContentEncoding:"", '
+        'ContentType:"application/json"}: queueSort must be the same for all profiles')
+    assert _error(two(entry({}), entry())) == (
+        'sched.yaml: profiles[1].pluginConfig.args: Invalid value: "null": queueSort must be the same for all '
+        'profiles')
+    assert len(load(two(entry({"b": 2, "a": "<x>"}), entry({"a": "<x>", "b": 2}))).profiles) == 2
+    assert len(load(two({}, entry())).profiles) == 2
+    # Without a queueSort plugin written in profiles[0] nothing is compared.
+    assert len(load(doc([{"schedulerName": "a"}, {"schedulerName": "b", **entry({"a": 1})}])).profiles) == 2

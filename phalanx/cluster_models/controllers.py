@@ -55,6 +55,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidationError, model_validator
 
+from .durations import parse_duration
 from .errors import InputError, render_value, validation_problem
 from .jobs import (
     BATCH_V1,
@@ -696,35 +697,13 @@ def _descriptor_problem(spec: str) -> str | None:
     return f"unrecognized descriptor: {spec}"
 
 
-_DURATION_UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9,
-                   "h": 3600 * 10**9}
-_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
-
-
 def _duration_problem(text: str) -> str | None:
-    """Go's time.ParseDuration error for `text` ([-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+ within int64 nanoseconds), or
-    None."""
-    invalid = f"time: invalid duration {_time_quote(text)}"
-    rest = text[1:] if text[:1] in ("-", "+") else text
-    if rest == "0":
-        return None
-    if not rest:
-        return invalid
-    total = 0
-    while rest:
-        whole, fraction, unit = _DURATION_PART.match(rest).groups()
-        if not whole and not fraction:
-            return invalid
-        if not unit:
-            return f"time: missing unit in duration {_time_quote(text)}"
-        if unit not in _DURATION_UNITS:
-            return f"time: unknown unit {_time_quote(unit)} in duration {_time_quote(text)}"
-        scale = _DURATION_UNITS[unit]
-        total += int(whole or 0) * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
-        if total > 1 << 63:
-            return invalid
-        rest = rest[_DURATION_PART.match(rest).end():]
-    return invalid if total == 1 << 63 and text[:1] != "-" else None
+    """Go's time.ParseDuration error for `text`, or None."""
+    try:
+        parse_duration(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _location_problem(name: str) -> str | None:
@@ -738,17 +717,6 @@ def _location_problem(name: str) -> str | None:
     except Exception:           # not found, or not a zone file
         return f"unknown time zone {name}"
     return None
-
-
-def _time_quote(text: str) -> str:
-    """The time package's quote: non-ASCII and control characters as \\x bytes of their UTF-8."""
-    out = []
-    for char in text:
-        if ord(char) >= 0x80 or char < " ":
-            out.append("".join(f"\\x{byte:02x}" for byte in char.encode("utf-8", "replace")))
-        else:
-            out.append("\\" + char if char in '"\\' else char)
-    return '"' + "".join(out) + '"'
 
 
 Controller = Deployment | ReplicaSet | ReplicationController | StatefulSet | DaemonSet | CronJob

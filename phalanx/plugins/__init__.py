@@ -27,6 +27,7 @@ from .random_score import RandomScore
 from .scheduling_gates import SchedulingGates
 from .taint_toleration import TaintToleration
 from .topology_placement import TopologyPlacementGenerator
+from .volume_binding import VolumeBindingArgs
 
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
@@ -47,5 +48,8 @@ UNMODELLED: dict[str, tuple[str, ...]] = {
     "VolumeBinding": ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
     "VolumeZone": ("preFilter", "filter", "preScore", "score"),
 }
+# The args types of unmodelled plugins that upstream's configuration validation decodes and checks
+# (validatePluginConfig): a bad pluginConfig for them is refused as upstream refuses it.
+UNMODELLED_ARGS: dict[str, type[PluginArgs]] = {"VolumeBinding": VolumeBindingArgs}
 
-__all__ = ["EXTENSION_POINTS", "REGISTRY", "UNMODELLED", "Plugin", "PluginArgs", "ProfileContext"]
+__all__ = ["EXTENSION_POINTS", "REGISTRY", "UNMODELLED", "UNMODELLED_ARGS", "Plugin", "PluginArgs", "ProfileContext"]

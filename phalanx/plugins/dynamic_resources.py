@@ -16,17 +16,54 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from pydantic import field_validator, model_validator
 
 from ..cluster_models.dra import FIRST_AVAILABLE_MAX_SIZE
+from ..cluster_models.durations import duration_from_json, duration_text
 from ..kernels.dynamic_resources import REASONS, prioritized_list_score
 from ..kernels.normalize import default_normalize
 from ..kernels.status import UNSCHEDULABLE
-from .framework import (NODE_ADDED, NODE_UPDATED, NOT_RUN, PER_POD, POD_DELETED, SKIP, CycleError, Plugin,
-                        PostFilterResult, Rejection)
+from .framework import (NODE_ADDED, NODE_UPDATED, NOT_RUN, PER_POD, POD_DELETED, SKIP, ArgsInvalid, CycleError,
+                        Plugin, PluginArgs, PostFilterResult, Rejection)
 
 # Its two PostFilter answers (results are frozen: shared by every failed cycle, each preemptor of a run has one).
 _STILL_NOT_SCHEDULABLE = PostFilterResult(UNSCHEDULABLE, "still not schedulable")
 _NO_NEW_CLAIMS = PostFilterResult(UNSCHEDULABLE, "no new claims to deallocate")
+
+
+# SetDefaults_DynamicResourcesArgs with v1.36's gates: DRASchedulerFilterTimeout (beta, on), DRADeviceBindingConditions
+# and DRAResourceClaimDeviceStatus (beta, on).
+DEFAULT_FILTER_TIMEOUT_NS = 10 * 10**9
+DEFAULT_BINDING_TIMEOUT_NS = 600 * 10**9
+
+
+class DynamicResourcesArgs(PluginArgs):
+    """Decoded, defaulted and validated as upstream's; phalanx's Filter takes no time and binding conditions are not
+    modelled, so neither timeout changes a decision."""
+    filter_timeout: int = DEFAULT_FILTER_TIMEOUT_NS           # ns
+    binding_timeout: int = DEFAULT_BINDING_TIMEOUT_NS         # ns
+
+    @field_validator("filter_timeout", "binding_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value, info):
+        """A metav1.Duration; null is none (defaulted)."""
+        if value is None:
+            return DEFAULT_FILTER_TIMEOUT_NS if info.field_name == "filter_timeout" else DEFAULT_BINDING_TIMEOUT_NS
+        return duration_from_json(value)
+
+    @model_validator(mode="after")
+    def _validate(self):
+        """ValidateDynamicResourcesArgs with the v1.36 gates on."""
+        errors = []
+        if self.filter_timeout < 0:
+            errors.append(f"filterTimeout: Invalid value: {duration_text(self.filter_timeout)}: must be zero or "
+                          f"positive")
+        if self.binding_timeout < 10**9:
+            errors.append(f"bindingTimeout: Invalid value: {duration_text(self.binding_timeout)}: must be at least 1 "
+                          f"second")
+        if errors:
+            raise ArgsInvalid(errors)
+        return self
 
 
 @dataclass(frozen=True)
@@ -39,6 +76,7 @@ class PrioritizedLists:
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
+    Args = DynamicResourcesArgs
     # Its PreEnqueue and PreBind are not modelled, nor PostFilter's deallocation of a claim allocated where the pod
     # cannot go (a pod with claims gets "still not schedulable").
     unmodelled_points = ("preEnqueue", "preBind")

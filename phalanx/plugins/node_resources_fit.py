@@ -110,7 +110,7 @@ class NodeResourcesFitArgs(PluginArgs):
                 errors.append("scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type "
                               "is RequestedToCapacityRatio")
             else:
-                errors += _shape_errors(ratio.shape, "scoringStrategy.requestedToCapacityRatio.shape")
+                errors += shape_errors(ratio.shape, "scoringStrategy.requestedToCapacityRatio.shape")
         elif ratio is not None:
             errors.append("scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not "
                           "RequestedToCapacityRatio")
@@ -132,7 +132,7 @@ class NodeResourcesFitArgs(PluginArgs):
         return tuple((p.utilization, p.score) for p in ratio.shape) if ratio else ()
 
 
-def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
+def shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
     """validateFunctionShape: at least one point; utilizations increasing (the first offence only); each
     utilization in [0, 100] and score in [0, MaxCustomPriorityScore]."""
     if not shape:

@@ -19,9 +19,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..cluster_models.errors import InputError, validation_problem
+from ..cluster_models.jobs import go_json
 from ..cluster_models.load import yaml_documents
 from ..cluster_models.objects import go_quote, is_extended_resource_name, qualified_name_errors
-from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED
+from ..plugins import EXTENSION_POINTS, REGISTRY, UNMODELLED, UNMODELLED_ARGS
 from ..plugins.framework import ArgsInvalid, PluginArgs, aggregate
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -39,7 +40,8 @@ _BASE_PLUGINS: tuple[tuple[str, int | None], ...] = (
 
 # Feature gates that change decisions, with phalanx's defaults: v1.36's, except the workload-aware scheduling gates,
 # which phalanx models on, and SchedulerPopFromBackoffQ, off (docs/semantics.md: with cycles that take no time it
-# would drop every woken pod's backoff).
+# would drop every woken pod's backoff). StorageCapacityScoring (alpha, off) changes only what VolumeBinding's args
+# may hold (plugins/volume_binding.py; volume plugins are not modelled).
 FEATURE_GATES: dict[str, bool] = {
     "DynamicResourceAllocation": True,
     "NodeDeclaredFeatures": True,
@@ -51,6 +53,7 @@ FEATURE_GATES: dict[str, bool] = {
     "WorkloadWithJob": True,
     "TaintTolerationComparisonOperators": False,
     "SchedulerPopFromBackoffQ": False,
+    "StorageCapacityScoring": False,
 }
 # Gates that are locked in v1.36 (cannot be changed).
 _LOCKED_GATES = {"DynamicResourceAllocation": True}
@@ -371,9 +374,9 @@ def _args(r: _Reader, entries, where: str, context) -> tuple[dict[str, PluginArg
             r.report(at, _removed(name))
             continue
         cls = REGISTRY.get(name)
-        if cls is None:     # unmodelled, or out-of-tree: upstream leaves args of no registered kind undecoded
-            continue
-        if cls.Args is None:
+        # Out of tree, or without args: upstream leaves args of no registered kind undecoded.
+        kind_of_args = cls.Args if cls is not None else UNMODELLED_ARGS.get(name)
+        if kind_of_args is None:
             continue
         raw = dict(r.mapping(entry.get("args"), f"{at}.args"))
         kind = raw.pop("kind", None)
@@ -386,12 +389,14 @@ def _args(r: _Reader, entries, where: str, context) -> tuple[dict[str, PluginArg
         if api is not None and api != API_VERSION:
             r.fail(f"{at}.args.apiVersion", f"unsupported version {api!r} (use {API_VERSION})")
         try:
-            out[name] = cls.Args.model_validate(raw, context={"gates": context})
+            args = kind_of_args.model_validate(raw, context={"gates": context})
+            if cls is not None:
+                out[name] = args
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0].get("ctx", {}).get("error")
             if not isinstance(error, ArgsInvalid):
                 r.fail("", _args_problem(exc, f"{at}.args"))          # a decoding error
-            if cls.Args.validated_at_construction:
+            if kind_of_args.validated_at_construction:
                 deferred[name] = error.errors
             else:
                 r.invalid += _under(error.errors, f"{at}.args")
@@ -410,7 +415,8 @@ def _removed(name: str) -> str:
             f'is version "{API_VERSION}")')
 
 
-_ARGS_KINDS = frozenset(f"{name}Args" for name, cls in REGISTRY.items() if cls.Args is not None)
+_ARGS_KINDS = frozenset(f"{name}Args" for name, cls in REGISTRY.items() if cls.Args is not None) | frozenset(
+    f"{name}Args" for name in UNMODELLED_ARGS)
 
 
 def _args_problem(exc: ValidationError, path: str) -> str:
@@ -542,7 +548,37 @@ def _profile(r: _Reader, decoded: _Decoded, i: int, top_pct, gates: dict[str, bo
 
 
 def _named_config(entries) -> list[str]:
-    return [e.get("name") or "" for e in entries or [] if isinstance(e, dict)]
+    return [e.get("name") or "" for e in _config_entries(entries)]
+
+
+def _config_entries(entries) -> list[dict]:
+    return [e for e in entries or [] if isinstance(e, dict)]
+
+
+def _args_json(entry: dict) -> str | None:
+    """A pluginConfig entry's args as the RawExtension holds them after the YAML is made JSON (keys sorted, compact,
+    Go's escapes): what validateCommonQueueSort compares for the args of a plugin with no args type. None: no args
+    (absent or null)."""
+    args = entry.get("args")
+    return None if args is None else go_json(_sorted_keys(args))
+
+
+def _sorted_keys(value):
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+def _go_unknown(raw: str | None) -> str:
+    """Args of no registered type as field.Error shows them: the *runtime.Unknown (%#v of what it points to), "null"
+    for none."""
+    if raw is None:
+        return '"null"'
+    data = ", ".join(f"0x{byte:x}" for byte in raw.encode("utf-8"))
+    return ('runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, Raw:[]uint8{' + data
+            + '}, ContentEncoding:"", ContentType:"application/json"}')
 
 
 def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
@@ -604,10 +640,19 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
     if len(first[0]) > 1:
         r.report("profiles[0].plugins.queueSort.Enabled", f"Invalid value: {len(first[0])}: only one queue sort "
                                                           f"plugin can be enabled")
+    # The queue-sort plugin's args as profiles[0] gives them (its last pluginConfig entry; none when no queueSort
+    # plugin is written there): another profile's entries for that name must hold the same.
+    sort_name = first[0][0][0] if first[0] else ""
+    sort_args = next((_args_json(e) for e in reversed(_config_entries(decoded[0].plugin_config))
+                      if sort_name and e.get("name", "") == sort_name), None)
     for i, p in enumerate(decoded[1:], 1):
         if p.queue_sort != first:
             r.report(f"profiles[{i}].plugins.queueSort", f"Invalid value: {_go_plugin_set(p.queue_sort)}: must be the "
                                                          f"same for all profiles")
+        for entry in _config_entries(p.plugin_config):
+            if entry.get("name", "") == sort_name and _args_json(entry) != sort_args:
+                r.report(f"profiles[{i}].pluginConfig.args", f"Invalid value: {_go_unknown(_args_json(entry))}: "
+                                                             f"queueSort must be the same for all profiles")
     if top_pct is not None and not 0 <= top_pct <= 100:
         r.report("percentageOfNodesToScore", f"Invalid value: {top_pct}: not in valid range [0-100]")
     if initial <= 0:

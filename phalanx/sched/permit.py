@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cluster_models.durations import duration_text
 from ..plugins.framework import POD_DELETED
 from ..plugins.gang_scheduling import ALLOW
-from .podgroups import GroupState, go_duration
+from .podgroups import GroupState
 from .records import PERMIT_REJECTED, WAITING, Placed
 
 PLUGIN = "GangScheduling"
@@ -79,7 +80,7 @@ class Permit:
         for gs in due:
             waiting = list(gs.waiting.values())
             pods = [p for p, _ in waiting]
-            message = f"rejected due to timeout after waiting {go_duration(sched.permit_timeout_s)} at plugin {PLUGIN}"
+            message = f"rejected due to timeout after waiting {duration_text(round(sched.permit_timeout_s * 10**9))} at plugin {PLUGIN}"
             for pod in pods:
                 sched.release(pod.key)
             gs.waiting.clear()

@@ -10,22 +10,12 @@ from ..plugins.gang_scheduling import PERMIT_TIMEOUT_S, QUORUM_MESSAGE, WAIT_MES
 from .queue import FlushOrder
 
 __all__ = ["GROUP_UNSCHEDULABLE", "GroupState", "Groups", "MEMBER_UNSCHEDULABLE", "PERMIT_TIMEOUT_S",
-           "QUORUM_MESSAGE", "WAIT_MESSAGE", "go_duration"]
+           "QUORUM_MESSAGE", "WAIT_MESSAGE"]
 
 # The status of a PodGroup cycle that placed too few members (v1.36 errPodGroupUnschedulable): the PodGroup's
 # condition message, and, with GangScheduling's Permit status appended, the message of its placeable members.
 GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 MEMBER_UNSCHEDULABLE = f"{GROUP_UNSCHEDULABLE}, {WAIT_MESSAGE}"
-
-
-def go_duration(seconds: float) -> str:
-    """Go's time.Duration.String() for whole and fractional seconds below a day (300 -> "5m0s")."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{secs:g}s"
-    if hours:
-        return f"{int(hours)}h{int(minutes)}m{text}"
-    return f"{int(minutes)}m{text}" if minutes else text
 
 
 class Members(dict):
