@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.backend import smallest
+from ..kernels.batch import NEVER, fill_times
 from ..kernels.select import selection_key, selection_keys_few
 from ..kernels.status import SUCCESS
 from ..plugins.framework import FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError
@@ -95,6 +96,8 @@ class ShapeScores:
                                         # own feasible nodes
     ids: np.ndarray | None = None       # (F,) int64 the feasible nodes' ids, found when a sampled cycle asks, until
                                         # `feasible` changes
+    held: list | None = None            # per normalization, how many of its holders are feasible, counted when a
+                                        # batch round asks, until `feasible` changes
 
     @property
     def live_plugins(self) -> frozenset:
@@ -131,6 +134,27 @@ class ShapeScores:
     def best(self) -> int:
         """The node select_best picks, -1 when no node is feasible."""
         return self.key.best()
+
+    def feasible_changed(self) -> None:
+        """Forget what was derived from `feasible` (set after nodes left it)."""
+        self.ids = self.held = None
+
+    def normalization_end(self, cand: np.ndarray, pick: np.ndarray, copy: np.ndarray, cap: np.ndarray) -> int:
+        """batch.normalization_epoch_end for a batch round over the candidates `cand` (its real picks `pick`, `copy`
+        and the candidates' capacities `cap`, as batch.fill_times reads them): the last pick index (NEVER: none) that
+        keeps every FIXED normalization. One with a feasible holder outside the candidates keeps (that holder never
+        fills in the round), so only the candidates are read."""
+        if self.held is None:
+            self.held = [int(np.count_nonzero(h & self.feasible)) for h in self.holders]
+        end, fill = NEVER, None
+        feasible = self.feasible[cand]
+        for holders, held in zip(self.holders, self.held):
+            inside = holders[cand] & feasible
+            if held and int(np.count_nonzero(inside)) == held:
+                if fill is None:
+                    fill = fill_times(np, pick, copy, cap, len(cand))
+                end = min(end, int(fill[inside].max()))
+        return end
 
     def feasible_ids(self) -> np.ndarray:
         """The feasible nodes' ids, ascending (a sampled cycle's ring; most changes leave them as they were)."""
@@ -508,7 +532,7 @@ class ShapeCache:
             if moved:
                 if (ok & ~was).any():
                     return False
-                s.ids = None
+                s.feasible_changed()
                 left = rows[was & ~ok]
                 s.feasible[left] = False
                 # With no feasible node left nothing is normalized; a node feasible again builds the shape anew.

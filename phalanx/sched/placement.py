@@ -426,7 +426,7 @@ class Placer:
             full = taken[nodes] >= cap[nodes]
             if full.any():
                 s.feasible[nodes[full]] = False
-                s.ids = None
+                s.feasible_changed()
             more = nodes[~full]
             if len(more):
                 s.total[more] = copy_totals(np, s.scoring, tensors, more, s.fixed_total[more], 1)[:, 0]
@@ -492,10 +492,7 @@ class Placer:
                 pick, copy, count = pick_order(np, totals, cap, rank[cand], k)
                 take = int(count)
         if kept.holders:
-            fill_t = np.full(len(kept.feasible), NEVER, np.int64)
-            fill_t[cand] = fill_times(np, pick[:take], copy[:take], cap, len(cand))
-            end = normalization_epoch_end(np, fill_t, [h & kept.feasible for h in kept.holders])
-            take = min(take, int(end) + 1)
+            take = min(take, kept.normalization_end(cand, pick[:take], copy[:take], cap) + 1)
         return take, cand[pick[:take]]
 
     def after_failure(self, pod: Pod, p: Prepared, ev: Evaluation, message: str) -> tuple[str, bool]:
