@@ -425,6 +425,51 @@ def test_kube_mix_toy_matches_reference(incremental):
     assert (sched.placer.kept is not None and sched.placer.kept.row_updates > 0) == incremental
 
 
+def test_kube_mix_toy_places_kept_runs_in_segments():
+    """With kept shapes, short runs at the head of the activeQ are placed one after another and bound together
+    (Placer.place_segment): the toy's runs go mostly in segments, with the reference's decisions, and the same
+    records as runs placed and bound one at a time. Its failing pods (cordoned and tainted nodes fill up) stop
+    segments; their runs' own cycles fail them."""
+    from phalanx.cluster_models.generate import generate_nodes, kube_mix_pods
+    from phalanx.sched import placement
+    nodes = generate_nodes(20, node_type="kube-mix", taint_fraction=0.3, unschedulable_fraction=0.1)
+    pods = kube_mix_pods(700)
+    want_bindings, want_unschedulable = ref_schedule(nodes, pods, [], DEFAULT_PROFILE)
+
+    def run(segments: bool):
+        cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))
+        sched = Scheduler(cluster)
+        if not segments:
+            sched.placer.segment_pods = 0
+        calls = []
+        place_segment = sched.placer.place_segment
+        with mock.patch.object(sched.placer, "place_segment",
+                               side_effect=lambda *a: calls.append(1) or place_segment(*a)):
+            records = sched.add_pods(pods) + sched.step(0.0)
+        return [(r.kind, r.object, getattr(r, "node", None), getattr(r, "message", None)) for r in records], calls
+
+    records, calls = run(True)
+    assert {obj: node for kind, obj, node, _ in records if kind == "Bound"} == want_bindings
+    assert {obj for kind, obj, _, _ in records if kind == "Unschedulable"} == set(want_unschedulable)
+    assert want_unschedulable and len(calls) > 1
+    alone, none = run(False)
+    assert records == alone and not none
+
+
+@given(interleaved_cases(), st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_segments_decide_as_runs_one_at_a_time(case, batching):
+    """Placements, deletions, node updates: the same records with the kept shapes' runs placed in segments as
+    placed and bound one run at a time."""
+    from phalanx.sched import placement
+    nodes, pods = case
+    together, _ = _records(nodes, pods, incremental=True, batching=batching)
+    with mock.patch.object(placement, "KEPT_SEGMENT_PODS", 0):
+        alone, sched = _records(nodes, pods, incremental=True, batching=batching)
+    assert not sched.placer.segment_pods
+    assert together == alone
+
+
 def _bindings_and_builds(nodes, steps, incremental: bool):
     """Run `steps` ((kind, arg): ("add", pods), ("delete", key), ("step", t)); returns (records, kept cache)."""
     cluster = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=[], priority_classes=[], warnings=[]))

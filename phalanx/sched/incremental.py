@@ -354,6 +354,11 @@ class ShapeCache:
         self.last_seen.clear()
         self.used = 0
 
+    def holds(self, shape: PodShape) -> bool:
+        """Whether the shape's results are kept (they may still be found stale when next read)."""
+        entry = self.entries.get(shape.id)
+        return entry is not None and entry.shape is shape
+
     def get(self, shape: PodShape, cluster, framework, rank: np.ndarray, caches: dict,
             again: bool = False, live: bool = True) -> ShapeScores | None:
         """The shape's kept results brought up to date, or None when the shape cannot be kept now. caches: the

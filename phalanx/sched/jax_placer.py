@@ -54,7 +54,7 @@ from .cluster import Cluster
 from .cycle import Evaluation, Prepared, batchable, prepare
 from .device_program import compiled_loop, pad, run_program, static_prepared
 from .framework import Framework
-from .placement import Placement, Placer, RunOutcome, rejectors
+from .placement import Placement, Placer, RunOutcome, SegmentOutcome, rejectors
 from .shapes import PodShape, family
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
@@ -463,11 +463,11 @@ class JaxPlacer(Placer):
                 return None
         return SegmentMember(shape, pods, p, static, runtime, ports, (pads, kl_pad))
 
-    def place_segment(self, members: list[SegmentMember], rank: np.ndarray) -> tuple[list[list[Placement]], int]:
+    def place_segment(self, members: list[SegmentMember], rank: np.ndarray) -> SegmentOutcome:
         """Place the members' pods in order, pod by pod, in one compiled call (members joined to the first: one
         configuration), stopping at the first pod that fits nowhere. Returns each member's placements and how many pods
-        were placed in all; the failed pod is left to the caller (its run's own cycle gives its message and
-        PostFilter)."""
+        were placed in all (each a pod cycle); the failed pod is left to the caller (its run's own cycle gives its
+        message and PostFilter)."""
         head = members[0]
         pads, kl_pad, _ = self._pads()
         k = sum(len(m.pods) for m in members)
@@ -499,7 +499,7 @@ class JaxPlacer(Placer):
         if runs:
             self.cluster.tensors.bind_runs(runs)
             self._resident.mark = len(self.cluster.tensors.changes)
-        return out, placed
+        return SegmentOutcome(out, placed, pod_cycles=placed)
 
 
     def nodes_changed(self) -> None:

@@ -37,6 +37,8 @@ _NODES_PER_UPDATE = 800
 # Shorter runs on a kept shape go pod by pod (one kept-shape update each); from this length a batch round over the
 # contenders costs less.
 _KEPT_ROUND_MIN = 2
+# Most pods of a numpy segment (short runs of kept shapes placed one after another, bound together).
+KEPT_SEGMENT_PODS = 512
 # A kept round's pick order of up to this many (contender, copy) pairs is sorted in plain Python.
 _PICKS_IN_PYTHON = 64
 # A sampled cycle scores its feasible nodes on their rows alone (cycle.sampled_totals) when there are at most one in
@@ -81,6 +83,24 @@ class RunFailure:
     pods: list[Pod]
     message: str                     # the FitError (or error) text
     rejectors: frozenset             # the plugins that rejected them (empty: an error)
+
+
+@dataclass
+class SegmentOutcome:
+    """What placing a segment (runs of several shapes, bound together) did: each member's placements, in order, up
+    to the member whose pod was left unplaced; pods placed in all (the members' pods in order, before the first
+    left); the evaluations it took."""
+    placements: list[list[Placement]]
+    placed: int
+    pod_cycles: int = 0              # per-pod evaluations over all nodes
+    batch_rounds: int = 0            # batch evaluations over all nodes
+
+
+@dataclass
+class RunMember:
+    """A short run of a kept shape ready to join a numpy segment (Placer.segment_member)."""
+    shape: PodShape
+    pods: list[Pod]
 
 
 @dataclass
@@ -129,8 +149,8 @@ def rejectors(ev: Evaluation) -> frozenset:
 class Placer:
     """Filter/score evaluation and placement of pod runs on one cluster's tensors, for one profile."""
 
-    # Most pods placed with runs of other shapes in one call (a segment: segment_member / place_segment of the JAX
-    # Placer); 0: runs are placed one at a time.
+    # Most pods of a segment: runs of different shapes placed one after another and bound together (segment_member /
+    # place_segment; the JAX Placer's in one compiled call); 0: runs are placed and bound one at a time.
     segment_pods = 0
 
     def __init__(self, cluster: Cluster, framework: Framework, xp, batching: bool, incremental: bool = True):
@@ -141,6 +161,8 @@ class Placer:
         self.batching = batching
         # Shapes' results kept between their cycles (sched/incremental.py); numpy arrays on the host.
         self.kept = ShapeCache() if incremental and xp is np else None
+        if self.kept is not None:
+            self.segment_pods = KEPT_SEGMENT_PODS
         self.next_start = 0          # nextStartNodeIndex, used when percentageOfNodesToScore < 100
         self.caches: dict[str, dict] = {}     # per plugin, kept across cycles (tensors.changes tells what moved)
         # PostFilter for a pod no node fits: (placer, pod, prepared, evaluation) -> (message, nominated); None: the
@@ -164,6 +186,35 @@ class Placer:
     def sampling(self) -> bool:
         n = self.cluster.tensors.nodes.size
         return self.nodes_to_find(n) < n
+
+    # -- segments: short runs of kept shapes, bound together ----------------------------------------------------
+    def segment_member(self, shape: PodShape, pods: list[Pod], head=None) -> RunMember | None:
+        """The run ready to join a segment (`head`: its first member, None for the first itself), or None when it
+        must go on its own: a run place_part would not start on its shape's kept results (sampled nodes,
+        nominations, a long run, plugins that tell its pods apart) or whose shape is not kept yet."""
+        cluster, kept = self.cluster, self.kept
+        if kept is None or cluster.nominations or (self.batching and len(pods) > self.short_run()) \
+                or not kept.holds(shape) or self.sampling():
+            return None
+        parts = self.framework.split_run(shape, pods, cluster)
+        if len(parts) != 1 or parts[0][0] is not shape:
+            return None
+        return RunMember(shape, pods)
+
+    def place_segment(self, members: list[RunMember], rank: np.ndarray) -> SegmentOutcome:
+        """The members' pods in order on their shapes' kept results, as their own cycles would place them, until a
+        pod is left: one no node fits, or a shape that cannot be kept now. That pod and the rest of its run are left
+        to the caller (its run's own cycle then says why and runs PostFilter, after the pods placed before it are
+        bound, as they were before its cycle)."""
+        out, placements, placed = RunOutcome(), [], 0
+        for m in members:
+            start = len(out.placed)
+            left = self._place_kept(m.shape, m.pods, rank, out, fail=False)
+            placements.append(out.placed[start:])
+            placed += len(m.pods) - len(left)
+            if left:
+                break
+        return SegmentOutcome(placements, placed, out.pod_cycles, out.batch_rounds)
 
     def place_run(self, shape: PodShape, pods: list[Pod], rank: np.ndarray) -> RunOutcome:
         """Place a run of pods of one shape, in order; each part the plugins still tell apart (split_run) stops at
@@ -319,12 +370,13 @@ class Placer:
         out.placed.append(placed)
         return taken
 
-    def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome) -> list[Pod]:
+    def _place_kept(self, shape: PodShape, pods: list[Pod], rank: np.ndarray, out: RunOutcome,
+                    fail: bool = True) -> list[Pod]:
         """A run on kept shape results (sched/incremental.py): one pod takes the kept best node; more go as the
         batch path places them, its rounds on the k best nodes of the kept key (the contenders) instead of every
         node. A pod no node fits fails from the kept Filter results with the full cycle's message and PostFilter
-        (_fail_kept). Returns the pods left for the per-pod path: after a pod nominated by preemption, or all of
-        them when the shape cannot be kept now."""
+        (_fail_kept; fail False: it is returned with the rest, unattempted). Returns the pods left for the per-pod
+        path: after a pod nominated by preemption, or all of them when the shape cannot be kept now."""
         while pods:
             kept = self.kept.get(shape, self.cluster, self.framework, rank, self.caches, again=len(pods) > 1)
             if kept is None:
@@ -332,13 +384,13 @@ class Placer:
             if len(pods) < _KEPT_ROUND_MIN or not self.batching or not kept.rounds:
                 node = kept.best()
                 if node < 0:
-                    return self._fail_kept(kept, pods, out)
+                    return self._fail_kept(kept, pods, out) if fail else pods
                 self._place_one_kept(kept, node, pods[0], out)
                 pods = pods[1:]
                 continue
             take, nodes = self._kept_round(kept, len(pods), rank)
             if not take:
-                return self._fail_kept(kept, pods, out) if kept.best() < 0 else pods
+                return self._fail_kept(kept, pods, out) if fail and kept.best() < 0 else pods
             out.batch_rounds += 1
             out.placed.append(self.account(kept.prepared, nodes, pods[:take]))
             pods = pods[take:]

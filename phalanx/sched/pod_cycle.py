@@ -3,12 +3,14 @@ placed pods bound (or held at Permit), the rest parked in the unschedulable pool
 them. Consecutive runs of the same shape at the head of the activeQ are placed together (opportunistic batching
 across priorities).
 
-A Placer that places segments (JAX) takes the short runs at the head of the activeQ that share its compiled
-configuration in one call, when nothing a binding does could change which run comes next: no pod waits in the pool
-for a binding, no PodGroup member is pending (Permit), no pod is nominated, no StatefulSet successor is due; and when
-ties are broken by one node order for every cycle (not tie_break "random", a permutation per cycle). The
-runs are placed in queue order as their own cycles would place them; from the first pod that fits nowhere, its run
-goes through its own cycle (message, PostFilter) and the runs after it go back to the activeQ as they were.
+A Placer that places segments takes the short runs at the head of the activeQ that it can place together (JAX: that
+share its compiled configuration, in one call; numpy: runs of shapes whose results it keeps, one after another) and
+binds them together, when nothing a binding does could change which run comes next: no pod waits in the pool for a
+binding, no PodGroup member is pending (Permit), no pod is nominated, no StatefulSet successor is due; and when ties
+are broken by one node order for every cycle (not tie_break "random", a permutation per cycle). The runs are placed in
+queue order as their own cycles would place them; from the first pod left unplaced (one that fits nowhere), its run
+goes through its own cycle (message, PostFilter) once the pods before it are bound, and the runs after it go back to
+the activeQ as they were.
 """
 from __future__ import annotations
 
@@ -95,19 +97,21 @@ class PodCycle:
             members.append(member)
             queued.append((seqs, prios))
             size += len(pods)
-        placements, placed = placer.place_segment(members, sched.rank())
-        sched.stats.pod_cycles += placed
+        outcome = placer.place_segment(members, sched.rank())
+        placements, placed = outcome.placements, outcome.placed
+        sched.stats.pod_cycles += outcome.pod_cycles
+        sched.stats.batch_rounds += outcome.batch_rounds
         self.segment_limit[placer] = (min(2 * limit, placer.segment_pods) if placed == size
                                       else max(2 * placed, SEGMENT_AFTER_FAILURE))
-        # The members up to the first with a pod that fit nowhere, bound together (one binding entry, as a run placed
-        # in parts: no pod waits for bindings while a segment is formed).
+        # The members up to the first with a pod left unplaced, bound together (one binding entry, as a run placed in
+        # parts: no pod waits for bindings while a segment is formed).
         stop = next((i for i, (member, done) in enumerate(zip(members, placements))
                      if sum(len(pl.pods) for pl in done) < len(member.pods)), None)
         self._commit([pl for done in placements[:len(members) if stop is None else stop + 1] for pl in done],
                      placer.framework)
         if stop is not None:
-            # Its first pod that fit nowhere: the runs after it go back to the activeQ where they were, and its own
-            # cycle says why and runs PostFilter.
+            # Its first pod left unplaced: the runs after it go back to the activeQ where they were, and its own
+            # cycle places it or says why it fits nowhere and runs PostFilter.
             member = members[stop]
             taken = sum(len(pl.pods) for pl in placements[stop])
             for later, (seqs, prios) in zip(members[stop + 1:], queued[stop + 1:]):
