@@ -8,8 +8,6 @@ The loop's pick order is then the sort of all (node, j) by (-key, rank, j).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .backend import cummin, min_at, smallest
 
 NEVER = 1 << 62
@@ -39,8 +37,8 @@ def pick_order(xp, totals, cap, rank, k: int):
 
 def pick_order_few(totals: list[list[int]], cap: list[int], rank: list[int], k: int) -> tuple:
     """pick_order on a few (candidate, copy) pairs, host side in plain Python (numpy's per-call cost is most of
-    the cost there), its arrays given as lists: the same picks, only the `count` real ones ((count,) int64 arrays,
-    and count as an int)."""
+    the cost there), its arrays given as lists: the same picks, only the `count` real ones (lists of `count` ints,
+    and count)."""
     j_count = len(totals[0]) if totals else 0
     order = []
     for c, (row, fits, r) in enumerate(zip(totals, cap, rank)):
@@ -50,8 +48,7 @@ def pick_order_few(totals: list[list[int]], cap: list[int], rank: list[int], k: 
             order.append((-key, r, j, c))
     order.sort()
     picked = order[:k]
-    return (np.array([c for *_, c in picked], np.int64), np.array([j for _, _, j, _ in picked], np.int64),
-            len(picked))
+    return [c for *_, c in picked], [j for _, _, j, _ in picked], len(picked)
 
 
 def contenders(xp, first, rank, k: int, eligible=None):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -99,7 +100,7 @@ class ShapeScores:
     held: list | None = None            # per normalization, how many of its holders are feasible, counted when a
                                         # batch round asks, until `feasible` changes
 
-    @property
+    @functools.cached_property
     def live_plugins(self) -> frozenset:
         return frozenset(plugin for plugin, _ in self.live)
 
@@ -139,11 +140,11 @@ class ShapeScores:
         """Forget what was derived from `feasible` (set after nodes left it)."""
         self.ids = self.held = None
 
-    def normalization_end(self, cand: np.ndarray, pick: np.ndarray, copy: np.ndarray, cap: np.ndarray) -> int:
+    def normalization_end(self, cand: np.ndarray, pick, copy, cap) -> int:
         """batch.normalization_epoch_end for a batch round over the candidates `cand` (its real picks `pick`, `copy`
-        and the candidates' capacities `cap`, as batch.fill_times reads them): the last pick index (NEVER: none) that
-        keeps every FIXED normalization. One with a feasible holder outside the candidates keeps (that holder never
-        fills in the round), so only the candidates are read."""
+        and the candidates' capacities `cap`, arrays or lists, as batch.fill_times reads them): the last pick index
+        (NEVER: none) that keeps every FIXED normalization. One with a feasible holder outside the candidates keeps
+        (that holder never fills in the round), so only the candidates are read."""
         if self.held is None:
             self.held = [int(np.count_nonzero(h & self.feasible)) for h in self.holders]
         end, fill = NEVER, None
@@ -152,7 +153,8 @@ class ShapeScores:
             inside = holders[cand] & feasible
             if held and int(np.count_nonzero(inside)) == held:
                 if fill is None:
-                    fill = fill_times(np, pick, copy, cap, len(cand))
+                    fill = fill_times(np, np.asarray(pick, np.int64), np.asarray(copy, np.int64),
+                                      np.asarray(cap, np.int64), len(cand))
                 end = min(end, int(fill[inside].max()))
         return end
 
@@ -234,7 +236,8 @@ class BestKey:
             self._leaders = None
             return
         leader_key, bound = self._leader_key, self._bound
-        for node, value in zip(rows.tolist(), self.values[rows].tolist()):
+        # (values given as a list: the rows' keys as set, which a gather would read back)
+        for node, value in zip(rows.tolist(), values if type(values) is list else self.values[rows].tolist()):
             old = leader_key.pop(node, None)
             if old is not None:
                 del leaders[bisect.bisect_left(leaders, (old, node))]

@@ -534,7 +534,7 @@ class Placer:
             caps, local = few
             totals = [[fixed + part for part in parts] for fixed, parts in zip(kept.fixed_total[cand].tolist(), local)]
             pick, copy, take = pick_order_few(totals, caps, rank[cand].tolist(), k)
-            cap = np.array(caps, np.int64)
+            cap = caps
         else:
             cap = capacity_rows(p, tensors, cand, k, keys)
             totals = self._totals(kept.scoring, cand, int(min(cap.max(), k)), kept.fixed_total[cand], keys)
