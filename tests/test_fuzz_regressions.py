@@ -151,3 +151,46 @@ def test_leader_election_off_or_defaulted_is_not_validated():
     for text in ("leaderElection: {leaderElect: false, leaseDuration: -1s}",
                  "leaderElection: {resourceLock: '', leaseDuration: 0s}", "clientConnection: {qps: 50, burst: 100}"):
         config_from_doc(yaml.safe_load(head + text))
+
+
+# ---- DRA names the API server refuses (a fuzz of the manifest loader) ----
+
+_SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
+              "ending with a letter or digit")
+_LABEL = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  resourceClaims: "
+_SLICE = ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: d.example.com\n"
+          "  pool: {name: p}\n")
+_CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n    requests: "
+
+
+@pytest.mark.parametrize("text,message", [
+    # validatePodResourceClaims: names DNS labels and unique; ValidateResourceClaimName /
+    # ValidateResourceClaimTemplateName: DNS subdomains (a template's pod also names a DaemonSet's, Job's, ... pods)
+    (_POD + "[{name: a, resourceClaimName: x}, {name: a, resourceClaimName: y}]",
+     'Pod default/p: spec.resourceClaims[1].name: Duplicate value: "a"'),
+    (_POD + "[{name: GPU, resourceClaimName: x}]", f'Pod default/p: spec.resourceClaims[0].name: {_LABEL} (got "GPU")'),
+    (_POD + "[{name: a, resourceClaimName: '*'}]",
+     f'Pod default/p: spec.resourceClaims[0].resourceClaimName: {_SUBDOMAIN} (got "*")'),
+    (_POD + "[{name: a, resourceClaimTemplateName: A_B}]",
+     f'Pod default/p: spec.resourceClaims[0].resourceClaimTemplateName: {_SUBDOMAIN} (got "A_B")'),
+    # validateDeviceClass (ValidateClassName): a request's and a subrequest's deviceClassName
+    (_CLAIM + "[{name: r, exactly: {deviceClassName: GPU.example.com}}]",
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.deviceClassName: "
+     f'{_SUBDOMAIN} (got "GPU.example.com")'),
+    (_CLAIM + "[{name: r, firstAvailable: [{name: a, deviceClassName: ' gpu'}]}]",
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: "
+     f'{_SUBDOMAIN} (got " gpu")'),
+    # ResourceSlice: ValidateNodeName, validateDevice's name, validateSet's duplicate keys
+    (_SLICE + "  nodeName: ' n1'\n  devices: [{name: a}]\n",
+     f'ResourceSlice s: spec.nodeName: {_SUBDOMAIN} (got " n1")'),
+    (_SLICE + "  nodeName: n1\n  devices: [{name: gpu_0}]\n",
+     f'ResourceSlice s: spec.devices[0].name: {_LABEL} (got "gpu_0")'),
+    (_SLICE + "  nodeName: n1\n  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-0}]\n",
+     'ResourceSlice s: spec.devices[2].name: Duplicate value: "gpu-0"'),
+])
+def test_dra_names_are_validated(text, message):
+    from phalanx.cluster_models import InputError, load_text
+    with pytest.raises(InputError) as caught:
+        load_text(text)
+    assert str(caught.value) == message
