@@ -68,8 +68,8 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 
 from .errors import InputError, render_value
 from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
-from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, is_extended_resource_name,
-                      toleration_problems)
+from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, go_quote,
+                      is_extended_resource_name, toleration_problems)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
@@ -357,6 +357,15 @@ class DeviceSelection(K8sModel):
     selectors: list[DeviceSelector] = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     capacity: Any = None                            # consumable capacity requests: read to be refused
+
+    @field_validator("device_class_name")
+    @classmethod
+    def _class_name(cls, name: str) -> str:
+        # validateDeviceClass: corevalidation.ValidateClassName, a DNS subdomain.
+        problem = dns_subdomain_problem(name)
+        if problem is not None:
+            raise ValueError(problem)
+        return name
 
     def count_needed(self) -> int:
         """Devices an ExactCount request needs (count defaults to 1); 0 for All."""
@@ -726,6 +735,17 @@ class ResourceSlice(K8sModel):
                              "perDeviceNodeSelection are not modelled)")
         if not spec.node_name:
             raise ValueError("spec.nodeName: field required (phalanx models node-local devices only)")
+        problem = dns_subdomain_problem(spec.node_name)          # ValidateNodeName
+        if problem is not None:
+            raise ValueError(f"spec.nodeName: {problem}")
+        names = set()
+        for j, device in enumerate(spec.devices):               # validateDevice's name, validateSet's keys
+            problem = dns_label_problem(device.name)
+            if problem is not None:
+                raise ValueError(f"spec.devices[{j}].name: {problem}")
+            if device.name in names:
+                raise ValueError(f"spec.devices[{j}].name: Duplicate value: {go_quote(device.name)}")
+            names.add(device.name)
         # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
         # exclusive; ignoring the counters would allocate devices upstream refuses.
         if spec.shared_counters:

@@ -1194,6 +1194,27 @@ def _names_problem(names: list[tuple[int, str]], path_of, problem_of) -> str | N
     return None
 
 
+def pod_claims_problem(claims: list[PodResourceClaim], path: str) -> str | None:
+    """validatePodResourceClaims: each name a DNS label, none twice; the ResourceClaim or ResourceClaimTemplate named
+    a DNS subdomain (ValidateResourceClaimName, ValidateResourceClaimTemplateName). Not checked: the name a
+    template's claim would get (`<pod>-<name>`: upstream's generated names differ; see controllers.py)."""
+    seen = set()
+    for i, claim in enumerate(claims):
+        at = f"{path}[{i}]"
+        if claim.name in seen:
+            return f"{at}.name: Duplicate value: {go_quote(claim.name)}"
+        problem = dns_label_problem(claim.name)
+        if problem is not None:
+            return f"{at}.name: {problem}"
+        seen.add(claim.name)
+        for field, value in (("resourceClaimName", claim.resource_claim_name),
+                             ("resourceClaimTemplateName", claim.resource_claim_template_name)):
+            problem = None if value is None else dns_subdomain_problem(value)
+            if problem is not None:
+                return f"{at}.{field}: {problem}"
+    return None
+
+
 def pod_template_problem(spec: PodSpec, labels: dict[str, str], at: str) -> str | None:
     """What ValidatePodTemplateSpec rejects in a pod template (`at`: its path, e.g. spec.template) that the models
     alone do not: the pod's rules (Pod validation, on an API-defaulted copy of the spec) but for the template's
@@ -1227,6 +1248,9 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[st
     scheduling gates, empty node selector terms and required terms' values, toleration values, spread constraints (a topologyKey, not
     repeated; matchLabelKeys and labelSelector: spread_selector_problems, over the selector merged with `labels`,
     the pod's, or as written for a pod template: None)."""
+    problem = pod_claims_problem(spec.resource_claims, f"{path}.resourceClaims")
+    if problem is not None:
+        return problem
     pod_claims = {c.name for c in spec.resource_claims}
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):

@@ -17,7 +17,7 @@ import bisect
 import numpy as np
 from pydantic import model_validator
 
-from ..cluster_models.objects import go_quote
+from ..cluster_models.objects import Int32, go_quote
 from ..kernels import preemption as kernel
 from ..kernels.status import ERROR, SUCCESS, UNSCHEDULABLE
 from ..kernels.status import UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -36,8 +36,8 @@ PREFIX = "preemption: "
 
 
 class DefaultPreemptionArgs(PluginArgs):
-    min_candidate_nodes_percentage: int = 10
-    min_candidate_nodes_absolute: int = 100
+    min_candidate_nodes_percentage: Int32 = 10
+    min_candidate_nodes_absolute: Int32 = 100
 
     @model_validator(mode="after")
     def _ranges(self):

@@ -207,7 +207,7 @@ class ArgsInvalid(ValueError):
 class PluginArgs(BaseModel):
     """Base of every plugin's args: camelCase names as in a KubeSchedulerConfiguration, unknown fields rejected
     (kube-scheduler decodes its configuration strictly), frozen (a profile is a value)."""
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, alias_generator=to_camel)
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, alias_generator=to_camel, strict=True)
     # False: a configuration's validation (validatePluginConfig) checks these args; True: only the plugin's
     # constructor does, when a profile enables it (sched/config.py words the error as scheduler.New does).
     validated_at_construction: ClassVar[bool] = False

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import model_validator
 
+from ..cluster_models.objects import Int32
 from ..cluster_models.tensors import (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY,
                                       REQUIRED_ANTI_AFFINITY, TermClass, pod_term_classes)
 from ..kernels import interpod_affinity as kernel
@@ -40,7 +41,7 @@ _KEPT_SUMS = 64
 
 
 class InterPodAffinityArgs(PluginArgs):
-    hard_pod_affinity_weight: int = 1
+    hard_pod_affinity_weight: Int32 = 1
     ignore_preferred_terms_of_existing_pods: bool = False
 
     @model_validator(mode="after")

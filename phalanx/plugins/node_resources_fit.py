@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
-from ..cluster_models.objects import qualified_name_errors
+from ..cluster_models.objects import Int32, Int64, qualified_name_errors
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
@@ -34,7 +34,7 @@ def is_extended_resource(name: str) -> bool:
 
 class ResourceSpec(PluginArgs):
     name: str
-    weight: int = 0          # 0 (or unset) means 1 (SetDefaults_NodeResources*Args)
+    weight: Int64 = 0        # 0 (or unset) means 1 (SetDefaults_NodeResources*Args)
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -51,8 +51,8 @@ def defaulted_resources(resources: list[ResourceSpec]) -> list[ResourceSpec]:
 
 
 class UtilizationShapePoint(PluginArgs):
-    utilization: int
-    score: int
+    utilization: Int32
+    score: Int32
 
 
 class RequestedToCapacityRatioParam(PluginArgs):

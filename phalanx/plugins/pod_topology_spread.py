@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from ..cluster_models.objects import LabelSelector, label_key_problem
+from ..cluster_models.objects import Int32, LabelSelector, label_key_problem
 from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
@@ -37,11 +37,11 @@ class DefaultConstraint(PluginArgs):
     """One of args.defaultConstraints: a v1.TopologySpreadConstraint, checked as ValidatePodTopologySpreadArgs
     does (by PodTopologySpreadArgs). labelSelector is decoded only to be refused; matchLabelKeys has no effect
     (the pod's default selector replaces the constraint's)."""
-    max_skew: int = 0
+    max_skew: Int32 = 0
     topology_key: str = ""
     when_unsatisfiable: str = ""
     label_selector: LabelSelector | None = None
-    min_domains: int | None = None
+    min_domains: Int32 | None = None
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: list[str] = Field(default_factory=list)

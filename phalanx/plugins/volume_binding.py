@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from ..cluster_models.objects import Int64
 from ..kernels.node_resources_fit import MAX_CUSTOM_PRIORITY_SCORE
 from .framework import ArgsInvalid, PluginArgs
 from .node_resources_fit import UtilizationShapePoint, shape_errors
@@ -15,7 +16,7 @@ GATE = "StorageCapacityScoring"     # alpha, off in v1.36: the shape is read onl
 
 
 class VolumeBindingArgs(PluginArgs):
-    bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_S
+    bind_timeout_seconds: Int64 = DEFAULT_BIND_TIMEOUT_S
     shape: list[UtilizationShapePoint] | None = Field(default=None, validate_default=True)
 
     @field_validator("bind_timeout_seconds", mode="before")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..cluster_models.durations import duration_from_json, duration_text
 from ..cluster_models.errors import InputError, validation_problem
 from ..cluster_models.jobs import go_json
 from ..cluster_models.load import yaml_documents
@@ -64,6 +65,15 @@ _GATE_DEPENDENCIES = {"GangScheduling": ("GenericWorkload",), "TopologyAwareWork
 # phalanx's own plugins, appended to the default set (after every upstream plugin).
 _PHALANX_PLUGINS: tuple[tuple[str, int | None], ...] = (("GpuShare", None),)
 
+# The Go types of the structs a configuration holds that phalanx does not otherwise read (componentbaseconfig's
+# LeaderElectionConfiguration and ClientConnectionConfiguration, v1.Extender, ExtenderTLSConfig,
+# ExtenderManagedResource), decoded strictly as kube-scheduler decodes them; []byte fields are base64 strings.
+_LEADER_ELECTION = {"leaderElect": "bool", "leaseDuration": "duration", "renewDeadline": "duration",
+                    "retryPeriod": "duration", "resourceLock": "string", "resourceName": "string",
+                    "resourceNamespace": "string"}
+_CLIENT_CONNECTION = {"kubeconfig": "string", "acceptContentTypes": "string", "contentType": "string", "qps": "float",
+                      "burst": "int32"}
+_TOP_BOOLS = ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive")
 _TOP_FIELDS = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
                "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
                "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive", "featureGates"}
@@ -172,6 +182,35 @@ class _Reader:
         for key in doc:
             if key not in fields:
                 self.fail(f"{where}.{key}" if where else str(key), "unknown field (strict decoding error)")
+
+    def fields(self, doc, kinds: dict[str, str], where: str) -> dict:
+        """An object of a struct phalanx does not otherwise read, decoded strictly: its fields known and of their Go
+        types (`kinds`: field -> string, bool, int32, int64, float, duration, object or list); null leaves a field
+        out."""
+        doc = self.mapping(doc, where)
+        self.known(doc, set(kinds), where)
+        for key, value in doc.items():
+            at, kind = f"{where}.{key}" if where else key, kinds[key]
+            if value is None:
+                continue
+            if kind == "string" and not isinstance(value, str):
+                self.fail(at, f"expected a string, got {value!r}")
+            elif kind == "bool" and not isinstance(value, bool):
+                self.fail(at, f"expected true or false, got {value!r}")
+            elif kind in ("int32", "int64"):
+                self.integer(value, at, int(kind[3:]))
+            elif kind == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                self.fail(at, f"expected a number, got {value!r}")
+            elif kind == "duration":
+                try:
+                    duration_from_json(value)
+                except ValueError as exc:
+                    self.fail(at, str(exc))
+            elif kind == "object":
+                self.mapping(value, at)
+            elif kind == "list" and not isinstance(value, list):
+                self.fail(at, "expected a list")
+        return doc
 
     def integer(self, value, where: str, bits: int = 32) -> int:
         """An int32 (int64 with bits=64) field: anything else fails decoding, as it does upstream."""
@@ -607,7 +646,9 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
     parallelism = doc.get("parallelism")
     if parallelism is not None:
         parallelism = r.integer(parallelism, "parallelism")
-    leader = r.mapping(doc.get("leaderElection"), "leaderElection")
+    leader = r.fields(doc.get("leaderElection"), _LEADER_ELECTION, "leaderElection")
+    client = r.fields(doc.get("clientConnection"), _CLIENT_CONNECTION, "clientConnection")
+    r.fields({key: doc[key] for key in _TOP_BOOLS if key in doc}, dict.fromkeys(_TOP_BOOLS, "bool"), "")
     top_pct = doc.get("percentageOfNodesToScore")
     if top_pct is not None:
         top_pct = r.integer(top_pct, "percentageOfNodesToScore")
@@ -625,8 +666,12 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
             profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
     # ValidateKubeSchedulerConfiguration, the profiles' checks included: every error in its order, reported together
     # once the whole configuration is decoded (decoding errors fail at once).
-    lock = leader.get("resourceLock", "leases")           # SetDefaults: leaderElect true, resourceLock "leases"
-    if leader.get("leaderElect", True) is not False and lock != "leases":
+    if (client.get("burst") or 0) < 0:              # ValidateClientConnectionConfiguration
+        r.report("clientConnection.burst", f"Invalid value: {client['burst']}: must be non-negative")
+    lock = leader.get("resourceLock") or "leases"         # SetDefaults: leaderElect true, resourceLock "leases"
+    if leader.get("leaderElect") is not False:
+        _check_leader_election(r, leader)
+    if leader.get("leaderElect") is not False and lock != "leases":
         r.report("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
                                                 f'"leases"')
     if parallelism is not None and parallelism <= 0:
@@ -670,10 +715,31 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
     return SchedulerConfig(tuple(out), float(initial), float(maximum), tuple(warnings))
 
 
-# v1.Extender's fields, and its managedResources entries'.
-_EXTENDER_FIELDS = {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
-                    "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"}
-_MANAGED_RESOURCE_FIELDS = {"name", "ignoredByScheduler"}
+# RecommendedDefaultLeaderElectionConfiguration: a zero (or unset) duration is defaulted, in ns.
+_LEADER_DURATIONS = {"leaseDuration": 15 * 10**9, "renewDeadline": 10 * 10**9, "retryPeriod": 2 * 10**9}
+
+
+def _check_leader_election(r: _Reader, leader: dict) -> None:
+    """ValidateLeaderElectionConfiguration on the defaulted durations (leader election on); the names and the lock
+    are never empty once defaulted."""
+    written = [0 if leader.get(key) is None else duration_from_json(leader[key]) for key in _LEADER_DURATIONS]
+    lease, renew, retry = (value or default for value, default in zip(written, _LEADER_DURATIONS.values()))
+    for key, value in zip(_LEADER_DURATIONS, (lease, renew, retry)):
+        if value <= 0:
+            r.report(f"leaderElection.{key}", f"Invalid value: {duration_text(value)}: must be greater than zero")
+    if lease <= renew:
+        r.report("leaderElection.leaseDuration", f"Invalid value: {duration_text(renew)}: must be greater than "
+                                                 f"`RenewDeadline`")
+
+
+# v1.Extender's fields, its tlsConfig's and its managedResources entries', with their Go types.
+_EXTENDER_FIELDS = {"urlPrefix": "string", "filterVerb": "string", "preemptVerb": "string", "prioritizeVerb": "string",
+                    "weight": "int64", "bindVerb": "string", "enableHTTPS": "bool", "tlsConfig": "object",
+                    "httpTimeout": "duration", "nodeCacheCapable": "bool", "managedResources": "list",
+                    "ignorable": "bool"}
+_TLS_FIELDS = {"insecure": "bool", "serverName": "string", "certFile": "string", "keyFile": "string",
+               "caFile": "string", "certData": "string", "keyData": "string", "caData": "string"}
+_MANAGED_RESOURCE_FIELDS = {"name": "string", "ignoredByScheduler": "bool"}
 
 
 def _extenders(r: _Reader, extenders) -> int:
@@ -686,20 +752,16 @@ def _extenders(r: _Reader, extenders) -> int:
     binders, managed = 0, set()
     for i, ext in enumerate(extenders):
         where = f"extenders[{i}]"
-        ext = r.mapping(ext, where)
-        r.known(ext, _EXTENDER_FIELDS, where)
+        ext = r.fields(ext, _EXTENDER_FIELDS, where)
+        r.fields(ext.get("tlsConfig"), _TLS_FIELDS, f"{where}.tlsConfig")
         weight = r.integer(ext.get("weight") or 0, f"{where}.weight", 64)
         resources = ext.get("managedResources") or []
         if not isinstance(resources, list):
             r.fail(f"{where}.managedResources", "expected a list")
         names = []
         for j, res in enumerate(resources):
-            res = r.mapping(res, f"{where}.managedResources[{j}]")
-            r.known(res, _MANAGED_RESOURCE_FIELDS, f"{where}.managedResources[{j}]")
-            name = res.get("name") or ""
-            if not isinstance(name, str):
-                r.fail(f"{where}.managedResources[{j}].name", f"expected a string, got {name!r}")
-            names.append(name)
+            res = r.fields(res, _MANAGED_RESOURCE_FIELDS, f"{where}.managedResources[{j}]")
+            names.append(res.get("name") or "")
         if ext.get("prioritizeVerb") and weight <= 0:
             r.report(f"{where}.weight", f"Invalid value: {weight}: must have a positive weight applied to it")
         if ext.get("bindVerb"):
