@@ -80,3 +80,30 @@ def test_family_ignores_requests_alone():
     families_of = [family(sched.shape_of(p), framework) for p in same + differ]
     assert len(set(families_of[:3])) == 1
     assert len(set(families_of)) == 1 + len(differ)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=families())
+def test_a_family_member_with_the_heads_patterns_joins_with_its_own_amounts(case):
+    """The JAX segments' short way (jax_placer._family_amounts): a member of the head's family whose plugins that read
+    requests find the head's patterns (Plugin.request_pattern) takes the head's compiled configuration without its
+    states being compared. It joins exactly when comparing its fully prepared states with the head's finds one
+    configuration (_amounts_joining), with the amounts that comparison splits off."""
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        return
+    from phalanx.sched.jax_placer import _amounts_joining
+    objects, profile, pairs = case
+    sched = Scheduler(Cluster.from_objects(objects), profile, backend="jax")
+    cluster, placer = sched.cluster, sched.placer
+    for head_pod, pod in pairs:
+        head = placer.segment_member(sched.shape_of(head_pod), [head_pod])
+        if head is None:
+            continue
+        shape = sched.shape_of(pod)
+        joined = placer.segment_member(shape, [pod], head)
+        want = _amounts_joining(prepare(shape, cluster, placer.framework), head, head.pads[0])
+        assert (joined is None) == (want is None)
+        if joined is not None:
+            assert joined.static is head.static and joined.runtime.keys() == want.keys()
+            assert all(np.array_equal(joined.runtime[k], want[k]) for k in want)

@@ -58,6 +58,10 @@ class NodeResourcesBalancedAllocation(Plugin):
     def _inputs(self, pod, cluster) -> ResourceInputs:
         return resource_inputs(resource_plan(cluster.tensors.resources, self._resources, False), pod.request)
 
+    def request_pattern(self, pod, cluster):
+        # Its resources not requested (extended) are left out, and a pod requesting none of them skipped.
+        return pod.requested_columns()
+
     def pre_score(self, pod, cluster):
         inputs = self._inputs(pod, cluster)
         # A pod requesting none of the balanced resources is skipped (kubernetes PR 129138).

@@ -104,6 +104,10 @@ class DynamicResources(Plugin):
     def _has_claims(self, pod, cluster) -> bool:
         return bool(pod.spec.resource_claims) or bool(cluster.claims.extended_requests(pod))
 
+    def request_pattern(self, pod, cluster):
+        # Requests matter only for extended resources a DeviceClass backs.
+        return () if not cluster.claims.extended else None
+
     def pre_filter(self, pod, cluster):
         if not self._has_claims(pod.pod, cluster):
             return SKIP

@@ -122,6 +122,10 @@ class PodInfo:
         if self.pod is None:
             object.__setattr__(self, "pod", self.shape.pod)
 
+    def requested_columns(self) -> tuple[int, ...]:
+        """The resource columns the pod requests any of."""
+        return tuple(np.flatnonzero(self.request).tolist())
+
 
 @dataclass(frozen=True)
 class FailedCycle:
@@ -584,6 +588,14 @@ class Plugin:
     def pad_score_state(self, state, pads: "Pads"):
         """The Score state, padded likewise."""
         return state
+
+    def request_pattern(self, pod: PodInfo, cluster):
+        """For a plugin that reads the pod's requests (reads_requests): what of them its results depend on besides
+        the run-time amounts of its states (runtime_filter_inputs, runtime_score_inputs). Two pods that differ only
+        in their requests (shapes.family) and have equal patterns get, on one cluster, the same results at every
+        point (SKIP, errors, which Filters and Scores run) and states that differ in those amounts alone (the JAX
+        segments' members take the first member's compiled configuration on it). None: no such pattern."""
+        return None
 
     def runtime_filter_inputs(self, state) -> tuple[object, np.ndarray]:
         """(the Filter state without its run-time amounts, those amounts as an int64 vector): amounts stay inputs

@@ -34,6 +34,10 @@ class GpuShare(Plugin):
         req = device_request(pod)
         return None if req is None else (req.count, req.milli, list(req.models))
 
+    def request_pattern(self, pod, cluster):
+        # A pod without a share request (annotations: alike in a family) is skipped whatever it requests.
+        return () if device_request(pod.pod) is None else None
+
     def pre_filter(self, pod, cluster):
         req = device_request(pod.pod)
         if req is None:

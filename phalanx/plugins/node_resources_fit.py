@@ -209,6 +209,11 @@ class NodeResourcesFit(Plugin):
         delegated = tuple(c for c in columns if items[c] in backed) if backed else ()
         return FilterState(request, columns, delegated)
 
+    def request_pattern(self, pod, cluster):
+        # The Filter checks the requested columns (ignoredResources zeroed: a function of them); the Score skips
+        # the extended resources not requested; everything else is an amount.
+        return pod.requested_columns()
+
     def filter(self, xp, state, tensors):
         nodes = tensors.nodes
         if xp is np and len(nodes.pod_count) <= _FEW_ROWS:

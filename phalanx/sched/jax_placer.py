@@ -164,6 +164,9 @@ class SegmentMember:
     runtime: dict[str, np.ndarray]   # its amounts: one int64 vector per plugin (_static_prepared)
     ports: tuple[int, ...]           # its host-port columns
     pads: tuple[Pads, int]           # the buckets `static` is padded to (Pads, label keys padded)
+    # (plugin, Plugin.request_pattern) of each plugin of the profile that reads requests, for the first member's pod
+    # (_family_amounts), made when a member of its family first asks
+    patterns: tuple | None = None
 
     @functools.cached_property
     def joining(self) -> tuple:
@@ -172,6 +175,10 @@ class SegmentMember:
         static = self.static
         return (_frame(self.prepared), _states(self.prepared),
                 [s for _, s in static.filters] + [s for _, s, _ in static.scores])
+
+
+# The extension points whose plugins make a Prepared (sched/cycle.py prepare).
+_PREPARED_POINTS = ("preFilter", "filter", "preScore", "score")
 
 
 def _states(p: Prepared) -> list:
@@ -198,6 +205,25 @@ def _frame(p: Prepared) -> tuple:
 def _same_array(a, b) -> bool:
     return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
             and a.tobytes() == b.tobytes())
+
+
+def _family_amounts(p: Prepared, head: SegmentMember, cluster) -> dict[str, np.ndarray] | None:
+    """The run-time amounts of p, prepared like the head's (its family: sched/cycle.py prepare's `like`), when every
+    plugin that reads requests finds in it the head's pattern (Plugin.request_pattern) and no resource column was
+    added since: its states then differ from the head's in those amounts alone, so the head's static configuration
+    is its own, as _amounts_joining would find by comparing them. None otherwise."""
+    if len(p.request) != len(head.prepared.request):
+        return None
+    for plugin, theirs in head.patterns:
+        if theirs is None or plugin.request_pattern(p.pod, cluster) != theirs:
+            return None
+    pads = head.pads[0]
+    runtime = dict(head.runtime)
+    plugins = [plugin for plugin, _ in p.filters] + [plugin for plugin, _, _ in p.scores]
+    for i, (name, plugin) in enumerate(zip(head.runtime, plugins)):
+        if plugin.reads_requests:
+            runtime[name] = _split(p, i, pads)[1]
+    return runtime
 
 
 def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, np.ndarray] | None:
@@ -448,6 +474,14 @@ class JaxPlacer(Placer):
         framework = self.framework
         like = head.prepared if head is not None and family(shape, framework) == family(head.shape, framework) else None
         p = prepare(shape, cluster, framework, record=head is None, like=like)
+        if like is not None:
+            if head.patterns is None:
+                readers = dict.fromkeys(plugin for point in _PREPARED_POINTS for plugin in framework.at(point)
+                                        if plugin.reads_requests)
+                head.patterns = tuple((plugin, plugin.request_pattern(like.pod, cluster)) for plugin in readers)
+            runtime = _family_amounts(p, head, cluster)
+            if runtime is not None:
+                return SegmentMember(shape, pods, p, head.static, runtime, ports, head.pads)
         if not self._compiles(p) or _reads_bound_pods(p):
             return None
         # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.
