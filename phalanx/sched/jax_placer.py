@@ -506,11 +506,19 @@ class JaxPlacer(Placer):
         pads, kl_pad, _ = self._pads()
         k = sum(len(m.pods) for m in members)
         k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
-        per_pod = [m for m in members for _ in m.pods]
-        rows = {"request": np.stack([np.stack([pad(m.prepared.request, (pads.resources,), 0),
-                                               pad(m.shape.nonzero, (pads.resources,), 0)]) for m in per_pod])}
-        rows.update({name: np.stack([m.runtime[name] for m in per_pod]) for name in head.runtime})
-        per_call = {name: pad(v, (k_pad,) + v.shape[1:], 0) for name, v in rows.items()}
+        # Row i: pod i's request and non-zero requests, and its amounts per plugin; rows from k on are zeros.
+        per_call = {"request": np.zeros((k_pad, 2, pads.resources), np.int64)}
+        per_call.update({name: np.zeros((k_pad,) + amounts.shape, amounts.dtype)
+                         for name, amounts in head.runtime.items()})
+        start = 0
+        for m in members:
+            rows = slice(start, start + len(m.pods))
+            request = per_call["request"][rows]
+            request[:, 0, :len(m.prepared.request)] = m.prepared.request
+            request[:, 1, :len(m.shape.nonzero)] = m.shape.nonzero
+            for name, amounts in m.runtime.items():
+                per_call[name][rows] = amounts
+            start = rows.stop
         static = (head.static, self.sampling(), head.ports, kl_pad, pads.label_values,
                   head.prepared.score_error is not None, False, k_pad, False, True)
         res = self._call(static, pads, kl_pad, rank, k, per_call, {})
