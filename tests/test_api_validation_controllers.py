@@ -2,7 +2,8 @@
 pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/apis/policy/validation), phalanx rejects with one line
 naming the object and the field: a template restartPolicy its owner does not run, a Deployment's strategy, a Job's
 backoffLimit and selector, a CronJob's schedule (robfig/cron v3's standard parser), concurrencyPolicy and
-jobTemplate, a PDB's unhealthyPodEvictionPolicy, a pod template's rules whatever number of pods it makes. Then the
+jobTemplate, a DaemonSet's updateStrategy, a PDB's spec and name, a pod template's rules whatever number of pods it
+makes. Then the
 forms they accept, the pods phalanx refuses to expand (more than MAX_EXPANDED_PODS), and a StatefulSet whose long
 name keeps upstream's controller from making pods.
 Each case changes one field of a valid manifest; the expected text is written out by hand."""
@@ -58,6 +59,7 @@ def changed(obj: dict, path: list, value) -> dict:
 DELETE = object()
 RESTART = ["spec", "template", "spec", "restartPolicy"]
 STRATEGY = ["spec", "strategy"]
+UPDATE_STRATEGY = ["spec", "updateStrategy"]
 JOB_TEMPLATE = ["spec", "jobTemplate", "spec"]
 CONTAINERS = ["spec", "template", "spec", "containers"]
 IMAGE_PATH = [*CONTAINERS, 0, "image"]
@@ -191,6 +193,93 @@ CASES = [
     ("unhealthyPodEvictionPolicy Never", changed(PDB, ["spec", "unhealthyPodEvictionPolicy"], "Never"),
      'PodDisruptionBudget default/pdb: spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported '
      'values: "AlwaysAllow", "IfHealthyBudget"'),
+    # A PDB's spec (ValidatePodDisruptionBudgetSpec, in its order: both set, then each amount, the selector, the
+    # policy); "both set" shows the internal PodDisruptionBudgetSpec struct as JSON (Go field names).
+    ("minAvailable and maxUnavailable both set", changed(changed(changed(
+        PDB, ["spec", "minAvailable"], "150%"), ["spec", "maxUnavailable"], 1), ["spec", "unhealthyPodEvictionPolicy"],
+        "AlwaysAllow"),
+     'PodDisruptionBudget default/pdb: spec: Invalid value: {"MinAvailable":"150%","Selector":{"matchLabels":'
+     '{"app":"web"}},"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":"AlwaysAllow"}: minAvailable and '
+     "maxUnavailable cannot be both set"),
+    ("minAvailable over 100%", changed(PDB, ["spec", "minAvailable"], "150%"),
+     'PodDisruptionBudget default/pdb: spec.minAvailable: Invalid value: "150%": must not be greater than 100%'),
+    ("maxUnavailable not a percentage", changed(changed(PDB, ["spec", "minAvailable"], DELETE),
+                                                ["spec", "maxUnavailable"], "five"),
+     'PodDisruptionBudget default/pdb: spec.maxUnavailable: Invalid value: "five": a valid percent string must be a '
+     "numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"),
+    ("a negative minAvailable", changed(PDB, ["spec", "minAvailable"], -1),
+     "PodDisruptionBudget default/pdb: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"),
+    ("a PDB selector In without values", changed(PDB, ["spec", "selector"],
+                                                 {"matchExpressions": [{"key": "app", "operator": "In"}]}),
+     "PodDisruptionBudget default/pdb: spec.selector.matchExpressions[0].values: Required value: must be specified "
+     "when `operator` is 'In' or 'NotIn'"),
+    # 7. a PDB's name: ValidatePodDisruptionBudget checks none; the API server's generic ValidateObjectMetaAccessor
+    # after it takes any path segment (path.ValidatePathSegmentName), so only ".", ".." and '/' or '%' are refused,
+    # and a spec error is reported first
+    ("a PDB name with a slash", changed(PDB, ["metadata", "name"], "team/a"),
+     "PodDisruptionBudget default/team/a: metadata.name: Invalid value: \"team/a\": may not contain '/'"),
+    ("a PDB name with a percent sign", changed(PDB, ["metadata", "name"], "50%"),
+     "PodDisruptionBudget default/50%: metadata.name: Invalid value: \"50%\": may not contain '%'"),
+    ("a PDB named ..", changed(PDB, ["metadata", "name"], ".."),
+     "PodDisruptionBudget default/..: metadata.name: Invalid value: \"..\": may not be '..'"),
+    ("a PDB name with a slash and a bad spec", changed(changed(PDB, ["metadata", "name"], "/x"),
+                                                      ["spec", "minAvailable"], -1),
+     "PodDisruptionBudget default//x: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"),
+    # A DaemonSet's updateStrategy (ValidateDaemonSetUpdateStrategy after SetDefaults_DaemonSet: type
+    # RollingUpdate, maxUnavailable 1, maxSurge 0); the bad value of an unknown type is the internal
+    # DaemonSetUpdateStrategy struct as JSON, an unset IntOrString of its RollingUpdateDaemonSet 0
+    ("a DaemonSet updateStrategy type Blue", changed(apps("DaemonSet"), UPDATE_STRATEGY, {"type": "Blue"}),
+     'DaemonSet default/web: spec.updateStrategy: Unsupported value: {"Type":"Blue","RollingUpdate":null}: supported '
+     'values: "RollingUpdate", "OnDelete"'),
+    ("a DaemonSet updateStrategy type Blue with a rollingUpdate",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"type": "Blue", "rollingUpdate": {"maxSurge": "5%"}}),
+     'DaemonSet default/web: spec.updateStrategy: Unsupported value: {"Type":"Blue","RollingUpdate":'
+     '{"MaxUnavailable":0,"MaxSurge":"5%"}}: supported values: "RollingUpdate", "OnDelete"'),
+    ("a DaemonSet maxUnavailable not a percentage",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": "\u00c4"}}),
+     'DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "\u00c4": a valid '
+     "percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
+     "validation is '[0-9]+%')"),
+    ("a negative DaemonSet maxSurge",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxSurge": -1}}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or "
+     "equal to 0"),
+    ("a DaemonSet maxSurge over 100%",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "101%"}}),
+     'DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "101%": must not be greater '
+     "than 100%"),
+    ("a DaemonSet maxSurge beside the default maxUnavailable",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxSurge": 1}}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when "
+     "maxUnavailable is non-zero"),
+    ("DaemonSet maxUnavailable 0 and the default maxSurge",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when "
+     "maxSurge is 0"),
+    ("DaemonSet maxUnavailable and maxSurge both 0%",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": "0%", "maxSurge": "0%"}}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when "
+     "maxSurge is 0"),
+    # ... decoded strictly first (phalanx's decoding messages): an object, a string type, int32-or-string amounts
+    ("a DaemonSet updateStrategy that is a string", changed(apps("DaemonSet"), UPDATE_STRATEGY, "RollingUpdate"),
+     'DaemonSet default/web: spec.updateStrategy: input should be a valid dictionary or instance of '
+     'DaemonSetUpdateStrategy (got "RollingUpdate")'),
+    ("a DaemonSet rollingUpdate that is a list",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": [{"maxUnavailable": 1}]}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate: input should be a valid dictionary or instance of "
+     "RollingUpdateDaemonSet"),
+    ("a DaemonSet updateStrategy type that is a number", changed(apps("DaemonSet"), UPDATE_STRATEGY, {"type": 1}),
+     "DaemonSet default/web: spec.updateStrategy.type: input should be a valid string (got 1)"),
+    ("a DaemonSet maxUnavailable past int32",
+     changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": 2147483648}}),
+     "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: input should be an int32 or a string "
+     "(got 2147483648)"),
+    # getIntOrPercentValue reads a percentage with strconv.Atoi, which clamps a number past int64 to its maximum
+    # (not 0): the Deployment's maxUnavailable is then over 100%, not 0
+    ("a Deployment maxUnavailable of twenty digits", changed(apps("Deployment"), STRATEGY, {
+        "rollingUpdate": {"maxUnavailable": "99999999999999999999%", "maxSurge": 0}}),
+     'Deployment default/web: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "99999999999999999999%": '
+     "must not be greater than 100%"),
     # 8. counts the API takes (int32) and phalanx does not expand: checked before any pod is made
     ("two billion Deployment replicas", changed(apps("Deployment"), ["spec", "replicas"], 2147483647),
      "Deployment default/web: spec.replicas: 2147483647 pods: more than phalanx expands (10000000)"),
@@ -353,6 +442,45 @@ def test_schedules_the_standard_parser_takes(text):
 @pytest.mark.parametrize("policy", ["Allow", "Forbid", "Replace"])
 def test_concurrency_policies(policy):
     assert len(cluster(changed(CRON_JOB, ["spec", "concurrencyPolicy"], policy)).jobs) == 1
+
+
+@pytest.mark.parametrize("strategy", [
+    {}, {"type": "RollingUpdate"}, {"type": "OnDelete"}, {"type": "RollingUpdate", "rollingUpdate": None},
+    {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}, {"rollingUpdate": {"maxUnavailable": "100%"}},
+    {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "100%"}}, {"rollingUpdate": {"maxUnavailable": "0%",
+                                                                                     "maxSurge": "25%"}},
+    # OnDelete validates nothing else: a rollingUpdate beside it, however wrong, is kept unread
+    {"type": "OnDelete", "rollingUpdate": {"maxUnavailable": "x", "maxSurge": -1}},
+])
+def test_daemon_set_update_strategies_the_api_server_takes(strategy):
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
+    assert len(cluster(*nodes, changed(apps("DaemonSet"), UPDATE_STRATEGY, strategy)).pending) == 1
+
+
+def test_an_unknown_field_of_an_update_strategy_is_reported():
+    doc = changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavalable": 1}})
+    assert load_text(yaml.safe_dump(doc)).warnings == [
+        'DaemonSet default/web: unknown field "spec.updateStrategy.rollingUpdate.maxUnavalable" (ignored; --strict '
+        "makes it an error)"]
+    with pytest.raises(InputError) as caught:
+        load_text(yaml.safe_dump(doc), strict=True)
+    assert str(caught.value) == 'DaemonSet default/web: unknown field "spec.updateStrategy.rollingUpdate.maxUnavalable"'
+
+
+@pytest.mark.parametrize("name", ["UPPER", "under_score", "a..b", "-dash-", "x" * 300])
+def test_pdb_names_the_api_server_takes(name):
+    """Any path segment: ValidatePodDisruptionBudget has no name rule, and the API server's generic check refuses only
+    ".", "..", '/' and '%' (kubernetes/kubernetes#57537 and #133726, which would have tightened it, were closed)."""
+    assert cluster(changed(PDB, ["metadata", "name"], name)).pdbs[0].key == f"default/{name}"
+
+
+@pytest.mark.parametrize("spec", [
+    {"minAvailable": "100%"}, {"maxUnavailable": 0}, {"maxUnavailable": "0%"}, {"minAvailable": 0},
+    {"selector": {"matchLabels": {"app": "web"}}}, {},
+])
+def test_pdb_specs_the_api_server_takes(spec):
+    assert cluster(changed(PDB, ["spec"], spec)).pdbs[0].key == "default/pdb"
 
 
 @pytest.mark.parametrize("policy", ["IfHealthyBudget", "AlwaysAllow"])

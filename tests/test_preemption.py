@@ -394,8 +394,10 @@ def test_args_are_validated_as_upstream(args, message):
 
 @pytest.mark.parametrize("spec, problem", [
     ("{minAvailable: 120%}", 'spec.minAvailable: Invalid value: "120%": must not be greater than 100%'),
-    ("{minAvailable: 1, maxUnavailable: 1}", "spec: Invalid value: minAvailable and maxUnavailable cannot be both "
-                                             "set"),
+    # field.Invalid(spec path, the internal PodDisruptionBudgetSpec struct: its Go field names, as JSON)
+    ("{minAvailable: 1, maxUnavailable: 1}", 'spec: Invalid value: {"MinAvailable":1,"Selector":null,'
+                                             '"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":null}: minAvailable and '
+                                             "maxUnavailable cannot be both set"),
     ("{maxUnavailable: -2}", "spec.maxUnavailable: Invalid value: -2: must be greater than or equal to 0"),
 ])
 def test_pdb_manifests_are_validated(spec, problem):

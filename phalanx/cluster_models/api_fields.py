@@ -28,10 +28,12 @@ API_FIELDS: dict[str, tuple[str, str]] = {
     "DaemonSet": ("apps/v1.DaemonSet", "apiVersion kind metadata spec status"),
     "DaemonSetSpec": ("apps/v1.DaemonSetSpec",
         "minReadySeconds revisionHistoryLimit selector template updateStrategy"),
+    "DaemonSetUpdateStrategy": ("apps/v1.DaemonSetUpdateStrategy", "rollingUpdate type"),
     "Deployment": ("apps/v1.Deployment", "apiVersion kind metadata spec status"),
     "DeploymentSpec": ("apps/v1.DeploymentSpec",
         "minReadySeconds paused progressDeadlineSeconds replicas revisionHistoryLimit "
         "selector strategy template"),
+    "DeploymentStrategy": ("apps/v1.DeploymentStrategy", "rollingUpdate type"),
     "Device": ("resource/v1.Device",
         "allNodes allowMultipleAllocations attributes bindingConditions "
         "bindingFailureConditions bindsToNode capacity consumesCounters name "
@@ -146,6 +148,8 @@ API_FIELDS: dict[str, tuple[str, str]] = {
     "ResourceSliceSpec": ("resource/v1.ResourceSliceSpec",
         "allNodes devices driver nodeName nodeSelector perDeviceNodeSelection pool "
         "sharedCounters"),
+    "RollingUpdateDaemonSet": ("apps/v1.RollingUpdateDaemonSet", "maxSurge maxUnavailable"),
+    "RollingUpdateDeployment": ("apps/v1.RollingUpdateDeployment", "maxSurge maxUnavailable"),
     "Service": ("core/v1.Service", "apiVersion kind metadata spec status"),
     "ServiceSpec": ("core/v1.ServiceSpec",
         "allocateLoadBalancerNodePorts clusterIP clusterIPs externalIPs externalName "

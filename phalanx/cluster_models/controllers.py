@@ -7,7 +7,8 @@ pkg/apis/core/validation, pkg/apis/batch/validation, v1.36): names (DNS subdomai
 Service a DNS-1035 label; CronJob at most 52 characters), a Service's selector and, in manifests, its ports, type
 and clusterIPs (service_manifest_problem), replicas and ordinals.start non-negative, a selector that
 is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
-podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy; a CronJob's
+podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy, a
+DaemonSet's updateStrategy (with SetDefaults_DaemonSet's defaults); a CronJob's
 schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
 without a selector). The pod template is validated when the object is, whatever number of pods it makes
 (ValidatePodTemplateSpec: jobs.template_problem, the pod rules but those for pods only, such as image whitespace;
@@ -431,19 +432,18 @@ def _strategy_problem(strategy: DeploymentStrategy) -> str | None:
     at = "spec.strategy.rollingUpdate"
     unavailable = "25%" if rolling.max_unavailable is None else rolling.max_unavailable
     surge = "25%" if rolling.max_surge is None else rolling.max_surge
-    problem = _int_or_percent_problem(unavailable, f"{at}.maxUnavailable") or _int_or_percent_problem(
+    problem = int_or_percent_problem(unavailable, f"{at}.maxUnavailable") or int_or_percent_problem(
         surge, f"{at}.maxSurge")
     if problem is not None:
         return problem
-    if _int_or_percent_value(unavailable) == 0 and _int_or_percent_value(surge) == 0:
+    if int_or_percent_value(unavailable) == 0 and int_or_percent_value(surge) == 0:
         return f"{at}.maxUnavailable: Invalid value: {go_json(unavailable)}: may not be 0 when `maxSurge` is 0"
-    if isinstance(unavailable, str) and _int_or_percent_value(unavailable) > 100:
-        return f"{at}.maxUnavailable: Invalid value: {go_json(unavailable)}: must not be greater than 100%"
-    return None
+    return over_100_percent_problem(unavailable, f"{at}.maxUnavailable")
 
 
-def _int_or_percent_problem(value: int | str, path: str) -> str | None:
-    """ValidatePositiveIntOrPercent."""
+def int_or_percent_problem(value: int | str, path: str) -> str | None:
+    """ValidatePositiveIntOrPercent (pkg/apis/apps/validation): a string is a percentage (IsValidPercent), an int
+    is not negative."""
     if isinstance(value, str) and not _PERCENT.fullmatch(value):
         return f"{path}: Invalid value: {go_json(value)}: {_PERCENT_PROBLEM}"
     if isinstance(value, int) and value < 0:
@@ -451,12 +451,23 @@ def _int_or_percent_problem(value: int | str, path: str) -> str | None:
     return None
 
 
-def _int_or_percent_value(value: int | str) -> int:
-    """getIntOrPercentValue on a valid value: a percentage's number (0 when strconv.Atoi overflows), an int."""
+def over_100_percent_problem(value: int | str, path: str) -> str | None:
+    """IsNotMoreThan100Percent: a valid percentage above 100% (an int or a bad string is left to
+    int_or_percent_problem)."""
+    if isinstance(value, str) and _PERCENT.fullmatch(value) and int_or_percent_value(value) > 100:
+        return f"{path}: Invalid value: {go_json(value)}: must not be greater than 100%"
+    return None
+
+
+_GO_MAX_INT = (1 << 63) - 1
+
+
+def int_or_percent_value(value: int | str) -> int:
+    """getIntOrPercentValue on a valid value: an int, or a percentage's number as strconv.Atoi reads it (a number
+    past int64 is clamped to its maximum, the value Atoi returns with its range error)."""
     if isinstance(value, int):
         return value
-    number = int(value[:-1])
-    return number if number < 1 << 63 else 0
+    return min(int(value[:-1]), _GO_MAX_INT)
 
 
 class ReplicationControllerSpec(K8sModel):
@@ -524,9 +535,20 @@ class StatefulSet(_Selected):
     spec: StatefulSetSpec
 
 
+class RollingUpdateDaemonSet(K8sModel):
+    max_unavailable: IntOrString | None = None      # SetDefaults_DaemonSet: 1
+    max_surge: IntOrString | None = None            # SetDefaults_DaemonSet: 0
+
+
+class DaemonSetUpdateStrategy(K8sModel):
+    type: str = ""                                   # SetDefaults_DaemonSet: RollingUpdate
+    rolling_update: RollingUpdateDaemonSet | None = None
+
+
 class DaemonSetSpec(K8sModel):
     selector: LabelSelector
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+    update_strategy: DaemonSetUpdateStrategy = Field(default_factory=DaemonSetUpdateStrategy)
 
 
 class DaemonSet(_Selected):
@@ -534,6 +556,47 @@ class DaemonSet(_Selected):
     kind: str = "DaemonSet"
     metadata: ObjectMeta
     spec: DaemonSetSpec
+
+    @model_validator(mode="after")
+    def _update_strategy_rules(self) -> DaemonSet:
+        problem = _daemon_strategy_problem(self.spec.update_strategy)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+
+def _daemon_strategy_problem(strategy: DaemonSetUpdateStrategy) -> str | None:
+    """ValidateDaemonSetUpdateStrategy on the strategy SetDefaults_DaemonSet leaves: type RollingUpdate when unset,
+    and then a rollingUpdate of maxUnavailable 1 and maxSurge 0 where unset. OnDelete takes anything (a rollingUpdate
+    too); RollingUpdate: each a non-negative int or a percentage (ValidatePositiveIntOrPercent) of at most 100%,
+    and exactly one of the two not 0 (ValidateRollingUpdateDaemonSet)."""
+    kind, rolling = strategy.type or "RollingUpdate", strategy.rolling_update
+    if kind == "OnDelete":
+        return None
+    if kind != "RollingUpdate":
+        # The bad value is the internal DaemonSetUpdateStrategy struct (no json tags); an unset field of its
+        # RollingUpdateDaemonSet (IntOrString, not a pointer) is 0.
+        shown = None if rolling is None else {
+            "MaxUnavailable": 0 if rolling.max_unavailable is None else rolling.max_unavailable,
+            "MaxSurge": 0 if rolling.max_surge is None else rolling.max_surge}
+        return not_supported("spec.updateStrategy", {"Type": kind, "RollingUpdate": shown},
+                             ("RollingUpdate", "OnDelete"))
+    rolling = rolling or RollingUpdateDaemonSet()
+    at = "spec.updateStrategy.rollingUpdate"
+    unavailable = 1 if rolling.max_unavailable is None else rolling.max_unavailable
+    surge = 0 if rolling.max_surge is None else rolling.max_surge
+    problem = (int_or_percent_problem(unavailable, f"{at}.maxUnavailable")
+               or int_or_percent_problem(surge, f"{at}.maxSurge")
+               or over_100_percent_problem(unavailable, f"{at}.maxUnavailable")
+               or over_100_percent_problem(surge, f"{at}.maxSurge"))
+    if problem is not None:
+        return problem
+    has_unavailable, has_surge = int_or_percent_value(unavailable) != 0, int_or_percent_value(surge) != 0
+    if has_unavailable and has_surge:
+        return f"{at}.maxSurge: Invalid value: {go_json(surge)}: may not be set when maxUnavailable is non-zero"
+    if not has_unavailable and not has_surge:
+        return f"{at}.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"
+    return None
 
 
 class JobTemplateSpec(K8sModel):

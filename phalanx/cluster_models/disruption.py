@@ -1,7 +1,10 @@
 """policy/v1 PodDisruptionBudget, as preemption reads it, and its budget as the disruption controller keeps it.
 
-Upstream: staging api/policy/v1/types.go; validation pkg/apis/policy/validation (ValidatePodDisruptionBudgetSpec:
-minAvailable, maxUnavailable, selector, unhealthyPodEvictionPolicy);
+Upstream: staging api/policy/v1/types.go; validation (v1.36) pkg/apis/policy/validation ValidatePodDisruptionBudget
+(the spec only: minAvailable and maxUnavailable not both, each ValidatePositiveIntOrPercent and
+IsNotMoreThan100Percent, the selector, unhealthyPodEvictionPolicy), then the API server's generic object-meta check
+(apiserver registry/rest BeforeCreate: ValidateObjectMetaAccessor with path.ValidatePathSegmentName, so a PDB's name
+is any path segment, upper case included; the namespace, labels and annotations as every kind's, load.py);
 the budget pkg/controller/disruption/disruption.go (getExpectedPodCount, updatePdbStatus).
 
 DefaultPreemption reads `status.disruptionsAllowed` and `status.disruptedPods`. phalanx keeps the controller's
@@ -10,73 +13,48 @@ and go, so a budget spent by one preemption is spent for the next (docs/semantic
 """
 from __future__ import annotations
 
-import json
 import math
-import re
 from typing import Any
 
-from pydantic import Field, StrictInt, field_validator, model_validator
+from pydantic import Field, StrictInt, model_validator
 
-from .objects import INT32_MAX, K8sModel, LabelSelector, ObjectMeta, selector_problems
-
-_PERCENT = re.compile(r"^[0-9]+%$")
-
-
-def _int_or_percent(value: Any) -> Any:
-    """ValidatePositiveIntOrPercent and IsValidPercent (and at most 100% for a percentage)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"Invalid value: {value!r}: must be an integer or percentage (e.g '5%')")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"Invalid value: {value}: must be greater than or equal to 0")
-        if value > INT32_MAX:
-            raise ValueError(f"Invalid value: {value}: must be a 32-bit integer")
-        return value
-    if isinstance(value, str):
-        if not _PERCENT.match(value):
-            raise ValueError(f'Invalid value: "{value}": a valid percent string must be a numeric string '
-                             f"followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
-                             f"'[0-9]+%')")
-        if int(value[:-1]) > 100:
-            raise ValueError(f'Invalid value: "{value}": must not be greater than 100%')
-        return value
-    raise ValueError(f"Invalid value: {value!r}: must be an integer or percentage (e.g '5%')")
-
+from .controllers import IntOrString, int_or_percent_problem, over_100_percent_problem
+from .jobs import go_json, not_supported, selector_json
+from .objects import K8sModel, LabelSelector, ObjectMeta, selector_problems
+from .workloads import path_segment_errors
 
 UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")      # sorted, as upstream lists them
 
 
 class PodDisruptionBudgetSpec(K8sModel):
-    min_available: StrictInt | str | None = None
-    max_unavailable: StrictInt | str | None = None
+    min_available: IntOrString | None = None
+    max_unavailable: IntOrString | None = None
     selector: LabelSelector | None = None
     unhealthy_pod_eviction_policy: str | None = None      # read only to be validated: preemption does not use it
 
-    @field_validator("min_available", "max_unavailable", mode="before")
-    @classmethod
-    def _amount(cls, value: Any) -> Any:
-        return _int_or_percent(value)
 
-    @field_validator("unhealthy_pod_eviction_policy")
-    @classmethod
-    def _eviction_policy(cls, value: str | None) -> str | None:
-        if value is not None and value not in UNHEALTHY_POD_EVICTION_POLICIES:
-            supported = ", ".join(f'"{v}"' for v in UNHEALTHY_POD_EVICTION_POLICIES)
-            raise ValueError(f"Unsupported value: {json.dumps(value, ensure_ascii=False)}: supported values: "
-                             f"{supported}")
-        return value
-
-    @model_validator(mode="after")
-    def _one_of(self) -> "PodDisruptionBudgetSpec":
-        if self.min_available is not None and self.max_unavailable is not None:
-            raise ValueError("Invalid value: minAvailable and maxUnavailable cannot be both set")
-        if self.selector is not None:
-            problems = selector_problems(self.selector, "selector")
-            if problems:
-                raise ValueError(problems[0])
-        return self
+def pdb_spec_problem(spec: PodDisruptionBudgetSpec) -> str | None:
+    """ValidatePodDisruptionBudgetSpec's first error, in its order."""
+    if spec.min_available is not None and spec.max_unavailable is not None:
+        # The bad value is the internal PodDisruptionBudgetSpec struct (no json tags; the selector's own tags).
+        shown = (f'{{"MinAvailable":{go_json(spec.min_available)},'
+                 f'"Selector":{"null" if spec.selector is None else selector_json(spec.selector)},'
+                 f'"MaxUnavailable":{go_json(spec.max_unavailable)},'
+                 f'"UnhealthyPodEvictionPolicy":{go_json(spec.unhealthy_pod_eviction_policy)}}}')
+        return f"spec: Invalid value: {shown}: minAvailable and maxUnavailable cannot be both set"
+    for value, path in ((spec.min_available, "spec.minAvailable"), (spec.max_unavailable, "spec.maxUnavailable")):
+        problem = None if value is None else (int_or_percent_problem(value, path)
+                                              or over_100_percent_problem(value, path))
+        if problem is not None:
+            return problem
+    if spec.selector is not None:
+        problems = selector_problems(spec.selector, "spec.selector")
+        if problems:
+            return problems[0]
+    policy = spec.unhealthy_pod_eviction_policy
+    if policy is not None and policy not in UNHEALTHY_POD_EVICTION_POLICIES:
+        return not_supported("spec.unhealthyPodEvictionPolicy", policy, UNHEALTHY_POD_EVICTION_POLICIES)
+    return None
 
 
 class PodDisruptionBudgetStatus(K8sModel):
@@ -94,9 +72,16 @@ class PodDisruptionBudget(K8sModel):
     status: PodDisruptionBudgetStatus | None = None
 
     @model_validator(mode="after")
-    def _namespace_defaults(self) -> "PodDisruptionBudget":
+    def _rules(self) -> "PodDisruptionBudget":
         if not self.metadata.namespace:
             self.metadata.namespace = "default"
+        problem = pdb_spec_problem(self.spec)
+        if problem is not None:
+            raise ValueError(problem)
+        # ValidatePodDisruptionBudget checks no name; BeforeCreate's generic check, after it, wants a path segment.
+        errors = path_segment_errors(self.metadata.name)
+        if errors:
+            raise ValueError(f"metadata.name: Invalid value: {go_json(self.metadata.name)}: {errors[0]}")
         return self
 
     @property

@@ -103,14 +103,20 @@ DisruptionMode = Literal["Pod", "PodGroup"]
 
 # ---- name formats (k8s.io/apimachinery/pkg/util/validation) ----
 
+def path_segment_errors(value: str) -> list[str]:
+    """path.IsValidPathSegmentName's messages, upstream's text: "." and ".." are refused alone, '/' and '%' each
+    once wherever they appear."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
+
+
 def path_segment_problem(value: str) -> str | None:
     """Why `value` cannot be a path segment name (".", "..", or containing '/' or '%'), or None."""
     if value in (".", ".."):
         return f'may not be "{value}"'
-    for bad in ("/", "%"):
-        if bad in value:
-            return f"may not contain '{bad}' (got \"{value}\")"
-    return None
+    errors = path_segment_errors(value)
+    return f'{errors[0]} (got "{value}")' if errors else None
 
 
 def _required(value: str, problem_of) -> str:
