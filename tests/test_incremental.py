@@ -431,7 +431,6 @@ def test_kube_mix_toy_places_kept_runs_in_segments():
     records as runs placed and bound one at a time. Its failing pods (cordoned and tainted nodes fill up) stop
     segments; their runs' own cycles fail them."""
     from phalanx.cluster_models.generate import generate_nodes, kube_mix_pods
-    from phalanx.sched import placement
     nodes = generate_nodes(20, node_type="kube-mix", taint_fraction=0.3, unschedulable_fraction=0.1)
     pods = kube_mix_pods(700)
     want_bindings, want_unschedulable = ref_schedule(nodes, pods, [], DEFAULT_PROFILE)

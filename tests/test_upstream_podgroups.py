@@ -42,7 +42,7 @@ from strategies import make_node, make_pod, make_pod_group
 from phalanx.cluster_models import ClusterObjects
 from phalanx.kernels.topology_placement import pods_count_score
 from phalanx.plugins.framework import CycleError
-from phalanx.plugins.gang_scheduling import ALLOW, QUORUM_MESSAGE, WAIT, WAIT_MESSAGE, GangScheduling
+from phalanx.plugins.gang_scheduling import ALLOW, QUORUM_MESSAGE, WAIT, GangScheduling
 from phalanx.plugins.pod_group_pods_count import PodGroupPodsCount
 from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
 from phalanx.sched.config import profile_from_config
