@@ -39,7 +39,7 @@ from types import SimpleNamespace
 import pytest
 
 from phalanx.cluster_models import ClusterObjects
-from phalanx.cluster_models.objects import Affinity, LabelSelector, Namespace, Node, OwnerReference, Pod
+from phalanx.cluster_models.objects import Affinity, LabelSelector, Namespace, Node, Pod
 from phalanx.cluster_models.spreading import DefaultSelectors
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
