@@ -2,8 +2,8 @@
 pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/apis/policy/validation), phalanx rejects with one line
 naming the object and the field: a template restartPolicy its owner does not run, a Deployment's strategy, a Job's
 backoffLimit and selector, a CronJob's schedule (robfig/cron v3's standard parser), concurrencyPolicy and
-jobTemplate, a DaemonSet's updateStrategy, a PDB's spec and name, a pod template's rules whatever number of pods it
-makes. Then the
+jobTemplate, a DaemonSet's and a StatefulSet's updateStrategy, the apps kinds' minReadySeconds, revisionHistoryLimit
+and progressDeadlineSeconds, a PDB's spec and name, a pod template's rules whatever number of pods it makes. Then the
 forms they accept, the pods phalanx refuses to expand (more than MAX_EXPANDED_PODS), and a StatefulSet whose long
 name keeps upstream's controller from making pods.
 Each case changes one field of a valid manifest; the expected text is written out by hand."""
@@ -274,6 +274,114 @@ CASES = [
      changed(apps("DaemonSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": 2147483648}}),
      "DaemonSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: input should be an int32 or a string "
      "(got 2147483648)"),
+    # A StatefulSet's updateStrategy (ValidateStatefulSetSpec and validateRollingUpdateStatefulSet after
+    # SetDefaults_StatefulSet: an unset type is RollingUpdate with a rollingUpdate of partition 0 and, the
+    # MaxUnavailableStatefulSet gate on by default since v1.35, maxUnavailable 1); the bad values are the internal
+    # structs as JSON, an unset Partition (an int32 there) 0
+    ("a StatefulSet updateStrategy type Blue", changed(apps("StatefulSet"), UPDATE_STRATEGY, {"type": "Blue"}),
+     'StatefulSet default/web: spec.updateStrategy: Invalid value: {"Type":"Blue","RollingUpdate":null}: must be '
+     "'RollingUpdate' or 'OnDelete'"),
+    ("a StatefulSet updateStrategy type Blue with a rollingUpdate",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"type": "Blue", "rollingUpdate": {"maxUnavailable": 2}}),
+     'StatefulSet default/web: spec.updateStrategy: Invalid value: {"Type":"Blue","RollingUpdate":{"Partition":0,'
+     '"MaxUnavailable":2}}: must be \'RollingUpdate\' or \'OnDelete\''),
+    ("a StatefulSet rollingUpdate beside OnDelete",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"type": "OnDelete", "rollingUpdate": {}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate: Invalid value: {"Partition":0,"MaxUnavailable":'
+     "null}: only allowed for updateStrategy 'RollingUpdate'"),
+    ("a StatefulSet rollingUpdate with a partition and maxUnavailable beside OnDelete",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY,
+             {"type": "OnDelete", "rollingUpdate": {"partition": 2, "maxUnavailable": "50%"}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate: Invalid value: {"Partition":2,"MaxUnavailable":'
+     "\"50%\"}: only allowed for updateStrategy 'RollingUpdate'"),
+    ("a negative StatefulSet partition",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"partition": -1, "maxUnavailable": 0}}),
+     "StatefulSet default/web: spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than "
+     "or equal to 0"),
+    ("a StatefulSet maxUnavailable 0",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}),
+     "StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: cannot be 0"),
+    ("a StatefulSet maxUnavailable 0%",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": "0%"}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "0%": cannot be 0'),
+    ("a negative StatefulSet maxUnavailable",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": -2}}),
+     "StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: -2: must be greater "
+     "than or equal to 0"),
+    ("a StatefulSet maxUnavailable not a percentage",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": "two"}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "two": a valid '
+     "percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
+     "validation is '[0-9]+%')"),
+    ("a StatefulSet maxUnavailable over 100%",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": "150%"}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "150%": must not be '
+     "greater than 100%"),
+    # ... checked before the selector (upstream's order), and decoded strictly
+    ("a StatefulSet updateStrategy type Blue and no selector",
+     changed(changed(apps("StatefulSet"), UPDATE_STRATEGY, {"type": "Blue"}), ["spec", "selector"], {}),
+     'StatefulSet default/web: spec.updateStrategy: Invalid value: {"Type":"Blue","RollingUpdate":null}: must be '
+     "'RollingUpdate' or 'OnDelete'"),
+    ("a StatefulSet updateStrategy that is a string", changed(apps("StatefulSet"), UPDATE_STRATEGY, "OnDelete"),
+     'StatefulSet default/web: spec.updateStrategy: input should be a valid dictionary or instance of '
+     'StatefulSetUpdateStrategy (got "OnDelete")'),
+    ("a StatefulSet partition that is a string",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"partition": "1"}}),
+     'StatefulSet default/web: spec.updateStrategy.rollingUpdate.partition: input should be a valid integer (got '
+     '"1")'),
+    ("a StatefulSet partition past int32",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"partition": 2147483648}}),
+     "StatefulSet default/web: spec.updateStrategy.rollingUpdate.partition: input should be less than or equal to "
+     "2147483647 (got 2147483648)"),
+    ("a StatefulSet maxUnavailable that is a float",
+     changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"maxUnavailable": 1.5}}),
+     "StatefulSet default/web: spec.updateStrategy.rollingUpdate.maxUnavailable: input should be an int32 or a "
+     "string (got 1.5)"),
+    # The apps kinds' other non-negative fields (ValidateNonnegativeField), in upstream's order: a ReplicaSet's and a
+    # StatefulSet's minReadySeconds before the selector; a Deployment's minReadySeconds, revisionHistoryLimit and
+    # progressDeadlineSeconds (600 when unset, SetDefaults_Deployment) after its strategy, progressDeadlineSeconds
+    # then greater than minReadySeconds; a DaemonSet's minReadySeconds before its updateStrategy, its
+    # revisionHistoryLimit after
+    ("a negative ReplicaSet minReadySeconds", changed(apps("ReplicaSet"), ["spec", "minReadySeconds"], -1),
+     "ReplicaSet default/web: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a negative ReplicaSet minReadySeconds and no selector",
+     changed(changed(apps("ReplicaSet"), ["spec", "minReadySeconds"], -1), ["spec", "selector"], {}),
+     "ReplicaSet default/web: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a negative StatefulSet minReadySeconds", changed(apps("StatefulSet"), ["spec", "minReadySeconds"], -5),
+     "StatefulSet default/web: spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"),
+    ("a negative Deployment minReadySeconds", changed(apps("Deployment"), ["spec", "minReadySeconds"], -1),
+     "Deployment default/web: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a Deployment strategy type Blue and a negative minReadySeconds",
+     changed(changed(apps("Deployment"), STRATEGY, {"type": "Blue"}), ["spec", "minReadySeconds"], -1),
+     'Deployment default/web: spec.strategy: Unsupported value: {"Type":"Blue","RollingUpdate":null}: supported '
+     'values: "Recreate", "RollingUpdate"'),
+    ("a negative Deployment revisionHistoryLimit", changed(apps("Deployment"), ["spec", "revisionHistoryLimit"], -1),
+     "Deployment default/web: spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"),
+    ("a negative Deployment progressDeadlineSeconds",
+     changed(apps("Deployment"), ["spec", "progressDeadlineSeconds"], -1),
+     "Deployment default/web: spec.progressDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a Deployment progressDeadlineSeconds 0", changed(apps("Deployment"), ["spec", "progressDeadlineSeconds"], 0),
+     "Deployment default/web: spec.progressDeadlineSeconds: Invalid value: 0: must be greater than minReadySeconds"),
+    ("a Deployment progressDeadlineSeconds equal to minReadySeconds",
+     changed(changed(apps("Deployment"), ["spec", "progressDeadlineSeconds"], 30), ["spec", "minReadySeconds"], 30),
+     "Deployment default/web: spec.progressDeadlineSeconds: Invalid value: 30: must be greater than minReadySeconds"),
+    ("a Deployment minReadySeconds of the default progressDeadlineSeconds",
+     changed(apps("Deployment"), ["spec", "minReadySeconds"], 600),
+     "Deployment default/web: spec.progressDeadlineSeconds: Invalid value: 600: must be greater than "
+     "minReadySeconds"),
+    ("a negative DaemonSet minReadySeconds", changed(apps("DaemonSet"), ["spec", "minReadySeconds"], -1),
+     "DaemonSet default/web: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a negative DaemonSet minReadySeconds and a bad updateStrategy",
+     changed(changed(apps("DaemonSet"), ["spec", "minReadySeconds"], -1), UPDATE_STRATEGY, {"type": "Blue"}),
+     "DaemonSet default/web: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+    ("a negative DaemonSet revisionHistoryLimit", changed(apps("DaemonSet"), ["spec", "revisionHistoryLimit"], -1),
+     "DaemonSet default/web: spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"),
+    ("a DaemonSet minReadySeconds that is a string", changed(apps("DaemonSet"), ["spec", "minReadySeconds"], "5"),
+     'DaemonSet default/web: spec.minReadySeconds: input should be a valid integer (got "5")'),
+    ("a Deployment revisionHistoryLimit past int32",
+     changed(apps("Deployment"), ["spec", "revisionHistoryLimit"], 2147483648),
+     "Deployment default/web: spec.revisionHistoryLimit: input should be less than or equal to 2147483647 (got "
+     "2147483648)"),
     # getIntOrPercentValue reads a percentage with strconv.Atoi, which clamps a number past int64 to its maximum
     # (not 0): the Deployment's maxUnavailable is then over 100%, not 0
     ("a Deployment maxUnavailable of twenty digits", changed(apps("Deployment"), STRATEGY, {
@@ -456,6 +564,40 @@ def test_daemon_set_update_strategies_the_api_server_takes(strategy):
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
     assert len(cluster(*nodes, changed(apps("DaemonSet"), UPDATE_STRATEGY, strategy)).pending) == 1
+
+
+@pytest.mark.parametrize("strategy", [
+    {}, {"type": "RollingUpdate"}, {"type": "OnDelete"}, {"type": "RollingUpdate", "rollingUpdate": None},
+    {"type": "OnDelete", "rollingUpdate": None}, {"rollingUpdate": {}}, {"rollingUpdate": {"partition": 0}},
+    {"rollingUpdate": {"partition": 5, "maxUnavailable": "100%"}}, {"rollingUpdate": {"maxUnavailable": 3}},
+    {"rollingUpdate": {"partition": None, "maxUnavailable": None}},
+])
+def test_stateful_set_update_strategies_the_api_server_takes(strategy):
+    doc = changed(apps("StatefulSet", podManagementPolicy="Parallel"), UPDATE_STRATEGY, strategy)
+    assert len(cluster(doc).pending) == 2
+
+
+@pytest.mark.parametrize("kind, spec", [
+    ("ReplicaSet", {"minReadySeconds": 0}), ("ReplicaSet", {"minReadySeconds": 30}),
+    ("StatefulSet", {"minReadySeconds": 10}),
+    # ValidateStatefulSetSpec does not check revisionHistoryLimit
+    ("StatefulSet", {"revisionHistoryLimit": -1}),
+    ("Deployment", {"minReadySeconds": 599}), ("Deployment", {"minReadySeconds": 600, "progressDeadlineSeconds": 601}),
+    ("Deployment", {"revisionHistoryLimit": 0, "progressDeadlineSeconds": 1}),
+    ("DaemonSet", {"minReadySeconds": 5, "revisionHistoryLimit": 0}),
+])
+def test_non_negative_counts_the_api_server_takes(kind, spec):
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
+    doc = apps(kind, **spec, **({"podManagementPolicy": "Parallel"} if kind == "StatefulSet" else {}))
+    assert len(cluster(*nodes, doc).pending) == (1 if kind == "DaemonSet" else 2)
+
+
+def test_an_unknown_field_of_a_stateful_set_update_strategy_is_reported():
+    doc = changed(apps("StatefulSet"), UPDATE_STRATEGY, {"rollingUpdate": {"partiton": 1}})
+    assert load_text(yaml.safe_dump(doc)).warnings == [
+        'StatefulSet default/web: unknown field "spec.updateStrategy.rollingUpdate.partiton" (ignored; --strict '
+        "makes it an error)"]
 
 
 def test_an_unknown_field_of_an_update_strategy_is_reported():

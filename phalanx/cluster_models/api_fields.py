@@ -150,6 +150,7 @@ API_FIELDS: dict[str, tuple[str, str]] = {
         "sharedCounters"),
     "RollingUpdateDaemonSet": ("apps/v1.RollingUpdateDaemonSet", "maxSurge maxUnavailable"),
     "RollingUpdateDeployment": ("apps/v1.RollingUpdateDeployment", "maxSurge maxUnavailable"),
+    "RollingUpdateStatefulSetStrategy": ("apps/v1.RollingUpdateStatefulSetStrategy", "maxUnavailable partition"),
     "Service": ("core/v1.Service", "apiVersion kind metadata spec status"),
     "ServiceSpec": ("core/v1.ServiceSpec",
         "allocateLoadBalancerNodePorts clusterIP clusterIPs externalIPs externalName "
@@ -163,6 +164,7 @@ API_FIELDS: dict[str, tuple[str, str]] = {
         "minReadySeconds ordinals persistentVolumeClaimRetentionPolicy "
         "podManagementPolicy replicas revisionHistoryLimit selector serviceName template "
         "updateStrategy volumeClaimTemplates"),
+    "StatefulSetUpdateStrategy": ("apps/v1.StatefulSetUpdateStrategy", "rollingUpdate type"),
     "Taint": ("core/v1.Taint", "effect key timeAdded value"),
     "Toleration": ("core/v1.Toleration", "effect key operator tolerationSeconds value"),
     "TopologyConstraint": ("scheduling/v1alpha2.TopologyConstraint", "key"),

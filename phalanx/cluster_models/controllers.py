@@ -8,7 +8,10 @@ Service a DNS-1035 label; CronJob at most 52 characters), a Service's selector a
 and clusterIPs (service_manifest_problem), replicas and ordinals.start non-negative, a selector that
 is required, valid and not empty (apps/v1), template labels the selector matches, StatefulSet
 podManagementPolicy, the template's restartPolicy Always (unset is Always), a Deployment's strategy, a
-DaemonSet's updateStrategy (with SetDefaults_DaemonSet's defaults); a CronJob's
+DaemonSet's and a StatefulSet's updateStrategy (with SetDefaults_DaemonSet's and SetDefaults_StatefulSet's defaults;
+a StatefulSet's maxUnavailable as the MaxUnavailableStatefulSet gate, on by default since v1.35, has it),
+minReadySeconds, revisionHistoryLimit (Deployment, DaemonSet) and progressDeadlineSeconds (Deployment: 600 when
+unset, greater than minReadySeconds) non-negative, each where upstream checks it in its kind's spec; a CronJob's
 schedule (robfig/cron v3's standard parser, no TZ= in it), concurrencyPolicy and jobTemplate (as a Job's spec,
 without a selector). The pod template is validated when the object is, whatever number of pods it makes
 (ValidatePodTemplateSpec: jobs.template_problem, the pod rules but those for pods only, such as image whitespace;
@@ -79,6 +82,7 @@ from .objects import (
     INT32_MAX,
     INT32_MIN,
     POD_TEMPLATE,
+    Int32,
     Affinity,
     K8sModel,
     LabelSelector,
@@ -359,16 +363,30 @@ class _Selected(_Owner):
     @model_validator(mode="after")
     def _rules(self) -> _Selected:
         _name(self.metadata, type(self).name_problem)
+        problem = self._before_selector_problem()
+        if problem is not None:
+            raise ValueError(problem)
         _selector_rules(self.spec.selector, self.spec.template, self.selector_word)
         problem = (template_problem(self.spec.template, "spec.template")
-                   or restart_policy_problem(self.spec.template, "spec.template", ALWAYS))
+                   or restart_policy_problem(self.spec.template, "spec.template", ALWAYS)
+                   or self._after_template_problem())
         if problem is not None:
             raise ValueError(problem)
         return self
 
+    def _before_selector_problem(self) -> str | None:
+        """The kind's spec rules upstream checks before the selector (replicas and ordinals.start, int32 fields
+        whose range the model checks, come first)."""
+        return None
+
+    def _after_template_problem(self) -> str | None:
+        """The kind's spec rules upstream checks after the template."""
+        return None
+
 
 class ReplicaSetSpec(K8sModel):
     replicas: StrictInt = Field(default=1, ge=0, le=INT32_MAX)
+    min_ready_seconds: Int32 = 0
     selector: LabelSelector
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
@@ -378,6 +396,10 @@ class ReplicaSet(_Selected):
     kind: str = "ReplicaSet"
     metadata: ObjectMeta
     spec: ReplicaSetSpec
+
+    def _before_selector_problem(self) -> str | None:
+        """ValidateReplicaSetSpec: replicas, then minReadySeconds, before the selector."""
+        return non_negative_problem(self.spec.min_ready_seconds, "spec.minReadySeconds")
 
 
 class RollingUpdateDeployment(K8sModel):
@@ -393,6 +415,8 @@ class DeploymentStrategy(K8sModel):
 class DeploymentSpec(ReplicaSetSpec):
     paused: StrictBool = False
     strategy: DeploymentStrategy = Field(default_factory=DeploymentStrategy)
+    revision_history_limit: Int32 | None = None      # SetDefaults_Deployment: 10
+    progress_deadline_seconds: Int32 | None = None   # SetDefaults_Deployment: 600
 
 
 class Deployment(_Selected):
@@ -401,12 +425,18 @@ class Deployment(_Selected):
     metadata: ObjectMeta
     spec: DeploymentSpec
 
-    @model_validator(mode="after")
-    def _strategy_rules(self) -> Deployment:
-        problem = _strategy_problem(self.spec.strategy)
-        if problem is not None:
-            raise ValueError(problem)
-        return self
+    def _after_template_problem(self) -> str | None:
+        """ValidateDeploymentSpec after the template: the strategy, minReadySeconds, revisionHistoryLimit (10 when
+        unset), progressDeadlineSeconds (600 when unset) non-negative and greater than minReadySeconds."""
+        spec = self.spec
+        deadline = 600 if spec.progress_deadline_seconds is None else spec.progress_deadline_seconds
+        problem = (_strategy_problem(spec.strategy)
+                   or non_negative_problem(spec.min_ready_seconds, "spec.minReadySeconds")
+                   or non_negative_problem(spec.revision_history_limit, "spec.revisionHistoryLimit")
+                   or non_negative_problem(deadline, "spec.progressDeadlineSeconds"))
+        if problem is None and deadline <= spec.min_ready_seconds:
+            problem = f"spec.progressDeadlineSeconds: Invalid value: {deadline}: must be greater than minReadySeconds"
+        return problem
 
 
 _PERCENT = re.compile(r"[0-9]+%")       # IsValidPercent
@@ -441,14 +471,19 @@ def _strategy_problem(strategy: DeploymentStrategy) -> str | None:
     return over_100_percent_problem(unavailable, f"{at}.maxUnavailable")
 
 
+def non_negative_problem(value: int | None, path: str) -> str | None:
+    """ValidateNonnegativeField (pkg/apis/core/validation); None (an unset optional field) passes."""
+    if value is not None and value < 0:
+        return f"{path}: Invalid value: {value}: must be greater than or equal to 0"
+    return None
+
+
 def int_or_percent_problem(value: int | str, path: str) -> str | None:
     """ValidatePositiveIntOrPercent (pkg/apis/apps/validation): a string is a percentage (IsValidPercent), an int
     is not negative."""
-    if isinstance(value, str) and not _PERCENT.fullmatch(value):
-        return f"{path}: Invalid value: {go_json(value)}: {_PERCENT_PROBLEM}"
-    if isinstance(value, int) and value < 0:
-        return f"{path}: Invalid value: {value}: must be greater than or equal to 0"
-    return None
+    if isinstance(value, str):
+        return None if _PERCENT.fullmatch(value) else f"{path}: Invalid value: {go_json(value)}: {_PERCENT_PROBLEM}"
+    return non_negative_problem(value, path)
 
 
 def over_100_percent_problem(value: int | str, path: str) -> str | None:
@@ -520,9 +555,20 @@ class PersistentVolumeClaimTemplate(K8sModel):
     spec: dict = Field(default_factory=dict)
 
 
+class RollingUpdateStatefulSetStrategy(K8sModel):
+    partition: Int32 | None = None                   # SetDefaults_StatefulSet: 0
+    max_unavailable: IntOrString | None = None       # SetDefaults_StatefulSet: 1 (MaxUnavailableStatefulSet)
+
+
+class StatefulSetUpdateStrategy(K8sModel):
+    type: str = ""                                   # SetDefaults_StatefulSet: RollingUpdate
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
+
+
 class StatefulSetSpec(ReplicaSetSpec):
     service_name: str = ""
     pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
+    update_strategy: StatefulSetUpdateStrategy = Field(default_factory=StatefulSetUpdateStrategy)
     ordinals: StatefulSetOrdinals = Field(default_factory=StatefulSetOrdinals)
     volume_claim_templates: list[PersistentVolumeClaimTemplate] = Field(default_factory=list)
 
@@ -533,6 +579,46 @@ class StatefulSet(_Selected):
     kind: str = "StatefulSet"
     metadata: ObjectMeta
     spec: StatefulSetSpec
+
+    def _before_selector_problem(self) -> str | None:
+        """ValidateStatefulSetSpec before the selector: podManagementPolicy (the model's), the updateStrategy,
+        replicas (the model's), minReadySeconds, ordinals.start (the model's)."""
+        return (_stateful_strategy_problem(self.spec.update_strategy)
+                or non_negative_problem(self.spec.min_ready_seconds, "spec.minReadySeconds"))
+
+
+def _stateful_strategy_problem(strategy: StatefulSetUpdateStrategy) -> str | None:
+    """ValidateStatefulSetSpec's updateStrategy rules on the strategy SetDefaults_StatefulSet leaves: an unset type
+    is RollingUpdate with a rollingUpdate made for it; a RollingUpdate rollingUpdate then gets partition 0 and
+    (MaxUnavailableStatefulSet, beta and on by default since v1.35, so kept by the registry strategy) maxUnavailable
+    1 where unset; an explicit RollingUpdate without a rollingUpdate is left without one and checks nothing.
+    OnDelete takes no rollingUpdate; RollingUpdate: partition non-negative, and maxUnavailable (when set) a
+    non-negative int or a percentage (ValidatePositiveIntOrPercent), not 0, at most 100%
+    (validateRollingUpdateStatefulSet). The bad values are the internal structs as JSON (Go field names; an unset
+    Partition, an int32 there, is 0)."""
+    kind, rolling = strategy.type or "RollingUpdate", strategy.rolling_update
+    if not strategy.type and rolling is None:
+        rolling = RollingUpdateStatefulSetStrategy()
+    shown = None if rolling is None else {"Partition": rolling.partition or 0,
+                                          "MaxUnavailable": rolling.max_unavailable}
+    at = "spec.updateStrategy"
+    if kind == "OnDelete":
+        if rolling is not None:
+            return (f"{at}.rollingUpdate: Invalid value: {go_json(shown)}: only allowed for updateStrategy "
+                    "'RollingUpdate'")
+        return None
+    if kind != "RollingUpdate":
+        return (f"{at}: Invalid value: {go_json({'Type': kind, 'RollingUpdate': shown})}: must be 'RollingUpdate' or "
+                "'OnDelete'")
+    if rolling is None:
+        return None
+    at = f"{at}.rollingUpdate"
+    unavailable = 1 if rolling.max_unavailable is None else rolling.max_unavailable
+    problem = (non_negative_problem(rolling.partition, f"{at}.partition")
+               or int_or_percent_problem(unavailable, f"{at}.maxUnavailable"))
+    if problem is None and int_or_percent_value(unavailable) == 0:
+        problem = f"{at}.maxUnavailable: Invalid value: {go_json(unavailable)}: cannot be 0"
+    return problem or over_100_percent_problem(unavailable, f"{at}.maxUnavailable")
 
 
 class RollingUpdateDaemonSet(K8sModel):
@@ -549,6 +635,8 @@ class DaemonSetSpec(K8sModel):
     selector: LabelSelector
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
     update_strategy: DaemonSetUpdateStrategy = Field(default_factory=DaemonSetUpdateStrategy)
+    min_ready_seconds: Int32 = 0
+    revision_history_limit: Int32 | None = None      # SetDefaults_DaemonSet: 10
 
 
 class DaemonSet(_Selected):
@@ -557,12 +645,12 @@ class DaemonSet(_Selected):
     metadata: ObjectMeta
     spec: DaemonSetSpec
 
-    @model_validator(mode="after")
-    def _update_strategy_rules(self) -> DaemonSet:
-        problem = _daemon_strategy_problem(self.spec.update_strategy)
-        if problem is not None:
-            raise ValueError(problem)
-        return self
+    def _after_template_problem(self) -> str | None:
+        """ValidateDaemonSetSpec after the template: minReadySeconds, the updateStrategy, revisionHistoryLimit."""
+        spec = self.spec
+        return (non_negative_problem(spec.min_ready_seconds, "spec.minReadySeconds")
+                or _daemon_strategy_problem(spec.update_strategy)
+                or non_negative_problem(spec.revision_history_limit, "spec.revisionHistoryLimit"))
 
 
 def _daemon_strategy_problem(strategy: DaemonSetUpdateStrategy) -> str | None:
