@@ -119,11 +119,12 @@ CompletionMode = Literal["NonIndexed", "Indexed"]
 _GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-def go_json(value: Any) -> str:
+def go_json(value: Any, sort_keys: bool = False) -> str:
     """`value` as Go's json.Marshal writes it: how a field error shows a bad value that is not a plain string or
     number (an enum's named type, a struct, a map: apimachinery field.Error.ErrorBody). Maps must come with their
-    keys sorted, as Go sorts them; a struct's fields in declaration order."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    keys sorted, as Go sorts them (sort_keys: sorted here, for values that are all maps and lists); a struct's
+    fields in declaration order."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
     for char, escaped in _GO_JSON_ESCAPES:
         text = text.replace(char, escaped)
     return text

@@ -60,7 +60,7 @@ class NodeResourcesBalancedAllocation(Plugin):
 
     def request_pattern(self, pod, cluster):
         # Its resources not requested (extended) are left out, and a pod requesting none of them skipped.
-        return pod.requested_columns()
+        return pod.requested_columns
 
     def pre_score(self, pod, cluster):
         inputs = self._inputs(pod, cluster)

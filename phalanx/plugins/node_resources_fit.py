@@ -212,7 +212,7 @@ class NodeResourcesFit(Plugin):
     def request_pattern(self, pod, cluster):
         # The Filter checks the requested columns (ignoredResources zeroed: a function of them); the Score skips
         # the extended resources not requested; everything else is an amount.
-        return pod.requested_columns()
+        return pod.requested_columns
 
     def filter(self, xp, state, tensors):
         nodes = tensors.nodes

@@ -599,15 +599,7 @@ def _args_json(entry: dict) -> str | None:
     Go's escapes): what validateCommonQueueSort compares for the args of a plugin with no args type. None: no args
     (absent or null)."""
     args = entry.get("args")
-    return None if args is None else go_json(_sorted_keys(args))
-
-
-def _sorted_keys(value):
-    if isinstance(value, dict):
-        return {k: _sorted_keys(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted_keys(v) for v in value]
-    return value
+    return None if args is None else go_json(args, sort_keys=True)
 
 
 def _go_unknown(raw: str | None) -> str:
@@ -671,9 +663,9 @@ def config_from_doc(doc, source: str = "scheduler config", compat: str = "1.36",
     lock = leader.get("resourceLock") or "leases"         # SetDefaults: leaderElect true, resourceLock "leases"
     if leader.get("leaderElect") is not False:
         _check_leader_election(r, leader)
-    if leader.get("leaderElect") is not False and lock != "leases":
-        r.report("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must be '
-                                                f'"leases"')
+        if lock != "leases":
+            r.report("leaderElection.resourceLock", f'Invalid value: {go_quote(str(lock))}: resourceLock value must '
+                                                    f'be "leases"')
     if parallelism is not None and parallelism <= 0:
         r.report("parallelism", f"Invalid value: {parallelism}: should be an integer value greater than zero")
     decoded: list[_Decoded] = []
