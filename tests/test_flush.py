@@ -58,16 +58,29 @@ def test_a_pod_rejected_by_node_resources_fit_is_retried_every_five_minutes_and_
 
 
 def test_the_failure_time_is_the_last_failure():
-    """p fails at 7 (arrives then); a node event at 100 that does not help (a 1-cpu node) retries it at once and
-    it fails at 100; the flush then waits for 100 + 300: the tick at 420 (390 - 100 = 290)."""
+    """p fails at 7 (arrives then); a node event at 100 that moves it but does not help (a cordoned node it would
+    fit: NodeResourcesFit's hint queues it) retries it at once and it fails at 100; the flush then waits for
+    100 + 300: the tick at 420 (390 - 100 = 290)."""
+    s = new_scheduler([make_node("n1")])
+    s.step(7)
+    s.add_pods([too_big("p")])
+    s.step(100)
+    s.add_nodes([make_node("cordoned", cpu="16", unschedulable=True)])
+    records = s.step(500)
+    assert attempts_of(s.records, "default/p") == [(7, UNSCHEDULABLE), (100, UNSCHEDULABLE), (420, UNSCHEDULABLE)]
+    assert attempts_of(records, "default/p") == [(100, UNSCHEDULABLE), (420, UNSCHEDULABLE)]
+
+
+def test_a_node_the_pod_does_not_fit_leaves_it_pooled():
+    """NodeResourcesFit's hint (isSchedulableAfterNodeChange): a node added that the pod would not fit even empty
+    (1 cpu for an 8-cpu pod) does not move it; it waits for the flush after its failure at 7 (the tick at 330)."""
     s = new_scheduler([make_node("n1")])
     s.step(7)
     s.add_pods([too_big("p")])
     s.step(100)
     s.add_nodes([make_node("small", cpu="1")])
-    records = s.step(500)
-    assert attempts_of(s.records, "default/p") == [(7, UNSCHEDULABLE), (100, UNSCHEDULABLE), (420, UNSCHEDULABLE)]
-    assert attempts_of(records, "default/p") == [(100, UNSCHEDULABLE), (420, UNSCHEDULABLE)]
+    s.step(500)
+    assert attempts_of(s.records, "default/p") == [(7, UNSCHEDULABLE), (330, UNSCHEDULABLE)]
 
 
 def test_records_and_clock_of_a_step_sequence():

@@ -6,9 +6,9 @@ node_unschedulable_test.go (TestNodeUnschedulable) and pkg/scheduler/framework/p
 status; the case id names the upstream test function and case. Each runs through the Scheduler with a profile of the
 plugin alone at the extension points upstream's test calls and reads the explain report.
 
-Left out: TestIsSchedulableAfterNodeChange, TestIsSchedulableAfterPodTolerationChange and
-Test_isSchedulableAfterPodDeleted (per-object queueing hints: phalanx's events are coarser and every plugin but
-InterPodAffinity answers yes to the events it registered, docs/semantics.md "Queueing hints").
+The queueing hints (TestIsSchedulableAfterNodeChange, Test_isSchedulableAfterPodDeleted) are in
+tests/test_upstream_hints.py; TestIsSchedulableAfterPodTolerationChange is left out (pods are immutable here, so there
+is no toleration-change event).
 """
 from __future__ import annotations
 

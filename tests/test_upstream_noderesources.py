@@ -16,11 +16,14 @@ function and case. Nothing expected here was computed by phalanx. Every case run
 profile of the plugin alone at the extension points upstream's test calls (preFilter+filter, preScore+score, or score
 alone when upstream skips PreScore) and reads the explain report (phalanx.sched.explain.explain_pod).
 
+Queueing hints (fit_test.go Test_isSchedulableAfterNodeChange, TestIsFit, TestHaveAnyRequestedResourcesIncreased)
+run through NodeResourcesFit.hint with phalanx's node events.
+
 Upstream cases that phalanx cannot replay are skipped with the reason, or left out with a comment where the case is
-about something phalanx has no counterpart for: EventsToRegister, Test_isSchedulableAfterPodChange,
-Test_isSchedulableAfterNodeChange, Test_isSchedulableAfterDeviceClassChange (per-object queueing hints; phalanx's
-events are coarser, docs/semantics.md "Queueing hints"), TestIsFit and TestHaveAnyRequestedResourcesIncreased (helpers
-of those hints), TestFitSignPod / TestBalancedAllocationSignPod (pod signatures), BenchmarkTestFitScore.
+about something phalanx has no counterpart for: EventsToRegister, Test_isSchedulableAfterPodChange (pods are never
+scaled down here; every pod event is a bound or nominated pod leaving), Test_isSchedulableAfterDeviceClassChange
+(DeviceClasses are not cluster events here), the hints' "backoff-wrong-*-object" cases (objects of the wrong type),
+TestFitSignPod / TestBalancedAllocationSignPod (pod signatures), BenchmarkTestFitScore.
 """
 from __future__ import annotations
 
@@ -30,7 +33,10 @@ import numpy as np
 import pytest
 
 from phalanx.cluster_models import InputError, parse_objects
+from phalanx.cluster_models.requests import pod_load
 from phalanx.kernels.node_resources_fit import broken_linear
+from phalanx.plugins.framework import NODE_ADDED, NODE_UPDATED
+from phalanx.plugins.node_resources_fit import NodeResourcesFit, _requested_increased
 from phalanx.sched import Cluster, Scheduler
 from phalanx.sched.config import config_from_doc
 from phalanx.sched.explain import explain_pod
@@ -788,3 +794,125 @@ def test_scoring_strategy_without_type_is_refused():
     assert _fields(_config_error(FIT, {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}})) == [
         "scoringStrategy.type"]
     assert _config_error(FIT, {"ignoredResources": []}) is None
+
+
+# ------------------------------------------------------------------------------------------------ queueing hints
+Q, SKIP_Q = True, False      # fwk.Queue, fwk.QueueSkip
+
+
+def fit_hint(incoming, old, new, dra=()) -> bool:
+    """NodeResourcesFit.hint for a node added (old None) or updated, on a cluster holding the new node (and `dra`:
+    DeviceClasses)."""
+    objects = parse_objects(list(dra))
+    objects.nodes = [new]
+    cluster = Cluster.from_objects(objects)
+    event, seen = (NODE_ADDED, new) if old is None else (NODE_UPDATED, (old, new))
+    return NodeResourcesFit().hint(event, incoming, seen, cluster)
+
+
+# fit_test.go Test_isSchedulableAfterNodeChange: (case, pod requests, old node capacity or None (an add), new node
+# capacity, want). newResourcePod: one container with cpu, memory and ephemeral-storage set.
+FIT_NODE_HINTS = [
+    ("skip-queue-on-node-add-without-sufficient-resources", res(mem=2), None, {"memory": "1"}, SKIP_Q),
+    ("skip-queue-on-node-add-without-required-resource-type", res(scalars={EXT_A: 1}), None, {EXT_B: "1"}, SKIP_Q),
+    ("queue-on-node-add-with-sufficient-resources", res(mem=2, scalars={EXT_A: 1}), None,
+     {"memory": "4", EXT_A: "2"}, Q),
+    ("skip-queue-on-node-unrelated-changes", res(mem=2, scalars={EXT_A: 1}), {"memory": "2", EXT_A: "2"},
+     {"memory": "2", EXT_A: "1", EXT_B: "2"}, SKIP_Q),
+    ("queue-on-pod-requested-resources-increase", res(mem=2, scalars={EXT_A: 1}), {"memory": "2", EXT_A: "1"},
+     {"memory": "2", EXT_A: "2"}, Q),
+    ("skip-queue-on-node-changes-from-suitable-to-unsuitable", res(mem=2, scalars={EXT_A: 1}),
+     {"memory": "4", EXT_A: "2"}, {"memory": "1", EXT_A: "2"}, SKIP_Q),
+    ("queue-on-node-changes-from-unsuitable-to-suitable", res(mem=2, scalars={EXT_A: 1}),
+     {"memory": "1", EXT_A: "2"}, {"memory": "4", EXT_A: "2"}, Q),
+]
+
+
+@pytest.mark.parametrize("name,requests,old,new,want",
+                         [pytest.param(*c, id="Test_isSchedulableAfterNodeChange: " + c[0]) for c in FIT_NODE_HINTS])
+def test_fit_hint_node_change(name, requests, old, new, want):
+    assert fit_hint(pod(requests), None if old is None else capacity("n", old), capacity("n", new)) is want
+
+
+# fit_test.go TestIsFit, as a node added (the hint queues exactly when the pod fits the node empty): (case, pod,
+# node capacity, fits). Pod-level resources are on in v1.36.
+FIT_IS_FIT = [
+    ("insufficient resource", pod(req(cpu="2")), {"cpu": "1"}, False),
+    ("sufficient resource", pod(req(cpu="1")), {"cpu": "2"}, True),
+    ("insufficient pod-level resource", pod(pod_level=req(cpu="2")), {"cpu": "1"}, False),
+    ("sufficient pod-level resource", pod(pod_level=req(cpu="2")), {"cpu": "2"}, True),
+    ("sufficient pod-level resource hugepages", pod(pod_level={HUGE_A: "2Mi"}), {HUGE_A: "2Mi"}, True),
+    ("insufficient pod-level resource hugepages", pod(pod_level={HUGE_A: "4Mi"}), {HUGE_A: "2Mi"}, False),
+]
+
+
+@pytest.mark.parametrize("name,incoming,alloc,want",
+                         [pytest.param(*c, id="TestIsFit: " + c[0]) for c in FIT_IS_FIT])
+def test_fit_hint_is_fit(name, incoming, alloc, want):
+    assert fit_hint(incoming, None, capacity("n", alloc)) is want
+
+
+# fit_test.go TestHaveAnyRequestedResourcesIncreased, as a node update the pod fits afterwards: (case, pod, original
+# capacity, modified capacity, DRAExtendedResource, want). Upstream passes no DRA manager, under which any
+# extended resource a node has none of is left to DRA; here a DeviceClass naming extendedResourceA stands for that
+# (what the scheduler's own manager answers). The modified nodes are made large enough for the pod to fit them
+# (isFit is checked first in the hint; the function alone does not read it): cases whose modified node upstream
+# is smaller than the pod keep their numbers in the helper test below.
+FIT_INCREASED = [
+    ("no-requested-resources", res(), {"pods": "1", "cpu": "1", "memory": "1", "ephemeral-storage": "1", EXT_A: "1"},
+     {"pods": "1", "cpu": "2", "memory": "2", "ephemeral-storage": "2", EXT_A: "2"}, False, False),
+    ("no-requested-resources-pods-increased", res(),
+     {"pods": "1", "cpu": "1", "memory": "1", "ephemeral-storage": "1", EXT_A: "1"},
+     {"pods": "2", "cpu": "1", "memory": "1", "ephemeral-storage": "1", EXT_A: "1"}, False, True),
+    ("requested-resources-increased", res(2, 2, 2, {EXT_A: 2}),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXT_A: "4"},
+     {"cpu": "3", "memory": "4", "ephemeral-storage": "3", EXT_A: "4"}, False, True),
+    ("non-requested-resources-increased", res(2, 2),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXT_A: "4"},
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "5", EXT_A: "6"}, False, False),
+]
+
+
+@pytest.mark.parametrize("name,requests,old,new,dra,want",
+                         [pytest.param(*c, id="TestHaveAnyRequestedResourcesIncreased: " + c[0])
+                          for c in FIT_INCREASED])
+def test_fit_hint_requested_increased(name, requests, old, new, dra, want):
+    # pods given explicitly stay as given; otherwise st.MakeNode().Capacity's 32
+    make = node if "pods" in new else capacity
+    assert fit_hint(pod(requests), make("n", old), make("n", new), [_ext_a_class()] if dra else ()) is want
+
+
+def _ext_a_class() -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ext-a"},
+            "spec": {"extendedResourceName": EXT_A}}
+
+
+# The same function's cases whose modified node the pod does not fit (upstream calls it alone): its own answer.
+FIT_INCREASED_ALONE = [
+    ("requested-resources-dra-in-node", res(2, 2, 2, {EXT_A: 2}),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXT_A: "4"},
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "1", EXT_A: "1"}, True, False),
+    ("requested-resources-dra-not-in-node", res(2, 2, 2, {EXT_A: 2}),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3"}, {"cpu": "1", "memory": "2", "ephemeral-storage": "1"},
+     True, True),
+    ("requested-resources-dra-zero-capacity", res(scalars={EXT_A: 1}), {EXT_A: "0"}, {EXT_A: "0"}, True, True),
+    ("scalar-resources-not-in-node", res(2, 2, 2, {EXT_A: 2}),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3"}, {"cpu": "1", "memory": "2", "ephemeral-storage": "1"},
+     False, False),
+    ("requested-resources-decreased", res(2, 2, 2, {EXT_A: 2}),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXT_A: "4"},
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "1", EXT_A: "1"}, False, False),
+    ("non-requested-resources-decreased", res(2, 2),
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXT_A: "4"},
+     {"cpu": "1", "memory": "2", "ephemeral-storage": "1", EXT_A: "1"}, False, False),
+]
+
+
+@pytest.mark.parametrize("name,requests,old,new,dra,want",
+                         [pytest.param(*c, id="TestHaveAnyRequestedResourcesIncreased: " + c[0])
+                          for c in FIT_INCREASED_ALONE])
+def test_requested_increased_alone(name, requests, old, new, dra, want):
+    wanted, _ = pod_load(pod(requests))
+    old_node, new_node = capacity("n", old), capacity("n", new)
+    backed = {EXT_A} if dra else set()
+    assert _requested_increased(wanted, old_node.status.allocatable, new_node.status.allocatable, backed) is want

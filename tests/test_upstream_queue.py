@@ -108,8 +108,9 @@ def test_backoff_per_attempt_doubles_from_one_to_ten_seconds():
     failures = [0.0]
     for i in range(len(want)):
         # Right after the failure (the clock is at it): NodeAdd, which NodeResourcesFit registered, moves p to the
-        # backoffQ; the scheduler's next timer is the end of that backoff.
-        s.add_nodes([make_node(f"small{i}", cpu="1")])
+        # backoffQ (a node it would fit: the plugin's hint queues it; cordoned, so that p fails again); the
+        # scheduler's next timer is the end of that backoff.
+        s.add_nodes([make_node(f"cordoned{i}", cpu="16", unschedulable=True)])
         s.step(s.next_due())
         failures.append(attempts_of(s.records, "default/p")[-1][0])
     assert [b - a for a, b in zip(failures, failures[1:])] == want

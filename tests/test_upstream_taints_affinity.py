@@ -272,9 +272,8 @@ def test_taint_toleration_filter(name, tolerations, taints, expected, comparison
     assert filter_status(sched, p, ev, "TaintToleration", 0) == expected
 
 
-# Left out of taint_toleration_test.go: TestIsSchedulableAfterNodeChange and
-# Test_isSchedulableAfterTargetPodTolerationChange (queueing hints: phalanx's hints are coarser by design,
-# docs/semantics.md "Queueing hints"; pods are immutable, so there is no toleration-change event).
+# taint_toleration_test.go's TestIsSchedulableAfterNodeChange is in tests/test_upstream_hints.py; left out:
+# Test_isSchedulableAfterTargetPodTolerationChange (pods are immutable, so there is no toleration-change event).
 
 
 # ============================================================================ toleration matching
@@ -599,8 +598,7 @@ def test_node_affinity_priority(name, pod, nodes, args, run_prescore, want_presc
         assert np.asarray(ev.normalized["NodeAffinity"]).tolist() == expected
 
 
-# Left out of node_affinity_test.go: Test_isSchedulableAfterNodeChange (queueing hints; phalanx's NodeAffinity
-# hint says yes to every event it registered, docs/semantics.md "Queueing hints").
+# node_affinity_test.go's Test_isSchedulableAfterNodeChange is in tests/test_upstream_hints.py.
 
 
 # TestPodMatchesNodeSelectorAndAffinityTerms (component-helpers GetRequiredNodeAffinity(pod).Match): the pod's

@@ -17,7 +17,8 @@ from ..cluster_models.objects import (NodeAffinity as NodeAffinitySpec, go_quote
                                       label_value_errors, label_value_problem,
                                       qualified_name_errors)
 from ..cluster_models.tensors import parse_int64_label
-from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
+from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score,
+                                     term_matches)
 from ..kernels.normalize import default_normalize, max_holders
 from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, ArgsInvalid, CycleError, NodeSubset, Pads,
                         Plugin, PluginArgs, Rejection, pad1)
@@ -191,6 +192,29 @@ def _terms_on_rows(terms: tuple | None, rows: np.ndarray) -> tuple | None:
     return None if terms is None else tuple(_with_name_masks(t, lambda allowed: allowed[rows]) for t in terms)
 
 
+def _node_matches(terms: tuple, tensors, node) -> bool:
+    """Whether a Node object matches terms made over the tensors' vocabularies (ORed; each test of a term must
+    hold): its labels and name looked up there, where every node read has put them (an old version's too)."""
+    vocab = tensors.node_labels
+    row = np.full((1, len(vocab.keys.items)), -1, np.int64)
+    for key, value in node.metadata.labels.items():
+        k = vocab.keys.ids.get(key)
+        if k is not None:
+            row[0, k] = vocab.value_id(k, value)
+    node_id = tensors.node_index[node.metadata.name]
+    return any(bool(term_matches(np, row, _with_name_masks(term, lambda allowed: allowed[[node_id]]))[0])
+               for term in terms)
+
+
+def _unparsed_terms(pod) -> bool:
+    """Whether a required node affinity term that is not empty fails to parse (LazyErrorNodeSelector.Match then
+    errs when no term matches)."""
+    na = pod.spec.affinity.node_affinity if pod.spec.affinity else None
+    required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+    return required is not None and any(_term_parse_errors(term, "") for term in required.node_selector_terms
+                                        if term.match_expressions or term.match_fields)
+
+
 def required_node_affinity(pod, tensors) -> tuple | None:
     """The pod's nodeSelector AND each required node affinity term, as tests (terms ORed); None when the pod has
     neither (GetRequiredNodeAffinity: also what PodTopologySpread's nodeAffinityPolicy reads)."""
@@ -236,6 +260,22 @@ class NodeAffinity(Plugin):
 
     def removal_behaviour(self, state):
         return FIXED         # reads the node, not its pods
+
+    def hint(self, event, pod, objects, cluster) -> bool:
+        """isSchedulableAfterNodeChange (v1.36): the node (added, or updated from one that did not) matches the
+        profile's addedAffinity and the pod's nodeSelector and required node affinity. Upstream queues the pod when
+        the pod's terms fail to parse and none matches."""
+        if objects is None:
+            return True
+        old, new = (None, objects) if event == NODE_ADDED else objects
+        tensors = cluster.tensors
+        enforced = self._enforced(tensors)
+        if enforced is not None and not _node_matches(enforced, tensors, new):
+            return False
+        required = required_node_affinity(pod, tensors)
+        if required is not None and not _node_matches(required, tensors, new):
+            return _unparsed_terms(pod)
+        return old is None or (required is not None and not _node_matches(required, tensors, old))
 
     def filter(self, xp, state, tensors):
         required, enforced, rows = state.required, state.enforced, tensors.node_rows

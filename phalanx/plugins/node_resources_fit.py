@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..cluster_models.errors import InputError
 from ..cluster_models.objects import Int32, Int64, qualified_name_errors
+from ..cluster_models.requests import pod_load
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
@@ -222,6 +223,21 @@ class NodeResourcesFit(Plugin):
         return kernel.fit_filter(xp, nodes.allocatable, nodes.requested, nodes.pod_count, nodes.allowed_pods,
                                  state.request, state.columns, state.delegated)
 
+    def hint(self, event, pod, objects, cluster) -> bool:
+        """isSchedulableAfterPodEvent / isSchedulableAfterNodeChange (v1.36). Every pod event here is a bound or
+        nominated pod leaving (pods are never scaled down here): it may help. A node added helps when the pod fits
+        it empty; a node updated, when the pod fits it empty and it now offers more pods or more of a resource the
+        pod requests (or a DRA-backed one it has none of). Both read the pod's requests as the Filter does, but
+        without ignoredResources (upstream's isFit passes none)."""
+        if event not in (NODE_ADDED, NODE_UPDATED) or objects is None:
+            return True
+        old, new = (None, objects) if event == NODE_ADDED else objects
+        requests, _ = pod_load(pod)
+        backed = cluster.claims.extended
+        if not _fits_empty(requests, new.status.allocatable, backed):
+            return False
+        return old is None or _requested_increased(requests, old.status.allocatable, new.status.allocatable, backed)
+
     def reasons(self, payload, tensors):
         out = [TOO_MANY_PODS] if payload & (1 << kernel.TOO_MANY_PODS_BIT) else []
         return out + [f"Insufficient {name}" for r, name in enumerate(tensors.resources.items)
@@ -312,3 +328,28 @@ class NodeResourcesFit(Plugin):
                 domain_alloc[r] = np.where(request[:, col] > 0, domain_alloc[r], 0)
         return np.asarray(topology_placement.placement_fit_score(np, group, domain_alloc, domain_load, inputs.weights))
 
+
+
+_NATIVE = ("cpu", "memory", "ephemeral-storage")     # Resource's own fields: never left to DRA
+
+
+def _delegated(name: str, allocatable: dict[str, int], backed) -> bool:
+    """shouldDelegateResourceToDRA: an extended resource a DeviceClass backs, on a node that has none of it."""
+    return name not in _NATIVE and name in backed and allocatable.get(name, 0) == 0
+
+
+def _fits_empty(requests: dict[str, int], allocatable: dict[str, int], backed) -> bool:
+    """isFit: the pod's requests against the node's allocatable with nothing on it (one pod slot needed)."""
+    if allocatable.get("pods", 0) < 1:
+        return False
+    return all(want <= allocatable.get(name, 0) or _delegated(name, allocatable, backed)
+               for name, want in requests.items() if want > 0 and name != "pods")
+
+
+def _requested_increased(requests: dict[str, int], old: dict[str, int], new: dict[str, int], backed) -> bool:
+    """haveAnyRequestedResourcesIncreased: more pods allowed, or more of some resource the pod requests, or (an
+    extended one) left to DRA on the updated node."""
+    if new.get("pods", 0) > old.get("pods", 0):
+        return True
+    return any(new.get(name, 0) > old.get(name, 0) or _delegated(name, new, backed)
+               for name, want in requests.items() if want > 0 and name != "pods")

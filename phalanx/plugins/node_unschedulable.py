@@ -20,6 +20,13 @@ class NodeUnschedulable(Plugin):
         comparison = self.context.toleration_comparison
         return any(tolerates(t, *UNSCHEDULABLE_TAINT, comparison) for t in pod.pod.spec.tolerations)
 
+    def hint(self, event, pod, objects, cluster) -> bool:
+        """isSchedulableAfterNodeChange (v1.36): the node is schedulable now and was not before (or is new)."""
+        if objects is None:
+            return True
+        old, new = (None, objects) if event == NODE_ADDED else objects
+        return (old is None or old.spec.unschedulable) and not new.spec.unschedulable
+
     def removal_behaviour(self, state):
         return FIXED         # reads the node, not its pods
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..kernels.normalize import default_normalize, max_holders
 from ..kernels.taint_toleration import taint_toleration_filter, taint_toleration_score
-from ..kernels.tolerations import tolerated_mask
+from ..kernels.tolerations import tolerated_mask, tolerates
 from .framework import FIXED, NODE_ADDED, NODE_UPDATED, Pads, Plugin, pad1
 
 REASON = "node(s) had untolerated taint(s)"          # v1.35+ (no {key: value} any more)
@@ -31,6 +31,14 @@ def untolerated_hard(pod, taints, comparison: bool = False) -> np.ndarray:
     return _with_effect(taints, HARD_EFFECTS) & ~tolerated_mask(pod.spec.tolerations, taints, comparison)
 
 
+def _untolerated(pod, node, comparison: bool) -> bool:
+    """FindMatchingUntoleratedTaint over the node's NoSchedule/NoExecute taints: one the pod does not tolerate."""
+    tolerations = pod.spec.tolerations
+    return any(taint.effect in HARD_EFFECTS and not any(tolerates(t, taint.key, taint.value, taint.effect, comparison)
+                                                        for t in tolerations)
+               for taint in node.spec.taints)
+
+
 class TaintToleration(Plugin):
     name = "TaintToleration"
     reads_requests = False
@@ -38,6 +46,15 @@ class TaintToleration(Plugin):
 
     def filter_state(self, pod, cluster, pre):
         return untolerated_hard(pod.pod, cluster.tensors.taints, self.context.toleration_comparison)
+
+    def hint(self, event, pod, objects, cluster) -> bool:
+        """isSchedulableAfterNodeChange (v1.36): the node (added, or updated from one with an untolerated
+        NoSchedule/NoExecute taint) has none now."""
+        if objects is None:
+            return True
+        old, new = (None, objects) if event == NODE_ADDED else objects
+        comparison = self.context.toleration_comparison
+        return (old is None or _untolerated(pod, old, comparison)) and not _untolerated(pod, new, comparison)
 
     def removal_behaviour(self, state):
         return FIXED         # reads the node, not its pods
