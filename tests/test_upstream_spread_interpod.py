@@ -1491,34 +1491,39 @@ def test_pod_topology_spread_hint_pod_change(name, event, ns, labels, want):
 
 
 _ZONE_NODE_FOO_C = [hard(1, "zone", FOO), hard(1, "node", FOO)]
-_COARSE = "phalanx's PodTopologySpread says yes to every node event (docs/semantics.md, Queueing hints: " \
-          "upstream's finer isSchedulableAfterNodeChange is not reproduced)"
+_TAINT_A = [("aaa", "bbb", "NoSchedule")]
+_TAINT_C = [("ccc", "bbb", "NoSchedule")]
 PTS_NODE_HINTS = [
-    # (upstream case name, constraints, old node labels (None: added), new node labels, want)
-    ("node updates label which matches topologyKey", _ZONE_FOO, {"zone": "zone1"}, {"zone": "zone2"}, Q),
-    ("node that doesn't match topologySpreadConstraints updates non-related label", _ZONE_FOO, {"foo": "bar1"},
-     {"foo": "bar2"}, QS),
+    # (upstream case name, constraints, old node (labels, taints) (None: added), new node (labels, taints), want).
+    # Left out: "delete node ..." (a node removed is no node event here).
+    ("node updates label which matches topologyKey", _ZONE_FOO, ({"zone": "zone1"}, ()), ({"zone": "zone2"}, ()), Q),
+    ("node that doesn't match topologySpreadConstraints updates non-related label", _ZONE_FOO, ({"foo": "bar1"}, ()),
+     ({"foo": "bar2"}, ()), QS),
     ("node that match topologySpreadConstraints adds non-related label", _ZONE_NODE_FOO_C,
-     {"zone": "zone1", "node": "node1", "foo": "bar"}, {"zone": "zone1", "node": "node1"}, Q),
-    ("create node with non-related labels", _ZONE_FOO, None, {"foo": "bar"}, QS),
-    ("create node with related labels", _ZONE_FOO, None, {"zone": "zone1"}, Q),
+     ({"zone": "zone1", "node": "node1", "foo": "bar"}, ()), ({"zone": "zone1", "node": "node1"}, ()), QS),
+    ("create node with non-related labels", _ZONE_FOO, None, ({"foo": "bar"}, ()), QS),
+    ("create node with related labels", _ZONE_FOO, None, ({"zone": "zone1"}, ()), Q),
     ("add node with related labels that only match one of topologySpreadConstraints", _ZONE_NODE_FOO_C, None,
-     {"zone": "zone1"}, QS),
+     ({"zone": "zone1"}, ()), QS),
     ("add node with related labels that match all topologySpreadConstraints", _ZONE_NODE_FOO_C, None,
-     {"zone": "zone1", "node": "node1"}, Q),
+     ({"zone": "zone1", "node": "node1"}, ()), Q),
     ("update node with related labels that only match one of topologySpreadConstraints", _ZONE_NODE_FOO_C,
-     {"zone": "zone1"}, {"zone": "zone1"}, QS),
+     ({"zone": "zone1"}, ()), ({"zone": "zone1"}, ()), QS),
     ("update node with related labels that match all topologySpreadConstraints", _ZONE_NODE_FOO_C,
-     {"zone": "zone1", "node": "node1"}, {"zone": "zone1", "node": "node2"}, Q),
+     ({"zone": "zone1", "node": "node1"}, ()), ({"zone": "zone1", "node": "node2"}, ()), Q),
+    ("update node with different taints that match all topologySpreadConstraints", _ZONE_NODE_FOO_C,
+     ({"zone": "zone1", "node": "node1"}, _TAINT_A), ({"zone": "zone1", "node": "node1"}, _TAINT_C), Q),
+    ("update node with different taints that only match one of topologySpreadConstraints", _ZONE_NODE_FOO_C,
+     ({"node": "node1"}, _TAINT_A), ({"node": "node1"}, _TAINT_C), QS),
 ]
 
 
 @pytest.mark.parametrize("name,constraints,old,new,want", [
-    pytest.param(*c, id="PTS Test_isSchedulableAfterNodeChange: " + c[0],
-                 marks=[pytest.mark.skip(reason=_COARSE)] if c[4] is QS else [])
-    for c in PTS_NODE_HINTS])
+    pytest.param(*c, id="PTS Test_isSchedulableAfterNodeChange: " + c[0]) for c in PTS_NODE_HINTS])
 def test_pod_topology_spread_hint_node_change(name, constraints, old, new, want):
     plugin = PodTopologySpread(PodTopologySpreadArgs.model_validate(_LIST))
     cluster = SimpleNamespace(default_selectors=DefaultSelectors())
-    event, objects = _node_event(old, new)
+    made_new = node("node-a", new[0], taints=new[1])
+    event, objects = (NODE_ADDED, made_new) if old is None else (
+        NODE_UPDATED, (node("node-a", old[0], taints=old[1]), made_new))
     assert plugin.hint(event, pod("p", spread=constraints), objects, cluster) is want

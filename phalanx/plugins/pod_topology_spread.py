@@ -21,8 +21,8 @@ from ..kernels import node_affinity as affinity_kernel
 from ..kernels import pod_topology_spread as kernel
 from ..kernels import taint_toleration as taint_kernel
 from ..kernels.status import SUCCESS
-from .framework import (DOMAIN, NOMINATED_POD_DELETED, PER_POD, POD_BOUND, POD_DELETED, SKIP, ArgsInvalid, Pads, Plugin,
-                        PluginArgs, pad1)
+from .framework import (DOMAIN, NODE_ADDED, NODE_UPDATED, NOMINATED_POD_DELETED, PER_POD, POD_BOUND, POD_DELETED, SKIP,
+                        ArgsInvalid, Pads, Plugin, PluginArgs, pad1)
 from .labels import label_test, selector_matches, selector_tests
 from .node_affinity import pad_terms, required_node_affinity
 from .taint_toleration import untolerated_hard
@@ -154,27 +154,43 @@ class PodTopologySpread(Plugin):
     signs_from_template = True         # its signature: labels and namespace
 
     def hint(self, event, pod, objects, cluster) -> bool:
-        """isSchedulableAfterPodChange: a pod bound or deleted helps only if it was on a node, lives in the pod's
-        namespace and the selector of a constraint that can reject the pod (getConstraints: its DoNotSchedule ones,
-        or the default DoNotSchedule ones with its default selector; matchLabelKeys merged) selects it; node events
-        may always help."""
+        """isSchedulableAfterPodChange / isSchedulableAfterNodeChange (v1.36), over the constraints that can reject
+        the pod (getConstraints: its DoNotSchedule ones, or the default DoNotSchedule ones with its default
+        selector; matchLabelKeys merged). A pod bound or deleted helps only if it was on a node, lives in the pod's
+        namespace and a constraint's selector selects it. A node added helps when it has every constraint's
+        topology key; a node updated, when it gained or lost one of them, or keeps them all with another value of
+        one or other taints."""
         if event == NOMINATED_POD_DELETED:      # the deleted pod was not on a node (involvedInTopologySpreading)
             return False
-        if event not in (POD_BOUND, POD_DELETED) or objects is None:
+        if objects is None or event not in (POD_BOUND, POD_DELETED, NODE_ADDED, NODE_UPDATED):
             return True
+        constraints = self._hard_constraints(pod, cluster)
+        if event in (NODE_ADDED, NODE_UPDATED):
+            keys = [key for key, _, _ in constraints]
+            old, new = (None, objects) if event == NODE_ADDED else objects
+            matching = all(k in new.metadata.labels for k in keys)
+            if old is None:
+                return matching
+            if all(k in old.metadata.labels for k in keys) != matching:
+                return True
+            return matching and (any(old.metadata.labels.get(k) != new.metadata.labels.get(k) for k in keys)
+                                 or old.spec.taints != new.spec.taints)
         own = pod.metadata.labels
-        if pod.spec.topology_spread_constraints:
-            tests = [(c.label_selector, {k: own[k] for k in c.match_label_keys if k in own})
-                     for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
-        elif any(c.when_unsatisfiable == "DoNotSchedule" for c in self.args.defaults):
-            selector = cluster.default_selectors.selector(pod)
-            tests = [] if selector is None else [(selector, {})]
-        else:
-            tests = []
+        tests = [(selector, {k: own[k] for k in keys if k in own}) for _, selector, keys in constraints]
         return any(other.metadata.namespace == pod.metadata.namespace
                    and selector_matches(selector, other.metadata.labels)
                    and all(other.metadata.labels.get(k) == v for k, v in extra.items())
                    for selector, extra in tests for other in objects)
+
+    def _hard_constraints(self, pod, cluster) -> list[tuple[str, object, list[str]]]:
+        """getConstraints' DoNotSchedule constraints as (topologyKey, selector, matchLabelKeys): the pod's own, or
+        the default ones with the pod's default selector when it has none."""
+        if pod.spec.topology_spread_constraints:
+            return [(c.topology_key, c.label_selector, c.match_label_keys)
+                    for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+        hard = [c.topology_key for c in self.args.defaults if c.when_unsatisfiable == "DoNotSchedule"]
+        selector = cluster.default_selectors.selector(pod) if hard else None
+        return [] if selector is None else [(key, selector, []) for key in hard]
 
     def signs(self, spec) -> bool:
         return bool(spec.topology_spread_constraints)
