@@ -508,9 +508,10 @@ class DryRunCache(NodeResults):
     """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
     preemptors (one shape, one priority) while nothing else they read changes: the binding log (pods bound or
-    waiting at Permit) and the load columns, the nodes, the clock, the PDBs (`key`). Pods nominated to a node change
-    its result, so a node whose nominations changed since it was evaluated is evaluated again (`refresh`), and
-    so is a preemptor's own nominated node (the load there leaves the preemptor itself out). Ids of the same
+    waiting at Permit) and the load columns, the nodes, the clock, the pods waiting at Permit (which PDBs do not
+    count healthy), the PDBs (`key`). Pods nominated to a node change its result, so a node whose nominations
+    changed since it was evaluated is evaluated again (`refresh`), and so is a preemptor's own nominated node (the
+    load there leaves the preemptor itself out). Ids of the same
     state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin.
 
     Under one key a node's result is a function of the load nominated there alone. A kept dry run evaluates each
@@ -675,7 +676,7 @@ class DryRun:
     until a plugin asks for a node."""
 
     def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
-                 nominations: Nominations, cache: "DryRunCache | None" = None):
+                 nominations: Nominations, waiting: frozenset[str], cache: "DryRunCache | None" = None):
         self.cluster = cluster
         self.framework = framework
         self.p = p
@@ -684,6 +685,7 @@ class DryRun:
         self.rows = rows
         self.now = now
         self.nominations = nominations
+        self.waiting = waiting           # pods waiting at Permit: victims as bound pods are, but not healthy to PDBs
         self.vectorised = vectorised(p)
         self.log_pods = cluster.tensors.log()[0]
         # Kept results get rows ahead (DryRunCache), which only a later dry run under the same key can read.
@@ -817,7 +819,7 @@ class DryRun:
 
     def _pdb_matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self._pdbs is None:
-            self._pdbs = self.cluster.disruptions_allowed()
+            self._pdbs = self.cluster.disruptions_allowed(self.waiting)
         if not self._pdbs:
             return np.zeros((len(rows), 0), bool), np.zeros(0, np.int64)
         return pdb_matches(self._pdbs, [self.log_pods[r] for r in rows.tolist()])
@@ -1085,11 +1087,13 @@ class Preemption:
             if codes is None:
                 codes = node_status(ev, tensors.nodes.size)
             self.rows.sync(cluster, sched.start_of)
-            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, len(cluster.pdbs))
+            waiting = sched.permit.waiting_keys()
+            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, waiting,
+                   len(cluster.pdbs))
             if self.cache.key != key:
                 self.cache.reset(key, tensors.nodes.size, nominations.mark())
             self.cache.refresh(nominations, tensors.node_index, pod)
-            dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations,
+            dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, waiting,
                              self.cache if self.caching else None)
         else:
             codes = None

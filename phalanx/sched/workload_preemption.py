@@ -261,7 +261,7 @@ class GroupDryRun:
     def pdb_violating(self, units: list[VictimUnit]) -> np.ndarray:
         """(U,) bool for units in importance order: evicting the unit, after the units before it, takes some
         PodDisruptionBudget below zero (each pod of each unit counted in turn against shared budgets)."""
-        pdbs = self.sched.cluster.disruptions_allowed()
+        pdbs = self.sched.cluster.disruptions_allowed(self.sched.permit.waiting_keys())
         if not pdbs:
             return np.zeros(len(units), bool)
         pods = [p for u in units for p in u.pods]
