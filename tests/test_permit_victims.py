@@ -92,6 +92,24 @@ def test_a_waiting_gang_member_is_preempted_at_permit_and_retries():
     assert s.step(400) == [rec(330, WAITING, "m2", "n1")]
 
 
+def test_explain_says_a_waiting_victim_is_preempted_at_permit_not_evicted():
+    # The first toy's preemption as a what-if: m2 would be the victim (m1 reprieved), preempted at Permit; nothing
+    # is evicted, nominated or preempted by explain.
+    from phalanx.sched.explain import explain_pod, render_text
+    s = waiting_gang([make_node("n1", cpu="2", memory="1Gi")])
+    s.step(10)
+    report = explain_pod(s, make_pod("p", cpu="1", priority=1000))
+    pre = report["preemption"]
+    assert (pre["node"], [v["pod"] for v in pre["victims"]], pre["at_permit"]) == ("n1", ["default/m2"],
+                                                                                 ["default/m2"])
+    assert pre["spared"] == [{"pod": "default/m1", "priority": 0, "why": "reprieved: the preemptor still fits with it"}]
+    assert render_text(report).splitlines()[-3:] == [
+        "  preemption on n1 would evict 0 pods and preempt 1 waiting at Permit, 0 GPU-hours lost:",
+        "    preempt default/m2 waiting at Permit (priority 0, 0 GPUs)",
+        "    spare default/m1: reprieved: the preemptor still fits with it"]
+    assert state(s) == ([2000], ["default/m1", "default/m2"], [], 300.0) and not s.cluster.nominations
+
+
 @pytest.mark.parametrize("pdb", [False, True], ids=["no PDB", "PDB on the gang"])
 def test_a_pdb_protects_waiting_pods_as_it_protects_bound_ones(pdb):
     # n1 (2 cpu) holds m1, m2 waiting; n2 (1 cpu) holds b (priority 0, 1 cpu, started before the scheduler's

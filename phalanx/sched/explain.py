@@ -119,12 +119,15 @@ def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | 
 def losses(scheduler: Scheduler, victims: list[Pod]) -> dict:
     """{"victims": victim_cost of each, "at_permit": the victims waiting at Permit (preempted there, not evicted),
     "gangs_broken": [{"group", "pods", "gpu_hours"}], "gpu_hours_lost"}. A gang (minCount > 1) that loses any
-    member loses the work of all its bound members, so its GPU-hours count whole, once."""
+    bound member loses the work of all its bound members, so its GPU-hours count whole, once; a member waiting at
+    Permit has done no work, and its gang keeps what runs."""
     costs = [victim_cost(scheduler, v) for v in victims]
+    waiting = scheduler.permit.waiting_keys()
+    at_permit = [v.key for v in victims if v.key in waiting]
     broken: dict[str, GroupState] = {}
     for v in victims:
         gs = scheduler.groups.group_of(v)[0] if v.spec.scheduling_group or v.spec.workload_ref else None
-        if gs is not None and gs.min_count > 1:
+        if gs is not None and gs.min_count > 1 and v.key not in waiting:
             broken[gs.key] = gs
     def gpu_hours(pods):
         return sum(g * h for g, h in (gpu_time(scheduler, p) for p in pods))
@@ -136,9 +139,7 @@ def losses(scheduler: Scheduler, victims: list[Pod]) -> dict:
         counted.update(m.key for m in members)
         total += gpu_hours(members)
     total += gpu_hours([v for v in victims if v.key not in counted])
-    waiting = scheduler.permit.waiting_keys()
-    return {"victims": costs, "at_permit": [v.key for v in victims if v.key in waiting], "gangs_broken": gangs,
-            "gpu_hours_lost": round(total, 6)}
+    return {"victims": costs, "at_permit": at_permit, "gangs_broken": gangs, "gpu_hours_lost": round(total, 6)}
 
 
 def gpu_time(scheduler: Scheduler, pod: Pod) -> tuple[float, float]:
