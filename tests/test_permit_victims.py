@@ -12,6 +12,7 @@ records for the same inputs and seed, on numpy and on JAX) through runs where wa
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -90,6 +91,21 @@ def test_a_waiting_gang_member_is_preempted_at_permit_and_retries():
     # m2, pooled since 11, is retried by the flush at 330 (the first 30 s tick more than 300 s later) and waits on
     # the cpu m1 freed.
     assert s.step(400) == [rec(330, WAITING, "m2", "n1")]
+
+
+def test_a_checkpoint_after_the_preemption_resumes_alike():
+    """Taken right after m2 was preempted at Permit (the first toy at t=10: m2 back among g's pending members and in
+    the error backoffQ, m1 still waiting with its deadline, p nominated), a checkpoint resumes to the same records."""
+    from phalanx.sched.checkpoint import restore_scheduler, scheduler_state
+    nodes = [make_node("n1", cpu="2", memory="1Gi")]
+    s = waiting_gang(nodes)
+    s.step(10)
+    s.add_pods([make_pod("p", cpu="1", priority=1000)])
+    s.step(10)
+    copy = scheduler(nodes, [], [make_pod_group("g", min_count=3)], config=DEFAULT_PROFILE, gang_mode="permit")
+    restore_scheduler(copy, json.loads(json.dumps(scheduler_state(s))))
+    assert state(copy) == state(s)
+    assert copy.step(400) == s.step(400)
 
 
 def test_explain_says_a_waiting_victim_is_preempted_at_permit_not_evicted():

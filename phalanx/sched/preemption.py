@@ -511,8 +511,8 @@ class DryRunCache(NodeResults):
     waiting at Permit) and the load columns, the nodes, the clock, the pods waiting at Permit (which PDBs do not
     count healthy), the PDBs (`key`). Pods nominated to a node change its result, so a node whose nominations
     changed since it was evaluated is evaluated again (`refresh`), and so is a preemptor's own nominated node (the
-    load there leaves the preemptor itself out). Ids of the same
-    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin.
+    load there leaves the preemptor itself out). Ids of the same state give the same rows; the scan, the early stop
+    and the choice among candidates stay with the plugin.
 
     Under one key a node's result is a function of the load nominated there alone. A kept dry run evaluates each
     node twice in one batch: with the nominated load now, and with one more pod of the preemptor's requests
