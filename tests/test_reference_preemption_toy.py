@@ -267,3 +267,27 @@ def test_pods_nominated_to_a_node_count_against_lower_or_equal_priority_pods():
     # A lower-priority nomination does not count.
     r = preempt(pod("p", MID), {"node1": [pod("v", LOW)]}, pods=1, nominated=[(pod("q2", LOW), "node1")])
     assert r.node == "node1"
+
+
+# ----------------------------------------------------------------------------- pods waiting at Permit
+# A pod waiting at Permit is assumed on its node: it is a potential victim like a bound pod, under the same priority
+# and PDB rules; only PreemptPod tells them apart (a waiting victim is preempted at Permit, not deleted). It has not
+# started, so its start time is "now", later than every running pod's.
+def test_a_pod_waiting_at_permit_is_a_victim_preempted_there():
+    # node1 (500m) holds b (low, 300m, bound, t1) and w (low, 200m, waiting, now = t9). The preemptor (high, 200m)
+    # fits with both gone. Reprieve by importance: b (started earlier): b + p = 500m fits; w: 700m does not -> w is
+    # the victim, preempted at Permit (nothing deleted) with WaitOnPermit's error message.
+    w = pod("w", LOW, MEDIUM, start=9)
+    r = preempt(pod("p", HIGH, MEDIUM), {"node1": [pod("b", LOW, LARGE, start=1), w]})
+    assert (r.node, victims(r)) == ("node1", ["w"])
+    assert R.ref_actuate(r.victims, {w.key}) == ([], {"default/w": "waiting on permit for pod: preempted"})
+
+
+def test_a_pdb_protects_a_waiting_pod_as_it_protects_a_bound_one():
+    # As above, w (app=foo) under a PDB that allows 0: w would violate it, so it is tried first in the reprieve:
+    # w + p = 400m fits (reprieved); b: 700m does not -> b is deleted, w keeps waiting.
+    w = pod("w", LOW, MEDIUM, start=9, labels=FOO)
+    r = preempt(pod("p", HIGH, MEDIUM), {"node1": [pod("b", LOW, LARGE, start=1), w]},
+                pdbs=[R.RefPDB("default", FOO, 0)])
+    assert (victims(r), r.candidates[0].pdb_violations) == (["b"], 0)
+    assert R.ref_actuate(r.victims, {w.key}) == (r.victims, {})

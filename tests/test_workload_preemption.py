@@ -278,7 +278,7 @@ def test_counting_the_members_equals_running_the_cycle(case, data):
         sched.cluster.nominations[other.key] = Nomination(
             other, f"n{data.draw(st.integers(0, len(nodes) - 1))}", 1000,
             sched.shape_of(other).request_vector(sched.cluster.tensors))
-    counted, run = GroupDryRun(sched, gs, set()), GroupDryRun(sched, gs, set())
+    counted, run = GroupDryRun(sched, gs), GroupDryRun(sched, gs)
     run.__dict__["_count"] = None
     event("counted" if counted._count is not None else "not countable")
     units = counted.units
@@ -303,7 +303,7 @@ def test_units_below_a_priority_equal_the_laid_out_units_below_it(case, priority
     sched = scheduler(nodes, bound, groups + [gang])
     sched.add_pods(members)
     gs = sched.groups.states["default/g"]
-    quick, full = GroupDryRun(sched, gs, set()), GroupDryRun(sched, gs, set())
+    quick, full = GroupDryRun(sched, gs), GroupDryRun(sched, gs)
     got = quick.units_below(priority)
     want = [u for u in full.units if u.priority < priority]
     assert [(u.key, u.rows.tolist()) for u in got] == [(u.key, u.rows.tolist()) for u in want]

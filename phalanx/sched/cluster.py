@@ -378,12 +378,15 @@ class Cluster:
         if self.gpus.owner is None:  # its whole-GPU / share correction lives in this cluster's node table
             self.gpus.attach(self)
 
-    def disruptions_allowed(self) -> list[tuple[PodDisruptionBudget, int]]:
+    def disruptions_allowed(self, not_running: frozenset[str] = frozenset()
+                            ) -> list[tuple[PodDisruptionBudget, int]]:
         """Each PDB with its status.disruptionsAllowed now: the controller's desiredHealthy, fixed when the
-        budget was first seen, against the bound pods its selector matches now (cluster_models.disruption)."""
+        budget was first seen, against the healthy pods its selector matches now (cluster_models.disruption): the
+        pods on nodes but those of `not_running` (waiting at Permit: pending, so never Ready, which the disruption
+        controller's health asks)."""
         if not self.pdbs:
             return []
-        live = [pod for pod, _ in self.tensors.live_bound()]
+        live = [pod for pod, _ in self.tensors.live_bound() if pod.key not in not_running]
         out = []
         for pdb in self.pdbs:
             ns = pdb.metadata.namespace

@@ -86,8 +86,9 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
 
 def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | None:
     """What PostFilter (preemption) would do for a pod no node fits, as a what-if (nothing nominated or evicted):
-    {"node", "victims": [{"pod", "priority", "gpus", "hours_run", "gpu_hours"}], "spared": [{"pod", "why"}],
-    "gpu_hours_lost", "message"}; None when the profile has no PostFilter plugin. `spared` lists the other pods
+    {"node", "victims": [{"pod", "priority", "gpus", "hours_run", "gpu_hours"}], "at_permit", "spared": [{"pod",
+    "why"}], "gpu_hours_lost", "message"} (`at_permit`: the victims waiting at Permit, which preemption would preempt
+    there rather than evict); None when the profile has no PostFilter plugin. `spared` lists the other pods
     on the chosen node and why each stays."""
     state = scheduler.rng.bit_generator.state
     try:
@@ -97,12 +98,12 @@ def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | 
     if outcome is None:
         return None
     if outcome.success is None:
-        return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
-                "message": outcome.message}
+        return {"node": None, "victims": [], "at_permit": [], "gangs_broken": [], "spared": [],
+                "gpu_hours_lost": 0.0, "message": outcome.message}
     node, victims = outcome.nominate, list(outcome.success.victims)
     cluster = scheduler.cluster
     priority = cluster.priority(pod)
-    gone, waiting = {v.key for v in victims}, scheduler.permit.waiting_keys()
+    gone = {v.key for v in victims}
     node_id = cluster.tensors.node_index[node]
     spared = []
     for other, at in cluster.tensors.live_bound():
@@ -110,21 +111,23 @@ def explain_preemption(scheduler: Scheduler, placer, pod: Pod, p, ev) -> dict | 
             continue
         theirs = cluster.priority(other)
         why = (f"priority {theirs} is not lower than the preemptor's {priority}" if theirs >= priority
-               else "waiting at Permit" if other.key in waiting
                else "reprieved: the preemptor still fits with it")
         spared.append({"pod": other.key, "priority": theirs, "why": why})
     return {"node": node, **losses(scheduler, victims), "spared": spared, "message": ""}
 
 
 def losses(scheduler: Scheduler, victims: list[Pod]) -> dict:
-    """{"victims": victim_cost of each, "gangs_broken": [{"group", "pods", "gpu_hours"}], "gpu_hours_lost"}. A
-    gang (minCount > 1) that loses any member loses the work of all its bound members, so its GPU-hours count
-    whole, once."""
+    """{"victims": victim_cost of each, "at_permit": the victims waiting at Permit (preempted there, not evicted),
+    "gangs_broken": [{"group", "pods", "gpu_hours"}], "gpu_hours_lost"}. A gang (minCount > 1) that loses any
+    bound member loses the work of all its bound members, so its GPU-hours count whole, once; a member waiting at
+    Permit has done no work, and its gang keeps what runs."""
     costs = [victim_cost(scheduler, v) for v in victims]
+    waiting = scheduler.permit.waiting_keys()
+    at_permit = [v.key for v in victims if v.key in waiting]
     broken: dict[str, GroupState] = {}
     for v in victims:
         gs = scheduler.groups.group_of(v)[0] if v.spec.scheduling_group or v.spec.workload_ref else None
-        if gs is not None and gs.min_count > 1:
+        if gs is not None and gs.min_count > 1 and v.key not in waiting:
             broken[gs.key] = gs
     def gpu_hours(pods):
         return sum(g * h for g, h in (gpu_time(scheduler, p) for p in pods))
@@ -136,7 +139,7 @@ def losses(scheduler: Scheduler, victims: list[Pod]) -> dict:
         counted.update(m.key for m in members)
         total += gpu_hours(members)
     total += gpu_hours([v for v in victims if v.key not in counted])
-    return {"victims": costs, "gangs_broken": gangs, "gpu_hours_lost": round(total, 6)}
+    return {"victims": costs, "at_permit": at_permit, "gangs_broken": gangs, "gpu_hours_lost": round(total, 6)}
 
 
 def gpu_time(scheduler: Scheduler, pod: Pod) -> tuple[float, float]:
@@ -214,8 +217,13 @@ def render_preemption(pre: dict) -> list[str]:
     if pre["node"] is None and not pre["victims"]:
         return [f"  preemption would not help: {pre['message']}"]
     where = f" on {pre['node']}" if pre["node"] else f" in {pre['domain']}" if pre.get("domain") else ""
-    lines = [f"  preemption{where} would evict {len(pre['victims'])} pods, {pre['gpu_hours_lost']:g} GPU-hours lost:"]
-    lines += [f"    evict {v['pod']} (priority {v['priority']}, {v['gpus']:g} GPUs x {v['hours_run']:.2f} h)"
+    at_permit = set(pre.get("at_permit", ()))
+    also = f" and preempt {len(at_permit)} waiting at Permit" if at_permit else ""
+    lines = [f"  preemption{where} would evict {len(pre['victims']) - len(at_permit)} pods{also}, "
+             f"{pre['gpu_hours_lost']:g} GPU-hours lost:"]
+    lines += [f"    preempt {v['pod']} waiting at Permit (priority {v['priority']}, {v['gpus']:g} GPUs)"
+              if v["pod"] in at_permit else
+              f"    evict {v['pod']} (priority {v['priority']}, {v['gpus']:g} GPUs x {v['hours_run']:.2f} h)"
               for v in pre["victims"]]
     lines += [f"    gang {g['group']} loses the work of its {g['pods']} pods: {g['gpu_hours']:g} GPU-hours"
               for g in pre["gangs_broken"]]
@@ -278,8 +286,8 @@ def explain_group_preemption(scheduler: Scheduler, gs, listed: int = 20) -> dict
     what each loses, and the lower-priority units it would spare (the first `listed`, and how many)."""
     outcome = scheduler.workload_preemption.what_if(gs)
     if isinstance(outcome, str):
-        return {"node": None, "victims": [], "gangs_broken": [], "spared": [], "gpu_hours_lost": 0.0,
-                "message": outcome or "workload aware preemption is disabled"}
+        return {"node": None, "victims": [], "at_permit": [], "gangs_broken": [], "spared": [],
+                "gpu_hours_lost": 0.0, "message": outcome or "workload aware preemption is disabled"}
     result, dry_run = outcome.result, outcome.dry_run
     gone = {p.key for p in result.victims}
     priority = pod_group_priority(gs.group, scheduler.cluster.priority_classes)

@@ -1,8 +1,10 @@
-"""Permit: placed pods that a Permit plugin holds (waiting pods), their deadlines, allowing and rejecting them.
+"""Permit: placed pods that a Permit plugin holds (waiting pods), their deadlines, allowing, rejecting and
+preempting them.
 
 In gang_mode="permit" (the v1.35 GangScheduling gate) gang members go through the pod queue one by one; a placed
 member waits at Permit, holding its node, until the profile's Permit plugins allow it (GangScheduling: minCount
-members placed), or until the timeout rejects every waiting member of its group.
+members placed), or until the timeout rejects every waiting member of its group, or until a preemption chooses it as
+a victim (upstream waitingPod.Preempt: it leaves its node and retries, nothing is deleted).
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from .podgroups import GroupState
 from .records import PERMIT_REJECTED, WAITING, Placed
 
 PLUGIN = "GangScheduling"
+# WaitOnPermit's text for a waiting pod whose status is an error, not a rejection (a preempted one's).
+WAIT_FAILED = "waiting on permit for pod: {}"
 _NONE: frozenset[str] = frozenset()
 
 
@@ -31,7 +35,8 @@ class Permit:
             self.timed[gs.key] = gs
 
     def waiting_keys(self) -> frozenset[str]:
-        """Pods waiting at Permit in any group (they hold nodes; preemption does not evict them)."""
+        """Pods waiting at Permit in any group (they hold nodes; a preemption that chooses one preempts it here
+        rather than deleting it)."""
         return frozenset([key for gs in self.timed.values() for key in gs.waiting]) if self.timed else _NONE
 
     def cleared(self, gs: GroupState) -> None:
@@ -92,6 +97,31 @@ class Permit:
                 sched.park(pod, seq, frozenset())
             sched.set_condition(gs, "False", "Unschedulable", message)
             sched.cluster_event(POD_DELETED, None, exclude=gs)
+
+    def preempt(self, keys: list[str], status: str) -> list:
+        """waitingPod.Preempt for the waiting pods `keys` a preemption chose as victims (upstream v1.36,
+        kubernetes#135719); returns them. Each one's binding cycle fails with an error whose message is `status`
+        ("preempted"): it is reported as WaitOnPermit reports an error (WAIT_FAILED), is no rejection (no
+        unschedulable plugin, no PodGroup condition) and goes to the error backoffQ, tried again when its backoff
+        ends, with no event. Its node and what its Reserve plugins held are released (Unreserve: GangScheduling
+        forgets it, so the group's other waiting members wait on, their deadline unchanged). The caller sends the
+        event for the freed nodes."""
+        sched = self.sched
+        sched.progress += len(keys)
+        pods, seqs = [], []
+        for key in keys:
+            gs = sched.groups.of_pod[key]
+            sched.release(key)
+            pod, seq = gs.waiting.pop(key)
+            gs.pending[key] = (pod, seq)
+            pods.append(pod)
+            seqs.append(seq)
+            if not gs.waiting:
+                self._deadline(gs, None)
+        sched.fail(pods, WAIT_FAILED.format(status), PERMIT_REJECTED)
+        for pod, seq in zip(pods, seqs):
+            sched.retry_after_error([pod], [seq], sched.shape_of(pod))
+        return pods
 
     def livelock(self, deadline: float) -> bool:
         """A gang timing out at `deadline` was already rejected at Permit with nothing bound and no outside event

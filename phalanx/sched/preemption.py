@@ -1,6 +1,7 @@
 """Preemption around the plugins: the PostFilter extension point (upstream RunPostFilterPlugins), the dry run the
 DefaultPreemption plugin asks for (victims per node, upstream SelectVictimsOnNode), pods nominated to nodes and
-how Filter counts them (RunFilterPluginsWithNominatedPods), and the eviction of victims.
+how Filter counts them (RunFilterPluginsWithNominatedPods), and the eviction of victims (victims waiting at Permit are
+preempted there instead).
 
 The dry run has two exact paths:
 - vectorised, when every Filter that runs for the preemptor reads no pods (FIXED) or only its node's load columns
@@ -35,6 +36,10 @@ from .cluster import Nomination, Nominations
 from .cycle import Evaluation, NodeRows, Prepared, WithNodes, prepare, run_filters
 from .messages import node_reasons, patched_histogram
 from .records import Preempted
+
+# The status a preemption gives the victims waiting at Permit (upstream PreemptPod: waitingPod.Preempt(pluginName,
+# "preempted")).
+PREEMPTED_AT_PERMIT = "preempted"
 
 
 class BoundRows:
@@ -502,11 +507,12 @@ class KnownCandidates:
 class DryRunCache(NodeResults):
     """Per-node results of the dry run (VictimSelection rows over every node), filled as nodes are asked for. Every
     dry run keeps its results here; the vectorised dry run's are kept across the failed cycles of identical
-    preemptors (one shape, one priority) while nothing else they read changes: the binding log and the load
-    columns, the nodes, the clock, the PDBs, the pods waiting at Permit (`key`). Pods nominated to a node change
-    its result, so a node whose nominations changed since it was evaluated is evaluated again (`refresh`), and
-    so is a preemptor's own nominated node (the load there leaves the preemptor itself out). Ids of the same
-    state give the same rows; the scan, the early stop and the choice among candidates stay with the plugin.
+    preemptors (one shape, one priority) while nothing else they read changes: the binding log (pods bound or
+    waiting at Permit) and the load columns, the nodes, the clock, the pods waiting at Permit (which PDBs do not
+    count healthy), the PDBs (`key`). Pods nominated to a node change its result, so a node whose nominations
+    changed since it was evaluated is evaluated again (`refresh`), and so is a preemptor's own nominated node (the
+    load there leaves the preemptor itself out). Ids of the same state give the same rows; the scan, the early stop
+    and the choice among candidates stay with the plugin.
 
     Under one key a node's result is a function of the load nominated there alone. A kept dry run evaluates each
     node twice in one batch: with the nominated load now, and with one more pod of the preemptor's requests
@@ -670,7 +676,7 @@ class DryRun:
     until a plugin asks for a node."""
 
     def __init__(self, cluster, framework, p: Prepared, pod: Pod, priority: int, rows: BoundRows, now: float,
-                 nominations: Nominations, spared: set[str] = frozenset(), cache: "DryRunCache | None" = None):
+                 nominations: Nominations, waiting: frozenset[str], cache: "DryRunCache | None" = None):
         self.cluster = cluster
         self.framework = framework
         self.p = p
@@ -679,7 +685,7 @@ class DryRun:
         self.rows = rows
         self.now = now
         self.nominations = nominations
-        self.spared = spared
+        self.waiting = waiting           # pods waiting at Permit: victims as bound pods are, but not healthy to PDBs
         self.vectorised = vectorised(p)
         self.log_pods = cluster.tensors.log()[0]
         # Kept results get rows ahead (DryRunCache), which only a later dry run under the same key can read.
@@ -724,7 +730,8 @@ class DryRun:
 
     @functools.cached_property
     def potential(self) -> tuple[np.ndarray, np.ndarray]:
-        """(binding-log rows, their nodes) of the potential victims anywhere: live, lower priority, not spared."""
+        """(binding-log rows, their nodes) of the potential victims anywhere: live (bound or waiting at Permit: a
+        waiting pod is assumed on its node, as upstream's snapshot has it) and of lower priority."""
         return self._shared("potential", self._potential)
 
     @functools.cached_property
@@ -738,16 +745,11 @@ class DryRun:
         return self._shared("by_node", make)
 
     def _potential(self) -> tuple[np.ndarray, np.ndarray]:
-        tensors = self.cluster.tensors
-        _, nodes, removed = tensors.log()
+        _, nodes, removed = self.cluster.tensors.log()
         live = np.ones(len(self.log_pods), bool)
         if removed:
             live[list(removed)] = False
         lower = self.rows.priority[: len(self.log_pods)] < self.priority
-        for key in self.spared:          # pods waiting at Permit are not evicted (docs/semantics.md)
-            row = tensors.position(key)
-            if row >= 0:
-                live[row] = False
         rows = np.flatnonzero(live & lower)
         return rows, nodes[rows].astype(np.int64)
 
@@ -817,7 +819,7 @@ class DryRun:
 
     def _pdb_matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self._pdbs is None:
-            self._pdbs = self.cluster.disruptions_allowed()
+            self._pdbs = self.cluster.disruptions_allowed(self.waiting)
         if not self._pdbs:
             return np.zeros((len(rows), 0), bool), np.zeros(0, np.int64)
         return pdb_matches(self._pdbs, [self.log_pods[r] for r in rows.tolist()])
@@ -1085,13 +1087,13 @@ class Preemption:
             if codes is None:
                 codes = node_status(ev, tensors.nodes.size)
             self.rows.sync(cluster, sched.start_of)
-            spared = sched.permit.waiting_keys()
-            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, spared,
+            waiting = sched.permit.waiting_keys()
+            key = (id(placer.framework), id(p.shape), priority, tensors_state(tensors), sched.now, waiting,
                    len(cluster.pdbs))
             if self.cache.key != key:
                 self.cache.reset(key, tensors.nodes.size, nominations.mark())
             self.cache.refresh(nominations, tensors.node_index, pod)
-            dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, spared,
+            dry_run = DryRun(cluster, placer.framework, p, pod, priority, self.rows, sched.now, nominations, waiting,
                              self.cache if self.caching else None)
         else:
             codes = None
@@ -1131,30 +1133,52 @@ class Preemption:
         return PostFilterOutcome(", ".join(r for r in reasons if r), nominate, success, dry_run, tuple(changes))
 
     def actuate(self) -> None:
-        """Evict the victims of this cycle's preemptions (the preemptors are back in the queue already, so the
-        deletions wake them); a victim an earlier preemption already evicted is not evicted again. Upstream deletes
-        the victims one by one, each deletion an event; those of this cycle's preemptions make one batch of
-        events, in order, that wakes the same pods as those events would (Scheduler.cluster_event with `each`: no
-        hint reads what the evictions in between change)."""
+        """Carry out this cycle's preemptions (the preemptors are back in the queue already, so the freed nodes wake
+        them): victims waiting at Permit are preempted there (upstream PreemptPod: waitingPod.Preempt, no deletion),
+        the others evicted; a victim an earlier preemption already took is not taken again. Upstream deletes the
+        victims one by one, each deletion an event, and a preempted waiting pod's binding cycle frees its node when it
+        fails; those of this cycle's preemptions make one batch of events, in order (the evicted pods', then the
+        preempted waiting pods'), that wakes the same pods as those events would (Scheduler.cluster_event with
+        `each`: no hint reads what the evictions in between change)."""
         if not self.pending:         # most cycles preempt nothing
             return
         sched = self.sched
         pending, self.pending = self.pending, []
-        # Every victim off its node in one step (the node table is read by nothing in between; a victim evicted
-        # already, by an earlier preemption, comes back None), then off the queues and plugins in one pass, then each
-        # preemption's records in order.
-        _, taken = sched.cluster.tensors.unbind_all([v for entry in pending for v in entry.victims])
+        waiting = sched.permit.waiting_keys()
+        if waiting:
+            _mark_waiting(pending, waiting)
+        # Every evicted victim off its node in one step (the node table is read by nothing in between; a victim
+        # evicted already, by an earlier preemption, comes back None), then off the queues and plugins in one pass,
+        # then each preemption's records in order.
+        evicting = [v for entry in pending for v in entry.evicted]
+        _, taken = sched.cluster.tensors.unbind_all(evicting)
         keys, start = [], 0
         for entry in pending:
-            end = start + len(entry.victims)
+            evicted = entry.evicted
+            end = start + len(evicted)
             if any(pod is None for pod in taken[start:end]):
-                entry.victims = [v for v, pod in zip(entry.victims, taken[start:end]) if pod is not None]
-            keys += entry.victims
+                gone = {v for v, pod in zip(evicted, taken[start:end]) if pod is None}
+                entry.victims = [v for v in entry.victims if v not in gone]
+                evicted = entry.evicted
+            keys += evicted
             start = end
         pods = [pod for pod in taken if pod is not None]
         freed = sched.drop_pods(keys, pods)
         for entry in pending:
             sched.log.append(entry)
-            sched.log_deleted(entry.victims, entry.reason)
+            sched.log_deleted(entry.evicted, entry.reason)
+            if entry.rejected:
+                freed += sched.permit.preempt(entry.rejected, PREEMPTED_AT_PERMIT)
         if freed:
             sched.cluster_event(POD_DELETED, freed, each=True)
+
+
+def _mark_waiting(pending: list[Preempted], waiting: frozenset[str]) -> None:
+    """Each preemption's victims waiting at Permit (`rejected`: preempted there, not evicted); one an earlier
+    preemption of the cycle already chose leaves the later one's victims (it is preempted once)."""
+    taken: set[str] = set()
+    for entry in pending:
+        if taken:
+            entry.victims = [v for v in entry.victims if v not in taken]
+        entry.rejected = [v for v in entry.victims if v in waiting]
+        taken.update(entry.rejected)

@@ -12,11 +12,12 @@ import numpy as np
 BOUND = "Bound"                        # a pod was bound to `node`
 UNSCHEDULABLE = "Unschedulable"        # an attempt left the pod pending; `message` says why
 WAITING = "WaitingOnPermit"            # placed on `node`, held at Permit until its gang is complete
-PERMIT_REJECTED = "PermitRejected"     # a waiting pod was rejected (timeout); its node was released
+PERMIT_REJECTED = "PermitRejected"     # a waiting pod was rejected (timeout) or preempted; its node was released
 DELETED = "Deleted"                    # a pod left the cluster (deleted, completed, or its node removed)
 POD_GROUP_SCHEDULED = "PodGroupScheduled"   # the PodGroup condition changed; `status`, `reason`, `message`
 NOMINATED = "Nominated"                # a preemptor's status.nominatedNodeName was set to `node`
-PREEMPTED = "Preempted"                # a victim got DisruptionTarget (PreemptionByScheduler) and is evicted
+PREEMPTED = "Preempted"                # a victim got DisruptionTarget (PreemptionByScheduler) and is evicted (a
+                                       # victim waiting at Permit is preempted there instead: PERMIT_REJECTED)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Placed:
 
 @dataclass(frozen=True)
 class Failed:
-    """Pods left pending (UNSCHEDULABLE) or rejected at Permit (PERMIT_REJECTED), with why."""
+    """Pods left pending (UNSCHEDULABLE) or rejected or preempted at Permit (PERMIT_REJECTED), with why."""
     kind: str
     time: float
     pods: list
@@ -85,7 +86,9 @@ class GroupCondition:
 @dataclass
 class Preempted:
     """A preemption: the preemptor (a pod nominated to `node`, or a PodGroup whose placeable members are
-    `nominated`) and the victims evicted (pod keys; an entry is complete once the cycle that made it ends)."""
+    `nominated`) and its victims (pod keys, most important first; an entry is complete once the cycle that made it
+    ends): evicted, but for those waiting at Permit, which are preempted there and not deleted (`rejected`: their
+    PERMIT_REJECTED records follow the entry's)."""
     time: float
     preemptor: str
     node: str                          # "" for a PodGroup
@@ -93,6 +96,15 @@ class Preempted:
     kind: str = "Pod"                  # "Pod" | "PodGroup"
     nominated: dict[str, str] = field(default_factory=dict)   # PodGroup: member key -> node
     domain: str = ""                   # a topology-constrained PodGroup (beyond v1.36): the domain it preempted in
+    rejected: list[str] = field(default_factory=list)         # the victims that were waiting at Permit
+
+    @property
+    def evicted(self) -> list[str]:
+        """The victims deleted (all but those preempted at Permit), in order."""
+        if not self.rejected:
+            return self.victims
+        rejected = set(self.rejected)
+        return [v for v in self.victims if v not in rejected]
 
     @property
     def reason(self) -> str:
@@ -104,7 +116,7 @@ class Preempted:
         nominated = [Record(self.time, NOMINATED, member, node) for member, node in self.nominated.items()] \
             if self.kind == "PodGroup" else [Record(self.time, NOMINATED, self.preemptor, self.node)]
         return nominated + [Record(self.time, PREEMPTED, v, self.node or None, message=self.reason)
-                            for v in self.victims]
+                            for v in self.evicted]
 
     def summary(self) -> dict:
         """The entry as `phalanx schedule --json` reports it."""
@@ -113,6 +125,8 @@ class Preempted:
         if self.domain:
             out["domain"] = self.domain
         out["victims"] = list(self.victims)
+        if self.rejected:
+            out["rejected_at_permit"] = list(self.rejected)
         return out
 
 

@@ -2,8 +2,9 @@
 runWorkloadAwarePreemption): when a PodGroup's cycle fails Unschedulable, the postFilter plugins that implement
 PodGroupPostFilter (DefaultPreemption) treat the group as one preemptor. The dry run they are handed re-runs the
 group's own cycle (GroupCycle.try_group) on copies of the cluster without some victim units; the cluster itself is
-never touched until the victims are evicted, when the cycle ends. A victim unit is a PodGroup whose disruptionMode
-is PodGroup (all its bound pods, at the group's priority) or a single bound pod (at its own priority).
+never touched until the victims are evicted (or, waiting at Permit, preempted there), when the cycle ends. A victim
+unit is a PodGroup whose disruptionMode is PodGroup (all its pods on nodes, bound or waiting at Permit, at the
+group's priority) or a single pod on a node (at its own priority).
 """
 from __future__ import annotations
 
@@ -68,10 +69,9 @@ class _Layout:
 class GroupDryRun:
     """The victim units of the cluster and the group's cycle re-run without some of them."""
 
-    def __init__(self, sched, gs, spared: set[str], nodes: np.ndarray | None = None):
+    def __init__(self, sched, gs, nodes: np.ndarray | None = None):
         self.sched = sched
         self.gs = gs
-        self.spared = spared
         self.nodes = nodes       # a topology domain's node ids (beyond v1.36): its units, the cycle inside it
         self._sub = None         # the cluster copy the re-runs use, without the pods in self._gone
         self._gone: dict[str, tuple[Pod, int]] = {}    # pod key -> (pod, node id) taken off self._sub
@@ -106,18 +106,14 @@ class GroupDryRun:
 
     @functools.cached_property
     def _rows(self) -> np.ndarray:
-        """The binding-log rows of the bound pods that may be victims (not removed, not spared), the dry runs' view
-        of the bound pods synced."""
+        """The binding-log rows of the pods that may be victims (not removed: bound, or waiting at Permit, as
+        upstream's snapshot has them), the dry runs' view of them synced."""
         sched = self.sched
         tensors = sched.cluster.tensors
         sched.preemption.rows.sync(sched.cluster, sched.start_of)
         log, _, removed = tensors.log()
         live = np.ones(len(log), bool)
         live[list(removed)] = False
-        for key in self.spared:
-            row = tensors.position(key)
-            if row >= 0:
-                live[row] = False
         return np.flatnonzero(live)
 
     @functools.cached_property
@@ -265,7 +261,7 @@ class GroupDryRun:
     def pdb_violating(self, units: list[VictimUnit]) -> np.ndarray:
         """(U,) bool for units in importance order: evicting the unit, after the units before it, takes some
         PodDisruptionBudget below zero (each pod of each unit counted in turn against shared budgets)."""
-        pdbs = self.sched.cluster.disruptions_allowed()
+        pdbs = self.sched.cluster.disruptions_allowed(self.sched.permit.waiting_keys())
         if not pdbs:
             return np.zeros(len(units), bool)
         pods = [p for u in units for p in u.pods]
@@ -418,7 +414,7 @@ class WorkloadPreemption:
     def _in(self, gs, plugins, priority: int, policy: str, nodes) -> "str | GroupPreemption":
         """The plugins over the whole cluster (nodes None, as v1.36) or inside one topology domain."""
         sched = self.sched
-        dry_run = GroupDryRun(sched, gs, sched.permit.waiting_keys(), nodes)
+        dry_run = GroupDryRun(sched, gs, nodes)
         failed = FailedGroupCycle(gs.key, priority, policy, dry_run)
         reasons = []
         for plugin in plugins:

@@ -4,7 +4,8 @@ Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.g
 SelectVictimsOnNode, calculateNumCandidates), pkg/scheduler/framework/preemption/preemption.go (Preempt,
 findCandidates, DryRunPreemption, filterPodsWithPDBViolation, SelectCandidate, pickOneNodeForPreemption),
 pkg/scheduler/framework/runtime/framework.go (RunFilterPluginsWithNominatedPods, addGENominatedPods),
-pkg/scheduler/util/utils.go (MoreImportantPod, GetEarliestPodStartTime), framework/types.go (FitError).
+pkg/scheduler/util/utils.go (MoreImportantPod, GetEarliestPodStartTime), framework/types.go (FitError),
+pkg/scheduler/framework/preemption/executor.go (PreemptPod: a victim waiting at Permit is preempted there).
 Research notes with the v1.36 details: /work/scratch/preemption-v1.36.md (not in the repository).
 
 Where upstream is random, this reference takes the deterministic rule phalanx documents:
@@ -15,7 +16,8 @@ Where upstream is random, this reference takes the deterministic rule phalanx do
 A pod's start time is given by `start_of` (upstream: status.startTime, or now when unset).
 
 Inputs are phalanx's Pod / Node models; `priority_of(pod)` and `start_of(pod)` give each pod's priority and
-start time; nodes and pods_by_node are as in tests/reference/scheduler.py.
+start time; nodes and pods_by_node are as in tests/reference/scheduler.py (the pods on a node: bound, or waiting at
+Permit, which hold their node alike).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ NEVER_ELIGIBLE = "not eligible due to preemptionPolicy=Never."
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CLAIMS = "no new claims to deallocate"           # DynamicResources' PostFilter for a pod without claims
+WAIT_FAILED = "waiting on permit for pod: preempted"   # a waiting victim's binding cycle error (WaitOnPermit)
 
 
 @dataclass
@@ -181,6 +184,18 @@ def pick_one(candidates: list[RefCandidate], priority_of, start_of) -> RefCandid
     return left[0]
 
 
+def ref_actuate(victims, waiting) -> tuple[list, dict]:
+    """PreemptPod for each victim (v1.36 preemption Executor): a pod waiting at Permit (`waiting`: their keys) is
+    preempted there, waitingPod.Preempt(pluginName, "preempted"), and not deleted: its binding cycle fails with that
+    error status, which WaitOnPermit wraps ("waiting on permit for pod: preempted"), Unreserve frees its node and
+    the pod goes back to the queue to retry after its backoff; any other victim is deleted. A waiting pod is a
+    potential victim like a bound one (it is assumed on its node): nothing before this step tells them apart.
+    Returns (the victims deleted, {victim preempted at Permit: its failure message}), each in victim order."""
+    deleted = [v for v in victims if P.pod_key(v) not in waiting]
+    at_permit = {P.pod_key(v): WAIT_FAILED for v in victims if P.pod_key(v) in waiting}
+    return deleted, at_permit
+
+
 def ref_preempt(pod, nodes, pods_by_node, profile, priority_of, start_of, pdbs=(), nominated=(), statuses=None,
                 percentage: int = 10, absolute: int = 100, offset: int = 0, dra: bool = True) -> RefPreemption:
     """The PostFilter phase of one failed cycle. `statuses`: node name -> "Unschedulable" or
@@ -226,7 +241,8 @@ NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 
 @dataclass
 class RefUnit:
-    """A victim unit: a PodGroup with disruptionMode PodGroup (all its bound pods) or one bound pod."""
+    """A victim unit: a PodGroup with disruptionMode PodGroup (all its pods on nodes, bound or waiting at Permit)
+    or one pod on a node."""
     key: str
     pods: list
     priority: int
