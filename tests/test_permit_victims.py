@@ -34,7 +34,7 @@ except ImportError:  # tests/ itself on sys.path
     from reference.profile import RefProfile
 
 PREEMPTED_AT_PERMIT = "waiting on permit for pod: preempted"
-TIMEOUT_5M = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
+TIMEOUT_5M = "0/1 nodes are available: 1 rejected due to timeout after waiting 5m0s at plugin GangScheduling."
 NO_CPU = "0/1 nodes are available: 1 Insufficient cpu."
 MEMBER_NOT_ELIGIBLE = " no new claims to deallocate, preemption: not eligible due to workload aware preemption enabled"
 GANG = {"app": "g"}

@@ -60,7 +60,7 @@ from phalanx.sched.records import (
 
 DONE_PHASES = ("Succeeded", "Failed")
 QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
-TIMEOUT_5M = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
+TIMEOUT_5M = "0/1 nodes are available: 1 rejected due to timeout after waiting 5m0s at plugin GangScheduling."
 NO_GPU = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu."
 # A pod outside a PodGroup also runs PostFilter: DynamicResources, then DefaultPreemption with no lower-priority pod.
 NO_VICTIMS = " no new claims to deallocate, preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."

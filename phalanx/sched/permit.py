@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models.durations import duration_text
-from ..plugins.framework import POD_DELETED
+from ..plugins.framework import POD_DELETED, fit_error
 from ..plugins.gang_scheduling import ALLOW
 from .podgroups import GroupState
 from .records import PERMIT_REJECTED, WAITING, Placed
@@ -85,7 +85,10 @@ class Permit:
         for gs in due:
             waiting = list(gs.waiting.values())
             pods = [p for p, _ in waiting]
-            message = f"rejected due to timeout after waiting {duration_text(round(sched.permit_timeout_s * 10**9))} at plugin {PLUGIN}"
+            # bindingCycle makes a Permit rejection a FitError over the one node the pod was placed on.
+            reason = f"rejected due to timeout after waiting {duration_text(round(sched.permit_timeout_s * 10**9))} " \
+                     f"at plugin {PLUGIN}"
+            message = fit_error(1, {reason: 1})
             for pod in pods:
                 sched.release(pod.key)
             gs.waiting.clear()
