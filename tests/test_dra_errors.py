@@ -38,7 +38,7 @@ metadata: {name: s1}
 spec:
   driver: gpu.example.com
   nodeName: n1
-  pool: {name: p1}
+  pool: {name: p1, resourceSliceCount: 1}
   devices:
   - name: gpu0
     attributes: {mem: {int: 5}, model: {string: A100}}
