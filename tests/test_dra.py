@@ -343,12 +343,15 @@ def SUB(name: str, **fields) -> dict:
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: field required"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g"}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required"),
+     "ResourceClaim default/c: spec.devices.requests[0]: Required value: exactly one of `exactly` or "
+     "`firstAvailable` is required"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": []}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required"),
+     "ResourceClaim default/c: spec.devices.requests[0]: Required value: exactly one of `exactly` or "
+     "`firstAvailable` is required"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"},
                                                            "firstAvailable": [SUB("a")]}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required, "
+     "ResourceClaim default/c: spec.devices.requests[0]: Invalid value: null: exactly one of `exactly` or "
+     "`firstAvailable` is required, "
      "but multiple fields are set"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB(f"s{i}")
                                                                                           for i in range(9)]}]}}},
@@ -357,7 +360,7 @@ def SUB(name: str, **fields) -> dict:
      'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1].name: must be a DNS label: lowercase '
      'letters, digits and \'-\', starting and ending with a letter or digit (got "Big_1")'),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a"), SUB("a")]}]}}},
-     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1].name: duplicate name "a"'),
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1]: Duplicate value: "a"'),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
         SUB("a", allocationMode="All", count=2)]}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: must not be set when allocationMode "

@@ -438,7 +438,7 @@ def _device(**fields) -> list:
     return [{"name": "gpu0", **fields}]
 
 
-def _slice_error(doc: dict) -> str | None:
+def _load_error(doc: dict) -> str | None:
     from phalanx.cluster_models import InputError
     try:
         parse_objects([doc])
@@ -542,7 +542,7 @@ def _slice_error(doc: dict) -> str | None:
     (_slice([{"name": "a"}, {"name": "b"}, {"name": "a"}]), 'spec.devices[2]: Duplicate value: "a"'),
 ])
 def test_resource_slice_rules(doc, message):
-    assert _slice_error(doc) == f"ResourceSlice s: {message}"
+    assert _load_error(doc) == f"ResourceSlice s: {message}"
 
 
 @pytest.mark.parametrize("doc", [
@@ -556,7 +556,7 @@ def test_resource_slice_rules(doc, message):
     _slice([], pool={"name": "p", "resourceSliceCount": 1, "generation": 0}),
 ])
 def test_resource_slices_the_api_server_accepts(doc):
-    assert _slice_error(doc) is None
+    assert _load_error(doc) is None
 
 
 @pytest.mark.parametrize("doc, message", [
@@ -592,12 +592,13 @@ def test_resource_slices_the_api_server_accepts(doc):
      "spec.devices[0].taints[0].effect: Required value"),
 ])
 def test_resource_slice_error_order(doc, message):
-    assert _slice_error(doc) == f"ResourceSlice {doc['metadata']['name']}: {message}"
+    assert _load_error(doc) == f"ResourceSlice {doc['metadata']['name']}: {message}"
 
 
 _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-_LABELS = st.builds(lambda first, middle, last: first + middle + last, st.sampled_from(_ALNUM),
-                    st.text(_ALNUM + "-", max_size=8), st.sampled_from(["", *_ALNUM]))
+_LABELS = st.builds(lambda first, rest: first + rest, st.sampled_from(_ALNUM),
+                    st.one_of(st.just(""), st.builds(lambda middle, last: middle + last, st.text(_ALNUM + "-", max_size=8),
+                                                     st.sampled_from(_ALNUM))))
 _DOMAINS = st.lists(_LABELS, min_size=1, max_size=3).map(".".join)
 _IDENTIFIERS = st.builds(lambda first, rest: first + rest, st.sampled_from("abcXYZ_"),
                          st.text("abcXYZ019_", max_size=31))
@@ -636,4 +637,27 @@ def _valid_slices(draw) -> dict:
 @settings(max_examples=100, deadline=None)
 @given(_valid_slices())
 def test_valid_generated_slices_are_accepted(doc):
-    assert _slice_error(doc) is None
+    assert _load_error(doc) is None
+
+
+def _claim(requests: list) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+            "spec": {"devices": {"requests": requests}}}
+
+
+def _exact(name: str, **fields) -> dict:
+    return {"name": name, "exactly": {"deviceClassName": "gpu", **fields}}
+
+
+@pytest.mark.parametrize("doc, message", [
+    # validateDeviceClaim: validateSet of the requests (at most 32, checked first; duplicates after every request)
+    (_claim([_exact(f"r{i}") for i in range(33)]), "spec.devices.requests: Too many: 33: must have at most 32 items"),
+    (_claim([_exact("a"), _exact("a")]), 'spec.devices.requests[1]: Duplicate value: "a"'),
+    (_claim([_exact("a"), _exact("a"), {"name": "b"}]),
+     "spec.devices.requests[2]: Required value: exactly one of `exactly` or `firstAvailable` is required"),
+    (_claim([{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "gpu"},
+                                              {"name": "x", "deviceClassName": "gpu"}]}]),
+     'spec.devices.requests[0].firstAvailable[1]: Duplicate value: "x"'),
+])
+def test_claim_request_set_rules(doc, message):
+    assert _load_error(doc) == f"ResourceClaim default/c: {message}"

@@ -461,16 +461,19 @@ class ResourceClaimSpec(K8sModel):
         cannot allocate, as "field.path: problem" (raised from the object's own validator so the path is
         complete)."""
         devices = self.devices
-        seen: set[str] = set()
+        requests_path = f"{path}devices.requests"
+        if len(devices.requests) > DEVICE_REQUESTS_MAX_SIZE:      # validateSet: the count before any request
+            raise ValueError(f"{requests_path}: Too many: {len(devices.requests)}: must have at most "
+                             f"{DEVICE_REQUESTS_MAX_SIZE} items")
         for i, r in enumerate(devices.requests):
-            where = f"{path}devices.requests[{i}]"
-            _check_request_name(r.name, where, seen)
+            where = f"{requests_path}[{i}]"
+            _check_request_name(r.name, where)
             # An empty firstAvailable counts as absent, as upstream's len(request.FirstAvailable) > 0.
             if r.first_available and r.exactly is not None:
-                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required, but multiple "
-                                 f"fields are set")
+                raise ValueError(f"{where}: Invalid value: null: exactly one of `exactly` or `firstAvailable` is "
+                                 f"required, but multiple fields are set")
             if not r.first_available and r.exactly is None:
-                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required")
+                raise ValueError(f"{where}: Required value: exactly one of `exactly` or `firstAvailable` is required")
             if r.exactly is not None:
                 r.exactly.check(f"{where}.exactly")
                 # GA in v1.36 and not modelled: refused, never ignored.
@@ -480,11 +483,12 @@ class ResourceClaimSpec(K8sModel):
             if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
                 raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
                                  f"{FIRST_AVAILABLE_MAX_SIZE} items")
-            names: set[str] = set()
             for j, sub in enumerate(r.first_available):
                 at = f"{where}.firstAvailable[{j}]"
-                _check_request_name(sub.name, at, names)
+                _check_request_name(sub.name, at)
                 sub.check(at)
+            _check_unique_names([sub.name for sub in r.first_available], f"{where}.firstAvailable")
+        _check_unique_names([r.name for r in devices.requests], requests_path)
         self._check_constraints(path)
 
     def _check_constraints(self, path: str) -> None:
@@ -517,14 +521,20 @@ class ResourceClaimSpec(K8sModel):
                                  f'is required, but multiple fields are set')
 
 
-def _check_request_name(name: str, where: str, seen: set[str]) -> None:
-    """A request's or subrequest's name: a DNS label, unique among its siblings (added to `seen`)."""
+def _check_request_name(name: str, where: str) -> None:
+    """A request's or subrequest's name: a DNS label."""
     problem = dns_label_problem(name)
     if problem is not None:
         raise ValueError(f"{where}.name: {problem}")
-    if name in seen:
-        raise ValueError(f'{where}.name: duplicate name "{name}"')
-    seen.add(name)
+
+
+def _check_unique_names(names: list[str], path: str) -> None:
+    """validateSet's last step, after every item is checked: a name seen before, named by its index."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ValueError(f"{path}[{i}]: Duplicate value: {go_quote(name)}")
+        seen.add(name)
 
 
 def _check_request_ref(name: str, where: str, names: frozenset[str]) -> None:
@@ -897,11 +907,7 @@ def _check_devices(spec: ResourceSliceSpec) -> None:
         raise ValueError(f"spec.devices: Too many: {len(devices)}: must have at most {limit} items")
     for j, device in enumerate(devices):
         _check_device(device, f"spec.devices[{j}]")
-    names = set()
-    for j, device in enumerate(devices):
-        if device.name in names:
-            raise ValueError(f"spec.devices[{j}]: Duplicate value: {go_quote(device.name)}")
-        names.add(device.name)
+    _check_unique_names([device.name for device in devices], "spec.devices")
 
 
 class ResourceSlice(K8sModel):
