@@ -661,3 +661,14 @@ def _exact(name: str, **fields) -> dict:
 ])
 def test_claim_request_set_rules(doc, message):
     assert _load_error(doc) == f"ResourceClaim default/c: {message}"
+
+
+def test_at_most_32_selectors_counted_before_any_is_compiled():
+    # validateSelectorSlice: the count short-circuits (the 33rd selector does not even parse).
+    selectors = [{"cel": {"expression": "true"}}] * 32 + [{"cel": {"expression": "device.driver =="}}]
+    device_class_doc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                        "spec": {"selectors": selectors}}
+    assert _load_error(device_class_doc) == "DeviceClass gpu: spec.selectors: Too many: 33: must have at most 32 items"
+    assert _load_error(_claim([_exact("r", selectors=selectors)])) == (
+        "ResourceClaim default/c: spec.devices.requests[0].exactly.selectors: Too many: 33: must have at most 32 items")
+    assert _load_error({**device_class_doc, "spec": {"selectors": selectors[:32]}}) is None

@@ -292,12 +292,25 @@ class DeviceSelector(K8sModel):
     cel: CELDeviceSelector
 
 
+DEVICE_SELECTORS_MAX_SIZE = 32        # resource.DeviceSelectorsMaxSize
+
+
+def _at_most_32_selectors(raw: Any) -> Any:
+    """validateSelectorSlice: the count is checked before any selector is compiled."""
+    if isinstance(raw, list) and len(raw) > DEVICE_SELECTORS_MAX_SIZE:
+        raise ValueError(f"Too many: {len(raw)}: must have at most {DEVICE_SELECTORS_MAX_SIZE} items")
+    return raw
+
+
+Selectors = Annotated[list[DeviceSelector], BeforeValidator(_at_most_32_selectors)]
+
+
 def expressions(selectors: list[DeviceSelector]) -> tuple[str, ...]:
     return tuple(s.cel.expression for s in selectors)
 
 
 class DeviceClassSpec(K8sModel):
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: Selectors = Field(default_factory=list)
     # DRAExtendedResource (beta, on in v1.36): pods asking for this extended resource may get it from DRA devices of
     # this class on nodes that do not advertise it (sched/claims.py).
     extended_resource_name: str | None = None
@@ -355,7 +368,7 @@ class DeviceSelection(K8sModel):
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: Int64 | None = Field(default=None, ge=1)
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: Selectors = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     capacity: Any = None                            # consumable capacity requests: read to be refused
 
