@@ -12,6 +12,8 @@ import json
 import logging
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from phalanx.cli import app
@@ -38,7 +40,7 @@ metadata: {name: s1}
 spec:
   driver: gpu.example.com
   nodeName: n1
-  pool: {name: p1}
+  pool: {name: p1, resourceSliceCount: 1}
   devices:
   - name: gpu0
     attributes: {mem: {int: 5}, model: {string: A100}}
@@ -410,3 +412,263 @@ def test_a_device_capacity_beyond_int64_milli_units_is_one_line(tmp_path):
     (tmp_path / "cluster.yaml").write_text(text)
     assert_one_line_error(tmp_path, 'ResourceSlice s1: spec.devices[0].capacity.mem.value: quantity "1e400" out of '
                                     "range")
+
+
+# -- 5. ResourceSlice as v1.36's API server validates it (ValidateResourceSlice) ------------------------------------
+# Expected messages written from upstream's pkg/apis/resource/validation/validation.go (field.ErrorList text, the
+# first error in its order); DNS names, label keys and values in phalanx's words for those rules.
+_SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
+              "ending with a letter or digit")
+_LABEL = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+_C_IDENTIFIER = ("a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
+                 "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
+                 "'[A-Za-z_][A-Za-z0-9_]*')")
+_ONE_OF = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+
+
+def _slice(devices: list | None = None, **spec) -> dict:
+    """Slice s of driver d.example.com, pool p (one slice), on node n1; `spec` replaces (None: removes) fields."""
+    fields = {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n1",
+              "devices": [{"name": "gpu0"}] if devices is None else devices, **spec}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {k: v for k, v in fields.items() if v is not None}}
+
+
+def _device(**fields) -> list:
+    return [{"name": "gpu0", **fields}]
+
+
+def _load_error(doc: dict) -> str | None:
+    from phalanx.cluster_models import InputError
+    try:
+        parse_objects([doc])
+    except InputError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("doc, message", [
+    # validateDriverName (ValidateCSIDriverName): required, at most 63 bytes, a DNS subdomain once lowercased
+    (_slice(driver=None), "spec.driver: Required value"),
+    (_slice(driver="a" * 64), "spec.driver: Too long: may not be more than 63 bytes"),
+    (_slice(driver="d_x.example.com"), f'spec.driver: {_SUBDOMAIN} (got "d_x.example.com")'),
+    # validatePoolName: required, at most 253 bytes, each '/'-separated part a DNS subdomain
+    (_slice(pool={"resourceSliceCount": 1}), "spec.pool.name: Required value"),
+    (_slice(pool=None), "spec.pool.name: Required value"),
+    (_slice(pool={"name": "a" * 254, "resourceSliceCount": 1}),
+     "spec.pool.name: Too long: may not be more than 253 bytes"),
+    (_slice(pool={"name": "a/B", "resourceSliceCount": 1}), f'spec.pool.name: {_SUBDOMAIN} (got "B")'),
+    (_slice(pool={"name": "a//b", "resourceSliceCount": 1}), f'spec.pool.name: {_SUBDOMAIN} (got "")'),
+    # validateResourcePool: resourceSliceCount (no default) before generation
+    (_slice(pool={"name": "p"}), "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero"),
+    (_slice(pool={"name": "p", "resourceSliceCount": 1, "generation": -1}),
+     "spec.pool.generation: Invalid value: -1: must be greater than or equal to zero"),
+    # node selection
+    (_slice(nodeName=""), 'spec.nodeName: Invalid value: "": must be either unset or set to a non-empty string'),
+    (_slice(nodeName=None), f"spec: Required value: {_ONE_OF}"),
+    (_slice(allNodes=True), f'spec: Invalid value: "{{`nodeName`, `allNodes`}}": {_ONE_OF}, but multiple fields are '
+                            f'set'),
+    (_slice(allNodes=False), "spec.allNodes: Invalid value: false: must be either unset or set to true"),
+    (_slice(perDeviceNodeSelection=False),
+     "spec.perDeviceNodeSelection: Invalid value: false: must be either unset or set to true"),
+    (_slice(nodeName=None, perDeviceNodeSelection=True),
+     "spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and perDeviceNodeSelection are not "
+     "modelled)"),
+    (_slice(sharedCounters=[{"name": "c", "counters": {"mem": {"value": "1"}}}]),
+     'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed'),
+    # devices: at most 128, 64 when one has taints
+    (_slice([{"name": f"d{i}"} for i in range(129)]), "spec.devices: Too many: 129: must have at most 128 items"),
+    (_slice([{"name": f"d{i}", **({"taints": [{"key": "k", "effect": "None"}]} if i == 0 else {})}
+             for i in range(65)]), "spec.devices: Too many: 65: must have at most 64 items"),
+    (_slice([{"name": ""}]), f'spec.devices[0].name: {_LABEL} (got "")'),
+    (_slice([{}]), f'spec.devices[0].name: {_LABEL} (got "")'),
+    (_slice(_device(attributes={f"a{i}": {"int": i} for i in range(20)},
+                    capacity={f"c{i}": {"value": "1"} for i in range(13)})),
+     "spec.devices[0]: Invalid value: 33: the total number of attributes and capacities must not exceed 32"),
+    # attribute and capacity names (validateQualifiedName): errors name the map
+    (_slice(_device(attributes={"1x": {"int": 1}})),
+     f'spec.devices[0].attributes: Invalid value: "1x": {_C_IDENTIFIER}'),
+    (_slice(_device(attributes={"a" * 33: {"int": 1}})),
+     "spec.devices[0].attributes: Too long: may not be more than 32 bytes"),
+    (_slice(_device(attributes={"/x": {"int": 1}})),
+     'spec.devices[0].attributes: Invalid value: "": the domain must not be empty'),
+    (_slice(_device(attributes={"d.example.com/": {"int": 1}})),
+     'spec.devices[0].attributes: Invalid value: "": the name must not be empty'),
+    (_slice(_device(attributes={"a" * 64 + "/x": {"int": 1}})),
+     "spec.devices[0].attributes: Too long: may not be more than 63 bytes"),
+    (_slice(_device(attributes={"d_x.com/x": {"int": 1}})),
+     f'spec.devices[0].attributes: {_SUBDOMAIN} (got "d_x.com")'),
+    (_slice(_device(capacity={"1mem": {"value": "1"}})),
+     f'spec.devices[0].capacity: Invalid value: "1mem": {_C_IDENTIFIER}'),
+    # attribute values (validateDeviceAttribute): errors name the key
+    (_slice(_device(attributes={"x": {}})),
+     'spec.devices[0].attributes[x]: Invalid value: "": exactly one value must be specified'),
+    (_slice(_device(attributes={"x": {"int": 1, "string": "a"}})),
+     'spec.devices[0].attributes[x]: Invalid value: {"int":1,"string":"a"}: exactly one value must be specified'),
+    (_slice(_device(attributes={"x": {"string": "a" * 65}})),
+     "spec.devices[0].attributes[x].string: Too long: may not be more than 64 bytes"),
+    (_slice(_device(attributes={"x": {"string": "é" * 33}})),             # 66 bytes
+     "spec.devices[0].attributes[x].string: Too long: may not be more than 64 bytes"),
+    (_slice(_device(attributes={"x": {"version": "1.2"}})),
+     'spec.devices[0].attributes[x].version: Invalid value: "1.2": must be a string compatible with semver.org spec '
+     '2.0.0'),
+    (_slice(_device(attributes={"x": {"version": "01.2.3"}})),
+     'spec.devices[0].attributes[x].version: Invalid value: "01.2.3": must be a string compatible with semver.org '
+     'spec 2.0.0'),
+    (_slice(_device(attributes={"x": {"version": "1.2.3-" + "a" * 60}})),
+     "spec.devices[0].attributes[x].version: Too long: may not be more than 64 bytes"),
+    # capacity (validateSingleAllocatableDeviceCapacity)
+    (_slice(_device(capacity={"mem": {"value": "1Gi", "requestPolicy": {"default": "1Gi"}}})),
+     "spec.devices[0].capacity[mem].requestPolicy: Forbidden: allowMultipleAllocations must be true"),
+    # taints (validateDeviceTaint): at most 16; key a label key, value a label value, effect required and supported
+    (_slice(_device(taints=[{"key": f"k{i}", "effect": "None"} for i in range(17)])),
+     "spec.devices[0].taints: Too many: 17: must have at most 16 items"),
+    (_slice(_device(taints=[{"effect": "NoSchedule"}])),
+     "spec.devices[0].taints[0].key: name part must be non-empty; name part must consist of alphanumeric characters, "
+     "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+     "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') (got \"\")"),
+    (_slice(_device(taints=[{"key": "k", "value": "a b", "effect": "NoSchedule"}])),
+     "spec.devices[0].taints[0].value: a valid label must be an empty string or consist of alphanumeric characters, "
+     "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+     "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') (got \"a b\")"),
+    (_slice(_device(taints=[{"key": "k"}])), "spec.devices[0].taints[0].effect: Required value"),
+    (_slice(_device(taints=[{"key": "k", "effect": "PreferNoSchedule"}])),
+     'spec.devices[0].taints[0].effect: Unsupported value: "PreferNoSchedule": supported values: "NoExecute", '
+     '"NoSchedule", "None"'),
+    # per-device node selection without perDeviceNodeSelection
+    (_slice(_device(nodeName="n1")),
+     "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+     "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"),
+    (_slice([{"name": "a"}, {"name": "b"}, {"name": "a"}]), 'spec.devices[2]: Duplicate value: "a"'),
+])
+def test_resource_slice_rules(doc, message):
+    assert _load_error(doc) == f"ResourceSlice s: {message}"
+
+
+@pytest.mark.parametrize("doc", [
+    _slice(driver="GPU.Example.com"),                                       # lowercased before the DNS check
+    _slice(pool={"name": "a.b/c-d", "resourceSliceCount": 1}),
+    _slice(_device(attributes={"Example.COM/x": {"int": 1}, "a/b/c": {"bool": True},   # v1.36 accepts more slashes
+                               "v": {"version": "1.2.3-rc.1+build.5"}, "s": {"string": "é" * 32}},
+                   capacity={"d.example.com/mem": {"value": "80Gi"}},
+                   taints=[{"key": "example.com/k", "value": "v", "effect": "NoExecute"}])),
+    _slice([{"name": f"d{i}"} for i in range(128)]),
+    _slice([], pool={"name": "p", "resourceSliceCount": 1, "generation": 0}),
+])
+def test_resource_slices_the_api_server_accepts(doc):
+    assert _load_error(doc) is None
+
+
+@pytest.mark.parametrize("doc, message", [
+    # metadata before spec; driver before pool; resourceSliceCount before generation
+    ({**_slice(driver=None), "metadata": {"name": "S"}}, f'metadata.name: {_SUBDOMAIN} (got "S")'),
+    (_slice(driver="-", pool=None), f'spec.driver: {_SUBDOMAIN} (got "-")'),
+    (_slice(pool={"name": "p", "generation": -1}),
+     "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero"),
+    # upstream's node selection rules before phalanx's refusal of what it does not model
+    (_slice(nodeName=None, allNodes=True, driver=""), "spec.driver: Required value"),
+    (_slice(nodeSelector={"nodeSelectorTerms": []}), f'spec: Invalid value: "{{`nodeName`, `nodeSelector`}}": '
+                                                     f'{_ONE_OF}, but multiple fields are set'),
+    # the device count short-circuits the devices' own checks
+    (_slice([{"name": "BAD"}] + [{"name": f"d{i}"} for i in range(128)]),
+     "spec.devices: Too many: 129: must have at most 128 items"),
+    # within a device: name, then the count of attributes and capacities, then attributes, capacity, taints
+    (_slice([{"name": "BAD", "attributes": {f"a{i}": {"int": i} for i in range(33)}}]),
+     f'spec.devices[0].name: {_LABEL} (got "BAD")'),
+    (_slice(_device(attributes={"1x": {}}, capacity={"2y": {"value": "1"}}, taints=[{"key": "k"}])),
+     f'spec.devices[0].attributes: Invalid value: "1x": {_C_IDENTIFIER}'),
+    (_slice(_device(attributes={"x": {}}, capacity={"2y": {"value": "1"}})),
+     'spec.devices[0].attributes[x]: Invalid value: "": exactly one value must be specified'),
+    (_slice(_device(capacity={"2y": {"value": "1"}}, taints=[{"key": "k"}])),
+     f'spec.devices[0].capacity: Invalid value: "2y": {_C_IDENTIFIER}'),
+    # a value's own rule before the count of values set
+    (_slice(_device(attributes={"x": {"int": 1, "string": "a" * 65}})),
+     "spec.devices[0].attributes[x].string: Too long: may not be more than 64 bytes"),
+    # every device is checked before duplicate names are
+    (_slice([{"name": "a"}, {"name": "a"}, {"name": "b", "attributes": {"x": {}}}]),
+     'spec.devices[2].attributes[x]: Invalid value: "": exactly one value must be specified'),
+    # devices before shared counters; taints before the consumed counters phalanx refuses
+    (_slice([{"name": "a", "taints": [{"key": "k"}], "consumesCounters": [{"counterSet": "c", "counters": {}}]}]),
+     "spec.devices[0].taints[0].effect: Required value"),
+])
+def test_resource_slice_error_order(doc, message):
+    assert _load_error(doc) == f"ResourceSlice {doc['metadata']['name']}: {message}"
+
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_LABELS = st.builds(lambda first, rest: first + rest, st.sampled_from(_ALNUM),
+                    st.one_of(st.just(""), st.builds(lambda middle, last: middle + last, st.text(_ALNUM + "-", max_size=8),
+                                                     st.sampled_from(_ALNUM))))
+_DOMAINS = st.lists(_LABELS, min_size=1, max_size=3).map(".".join)
+_IDENTIFIERS = st.builds(lambda first, rest: first + rest, st.sampled_from("abcXYZ_"),
+                         st.text("abcXYZ019_", max_size=31))
+_QUALIFIED = st.one_of(_IDENTIFIERS, st.tuples(_DOMAINS, _IDENTIFIERS).map("/".join))
+_VERSION_NUMBERS = st.integers(0, 10**6).map(str)
+_SEMVERS = st.builds(lambda major, minor, patch, pre, build: f"{major}.{minor}.{patch}{pre}{build}",
+                     _VERSION_NUMBERS, _VERSION_NUMBERS, _VERSION_NUMBERS,
+                     st.sampled_from(["", "-rc.1", "-alpha", "-0.3.x-y", "-1a"]), st.sampled_from(["", "+b.5", "+001"]))
+_VALUES = st.one_of(st.integers(-2**63, 2**63 - 1).map(lambda v: {"int": v}), st.booleans().map(lambda v: {"bool": v}),
+                    st.text(max_size=16).map(lambda v: {"string": v}), _SEMVERS.map(lambda v: {"version": v}))
+_TAINTS = st.fixed_dictionaries({"key": st.one_of(_LABELS, st.tuples(_DOMAINS, _LABELS).map("/".join)),
+                                 "effect": st.sampled_from(["NoSchedule", "NoExecute", "None"])},
+                                optional={"value": _LABELS})
+
+
+@st.composite
+def _valid_slices(draw) -> dict:
+    """Slices within every rule of ValidateResourceSlice (and of what phalanx models)."""
+    names = draw(st.lists(_LABELS, unique=True, max_size=4))
+    devices = []
+    for name in names:
+        attributes = draw(st.dictionaries(_QUALIFIED, _VALUES, max_size=4))
+        capacity = draw(st.dictionaries(_QUALIFIED, st.integers(0, 10**6).map(lambda v: {"value": str(v)}),
+                                        max_size=3))
+        devices.append({"name": name, "attributes": attributes, "capacity": capacity,
+                        "taints": draw(st.lists(_TAINTS, max_size=3))})
+    driver = draw(_DOMAINS.filter(lambda d: len(d) <= 63))
+    if draw(st.booleans()):
+        driver = driver.upper()
+    pool = "/".join(draw(st.lists(_DOMAINS, min_size=1, max_size=3)))
+    return _slice(devices, driver=driver, pool={"name": pool, "resourceSliceCount": draw(st.integers(1, 2**63 - 1)),
+                                                "generation": draw(st.integers(0, 2**63 - 1))},
+                  nodeName=draw(_DOMAINS.filter(lambda d: len(d) <= 253)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_valid_slices())
+def test_valid_generated_slices_are_accepted(doc):
+    assert _load_error(doc) is None
+
+
+def _claim(requests: list) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+            "spec": {"devices": {"requests": requests}}}
+
+
+def _exact(name: str, **fields) -> dict:
+    return {"name": name, "exactly": {"deviceClassName": "gpu", **fields}}
+
+
+@pytest.mark.parametrize("doc, message", [
+    # validateDeviceClaim: validateSet of the requests (at most 32, checked first; duplicates after every request)
+    (_claim([_exact(f"r{i}") for i in range(33)]), "spec.devices.requests: Too many: 33: must have at most 32 items"),
+    (_claim([_exact("a"), _exact("a")]), 'spec.devices.requests[1]: Duplicate value: "a"'),
+    (_claim([_exact("a"), _exact("a"), {"name": "b"}]),
+     "spec.devices.requests[2]: Required value: exactly one of `exactly` or `firstAvailable` is required"),
+    (_claim([{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "gpu"},
+                                              {"name": "x", "deviceClassName": "gpu"}]}]),
+     'spec.devices.requests[0].firstAvailable[1]: Duplicate value: "x"'),
+])
+def test_claim_request_set_rules(doc, message):
+    assert _load_error(doc) == f"ResourceClaim default/c: {message}"
+
+
+def test_at_most_32_selectors_counted_before_any_is_compiled():
+    # validateSelectorSlice: the count short-circuits (the 33rd selector does not even parse).
+    selectors = [{"cel": {"expression": "true"}}] * 32 + [{"cel": {"expression": "device.driver =="}}]
+    device_class_doc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                        "spec": {"selectors": selectors}}
+    assert _load_error(device_class_doc) == "DeviceClass gpu: spec.selectors: Too many: 33: must have at most 32 items"
+    assert _load_error(_claim([_exact("r", selectors=selectors)])) == (
+        "ResourceClaim default/c: spec.devices.requests[0].exactly.selectors: Too many: 33: must have at most 32 items")
+    assert _load_error({**device_class_doc, "spec": {"selectors": selectors[:32]}}) is None

@@ -160,7 +160,7 @@ _SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', 
 _LABEL = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
 _POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  resourceClaims: "
 _SLICE = ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: d.example.com\n"
-          "  pool: {name: p}\n")
+          "  pool: {name: p, resourceSliceCount: 1}\n")
 _CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n    requests: "
 
 
@@ -181,13 +181,13 @@ _CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: 
     (_CLAIM + "[{name: r, firstAvailable: [{name: a, deviceClassName: ' gpu'}]}]",
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: "
      f'{_SUBDOMAIN} (got " gpu")'),
-    # ResourceSlice: ValidateNodeName, validateDevice's name, validateSet's duplicate keys
+    # ResourceSlice: ValidateNodeName, validateDevice's name, validateSet's duplicate keys (named by the item's index)
     (_SLICE + "  nodeName: ' n1'\n  devices: [{name: a}]\n",
      f'ResourceSlice s: spec.nodeName: {_SUBDOMAIN} (got " n1")'),
     (_SLICE + "  nodeName: n1\n  devices: [{name: gpu_0}]\n",
      f'ResourceSlice s: spec.devices[0].name: {_LABEL} (got "gpu_0")'),
     (_SLICE + "  nodeName: n1\n  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-0}]\n",
-     'ResourceSlice s: spec.devices[2].name: Duplicate value: "gpu-0"'),
+     'ResourceSlice s: spec.devices[2]: Duplicate value: "gpu-0"'),
 ])
 def test_dra_names_are_validated(text, message):
     from phalanx.cluster_models import InputError, load_text

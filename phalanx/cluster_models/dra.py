@@ -7,13 +7,13 @@ device's `basic` fields onto the device), so errors name the v1 path.
 Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling decision):
 
     DeviceClass.spec.selectors[].cel.expression
-    ResourceSlice.spec
-      driver                 DNS subdomain
+    ResourceSlice.spec       validated as v1.36's API server does (ValidateResourceSlice), first error in its order
+      driver                 a DNS subdomain once lowercased, at most 63 bytes
       pool                   {name, generation, resourceSliceCount}
       nodeName               the node the devices are local to (nodeSelector / allNodes /
                              perDeviceNodeSelection are not modelled: rejected)
-      devices[]              {name, attributes: {<name>: {string | int | bool | version}}}; an unqualified
-                             attribute name belongs to the driver's domain (<driver>/<name>)
+      devices[]              {name, attributes: {<name>: {string | int | bool | version}}, capacity: {<name>: {value}},
+                             taints}; an unqualified attribute name belongs to the driver's domain (<driver>/<name>)
     ResourceClaim.spec.devices.requests[]
       name                   DNS label, unique in the claim
       exactly                {deviceClassName, allocationMode ExactCount (default) | All, count (default 1),
@@ -68,8 +68,9 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 
 from .errors import InputError, render_value
 from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
+from .jobs import go_json, not_supported
 from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, go_quote,
-                      is_extended_resource_name, toleration_problems)
+                      is_extended_resource_name, label_key_problem, label_value_problem, toleration_problems)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
@@ -291,12 +292,25 @@ class DeviceSelector(K8sModel):
     cel: CELDeviceSelector
 
 
+DEVICE_SELECTORS_MAX_SIZE = 32        # resource.DeviceSelectorsMaxSize
+
+
+def _at_most_32_selectors(raw: Any) -> Any:
+    """validateSelectorSlice: the count is checked before any selector is compiled."""
+    if isinstance(raw, list) and len(raw) > DEVICE_SELECTORS_MAX_SIZE:
+        raise ValueError(f"Too many: {len(raw)}: must have at most {DEVICE_SELECTORS_MAX_SIZE} items")
+    return raw
+
+
+Selectors = Annotated[list[DeviceSelector], BeforeValidator(_at_most_32_selectors)]
+
+
 def expressions(selectors: list[DeviceSelector]) -> tuple[str, ...]:
     return tuple(s.cel.expression for s in selectors)
 
 
 class DeviceClassSpec(K8sModel):
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: Selectors = Field(default_factory=list)
     # DRAExtendedResource (beta, on in v1.36): pods asking for this extended resource may get it from DRA devices of
     # this class on nodes that do not advertise it (sched/claims.py).
     extended_resource_name: str | None = None
@@ -354,7 +368,7 @@ class DeviceSelection(K8sModel):
     device_class_name: str = Field(min_length=1)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: Int64 | None = Field(default=None, ge=1)
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: Selectors = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     capacity: Any = None                            # consumable capacity requests: read to be refused
 
@@ -460,16 +474,19 @@ class ResourceClaimSpec(K8sModel):
         cannot allocate, as "field.path: problem" (raised from the object's own validator so the path is
         complete)."""
         devices = self.devices
-        seen: set[str] = set()
+        requests_path = f"{path}devices.requests"
+        if len(devices.requests) > DEVICE_REQUESTS_MAX_SIZE:      # validateSet: the count before any request
+            raise ValueError(f"{requests_path}: Too many: {len(devices.requests)}: must have at most "
+                             f"{DEVICE_REQUESTS_MAX_SIZE} items")
         for i, r in enumerate(devices.requests):
-            where = f"{path}devices.requests[{i}]"
-            _check_request_name(r.name, where, seen)
+            where = f"{requests_path}[{i}]"
+            _check_request_name(r.name, where)
             # An empty firstAvailable counts as absent, as upstream's len(request.FirstAvailable) > 0.
             if r.first_available and r.exactly is not None:
-                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required, but multiple "
-                                 f"fields are set")
+                raise ValueError(f"{where}: Invalid value: null: exactly one of `exactly` or `firstAvailable` is "
+                                 f"required, but multiple fields are set")
             if not r.first_available and r.exactly is None:
-                raise ValueError(f"{where}: exactly one of `exactly` or `firstAvailable` is required")
+                raise ValueError(f"{where}: Required value: exactly one of `exactly` or `firstAvailable` is required")
             if r.exactly is not None:
                 r.exactly.check(f"{where}.exactly")
                 # GA in v1.36 and not modelled: refused, never ignored.
@@ -479,11 +496,12 @@ class ResourceClaimSpec(K8sModel):
             if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
                 raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
                                  f"{FIRST_AVAILABLE_MAX_SIZE} items")
-            names: set[str] = set()
             for j, sub in enumerate(r.first_available):
                 at = f"{where}.firstAvailable[{j}]"
-                _check_request_name(sub.name, at, names)
+                _check_request_name(sub.name, at)
                 sub.check(at)
+            _check_unique_names([sub.name for sub in r.first_available], f"{where}.firstAvailable")
+        _check_unique_names([r.name for r in devices.requests], requests_path)
         self._check_constraints(path)
 
     def _check_constraints(self, path: str) -> None:
@@ -516,14 +534,20 @@ class ResourceClaimSpec(K8sModel):
                                  f'is required, but multiple fields are set')
 
 
-def _check_request_name(name: str, where: str, seen: set[str]) -> None:
-    """A request's or subrequest's name: a DNS label, unique among its siblings (added to `seen`)."""
+def _check_request_name(name: str, where: str) -> None:
+    """A request's or subrequest's name: a DNS label."""
     problem = dns_label_problem(name)
     if problem is not None:
         raise ValueError(f"{where}.name: {problem}")
-    if name in seen:
-        raise ValueError(f'{where}.name: duplicate name "{name}"')
-    seen.add(name)
+
+
+def _check_unique_names(names: list[str], path: str) -> None:
+    """validateSet's last step, after every item is checked: a name seen before, named by its index."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ValueError(f"{path}[{i}]: Duplicate value: {go_quote(name)}")
+        seen.add(name)
 
 
 def _check_request_ref(name: str, where: str, names: frozenset[str]) -> None:
@@ -539,34 +563,51 @@ def _check_request_ref(name: str, where: str, names: frozenset[str]) -> None:
 
 
 def _check_fully_qualified_name(name: str, where: str) -> None:
-    """validateFullyQualifiedName: "<domain>/<name>", the domain a driver name (a DNS subdomain of at most 63
-    characters), the name a C identifier of at most 32."""
+    """validateFullyQualifiedName: a qualified name that has a domain ("<domain>/<name>")."""
     if not name:
         raise ValueError(f"{where}: Required value: name required")
+    _check_qualified_name(name, where)
+    if "/" not in name:
+        raise ValueError(f'{where}: Invalid value: {go_quote(name)}: a fully qualified name must be a domain and a name '
+                         f'separated by a slash')
+
+
+def _check_qualified_name(name: str, where: str) -> None:
+    """validateQualifiedName: a C identifier of at most 32 bytes, optionally after a domain and '/' (a driver name).
+    A name with more slashes is accepted, as v1.36's API server accepts it."""
     parts = name.split("/")
     if len(parts) == 1:
         _check_c_identifier(name, where)
-        raise ValueError(f'{where}: Invalid value: "{name}": a fully qualified name must be a domain and a name '
-                         f'separated by a slash')
-    if len(parts) == 2:
+    elif len(parts) == 2:
         domain, short = parts
         if not domain:
             raise ValueError(f'{where}: Invalid value: "": the domain must not be empty')
-        if len(domain) > 63:
-            raise ValueError(f"{where}: Too long: may not be more than 63 bytes")
-        problem = dns_subdomain_problem(domain)
-        if problem is not None:
-            raise ValueError(f"{where}: {problem}")
+        _check_driver_name(domain, where)
         if not short:
             raise ValueError(f'{where}: Invalid value: "": the name must not be empty')
         _check_c_identifier(short, where)
 
 
+DRIVER_NAME_MAX_LENGTH = 63           # resource.DriverNameMaxLength
+
+
+def _check_driver_name(name: str, where: str) -> None:
+    """validateDriverName (core's ValidateCSIDriverName): required, at most 63 bytes, a DNS subdomain once lowercased
+    (upper case letters are accepted)."""
+    if not name:
+        raise ValueError(f"{where}: Required value")
+    if _byte_length(name) > DRIVER_NAME_MAX_LENGTH:
+        raise ValueError(f"{where}: Too long: may not be more than {DRIVER_NAME_MAX_LENGTH} bytes")
+    if dns_subdomain_problem(name.lower()) is not None:
+        # Lowercasing only fixes upper case letters, so the name as written fails too: shown as written.
+        raise ValueError(f"{where}: {dns_subdomain_problem(name)}")
+
+
 def _check_c_identifier(name: str, where: str) -> None:
-    if len(name) > DEVICE_MAX_ID_LENGTH:
+    if _byte_length(name) > DEVICE_MAX_ID_LENGTH:
         raise ValueError(f"{where}: Too long: may not be more than {DEVICE_MAX_ID_LENGTH} bytes")
     if not _C_IDENTIFIER.fullmatch(name):
-        raise ValueError(f'{where}: Invalid value: "{name}": a valid C identifier must start with alphabetic '
+        raise ValueError(f'{where}: Invalid value: {go_quote(name)}: a valid C identifier must start with alphabetic '
                          f"character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  "
                          f"or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')")
 
@@ -635,29 +676,28 @@ class ResourceClaimTemplate(K8sModel):
 
 
 class DeviceAttribute(K8sModel):
+    """One attribute value; the API server requires exactly one of the fields (checked with the slice, in its
+    order: `_check_attribute`)."""
     int_: Int64 | None = Field(default=None, alias="int")
     bool_: StrictBool | None = Field(default=None, alias="bool")
     string: str | None = None
     version: str | None = None
 
-    @model_validator(mode="after")
-    def _exactly_one(self) -> DeviceAttribute:
-        set_ = [v for v in (self.int_, self.bool_, self.string, self.version) if v is not None]
-        if len(set_) != 1:
-            raise ValueError("exactly one of int, bool, string, version is required")
-        return self
+    def given(self) -> dict[str, int | bool | str]:
+        """The values set, by their JSON names, in the API type's field order."""
+        return {kind: v for kind, v in (("int", self.int_), ("bool", self.bool_), ("string", self.string),
+                                        ("version", self.version)) if v is not None}
 
     @property
     def value(self) -> int | bool | str:
         """As CEL reads it (a version as its string)."""
-        return next(v for v in (self.int_, self.bool_, self.string, self.version) if v is not None)
+        return next(iter(self.given().values()))
 
     @property
     def typed(self) -> tuple[str, int | bool | str]:
         """(kind, value): what a matchAttribute constraint compares (upstream: values of different kinds never match;
         versions by their strings, which semver keeps minimal)."""
-        return next((kind, v) for kind, v in (("int", self.int_), ("bool", self.bool_), ("string", self.string),
-                                              ("version", self.version)) if v is not None)
+        return next(iter(self.given().items()))
 
 
 def _capacity_quantity(raw: object) -> Fraction:
@@ -672,6 +712,7 @@ def _capacity_quantity(raw: object) -> Fraction:
 
 class DeviceCapacity(K8sModel):
     value: Annotated[Fraction, BeforeValidator(_capacity_quantity)]
+    request_policy: Any = None          # consumable capacity: only with allowMultipleAllocations, which is refused
 
     @property
     def milli(self) -> int:
@@ -679,17 +720,21 @@ class DeviceCapacity(K8sModel):
 
 
 class DeviceTaint(K8sModel):
-    key: str = Field(min_length=1)
+    key: str = ""
     value: str = ""
-    effect: Literal["NoSchedule", "NoExecute", "None"]
+    effect: str = ""
     time_added: Any = None
 
 
 class Device(K8sModel):
-    name: str = Field(min_length=1)
+    name: str = ""
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
     consumes_counters: list[Any] | None = None
+    # Per-device node selection (perDeviceNodeSelection): read so that setting them without it is refused as upstream.
+    node_name: Any = None
+    node_selector: Any = None
+    all_nodes: Any = None
     taints: list[DeviceTaint] = Field(default_factory=list)
     allow_multiple_allocations: StrictBool | None = None    # consumable capacity: read to be refused
 
@@ -705,14 +750,15 @@ def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
 
 
 class ResourcePool(K8sModel):
-    name: str = Field(min_length=1)
+    # Go's zero values where a field is absent (none is defaulted): an absent name or count is refused as upstream.
+    name: str = ""
     generation: Int64 = 0
-    resource_slice_count: Int64 = 1
+    resource_slice_count: Int64 = 0
 
 
 class ResourceSliceSpec(K8sModel):
-    driver: str = Field(min_length=1)
-    pool: ResourcePool
+    driver: str = ""
+    pool: ResourcePool = Field(default_factory=ResourcePool)
     node_name: str | None = None
     node_selector: Any = None
     all_nodes: StrictBool | None = None
@@ -721,42 +767,181 @@ class ResourceSliceSpec(K8sModel):
     devices: list[Device] = Field(default_factory=list)
 
 
-class ResourceSlice(K8sModel):
-    kind: str = "ResourceSlice"
-    metadata: ObjectMeta
-    spec: ResourceSliceSpec
+# Limits of k8s.io/api/resource/v1 (types.go, v1.36.0).
+POOL_NAME_MAX_LENGTH = 253                    # PoolNameMaxLength
+RESOURCE_SLICE_MAX_DEVICES = 128              # ResourceSliceMaxDevices
+# ResourceSliceMaxDevicesWithAdvancedFeatures: when a device has taints or consumes counters (or list attributes,
+# whose DRAListTypeAttributes gate is off in v1.36, so the API server drops them).
+RESOURCE_SLICE_MAX_TAINTED_DEVICES = 64
+MAX_ATTRIBUTES_AND_CAPACITIES = 32            # ResourceSliceMaxAttributesAndCapacitiesPerDevice
+DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64        # DeviceAttributeMaxValueLength (bytes)
+DEVICE_TAINTS_MAX_LENGTH = 16                 # DeviceTaintsMaxLength
+DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")      # sorted, as the API server lists them
+_NODE_LOCAL_ONLY = ("spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
+                    "perDeviceNodeSelection are not modelled)")
+_SHARED_COUNTERS = "shared counters (partitionable devices) are not modelled"
 
-    @model_validator(mode="after")
-    def _node_local(self) -> ResourceSlice:
-        _check_name(self.metadata)
-        spec = self.spec
-        if spec.node_selector is not None or spec.all_nodes or spec.per_device_node_selection:
-            raise ValueError("spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
-                             "perDeviceNodeSelection are not modelled)")
+# A version attribute: semver.org 2.0.0 (major.minor.patch without leading zeros, optional dot-separated
+# pre-release identifiers, numeric ones without leading zeros, and build metadata).
+_SEMVER_NUMBER = "(0|[1-9][0-9]*)"
+_SEMVER_PRERELEASE = "(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER_BUILD = "[0-9A-Za-z-]+"
+_SEMVER = re.compile(rf"{_SEMVER_NUMBER}\.{_SEMVER_NUMBER}\.{_SEMVER_NUMBER}"
+                     rf"(-{_SEMVER_PRERELEASE}(\.{_SEMVER_PRERELEASE})*)?(\+{_SEMVER_BUILD}(\.{_SEMVER_BUILD})*)?")
+
+
+def _byte_length(text: str) -> int:
+    """len() of Go's string: UTF-8 bytes (the API server's length limits)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_pool(pool: ResourcePool) -> None:
+    """validateResourcePool: the name (required, at most 253 bytes, each '/'-separated part a DNS subdomain), then
+    resourceSliceCount, then generation."""
+    if not pool.name:
+        raise ValueError("spec.pool.name: Required value")
+    if _byte_length(pool.name) > POOL_NAME_MAX_LENGTH:
+        raise ValueError(f"spec.pool.name: Too long: may not be more than {POOL_NAME_MAX_LENGTH} bytes")
+    for part in pool.name.split("/"):
+        problem = dns_subdomain_problem(part)
+        if problem is not None:
+            raise ValueError(f"spec.pool.name: {problem}")
+    if pool.resource_slice_count <= 0:
+        raise ValueError(f"spec.pool.resourceSliceCount: Invalid value: {pool.resource_slice_count}: must be greater "
+                         f"than zero")
+    if pool.generation < 0:
+        raise ValueError(f"spec.pool.generation: Invalid value: {pool.generation}: must be greater than or equal to "
+                         f"zero")
+
+
+def _check_node_selection(spec: ResourceSliceSpec) -> None:
+    """The node selection rules (exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection), then
+    phalanx's own: only nodeName is modelled. A nodeSelector's terms are not validated (it is refused either way)."""
+    chosen = []
+    if spec.node_name is not None:
         if not spec.node_name:
-            raise ValueError("spec.nodeName: field required (phalanx models node-local devices only)")
+            raise ValueError('spec.nodeName: Invalid value: "": must be either unset or set to a non-empty string')
+        chosen.append("`nodeName`")
         problem = dns_subdomain_problem(spec.node_name)          # ValidateNodeName
         if problem is not None:
             raise ValueError(f"spec.nodeName: {problem}")
-        names = set()
-        for j, device in enumerate(spec.devices):               # validateDevice's name, validateSet's keys
-            problem = dns_label_problem(device.name)
-            if problem is not None:
-                raise ValueError(f"spec.devices[{j}].name: {problem}")
-            if device.name in names:
-                raise ValueError(f"spec.devices[{j}].name: Duplicate value: {go_quote(device.name)}")
-            names.add(device.name)
-        # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
-        # exclusive; ignoring the counters would allocate devices upstream refuses.
+    if spec.node_selector is not None:
+        chosen.append("`nodeSelector`")
+    for name, value in (("allNodes", spec.all_nodes), ("perDeviceNodeSelection", spec.per_device_node_selection)):
+        if value is False:
+            raise ValueError(f"spec.{name}: Invalid value: false: must be either unset or set to true")
+        if value:
+            chosen.append(f"`{name}`")
+    rule = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+    if not chosen:
+        raise ValueError(f"spec: Required value: {rule}")
+    if len(chosen) > 1:
+        raise ValueError(f"spec: Invalid value: {go_quote('{' + ', '.join(chosen) + '}')}: {rule}, but multiple "
+                         f"fields are set")
+    if spec.node_name is None:
+        raise ValueError(_NODE_LOCAL_ONLY)
+
+
+def _check_attribute(attribute: DeviceAttribute, where: str) -> None:
+    """validateDeviceAttribute: a string's and a version's own rules first, then the count of values set."""
+    if attribute.string is not None and _byte_length(attribute.string) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+        raise ValueError(f"{where}.string: Too long: may not be more than {DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH} bytes")
+    if attribute.version is not None:
+        if not _SEMVER.fullmatch(attribute.version):
+            raise ValueError(f"{where}.version: Invalid value: {go_quote(attribute.version)}: must be a string "
+                             f"compatible with semver.org spec 2.0.0")
+        if _byte_length(attribute.version) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+            raise ValueError(f"{where}.version: Too long: may not be more than {DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH} "
+                             f"bytes")
+    given = attribute.given()
+    if len(given) != 1:
+        shown = go_json(given) if given else '""'
+        raise ValueError(f"{where}: Invalid value: {shown}: exactly one value must be specified")
+
+
+def _check_taint(taint: DeviceTaint, where: str) -> None:
+    """validateDeviceTaint: the key a label key (required), a value a label value, the effect required and one of
+    DEVICE_TAINT_EFFECTS."""
+    problem = label_key_problem(taint.key)
+    if problem is not None:
+        raise ValueError(f"{where}.key: {problem}")
+    problem = label_value_problem(taint.value)
+    if problem is not None:
+        raise ValueError(f"{where}.value: {problem}")
+    if not taint.effect:
+        raise ValueError(f"{where}.effect: Required value")
+    if taint.effect not in DEVICE_TAINT_EFFECTS:
+        raise ValueError(not_supported(f"{where}.effect", taint.effect, DEVICE_TAINT_EFFECTS))
+
+
+def _check_device(device: Device, where: str) -> None:
+    """validateDevice, in its order, with phalanx's refusals where upstream would check what they refuse."""
+    problem = dns_label_problem(device.name)
+    if problem is not None:
+        raise ValueError(f"{where}.name: {problem}")
+    entries = len(device.attributes) + len(device.capacity)
+    if entries > MAX_ATTRIBUTES_AND_CAPACITIES:
+        raise ValueError(f"{where}: Invalid value: {entries}: the total number of attributes and capacities must not "
+                         f"exceed {MAX_ATTRIBUTES_AND_CAPACITIES}")
+    # A map's key errors name the map itself, its value errors the key (upstream's validateMap). Upstream walks a Go
+    # map, in no fixed order; here the document's order.
+    for name, attribute in device.attributes.items():
+        _check_qualified_name(name, f"{where}.attributes")
+        _check_attribute(attribute, f"{where}.attributes[{name}]")
+    if device.allow_multiple_allocations:
+        raise ValueError(f"{where}.allowMultipleAllocations: consumable capacity (a device shared by several claims) "
+                         f"is not modelled")
+    for name, capacity in device.capacity.items():
+        _check_qualified_name(name, f"{where}.capacity")
+        if capacity.request_policy is not None:
+            raise ValueError(f"{where}.capacity[{name}].requestPolicy: Forbidden: allowMultipleAllocations must be "
+                             f"true")
+    if len(device.taints) > DEVICE_TAINTS_MAX_LENGTH:
+        raise ValueError(f"{where}.taints: Too many: {len(device.taints)}: must have at most {DEVICE_TAINTS_MAX_LENGTH} "
+                         f"items")
+    for k, taint in enumerate(device.taints):
+        _check_taint(taint, f"{where}.taints[{k}]")
+    # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
+    # exclusive; ignoring the counters would allocate devices upstream refuses.
+    if device.consumes_counters:
+        raise ValueError(f"{where}.consumesCounters: {_SHARED_COUNTERS}")
+    # The slice's perDeviceNodeSelection is refused before its devices are checked, so here it is never true.
+    if device.node_name is not None or device.node_selector is not None or device.all_nodes is not None:
+        raise ValueError(f"{where}: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                         f"`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+
+
+def _check_devices(spec: ResourceSliceSpec) -> None:
+    """validateSet of the devices: the count (lower with taints or counters), every device, then duplicate names."""
+    devices = spec.devices
+    tainted = any(d.taints or d.consumes_counters for d in devices)
+    limit = RESOURCE_SLICE_MAX_TAINTED_DEVICES if tainted else RESOURCE_SLICE_MAX_DEVICES
+    if len(devices) > limit:
+        raise ValueError(f"spec.devices: Too many: {len(devices)}: must have at most {limit} items")
+    for j, device in enumerate(devices):
+        _check_device(device, f"spec.devices[{j}]")
+    _check_unique_names([device.name for device in devices], "spec.devices")
+
+
+class ResourceSlice(K8sModel):
+    kind: str = "ResourceSlice"
+    metadata: ObjectMeta
+    spec: ResourceSliceSpec = Field(default_factory=ResourceSliceSpec)
+
+    @model_validator(mode="after")
+    def _object_rules(self) -> ResourceSlice:
+        """ValidateResourceSlice (v1.36), the first error in its order: metadata.name, then the spec's driver, pool,
+        node selection, devices and shared counters."""
+        _check_name(self.metadata)
+        spec = self.spec
+        _check_driver_name(spec.driver, "spec.driver")
+        _check_pool(spec.pool)
+        _check_node_selection(spec)
+        if spec.shared_counters is not None and "devices" in spec.model_fields_set:
+            raise ValueError('spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed')
+        _check_devices(spec)
         if spec.shared_counters:
-            raise ValueError("spec.sharedCounters: shared counters (partitionable devices) are not modelled")
-        for j, device in enumerate(spec.devices):
-            if device.consumes_counters:
-                raise ValueError(f"spec.devices[{j}].consumesCounters: shared counters (partitionable devices) are "
-                                 f"not modelled")
-            if device.allow_multiple_allocations:
-                raise ValueError(f"spec.devices[{j}].allowMultipleAllocations: consumable capacity (a device shared "
-                                 f"by several claims) is not modelled")
+            raise ValueError(f"spec.sharedCounters: {_SHARED_COUNTERS}")
         return self
 
 
