@@ -341,7 +341,7 @@ def SUB(name: str, **fields) -> dict:
      "modelled"),
     # firstAvailable as the API server validates it (resource.k8s.io/v1 validateDeviceRequest, validateDeviceSubRequest).
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [{"name": "a"}]}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: field required"),
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].deviceClassName: Required value"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g"}]}}},
      "ResourceClaim default/c: spec.devices.requests[0]: Required value: exactly one of `exactly` or "
      "`firstAvailable` is required"),
@@ -363,11 +363,15 @@ def SUB(name: str, **fields) -> dict:
      'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[1]: Duplicate value: "a"'),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
         SUB("a", allocationMode="All", count=2)]}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: must not be set when allocationMode "
-     "is All"),
-    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a", count=0)]}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: input should be greater than or "
-     "equal to 1 (got 0)"),
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: Invalid value: 2: must not be "
+     "specified when allocationMode is 'All'"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [SUB("a", count=-1)]}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].count: Invalid value: -1: must be greater "
+     "than zero"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
+        SUB("a", allocationMode="Some")]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].allocationMode: Unsupported value: "Some": '
+     'supported values: "All", "ExactCount"'),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
         SUB("a", tolerations=[{"operator": "Equal", "value": "x"}])]}]}}},
      'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].tolerations[0].operator: Invalid value: '
@@ -382,14 +386,28 @@ def SUB(name: str, **fields) -> dict:
      'expression "device.driver ==": 1:17: Syntax error: mismatched input \'<EOF>\' expecting {\'[\', \'{\', \'(\', '
      "'.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
-                                                                                      "count": 0}}]}}},
-     "ResourceClaim default/c: spec.devices.requests[0].exactly.count: input should be greater than or equal to 1 "
-     "(got 0)"),
+                                                                                      "count": -2}}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.count: Invalid value: -2: must be greater than zero"),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": ""}}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.deviceClassName: Required value"),
 ])
 def test_input_errors(doc, message):
     with pytest.raises(InputError) as err:
         parse_objects([doc])
     assert str(err.value) == message
+
+
+def test_count_zero_and_empty_allocation_mode_are_defaulted():
+    """SetDefaults_ExactDeviceRequest / SetDefaults_DeviceSubRequest: an empty allocationMode is ExactCount, whose
+    count 0 (absent: the field is omitempty) is 1; with All, a count of 0 is no count."""
+    requests = [{"name": "a", "exactly": {"deviceClassName": "gpu", "count": 0}},
+                {"name": "b", "exactly": {"deviceClassName": "gpu", "allocationMode": "", "count": 0}},
+                {"name": "c", "exactly": {"deviceClassName": "gpu", "allocationMode": "All", "count": 0}},
+                {"name": "d", "firstAvailable": [SUB("s", count=0)]}]
+    claim = parse_objects([{**claim_doc("c"), "spec": {"devices": {"requests": requests}}}]).resource_claims[0]
+    got = [r.exactly.count_needed() if r.exactly is not None else r.first_available[0].count_needed()
+           for r in claim.spec.devices.requests]
+    assert got == [1, 1, 0, 1]
 
 
 def test_pod_claim_needs_exactly_one_source():

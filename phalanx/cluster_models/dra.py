@@ -365,17 +365,27 @@ class DeviceToleration(K8sModel):
 class DeviceSelection(K8sModel):
     """What an `exactly` request and a `firstAvailable` subrequest share: the devices asked for (v1's
     ExactDeviceRequest and DeviceSubRequest fields, validated alike)."""
-    device_class_name: str = Field(min_length=1)
-    allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
-    count: Int64 | None = Field(default=None, ge=1)
+    device_class_name: str = ""                     # required: "" or absent refused (_absent_class_name)
+    allocation_mode: str = "ExactCount"             # "" is defaulted to ExactCount; others refused in check()
+    count: Int64 | None = None                      # 0 or absent: 1 for ExactCount (defaulting); checked in check()
     selectors: Selectors = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
     capacity: Any = None                            # consumable capacity requests: read to be refused
+
+    @model_validator(mode="before")
+    @classmethod
+    def _absent_class_name(cls, raw: Any) -> Any:
+        # An absent deviceClassName decodes to "", which validation refuses first (Required value, at its path).
+        if isinstance(raw, dict) and "deviceClassName" not in raw and "device_class_name" not in raw:
+            return {**raw, "deviceClassName": ""}
+        return raw
 
     @field_validator("device_class_name")
     @classmethod
     def _class_name(cls, name: str) -> str:
         # validateDeviceClass: corevalidation.ValidateClassName, a DNS subdomain.
+        if not name:
+            raise ValueError("Required value")
         problem = dns_subdomain_problem(name)
         if problem is not None:
             raise ValueError(problem)
@@ -383,7 +393,7 @@ class DeviceSelection(K8sModel):
 
     def count_needed(self) -> int:
         """Devices an ExactCount request needs (count defaults to 1); 0 for All."""
-        return 0 if self.allocation_mode == "All" else (1 if self.count is None else self.count)
+        return 0 if self.allocation_mode == "All" else (self.count or 1)
 
     @property
     def expressions(self) -> tuple[str, ...]:
@@ -392,14 +402,24 @@ class DeviceSelection(K8sModel):
     def check(self, where: str) -> None:
         """The API server's rules for these fields that pydantic does not check, and what phalanx refuses;
         `where` is the request's (or subrequest's) path."""
+        # validateDeviceAllocationMode, on the defaulted values (SetDefaults_ExactDeviceRequest: "" is ExactCount,
+        # whose count 0 is 1)
+        count = self.count or 0
+        if self.allocation_mode == "All":
+            if count:
+                raise ValueError(f"{where}.count: Invalid value: {count}: must not be specified when allocationMode "
+                                 f"is 'All'")
+        elif self.allocation_mode in ("ExactCount", ""):
+            if count < 0:
+                raise ValueError(f"{where}.count: Invalid value: {count}: must be greater than zero")
+        else:
+            raise ValueError(not_supported(f"{where}.allocationMode", self.allocation_mode, ("All", "ExactCount")))
         problems = toleration_problems(self.tolerations, f"{where}.tolerations")
         if problems:
             raise ValueError(problems[0])
         # Beta and on in v1.36, and not modelled: refused, never ignored.
         if self.capacity is not None:
             raise ValueError(f"{where}.capacity: consumable capacity is not modelled")
-        if self.allocation_mode == "All" and self.count is not None:
-            raise ValueError(f"{where}.count: must not be set when allocationMode is All")
 
 
 class ExactDeviceRequest(DeviceSelection):
