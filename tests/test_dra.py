@@ -372,10 +372,24 @@ def SUB(name: str, **fields) -> dict:
         SUB("a", allocationMode="Some")]}]}}},
      'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].allocationMode: Unsupported value: "Some": '
      'supported values: "All", "ExactCount"'),
+    # validateDeviceToleration: an empty key takes Equal (a pod's toleration would need Exists), Exists no value, an
+    # effect of the device taints' three, at most 16
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
-        SUB("a", tolerations=[{"operator": "Equal", "value": "x"}])]}]}}},
-     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].tolerations[0].operator: Invalid value: '
-     '"Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'),
+        SUB("a", tolerations=[{"operator": "Equal", "value": "x"}, {"operator": "Exists", "value": "x"}])]}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].tolerations[1].value: Invalid value: "x": '
+     'must be empty for operator `Exists`'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+        "tolerations": [{"key": "k", "operator": "Gt", "value": "1"}]}}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].exactly.tolerations[0].operator: Unsupported value: "Gt": '
+     'supported values: "Equal", "Exists"'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+        "tolerations": [{"key": "k", "effect": "PreferNoSchedule", "tolerationSeconds": 5}]}}]}}},
+     'ResourceClaim default/c: spec.devices.requests[0].exactly.tolerations[0].effect: Unsupported value: '
+     '"PreferNoSchedule": supported values: "NoExecute", "NoSchedule", "None"'),
+    ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+        "tolerations": [{"key": "k", "operator": "Exists"}] * 17}}]}}},
+     "ResourceClaim default/c: spec.devices.requests[0].exactly.tolerations: Too many: 17: must have at most 16 "
+     "items"),
     ({**claim_doc("c"), "spec": {"devices": {"requests": [{"name": "g", "firstAvailable": [
         SUB("a", capacity={"requests": {"memory": "1Gi"}})]}]}}},
      "ResourceClaim default/c: spec.devices.requests[0].firstAvailable[0].capacity: consumable capacity is not "

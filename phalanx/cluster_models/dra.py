@@ -61,7 +61,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from fractions import Fraction
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
@@ -70,7 +70,7 @@ from .errors import InputError, render_value
 from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
 from .jobs import go_json, not_supported
 from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, go_quote,
-                      is_extended_resource_name, label_key_problem, label_value_problem, toleration_problems)
+                      is_extended_resource_name, label_key_problem, label_value_problem)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
@@ -348,12 +348,12 @@ class DeviceClass(K8sModel):
 
 
 class DeviceToleration(K8sModel):
-    """A device request's toleration of device taints (v1.Toleration's fields and rules, without Gt/Lt and
-    PreferNoSchedule)."""
+    """A device request's toleration of device taints (resource.k8s.io/v1 DeviceToleration; its rules are
+    validateDeviceToleration's, _check_toleration)."""
     key: str = ""
-    operator: Literal["Equal", "Exists"] = "Equal"
+    operator: str = "Equal"          # +default="Equal"
     value: str = ""
-    effect: Literal["", "NoSchedule", "NoExecute"] = ""
+    effect: str = ""
     toleration_seconds: Int64 | None = None
 
     @field_validator("operator", mode="before")
@@ -414,9 +414,11 @@ class DeviceSelection(K8sModel):
                 raise ValueError(f"{where}.count: Invalid value: {count}: must be greater than zero")
         else:
             raise ValueError(not_supported(f"{where}.allocationMode", self.allocation_mode, ("All", "ExactCount")))
-        problems = toleration_problems(self.tolerations, f"{where}.tolerations")
-        if problems:
-            raise ValueError(problems[0])
+        if len(self.tolerations) > DEVICE_TOLERATIONS_MAX_LENGTH:
+            raise ValueError(f"{where}.tolerations: Too many: {len(self.tolerations)}: must have at most "
+                             f"{DEVICE_TOLERATIONS_MAX_LENGTH} items")
+        for k, toleration in enumerate(self.tolerations):
+            _check_toleration(toleration, f"{where}.tolerations[{k}]")
         # Beta and on in v1.36, and not modelled: refused, never ignored.
         if self.capacity is not None:
             raise ValueError(f"{where}.capacity: consumable capacity is not modelled")
@@ -796,6 +798,7 @@ RESOURCE_SLICE_MAX_TAINTED_DEVICES = 64
 MAX_ATTRIBUTES_AND_CAPACITIES = 32            # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64        # DeviceAttributeMaxValueLength (bytes)
 DEVICE_TAINTS_MAX_LENGTH = 16                 # DeviceTaintsMaxLength
+DEVICE_TOLERATIONS_MAX_LENGTH = 16            # DeviceTolerationsMaxLength
 DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")      # sorted, as the API server lists them
 _NODE_LOCAL_ONLY = ("spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
                     "perDeviceNodeSelection are not modelled)")
@@ -892,6 +895,28 @@ def _check_taint(taint: DeviceTaint, where: str) -> None:
         raise ValueError(f"{where}.effect: Required value")
     if taint.effect not in DEVICE_TAINT_EFFECTS:
         raise ValueError(not_supported(f"{where}.effect", taint.effect, DEVICE_TAINT_EFFECTS))
+
+
+def _check_toleration(toleration: DeviceToleration, where: str) -> None:
+    """validateDeviceToleration: a key (when given) a label key; Exists with no value, Equal with a label value;
+    an effect (when given) one of DEVICE_TAINT_EFFECTS. Unlike a pod's, an empty key takes either operator and
+    tolerationSeconds goes with any effect."""
+    if toleration.key:
+        problem = label_key_problem(toleration.key)
+        if problem is not None:
+            raise ValueError(f"{where}.key: {problem}")
+    if toleration.operator == "Exists":
+        if toleration.value:
+            raise ValueError(f"{where}.value: Invalid value: {go_quote(toleration.value)}: must be empty for "
+                             f"operator `Exists`")
+    elif toleration.operator == "Equal":
+        problem = label_value_problem(toleration.value)
+        if problem is not None:
+            raise ValueError(f"{where}.value: {problem}")
+    else:
+        raise ValueError(not_supported(f"{where}.operator", toleration.operator, ("Equal", "Exists")))
+    if toleration.effect and toleration.effect not in DEVICE_TAINT_EFFECTS:
+        raise ValueError(not_supported(f"{where}.effect", toleration.effect, DEVICE_TAINT_EFFECTS))
 
 
 def _check_device(device: Device, where: str) -> None:
