@@ -318,16 +318,20 @@ def test_a_generated_name_taken_again_by_a_later_object_is_an_error():
     (deployment() | {"spec": {**deployment()["spec"], "selector": {}}},
      "Deployment default/web: spec.selector: Invalid value: {}: empty selector is invalid for deployment"),
     (deployment() | {"spec": {**deployment()["spec"], "replicas": -1}},
-     "Deployment default/web: spec.replicas: input should be greater than or equal to 0 (got -1)"),
+     "Deployment default/web: spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
     (deployment() | {"spec": {k: v for k, v in deployment()["spec"].items() if k != "selector"}},
      "Deployment default/web: spec.selector: field required"),
     (deployment() | {"spec": {**deployment()["spec"], "template": template({"app": "web"}, "12x")}},
      'Deployment default/web: spec.template.spec.containers[0].resources.requests.cpu: invalid quantity "12x"'),
     (stateful_set("a.b"), "StatefulSet default/a.b: metadata.name: must be a DNS label: lowercase letters, digits and "
                           "'-', starting and ending with a letter or digit (got \"a.b\")"),
-    (stateful_set(podManagementPolicy="Sometimes"),
-     "StatefulSet default/db: spec.podManagementPolicy: input should be 'OrderedReady' or 'Parallel' "
-     "(got \"Sometimes\")"),
+    (stateful_set(podManagementPolicy="Sometimes", replicas=-1),
+     "StatefulSet default/db: spec.podManagementPolicy: Invalid value: \"Sometimes\": must be 'OrderedReady' or "
+     "'Parallel'"),
+    (stateful_set(replicas=-1, ordinals={"start": -3}),
+     "StatefulSet default/db: spec.ordinals.start: Invalid value: -3: must be greater than or equal to 0"),
+    (stateful_set(replicas=-1, minReadySeconds=-2),
+     "StatefulSet default/db: spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
     (stateful_set() | {"spec": {**stateful_set()["spec"], "selector": {}}},
      "StatefulSet default/db: spec.selector: Invalid value: {}: empty selector is invalid for statefulset"),
     (daemon_set() | {"spec": {**daemon_set()["spec"], "selector": {"matchLabels": {"app": "B@d"}}}},
@@ -335,7 +339,8 @@ def test_a_generated_name_taken_again_by_a_later_object_is_an_error():
      "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
      "'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') "
      "(got \"B@d\")"),
-    (controller("ReplicationController", "rc", api="v1"), "ReplicationController default/rc: spec.template: "
+    # ValidateReplicationControllerSpec: the selector (defaulted from the template's labels) before the template
+    (controller("ReplicationController", "rc", api="v1"), "ReplicationController default/rc: spec.selector: "
                                                           "Required value"),
     (cron_job("c" * 53), f'CronJob default/{"c" * 53}: metadata.name: Invalid value: "{"c" * 53}": must be no more '
                          "than 52 characters"),

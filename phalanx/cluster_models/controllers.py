@@ -55,9 +55,9 @@ import re
 import zoneinfo
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidationError, field_validator, model_validator
 
 from .durations import parse_duration
 from .errors import InputError, render_value, validation_problem
@@ -385,7 +385,7 @@ class _Selected(_Owner):
 
 
 class ReplicaSetSpec(K8sModel):
-    replicas: StrictInt = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: StrictInt = Field(default=1, ge=INT32_MIN, le=INT32_MAX)    # non-negative: each kind's rules
     min_ready_seconds: Int32 = 0
     selector: LabelSelector
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
@@ -399,7 +399,8 @@ class ReplicaSet(_Selected):
 
     def _before_selector_problem(self) -> str | None:
         """ValidateReplicaSetSpec: replicas, then minReadySeconds, before the selector."""
-        return non_negative_problem(self.spec.min_ready_seconds, "spec.minReadySeconds")
+        return (non_negative_problem(self.spec.replicas, "spec.replicas")
+                or non_negative_problem(self.spec.min_ready_seconds, "spec.minReadySeconds"))
 
 
 class RollingUpdateDeployment(K8sModel):
@@ -424,6 +425,10 @@ class Deployment(_Selected):
     kind: str = "Deployment"
     metadata: ObjectMeta
     spec: DeploymentSpec
+
+    def _before_selector_problem(self) -> str | None:
+        """ValidateDeploymentSpec: replicas before the selector."""
+        return non_negative_problem(self.spec.replicas, "spec.replicas")
 
     def _after_template_problem(self) -> str | None:
         """ValidateDeploymentSpec after the template: the strategy, minReadySeconds, revisionHistoryLimit (10 when
@@ -506,7 +511,8 @@ def int_or_percent_value(value: int | str) -> int:
 
 
 class ReplicationControllerSpec(K8sModel):
-    replicas: StrictInt = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: StrictInt = Field(default=1, ge=INT32_MIN, le=INT32_MAX)    # non-negative: _rules
+    min_ready_seconds: Int32 = 0
     selector: dict[str, str] = Field(default_factory=dict)    # defaults to the template's labels
     template: PodTemplateSpec | None = None
 
@@ -521,12 +527,17 @@ class ReplicationController(_Owner):
     def _rules(self) -> ReplicationController:
         _name(self.metadata, dns_subdomain_problem)
         spec = self.spec
-        if spec.template is None:
-            raise ValueError("spec.template: Required value")
-        if not spec.selector:                      # SetDefaults_ReplicationController
+        if not spec.selector and spec.template is not None:      # SetDefaults_ReplicationController
             spec.selector = dict(spec.template.metadata.labels)
-        if not spec.selector:
-            raise ValueError("spec.selector: Required value")
+        # ValidateReplicationControllerSpec: minReadySeconds, the selector, replicas, then the template
+        problem = non_negative_problem(spec.min_ready_seconds, "spec.minReadySeconds")
+        if problem is None and not spec.selector:
+            problem = "spec.selector: Required value"
+        problem = problem or non_negative_problem(spec.replicas, "spec.replicas")
+        if problem is None and spec.template is None:
+            problem = "spec.template: Required value"
+        if problem is not None:
+            raise ValueError(problem)
         for path, labels in (("spec.selector", spec.selector),
                              ("spec.template.metadata.labels", spec.template.metadata.labels)):
             problem = labels_problem(labels, path)
@@ -542,7 +553,7 @@ class ReplicationController(_Owner):
 
 
 class StatefulSetOrdinals(K8sModel):
-    start: StrictInt = Field(default=0, ge=0, le=INT32_MAX)
+    start: StrictInt = Field(default=0, ge=INT32_MIN, le=INT32_MAX)       # non-negative: StatefulSet's rules
 
 
 class ClaimTemplateMetadata(K8sModel):
@@ -567,10 +578,15 @@ class StatefulSetUpdateStrategy(K8sModel):
 
 class StatefulSetSpec(ReplicaSetSpec):
     service_name: str = ""
-    pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
+    pod_management_policy: str = "OrderedReady"       # others refused by StatefulSet's rules
     update_strategy: StatefulSetUpdateStrategy = Field(default_factory=StatefulSetUpdateStrategy)
     ordinals: StatefulSetOrdinals = Field(default_factory=StatefulSetOrdinals)
     volume_claim_templates: list[PersistentVolumeClaimTemplate] = Field(default_factory=list)
+
+    @field_validator("pod_management_policy", mode="before")
+    @classmethod
+    def _empty_policy_is_ordered(cls, raw: Any) -> Any:
+        return "OrderedReady" if raw == "" else raw        # SetDefaults_StatefulSet
 
 
 class StatefulSet(_Selected):
@@ -581,10 +597,16 @@ class StatefulSet(_Selected):
     spec: StatefulSetSpec
 
     def _before_selector_problem(self) -> str | None:
-        """ValidateStatefulSetSpec before the selector: podManagementPolicy (the model's), the updateStrategy,
-        replicas (the model's), minReadySeconds, ordinals.start (the model's)."""
-        return (_stateful_strategy_problem(self.spec.update_strategy)
-                or non_negative_problem(self.spec.min_ready_seconds, "spec.minReadySeconds"))
+        """ValidateStatefulSetSpec before the selector: podManagementPolicy, the updateStrategy, ordinals.start,
+        replicas, minReadySeconds."""
+        spec = self.spec
+        if spec.pod_management_policy not in ("OrderedReady", "Parallel"):
+            return (f"spec.podManagementPolicy: Invalid value: {go_quote(spec.pod_management_policy)}: must be "
+                    "'OrderedReady' or 'Parallel'")
+        return (_stateful_strategy_problem(spec.update_strategy)
+                or non_negative_problem(spec.ordinals.start, "spec.ordinals.start")
+                or non_negative_problem(spec.replicas, "spec.replicas")
+                or non_negative_problem(spec.min_ready_seconds, "spec.minReadySeconds"))
 
 
 def _stateful_strategy_problem(strategy: StatefulSetUpdateStrategy) -> str | None:
