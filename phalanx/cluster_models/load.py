@@ -71,6 +71,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "ResourceClaim": ("resource.k8s.io", ResourceClaim),
     "ResourceClaimTemplate": ("resource.k8s.io", ResourceClaimTemplate),
 }
+READ_KINDS = frozenset(_MODELS)       # the kinds read (tools/gen_api_types.py tables their fields' Go types)
 
 # Kinds read only at some versions: (kind, apiVersion) -> model. A missing apiVersion means the newest.
 _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
