@@ -150,7 +150,7 @@ def _words(adapter: TypeAdapter, value: Any) -> str:
 
 
 @lru_cache(maxsize=None)
-def _fields_of(struct: str) -> dict[str, str]:
+def struct_fields(struct: str) -> dict[str, str]:
     """A struct's json field names -> their types, as api_types.py writes them."""
     return dict(field.split(":") for field in STRUCTS[struct].split())
 
@@ -175,7 +175,7 @@ def _struct(name: str, model: type[BaseModel] | None) -> _Struct:
         return struct
     struct = _STRUCTS[name, model] = _Struct(name.rpartition(".")[2])
     read = _read_by(model) if model is not None else {}
-    for json_name, text in _fields_of(name).items():
+    for json_name, text in struct_fields(name).items():
         if json_name in read and read[json_name] is None:
             continue                                   # a value the model's own type checks
         kind = struct.fields[json_name] = _type_of(text, read.get(json_name))
