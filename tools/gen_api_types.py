@@ -92,17 +92,17 @@ class _Tables:
         return name
 
 
-def generate(swagger: dict, revision: str, digest: str) -> str:
-    """The text of api_types.py for this OpenAPI document."""
+def generate(swagger: dict, revision: str, digest: str, kinds: frozenset[str] = READ_KINDS) -> str:
+    """The text of api_types.py for this OpenAPI document: the structs reachable from `kinds`."""
     definitions = swagger["definitions"]
     tables = _Tables(definitions)
     roots = {}
     for definition in sorted(definitions):
         for gvk in definitions[definition].get("x-kubernetes-group-version-kind", []):
-            if gvk["kind"] in READ_KINDS:
+            if gvk["kind"] in kinds:
                 api_version = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
                 roots[f"{api_version} {gvk['kind']}"] = tables.read(definition)
-    missing = READ_KINDS - {key.partition(" ")[2] for key in roots}
+    missing = kinds - {key.partition(" ")[2] for key in roots}
     if missing:
         raise SystemExit(f"kinds phalanx reads that the OpenAPI lacks: {', '.join(sorted(missing))}")
     lines = [
