@@ -292,6 +292,40 @@ def test_every_struct_the_table_names_is_in_it():
     assert set(MODEL_STRUCTS.values()) <= STRUCTS.keys()
 
 
+def test_each_model_reads_the_struct_api_fields_names():
+    # Walking a kind's structs beside its models (a model's field typed with a nested model reads that field's
+    # struct), every model class met is at the struct api_fields.py says it reads
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    from phalanx.cluster_models.load import _model_of
+
+    def nested(annotation):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return [annotation]
+        return [model for arg in get_args(annotation) for model in nested(arg)]
+
+    met, pending = set(), []
+    for key, struct in ROOTS.items():
+        api_version, kind = key.split(" ")
+        if not api_version.startswith("resource.k8s.io/v1beta"):     # read converted to v1
+            pending.append((struct, _model_of(kind, api_version)))
+    while pending:
+        struct, model = pending.pop()
+        if (struct, model) in met:
+            continue
+        met.add((struct, model))
+        # (or one of its shape: the PodAffinity model reads PodAntiAffinity too)
+        assert _fields(MODEL_STRUCTS.get(model.__name__, struct)) == _fields(struct), (model, struct)
+        fields = _fields(struct)
+        for name, field in model.model_fields.items():
+            text = fields.get(field.alias or name)
+            for inner in nested(field.annotation) if text is not None else ():   # not the API's (workloadRef)
+                pending.append((text.replace("[]", "").replace("map[string]", ""), inner))
+    assert len(met) > 80
+
+
 def _generator():
     spec = importlib.util.spec_from_file_location("gen_api_types", ROOT / "tools" / "gen_api_types.py")
     module = importlib.util.module_from_spec(spec)
