@@ -44,76 +44,114 @@ _SAME_TYPES = {
 }
 
 
-class _Struct:
-    __slots__ = ("name", "fields", "plain")
+class _Kind:
+    """A Go type as checked here. `plain`: Python type -> None, or the int range it must be in: a value of such a type
+    (in range) fits without a call (most values are strings and numbers); anything else goes to `problem`."""
+    __slots__ = ()
+    plain: dict[type, tuple[int, int] | None] = {}
+
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        """(the location within `value`, the message) of its first part that does not decode, or None."""
+        raise NotImplementedError
+
+
+class _Struct(_Kind):
+    __slots__ = ("name", "fields")
 
     def __init__(self, name: str):
         self.name = name                                   # the Go struct's name, for messages
-        self.fields: dict[str, Any] = {}                   # json name -> its type
-        # (json name, Python type) -> the int range, or None: a field of this Go type given a value of this Python
-        # type needs no other look (most fields are plain strings and numbers: no call made for them).
-        self.plain: dict[tuple[str, type], tuple[int, int] | None] = {}
+        self.fields: dict[str, _Kind] = {}                 # json name -> its type, for the fields to check
 
-
-class _List:
-    __slots__ = ("item",)
-
-    def __init__(self, item: Any):
-        self.item = item
-
-
-class _Map:
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any):
-        self.value = value
-
-
-class _Leaf:
-    """A named leaf type: `fits(value)` says yes quickly for the usual values; anything else is validated by
-    `adapter`, the type phalanx's models give such a field, whose error is the message. `plain`: the Python type of a
-    value that fits without a call when it is in `bounds` (None: a value of any type is looked at)."""
-    __slots__ = ("fits", "adapter", "plain", "bounds")
-
-    def __init__(self, fits: Callable[[Any], bool], annotation: Any, plain: type | None = None,
-                 bounds: tuple[int, int] | None = None):
-        self.fits = fits
-        self.adapter = TypeAdapter(annotation)
-        self.plain = plain
-        self.bounds = bounds
-
-    def problem(self, value: Any) -> str | None:
-        if self.fits(value):
-            return None
-        try:
-            self.adapter.validate_python(value)
-        except ValidationError as error:
-            return validation_problem(error)
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        if not isinstance(value, dict):
+            return (), f"input should be a valid dictionary or instance of {self.name}{given(value)}"
+        fields = self.fields
+        for key, item in value.items():
+            field = fields.get(key)     # None: a field the struct lacks (api_fields' warning), or one the model checks
+            found = None if field is None else _at(key, field, item)
+            if found is not None:
+                return found
         return None
 
 
-def _is_int(low: int, high: int) -> Callable[[Any], bool]:
-    return lambda value: type(value) is int and low <= value <= high
+class _Items(_Kind):
+    """[]T (a list) or map[string]T (an object): each item, or each value, a T."""
+    __slots__ = ("item", "container")
+    words = {container: TypeAdapter(Annotated[container, Strict()]) for container in (list, dict)}
+
+    def __init__(self, item: _Kind, container: type):
+        self.item = item
+        self.container = container                        # list or dict
+
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        if not isinstance(value, self.container):
+            return (), _refusal(self.words[self.container], value)
+        item_kind = self.item
+        for key, item in value.items() if self.container is dict else enumerate(value):
+            found = _at(key, item_kind, item)
+            if found is not None:
+                return found
+        return None
+
+
+def _at(key: str | int, kind: _Kind, value: Any) -> tuple[tuple, str] | None:
+    """kind.problem(value), its location under `key`; a null or plain value looked at without that call."""
+    bounds = kind.plain.get(type(value), False)
+    if value is None or bounds is None or (bounds and bounds[0] <= value <= bounds[1]):
+        return None
+    found = kind.problem(value)
+    return None if found is None else ((key, *found[0]), found[1])
+
+
+class _Leaf(_Kind):
+    """A named leaf type: a value fits it when it is plain, or when `fits(value)` says so (a parse); anything else is
+    validated by `annotation`, the type phalanx's models give such a field, whose error is the message."""
+    __slots__ = ("plain", "fits", "adapter")
+
+    def __init__(self, annotation: Any, plain: dict[type, tuple[int, int] | None],
+                 fits: Callable[[Any], bool] | None = None):
+        self.plain = plain
+        self.fits = fits
+        self.adapter = TypeAdapter(annotation)
+
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        if self.fits is not None and self.fits(value):
+            return None
+        problem = _refusal(self.adapter, value)
+        return None if problem is None else ((), problem)   # None: the models' type takes it (a YAML datetime)
+
+
+class _Quantity(_Kind):
+    """resource.Quantity: a string or a number that parses (quantity.decode_quantity: phalanx's quantity reader)."""
+    __slots__ = ()
+
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        if type(value) is str and _quantity_text_fits(value):
+            return None
+        try:
+            decode_quantity(value)
+        except QuantityError as error:
+            return (), str(error)
+        return None
+
+
+def _refusal(adapter: TypeAdapter, value: Any) -> str | None:
+    """The message `adapter` refuses `value` with (errors.validation_problem's words), or None."""
+    try:
+        adapter.validate_python(value)
+    except ValidationError as error:
+        return validation_problem(error)
+    return None
 
 
 def _is_time(value: Any) -> bool:
     if type(value) is not str:
-        return False           # a YAML datetime too: objects.Timestamp takes it
+        return False
     try:
         rfc3339_seconds(value)
     except ValueError:
         return False
     return True
-
-
-def _quantity_problem(value: Any) -> str | None:
-    if type(value) is str and _quantity_text_fits(value):
-        return None
-    try:
-        decode_quantity(value)
-    except QuantityError as error:
-        return str(error)
-    return None
 
 
 @lru_cache(maxsize=4096)
@@ -126,27 +164,17 @@ def _quantity_text_fits(text: str) -> bool:
     return True
 
 
-_LEAVES: dict[str, Any] = {
-    "string": _Leaf(lambda value: type(value) is str, StrictStr, str),
-    "bool": _Leaf(lambda value: type(value) is bool, StrictBool, bool),
-    "int32": _Leaf(_is_int(INT32_MIN, INT32_MAX), Int32, int, (INT32_MIN, INT32_MAX)),
-    "int64": _Leaf(_is_int(INT64_MIN, INT64_MAX), Int64, int, (INT64_MIN, INT64_MAX)),
-    "IntOrString": _Leaf(lambda value: type(value) is str or (type(value) is int and INT32_MIN <= value <= INT32_MAX),
-                         IntOrString),
-    "Time": _Leaf(_is_time, Timestamp),
-    "Quantity": _quantity_problem,
-    "any": None,
+_INT32 = (INT32_MIN, INT32_MAX)
+_LEAVES: dict[str, _Kind | None] = {
+    "string": _Leaf(StrictStr, {str: None}),
+    "bool": _Leaf(StrictBool, {bool: None}),
+    "int32": _Leaf(Int32, {int: _INT32}),
+    "int64": _Leaf(Int64, {int: (INT64_MIN, INT64_MAX)}),
+    "IntOrString": _Leaf(IntOrString, {str: None, int: _INT32}),
+    "Time": _Leaf(Timestamp, {}, _is_time),
+    "Quantity": _Quantity(),
+    "any": None,                   # takes anything: nothing to check
 }
-_LIST_WORDS = TypeAdapter(Annotated[list, Strict()])      # a list or a map where none is: pydantic's message
-_MAP_WORDS = TypeAdapter(Annotated[dict, Strict()])
-
-
-def _words(adapter: TypeAdapter, value: Any) -> str:
-    try:
-        adapter.validate_python(value)
-    except ValidationError as error:
-        return validation_problem(error)
-    raise AssertionError(f"{value!r} passed {adapter}")
 
 
 @lru_cache(maxsize=None)
@@ -155,13 +183,17 @@ def struct_fields(struct: str) -> dict[str, str]:
     return dict(field.split(":") for field in STRUCTS[struct].split())
 
 
-def _type_of(text: str, model: type[BaseModel] | None) -> Any:
-    """The checked type for a table type; a struct in it is read by `model` (None: by no model)."""
-    if text.startswith("[]"):
-        return _List(_type_of(text[2:], model))
-    if text.startswith("map[string]"):
-        return _Map(_type_of(text[11:], model))
-    return _LEAVES[text] if text in _LEAVES else _struct(text, model)
+def _type_of(text: str, model: type[BaseModel] | None) -> _Kind | None:
+    """The checked type for a table type, None when there is nothing to check; a struct in it is read by `model`
+    (None: by no model), so one whose fields that model checks all is nothing to check either."""
+    if text.startswith("[]") or text.startswith("map[string]"):
+        list_of = text.startswith("[]")
+        item = _type_of(text[2:] if list_of else text[11:], model)
+        return None if item is None else _Items(item, list if list_of else dict)
+    if text in _LEAVES:
+        return _LEAVES[text]
+    struct = _struct(text, model)
+    return None if model is not None and not struct.fields else struct
 
 
 _STRUCTS: dict[tuple[str, type[BaseModel] | None], _Struct] = {}
@@ -178,9 +210,9 @@ def _struct(name: str, model: type[BaseModel] | None) -> _Struct:
     for json_name, text in struct_fields(name).items():
         if json_name in read and read[json_name] is None:
             continue                                   # a value the model's own type checks
-        kind = struct.fields[json_name] = _type_of(text, read.get(json_name))
-        if type(kind) is _Leaf and kind.plain is not None:
-            struct.plain[json_name, kind.plain] = kind.bounds
+        kind = _type_of(text, read.get(json_name))
+        if kind is not None:
+            struct.fields[json_name] = kind
     return struct
 
 
@@ -216,50 +248,8 @@ def decode_problem(api_version: str, kind: str, document: dict, model: type[Base
     root = ROOTS.get(_SAME_TYPES.get(key, key))
     if root is None:
         return None
-    found = _problem(_struct(root, model), document)
+    found = _struct(root, model).problem(document)
     if found is None:
         return None
     loc, problem = found
     return f"{field_path(loc)}: {problem}" if loc else problem
-
-
-def _problem(kind: Any, value: Any) -> tuple[tuple, str] | None:
-    """(the location within `value`, the message) of its first value that does not decode into `kind`, or None."""
-    if value is None or kind is None:
-        return None
-    kind_type = type(kind)
-    if kind_type is _Struct:
-        if not isinstance(value, dict):
-            return (), f"input should be a valid dictionary or instance of {kind.name}{given(value)}"
-        fields, plain = kind.fields, kind.plain
-        for key, item in value.items():
-            bounds = plain.get((key, type(item)), False)
-            if bounds is None or (bounds and bounds[0] <= item <= bounds[1]):
-                continue
-            field = fields.get(key)
-            if field is None or item is None:
-                continue           # a field the struct lacks (api_fields' warning), or one the model has checked
-            found = _problem(field, item)
-            if found is not None:
-                return (key, *found[0]), found[1]
-        return None
-    if kind_type is _List:
-        if not isinstance(value, list):
-            return (), _words(_LIST_WORDS, value)
-        item_kind = kind.item
-        for index, item in enumerate(value):
-            found = _problem(item_kind, item)
-            if found is not None:
-                return (index, *found[0]), found[1]
-        return None
-    if kind_type is _Map:
-        if not isinstance(value, dict):
-            return (), _words(_MAP_WORDS, value)
-        value_kind = kind.value
-        for key, item in value.items():
-            found = _problem(value_kind, item)
-            if found is not None:
-                return (key, *found[0]), found[1]
-        return None
-    problem = kind.problem(value) if kind_type is _Leaf else kind(value)
-    return None if problem is None else ((), problem)
