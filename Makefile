@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= test
 DEMO_DIR ?= out/demo
 
-.PHONY: install demo test test-long bench scaling clean
+.PHONY: install demo test test-long bench scaling api-types api-types-check clean
 
 install: $(VENV)/.installed-$(EXTRAS)
 
@@ -35,6 +35,19 @@ bench: install
 
 scaling: install           # us per pod against nodes, per mix, numpy and JAX-CPU, every node and adaptive sampling
 	$(PY) bench/scaling.py --percentages 100,0 --out bench/scaling
+
+# The Go type of every API field phalanx reads (phalanx/cluster_models/api_types.py), from upstream's OpenAPI:
+#   make api-types SWAGGER=path/to/swagger.json REVISION='where it came from'
+# api-types-check fails when the committed table is not what that swagger.json generates. The committed table is
+# from release-1.36's swagger.json as kubernetes-client/python keeps it (commit ac0ee5091f0b, file
+# kubernetes/swagger.json.unprocessed); every definition's fields and types there equal the v1.36.0 tag's.
+REVISION ?= branch release-1.36 as of 2026-05-05 (kubernetes-client/python ac0ee5091f0b, kubernetes/swagger.json.unprocessed)
+API_TYPES := phalanx/cluster_models/api_types.py
+api-types: install
+	$(PY) tools/gen_api_types.py $(SWAGGER) --revision '$(REVISION)' --out $(API_TYPES)
+
+api-types-check: install
+	$(PY) tools/gen_api_types.py $(SWAGGER) --revision '$(REVISION)' --check $(API_TYPES)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis .benchmarks

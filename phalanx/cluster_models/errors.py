@@ -59,9 +59,14 @@ def validation_problem(error: ValidationError) -> str:
         problem = first["msg"]
         if problem[:1].isupper() and problem[1:2].islower():
             problem = problem[0].lower() + problem[1:]
-        given = first.get("input")
-        if kind != "quantity" and (given is None or isinstance(given, (str, int, float, Decimal))):
-            shown = json.dumps(given, ensure_ascii=False) if isinstance(given, str) else render_value(given)
-            problem += f" (got {shown})"
+        if kind != "quantity":
+            problem += given(first.get("input"))
     path = field_path(first["loc"])
     return f"{path}: {problem}" if path else problem
+
+
+def given(raw: object) -> str:
+    """A message's ' (got 5)' naming the value it refuses: a scalar (a text quoted), nothing for a list or a map."""
+    if raw is None or isinstance(raw, (str, int, float, Decimal)):
+        return f" (got {json.dumps(raw, ensure_ascii=False) if isinstance(raw, str) else render_value(raw)})"
+    return ""

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .api_decode import decode_problem
 from .controllers import (APPS_V1, CONTROLLER_KINDS, CONTROLLER_TYPES, Controller, CronJob, NameGenerator, Service,
                           service_manifest_problem)
 from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, ResourceClaim, ResourceClaimTemplate,
@@ -71,6 +72,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "ResourceClaim": ("resource.k8s.io", ResourceClaim),
     "ResourceClaimTemplate": ("resource.k8s.io", ResourceClaimTemplate),
 }
+READ_KINDS = frozenset(_MODELS)       # the kinds read (tools/gen_api_types.py tables their fields' Go types)
 
 # Kinds read only at some versions: (kind, apiVersion) -> model. A missing apiVersion means the newest.
 _VERSIONED: dict[str, dict[str | None, type[BaseModel]]] = {
@@ -607,7 +609,10 @@ class _Collector:
             label = f"{api_version} {kind}"
             self._skipped[(source, label)] = self._skipped.get((source, label), 0) + 1
             return
+        as_written = document          # its fields' JSON types are checked against its own version's structs,
+        read_by = model                # but for those the model has checked (the v1 model of a v1beta1 object: none)
         if api_version == RESOURCE_V1BETA1:
+            read_by = None
             document = v1beta1_to_v1(kind, document)
         generated = self._generate_name(kind, document, where)
         if generated is not None:
@@ -640,7 +645,8 @@ class _Collector:
             raise InputError(f"{_describe(kind, document, where)}: {problem}") from None
         finally:
             UNKNOWN_FIELDS.reset(token)
-        problem = manifest_problem(obj)
+        # Decoding (every field's JSON type, modelled or not) comes before validation, as at the API server.
+        problem = decode_problem(api_version, kind, as_written, read_by) or manifest_problem(obj)
         if problem is not None:
             raise InputError(f"{_describe(kind, document, where)}: {problem}")
         if unknown:

@@ -117,10 +117,11 @@ _KNOWN: dict[type, frozenset[str] | None] = {}
 def _known_fields(cls: type[BaseModel]) -> frozenset[str] | None:
     """The upstream json names of the class's struct plus its own fields (by alias and name); None: unchecked."""
     if cls not in _KNOWN:
-        from .api_fields import API_FIELDS
-        entry = API_FIELDS.get(cls.__name__)
-        _KNOWN[cls] = None if entry is None else frozenset(
-            [*entry[1].split(), *cls.model_fields, *(f.alias for f in cls.model_fields.values() if f.alias)])
+        from .api_decode import struct_fields
+        from .api_fields import MODEL_STRUCTS
+        struct = MODEL_STRUCTS.get(cls.__name__)
+        _KNOWN[cls] = None if struct is None else frozenset(
+            [*struct_fields(struct), *cls.model_fields, *(f.alias for f in cls.model_fields.values() if f.alias)])
     return _KNOWN[cls]
 
 
