@@ -8,7 +8,8 @@ import pytest
 
 from phalanx.cluster_models import ClusterObjects, InputError
 from phalanx.sched import Cluster, Scheduler
-from phalanx.sched.config import DEFAULT_PROFILE, config_from_doc, load_config, parse_gates, profile_from_config
+from phalanx.sched.config import (DEFAULT_PROFILE, base64_error_offset, config_from_doc, load_config, parse_gates,
+                                  profile_from_config)
 from strategies import make_node, make_pod
 
 UPSTREAM_FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
@@ -302,3 +303,18 @@ def test_extenders_are_validated_as_upstream_and_reported_as_not_modelled():
     with pytest.raises(InputError) as info:
         config_from_doc(_doc({}, extenders=[{"urlPrefix": "x", "filterVerbs": "f"}]), "sched.yaml")
     assert str(info.value) == "sched.yaml: extenders[0].filterVerbs: unknown field (strict decoding error)"
+
+
+@pytest.mark.parametrize("text,offset", [
+    # base64.StdEncoding.DecodeString's CorruptInputError offsets, worked out by hand from encoding/base64's
+    # decodeQuantum: padded quanta of four, "\n" / "\r" skipped anywhere, nothing after the padding
+    ("", None), ("YQ==", None), ("YWI=", None), ("YWJj", None), ("YW\nJj\r\n", None), ("YQ=\n=", None),
+    ("abc", 0),            # an incomplete quantum at the end: its first byte
+    ("ab!d", 2),           # a byte outside the alphabet
+    ("Y===", 1),           # padding in a quantum's second byte
+    ("YQ=", 3),            # one "=" where "==" is due: the end
+    ("YQ=x", 2),           # ... and something else there: the first "="
+    ("YQ==YQ==", 4),       # data after the padding
+])
+def test_base64_error_offsets(text, offset):
+    assert base64_error_offset(text) == offset

@@ -125,6 +125,14 @@ def test_plugin_args_are_decoded_strictly(name, args, field, problem):
      "extenders[0].tlsConfig.insecure: expected true or false, got 1"),
     ("extenders: [{urlPrefix: x, tlsConfig: {caFiles: a}}]",
      "extenders[0].tlsConfig.caFiles: unknown field (strict decoding error)"),
+    # ExtenderTLSConfig's CertData / KeyData / CAData are []byte: base64 strings (base64.StdEncoding's errors)
+    ("extenders: [{urlPrefix: x, tlsConfig: {certData: 'not base64!!'}}]",
+     "extenders[0].tlsConfig.certData: illegal base64 data at input byte 3"),
+    ("extenders: [{urlPrefix: x, tlsConfig: {keyData: 'YQ='}}]",
+     "extenders[0].tlsConfig.keyData: illegal base64 data at input byte 3"),
+    ("extenders: [{urlPrefix: x, tlsConfig: {caData: 'Y===', certData: 'YQ=='}}]",
+     "extenders[0].tlsConfig.caData: illegal base64 data at input byte 1"),
+    ("extenders: [{urlPrefix: x, tlsConfig: {caData: 5}}]", "extenders[0].tlsConfig.caData: expected a string, got 5"),
     ("extenders: [{urlPrefix: x, managedResources: [{name: example.com/a, ignoredByScheduler: 'yes'}]}]",
      "extenders[0].managedResources[0].ignoredByScheduler: expected true or false, got 'yes'"),
     # componentbaseconfig's LeaderElectionConfiguration and ClientConnectionConfiguration: strict, then validated

@@ -206,6 +206,12 @@ class _Reader:
                     duration_from_json(value)
                 except ValueError as exc:
                     self.fail(at, str(exc))
+            elif kind == "bytes":         # []byte: a base64 string (base64.StdEncoding, as encoding/json decodes it)
+                if not isinstance(value, str):
+                    self.fail(at, f"expected a string, got {value!r}")
+                offset = base64_error_offset(value)
+                if offset is not None:
+                    self.fail(at, f"illegal base64 data at input byte {offset}")
             elif kind == "object":
                 self.mapping(value, at)
             elif kind == "list" and not isinstance(value, list):
@@ -730,7 +736,42 @@ _EXTENDER_FIELDS = {"urlPrefix": "string", "filterVerb": "string", "preemptVerb"
                     "httpTimeout": "duration", "nodeCacheCapable": "bool", "managedResources": "list",
                     "ignorable": "bool"}
 _TLS_FIELDS = {"insecure": "bool", "serverName": "string", "certFile": "string", "keyFile": "string",
-               "caFile": "string", "certData": "string", "keyData": "string", "caData": "string"}
+               "caFile": "string", "certData": "bytes", "keyData": "bytes", "caData": "bytes"}
+_BASE64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_NEWLINES = frozenset(b"\r\n")
+
+
+def base64_error_offset(text: str) -> int | None:
+    """Where base64.StdEncoding.DecodeString fails on `text` (its CorruptInputError: a byte offset), None when it
+    decodes: quanta of four alphabet bytes, newlines skipped, "=" padding only in a last quantum's third or fourth
+    byte, nothing after it."""
+    src, si = text.encode(), 0
+    while True:
+        j = 0
+        while j < 4:
+            if si == len(src):
+                return None if j == 0 else si - j          # an incomplete last quantum
+            c = src[si]
+            si += 1
+            if c in _BASE64_ALPHABET:
+                j += 1
+                continue
+            if c in _NEWLINES:
+                continue
+            if c != ord("=") or j < 2:
+                return si - 1                               # not base64, or padding too early
+            if j == 2:                                      # "==" expected: the second one
+                while si < len(src) and src[si] in _NEWLINES:
+                    si += 1
+                if si == len(src):
+                    return len(src)
+                if src[si] != ord("="):
+                    return si - 1
+                si += 1
+            while si < len(src) and src[si] in _NEWLINES:
+                si += 1
+            return si if si < len(src) else None           # anything after the padding
+
 _MANAGED_RESOURCE_FIELDS = {"name": "string", "ignoredByScheduler": "bool"}
 
 
