@@ -329,7 +329,6 @@ class NodeResourcesFit(Plugin):
         return np.asarray(topology_placement.placement_fit_score(np, group, domain_alloc, domain_load, inputs.weights))
 
 
-
 _NATIVE = ("cpu", "memory", "ephemeral-storage")     # Resource's own fields: never left to DRA
 
 
