@@ -32,7 +32,11 @@ def test_every_pod_the_controllers_make_is_created_and_bound():
     assert [p.metadata.name for p in successors] == ["web-1"]
 
     result = Scheduler(state).schedule()
-    assert len(result.bindings) == 18 and result.unschedulable == {}
+    # web-0's claim www-web-0 is not in the folder: phalanx's StatefulSet controller does not create the claims of
+    # volumeClaimTemplates yet (docs/semantics.md), so VolumeRestrictions' PreFilter rejects it and web-1 is never made.
+    assert len(result.bindings) == 16 and list(result.unschedulable) == ["default/web-0"]
+    assert result.unschedulable["default/web-0"].startswith(
+        '0/5 nodes are available: persistentvolumeclaim "www-web-0" not found.')
     daemon = {p.key: p for p in made.values() if owner(p) == "DaemonSet/fluentd"}
     for key, pod in daemon.items():
         [term] = pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution \
@@ -42,7 +46,6 @@ def test_every_pod_the_controllers_make_is_created_and_bound():
     anti = [result.bindings[k] for k in result.bindings if k.startswith("default/anti-affinity-pod-")]
     assert len(anti) == 2 and len(set(anti)) == 2
     assert "control-plane" not in {result.bindings[k] for k in result.bindings if k not in daemon}
-    assert any("volumes persistentVolumeClaim" in w for w in result.warnings)
     # The v1beta1 claim and the v1beta2 template each got one of worker-b1's two devices.
     assert result.bindings["default/trainer-shared"] == result.bindings["default/trainer-own"] == "worker-b1"
     assert result.allocations == {
@@ -56,5 +59,5 @@ def test_the_cli_schedules_the_folder():
     out = CliRunner().invoke(app, ["schedule", "--cluster", str(MANIFESTS), "--json"])
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout[: out.stdout.rindex("}") + 1])
-    assert len(report["bindings"]) == 18 and report["unschedulable"] == {}
+    assert len(report["bindings"]) == 16 and list(report["unschedulable"]) == ["default/web-0"]
     assert set(report["allocations"]) == {"default/trainer-shared", "default/trainer-own"}

@@ -84,3 +84,179 @@ spec: {drivers: [{name: example.com/csi, nodeID: n0, allocatable: {count: 3}}]}
     assert sc.volume_binding_mode == "Immediate"                              # the API server's default
     assert objects.csi_nodes[0].spec.drivers[0].allocatable.count == 3
     assert not objects.warnings
+
+
+# -- the plugins on toy clusters ------------------------------------------------------------------------------------
+import sys  # noqa: E402
+
+from strategies import make_node, make_pod  # noqa: E402
+
+from phalanx.cluster_models import parse_objects  # noqa: E402
+from phalanx.sched import Cluster, Scheduler  # noqa: E402
+from phalanx.sched.records import BOUND, UNSCHEDULABLE  # noqa: E402
+
+ZONE = "topology.kubernetes.io/zone"
+# The default profile's PostFilter plugins after a failed cycle (DynamicResources for a pod without claims, then
+# DefaultPreemption: every node UnschedulableAndUnresolvable).
+NO_PREEMPTION = " no new claims to deallocate, preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+
+
+def pod_with(name, volumes, cpu="1"):
+    pod = make_pod(name, cpu=cpu, memory="1Gi")
+    doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+    doc["spec"]["volumes"] = volumes
+    return type(pod).model_validate(doc)
+
+
+def claim_volume(claim):
+    return {"name": claim, "persistentVolumeClaim": {"claimName": claim}}
+
+
+def pv(name, size, cls="local", node=None, modes=("ReadWriteOnce",), labels=None, claim=None):
+    spec = {"capacity": {"storage": size}, "accessModes": list(modes), "storageClassName": cls}
+    if node is not None:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}
+    if claim is not None:
+        spec["claimRef"] = {"namespace": "default", "name": claim}
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec}
+
+
+def pvc(name, size, cls="local", modes=("ReadWriteOnce",), volume=None, bound=False):
+    meta = {"name": name, "annotations": {"pv.kubernetes.io/bind-completed": "yes"} if bound else {}}
+    spec = {"accessModes": list(modes), "resources": {"requests": {"storage": size}}, "storageClassName": cls}
+    if volume:
+        spec["volumeName"] = volume
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def storage_class(name, mode="WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner", zones=None):
+    doc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+           "provisioner": provisioner, "volumeBindingMode": mode}
+    if zones:
+        doc["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+    return doc
+
+
+def cluster(docs, nodes=3, labels=None) -> Cluster:
+    objects = parse_objects(list(docs))
+    objects.nodes = [make_node(f"n{i}", labels=(labels or {}).get(i)) for i in range(nodes)]
+    return Cluster.from_objects(objects)
+
+
+def run(c: Cluster, pods) -> dict:
+    s = Scheduler(c)
+    records = s.add_pods(pods) + s.run_until_idle()
+    return {r.object: (r.node if r.kind == BOUND else r.message) for r in records if r.kind in (BOUND, UNSCHEDULABLE)}
+
+
+def test_wait_for_first_consumer_claims_take_the_smallest_fitting_local_volume():
+    # Local volumes: pv-big (20Gi) on n0, pv-small (10Gi) on n1, pv-tiny (1Gi) on n2. Claim a (5Gi) fits pv-big and
+    # pv-small only: n2 fails "didn't find available persistent volumes to bind" (no provisioner). n0 and n1 tie on
+    # resources (both empty), so n0 wins the tie... but each node offers its own volume, so a goes to n0 with pv-big.
+    # Claim b (5Gi) next: pv-big is bound to a now, so only n1 (pv-small) is left.
+    c = cluster([storage_class("local"), pv("pv-big", "20Gi", node="n0"), pv("pv-small", "10Gi", node="n1"),
+                 pv("pv-tiny", "1Gi", node="n2"), pvc("a", "5Gi"), pvc("b", "5Gi"), pvc("c", "5Gi")])
+    got = run(c, [pod_with("pa", [claim_volume("a")]), pod_with("pb", [claim_volume("b")]),
+                  pod_with("pc", [claim_volume("c")])])
+    assert got["default/pa"] == "n0" and got["default/pb"] == "n1"
+    # Claim c: pv-big and pv-small are taken, pv-tiny too small: every node fails.
+    assert got["default/pc"] == ("0/3 nodes are available: 3 node(s) didn't find available persistent volumes to "
+                                 "bind." + NO_PREEMPTION.format(n=3))
+    book = c.volumes
+    assert book.volume_of == {"default/a": "pv-big", "default/b": "pv-small"}
+    assert book.claim_of == {"pv-big": "default/a", "pv-small": "default/b"}
+
+
+def test_smallest_volume_of_several_on_one_node():
+    # Both volumes on n0 allow the claim (3Gi): the smaller, pv-5, is chosen (FindMatchingVolume), not the first.
+    c = cluster([storage_class("local"), pv("pv-8", "8Gi", node="n0"), pv("pv-5", "5Gi", node="n0"),
+                 pvc("a", "3Gi")], nodes=1)
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": "n0"}
+    assert c.volumes.volume_of == {"default/a": "pv-5"}
+
+
+def test_bound_claim_pins_the_pod_to_its_volume_node():
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="n2", claim="a"),
+                 pvc("a", "5Gi", volume="pv0", bound=True)])
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": "n2"}
+    # A claim bound to a volume that does not exist: VolumeBinding's Filter would fail every node "unavailable due
+    # to one or more pvc(s) bound to non-existent pv(s)", but VolumeZone's PreFilter (after VolumeBinding's, before
+    # any Filter) reads the volume first and rejects the pod with its lister's NotFound.
+    c = cluster([storage_class("local"), pvc("a", "5Gi", volume="gone", bound=True)])
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": (
+        '0/3 nodes are available: persistentvolume "gone" not found.' + NO_PREEMPTION.format(n=3))}
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="elsewhere", claim="a"),
+                 pvc("a", "5Gi", volume="pv0", bound=True)])
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": (
+        "0/3 nodes are available: 3 node(s) had volume node affinity conflict." + NO_PREEMPTION.format(n=3))}
+
+
+def test_missing_and_immediate_claims_are_prefilter_rejections():
+    # VolumeRestrictions' PreFilter (first in the profile) meets the missing claim: its lister's NotFound text.
+    c = cluster([storage_class("fast", mode="Immediate", provisioner="example.com/csi"), pvc("late", "1Gi", "fast")])
+    got = run(c, [pod_with("p0", [claim_volume("nope")]), pod_with("p1", [claim_volume("late")])])
+    post = NO_PREEMPTION.format(n=3)
+    assert got["default/p0"] == '0/3 nodes are available: persistentvolumeclaim "nope" not found.' + post
+    assert got["default/p1"] == "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims." + post
+
+
+def test_dynamic_provisioning_follows_allowed_topologies_and_pins_later_users():
+    # Class zonal provisions only in zone b (n1). The pod goes to n1 and the claim is selected for n1; a second pod
+    # of the same claim then fails elsewhere (the selected node's fast path) and goes to n1 too.
+    c = cluster([storage_class("zonal", provisioner="example.com/csi", zones=["b"]), pvc("d", "1Gi", "zonal")],
+                labels={0: {ZONE: "a"}, 1: {ZONE: "b"}, 2: {ZONE: "c"}})
+    got = run(c, [pod_with("p0", [claim_volume("d")]), pod_with("p1", [claim_volume("d")])])
+    assert got == {"default/p0": "n1", "default/p1": "n1"}
+    assert c.volumes.selected == {"default/d": "n1"} and not c.volumes.volume_of
+
+
+def test_volume_zone_and_read_write_once_pod():
+    # pv-a is labelled zone a (n1): VolumeZone keeps the pod off n0 (zone b); n2 has no zone label (allowed), but
+    # n1 and n2 tie and n1 is first. The ReadWriteOncePod claim solo is used by s0 once bound: s1 fails everywhere.
+    c = cluster([storage_class("std", mode="Immediate", provisioner="example.com/csi"),
+                 pv("pv-a", "5Gi", "std", labels={ZONE: "a"}, claim="data"),
+                 pvc("data", "5Gi", "std", volume="pv-a", bound=True),
+                 pv("pv-s", "5Gi", "std", modes=("ReadWriteOncePod",), claim="solo"),
+                 pvc("solo", "5Gi", "std", modes=("ReadWriteOncePod",), volume="pv-s", bound=True)],
+                labels={0: {ZONE: "b"}, 1: {ZONE: "a"}})
+    got = run(c, [pod_with("z", [claim_volume("data")]), pod_with("s0", [claim_volume("solo")]),
+                  pod_with("s1", [claim_volume("solo")])])
+    assert got["default/z"] == "n1" and got["default/s0"] == "n0"
+    assert got["default/s1"].startswith(
+        "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and "
+        "ReadWriteOncePod access mode. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No "
+        "preemption victims found for incoming pod.")      # Unschedulable: preemption tries (s0 has s1's priority)
+
+
+def test_disk_conflicts_keep_pods_apart():
+    ebs = {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}}
+    ro = {"name": "d", "gcePersistentDisk": {"pdName": "pd", "readOnly": True}}
+    c = cluster([], nodes=2)
+    got = run(c, [pod_with("e0", [ebs]), pod_with("e1", [ebs]), pod_with("e2", [ebs]),
+                  pod_with("g0", [ro]), pod_with("g1", [ro])])
+    assert got["default/e0"] == "n0" and got["default/e1"] == "n1"
+    assert got["default/e2"].startswith("0/2 nodes are available: 2 node(s) had no available disk.")
+    # Read-only GCE PDs may share a node: g1 is placed by resources alone (n0 and n1 hold 1 and 2 pods... n0 is
+    # emptier after e0 + g0? e0 and g0 on n0 (2 cpu), e1 on n1 (1 cpu): g1 goes to n1.
+    assert got["default/g0"] == "n0" and got["default/g1"] == "n1"
+
+
+def test_gang_rollback_leaves_the_volume_book_as_before():
+    from strategies import make_pod_group
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="n0"), pvc("a", "1Gi"), pvc("b", "1Gi")], nodes=1)
+    group = make_pod_group("g", min_count=2)
+    c.pod_groups.append(group)
+    before = c.volumes.state()
+    pods = []
+    for name, claim in (("m0", "a"), ("m1", "b")):
+        pod = pod_with(name, [claim_volume(claim)])
+        doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+        doc["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+        pods.append(type(pod).model_validate(doc))
+    s = Scheduler(c)
+    records = s.add_pods(pods) + s.run_until_idle()
+    # One volume for two claims: m0 binds pv0, m1 finds none, the gang fails and m0's binding is undone.
+    assert not any(r.kind == BOUND for r in records)
+    assert c.volumes.state() == before

@@ -48,13 +48,15 @@ spec:
 
 def test_unmodelled_constraints_warn_and_gates_block():
     result = Scheduler(Cluster.from_objects(load_text(MANIFESTS))).schedule()
-    assert result.bindings == {"ml/a": "n0", "ml/b": "n0"}
+    assert result.bindings == {"ml/a": "n0"}
+    # ml/b's claim is not in the input: VolumeRestrictions' PreFilter rejects it (the volume plugins are modelled).
+    assert result.unschedulable.pop("ml/b").startswith("0/1 nodes are available: persistentvolumeclaim")
     assert result.unschedulable == {
         "ml/gated": "Scheduling is blocked due to non-empty scheduling gates",
         "ml/c": 'waiting for pods\'s pod group "train" to appear in scheduling queue'}
     text = "\n".join(result.warnings)
     assert "InterPodAffinity" not in text            # modelled: ml/a's anti-affinity is honoured, not warned about
-    assert "Pod ml/b: volumes persistentVolumeClaim (volume plugins are not modelled yet; ignored)" in text
+    assert "volumes" not in text        # persistentVolumeClaim volumes are modelled (tests/test_volumes.py)
     assert "configMap" not in text
 
 

@@ -17,7 +17,8 @@ from ..cluster_models.objects import (NodeAffinity as NodeAffinitySpec, go_quote
                                       label_value_errors, label_value_problem,
                                       qualified_name_errors)
 from ..cluster_models.tensors import parse_int64_label
-from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score)
+from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, LabelTest, NameTest, node_affinity_filter,
+                                     node_affinity_score)
 from ..kernels.normalize import default_normalize, max_holders
 from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, ArgsInvalid, CycleError, NodeSubset, Pads,
                         Plugin, PluginArgs, Rejection, pad1)
@@ -118,6 +119,17 @@ def _name_test(node_index: dict[str, int], n_nodes: int, op: str, values: list[s
 def _required_terms(selector, tensors, prefix=()) -> tuple:
     return tuple(prefix + t for t in (_term(term, tensors.node_labels, tensors.node_index, tensors.nodes.size)
                                       for term in selector.node_selector_terms) if t is not None)
+
+
+def label_only_terms(selector, vocab) -> tuple:
+    """A NodeSelector matched against a node's labels alone, as volume.CheckNodeAffinity matches a volume's node
+    affinity (a Node with labels and no name: a matchFields metadata.name requirement reads "")."""
+    terms = []
+    for term in selector.node_selector_terms:
+        tests = _term(term, vocab, {"": 0}, 1)
+        if tests is not None:     # the nameless node's one-entry name masks become constant tests
+            terms.append(tuple(LabelTest(-1, t.allowed) if isinstance(t, NameTest) else t for t in tests))
+    return tuple(terms)
 
 
 def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray | None, bool]:
