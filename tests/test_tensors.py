@@ -248,3 +248,23 @@ def test_bind_runs_binds_as_one_bind_per_run():
     for (_, ids, _, _), (req, nz) in zip(runs, vectors):
         together.unaccount(ids, req, nz, [], None)
     assert (together.nodes.requested == 0).all() and (together.nodes.pod_count == 0).all()
+
+
+def test_pods_bound_without_pod_terms_are_not_scanned_for_them():
+    """bind(..., pod_terms=False) marks its pods scanned for pod (anti-)affinity terms only while every pod before
+    them was scanned: terms of pods recorded before, not yet read, are still found, and so are later pods' terms."""
+    anti = {"pod_anti_affinity": {"required_during_scheduling_ignored_during_execution": [
+        {"label_selector": {"match_labels": {"app": "x"}}, "topology_key": "kubernetes.io/hostname"}]}}
+    t = _cluster([make_node("n0"), make_node("n1")]).tensors
+    request, nonzero = np.zeros(len(t.resources), np.int64), np.zeros(2, np.int64)
+    t.bind([make_pod("plain-0")], np.array([0]), request, nonzero, [], pod_terms=False)
+    assert t.affinity_terms().pods_seen == 1 and t.affinity_terms().count == 0
+    t.bind([make_pod("anti-0", pod_affinity=anti)], np.array([1]), request, nonzero, [])
+    # not read since: the terms-free pods after it do not hide it
+    t.bind([make_pod("plain-1"), make_pod("plain-2")], np.array([0, 1]), request, nonzero, [], pod_terms=False)
+    terms = t.affinity_terms()
+    assert terms.pods_seen == 4 and terms.pod[:terms.count].tolist() == [1] and terms.added_anti == 1
+    t.bind([make_pod("plain-3")], np.array([0]), request, nonzero, [], pod_terms=False)
+    t.bind([make_pod("anti-1", pod_affinity=anti)], np.array([0]), request, nonzero, [])
+    terms = t.affinity_terms()
+    assert terms.pods_seen == 6 and terms.pod[:terms.count].tolist() == [1, 5] and terms.added_anti == 2

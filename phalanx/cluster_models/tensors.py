@@ -419,11 +419,12 @@ class ClusterTensors:
         return self._account(node_ids, self._load_id(request, nonzero), ports)
 
     def bind(self, pods: list[Pod], node_ids: np.ndarray, request: np.ndarray, nonzero: np.ndarray,
-             ports: list[int]):
-        """account and record_bound for pods of one shape, their load looked up once; returns account's."""
+             ports: list[int], pod_terms: bool = True):
+        """account and record_bound for pods of one shape, their load looked up once; returns account's.
+        pod_terms False: the pods hold no pod (anti-)affinity term (has_pod_terms of their shared spec)."""
         load = self._load_id(request, nonzero)
         before = self._account(node_ids, load, ports)
-        self._record(pods, node_ids, load)
+        self._record(pods, node_ids, load, pod_terms)
         return before
 
     def bind_runs(self, runs: list[tuple[list[Pod], np.ndarray, np.ndarray, np.ndarray]]) -> None:
@@ -487,8 +488,9 @@ class ClusterTensors:
         (request vector, nonzero requests) the pods were accounted with, when they share one (one shape)."""
         self._record(pods, node_ids, -1 if load is None else self._load_id(*load))
 
-    def _record(self, pods: list[Pod], node_ids, load) -> None:
-        """Log the pods on node_ids with their load id (one int, or one per pod)."""
+    def _record(self, pods: list[Pod], node_ids, load, pod_terms: bool = True) -> None:
+        """Log the pods on node_ids with their load id (one int, or one per pod). pod_terms False: none of the pods
+        holds a pod (anti-)affinity term."""
         start = len(self._bound_pods)
         if self._keys is not None:
             keys = pod_keys(pods)
@@ -502,6 +504,8 @@ class ClusterTensors:
             self._bound_loads = np.resize(self._bound_loads, cap)
         self._bound_nodes[start:end] = node_ids
         self._bound_loads[start:end] = load
+        if not pod_terms and self._terms.pods_seen == start:
+            self._terms.pods_seen = end          # affinity_terms would find nothing in them
 
     def _load_id(self, request: np.ndarray, nonzero: np.ndarray) -> int:
         """The id of a (request vector, nonzero requests) in _loads, by value (each cycle prepares its own vector):
@@ -738,13 +742,15 @@ class ClusterTensors:
             # A plain loop: cheaper per pod than mapping attrgetters over them (the dotted reads go through the models'
             # __getattr__ hook either way), and no fixed cost for the few pods a kept-shape placement binds.
             for row, pod in enumerate(log[terms.pods_seen:], terms.pods_seen):
-                if _has_pod_terms(pod.spec.affinity):
+                if has_pod_terms(pod.spec):
                     terms.add(row, pod)
             terms.pods_seen = len(log)
         return terms
 
 
-def _has_pod_terms(affinity) -> bool:
+def has_pod_terms(spec) -> bool:
+    """Whether a PodSpec holds pod affinity or anti-affinity terms (which affinity_terms keeps)."""
+    affinity = spec.affinity
     return affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None)
 
 

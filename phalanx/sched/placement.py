@@ -724,7 +724,7 @@ class Placer:
     def account(self, p: Prepared, node_ids: np.ndarray, pods: list[Pod]) -> Placement:
         tensors = self.cluster.tensors
         ports = [tensors.port_column(port) for port in p.shape.host_ports]
-        before = tensors.bind(pods, node_ids, p.request, p.shape.nonzero, ports)
+        before = tensors.bind(pods, node_ids, p.request, p.shape.nonzero, ports, p.shape.pod_terms)
         return Placement(pods, node_ids, p.request, p.shape.nonzero, ports, before, p.shape.scoring)
 
     def undo(self, placements: list[Placement], log_mark: int, keep: int = 0) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..cluster_models import Pod
 from ..cluster_models.requests import pod_load, pod_scoring_requests
-from ..cluster_models.tensors import ClusterTensors, pod_host_ports
+from ..cluster_models.tensors import ClusterTensors, has_pod_terms, pod_host_ports
 from ..plugins.volumes import READ_SOURCES
 
 # Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
@@ -85,6 +85,7 @@ class PodShape:
     host_ports: list[tuple[str, str, int]]
     unmodelled: tuple[str, ...]      # constraints phalanx does not evaluate yet (reported as warnings)
     family: str | None = None        # family(): made when first asked
+    pod_terms: bool = True           # whether its pods hold pod (anti-)affinity terms (tensors.has_pod_terms)
 
     def request_vector(self, tensors: ClusterTensors) -> np.ndarray:
         return tensors.request_vector(self.requests)
@@ -142,7 +143,8 @@ class ShapeTable:
             requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
             shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
                              np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
-                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework))
+                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework),
+                             pod_terms=has_pod_terms(pod.spec))
             self.by_signature[sig] = shape
             self.shapes.append(shape)
         by_template = not extra or self.framework.signs_by_template(pod.spec)
