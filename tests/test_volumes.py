@@ -187,8 +187,24 @@ def test_bound_claim_pins_the_pod_to_its_volume_node():
     c = cluster([storage_class("local"), pvc("a", "5Gi", volume="gone", bound=True)])
     assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": (
         '0/3 nodes are available: persistentvolume "gone" not found.' + NO_PREEMPTION.format(n=3))}
+    # A local volume (hostname In) names the only nodes its users may take (GetEligibleNodes, a PreFilterResult):
+    # one the cluster does not have leaves every node out.
     c = cluster([storage_class("local"), pv("pv0", "5Gi", node="elsewhere", claim="a"),
                  pvc("a", "5Gi", volume="pv0", bound=True)])
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": (
+        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [VolumeBinding]." + NO_PREEMPTION.format(n=3))}
+    # Two local volumes on different nodes: the PreFilterResults have no node in common.
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="n0", claim="a"), pv("pv1", "5Gi", node="n1", claim="b"),
+                 pvc("a", "5Gi", volume="pv0", bound=True), pvc("b", "5Gi", volume="pv1", bound=True)])
+    assert run(c, [pod_with("pa", [claim_volume("a"), claim_volume("b")])]) == {"default/pa": (
+        "0/3 nodes are available: node(s) didn't satisfy plugin VolumeBinding." + NO_PREEMPTION.format(n=3))}
+    # A volume whose node affinity is not by hostname: its Filter's conflict on the other nodes.
+    zonal = pv("pv0", "5Gi", claim="a")
+    zonal["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": ZONE, "operator": "In", "values": ["a"]}]}]}}
+    c = cluster([storage_class("local"), zonal, pvc("a", "5Gi", volume="pv0", bound=True)], labels={1: {ZONE: "a"}})
+    assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": "n1"}
+    c = cluster([storage_class("local"), zonal, pvc("a", "5Gi", volume="pv0", bound=True)])
     assert run(c, [pod_with("pa", [claim_volume("a")])]) == {"default/pa": (
         "0/3 nodes are available: 3 node(s) had volume node affinity conflict." + NO_PREEMPTION.format(n=3))}
 

@@ -17,8 +17,7 @@ from ..cluster_models.objects import (NodeAffinity as NodeAffinitySpec, go_quote
                                       label_value_errors, label_value_problem,
                                       qualified_name_errors)
 from ..cluster_models.tensors import parse_int64_label
-from ..kernels.node_affinity import (ENFORCED_MISMATCH_BIT, LabelTest, NameTest, node_affinity_filter,
-                                     node_affinity_score)
+from ..kernels.node_affinity import ENFORCED_MISMATCH_BIT, NameTest, node_affinity_filter, node_affinity_score
 from ..kernels.normalize import default_normalize, max_holders
 from .framework import (FIXED, NODE_ADDED, NODE_UPDATED, NOT_RUN, SKIP, ArgsInvalid, CycleError, NodeSubset, Pads,
                         Plugin, PluginArgs, Rejection, pad1)
@@ -123,21 +122,22 @@ def _required_terms(selector, tensors, prefix=()) -> tuple:
 
 def label_only_terms(selector, vocab) -> tuple:
     """A NodeSelector matched against a node's labels alone, as volume.CheckNodeAffinity matches a volume's node
-    affinity (a Node with labels and no name: a matchFields metadata.name requirement reads "")."""
+    affinity: its Node has labels and no name, and a term's matchFields are not read against a node without fields
+    (nodeSelectorTerm.match)."""
     terms = []
     for term in selector.node_selector_terms:
-        tests = _term(term, vocab, {"": 0}, 1)
-        if tests is not None:     # the nameless node's one-entry name masks become constant tests
-            terms.append(tuple(LabelTest(-1, t.allowed) if isinstance(t, NameTest) else t for t in tests))
+        tests = _term(term, vocab, {}, 0)
+        if tests is not None:
+            terms.append(tuple(t for t in tests if not isinstance(t, NameTest)))
     return tuple(terms)
 
 
-def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray | None, bool]:
+def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray, frozenset[str]] | None:
     """PreFilterResult: when every required term names nodes (matchFields metadata.name In), only the union of the
-    per-term intersections can match. (mask, or None when some term does not narrow the nodes; whether the named
-    sets are all empty: upstream's "pod affinity terms conflict")."""
+    per-term intersections can match: (mask, names; no names: upstream's "pod affinity terms conflict"), or None when
+    some term does not narrow the nodes."""
     if not terms:
-        return None, False
+        return None
     named: set[str] = set()
     for term in terms:
         names = None
@@ -145,11 +145,11 @@ def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.nd
             if r.key == NAME_FIELD and r.operator == "In":
                 names = set(r.values) if names is None else names & set(r.values)
         if names is None:
-            return None, False
+            return None
         named |= names
     union = np.zeros(n_nodes, bool)
     union[[node_index[v] for v in named if v in node_index]] = True
-    return union, not named
+    return union, frozenset(named)
 
 
 def _value_errors(r, path: str) -> list[str]:
@@ -236,10 +236,12 @@ class NodeAffinity(Plugin):
             return SKIP
         if required is None:
             return state
-        named, conflict = _named_nodes(required.node_selector_terms, tensors.node_index, tensors.nodes.size)
-        if conflict:
+        named = _named_nodes(required.node_selector_terms, tensors.node_index, tensors.nodes.size)
+        if named is None:
+            return state
+        if not named[1]:
             return Rejection(CONFLICT)
-        return state if named is None else NodeSubset(named, state)
+        return NodeSubset(named[0], state, named[1])
 
     def filter_state(self, pod, cluster, pre):
         if pre is NOT_RUN:      # upstream computes the required affinity in Filter when PreFilter is disabled

@@ -25,13 +25,14 @@ from ..cluster_models.storage import NO_PROVISIONER, WAIT_FOR_FIRST_CONSUMER
 from ..kernels.node_affinity import term_matches
 from ..kernels.node_resources_fit import MAX_CUSTOM_PRIORITY_SCORE
 from ..kernels.volume_binding import BIND_CONFLICT, NODE_CONFLICT, PV_NOT_EXIST, REASONS, volume_binding_filter
-from .framework import NODE_ADDED, NODE_UPDATED, SKIP, ArgsInvalid, PluginArgs, Rejection
+from .framework import NODE_ADDED, NODE_UPDATED, SKIP, ArgsInvalid, NodeSubset, PluginArgs, Rejection
 from .labels import label_test
 from .node_affinity import label_only_terms
 from .node_resources_fit import UtilizationShapePoint, shape_errors
 from .volumes import VolumePlugin, claim_volumes, not_for_pod, not_found
 
 DEFAULT_BIND_TIMEOUT_S = 600        # SetDefaults_VolumeBindingArgs
+HOSTNAME = "kubernetes.io/hostname"
 GATE = "StorageCapacityScoring"     # alpha, off in v1.36: the shape is read only with it
 
 
@@ -182,41 +183,75 @@ def match_volumes(state: ClaimsToBind, tensors) -> NodeVolumes:
 
 
 def _smallest_match(claim, volumes, book, tensors, excluded) -> np.ndarray:
-    """FindMatchingVolume on every node: (N,) index into `volumes` of the claim's volume, -1 for none. A volume
-    pre-bound to the claim (the first one that fits) is the answer where its node affinity holds and none elsewhere;
-    otherwise the smallest available volume that fits (the first of equal ones, in the class's order)."""
+    """FindMatchingVolume on every node: (N,) index into `volumes` of the claim's volume, -1 for none. Volumes are
+    read in order, those chosen on the node by an earlier claim (`excluded`) passed over: the first volume pre-bound to
+    the claim is the answer where its node affinity holds and none where it does not; otherwise the smallest
+    available volume that fits (the first of equal ones)."""
     n = tensors.nodes.size
-    order, candidates = [], []
+    answer = np.full(n, -1, np.int64)
+    answered = np.zeros(n, bool)
+    best = np.full(n, -1, np.int64)
+    sizes = sorted({pv.capacity for pv in volumes})
+    best_rank = np.full(n, len(sizes), np.int64)        # the rank of the best volume's capacity
     for i, pv in enumerate(volumes):
         ref = book.claim_ref(pv)
         if ref is not None and not _bound_to(ref, claim):
             continue
-        if pv.capacity < claim.request or pv.spec.volume_mode != claim.spec.volume_mode \
+        if pv.capacity < claim.request or pv.spec.volume_mode != claim.spec.volume_mode:
+            continue
+        if (claim.spec.volume_attributes_class_name or "") != (pv.spec.volume_attributes_class_name or "") \
                 or pv.metadata.deletion_timestamp is not None:
             continue
+        unanswered = ~answered
+        if pv.name in excluded:
+            unanswered &= ~excluded[pv.name]
         if ref is not None:                            # pre-bound to this claim
-            fits = _affinity(pv, tensors)
-            if pv.name in excluded:
-                fits &= ~excluded[pv.name]
-            return np.where(fits, i, -1)
+            answer = np.where(unanswered & _affinity(pv, tensors), i, answer)
+            answered |= unanswered
+            continue
         if pv.status.phase != "Available" or (claim.spec.selector is not None and not selector_matches(
                 claim.spec.selector, pv.metadata.labels)):
             continue
-        if (claim.spec.volume_attributes_class_name or "") != (pv.spec.volume_attributes_class_name or ""):
-            continue
         if not set(claim.spec.access_modes) <= set(pv.spec.access_modes):
             continue
-        candidates.append(i)
-        order.append(pv.capacity)
-    best = np.full(n, -1, np.int64)
-    # Largest first, and of equal ones the later first: the smallest, first of its size, is written last.
-    for i in sorted(range(len(candidates)), key=lambda j: (order[j], j), reverse=True):
-        pv = volumes[candidates[i]]
-        fits = _affinity(pv, tensors)
-        if pv.name in excluded:
-            fits &= ~excluded[pv.name]
-        best = np.where(fits, candidates[i], best)
-    return best
+        rank = sizes.index(pv.capacity)
+        better = unanswered & _affinity(pv, tensors) & (rank < best_rank)
+        best = np.where(better, i, best)
+        best_rank = np.where(better, rank, best_rank)
+    return np.where(answered, answer, best)
+
+
+def eligible_nodes(bound, book, tensors) -> tuple[np.ndarray, frozenset[str]] | None:
+    """GetEligibleNodes: the nodes the bound claims' local volumes name, the volumes' sets intersected (the
+    PreFilterResult's (N,) mask and names); None when no volume names nodes or a bound claim's volume does not
+    exist."""
+    names = None
+    for claim in bound:
+        pv = book.volumes.get(book.volume_name(claim))
+        if pv is None:
+            return None
+        local = local_node_names(pv)
+        if local:
+            names = local if names is None else names & local
+    if names is None:
+        return None
+    allowed = np.zeros(tensors.nodes.size, bool)
+    allowed[[tensors.node_index[name] for name in names if name in tensors.node_index]] = True
+    return allowed, frozenset(names)
+
+
+def local_node_names(pv) -> frozenset[str]:
+    """GetLocalPersistentVolumeNodeNames: per node selector term, the intersection of its kubernetes.io/hostname In
+    values; the union over terms (a term without one adds none)."""
+    required = pv.spec.node_affinity.required if pv.spec.node_affinity is not None else None
+    out: set[str] = set()
+    for term in required.node_selector_terms if required is not None else ():
+        names = None
+        for r in term.match_expressions:
+            if r.key == HOSTNAME and r.operator == "In":
+                names = set(r.values) if names is None else names & set(r.values)
+        out |= names or set()
+    return frozenset(out)
 
 
 class VolumeBinding(VolumePlugin):
@@ -231,7 +266,7 @@ class VolumeBinding(VolumePlugin):
         namespace = pod.metadata.namespace
         bound, unbound, immediate = [], [], False
         volumes = claim_volumes(pod)
-        if not volumes:
+        if not volumes or not book.described:
             return SKIP
         claims = []
         for volume in volumes:                     # podHasPVCs
@@ -263,7 +298,9 @@ class VolumeBinding(VolumePlugin):
         if immediate:
             return Rejection("pod has unbound immediate PersistentVolumeClaims")
         unbound.sort(key=lambda claim: claim.request)
-        return ClaimsToBind(pod.key, tuple(bound), tuple(unbound), book)
+        state = ClaimsToBind(pod.key, tuple(bound), tuple(unbound), book)
+        eligible = eligible_nodes(bound, book, cluster.tensors)
+        return state if eligible is None else NodeSubset(eligible[0], state, eligible[1])
 
     def filter(self, xp, state, tensors):
         return volume_binding_filter(xp, xp.asarray(match_volumes(state, tensors).payload))

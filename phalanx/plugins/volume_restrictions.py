@@ -92,7 +92,7 @@ class VolumeRestrictions(VolumePlugin):
         book = cluster.volumes
         namespace = pod.metadata.namespace
         exclusive = []
-        for volume in claim_volumes(pod, ephemeral=False):
+        for volume in claim_volumes(pod, ephemeral=False) if book.described else ():
             claim = book.claim(f"{namespace}/{volume.claim}")
             if claim is None:
                 return Rejection(not_found("persistentvolumeclaim", volume.claim))

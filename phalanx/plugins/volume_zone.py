@@ -64,6 +64,8 @@ class VolumeZone(VolumePlugin):
     events = frozenset({NODE_ADDED, NODE_UPDATED})
 
     def pre_filter(self, pod, cluster):
+        if not cluster.volumes.described:
+            return SKIP
         topologies = self._topologies(pod.pod, cluster.volumes)
         if isinstance(topologies, Rejection):
             return topologies

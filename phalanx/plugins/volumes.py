@@ -10,8 +10,11 @@ from .framework import PER_POD, Plugin
 
 # In-tree sources VolumeRestrictions compares between pods on one node (needsRestrictionsCheck).
 DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+# Volume sources backed by a PersistentVolumeClaim.
+CLAIM_SOURCES = ("persistentVolumeClaim", "ephemeral")
 # Every volume source a volume plugin reads.
-READ_SOURCES = ("persistentVolumeClaim", "ephemeral", *DISK_SOURCES)
+READ_SOURCES = (*CLAIM_SOURCES, *DISK_SOURCES)
+UNDESCRIBED = "the input describes no storage: no PersistentVolume, PersistentVolumeClaim or StorageClass; ignored"
 
 
 @dataclass(frozen=True)
@@ -78,3 +81,11 @@ class VolumePlugin(Plugin):
 
     def host_only(self) -> bool:
         return True
+
+    def warnings(self, pod, cluster) -> list[str]:
+        """Claim-backed volumes are not evaluated when the input describes no storage (docs/semantics.md "Volumes");
+        the three plugins say it in the same words, reported once."""
+        if cluster.volumes.described:
+            return []
+        sources = sorted({source for volume in pod.spec.volumes for source in CLAIM_SOURCES if source in volume})
+        return [f"volumes {', '.join(sources)} ({UNDESCRIBED})"] if sources else []

@@ -143,7 +143,7 @@ class Scheduler:
         # backends.py; raises BackendUnavailable
         self.placers = {name: make_placer(backend, cluster, fw, batching, incremental)
                         for name, fw in self.frameworks.items()}
-        self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
+        self.shapes_by_profile = {name: ShapeTable(fw, cluster) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
         self.preemption = Preemption(self)
         # Beyond v1.36: workload-aware preemption for topology-constrained PodGroups (v1.36 refuses them).

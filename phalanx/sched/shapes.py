@@ -101,23 +101,26 @@ def family(shape: PodShape, framework) -> str:
     return shape.family
 
 
-def unmodelled_constraints(pod: Pod, framework) -> tuple[str, ...]:
-    """What in the pod phalanx cannot honour yet; each is reported, never silently dropped."""
+def unmodelled_constraints(pod: Pod, framework, cluster) -> tuple[str, ...]:
+    """What in the pod phalanx cannot honour yet (or, on this cluster, does not evaluate); each is reported once,
+    never silently dropped."""
     found = []
     volumes = [v for v in pod.spec.volumes if set(v) - _MODELLED_VOLUMES]
     if volumes:
         found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k not in _MODELLED_VOLUMES}))
                      + " (NodeVolumeLimits and CSI inline volumes are not modelled; ignored)")
     for plugin in framework.warners:
-        found += plugin.warnings(pod)
-    return tuple(found)
+        found += plugin.warnings(pod, cluster)
+    return tuple(dict.fromkeys(found))
 
 
 class ShapeTable:
-    """Interns pods into shapes by signature, for one profile (its plugins sign the pods)."""
+    """Interns pods into shapes by signature, for one profile (its plugins sign the pods) and one cluster (what the
+    plugins warn about may depend on it)."""
 
-    def __init__(self, framework):
+    def __init__(self, framework, cluster):
         self.framework = framework
+        self.cluster = cluster
         self.by_signature: dict[str, PodShape] = {}
         # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
         # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond those
@@ -143,7 +146,7 @@ class ShapeTable:
             requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
             shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
                              np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
-                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework),
+                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework, self.cluster),
                              pod_terms=has_pod_terms(pod.spec))
             self.by_signature[sig] = shape
             self.shapes.append(shape)

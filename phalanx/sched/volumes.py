@@ -31,6 +31,9 @@ class VolumeBook:
     claims: dict[str, PersistentVolumeClaim] = field(default_factory=dict)     # "ns/name" -> PVC
     classes: dict[str, StorageClass] = field(default_factory=dict)
     csi_nodes: dict[str, CSINode] = field(default_factory=dict)                # node name -> CSINode
+    # Whether the input holds any PV, PVC or StorageClass: without, claim-backed volumes are not evaluated
+    # (docs/semantics.md "Volumes": cluster dumps and manifests often leave storage out).
+    described: bool = False
     # The scheduler's changes over the input objects (upstream's assumed PVs and PVCs).
     claim_of: dict[str, str] = field(default_factory=dict)        # PV name -> claim key it was bound to here
     volume_of: dict[str, str] = field(default_factory=dict)       # claim key -> PV name it was bound to here
@@ -61,13 +64,14 @@ class VolumeBook:
                     update={"storage_class_name": default.name})})
             claims[claim.key] = claim
         return cls({pv.name: pv for pv in objects.persistent_volumes}, claims,
-                   {c.name: c for c in classes}, {c.metadata.name: c for c in objects.csi_nodes})
+                   {c.name: c for c in classes}, {c.metadata.name: c for c in objects.csi_nodes},
+                   described=bool(objects.persistent_volumes or objects.persistent_volume_claims or classes))
 
     def restricted(self) -> "VolumeBook":
         """A copy whose bindings change independently (a topology placement's or a dry run's cluster copy); the
         objects are shared."""
-        return VolumeBook(self.volumes, self.claims, self.classes, self.csi_nodes, dict(self.claim_of),
-                          dict(self.volume_of), dict(self.selected))
+        return VolumeBook(self.volumes, self.claims, self.classes, self.csi_nodes, self.described,
+                          dict(self.claim_of), dict(self.volume_of), dict(self.selected))
 
     # -- reads: the input objects with the scheduler's changes ---------------------------------------------
     def claim(self, key: str) -> PersistentVolumeClaim | None:
