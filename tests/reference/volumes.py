@@ -434,8 +434,9 @@ def reserve_volume_binding(storage, pre: BindingPre, node) -> None:
     _, statics, provision = find_pod_volumes(storage, pre, node)
     for key, pv in statics:
         storage.bound[key] = pv
-    for key in provision:
-        storage.selected.setdefault(key, P.node_name(node))
+    for key in provision:       # a claim annotated for this node already keeps its annotation
+        if storage.selected_node(storage.claims[key]) != P.node_name(node):
+            storage.selected[key] = P.node_name(node)
 
 
 # --------------------------------------------------------------------------------------------------------------
