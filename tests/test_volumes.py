@@ -6,6 +6,8 @@ LeastAllocated an emptier node scores higher.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -276,3 +278,105 @@ def test_gang_rollback_leaves_the_volume_book_as_before():
     # One volume for two claims: m0 binds pv0, m1 finds none, the gang fails and m0's binding is undone.
     assert not any(r.kind == BOUND for r in records)
     assert c.volumes.state() == before
+
+
+# -- storage the input does not describe; a StatefulSet's claims -----------------------------------------------------
+STATEFUL_SET = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: web}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: %s}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]
+      volumes: [{name: www, emptyDir: {}}, {name: cache, emptyDir: {}}]
+  volumeClaimTemplates:
+  - metadata: {name: www, labels: {tier: a}, annotations: {note: x}}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+"""
+
+
+def _stateful(extra_docs, when_deleted="Retain", nodes=2):
+    objects = load_text(STATEFUL_SET % when_deleted)
+    objects = dataclasses.replace(objects, **{k: getattr(objects, k) + getattr(parse_objects(extra_docs), k)
+                                              for k in ("persistent_volumes", "persistent_volume_claims",
+                                                        "storage_classes")})
+    objects.nodes = [make_node(f"n{i}") for i in range(nodes)]
+    return Cluster.from_objects(objects)
+
+
+def scheduled(c: Cluster) -> dict:
+    """The cluster's pending pods scheduled: each pod's node or FitError."""
+    result = Scheduler(c).schedule()
+    return {**result.bindings, **result.unschedulable}
+
+
+def test_a_stateful_sets_claims_are_made_from_its_templates():
+    default = storage_class("std", provisioner="example.com/csi")
+    default["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    c = _stateful([default, pvc("www-web-1", "1Gi", "std")])        # web-1's claim exists: not made again
+    www0 = c.volumes.claims["default/www-web-0"]
+    assert set(c.volumes.claims) == {"default/www-web-0", "default/www-web-1"}
+    assert www0.metadata.labels == {"tier": "a", "app": "web"} and www0.metadata.annotations == {"note": "x"}
+    assert www0.storage_class == "std" and www0.request == 2**30 and not www0.metadata.owner_references
+    # updateStorage: the claim's volume replaces the template's volume of its name, first.
+    web0 = next(p for p in c.pending if p.metadata.name == "web-0")
+    assert web0.spec.volumes == [{"name": "www", "persistentVolumeClaim": {"claimName": "www-web-0"}},
+                                 {"name": "cache", "emptyDir": {}}]
+    # Provisioned on the nodes chosen (a WaitForFirstConsumer class with a provisioner); the spread moves web-1.
+    assert scheduled(c) == {"default/web-0": "n0", "default/web-1": "n1"}
+    assert c.volumes.selected == {"default/www-web-0": "n0", "default/www-web-1": "n1"}
+    # whenDeleted: Delete gives the claims a controller reference to the StatefulSet.
+    c = _stateful([default], when_deleted="Delete")
+    [ref] = c.volumes.claims["default/www-web-0"].metadata.owner_references
+    assert (ref.kind, ref.name, ref.controller) == ("StatefulSet", "web", True)
+
+
+def test_local_volumes_bind_a_stateful_sets_claims():
+    local = storage_class("local")
+    local["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    c = _stateful([local, pv("pv-a", "2Gi", node="n1"), pv("pv-b", "1Gi", node="n1")], nodes=3)
+    assert scheduled(c) == {"default/web-0": "n1", "default/web-1": "n1"}
+    assert c.volumes.volume_of == {"default/www-web-0": "pv-b", "default/www-web-1": "pv-a"}
+
+
+def test_storage_the_input_does_not_describe_is_not_evaluated():
+    # No PV, PVC or StorageClass: the StatefulSet's claims (of no class) are not evaluated, with one warning a pod.
+    c = _stateful([])
+    s = Scheduler(c)
+    result = s.schedule()
+    assert result.bindings == {"default/web-0": "n0", "default/web-1": "n1"}
+    assert [w for w in result.warnings if "volumes" in w] == [
+        "2 pods (default/web-0, default/web-1): volumes persistentVolumeClaim (the input describes no storage: no "
+        "PersistentVolume, PersistentVolumeClaim or StorageClass; ignored)"]
+    # Disk conflicts need no storage objects: they are still checked.
+    ebs = {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}}
+    got = run(cluster([], nodes=1), [pod_with("e0", [ebs, claim_volume("nope")]), pod_with("e1", [ebs])])
+    assert got["default/e0"] == "n0" and got["default/e1"].startswith(
+        "0/1 nodes are available: 1 node(s) had no available disk.")
+    # Any storage object in the input: upstream's semantics, a missing claim included.
+    c = _stateful([storage_class("other")])
+    assert scheduled(c) == {f"default/web-{i}": ("0/2 nodes are available: pod has unbound immediate "
+                                               "PersistentVolumeClaims." + NO_PREEMPTION.format(n=2)) for i in (0, 1)}
+
+
+def test_a_claim_template_is_validated_as_the_claims_made_from_it():
+    bad = (STATEFUL_SET % "Retain").replace("accessModes: [ReadWriteOnce]", "accessModes: []")
+    objects = load_text(bad)
+    objects.nodes = [make_node("n0")]
+    c = Cluster.from_objects(objects)
+    # The controller creates each pod's claims before the pod, and fails with them: no pod is made.
+    assert not c.pending and c.warnings == [
+        "StatefulSet default/web: creates no pods: the API server refuses its claims (spec.volumeClaimTemplates): "
+        "PersistentVolumeClaim www-web-0: spec.accessModes: Required value: at least 1 access mode is required"]
+    with pytest.raises(InputError) as error:
+        load_text(STATEFUL_SET % "Never")
+    assert 'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Never": supported values: ' \
+           '"Retain", "Delete"' in str(error.value)

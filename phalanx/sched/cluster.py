@@ -311,7 +311,8 @@ class Cluster:
         nothing."""
         tensors = compile_nodes(objects.nodes)
         with cyclic_gc_paused():
-            made = expand_controllers(objects.controllers, objects.pods, lambda ds: daemon_nodes(ds, tensors))
+            made = expand_controllers(objects.controllers, objects.pods, lambda ds: daemon_nodes(ds, tensors),
+                                      claims=(c.key for c in objects.persistent_volume_claims))
             objects = expand_jobs(dataclasses.replace(objects, pods=[*objects.pods, *made.pods],
                                                       jobs=[*objects.jobs, *made.jobs]))
         classes = {pc.metadata.name: pc for pc in objects.priority_classes}
@@ -357,7 +358,7 @@ class Cluster:
                       default_selectors=DefaultSelectors.from_objects(
                           objects.services, [*objects.controllers, *made.replica_sets]),
                       successors=made.successors, bound_elsewhere=elsewhere,
-                      volumes=VolumeBook.from_objects(objects))
+                      volumes=VolumeBook.from_objects(objects, made.claims))
         for name in dict.fromkeys(pod.metadata.namespace for pod in objects.pods):
             cluster.namespace(name)
         cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load

@@ -554,7 +554,8 @@ class Scheduler:
         nothing, for a CronJob (add_job takes its Job), an OrderedReady StatefulSet of more than one pod, or a pod
         name that exists."""
         tensors = self.cluster.tensors
-        made = expand_controllers(list(controllers), [], lambda ds: daemon_nodes(ds, tensors))
+        made = expand_controllers(list(controllers), [], lambda ds: daemon_nodes(ds, tensors),
+                                  claims=self.cluster.volumes.claims)
         if made.jobs:
             raise InputError(f"CronJob {made.jobs[0].metadata.namespace}/{made.jobs[0].metadata.name}: add its Job "
                              f"with add_job")
@@ -565,6 +566,7 @@ class Scheduler:
         self._check_new(made.pods)
         # Before the pods arrive: their shapes read their default spreading selector.
         self.cluster.default_selectors.add_owners([*controllers, *made.replica_sets])
+        self.cluster.volumes.add_claims(made.claims)          # a StatefulSet's claims before its pods
         self.add_pods(made.pods)
         return made.pods
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ..cluster_models.storage import (CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass,
-                                      default_class)
+from ..cluster_models.storage import (BETA_STORAGE_CLASS, CSINode, PersistentVolume, PersistentVolumeClaim,
+                                      StorageClass, default_class)
 
 
 @dataclass(frozen=True)
@@ -51,21 +51,27 @@ class VolumeBook:
         return value
 
     @classmethod
-    def from_objects(cls, objects) -> "VolumeBook":
-        """The input's storage objects; a claim that names no class gets the default one, as the DefaultStorageClass
-        admission plugin gives it when the claim is created."""
-        classes = list(objects.storage_classes)
-        default = default_class(classes)
-        claims = {}
-        for claim in objects.persistent_volume_claims:
+    def from_objects(cls, objects, made: list[PersistentVolumeClaim] = ()) -> "VolumeBook":
+        """The input's storage objects and the claims its controllers made (`made`: StatefulSets'); whether storage is
+        described is the input's alone."""
+        book = cls(classes={c.name: c for c in objects.storage_classes},
+                   csi_nodes={c.metadata.name: c for c in objects.csi_nodes},
+                   volumes={pv.name: pv for pv in objects.persistent_volumes},
+                   described=bool(objects.persistent_volumes or objects.persistent_volume_claims
+                                  or objects.storage_classes))
+        book.add_claims([*objects.persistent_volume_claims, *made])
+        return book
+
+    def add_claims(self, claims) -> None:
+        """Claims created (read from the input, or made by a controller); one that names no class gets the default
+        one, as the DefaultStorageClass admission plugin gives it when the claim is created."""
+        default = default_class(list(self.classes.values()))
+        for claim in claims:
             if default is not None and claim.spec.storage_class_name is None \
-                    and "volume.beta.kubernetes.io/storage-class" not in claim.metadata.annotations:
+                    and BETA_STORAGE_CLASS not in claim.metadata.annotations:
                 claim = claim.model_copy(update={"spec": claim.spec.model_copy(
                     update={"storage_class_name": default.name})})
-            claims[claim.key] = claim
-        return cls({pv.name: pv for pv in objects.persistent_volumes}, claims,
-                   {c.name: c for c in classes}, {c.metadata.name: c for c in objects.csi_nodes},
-                   described=bool(objects.persistent_volumes or objects.persistent_volume_claims or classes))
+            self.claims[claim.key] = claim
 
     def restricted(self) -> "VolumeBook":
         """A copy whose bindings change independently (a topology placement's or a dry run's cluster copy); the
