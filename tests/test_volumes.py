@@ -380,3 +380,45 @@ def test_a_claim_template_is_validated_as_the_claims_made_from_it():
         load_text(STATEFUL_SET % "Never")
     assert 'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Never": supported values: ' \
            '"Retain", "Delete"' in str(error.value)
+
+
+def _gang_members(claims):
+    pods = []
+    for i, claim in enumerate(claims):
+        doc = pod_with(f"m{i}", [claim_volume(claim)]).model_dump(by_alias=True, exclude_defaults=True)
+        doc["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+        pods.append(make_pod("x").model_validate(doc))
+    return pods
+
+
+def test_a_pod_rejected_at_permit_gives_its_volumes_back():
+    # gang_mode "permit": m0 and m1 bind their claims' volumes at Reserve and wait at Permit for a third member, which
+    # finds no volume; at the timeout they are rejected and Unreserve gives the volumes back (upstream: the assumed
+    # bindings reverted, PreBind never ran).
+    from strategies import make_pod_group
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="n0"), pv("pv1", "5Gi", node="n0"),
+                 pvc("a", "1Gi"), pvc("b", "1Gi"), pvc("c", "1Gi")], nodes=1)
+    c.pod_groups.append(make_pod_group("g", min_count=3))
+    before = c.volumes.state()
+    s = Scheduler(c, gang_mode="permit", permit_timeout_s=60)
+    s.add_pods(_gang_members(["a", "b", "c"]))
+    s.advance(1.0)
+    assert set(c.volumes.volume_of) == {"default/a", "default/b"} and set(c.volumes.assumed) == {"default/m0",
+                                                                                             "default/m1"}
+    s.advance(61.0)
+    assert c.volumes.state() == before
+    # Retried (the unschedulable pool's flush) they bind and wait again; one deleted while it waits is rejected at
+    # Permit too.
+    s.advance(400.0)
+    assert set(c.volumes.volume_of) == {"default/a", "default/b"}
+    s.delete_pod("default/m0")
+    assert set(c.volumes.volume_of) == {"default/b"} and set(c.volumes.assumed) == {"default/m1"}
+
+
+def test_bound_pods_keep_their_volumes_when_they_leave():
+    c = cluster([storage_class("local"), pv("pv0", "5Gi", node="n0"), pvc("a", "1Gi")], nodes=1)
+    s = Scheduler(c)
+    s.add_pods([pod_with("p", [claim_volume("a")])])
+    s.run_until_idle()
+    s.delete_pod("default/p")
+    assert c.volumes.volume_of == {"default/a": "pv0"} and not c.volumes.assumed

@@ -560,6 +560,10 @@ class Plugin:
         """Placed pods left (deleted, completed, rejected at Permit; a cycle's evictions at once): drop what each
         held."""
 
+    def permit_rejected(self, pod_keys: list[str], cluster) -> None:
+        """Placed pods rejected at Permit (timed out, or deleted while waiting): upstream runs Unreserve for them.
+        `release` follows for the same pods; this undoes what a Reserve leaves after a pod's release."""
+
     def replay(self, record, cluster):
         """A reserve made on a restricted copy of the cluster (a topology placement), made again on `cluster`;
         returns its record there."""

@@ -331,5 +331,11 @@ class VolumeBinding(VolumePlugin):
         if record is not None:
             cluster.volumes.undo(record)
 
+    def release(self, pod_keys, cluster):
+        cluster.volumes.forget(pod_keys)
+
+    def permit_rejected(self, pod_keys, cluster):
+        cluster.volumes.revert(pod_keys)
+
     def replay(self, record, cluster):
         return None if record is None else cluster.volumes.replay(record)

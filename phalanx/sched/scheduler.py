@@ -651,7 +651,11 @@ class Scheduler:
         """forget_pods without the records (the caller logs them: a cycle's evictions, after each preemption's
         entry)."""
         # What the Reserve plugins hold, for all the pods at once (DynamicResources releases the claims unregister
-        # below would: whichever runs first frees them, the other finds them free).
+        # below would: whichever runs first frees them, the other finds them free); a pod deleted while it waits at
+        # Permit is rejected there first.
+        waiting = [key for key, pod in zip(keys, taken) if pod is not None and key not in self.started]
+        if waiting:
+            self.permit_rejected(waiting)
         self.release_plugins(keys)
         self.progress += len(keys)
         groups, queue, cluster = self.groups.of_pod, self.queue, self.cluster
@@ -1028,7 +1032,15 @@ class Scheduler:
     def release(self, pod_key: str) -> None:
         """A placed pod leaves its node (Permit rejection): its load, and what its plugins reserved."""
         self.cluster.tensors.unbind(pod_key)
+        self.permit_rejected([pod_key])
         self.release_plugins([pod_key])
+
+    def permit_rejected(self, pod_keys: list[str]) -> None:
+        """Placed pods that were not bound (waiting at Permit) are rejected: every profile's Reserve plugins run
+        Unreserve for them."""
+        for framework in self.frameworks.values():
+            for plugin in framework.at("reserve"):
+                plugin.permit_rejected(pod_keys, self.cluster)
 
     def release_plugins(self, pod_keys: list[str]) -> None:
         """The pods left their nodes: every profile's Reserve plugins drop what each held."""

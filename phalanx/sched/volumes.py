@@ -4,8 +4,9 @@ upstream's volume binder keeps its PV and PVC assume caches over the informers' 
 
 Reserve binds a claim to the volume chosen for it (the PV's claimRef and the claim's volumeName, bind completed:
 phalanx's PreBind cannot fail, so the PV controller's work is done at once), or records the node chosen to
-provision it on (the claim's volume.kubernetes.io/selected-node). Unreserve undoes one pod's changes exactly;
-bindings outlive the pods that made them, as a bound claim outlives its pod upstream.
+provision it on (the claim's volume.kubernetes.io/selected-node). Unreserve undoes one pod's changes exactly, in a
+cycle or for a pod rejected at Permit; bindings outlive the pods bound with them, as a bound claim outlives its pod
+upstream.
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ class VolumeBook:
     claim_of: dict[str, str] = field(default_factory=dict)        # PV name -> claim key it was bound to here
     volume_of: dict[str, str] = field(default_factory=dict)       # claim key -> PV name it was bound to here
     selected: dict[str, str] = field(default_factory=dict)        # claim key -> node chosen to provision it on
+    # Pod key -> what its Reserve changed, kept while the pod may still be rejected at Permit (upstream then runs
+    # Unreserve, which reverts it); dropped when the pod leaves.
+    assumed: dict[str, VolumeUndo] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False)          # name -> (stamp, value): see remembered
 
     def remembered(self, name: str, stamp, make):
@@ -77,7 +81,7 @@ class VolumeBook:
         """A copy whose bindings change independently (a topology placement's or a dry run's cluster copy); the
         objects are shared."""
         return VolumeBook(self.volumes, self.claims, self.classes, self.csi_nodes, self.described,
-                          dict(self.claim_of), dict(self.volume_of), dict(self.selected))
+                          dict(self.claim_of), dict(self.volume_of), dict(self.selected), dict(self.assumed))
 
     # -- reads: the input objects with the scheduler's changes ---------------------------------------------
     def claim(self, key: str) -> PersistentVolumeClaim | None:
@@ -119,7 +123,8 @@ class VolumeBook:
             self.volume_of[claim] = volume
         for claim, node in provisioned:
             self.selected[claim] = node
-        return VolumeUndo(pod, tuple(bound), tuple(provisioned))
+        record = self.assumed[pod] = VolumeUndo(pod, tuple(bound), tuple(provisioned))
+        return record
 
     def undo(self, record: VolumeUndo) -> None:
         for claim, volume in record.bound:
@@ -127,10 +132,47 @@ class VolumeBook:
             del self.volume_of[claim]
         for claim, _ in record.provisioned:
             del self.selected[claim]
+        if self.assumed.get(record.pod) is record:
+            del self.assumed[record.pod]
+
+    def revert(self, pods) -> None:
+        """Unreserve of pods rejected at Permit: what their Reserve changed, undone."""
+        for pod in pods:
+            record = self.assumed.get(pod)
+            if record is not None:
+                self.undo(record)
+
+    def forget(self, pods) -> None:
+        """The pods left after their bindings became final (they were bound): the bindings stay, as a bound claim
+        outlives its pod."""
+        for pod in pods:
+            self.assumed.pop(pod, None)
 
     def replay(self, record: VolumeUndo) -> VolumeUndo:
         return self.assume(record.pod, list(record.bound), list(record.provisioned))
 
+    def bindings(self) -> dict:
+        """The scheduler's changes as JSON-ready data (a checkpoint's; claim_of is volume_of inverted)."""
+        return {"volume_of": dict(self.volume_of), "selected": dict(self.selected),
+                "assumed": {pod: [[list(b) for b in r.bound], [list(p) for p in r.provisioned]]
+                            for pod, r in self.assumed.items()}}
+
+    def bind_again(self, bindings: dict) -> str | None:
+        """The changes `bindings` records, made again over the same storage objects; what does not fit them (a claim
+        or volume this book lacks), else None."""
+        for claim, volume in bindings["volume_of"].items():
+            if claim not in self.claims or volume not in self.volumes:
+                return f"claim {claim} was bound to volume {volume}: not in the input's storage objects"
+        for claim in bindings["selected"]:
+            if claim not in self.claims:
+                return f"claim {claim} was to be provisioned: not in the input's storage objects"
+        self.volume_of = dict(bindings["volume_of"])
+        self.claim_of = {volume: claim for claim, volume in self.volume_of.items()}
+        self.selected = dict(bindings["selected"])
+        self.assumed = {pod: VolumeUndo(pod, tuple(map(tuple, bound)), tuple(map(tuple, provisioned)))
+                        for pod, (bound, provisioned) in bindings["assumed"].items()}
+        return None
+
     def state(self) -> tuple:
         """The scheduler's changes, as a value (tests compare it before and after a rollback)."""
-        return copy.deepcopy((self.claim_of, self.volume_of, self.selected))
+        return copy.deepcopy((self.claim_of, self.volume_of, self.selected, self.assumed))
