@@ -672,3 +672,124 @@ def explained_filters(node_report: dict) -> list[tuple[str, str, list[str]]]:
         if plugin == node_report["first_failure"]:
             break
     return out
+
+
+# -- storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses and the pods that use them ---------------------
+_SIZES = ["1Gi", "2Gi", "2048Mi", "5Gi"]
+_ACCESS = [["ReadWriteOnce"], ["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"], ["ReadWriteMany"],
+           ["ReadWriteOncePod"]]
+
+
+@st.composite
+def _volume_affinity(draw, nnodes: int):
+    """A PersistentVolume's nodeAffinity.required: local (hostname In), zonal, both in one term, or two terms."""
+    host = {"key": HOSTNAME, "operator": "In",
+            "values": sorted(draw(st.sets(st.sampled_from([f"n{i}" for i in range(nnodes)] + ["gone"]),
+                                          min_size=1, max_size=2)))}
+    zone = {"key": ZONE, "operator": draw(st.sampled_from(["In", "NotIn"])),
+            "values": sorted(draw(st.sets(st.sampled_from(["z1", "z2", "z3"]), min_size=1, max_size=2)))}
+    terms = draw(st.sampled_from([[[host]], [[host]], [[zone]], [[host, zone]], [[host], [zone]],
+                                  [[{"key": HOSTNAME, "operator": "Exists"}]]]))
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}
+
+
+@st.composite
+def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
+    """(nodes, pods, priority_classes, storage documents): a `clusters()`-style cluster whose pods name claims (some
+    missing, some shared, some ReadWriteOncePod) and in-tree disks, with StorageClasses (WaitForFirstConsumer or
+    Immediate, with or without a provisioner and allowedTopologies, maybe a default one), PersistentVolumes (local,
+    zonal, labelled with zones, pre-bound or bound to claims, of other phases) and PersistentVolumeClaims (bound or
+    not, with selectors, of no class). Always at least one StorageClass: the input describes storage."""
+    nnodes, nodes, classes, templates = draw(_cluster_base(max_nodes))
+    docs = []
+    nclasses = draw(st.integers(1, 3))
+    default = draw(st.integers(-1, nclasses - 1))
+    for c in range(nclasses):
+        doc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+               "metadata": {"name": f"sc{c}", "annotations": {
+                   "storageclass.kubernetes.io/is-default-class": "true"} if c == default else {}},
+               "provisioner": draw(st.sampled_from(["kubernetes.io/no-provisioner", "example.com/csi"])),
+               "volumeBindingMode": draw(st.sampled_from(["WaitForFirstConsumer"] * 4 + ["Immediate"]))}
+        if draw(st.integers(0, 3)) == 0:
+            doc["allowedTopologies"] = [{"matchLabelExpressions": [
+                {"key": ZONE, "values": sorted(draw(st.sets(st.sampled_from(["z1", "z2"]), min_size=1)))}]}]
+        docs.append(doc)
+    class_names = [f"sc{c}" for c in range(nclasses)]
+    odd_classes = ["", "missing"]       # no class (immediate, or the default), a class the input lacks
+    nclaims = draw(st.integers(1, 6))
+    claim_names = [f"c{i}" for i in range(nclaims)]
+    claims = []
+    for name in claim_names:
+        spec = {"accessModes": draw(st.sampled_from(_ACCESS)),
+                "resources": {"requests": {"storage": draw(st.sampled_from(["1Gi", "1536Mi", "2Gi", "3Gi"]))}}}
+        pick = draw(st.integers(0, 9))
+        if pick >= 2:
+            spec["storageClassName"] = draw(st.sampled_from(class_names))
+        elif pick == 1:
+            spec["storageClassName"] = draw(st.sampled_from(odd_classes))
+        if draw(st.integers(0, 5)) == 0:
+            spec["selector"] = {"matchLabels": {"tier": draw(st.sampled_from(["gold", "silver"]))}}
+        claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                       "metadata": {"name": name, "namespace": "default", "annotations": {}}, "spec": spec})
+    for i in range(draw(st.integers(0, 8))):
+        spec = {"capacity": {"storage": draw(st.sampled_from(_SIZES))}, "accessModes": draw(st.sampled_from(_ACCESS)),
+                "storageClassName": draw(st.sampled_from(class_names * 4 + odd_classes))}
+        meta = {"name": f"pv{i}", "labels": {}}
+        if draw(st.booleans()):
+            spec["nodeAffinity"] = draw(_volume_affinity(nnodes))
+        if draw(st.booleans()):
+            meta["labels"][draw(st.sampled_from([ZONE, "failure-domain.beta.kubernetes.io/zone"]))] = \
+                draw(st.sampled_from(["z1", "z2", "z1__z2", "z3"]))
+        if draw(st.integers(0, 4)) == 0:
+            meta["labels"]["tier"] = draw(st.sampled_from(["gold", "silver"]))
+        status = {"phase": draw(st.sampled_from(["Available", "Available", "Available", "Released"]))}
+        use = draw(st.integers(0, 5))
+        if claims and use <= 1:         # pre-bound to a claim (0), or bound to it (1)
+            claim = claims[draw(st.integers(0, len(claims) - 1))]
+            spec["claimRef"] = {"namespace": "default", "name": claim["metadata"]["name"]}
+            if use == 1 and "volumeName" not in claim["spec"]:
+                claim["spec"]["volumeName"] = meta["name"]
+                claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = "yes"
+                status["phase"] = "Bound"
+        docs.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec,
+                     "status": status})
+    if draw(st.integers(0, 7)) == 0:      # a claim bound to a volume that does not exist
+        claim = claims[draw(st.integers(0, len(claims) - 1))]
+        claim["spec"].setdefault("volumeName", "ghost")
+        claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = "yes"
+    if claims and draw(st.integers(0, 5)) == 0:      # selected for a node by an earlier scheduling
+        claim = claims[draw(st.integers(0, len(claims) - 1))]
+        claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] = f"n{draw(st.integers(0, nnodes))}"
+    docs += claims
+    disks = [{"awsElasticBlockStore": {"volumeID": "vol-1"}}, {"gcePersistentDisk": {"pdName": "pd", "readOnly": True}},
+             {"gcePersistentDisk": {"pdName": "pd"}}, {"iscsi": {"iqn": "iqn-1", "targetPortal": "t", "lun": 0}}]
+
+    def volumes():
+        out = []
+        for k in range(draw(st.integers(0, 2))):
+            name = draw(st.sampled_from(claim_names)) if draw(st.integers(0, 9)) else "nope"
+            out.append({"name": f"v{k}", "persistentVolumeClaim": {"claimName": name}})
+        if draw(st.integers(0, 2)) == 0:
+            out.append({"name": "disk", **draw(st.sampled_from(disks))})
+        return out
+
+    def with_volumes(pod):
+        found = volumes()
+        if not found:
+            return pod
+        doc = pod.model_dump(by_alias=True, exclude_defaults=True)
+        doc["spec"]["volumes"] = found
+        return type(pod).model_validate(doc)
+
+    def template():
+        """Mostly small pods with no constraints of their own (the volumes decide), sometimes a drawn template."""
+        if draw(st.integers(0, 3)):
+            return {"cpu": "100m", "memory": "64Mi"}
+        return {**templates[draw(st.integers(0, len(templates) - 1))], "namespace": "default"}
+
+    pods = []
+    for i in range(draw(st.integers(0, 3))):
+        pods.append(with_volumes(make_pod(f"b{i}", node_name=f"n{draw(st.integers(0, nnodes - 1))}", **template())))
+    for i in range(draw(st.integers(1, max_pods))):
+        pods.append(with_volumes(make_pod(f"p{i}", **template())))
+    return nodes, pods, classes, docs

@@ -115,7 +115,7 @@ def _prepared(cluster, profile, limit=3):
     pending = [p for p in pods if not p.spec.node_name]
     state = Cluster.from_objects(ClusterObjects(nodes=nodes, pods=bound, priority_classes=classes, warnings=[]))
     framework = Framework(profile)
-    table = ShapeTable(framework)
+    table = ShapeTable(framework, state)
     return state, [prepare(table.intern(pod), state, framework) for pod in pending[:limit]]
 
 

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import clusters, clusters_with_groups, make_node, make_pod, make_profile, profiles
+from strategies import (clusters, clusters_with_groups, make_node, make_pod, make_profile, profiles,
+                        storage_clusters)
 from test_batching import batch_cases
 
-from phalanx.cluster_models import ClusterObjects
+from phalanx.cluster_models import ClusterObjects, parse_objects
 from phalanx.cluster_models.generate import basic_pods, generate_nodes
 from phalanx.kernels.backend import BackendUnavailable, gpu_available
 from phalanx.sched import DEFAULT_PROFILE, Cluster, Scheduler
@@ -42,6 +43,23 @@ def test_jax_schedule_matches_numpy(cluster, profile):
     inter_pod = any(p.spec.affinity is not None and (p.spec.affinity.pod_affinity or p.spec.affinity.pod_anti_affinity)
                     for p in pods)
     assert jax_sched.placer.stats.calls > 0 or not (want.bindings or want.unschedulable) or inter_pod
+
+
+@settings(max_examples=8)
+@given(cluster=storage_clusters())
+def test_jax_volumes_match_numpy(cluster):
+    """Pods with claims and disks (the volume plugins' pods go pod by pod on the host) among plain pods: the same
+    bindings and messages, and the same claims bound and provisioned."""
+    nodes, pods, classes, docs = cluster
+
+    def objects():
+        found = parse_objects(docs)
+        found.nodes, found.pods, found.priority_classes = nodes, pods, classes
+        return found
+    (numpy_sched, want), (jax_sched, got) = _both(objects, DEFAULT_PROFILE)
+    assert got.bindings == want.bindings
+    assert got.unschedulable == want.unschedulable
+    assert jax_sched.cluster.volumes.state() == numpy_sched.cluster.volumes.state()
 
 
 @settings(max_examples=6)

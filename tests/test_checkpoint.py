@@ -14,7 +14,7 @@ from phalanx.cli import app
 from phalanx.cluster_models import ClusterObjects
 from phalanx.cluster_models.generate import make_node, pod_template
 from phalanx.sched import Cluster, Scheduler
-from phalanx.sched.checkpoint import CheckpointError, restore_scheduler, scheduler_state
+from phalanx.sched.checkpoint import CheckpointError, manifest, restore_scheduler, scheduler_state
 from phalanx.sched.config import DEFAULT_SCHEDULER_NAME, config_from_doc
 from phalanx.simulate import JobSpec, Simulation, generate_jobs
 from phalanx.simulate import checkpoint
@@ -185,7 +185,7 @@ def test_what_cannot_be_taken_or_does_not_fit_is_one_clear_error(tmp_path):
         restore_scheduler(_scheduler(nodes[:2]), state)
     with pytest.raises(CheckpointError, match="has no pods yet"):
         restore_scheduler(sched, state)
-    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 4"):
+    with pytest.raises(CheckpointError, match="not a phalanx.scheduler-state version 5"):
         restore_scheduler(_scheduler(nodes), {**state, "version": 99})
     sched.cluster.successors["x"] = object()
     with pytest.raises(CheckpointError, match="OrderedReady StatefulSets"):
@@ -270,3 +270,64 @@ def test_pods_in_the_backoff_queues_are_restored(pop_from_backoff):
         s.advance(30.0)
     assert _summaries(sched, marks[0]) == _summaries(copy, marks[1])
     assert sum(getattr(e, "kind", "") == "Unschedulable" for e in sched.decisions(marks[0])) >= 4
+
+
+def test_volume_bindings_are_restored():
+    """Pods with claims bind local volumes and provision others; a restored scheduler holds the same bindings (and
+    a gang member's, waiting at Permit, still revertible) and decides the later pods as the original does."""
+    from phalanx.cluster_models import parse_objects
+    from strategies import make_pod_group
+
+    def claim(name, size):
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}},
+                         "storageClassName": "local" if name < "p" else "dyn"}}
+
+    docs = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+             "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"},
+            {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "dyn"},
+             "provisioner": "example.com/csi", "volumeBindingMode": "WaitForFirstConsumer"}]
+    nodes = _nodes(3)
+    for i in range(6):
+        host = nodes[i % 3].metadata.name
+        docs.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"pv{i}"},
+                     "spec": {"capacity": {"storage": f"{i + 1}Gi"}, "accessModes": ["ReadWriteOnce"],
+                              "storageClassName": "local", "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                                  {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                         "values": [host]}]}]}}}})
+    docs += [claim(f"c{i}", f"{i % 3 + 1}Gi") for i in range(6)] + [claim(f"p{i}", "1Gi") for i in range(4)]
+
+    def pods(names, group=None):
+        out = []
+        for name in names:
+            [pod] = _pods(f"w-{name}", 1, "1", 10)
+            doc = manifest(pod)
+            doc["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": name}}]
+            if group:
+                doc["spec"]["schedulingGroup"] = {"podGroupName": group}
+            out.append(type(pod).model_validate(doc))
+        return out
+
+    def scheduler():
+        objects = parse_objects(docs)
+        objects.nodes = list(nodes)
+        cluster = Cluster.from_objects(objects)
+        cluster.pod_groups.append(make_pod_group("g", min_count=3))
+        return Scheduler(cluster, gang_mode="permit", permit_timeout_s=100)
+
+    sched = scheduler()
+    sched.add_pods(pods(["c0", "c1", "c2", "p0"]) + pods(["c3", "c4", "missing"], group="g"))
+    sched.advance(5.0)
+    book = sched.cluster.volumes
+    assert len(book.volume_of) == 5 and book.selected and len(book.assumed) == 6
+    state = json.loads(json.dumps(scheduler_state(sched)))
+    copy = scheduler()
+    restore_scheduler(copy, state)
+    assert json.loads(json.dumps(scheduler_state(copy))) == state
+    marks = [s.decision_mark() for s in (sched, copy)]
+    for s in (sched, copy):
+        s.add_pods(pods(["c5", "p1", "p2"]))
+        s.advance(200.0)          # the gang times out at Permit: its volumes are given back
+    assert _summaries(sched, marks[0]) == _summaries(copy, marks[1])
+    assert sched.cluster.volumes.state() == copy.cluster.volumes.state()
+    assert "default/c3" not in sched.cluster.volumes.volume_of

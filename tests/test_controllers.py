@@ -156,7 +156,8 @@ def test_stateful_set_pods_have_ordinal_names_and_labels():
 
 def test_volume_claim_templates_become_claims_per_pod():
     sts = stateful_set(replicas=2, podManagementPolicy="Parallel",
-                       volumeClaimTemplates=[{"metadata": {"name": "data"}}])
+                       volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+                           "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])
     pods = cluster(sts).pending
     assert [p.spec.volumes for p in pods] == [
         [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}],

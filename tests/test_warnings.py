@@ -48,13 +48,16 @@ spec:
 
 def test_unmodelled_constraints_warn_and_gates_block():
     result = Scheduler(Cluster.from_objects(load_text(MANIFESTS))).schedule()
+    # ml/b's claim is not evaluated: the input describes no storage at all (docs/semantics.md "Volumes").
     assert result.bindings == {"ml/a": "n0", "ml/b": "n0"}
     assert result.unschedulable == {
         "ml/gated": "Scheduling is blocked due to non-empty scheduling gates",
         "ml/c": 'waiting for pods\'s pod group "train" to appear in scheduling queue'}
     text = "\n".join(result.warnings)
     assert "InterPodAffinity" not in text            # modelled: ml/a's anti-affinity is honoured, not warned about
-    assert "Pod ml/b: volumes persistentVolumeClaim (volume plugins are not modelled yet; ignored)" in text
+    assert ("Pod ml/b: volumes persistentVolumeClaim (the input describes no storage: no PersistentVolume, "
+            "PersistentVolumeClaim or StorageClass; ignored)") in text
+    assert text.count("persistentVolumeClaim (") == 1      # the three volume plugins' one warning, once
     assert "configMap" not in text
 
 

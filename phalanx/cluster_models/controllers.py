@@ -105,6 +105,7 @@ from .objects import (
     selector_matches,
     selector_problems,
 )
+from .storage import PersistentVolumeClaim
 from .workloads import _object_name
 
 APPS_V1 = "apps/v1"
@@ -558,12 +559,24 @@ class StatefulSetOrdinals(K8sModel):
 
 class ClaimTemplateMetadata(K8sModel):
     name: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
 
 
 class PersistentVolumeClaimTemplate(K8sModel):
-    """A volumeClaimTemplates entry: its name names each pod's claim, <name>-<pod>; its spec (storage) is not read."""
+    """A volumeClaimTemplates entry: each pod's claim <name>-<statefulset>-<ordinal> is made from it (its spec read
+    as a claim's when the claim is made: cluster_models/storage.py)."""
     metadata: ClaimTemplateMetadata = Field(default_factory=ClaimTemplateMetadata)
     spec: dict = Field(default_factory=dict)
+
+
+RETENTION_POLICIES = ("Retain", "Delete")
+
+
+class ClaimRetentionPolicy(K8sModel):
+    """persistentVolumeClaimRetentionPolicy (SetDefaults_StatefulSet: Retain, Retain)."""
+    when_deleted: str = "Retain"
+    when_scaled: str = "Retain"
 
 
 class RollingUpdateStatefulSetStrategy(K8sModel):
@@ -582,6 +595,7 @@ class StatefulSetSpec(ReplicaSetSpec):
     update_strategy: StatefulSetUpdateStrategy = Field(default_factory=StatefulSetUpdateStrategy)
     ordinals: StatefulSetOrdinals = Field(default_factory=StatefulSetOrdinals)
     volume_claim_templates: list[PersistentVolumeClaimTemplate] = Field(default_factory=list)
+    persistent_volume_claim_retention_policy: ClaimRetentionPolicy = Field(default_factory=ClaimRetentionPolicy)
 
     @field_validator("pod_management_policy", mode="before")
     @classmethod
@@ -597,16 +611,26 @@ class StatefulSet(_Selected):
     spec: StatefulSetSpec
 
     def _before_selector_problem(self) -> str | None:
-        """ValidateStatefulSetSpec before the selector: podManagementPolicy, the updateStrategy, ordinals.start,
-        replicas, minReadySeconds."""
+        """ValidateStatefulSetSpec before the selector: podManagementPolicy, the updateStrategy, the
+        persistentVolumeClaimRetentionPolicy, ordinals.start, replicas, minReadySeconds."""
         spec = self.spec
         if spec.pod_management_policy not in ("OrderedReady", "Parallel"):
             return (f"spec.podManagementPolicy: Invalid value: {go_quote(spec.pod_management_policy)}: must be "
                     "'OrderedReady' or 'Parallel'")
         return (_stateful_strategy_problem(spec.update_strategy)
+                or _retention_problem(spec.persistent_volume_claim_retention_policy)
                 or non_negative_problem(spec.ordinals.start, "spec.ordinals.start")
                 or non_negative_problem(spec.replicas, "spec.replicas")
                 or non_negative_problem(spec.min_ready_seconds, "spec.minReadySeconds"))
+
+
+def _retention_problem(policy: ClaimRetentionPolicy) -> str | None:
+    """ValidatePersistentVolumeClaimRetentionPolicy: each of whenDeleted and whenScaled Retain or Delete."""
+    for name, value in (("whenDeleted", policy.when_deleted), ("whenScaled", policy.when_scaled)):
+        if value not in RETENTION_POLICIES:
+            return (f"spec.persistentVolumeClaimRetentionPolicy.{name}: Unsupported value: {json.dumps(value)}: "
+                    f'supported values: "Retain", "Delete"')
+    return None
 
 
 def _stateful_strategy_problem(strategy: StatefulSetUpdateStrategy) -> str | None:
@@ -913,6 +937,7 @@ class Made:
     successors: dict[str, Pod] = field(default_factory=dict)        # OrderedReady: pod key -> the pod made after it
                                                                     # (those pods are not created yet)
     warnings: list[str] = field(default_factory=list)               # controllers whose pods upstream cannot create
+    claims: list[PersistentVolumeClaim] = field(default_factory=list)   # made by StatefulSets for their pods
 
 
 def _template_error(owner: _Owner, problem: str) -> InputError:
@@ -1005,7 +1030,52 @@ def _deployment(deployment: Deployment, replica_sets: dict) -> ReplicaSet | None
         raise InputError(f"Deployment {deployment.key}: ReplicaSet {name}: {validation_problem(error)}") from None
 
 
-def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget) -> None:
+class _ClaimMaker:
+    """A StatefulSet's claims for one pod, as its controller makes them (getPersistentVolumeClaims,
+    createPersistentVolumeClaims): per volumeClaimTemplate `<template>-<statefulset>-<ordinal>` in the StatefulSet's
+    namespace, the template's labels with the selector's matchLabels over them, its annotations and spec; a controller
+    reference to the StatefulSet when its retention policy deletes claims with it (updateClaimOwnerRefForSetAndPod:
+    the pods made are never scaled down). A claim the input (or an earlier pod) holds is not made again."""
+
+    def __init__(self, sts: StatefulSet, existing: set[str]):
+        self.sts, self.existing = sts, existing
+        spec = sts.spec
+        self.owners = [sts.reference()] if spec.persistent_volume_claim_retention_policy.when_deleted == "Delete" \
+            else []
+
+    def names(self, ordinal: int) -> list[str]:
+        return [f"{t.metadata.name}-{self.sts.metadata.name}-{ordinal}" for t in self.sts.spec.volume_claim_templates]
+
+    def claim(self, template: PersistentVolumeClaimTemplate, name: str) -> PersistentVolumeClaim:
+        """Raises ValidationError where the API server refuses the claim."""
+        labels = {**template.metadata.labels, **self.sts.spec.selector.match_labels}
+        return PersistentVolumeClaim.model_validate({
+            "metadata": {"name": name, "namespace": self.sts.metadata.namespace, "labels": labels,
+                         "annotations": dict(template.metadata.annotations),
+                         "ownerReferences": [r.model_dump(by_alias=True) for r in self.owners]},
+            "spec": template.spec})
+
+    def refused(self, ordinal: int) -> str | None:
+        """Why the API server refuses a claim of the pod of `ordinal` (the same for every ordinal), None if it
+        does not."""
+        for template, name in zip(self.sts.spec.volume_claim_templates, self.names(ordinal)):
+            try:
+                self.claim(template, name)
+            except ValidationError as error:
+                return f"PersistentVolumeClaim {name}: {validation_problem(error)}"
+        return None
+
+    def make(self, ordinal: int) -> list[PersistentVolumeClaim]:
+        out = []
+        for template, name in zip(self.sts.spec.volume_claim_templates, self.names(ordinal)):
+            key = f"{self.sts.metadata.namespace}/{name}"
+            if key not in self.existing:
+                self.existing.add(key)
+                out.append(self.claim(template, name))
+        return out
+
+
+def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget, claims: set[str]) -> None:
     spec, name = sts.spec, sts.metadata.name
     template = spec.template
     revision = f"{name}-{template_hash(template)}"
@@ -1018,7 +1088,13 @@ def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget) -
     stamper = _Stamper(sts, template, labels)
     have = {p.metadata.name: p for p in sts.controlled(live)}
     budget.take(max(0, spec.replicas - len(have)), f"StatefulSet {sts.key}", "spec.replicas")
-    claim_names = [t.metadata.name for t in spec.volume_claim_templates]
+    templates = [t.metadata.name for t in spec.volume_claim_templates]
+    maker = _ClaimMaker(sts, claims)
+    refused = maker.refused(spec.ordinals.start) if templates else None
+    if refused is not None:      # CreateStatefulPod creates the pod's claims first, and fails with them
+        made.warnings.append(f"StatefulSet {sts.key}: creates no pods: the API server refuses its claims "
+                             f"(spec.volumeClaimTemplates): {refused}")
+        return
     previous = None      # the pod before this ordinal, while it is pending (OrderedReady waits for it)
     for ordinal in range(spec.ordinals.start, spec.ordinals.start + spec.replicas):
         pod_name = f"{name}-{ordinal}"
@@ -1026,10 +1102,12 @@ def _stateful_set(sts: StatefulSet, live: dict, made: Made, budget: PodBudget) -
             previous = None if have[pod_name].spec.node_name else have[pod_name]
             continue
         update = None
-        if claim_names:
-            update = {"volumes": [*template.spec.volumes, *({"name": claim, "persistentVolumeClaim": {
-                "claimName": f"{claim}-{pod_name}"}} for claim in claim_names)]}
+        if templates:       # updateStorage: the claims' volumes first, then the template's others
+            update = {"volumes": [*({"name": t, "persistentVolumeClaim": {"claimName": claim}}
+                                    for t, claim in zip(templates, maker.names(ordinal))),
+                                  *(v for v in template.spec.volumes if v.get("name") not in templates)]}
         pod = stamper.pod(pod_name, {STATEFULSET_POD_NAME: pod_name, POD_INDEX: str(ordinal)}, update)
+        made.claims += maker.make(ordinal)
         made.pods.append(pod)
         if spec.pod_management_policy == "OrderedReady" and previous is not None:
             made.successors[previous.key] = pod
@@ -1127,10 +1205,12 @@ def _cron_job(cj: CronJob) -> Job | None:
         raise InputError(f"CronJob {cj.key}: spec.jobTemplate: {validation_problem(error)}") from None
 
 
-def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callable[[DaemonSet], list[str]]) -> Made:
+def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callable[[DaemonSet], list[str]],
+                       claims: Iterable[str] = ()) -> Made:
     """Run each controller over the input (in input order) and return what it creates. `pods` are the input's
     pods (their names are taken; the live ones a controller controls count as its replicas); `daemon_nodes(ds)`
-    names, in node order, the nodes a DaemonSet should run on. InputError when the pods, the input's and its
+    names, in node order, the nodes a DaemonSet should run on; `claims`: the keys of the PersistentVolumeClaims
+    that exist (a StatefulSet makes the others its pods name). InputError when the pods, the input's and its
     CronJobs' Jobs' counted in, would be more than MAX_EXPANDED_PODS (jobs.PodBudget)."""
     made = Made()
     if not controllers:             # the index of every input pod's name would be the whole cost
@@ -1139,6 +1219,7 @@ def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callabl
     names = NameGenerator({("Pod", p.key) for p in pods})
     live = _by_controller(p for p in pods if p.status.phase not in DONE_PHASES and p.metadata.deletion_timestamp is None)
     replica_sets = _by_controller(c for c in controllers if isinstance(c, ReplicaSet))
+    claims = set(claims)
     for controller in controllers:
         if isinstance(controller, Deployment):
             rs = _deployment(controller, replica_sets)
@@ -1148,7 +1229,7 @@ def expand_controllers(controllers: list, pods: list[Pod], daemon_nodes: Callabl
         elif isinstance(controller, (ReplicaSet, ReplicationController)):
             _replica_pods(controller, live, names, made, budget)
         elif isinstance(controller, StatefulSet):
-            _stateful_set(controller, live, made, budget)
+            _stateful_set(controller, live, made, budget, claims)
         elif isinstance(controller, DaemonSet):
             _daemon_set(controller, daemon_nodes(controller), live, names, made, budget)
         elif isinstance(controller, CronJob):

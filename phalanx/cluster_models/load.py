@@ -40,6 +40,7 @@ from .disruption import PodDisruptionBudget
 from .errors import InputError, field_path, validation_problem
 from .json_stream import STREAM_MIN_CHARS, NotStreamable, Renamed, StreamedItems, decode, streamed_list
 from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
+from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_label_problem,
                       dns_subdomain_problem, label_value_problem, labels_problem, meta_problem, node_manifest_problem,
                       pod_spec_manifest_problem, priority_class_manifest_problem)
@@ -71,6 +72,10 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "ResourceSlice": ("resource.k8s.io", ResourceSlice),
     "ResourceClaim": ("resource.k8s.io", ResourceClaim),
     "ResourceClaimTemplate": ("resource.k8s.io", ResourceClaimTemplate),
+    "PersistentVolume": ("", PersistentVolume),                 # storage: cluster_models.storage
+    "PersistentVolumeClaim": ("", PersistentVolumeClaim),
+    "StorageClass": ("storage.k8s.io", StorageClass),
+    "CSINode": ("storage.k8s.io", CSINode),
 }
 READ_KINDS = frozenset(_MODELS)       # the kinds read (tools/gen_api_types.py tables their fields' Go types)
 
@@ -94,16 +99,19 @@ _SERVED: dict[str, tuple[str, ...]] = {
     "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
     "Workload": (SCHEDULING_V1ALPHA1, SCHEDULING_V1ALPHA2), "PodGroup": (SCHEDULING_V1ALPHA2,),
     "Job": (BATCH_V1,), "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
-    "Service": ("v1",), "ReplicationController": ("v1",), "CronJob": (BATCH_V1, "batch/v1beta1"),
+    "Service": ("v1",), "ReplicationController": ("v1",),
+    "PersistentVolume": ("v1",), "PersistentVolumeClaim": ("v1",),
+    "StorageClass": ("storage.k8s.io/v1",), "CSINode": ("storage.k8s.io/v1",),
+    "CronJob": (BATCH_V1, "batch/v1beta1"),
     **{kind: (APPS_V1, "apps/v1beta2", "apps/v1beta1") for kind, (group, _) in CONTROLLER_KINDS.items()
        if group == "apps"},
     **{kind: tuple(f"resource.k8s.io/{v}" for v in ("v1", "v1beta2", "v1beta1", "v1alpha3"))
        for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
 }
 _NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
-               "Service", *CONTROLLER_KINDS)
+               "Service", "PersistentVolumeClaim", *CONTROLLER_KINDS)
 _NAMESPACED_TYPES = (Pod, Workload, WorkloadV1Alpha1, PodGroup, Job, PodDisruptionBudget, ResourceClaim,
-                     ResourceClaimTemplate, Service, *CONTROLLER_TYPES)
+                     ResourceClaimTemplate, Service, PersistentVolumeClaim, *CONTROLLER_TYPES)
 
 # The kinds of the API groups built into the v1.36 API server (custom resources live in groups with a dot in their
 # name that are not these): a kind these groups do not have, or a group without a dot that is none of them
@@ -189,6 +197,10 @@ class ClusterObjects:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)  # policy/v1 (preemption reads them)
     services: list[Service] = field(default_factory=list)          # their selectors feed default spreading
     controllers: list[Controller] = field(default_factory=list)    # Deployments, ...: in input order, not expanded
+    persistent_volumes: list[PersistentVolume] = field(default_factory=list)     # storage (cluster_models.storage)
+    persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -755,11 +767,13 @@ class _Collector:
         if isinstance(obj, Pod):
             identity = shown = obj.key
             bucket = self.objects.pods
-        elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget)):
+        elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget,
+                              PersistentVolumeClaim)):
             identity, shown = obj.key, obj.key
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
                       Job: self.objects.jobs, PodDisruptionBudget: self.objects.pdbs, ResourceClaim: self.objects.resource_claims,
-                      ResourceClaimTemplate: self.objects.resource_claim_templates}[type(obj)]
+                      ResourceClaimTemplate: self.objects.resource_claim_templates,
+                      PersistentVolumeClaim: self.objects.persistent_volume_claims}[type(obj)]
         elif isinstance(obj, (Service, *CONTROLLER_TYPES)):
             identity, shown = obj.key, obj.key
             bucket = self.objects.services if isinstance(obj, Service) else self.objects.controllers
@@ -769,7 +783,8 @@ class _Collector:
         else:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = {Node: self.objects.nodes, Namespace: self.objects.namespaces,
-                      PriorityClass: self.objects.priority_classes}[type(obj)]
+                      PriorityClass: self.objects.priority_classes, PersistentVolume: self.objects.persistent_volumes,
+                      StorageClass: self.objects.storage_classes, CSINode: self.objects.csi_nodes}[type(obj)]
         kind = type(obj).__name__
         if (kind, identity) in self._names:
             if (kind, identity) in self._generated:

@@ -27,12 +27,14 @@ from .random_score import RandomScore
 from .scheduling_gates import SchedulingGates
 from .taint_toleration import TaintToleration
 from .topology_placement import TopologyPlacementGenerator
-from .volume_binding import VolumeBindingArgs
+from .volume_binding import VolumeBinding
+from .volume_restrictions import VolumeRestrictions
+from .volume_zone import VolumeZone
 
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
     PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, ImageLocality,
-    DefaultBinder,
+    DefaultBinder, VolumeRestrictions, VolumeBinding, VolumeZone,
     GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount, DefaultPreemption,
     # The GPU-cluster score policies of the FGD paper's simulator (plugins/gpu_scoring.py); never in the default set.
     FGDScore, BestFitScore, DotProductScore, GpuPackingScore, GpuClusteringScore, RandomScore,
@@ -43,13 +45,10 @@ REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
 UNMODELLED: dict[str, tuple[str, ...]] = {
     "NodeDeclaredFeatures": ("preFilter", "filter"),
     "NodeName": ("filter",),
-    "VolumeRestrictions": ("preFilter", "filter"),
     "NodeVolumeLimits": ("preFilter", "filter"),
-    "VolumeBinding": ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
-    "VolumeZone": ("preFilter", "filter", "preScore", "score"),
 }
 # The args types of unmodelled plugins that upstream's configuration validation decodes and checks
 # (validatePluginConfig): a bad pluginConfig for them is refused as upstream refuses it.
-UNMODELLED_ARGS: dict[str, type[PluginArgs]] = {"VolumeBinding": VolumeBindingArgs}
+UNMODELLED_ARGS: dict[str, type[PluginArgs]] = {}
 
 __all__ = ["EXTENSION_POINTS", "REGISTRY", "UNMODELLED", "UNMODELLED_ARGS", "Plugin", "PluginArgs", "ProfileContext"]

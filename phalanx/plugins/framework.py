@@ -107,9 +107,11 @@ class CycleError(Outcome):
 @dataclass(frozen=True)
 class NodeSubset(Outcome):
     """A PreFilter result that names the only nodes the pod can go to (upstream PreFilterResult.NodeNames);
-    `state` is the plugin's PreFilter state for its Filter."""
+    `state` is the plugin's PreFilter state for its Filter. `names` are the names themselves, nodes the cluster does
+    not have included: the framework rejects the pod when the results' names have nothing in common."""
     allowed: np.ndarray        # (N,) bool
     state: object
+    names: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -330,8 +332,9 @@ class Plugin:
         """Whether the plugin has a queueing hint of its own (without one, each event it registered may help)."""
         return type(self).hint is not Plugin.hint
 
-    def warnings(self, pod) -> list[str]:
-        """What of the pod this plugin would read upstream but phalanx cannot (reported, never silently dropped)."""
+    def warnings(self, pod, cluster) -> list[str]:
+        """What of the pod this plugin would read upstream but phalanx cannot, or does not on this cluster (reported,
+        never silently dropped; the same text from several plugins is reported once)."""
         return []
 
     @classmethod
@@ -556,6 +559,10 @@ class Plugin:
     def release(self, pod_keys: list[str], cluster) -> None:
         """Placed pods left (deleted, completed, rejected at Permit; a cycle's evictions at once): drop what each
         held."""
+
+    def permit_rejected(self, pod_keys: list[str], cluster) -> None:
+        """Placed pods rejected at Permit (timed out, or deleted while waiting): upstream runs Unreserve for them.
+        `release` follows for the same pods; this undoes what a Reserve leaves after a pod's release."""
 
     def replay(self, record, cluster):
         """A reserve made on a restricted copy of the cluster (a topology placement), made again on `cluster`;

@@ -121,12 +121,24 @@ def _required_terms(selector, tensors, prefix=()) -> tuple:
                                       for term in selector.node_selector_terms) if t is not None)
 
 
-def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray | None, bool]:
+def label_only_terms(selector, vocab) -> tuple:
+    """A NodeSelector matched against a node's labels alone, as volume.CheckNodeAffinity matches a volume's node
+    affinity: its Node has labels and no name, and a term's matchFields are not read against a node without fields
+    (nodeSelectorTerm.match)."""
+    terms = []
+    for term in selector.node_selector_terms:
+        tests = _term(term, vocab, {}, 0)
+        if tests is not None:
+            terms.append(tuple(t for t in tests if not isinstance(t, NameTest)))
+    return tuple(terms)
+
+
+def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.ndarray, frozenset[str]] | None:
     """PreFilterResult: when every required term names nodes (matchFields metadata.name In), only the union of the
-    per-term intersections can match. (mask, or None when some term does not narrow the nodes; whether the named
-    sets are all empty: upstream's "pod affinity terms conflict")."""
+    per-term intersections can match: (mask, names; no names: upstream's "pod affinity terms conflict"), or None when
+    some term does not narrow the nodes."""
     if not terms:
-        return None, False
+        return None
     named: set[str] = set()
     for term in terms:
         names = None
@@ -134,11 +146,11 @@ def _named_nodes(terms, node_index: dict[str, int], n_nodes: int) -> tuple[np.nd
             if r.key == NAME_FIELD and r.operator == "In":
                 names = set(r.values) if names is None else names & set(r.values)
         if names is None:
-            return None, False
+            return None
         named |= names
     union = np.zeros(n_nodes, bool)
     union[[node_index[v] for v in named if v in node_index]] = True
-    return union, not named
+    return union, frozenset(named)
 
 
 def _value_errors(r, path: str) -> list[str]:
@@ -248,10 +260,12 @@ class NodeAffinity(Plugin):
             return SKIP
         if required is None:
             return state
-        named, conflict = _named_nodes(required.node_selector_terms, tensors.node_index, tensors.nodes.size)
-        if conflict:
+        named = _named_nodes(required.node_selector_terms, tensors.node_index, tensors.nodes.size)
+        if named is None:
+            return state
+        if not named[1]:
             return Rejection(CONFLICT)
-        return state if named is None else NodeSubset(named, state)
+        return NodeSubset(named[0], state, named[1])
 
     def filter_state(self, pod, cluster, pre):
         if pre is NOT_RUN:      # upstream computes the required affinity in Filter when PreFilter is disabled

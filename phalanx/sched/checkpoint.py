@@ -6,6 +6,8 @@ It is what decides later cycles, nothing derived:
 
 - the node table's order (names) and the pods on it (bound, or placed and waiting at Permit) in binding order,
   with the GPU devices each GPU-share pod holds;
+- the claims VolumeBinding bound to volumes and those it chose a node to provision on (the storage objects
+  themselves are input, like the nodes);
 - the queue: the activeQ, backoffQ and error backoffQ entries in heap order (runs of plain pods by key and arrival, PodGroups by
   key), failed attempts, the unschedulable pool with the plugins that rejected each pod, pods PreEnqueue holds back,
   arrivals of queued pods deleted before their turn;
@@ -38,9 +40,10 @@ from .queue import Attempts, ErrorRetry, PodRun
 OWNER_KINDS = {cls.__name__: cls for cls in (ReplicaSet, ReplicationController, StatefulSet)}
 
 FORMAT = "phalanx.scheduler-state"
-VERSION = 4                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
+VERSION = 5                 # 2: no "live" (the pods added and not deleted are those with an arrival); 3: groups'
                             # "elsewhere", the queue's "errors", a priority per "backoff" entry; 4: a progress count
-                            # per "pool" entry and "bindings_made" (the flush of the unschedulable pool reads them)
+                            # per "pool" entry and "bindings_made" (the flush of the unschedulable pool reads them);
+                            # 5: "volumes" (the VolumeBook's bindings)
 
 PodCodec = tuple[Callable[[Pod], object], Callable[[object], Pod]]
 
@@ -119,6 +122,7 @@ def scheduler_state(sched, encode_pod: Callable[[Pod], object] = MANIFESTS[0],
         "nodes": list(names),
         "bound": bound,
         "gpu_held": [[key, node, index.tolist(), milli] for key, (node, index, milli) in cluster.gpus.held.items()],
+        "volumes": cluster.volumes.bindings(),
         "nominations": [[ref(nom.pod), nom.node] for _, nom in cluster.nominations.items()],
         "started": dict(sched.started), "arrival": dict(sched.arrival),
         "pending_message": dict(sched.pending_message),
@@ -183,6 +187,9 @@ def restore_scheduler(sched, state: dict, decode_pod: Callable[[object], Pod] = 
         cluster.namespace(pod.metadata.namespace)
     cluster.gpus.hold_again([(key, node, np.array(index, np.int64), milli)
                              for key, node, index, milli in state["gpu_held"]])
+    problem = cluster.volumes.bind_again(state["volumes"])
+    if problem is not None:
+        raise CheckpointError(f"checkpoint: {problem}")
     cluster._pdb_floor.update(state["pdb_floor"])
     spreading = state["spreading"]
     cluster.default_selectors = DefaultSelectors(services={ns: [dict(sel) for sel in sels]

@@ -28,6 +28,7 @@ from ..plugins.node_affinity import required_node_affinity
 from ..plugins.taint_toleration import untolerated_hard
 from .claims import ClaimBook
 from .gpushare import GpuBook
+from .volumes import VolumeBook
 
 if TYPE_CHECKING:
     from .shapes import PodShape
@@ -298,6 +299,7 @@ class Cluster:
                                                        # if None
     rng: np.random.Generator | None = None     # the Scheduler's seeded random stream, for plugins that draw
                                                # (RandomScore); set by the Scheduler
+    volumes: VolumeBook = field(default_factory=VolumeBook)    # PVs, PVCs, StorageClasses, CSINodes (sched/volumes.py)
     _class_priority: dict[str, int] = field(default_factory=dict)   # priorityClassName -> value
     _pdb_floor: dict[str, int] = field(default_factory=dict)        # PDB key -> desiredHealthy fixed at load
 
@@ -309,7 +311,8 @@ class Cluster:
         nothing."""
         tensors = compile_nodes(objects.nodes)
         with cyclic_gc_paused():
-            made = expand_controllers(objects.controllers, objects.pods, lambda ds: daemon_nodes(ds, tensors))
+            made = expand_controllers(objects.controllers, objects.pods, lambda ds: daemon_nodes(ds, tensors),
+                                      claims=(c.key for c in objects.persistent_volume_claims))
             objects = expand_jobs(dataclasses.replace(objects, pods=[*objects.pods, *made.pods],
                                                       jobs=[*objects.jobs, *made.jobs]))
         classes = {pc.metadata.name: pc for pc in objects.priority_classes}
@@ -354,7 +357,8 @@ class Cluster:
                       list(objects.workloads), list(objects.jobs), claims, gpus, namespaces, list(objects.pdbs),
                       default_selectors=DefaultSelectors.from_objects(
                           objects.services, [*objects.controllers, *made.replica_sets]),
-                      successors=made.successors, bound_elsewhere=elsewhere)
+                      successors=made.successors, bound_elsewhere=elsewhere,
+                      volumes=VolumeBook.from_objects(objects, made.claims))
         for name in dict.fromkeys(pod.metadata.namespace for pod in objects.pods):
             cluster.namespace(name)
         cluster.disruptions_allowed()                 # each PDB's desiredHealthy, against the pods bound at load
@@ -435,7 +439,7 @@ class Cluster:
         sub = restrict(self.tensors, node_ids, live)
         return dataclasses.replace(self, tensors=sub, claims=self.claims.restricted(sub.node_index),
                                    gpus=self.gpus.restricted(node_ids, sub.nodes.names),
-                                   images=self.images.restricted(node_ids))
+                                   images=self.images.restricted(node_ids), volumes=self.volumes.restricted())
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path]) -> "Cluster":

@@ -42,7 +42,7 @@ _BASE_PLUGINS: tuple[tuple[str, int | None], ...] = (
 # Feature gates that change decisions, with phalanx's defaults: v1.36's, except the workload-aware scheduling gates,
 # which phalanx models on, and SchedulerPopFromBackoffQ, off (docs/semantics.md: with cycles that take no time it
 # would drop every woken pod's backoff). StorageCapacityScoring (alpha, off) changes only what VolumeBinding's args
-# may hold (plugins/volume_binding.py; volume plugins are not modelled).
+# may hold (plugins/volume_binding.py: its Score, which reads them, is not modelled).
 FEATURE_GATES: dict[str, bool] = {
     "DynamicResourceAllocation": True,
     "NodeDeclaredFeatures": True,

@@ -16,7 +16,7 @@ from ..kernels.status import ERROR, SUCCESS
 from ..plugins.framework import (DOMAIN, FIXED, NODE_LOCAL, NOT_RUN, PER_POD, SKIP, CycleError, Outcome, PodInfo,
                                  Rejection)
 from .framework import Framework
-from .messages import first_failures
+from .messages import disjoint_reason, first_failures
 from .shapes import PodShape
 
 # The node table's capacity and load columns: results read from these alone are remembered by one key per row
@@ -121,11 +121,13 @@ class Prepared:
     filters: tuple[tuple[object, object], ...]          # (plugin, Filter state) of each filter that runs, in order
     scores: tuple[tuple[object, object, int], ...]      # (plugin, Score state, weight) of each score that runs
     rejection: str | None = None          # a PreFilter rejected the pod on every node: the FitError's text
-    rejected_by: str | None = None        # ... that PreFilter's plugin
+    rejected_by: str | None = None        # ... that PreFilter's plugin (None: the PreFilterResults of `narrowing`
+                                          # have no node in common)
     error: str | None = None              # a PreFilter or Filter failed: the cycle's error text
     score_error: str | None = None        # a PreScore or Score failed (reported with two or more feasible nodes)
     allowed: np.ndarray | None = None     # (N,) bool nodes a PreFilterResult left (None: every node)
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
+    named: frozenset[str] | None = None   # the node names the PreFilterResults have in common (None: every node)
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
     # (point, plugin name) -> what a plugin that does not read requests returned there (prepare's `record`), else None
     results: dict | None = None
@@ -226,7 +228,11 @@ def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False
                 out.error = f'running PreFilter plugin "{plugin.name}": {result.message}'
                 return out
             out.allowed = result.allowed if out.allowed is None else out.allowed & result.allowed
+            out.named = result.names if out.named is None else out.named & result.names
             out.narrowing += (plugin.name,)
+            if not out.named:       # nothing in common: the plugins that narrowed are the rejectors
+                out.rejection, out.rejected_by = disjoint_reason(out.narrowing), None
+                return out
             result = result.state
         pre[plugin.name] = result
     filters = []
@@ -324,7 +330,7 @@ class Evaluation:
     outside: np.ndarray | None = None         # (N,) bool nodes left out by a PreFilterResult
     narrowing: tuple[str, ...] = ()           # the plugins whose PreFilterResult left them out
     prefilter_message: str | None = None      # a PreFilter rejected the pod on every node
-    rejected_by: str | None = None            # ... that PreFilter's plugin
+    rejected_by: str | None = None            # ... that PreFilter's plugin (None: `narrowing`'s, disjoint)
     error: str | None = None                  # a plugin failed the cycle (the pod stays pending with this text)
     # Nodes where a Filter failed (upstream's Error status) before any other rejected them: (N,) int64 index into
     # `failures`, -1 none; None when no Filter failed. The cycle fails with the first such node its walk meets

@@ -56,7 +56,7 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
         if ev.prefilter_message is not None:
             # A PreFilter rejected the pod: every node has that plugin's status, as upstream's diagnosis records it
             # (no Filter ran).
-            failing = ev.rejected_by
+            failing = ev.rejected_by or ev.narrowing[-1]
             filters = {failing: {"status": "UnschedulableAndUnresolvable", "reasons": [ev.prefilter_message]}}
         elif outside[i]:
             failing = ev.narrowing[0]

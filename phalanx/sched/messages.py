@@ -7,13 +7,20 @@ import numpy as np
 from ..kernels.status import SUCCESS
 from ..plugins.framework import fit_error
 
-__all__ = ["first_failures", "fit_error", "node_reasons", "outside_reason", "patched_histogram",
+__all__ = ["disjoint_reason", "first_failures", "fit_error", "node_reasons", "outside_reason", "patched_histogram",
            "reason_histogram"]
 
 
 def outside_reason(narrowing: tuple[str, ...]) -> str:
     """What nodes left out by PreFilterResults report (upstream: "node(s) didn't satisfy plugin(s) [A B]")."""
     return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
+
+
+def disjoint_reason(narrowing: tuple[str, ...]) -> str:
+    """RunPreFilterPlugins' rejection when the PreFilterResults so far name no node in common."""
+    if len(narrowing) == 1:
+        return f"node(s) didn't satisfy plugin {narrowing[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}] simultaneously"
 
 
 def first_failures(filters: tuple[str, ...], codes: dict[str, np.ndarray], n: int) -> np.ndarray:

@@ -138,7 +138,7 @@ def rejectors(ev: Evaluation) -> frozenset:
     if ev.error:
         return frozenset()
     if ev.prefilter_message:
-        return frozenset({ev.rejected_by})
+        return frozenset({ev.rejected_by}) if ev.rejected_by else frozenset(ev.narrowing)
     hits = np.bincount(ev.first_failed() + 1, minlength=len(ev.filters) + 1)[1:]
     names = {ev.filters[i] for i in np.flatnonzero(hits).tolist()}
     if ev.outside is not None and bool(np.asarray(ev.outside).any()):

@@ -143,7 +143,7 @@ class Scheduler:
         # backends.py; raises BackendUnavailable
         self.placers = {name: make_placer(backend, cluster, fw, batching, incremental)
                         for name, fw in self.frameworks.items()}
-        self.shapes_by_profile = {name: ShapeTable(fw) for name, fw in self.frameworks.items()}
+        self.shapes_by_profile = {name: ShapeTable(fw, cluster) for name, fw in self.frameworks.items()}
         self.backend = self.placer.backend                                 # "auto" resolved
         self.preemption = Preemption(self)
         # Beyond v1.36: workload-aware preemption for topology-constrained PodGroups (v1.36 refuses them).
@@ -554,7 +554,8 @@ class Scheduler:
         nothing, for a CronJob (add_job takes its Job), an OrderedReady StatefulSet of more than one pod, or a pod
         name that exists."""
         tensors = self.cluster.tensors
-        made = expand_controllers(list(controllers), [], lambda ds: daemon_nodes(ds, tensors))
+        made = expand_controllers(list(controllers), [], lambda ds: daemon_nodes(ds, tensors),
+                                  claims=self.cluster.volumes.claims)
         if made.jobs:
             raise InputError(f"CronJob {made.jobs[0].metadata.namespace}/{made.jobs[0].metadata.name}: add its Job "
                              f"with add_job")
@@ -565,6 +566,7 @@ class Scheduler:
         self._check_new(made.pods)
         # Before the pods arrive: their shapes read their default spreading selector.
         self.cluster.default_selectors.add_owners([*controllers, *made.replica_sets])
+        self.cluster.volumes.add_claims(made.claims)          # a StatefulSet's claims before its pods
         self.add_pods(made.pods)
         return made.pods
 
@@ -649,7 +651,11 @@ class Scheduler:
         """forget_pods without the records (the caller logs them: a cycle's evictions, after each preemption's
         entry)."""
         # What the Reserve plugins hold, for all the pods at once (DynamicResources releases the claims unregister
-        # below would: whichever runs first frees them, the other finds them free).
+        # below would: whichever runs first frees them, the other finds them free); a pod deleted while it waits at
+        # Permit is rejected there first.
+        waiting = [key for key, pod in zip(keys, taken) if pod is not None and key not in self.started]
+        if waiting:
+            self.permit_rejected(waiting)
         self.release_plugins(keys)
         self.progress += len(keys)
         groups, queue, cluster = self.groups.of_pod, self.queue, self.cluster
@@ -1026,7 +1032,15 @@ class Scheduler:
     def release(self, pod_key: str) -> None:
         """A placed pod leaves its node (Permit rejection): its load, and what its plugins reserved."""
         self.cluster.tensors.unbind(pod_key)
+        self.permit_rejected([pod_key])
         self.release_plugins([pod_key])
+
+    def permit_rejected(self, pod_keys: list[str]) -> None:
+        """Placed pods that were not bound (waiting at Permit) are rejected: every profile's Reserve plugins run
+        Unreserve for them."""
+        for framework in self.frameworks.values():
+            for plugin in framework.at("reserve"):
+                plugin.permit_rejected(pod_keys, self.cluster)
 
     def release_plugins(self, pod_keys: list[str]) -> None:
         """The pods left their nodes: every profile's Reserve plugins drop what each held."""

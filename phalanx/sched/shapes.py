@@ -18,13 +18,16 @@ import numpy as np
 from ..cluster_models import Pod
 from ..cluster_models.requests import pod_load, pod_scoring_requests
 from ..cluster_models.tensors import ClusterTensors, has_pod_terms, pod_host_ports
+from ..plugins.volumes import READ_SOURCES
 
 # Not part of a pod's placement: who it is, when it runs, queue-only fields, and its group (the group decides
 # how pods are cycled, not where one pod fits). schedulerName stays: pods of two profiles never share a run.
 _UNSIGNED_FIELDS = {"node_name", "priority", "priority_class_name", "preemption_policy", "scheduling_gates",
                     "scheduling_group", "workload_ref", "restart_policy", "dns_policy", "active_deadline_seconds"}
-# Volume sources that never constrain placement (an `image` volume only adds to ImageLocality's score, which models it).
+# Volume sources that never constrain placement (an `image` volume only adds to ImageLocality's score, which models it),
+# and those the modelled volume plugins read (plugins/volumes.py).
 _NEUTRAL_VOLUMES = {"name", "emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath", "image"}
+_MODELLED_VOLUMES = _NEUTRAL_VOLUMES | set(READ_SOURCES)
 
 
 _SPEC, _STATUS, _META = operator.attrgetter("spec"), operator.attrgetter("status"), operator.attrgetter("metadata")
@@ -98,23 +101,26 @@ def family(shape: PodShape, framework) -> str:
     return shape.family
 
 
-def unmodelled_constraints(pod: Pod, framework) -> tuple[str, ...]:
-    """What in the pod phalanx cannot honour yet; each is reported, never silently dropped."""
+def unmodelled_constraints(pod: Pod, framework, cluster) -> tuple[str, ...]:
+    """What in the pod phalanx cannot honour yet (or, on this cluster, does not evaluate); each is reported once,
+    never silently dropped."""
     found = []
-    volumes = [v for v in pod.spec.volumes if set(v) - _NEUTRAL_VOLUMES]
+    volumes = [v for v in pod.spec.volumes if set(v) - _MODELLED_VOLUMES]
     if volumes:
-        found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k != "name"}))
-                     + " (volume plugins are not modelled yet; ignored)")
+        found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k not in _MODELLED_VOLUMES}))
+                     + " (NodeVolumeLimits and CSI inline volumes are not modelled; ignored)")
     for plugin in framework.warners:
-        found += plugin.warnings(pod)
-    return tuple(found)
+        found += plugin.warnings(pod, cluster)
+    return tuple(dict.fromkeys(found))
 
 
 class ShapeTable:
-    """Interns pods into shapes by signature, for one profile (its plugins sign the pods)."""
+    """Interns pods into shapes by signature, for one profile (its plugins sign the pods) and one cluster (what the
+    plugins warn about may depend on it)."""
 
-    def __init__(self, framework):
+    def __init__(self, framework, cluster):
         self.framework = framework
+        self.cluster = cluster
         self.by_signature: dict[str, PodShape] = {}
         # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
         # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond those
@@ -140,7 +146,7 @@ class ShapeTable:
             requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
             shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
                              np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
-                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework),
+                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework, self.cluster),
                              pod_terms=has_pod_terms(pod.spec))
             self.by_signature[sig] = shape
             self.shapes.append(shape)

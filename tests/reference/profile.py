@@ -14,6 +14,9 @@ DEFAULT_FILTERS = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from . import interpod_affinity as IPA
 from . import plugins as P
+from . import volumes as V
 from .profile import DEFAULT_FILTERS, DEFAULT_SCORES, ref_profile
 
 # What the reference implements: the default profile's filters and scores (tests/reference/profile.py).
@@ -40,26 +41,58 @@ def _check_profile(profile):
     return profile
 
 
-def _prefilter_rejection(pod, profile):
-    """Returns (plugin, message) if a PreFilter plugin rejects the pod outright."""
-    if "NodeAffinity" in profile.filters:
-        pre = P.prefilter_node_affinity(pod)
-        if pre.rejected:
-            return "NodeAffinity", P.REASON_NODE_AFFINITY_CONFLICT
-    return None
+@dataclass
+class PreFilterOutcome:
+    """RunPreFilterPlugins over the reference's plugins, in the profile's order: a rejection (plugin, message), the
+    merged PreFilterResult node names (None: all nodes) with the plugins that narrowed them, and the volume plugins'
+    states for their Filters."""
+    rejection: tuple | None = None
+    names: set | None = None
+    narrowing: list = field(default_factory=list)
+    volumes: dict = field(default_factory=dict)       # plugin name -> its PreFilter state (tests/reference/volumes.py)
 
 
-def _prefilter_node_names(pod, profile):
-    """PreFilterResult.NodeNames (None = all nodes) and the plugins that narrowed it."""
-    if "NodeAffinity" in profile.filters:
-        pre = P.prefilter_node_affinity(pod)
-        if pre.node_names is not None:
-            return pre.node_names, ["NodeAffinity"]
-    return None, []
+def _prefilter(pod, profile, storage=None, pods_by_node=None) -> PreFilterOutcome:
+    """Each plugin's PreFilter in turn: the first rejection ends it; after each PreFilterResult the merged node set
+    must not be empty ("node(s) didn't satisfy plugin <name>", or "plugin(s) [<names>] simultaneously" when
+    several narrowed it)."""
+    out = PreFilterOutcome()
+    for name in profile.filters:
+        narrowed = None
+        if name == "NodeAffinity":
+            pre = P.prefilter_node_affinity(pod)
+            if pre.rejected:
+                out.rejection = ("NodeAffinity", P.REASON_NODE_AFFINITY_CONFLICT)
+                return out
+            narrowed = pre.node_names
+        elif name == "VolumeRestrictions":
+            pre = V.prefilter_volume_restrictions(pod, storage, pods_by_node or {})
+        elif name == "VolumeBinding":
+            pre = V.prefilter_volume_binding(pod, storage)
+            narrowed = pre.eligible
+        elif name == "VolumeZone":
+            pre = V.prefilter_volume_zone(pod, storage)
+        else:
+            continue
+        if getattr(pre, "rejection", None) is not None:
+            out.rejection = (name, pre.rejection)
+            return out
+        if name.startswith("Volume"):
+            out.volumes[name] = pre
+        if narrowed is not None:
+            out.narrowing.append(name)
+            out.names = set(narrowed) if out.names is None else out.names & set(narrowed)
+            if not out.names:
+                plugins = sorted(out.narrowing)
+                message = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1 else
+                           f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+                out.rejection = (name, message)
+                return out
+    return out
 
 
 def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
-               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING) -> list[tuple[str, str, list[str]]]:
+               spreading: P.SpreadDefaults = P.SYSTEM_SPREADING, storage=None) -> list[tuple[str, str, list[str]]]:
     """The status the framework records for `node`: one (plugin, code, reasons) per filter
     plugin that ran, in profile order, stopping at the first failure.
 
@@ -76,12 +109,13 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
 
     `spreading`: PodTopologySpread's default constraints and the Services / controllers that give pods
     without constraints of their own a default selector (default: the system defaults, no such objects).
+    `storage`: tests/reference/volumes.py Storage (None: the input describes no storage).
     """
     profile = _check_profile(profile)
-    rej = _prefilter_rejection(pod, profile)
-    if rej is not None:
-        return [(rej[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [rej[1]])]
-    names, narrowing = _prefilter_node_names(pod, profile)
+    pre = _prefilter(pod, profile, storage, pods_by_node)
+    if pre.rejection is not None:
+        return [(pre.rejection[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [pre.rejection[1]])]
+    names, narrowing = pre.names, pre.narrowing
     if names is not None and P.node_name(node) not in names:
         msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
         return [(narrowing[0], P.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg])]
@@ -97,6 +131,15 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
             res = P.filter_node_ports(pod, node, node_pods)
         elif name == "NodeResourcesFit":
             res = P.filter_node_resources_fit(pod, node, node_pods)
+        elif name == "VolumeRestrictions":
+            state = pre.volumes[name]
+            res = None if state.skip else V.filter_volume_restrictions(pod, node_pods, state)
+        elif name == "VolumeBinding":
+            state = pre.volumes[name]
+            res = None if state.skip else V.filter_volume_binding(storage, state, node)
+        elif name == "VolumeZone":
+            state = pre.volumes[name]
+            res = None if state.skip else V.filter_volume_zone(pod, node, state)
         elif name == "PodTopologySpread":
             res = P.filter_pod_topology_spread(pod, node, nodes, pods_by_node, spreading)
         elif name == "InterPodAffinity":
@@ -202,7 +245,7 @@ def fit_error_message(num_all_nodes: int, statuses: dict, prefilter_msg: str | N
 
 
 def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING,
-                     image_nodes=None, ring: list | None = None) -> RefResult:
+                     image_nodes=None, ring: list | None = None, storage=None) -> RefResult:
     """ring: [nextStartNodeIndex], for a profile without Score plugins: upstream's findNodesThatPassFilters then
     looks for one feasible node among the cycle's nodes (a PreFilterResult's, else all), from nextStartNodeIndex
     round their ring, and the index moves past the nodes visited, modulo all nodes (schedule_one.go; phalanx visits
@@ -210,20 +253,20 @@ def ref_schedule_one(pod, nodes, pods_by_node, profile, spreading: P.SpreadDefau
     profile = _check_profile(profile)
     if not nodes:
         return RefResult(node=None, totals={}, message=NO_NODES_MESSAGE)
-    rej = _prefilter_rejection(pod, profile)
-    if rej is not None:
-        return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), {}, rej[1]))
+    pre = _prefilter(pod, profile, storage, pods_by_node)
+    if pre.rejection is not None:
+        return RefResult(node=None, totals={}, message=fit_error_message(len(nodes), {}, pre.rejection[1]))
     feasible = []
     failed: dict = {}
     for node in nodes:
-        st = ref_filter(pod, node, pods_by_node.get(P.node_name(node), []), nodes, pods_by_node, profile, spreading)
+        st = ref_filter(pod, node, pods_by_node.get(P.node_name(node), []), nodes, pods_by_node, profile, spreading,
+                        storage)
         if st and st[-1][1] != P.SUCCESS:
             failed[P.node_name(node)] = st[-1][2]
         else:
             feasible.append(node)
     # The nodes the cycle looks at: a PreFilterResult's (in node order; upstream's order is a Go map's), else all.
-    named, _ = _prefilter_node_names(pod, profile)
-    listed = [n for n in nodes if named is None or P.node_name(n) in named]
+    listed = [n for n in nodes if pre.names is None or P.node_name(n) in pre.names]
     if not feasible:
         if ring is not None:        # every listed node was visited
             ring[0] = (ring[0] + len(listed)) % len(nodes)
@@ -303,7 +346,8 @@ def pending_pods(pods) -> list:
     return out
 
 
-def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING):
+def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefaults = P.SYSTEM_SPREADING,
+                 storage=None):
     """Schedule every pending pod in PrioritySort order (effective priority desc, then input
     order), one at a time against the state that includes all previous bindings.
 
@@ -311,8 +355,8 @@ def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefa
     Bound pods (spec.nodeName set) are loaded as node usage.  Pods in a terminal phase are
     ignored entirely (the scheduler's informer excludes them); pods for another scheduler are
     ignored; pods with scheduling gates are reported unschedulable with upstream's
-    SchedulingGated message.  There is no retry of failed pods (no queueing hints).  `spreading`: see
-    ref_filter."""
+    SchedulingGated message.  There is no retry of failed pods (no queueing hints).  `spreading`, `storage`: see
+    ref_filter (the storage object is changed: VolumeBinding's Reserve of each pod placed)."""
     profile = _check_profile(profile)
     classes = priority_class_map(priority_classes)
     pods_by_node = bound_pods_by_node(nodes, pods)
@@ -326,10 +370,13 @@ def ref_schedule(nodes, pods, priority_classes, profile, spreading: P.SpreadDefa
         if pod.spec.scheduling_gates:
             unschedulable[key] = "Scheduling is blocked due to non-empty scheduling gates"
             continue
-        res = ref_schedule_one(pod, nodes, pods_by_node, profile, spreading, ring=ring)
+        res = ref_schedule_one(pod, nodes, pods_by_node, profile, spreading, ring=ring, storage=storage)
         if res.node is None:
             unschedulable[key] = res.message
         else:
             bindings[key] = res.node
+            if "VolumeBinding" in profile.filters:
+                node = next(n for n in nodes if P.node_name(n) == res.node)
+                V.reserve_volume_binding(storage, V.prefilter_volume_binding(pod, storage), node)
             pods_by_node[res.node].append(pod)  # assume: later pods see this one on the node
     return bindings, unschedulable
