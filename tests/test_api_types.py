@@ -15,7 +15,7 @@ import yaml
 from hypothesis import assume, given, strategies as st
 
 from phalanx.cluster_models import InputError, load_paths, load_text, parse_objects
-from phalanx.cluster_models.api_decode import decode_problem
+from phalanx.cluster_models.api_decode import decode_document
 from phalanx.cluster_models.api_fields import MODEL_STRUCTS
 from phalanx.cluster_models.api_types import ROOTS, STRUCTS
 from phalanx.cluster_models.generate import (basic_pods, generate_nodes, gpu_mix_pods, heterogeneous_pods,
@@ -244,7 +244,8 @@ def test_nothing_is_half_loaded():
 def test_replicas_of_a_checked_document_are_not_walked_again(monkeypatch):
     from phalanx.cluster_models import load
     walked = []
-    monkeypatch.setattr(load, "decode_problem", lambda *args: walked.append(args[1]))
+    decode = load.decode_document
+    monkeypatch.setattr(load, "decode_document", lambda *args: walked.append(args[1]) or decode(*args))
     pods = [changed(POD, "metadata.name", f"p{i}") for i in range(50)]
     assert len(parse_objects(pods).pods) == 50
     assert walked == ["Pod"]
@@ -371,7 +372,7 @@ def test_the_generator_refuses_a_type_it_cannot_table():
 def _every_field_decodes(documents) -> None:
     for document in documents:
         for item in document.get("items", [document]):
-            assert decode_problem(item["apiVersion"], item["kind"], item, None) is None, item["metadata"]
+            assert decode_document(item["apiVersion"], item["kind"], item, None) == (None, []), item["metadata"]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "tests" / "data").rglob("*.yaml")), ids=lambda p: p.name)

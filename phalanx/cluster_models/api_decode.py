@@ -8,8 +8,11 @@ UnmarshalJSON):
     float neither, as phalanx's modelled integers read it);
   - Quantity: a string or a number that resource.ParseQuantity reads (quantity.decode_quantity);
   - IntOrString: a string or an int32; Time: an RFC 3339 string; any (RawExtension, FieldsV1): any JSON;
-  - []T: a list; map[string]T: an object; a struct: an object. A field the struct does not have is not this
-    module's business (api_fields.py: a warning, an error with --strict).
+  - []T: a list; map[string]T: an object; a struct: an object.
+
+A field its struct does not have is an unknown field (kubectl's warning, an error with --strict): in a struct a model
+reads, the model's validator has met it (objects.K8sModel, api_fields.py); in one no model reads, the walk lists it
+here, by its path, in document order (a map's keys are its own, not fields).
 
 A field the object's model reads with a type of its own (a string, an Int32, a nested model) is the model's: pydantic
 has validated it, with its messages, before this check runs, and it is not looked at again (the walk goes on into a
@@ -25,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, NamedTuple, get_args
 
 from pydantic import BaseModel, Strict, StrictBool, StrictStr, TypeAdapter, ValidationError
 
 from .api_types import ROOTS, STRUCTS
 from .controllers import IntOrString
-from .errors import field_path, given, validation_problem
+from .errors import field_path, given, member_path, validation_problem
 from .objects import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Int32, Int64, Timestamp, rfc3339_seconds
 from .quantity import QuantityError, decode_quantity
 
@@ -50,25 +53,31 @@ class _Kind:
     __slots__ = ()
     plain: dict[type, tuple[int, int] | None] = {}
 
-    def problem(self, value: Any) -> tuple[tuple, str] | None:
-        """(the location within `value`, the message) of its first part that does not decode, or None."""
+    def problem(self, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
+        """(the location within `value`, the message) of its first part that does not decode, or None; the location
+        within `value` of each unknown field met on the way (its name last) appended to `unknown`."""
         raise NotImplementedError
 
 
 class _Struct(_Kind):
-    __slots__ = ("name", "fields")
+    __slots__ = ("name", "fields", "known")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, known: frozenset[str] | None):
         self.name = name                                   # the Go struct's name, for messages
         self.fields: dict[str, _Kind] = {}                 # json name -> its type, for the fields to check
+        self.known = known                                 # all its json names where no model reads it, else None
 
-    def problem(self, value: Any) -> tuple[tuple, str] | None:
+    def problem(self, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
         if not isinstance(value, dict):
             return (), f"input should be a valid dictionary or instance of {self.name}{given(value)}"
-        fields = self.fields
+        fields, known = self.fields, self.known
         for key, item in value.items():
-            field = fields.get(key)     # None: a field the struct lacks (api_fields' warning), or one the model checks
-            found = None if field is None else _at(key, field, item)
+            field = fields.get(key)     # None: a field the model checks, one taking anything, or one the struct lacks
+            if field is None:
+                if known is not None and key not in known:
+                    unknown.append((key,))
+                continue
+            found = _at(key, field, item, unknown)
             if found is not None:
                 return found
         return None
@@ -83,23 +92,26 @@ class _Items(_Kind):
         self.item = item
         self.container = container                        # list or dict
 
-    def problem(self, value: Any) -> tuple[tuple, str] | None:
+    def problem(self, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
         if not isinstance(value, self.container):
             return (), _refusal(self.words[self.container], value)
         item_kind = self.item
         for key, item in value.items() if self.container is dict else enumerate(value):
-            found = _at(key, item_kind, item)
+            found = _at(key, item_kind, item, unknown)
             if found is not None:
                 return found
         return None
 
 
-def _at(key: str | int, kind: _Kind, value: Any) -> tuple[tuple, str] | None:
-    """kind.problem(value), its location under `key`; a null or plain value looked at without that call."""
+def _at(key: str | int, kind: _Kind, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
+    """kind.problem(value, unknown), its locations under `key`; a null or plain value looked at without that call."""
     bounds = kind.plain.get(type(value), False)
     if value is None or bounds is None or (bounds and bounds[0] <= value <= bounds[1]):
         return None
-    found = kind.problem(value)
+    met = len(unknown)
+    found = kind.problem(value, unknown)
+    if len(unknown) > met:          # rare (a typo): the locations found below made this value's
+        unknown[met:] = [(key, *loc) for loc in unknown[met:]]
     return None if found is None else ((key, *found[0]), found[1])
 
 
@@ -114,7 +126,7 @@ class _Leaf(_Kind):
         self.fits = fits
         self.adapter = TypeAdapter(annotation)
 
-    def problem(self, value: Any) -> tuple[tuple, str] | None:
+    def problem(self, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
         if self.fits is not None and self.fits(value):
             return None
         problem = _refusal(self.adapter, value)
@@ -125,7 +137,7 @@ class _Quantity(_Kind):
     """resource.Quantity: a string or a number that parses (quantity.decode_quantity: phalanx's quantity reader)."""
     __slots__ = ()
 
-    def problem(self, value: Any) -> tuple[tuple, str] | None:
+    def problem(self, value: Any, unknown: list[tuple]) -> tuple[tuple, str] | None:
         if type(value) is str and _quantity_text_fits(value):
             return None
         try:
@@ -201,11 +213,14 @@ _STRUCTS: dict[tuple[str, type[BaseModel] | None], _Struct] = {}
 
 def _struct(name: str, model: type[BaseModel] | None) -> _Struct:
     """The fields of struct `name` to check where `model` reads it: those it does not read (all, for None), and the
-    structs it reads with nested models, for the fields they leave. Made once (structs nest; none contains itself)."""
+    structs it reads with nested models, for the fields they leave; where no model reads it, its fields' names, the
+    others being unknown (a model's validator tells those of a struct it reads). Made once (structs nest; none
+    contains itself)."""
     struct = _STRUCTS.get((name, model))
     if struct is not None:
         return struct
-    struct = _STRUCTS[name, model] = _Struct(name.rpartition(".")[2])
+    known = frozenset(struct_fields(name)) if model is None else None
+    struct = _STRUCTS[name, model] = _Struct(name.rpartition(".")[2], known)
     read = _read_by(model) if model is not None else {}
     for json_name, text in struct_fields(name).items():
         if json_name in read and read[json_name] is None:
@@ -240,16 +255,25 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return [model for arg in get_args(annotation) for model in _models_in(arg)]
 
 
-def decode_problem(api_version: str, kind: str, document: dict, model: type[BaseModel] | None) -> str | None:
-    """"field.path: problem" for the first field of `document` (a `kind` at `api_version`) whose value the API server
-    cannot decode into the field's Go type, or None when every field decodes (or the version is not tabled).
-    `model`: the class that validated the document as it is (its fields are left to it), or None (all checked)."""
+class Decoding(NamedTuple):
+    """What decoding a document found: the first field whose value does not decode, as "field.path: problem" (None:
+    every field decodes), and the paths of the unknown fields of the structs no model reads, in document order."""
+    problem: str | None
+    unknown_fields: list[str]
+
+
+def decode_document(api_version: str, kind: str, document: dict, model: type[BaseModel] | None) -> Decoding:
+    """`document` (a `kind` at `api_version`) decoded as the API server decodes it, into its version's structs (an
+    untabled version: nothing found). `model`: the class that validated the document as it is (its fields, and the
+    unknown fields of the structs its models read, are left to it), or None (all checked here)."""
     key = f"{api_version} {kind}"
     root = ROOTS.get(_SAME_TYPES.get(key, key))
     if root is None:
-        return None
-    found = _struct(root, model).problem(document)
+        return Decoding(None, [])
+    unknown: list[tuple] = []
+    found = _struct(root, model).problem(document, unknown)
+    paths = [member_path(loc[:-1], loc[-1]) for loc in unknown]
     if found is None:
-        return None
+        return Decoding(None, paths)
     loc, problem = found
-    return f"{field_path(loc)}: {problem}" if loc else problem
+    return Decoding(f"{field_path(loc)}: {problem}" if loc else problem, paths)

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -45,6 +46,13 @@ def field_path(loc: Sequence[str | int]) -> str:
         else:
             path += f"[{part}]"
     return path
+
+
+def member_path(loc: Sequence[str | int], name: Any) -> str:
+    """The path of field `name` of the object at `loc`, the name as written after a dot (an unknown field's path,
+    kubectl's `spec.containers[0].resources.requets`)."""
+    path = field_path(loc)
+    return f"{path}.{name}" if path else str(name)
 
 
 def validation_problem(error: ValidationError) -> str:

@@ -31,13 +31,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .api_decode import decode_problem
+from .api_decode import decode_document
 from .controllers import (APPS_V1, CONTROLLER_KINDS, CONTROLLER_TYPES, Controller, CronJob, NameGenerator, Service,
                           service_manifest_problem)
 from .dra import (RESOURCE_V1, RESOURCE_V1BETA1, RESOURCE_V1BETA2, DeviceClass, ResourceClaim, ResourceClaimTemplate,
                   ResourceSlice, v1beta1_to_v1)
 from .disruption import PodDisruptionBudget
-from .errors import InputError, field_path, validation_problem
+from .errors import InputError, member_path, validation_problem
 from .json_stream import STREAM_MIN_CHARS, NotStreamable, Renamed, StreamedItems, decode, streamed_list
 from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
 from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -352,8 +352,7 @@ def _unknown_field(error: ValidationError) -> str | None:
     cause = first.get("ctx", {}).get("error")
     if not isinstance(cause, UnknownField):
         return None
-    path = field_path(first["loc"])
-    return f'unknown field "{path + "." if path else ""}{cause.name}"'
+    return f'unknown field "{member_path(first["loc"], cause.name)}"'
 
 
 def _without(document: Any, loc: list, name: str) -> Any:
@@ -492,13 +491,15 @@ class _TextTemplate:
     meta: dict                               # its metadata but uid ("name" set to each replica's)
     meta_uid: dict                           # the same with a "uid" key (set to each replica's)
     labels: dict | None                      # a Node's labels (values may differ); None for a Pod's (they may not)
+    notes: tuple[tuple[str, str], ...]       # the collector's notes (warnings) its document left
     stamps: tuple | None = None              # (obj.replacer("metadata"), obj.metadata.replacer("name")), once needed
 
     @classmethod
-    def of(cls, document: dict, obj: Pod | Node, context: tuple[str | None, str | None]) -> "_TextTemplate":
+    def of(cls, document: dict, obj: Pod | Node, context: tuple[str | None, str | None],
+           notes: tuple[tuple[str, str], ...]) -> "_TextTemplate":
         meta = {k: v for k, v in document["metadata"].items() if k != "uid"}
         labels = meta.get("labels") if isinstance(obj, Node) else None
-        return cls(obj, context, document, dict(document), meta, {**meta, "uid": ""}, labels)
+        return cls(obj, context, document, dict(document), meta, {**meta, "uid": ""}, labels, notes)
 
     def renamed(self, name: str) -> Pod | Node | None:
         """The template's object with this name (its document's but for metadata.name), None if the name does not
@@ -570,8 +571,9 @@ class _Collector:
         self._name_generator = NameGenerator(self._names)
         self._skipped: dict[tuple[str, str], int] = {}  # (source, "apiVersion Kind") -> count
         # A Pod document that differs from one validated before only in metadata.name and uid (a controller's
-        # replicas, a generated workload) is that pod renamed: its template key -> the validated pod.
-        self._pod_templates: dict[tuple[str, str], Pod] = {}
+        # replicas, a generated workload) is that pod renamed: its template key -> the validated pod and the notes
+        # its document left (each replica is named in them too).
+        self._pod_templates: dict[tuple[str, str], tuple[Pod, tuple[tuple[str, str], ...]]] = {}
         # The last template met whose document is text only: the next replica is compared to it with `==` before
         # its template key (two reprs) is made.
         self._text_template: _TextTemplate | None = None
@@ -632,22 +634,24 @@ class _Collector:
         template = None
         context = (implied_kind, implied_api_version)
         if model is Pod or model is Node:
-            obj = None
+            obj, notes = None, ()
             if self._text_template is not None and (generated is not None or not tried):
-                obj = self._text_template.replica(document, context)
+                obj, notes = self._text_template.replica(document, context), self._text_template.notes
             if obj is None and model is Pod:
                 template = _pod_template_key(document)
-                seen = self._pod_templates.get(template) if template is not None else None
+                seen, notes = self._pod_templates.get(template, (None, ())) if template is not None else (None, ())
                 if seen is not None:
                     meta = document["metadata"]
                     obj = _renamed(seen, meta.get("name"), meta.get("uid", ""))
                     if _text_only(document):
-                        self._text_template = _TextTemplate.of(document, seen, context)
+                        self._text_template = _TextTemplate.of(document, seen, context, notes)
             if obj is not None:
-                self._keep(obj)
+                self._keep_replica(obj, notes)
                 return
+        # Unknown fields are met by the models' validators (in the structs the models read) and by decoding (in the
+        # others); a v1beta1 object's, read converted to v1, by decoding alone, in its own version's structs.
         unknown: list = []                     # (model, field) pairs met, when they are not errors
-        token = UNKNOWN_FIELDS.set(RAISE if self.strict else unknown)
+        token = UNKNOWN_FIELDS.set(None if read_by is None else RAISE if self.strict else unknown)
         try:
             obj = model.model_validate(document)
         except ValidationError as error:
@@ -657,44 +661,72 @@ class _Collector:
             raise InputError(f"{_describe(kind, document, where)}: {problem}") from None
         finally:
             UNKNOWN_FIELDS.reset(token)
-        # Decoding (every field's JSON type, modelled or not) comes before validation, as at the API server.
-        problem = decode_problem(api_version, kind, as_written, read_by) or manifest_problem(obj)
+        # Decoding (every field's JSON type, modelled or not; with --strict, no unknown field) comes before
+        # validation, as at the API server.
+        decoding = decode_document(api_version, kind, as_written, read_by)
+        problem = decoding.problem
+        if problem is None and self.strict and decoding.unknown_fields:
+            problem = f'unknown field "{decoding.unknown_fields[0]}"'     # upstream's error lists them all
+        problem = problem or manifest_problem(obj)
         if problem is not None:
             raise InputError(f"{_describe(kind, document, where)}: {problem}")
-        if unknown:
-            self._note_unknown(kind, model, document, where, len(unknown))
+        notes: list[tuple[str, str]] = []       # the notes this document left, for its replicas to be named in too
+        if unknown or decoding.unknown_fields:
+            shown = _describe(kind, document, where).partition(" ")[2]
+            problems = [*self._model_unknown_fields(model, document, len(unknown)),
+                        *(f'unknown field "{path}"' for path in decoding.unknown_fields)]
+            notes += [self._note(kind, f"{problem} (ignored; --strict makes it an error)", shown)
+                      for problem in problems]
         if isinstance(obj, WorkloadV1Alpha1):
             obj = obj.to_v1alpha2()
         if isinstance(obj, Pod) and obj.spec.workload_ref is not None and obj.spec.scheduling_group is not None:
             # No API server has both: v1.36 replaced workloadRef by schedulingGroup and drops it as unknown.
-            self._notes.setdefault(("Pod", "spec.workloadRef: ignored, spec.schedulingGroup is set (v1.36 replaced "
-                                           "workloadRef with schedulingGroup)"), []).append(obj.key)
-        elif template is not None and not unknown and len(self._pod_templates) < _POD_TEMPLATES:
-            self._pod_templates[template] = obj      # only pods that left no note behind
+            notes.append(self._note("Pod", "spec.workloadRef: ignored, spec.schedulingGroup is set (v1.36 replaced "
+                                           "workloadRef with schedulingGroup)", obj.key))
+        left = tuple(notes)
+        if template is not None and len(self._pod_templates) < _POD_TEMPLATES:
+            self._pod_templates[template] = (obj, left)
             if _text_only(document):
-                self._text_template = _TextTemplate.of(document, obj, context)
-        elif model is Node and not unknown and _text_only(document):
-            self._text_template = _TextTemplate.of(document, obj, context)
+                self._text_template = _TextTemplate.of(document, obj, context, left)
+        elif model is Node and _text_only(document):
+            self._text_template = _TextTemplate.of(document, obj, context, left)
         self._keep(obj)
 
-    def _note_unknown(self, kind: str, model: type[BaseModel], document: dict, where: str, count: int) -> None:
-        """Validate again with unknown fields as errors, `count` times at most: each error's location is one
-        unknown field's path; that field is dropped from a copy of the document before the next try."""
-        shown = _describe(kind, document, where).partition(" ")[2]
+    def _note(self, kind: str, note: str, shown: str) -> tuple[str, str]:
+        """`note` (a warning) said of the `kind` object `shown` too; the note's key."""
+        key = (kind, note)
+        self._notes.setdefault(key, []).append(shown)
+        return key
+
+    def _keep_replica(self, obj: Pod | Node, notes: tuple[tuple[str, str], ...]) -> None:
+        """A replica of a template validated before, kept and named in the notes the template left."""
+        if notes:
+            shown = obj.key if isinstance(obj, Pod) else obj.metadata.name
+            for key in notes:
+                self._notes[key].append(shown)
+        self._keep(obj)
+
+    @staticmethod
+    def _model_unknown_fields(model: type[BaseModel], document: dict, count: int) -> list[str]:
+        """The unknown fields the model's validators met, `count` at most ('unknown field "spec.nodeNmae"'): validated
+        again with unknown fields as errors, each error's location is one unknown field's path; that field is dropped
+        from a copy of the document before the next try."""
+        found = []
         for _ in range(count):
             token = UNKNOWN_FIELDS.set(RAISE)
             try:
                 model.model_validate(document)
-                return
+                break
             except ValidationError as error:
                 first = error.errors(include_url=False)[0]
                 problem = _unknown_field(error)
             finally:
                 UNKNOWN_FIELDS.reset(token)
             if problem is None:
-                return
-            self._notes.setdefault((kind, f"{problem} (ignored; --strict makes it an error)"), []).append(shown)
+                break
+            found.append(problem)
             document = _without(document, list(first["loc"]), first["ctx"]["error"].name)
+        return found
 
     def _generate_name(self, kind: str, document: dict, where: str) -> str | None:
         """The name for an object given metadata.generateName and no name (cluster_models.controllers
@@ -750,13 +782,13 @@ class _Collector:
             if type(item) is Renamed:          # the streamed text of the template's item, but for the name
                 replica = template.renamed(item)
                 if replica is not None:
-                    self._keep(replica)
+                    self._keep_replica(replica, template.notes)
                     continue
                 item = template.named(item)    # a name that does not pass: validated, to say why
             # A replica of the last text-only template (a controller's, a generated workload's) goes the short way.
             replica = template.replica(item, context) if template is not None else None
             if replica is not None:
-                self._keep(replica)
+                self._keep_replica(replica, template.notes)
                 continue
             self._add(item, f"items[{index}] of {where}", source, *context, tried=True)
             if streamed is not None and self._text_template is not template:
