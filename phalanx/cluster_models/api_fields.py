@@ -1,7 +1,8 @@
 """Which struct of the Kubernetes API (api_types.py, from upstream's v1.36 OpenAPI) each phalanx model class reads, so
 that the struct's json field names tell a field phalanx ignores (a container's `image`, a Deployment's `strategy`)
 from one the API server does not know (a typo: `requets`), which kubectl reports as `Warning: unknown field "..."` and
-refuses with --validate=strict. Classes not listed here (phalanx's own, older versions) are not checked.
+refuses with --validate=strict. Classes in neither table (a scheduling.k8s.io/v1alpha1 Workload's, read converted)
+are not checked. The structs no model reads are checked by api_decode.py's walk.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ MODEL_STRUCTS: dict[str, str] = {
     "AllocationResult": "resource/v1.AllocationResult",
     "BasicSchedulingPolicy": "scheduling/v1alpha2.BasicSchedulingPolicy",
     "CELDeviceSelector": "resource/v1.CELDeviceSelector",
+    "ClaimTemplateMetadata": "meta/v1.ObjectMeta",     # a volumeClaimTemplates[] entry's metadata
     "Container": "core/v1.Container",
-    "ContainerPort": "core/v1.ContainerPort",
     "ContainerImage": "core/v1.ContainerImage",
+    "ContainerPort": "core/v1.ContainerPort",
     "CronJob": "batch/v1.CronJob",
     "CronJobSpec": "batch/v1.CronJobSpec",
     "DaemonSet": "apps/v1.DaemonSet",
@@ -29,10 +31,13 @@ MODEL_STRUCTS: dict[str, str] = {
     "DeviceClaim": "resource/v1.DeviceClaim",
     "DeviceClass": "resource/v1.DeviceClass",
     "DeviceClassSpec": "resource/v1.DeviceClassSpec",
+    "DeviceConstraint": "resource/v1.DeviceConstraint",
     "DeviceRequest": "resource/v1.DeviceRequest",
     "DeviceRequestAllocationResult": "resource/v1.DeviceRequestAllocationResult",
     "DeviceSelector": "resource/v1.DeviceSelector",
     "DeviceSubRequest": "resource/v1.DeviceSubRequest",
+    "DeviceTaint": "resource/v1.DeviceTaint",
+    "DeviceToleration": "resource/v1.DeviceToleration",
     "ExactDeviceRequest": "resource/v1.ExactDeviceRequest",
     "GangSchedulingPolicy": "scheduling/v1alpha2.GangSchedulingPolicy",
     "Job": "batch/v1.Job",
@@ -50,6 +55,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "NodeStatus": "core/v1.NodeStatus",
     "ObjectMeta": "meta/v1.ObjectMeta",
     "OwnerReference": "meta/v1.OwnerReference",
+    "PersistentVolumeClaimTemplate": "core/v1.PersistentVolumeClaim",      # a StatefulSet's volumeClaimTemplates[]
     "Pod": "core/v1.Pod",
     "PodAffinity": "core/v1.PodAffinity",
     "PodAffinityTerm": "core/v1.PodAffinityTerm",
@@ -79,6 +85,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "ReplicationController": "core/v1.ReplicationController",
     "ReplicationControllerSpec": "core/v1.ReplicationControllerSpec",
     "ResourceClaim": "resource/v1.ResourceClaim",
+    "ResourceClaimRef": "core/v1.ResourceClaim",       # a container's resources.claims[]
     "ResourceClaimSpec": "resource/v1.ResourceClaimSpec",
     "ResourceClaimStatus": "resource/v1.ResourceClaimStatus",
     "ResourceClaimTemplate": "resource/v1.ResourceClaimTemplate",
@@ -91,6 +98,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "RollingUpdateDeployment": "apps/v1.RollingUpdateDeployment",
     "RollingUpdateStatefulSetStrategy": "apps/v1.RollingUpdateStatefulSetStrategy",
     "Service": "core/v1.Service",
+    "ServicePort": "core/v1.ServicePort",
     "ServiceSpec": "core/v1.ServiceSpec",
     "StatefulSet": "apps/v1.StatefulSet",
     "StatefulSetOrdinals": "apps/v1.StatefulSetOrdinals",
@@ -106,3 +114,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "WorkloadPodGroupTemplateReference": "scheduling/v1alpha2.WorkloadPodGroupTemplateReference",
     "WorkloadSpec": "scheduling/v1alpha2.WorkloadSpec",
 }
+
+# Model classes of a struct v1.36 no longer has, which phalanx still reads: their own fields are the struct's
+# (v1.35's core/v1.WorkloadReference, a pod's spec.workloadRef: name, podGroup, podGroupReplicaKey).
+OWN_STRUCTS = frozenset({"WorkloadReference"})

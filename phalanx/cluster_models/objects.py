@@ -118,10 +118,13 @@ def _known_fields(cls: type[BaseModel]) -> frozenset[str] | None:
     """The upstream json names of the class's struct plus its own fields (by alias and name); None: unchecked."""
     if cls not in _KNOWN:
         from .api_decode import struct_fields
-        from .api_fields import MODEL_STRUCTS
+        from .api_fields import MODEL_STRUCTS, OWN_STRUCTS
         struct = MODEL_STRUCTS.get(cls.__name__)
-        _KNOWN[cls] = None if struct is None else frozenset(
-            [*struct_fields(struct), *cls.model_fields, *(f.alias for f in cls.model_fields.values() if f.alias)])
+        own = [*cls.model_fields, *(f.alias for f in cls.model_fields.values() if f.alias)]
+        if struct is not None:
+            _KNOWN[cls] = frozenset([*struct_fields(struct), *own])
+        else:
+            _KNOWN[cls] = frozenset(own) if cls.__name__ in OWN_STRUCTS else None
     return _KNOWN[cls]
 
 
