@@ -466,3 +466,219 @@ def test_a_wrong_json_type_anywhere_unmodelled_is_refused_naming_its_path(case):
         at[path[-1]] = value
     message = problem(pod)
     assert message.startswith(f"Pod default/p: {_shown(path)}: "), message
+
+
+# ---- unknown fields: in the structs no model reads too, warned about as in the modelled ones ----
+
+IGNORED = " (ignored; --strict makes it an error)"
+
+
+def warnings_and_strict_error(*documents) -> tuple[list[str], str]:
+    """The warnings of a load, and the error of the same load with --strict."""
+    with pytest.raises(InputError) as error:
+        parse_objects(documents, strict=True)
+    return parse_objects(documents).warnings, str(error.value)
+
+
+def test_an_unknown_field_deep_in_an_unmodelled_struct_is_a_warning_and_an_error_with_strict():
+    pod = changed(changed(POD, "spec.dnsConfig", {"nameservers": ["1.1.1.1"], "nameserverz": ["8.8.8.8"]}),
+                  "spec.securityContext", {"runAsUserr": 0, "seLinuxOptions": {"levle": "s0"}})
+    assert warnings_and_strict_error(pod) == ([
+        'Pod default/p: unknown field "spec.dnsConfig.nameserverz" (ignored; --strict makes it an error)',
+        'Pod default/p: unknown field "spec.securityContext.runAsUserr" (ignored; --strict makes it an error)',
+        'Pod default/p: unknown field "spec.securityContext.seLinuxOptions.levle" (ignored; --strict makes it an '
+        'error)'], 'Pod default/p: unknown field "spec.dnsConfig.nameserverz"')
+
+
+def test_a_list_items_unknown_field_is_named_by_its_index():
+    pod = changed(POD, "spec.containers.0.livenessProbe", {"xyz": 1, "httpGet": {
+        "port": 80, "httpHeaders": [{"name": "a", "value": "b"}, {"name": "c", "valeu": "d"}]}})
+    assert warnings_and_strict_error(pod) == ([
+        'Pod default/p: unknown field "spec.containers[0].livenessProbe.xyz" (ignored; --strict makes it an error)',
+        'Pod default/p: unknown field "spec.containers[0].livenessProbe.httpGet.httpHeaders[1].valeu" (ignored; '
+        '--strict makes it an error)'], 'Pod default/p: unknown field "spec.containers[0].livenessProbe.xyz"')
+
+
+def test_a_maps_keys_are_not_fields_its_struct_values_fields_are():
+    # map[string]Quantity: any key; map[string]NodeAllocatableResourceMapping: any key, each value a struct
+    pod = changed(POD, "status.allocatedResources", {"cpuu": "1", "example.com/foo": "2"})
+    assert parse_objects([pod], strict=True).warnings == []
+    mappings = {"memory": {"capacityKey": "mem"}, "example.com/hugepages": {"capacityKey": "hp", "capacityKeyy": "x"}}
+    slice_ = changed(SLICE, "spec.devices.0.nodeAllocatableResourceMappings", mappings)
+    assert warnings_and_strict_error(slice_) == ([
+        'ResourceSlice n1-gpu: unknown field "spec.devices[0].nodeAllocatableResourceMappings[example.com/hugepages].'
+        'capacityKeyy" (ignored; --strict makes it an error)'],
+        'ResourceSlice n1-gpu: unknown field "spec.devices[0].nodeAllocatableResourceMappings[example.com/hugepages].'
+        'capacityKeyy"')
+
+
+def test_null_is_a_value_not_an_unknown_field():
+    pod = changed(changed(changed(POD, "spec.dnsConfig", {"nameservers": None, "options": [{"name": "ndots",
+                                                                                          "value": None}]}),
+                          "spec.securityContext", None), "spec.containers.0.livenessProbe", {"exec": None})
+    assert parse_objects([pod], strict=True).warnings == []
+    # a field the struct lacks is unknown, whatever it holds
+    assert warnings_and_strict_error(changed(POD, "spec.dnsConfig.nameserverz", None)) == (
+        ['Pod default/p: unknown field "spec.dnsConfig.nameserverz" (ignored; --strict makes it an error)'],
+        'Pod default/p: unknown field "spec.dnsConfig.nameserverz"')
+
+
+def test_a_wrong_json_type_comes_before_an_unknown_field_in_strict_decoding():
+    pod = changed(changed(POD, "spec.dnsConfig.nameserverz", ["a"]), "spec.subdomain", 6)
+    assert problem(pod) == "Pod default/p: spec.subdomain: input should be a valid string (got 6)"
+    with pytest.raises(InputError, match=r"^Pod default/p: spec.subdomain: input should be a valid string \(got 6\)$"):
+        parse_objects([pod], strict=True)
+
+
+def test_the_replicas_of_a_template_are_named_in_its_one_warning_and_walked_once(monkeypatch):
+    from phalanx.cluster_models import load
+    walked = []
+    decode = load.decode_document
+    monkeypatch.setattr(load, "decode_document", lambda *args: walked.append(args[1]) or decode(*args))
+    pod = changed(POD, "spec.containers.0.livenessProbe", {"periodSecondz": 10})
+    pods = [changed(pod, "metadata.name", f"p{i}") for i in range(5)]
+    assert parse_objects(pods).warnings == [
+        '5 Pods (default/p0, default/p1, default/p2, ...): unknown field "spec.containers[0].livenessProbe.'
+        'periodSecondz" (ignored; --strict makes it an error)']
+    assert walked == ["Pod"]
+    # A controller's template: the controller is warned about (its pods are made from the template, not read).
+    deployment = changed(changed(DEPLOYMENT, "spec.replicas", 3),
+                         "spec.template.spec.containers.0.livenessProbe", {"periodSecondz": 10})
+    assert parse_objects([deployment]).warnings == ['Deployment default/web: unknown field "spec.template.spec.containers[0].'
+                                'livenessProbe.periodSecondz" (ignored; --strict makes it an error)']
+
+
+@pytest.mark.parametrize("document, path", [
+    (changed(SERVICE, "spec.ports.0.targtPort", 8080), "spec.ports[0].targtPort"),
+    (changed(changed(POD, "spec.containers.0.resources.claims", [{"name": "gpu", "requst": "a"}]),
+             "spec.resourceClaims", [{"name": "gpu", "resourceClaimName": "one-gpu"}]),
+     "spec.containers[0].resources.claims[0].requst"),
+    (changed(POD, "spec.workloadRef", {"name": "w", "podGroup": "g", "podGrup": "h"}), "spec.workloadRef.podGrup"),
+    (changed(STATEFULSET, "spec.volumeClaimTemplates", [{"metadata": {"name": "data", "nam": "x"}}]),
+     "spec.volumeClaimTemplates[0].metadata.nam"),
+    (changed(STATEFULSET, "spec.volumeClaimTemplates", [{"metadata": {"name": "data"},
+                                                          "spec": {"storageClassNam": "fast"}}]),
+     "spec.volumeClaimTemplates[0].spec.storageClassNam"),
+    (changed(SLICE, "spec.devices.0.taints", [{"key": "a", "effect": "NoSchedule", "efect": "x"}]),
+     "spec.devices[0].taints[0].efect"),
+    (changed(changed(CLAIM_V1BETA1, "spec.devices.constraints", [{"requests": ["gpu"], "matchAttribute": "a.io/b",
+                                                                  "distinct": "c"}]), "apiVersion",
+             "resource.k8s.io/v1"), "spec.devices.constraints[0].distinct"),
+], ids=["ServicePort", "ResourceClaimRef", "WorkloadReference", "volumeClaimTemplates metadata",
+        "volumeClaimTemplates spec", "DeviceTaint", "DeviceConstraint"])
+def test_the_models_of_structs_named_late_tell_their_unknown_fields(document, path):
+    if document["kind"] == "ResourceClaim":      # the v1 shape: exactly
+        document = changed(document, "spec.devices.requests", [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.example.com"}}])
+    kind_name = {"Service": "Service default/svc", "Pod": "Pod default/p", "StatefulSet": "StatefulSet default/db",
+                 "ResourceSlice": "ResourceSlice n1-gpu", "ResourceClaim": "ResourceClaim default/one-gpu"}
+    who = kind_name[document["kind"]]
+    assert warnings_and_strict_error(document) == ([f'{who}: unknown field "{path}"{IGNORED}'],
+                                                   f'{who}: unknown field "{path}"')
+
+
+def test_a_v1beta1_objects_unknown_fields_are_those_of_its_own_structs():
+    # read converted to v1 (deviceClassName and tolerations under `exactly`), told by v1beta1's shape
+    claim = changed(CLAIM_V1BETA1, "spec.devices.requests.0.tolerations", [{"operator": "Exists", "efect": "x"}])
+    claim = changed(claim, "spec.devices.requests.0.exactly", {"deviceClassName": "gpu.example.com"})
+    assert warnings_and_strict_error(claim) == ([
+        'ResourceClaim default/one-gpu: unknown field "spec.devices.requests[0].tolerations[0].efect" (ignored; '
+        '--strict makes it an error)',
+        'ResourceClaim default/one-gpu: unknown field "spec.devices.requests[0].exactly" (ignored; --strict makes '
+        'it an error)'], 'ResourceClaim default/one-gpu: unknown field "spec.devices.requests[0].tolerations[0].efect"')
+
+
+# A valid Pod with a value in many of its structs, read by models (affinity, tolerations, ...) or not (probes, volumes,
+# status, ...): a field added to any of them is unknown there.
+RICH_SELECTOR = {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]}
+RICH_NODE_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}],
+             "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+RICH_PROBE = {"httpGet": {"port": 80, "path": "/", "httpHeaders": [{"name": "a", "value": "b"}]}, "periodSeconds": 10}
+RICH_POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "p", "labels": {"app": "web"}, "annotations": {"a": "b"},
+                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u"}],
+                 "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+    "spec": {
+        "containers": [{
+            "name": "c", "image": IMAGE, "command": ["sh"],
+            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+            "env": [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                    {"name": "B", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}}],
+            "envFrom": [{"configMapRef": {"name": "cm"}}],
+            "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "1"}},
+            "livenessProbe": RICH_PROBE, "readinessProbe": {"tcpSocket": {"port": 80}},
+            "startupProbe": {"exec": {"command": ["true"]}},
+            "lifecycle": {"preStop": {"sleep": {"seconds": 1}}},
+            "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}, "seccompProfile": {"type": "RuntimeDefault"}},
+            "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+        "initContainers": [{"name": "init", "image": IMAGE, "restartPolicy": "Always",
+                            "resources": {"requests": {"memory": "64Mi"}}}],
+        "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}},
+                    {"name": "s", "secret": {"secretName": "s", "items": [{"key": "k", "path": "p"}]}},
+                    {"name": "pj", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}],
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [RICH_NODE_TERM]},
+                             "preferredDuringSchedulingIgnoredDuringExecution": [
+                                 {"weight": 1, "preference": {"matchExpressions": [
+                                     {"key": "zone", "operator": "Exists"}]}}]},
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": RICH_SELECTOR, "topologyKey": "zone"}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "podAffinityTerm": {"labelSelector": RICH_SELECTOR, "topologyKey": "kubernetes.io/hostname",
+                                                  "namespaceSelector": {}}}]}},
+        "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoSchedule"}],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": RICH_SELECTOR}],
+        "securityContext": {"runAsUser": 1000, "seLinuxOptions": {"level": "s0"}, "sysctls": [{"name": "a", "value": "1"}]},
+        "dnsConfig": {"nameservers": ["1.1.1.1"], "options": [{"name": "ndots", "value": "2"}]},
+        "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["a"]}],
+        "imagePullSecrets": [{"name": "reg"}],
+        "readinessGates": [{"conditionType": "x"}],
+        "schedulingGates": [{"name": "example.com/gate"}],
+        "overhead": {"cpu": "10m"},
+    },
+    "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False"}],
+               "containerStatuses": [{"name": "c", "ready": False, "restartCount": 0, "image": IMAGE, "imageID": "",
+                                      "state": {"waiting": {"reason": "x"}}}]},
+}
+
+
+def _struct_positions(value, text: str, path: tuple = ()):
+    """(path, struct) of each object in `value` (of table type `text`) that is a struct's value."""
+    if text.startswith("[]"):
+        for index, item in enumerate(value):
+            yield from _struct_positions(item, text[2:], (*path, index))
+    elif text.startswith("map[string]"):
+        for key, item in value.items():
+            yield from _struct_positions(item, text[11:], (*path, key))
+    elif text in STRUCTS and isinstance(value, dict):
+        yield path, text
+        fields = _fields(text)
+        for key, item in value.items():
+            yield from _struct_positions(item, fields[key], (*path, key))
+
+
+RICH_POSITIONS = list(_struct_positions(RICH_POD, ROOTS["v1 Pod"]))
+
+
+@given(st.sampled_from(RICH_POSITIONS), st.from_regex(r"[a-z][a-zA-Z0-9]{0,11}", fullmatch=True))
+def test_an_unknown_field_anywhere_in_a_pod_is_reported_with_its_path(position, name):
+    path, struct = position
+    assume(name not in _fields(struct) and not (struct == "core/v1.PodSpec" and name == "workloadRef"))  # v1.35's
+    pod = json.loads(json.dumps(RICH_POD))        # a copy whose objects are not shared, as deepcopy's would be
+    at = pod
+    for part in path:
+        at = at[part]
+    at[name] = "x"
+    field = f"{_shown(path)}.{name}".lstrip(".")
+    assert warnings_and_strict_error(pod) == ([f'Pod default/p: unknown field "{field}"{IGNORED}'],
+                                              f'Pod default/p: unknown field "{field}"')
+
+
+def test_the_rich_pod_reaches_modelled_and_unmodelled_structs():
+    structs = {struct for _, struct in RICH_POSITIONS}
+    assert {"core/v1.Toleration", "core/v1.PodAffinityTerm", "meta/v1.LabelSelectorRequirement",
+            "core/v1.HTTPHeader", "core/v1.ContainerStateWaiting", "meta/v1.ManagedFieldsEntry"} <= structs
+    assert len(RICH_POSITIONS) > 50
+    assert parse_objects([RICH_POD], strict=True).warnings == []
