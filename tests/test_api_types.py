@@ -544,8 +544,9 @@ def test_the_replicas_of_a_template_are_named_in_its_one_warning_and_walked_once
     # A controller's template: the controller is warned about (its pods are made from the template, not read).
     deployment = changed(changed(DEPLOYMENT, "spec.replicas", 3),
                          "spec.template.spec.containers.0.livenessProbe", {"periodSecondz": 10})
-    assert parse_objects([deployment]).warnings == ['Deployment default/web: unknown field "spec.template.spec.containers[0].'
-                                'livenessProbe.periodSecondz" (ignored; --strict makes it an error)']
+    assert parse_objects([deployment]).warnings == [
+        'Deployment default/web: unknown field "spec.template.spec.containers[0].livenessProbe.periodSecondz" '
+        "(ignored; --strict makes it an error)"]
 
 
 @pytest.mark.parametrize("document, path", [
@@ -590,7 +591,8 @@ def test_a_v1beta1_objects_unknown_fields_are_those_of_its_own_structs():
 
 # A valid Pod with a value in many of its structs, read by models (affinity, tolerations, ...) or not (probes, volumes,
 # status, ...): a field added to any of them is unknown there.
-RICH_SELECTOR = {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]}
+RICH_SELECTOR = {"matchLabels": {"app": "web"},
+                 "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]}
 RICH_NODE_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}],
              "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
 RICH_PROBE = {"httpGet": {"port": 80, "path": "/", "httpHeaders": [{"name": "a", "value": "b"}]}, "periodSeconds": 10}
@@ -625,12 +627,13 @@ RICH_POD = {
             "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": RICH_SELECTOR, "topologyKey": "zone"}]},
             "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 5, "podAffinityTerm": {"labelSelector": RICH_SELECTOR, "topologyKey": "kubernetes.io/hostname",
-                                                  "namespaceSelector": {}}}]}},
+                {"weight": 5, "podAffinityTerm": {"labelSelector": RICH_SELECTOR, "namespaceSelector": {},
+                                                  "topologyKey": "kubernetes.io/hostname"}}]}},
         "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoSchedule"}],
         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
                                        "labelSelector": RICH_SELECTOR}],
-        "securityContext": {"runAsUser": 1000, "seLinuxOptions": {"level": "s0"}, "sysctls": [{"name": "a", "value": "1"}]},
+        "securityContext": {"runAsUser": 1000, "seLinuxOptions": {"level": "s0"},
+                            "sysctls": [{"name": "a", "value": "1"}]},
         "dnsConfig": {"nameservers": ["1.1.1.1"], "options": [{"name": "ndots", "value": "2"}]},
         "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["a"]}],
         "imagePullSecrets": [{"name": "reg"}],
