@@ -12,6 +12,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "AllocationResult": "resource/v1.AllocationResult",
     "BasicSchedulingPolicy": "scheduling/v1alpha2.BasicSchedulingPolicy",
     "CELDeviceSelector": "resource/v1.CELDeviceSelector",
+    "ClaimRetentionPolicy": "apps/v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
     "ClaimTemplateMetadata": "meta/v1.ObjectMeta",     # a volumeClaimTemplates[] entry's metadata
     "Container": "core/v1.Container",
     "ContainerImage": "core/v1.ContainerImage",
