@@ -33,8 +33,12 @@ ROOTS: dict[str, str] = {
     "scheduling.k8s.io/v1 PriorityClass": "scheduling/v1.PriorityClass",
     "scheduling.k8s.io/v1alpha2 PodGroup": "scheduling/v1alpha2.PodGroup",
     "scheduling.k8s.io/v1alpha2 Workload": "scheduling/v1alpha2.Workload",
+    "storage.k8s.io/v1 CSINode": "storage/v1.CSINode",
+    "storage.k8s.io/v1 StorageClass": "storage/v1.StorageClass",
     "v1 Namespace": "core/v1.Namespace",
     "v1 Node": "core/v1.Node",
+    "v1 PersistentVolume": "core/v1.PersistentVolume",
+    "v1 PersistentVolumeClaim": "core/v1.PersistentVolumeClaim",
     "v1 Pod": "core/v1.Pod",
     "v1 ReplicationController": "core/v1.ReplicationController",
     "v1 Service": "core/v1.Service",
@@ -200,8 +204,17 @@ STRUCTS: dict[str, str] = {
     "core/v1.AzureDiskVolumeSource": (
         "cachingMode:string diskName:string diskURI:string fsType:string kind:string readOnly:bool"
     ),
+    "core/v1.AzureFilePersistentVolumeSource": (
+        "readOnly:bool secretName:string secretNamespace:string shareName:string"
+    ),
     "core/v1.AzureFileVolumeSource": (
         "readOnly:bool secretName:string shareName:string"
+    ),
+    "core/v1.CSIPersistentVolumeSource": (
+        "controllerExpandSecretRef:core/v1.SecretReference controllerPublishSecretRef:core/v1.SecretReference "
+        "driver:string fsType:string nodeExpandSecretRef:core/v1.SecretReference "
+        "nodePublishSecretRef:core/v1.SecretReference nodeStageSecretRef:core/v1.SecretReference readOnly:bool "
+        "volumeAttributes:map[string]string volumeHandle:string"
     ),
     "core/v1.CSIVolumeSource": (
         "driver:string fsType:string nodePublishSecretRef:core/v1.LocalObjectReference readOnly:bool "
@@ -210,9 +223,15 @@ STRUCTS: dict[str, str] = {
     "core/v1.Capabilities": (
         "add:[]string drop:[]string"
     ),
+    "core/v1.CephFSPersistentVolumeSource": (
+        "monitors:[]string path:string readOnly:bool secretFile:string secretRef:core/v1.SecretReference user:string"
+    ),
     "core/v1.CephFSVolumeSource": (
         "monitors:[]string path:string readOnly:bool secretFile:string secretRef:core/v1.LocalObjectReference "
         "user:string"
+    ),
+    "core/v1.CinderPersistentVolumeSource": (
+        "fsType:string readOnly:bool secretRef:core/v1.SecretReference volumeID:string"
     ),
     "core/v1.CinderVolumeSource": (
         "fsType:string readOnly:bool secretRef:core/v1.LocalObjectReference volumeID:string"
@@ -334,6 +353,9 @@ STRUCTS: dict[str, str] = {
     "core/v1.FileKeySelector": (
         "key:string optional:bool path:string volumeName:string"
     ),
+    "core/v1.FlexPersistentVolumeSource": (
+        "driver:string fsType:string options:map[string]string readOnly:bool secretRef:core/v1.SecretReference"
+    ),
     "core/v1.FlexVolumeSource": (
         "driver:string fsType:string options:map[string]string readOnly:bool secretRef:core/v1.LocalObjectReference"
     ),
@@ -348,6 +370,9 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.GitRepoVolumeSource": (
         "directory:string repository:string revision:string"
+    ),
+    "core/v1.GlusterfsPersistentVolumeSource": (
+        "endpoints:string endpointsNamespace:string path:string readOnly:bool"
     ),
     "core/v1.GlusterfsVolumeSource": (
         "endpoints:string path:string readOnly:bool"
@@ -366,6 +391,11 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.HostPathVolumeSource": (
         "path:string type:string"
+    ),
+    "core/v1.ISCSIPersistentVolumeSource": (
+        "chapAuthDiscovery:bool chapAuthSession:bool fsType:string initiatorName:string iqn:string "
+        "iscsiInterface:string lun:int32 portals:[]string readOnly:bool secretRef:core/v1.SecretReference "
+        "targetPortal:string"
     ),
     "core/v1.ISCSIVolumeSource": (
         "chapAuthDiscovery:bool chapAuthSession:bool fsType:string initiatorName:string iqn:string "
@@ -399,6 +429,9 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.LocalObjectReference": (
         "name:string"
+    ),
+    "core/v1.LocalVolumeSource": (
+        "fsType:string path:string"
     ),
     "core/v1.ModifyVolumeStatus": (
         "status:string targetVolumeAttributesClassName:string"
@@ -488,6 +521,10 @@ STRUCTS: dict[str, str] = {
     "core/v1.ObjectReference": (
         "apiVersion:string fieldPath:string kind:string name:string namespace:string resourceVersion:string uid:string"
     ),
+    "core/v1.PersistentVolume": (
+        "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:core/v1.PersistentVolumeSpec "
+        "status:core/v1.PersistentVolumeStatus"
+    ),
     "core/v1.PersistentVolumeClaim": (
         "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:core/v1.PersistentVolumeClaimSpec "
         "status:core/v1.PersistentVolumeClaimStatus"
@@ -510,6 +547,25 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.PersistentVolumeClaimVolumeSource": (
         "claimName:string readOnly:bool"
+    ),
+    "core/v1.PersistentVolumeSpec": (
+        "accessModes:[]string awsElasticBlockStore:core/v1.AWSElasticBlockStoreVolumeSource "
+        "azureDisk:core/v1.AzureDiskVolumeSource azureFile:core/v1.AzureFilePersistentVolumeSource "
+        "capacity:map[string]Quantity cephfs:core/v1.CephFSPersistentVolumeSource "
+        "cinder:core/v1.CinderPersistentVolumeSource claimRef:core/v1.ObjectReference "
+        "csi:core/v1.CSIPersistentVolumeSource fc:core/v1.FCVolumeSource flexVolume:core/v1.FlexPersistentVolumeSource "
+        "flocker:core/v1.FlockerVolumeSource gcePersistentDisk:core/v1.GCEPersistentDiskVolumeSource "
+        "glusterfs:core/v1.GlusterfsPersistentVolumeSource hostPath:core/v1.HostPathVolumeSource "
+        "iscsi:core/v1.ISCSIPersistentVolumeSource local:core/v1.LocalVolumeSource mountOptions:[]string "
+        "nfs:core/v1.NFSVolumeSource nodeAffinity:core/v1.VolumeNodeAffinity persistentVolumeReclaimPolicy:string "
+        "photonPersistentDisk:core/v1.PhotonPersistentDiskVolumeSource portworxVolume:core/v1.PortworxVolumeSource "
+        "quobyte:core/v1.QuobyteVolumeSource rbd:core/v1.RBDPersistentVolumeSource "
+        "scaleIO:core/v1.ScaleIOPersistentVolumeSource storageClassName:string "
+        "storageos:core/v1.StorageOSPersistentVolumeSource volumeAttributesClassName:string volumeMode:string "
+        "vsphereVolume:core/v1.VsphereVirtualDiskVolumeSource"
+    ),
+    "core/v1.PersistentVolumeStatus": (
+        "lastPhaseTransitionTime:Time message:string phase:string reason:string"
     ),
     "core/v1.PhotonPersistentDiskVolumeSource": (
         "fsType:string pdID:string"
@@ -621,6 +677,10 @@ STRUCTS: dict[str, str] = {
     "core/v1.QuobyteVolumeSource": (
         "group:string readOnly:bool registry:string tenant:string user:string volume:string"
     ),
+    "core/v1.RBDPersistentVolumeSource": (
+        "fsType:string image:string keyring:string monitors:[]string pool:string readOnly:bool "
+        "secretRef:core/v1.SecretReference user:string"
+    ),
     "core/v1.RBDVolumeSource": (
         "fsType:string image:string keyring:string monitors:[]string pool:string readOnly:bool "
         "secretRef:core/v1.LocalObjectReference user:string"
@@ -657,6 +717,10 @@ STRUCTS: dict[str, str] = {
     "core/v1.SELinuxOptions": (
         "level:string role:string type:string user:string"
     ),
+    "core/v1.ScaleIOPersistentVolumeSource": (
+        "fsType:string gateway:string protectionDomain:string readOnly:bool secretRef:core/v1.SecretReference "
+        "sslEnabled:bool storageMode:string storagePool:string system:string volumeName:string"
+    ),
     "core/v1.ScaleIOVolumeSource": (
         "fsType:string gateway:string protectionDomain:string readOnly:bool secretRef:core/v1.LocalObjectReference "
         "sslEnabled:bool storageMode:string storagePool:string system:string volumeName:string"
@@ -672,6 +736,9 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.SecretProjection": (
         "items:[]core/v1.KeyToPath name:string optional:bool"
+    ),
+    "core/v1.SecretReference": (
+        "name:string namespace:string"
     ),
     "core/v1.SecretVolumeSource": (
         "defaultMode:int32 items:[]core/v1.KeyToPath optional:bool secretName:string"
@@ -709,6 +776,9 @@ STRUCTS: dict[str, str] = {
     "core/v1.SleepAction": (
         "seconds:int64"
     ),
+    "core/v1.StorageOSPersistentVolumeSource": (
+        "fsType:string readOnly:bool secretRef:core/v1.ObjectReference volumeName:string volumeNamespace:string"
+    ),
     "core/v1.StorageOSVolumeSource": (
         "fsType:string readOnly:bool secretRef:core/v1.LocalObjectReference volumeName:string volumeNamespace:string"
     ),
@@ -723,6 +793,12 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.Toleration": (
         "effect:string key:string operator:string tolerationSeconds:int64 value:string"
+    ),
+    "core/v1.TopologySelectorLabelRequirement": (
+        "key:string values:[]string"
+    ),
+    "core/v1.TopologySelectorTerm": (
+        "matchLabelExpressions:[]core/v1.TopologySelectorLabelRequirement"
     ),
     "core/v1.TopologySpreadConstraint": (
         "labelSelector:meta/v1.LabelSelector matchLabelKeys:[]string maxSkew:int32 minDomains:int32 "
@@ -758,6 +834,9 @@ STRUCTS: dict[str, str] = {
     ),
     "core/v1.VolumeMountStatus": (
         "mountPath:string name:string readOnly:bool recursiveReadOnly:string volumeStatus:core/v1.VolumeStatus"
+    ),
+    "core/v1.VolumeNodeAffinity": (
+        "required:core/v1.NodeSelector"
     ),
     "core/v1.VolumeProjection": (
         "clusterTrustBundle:core/v1.ClusterTrustBundleProjection configMap:core/v1.ConfigMapProjection "
@@ -1270,5 +1349,22 @@ STRUCTS: dict[str, str] = {
     "scheduling/v1alpha2.WorkloadSpec": (
         "controllerRef:scheduling/v1alpha2.TypedLocalObjectReference "
         "podGroupTemplates:[]scheduling/v1alpha2.PodGroupTemplate"
+    ),
+    "storage/v1.CSINode": (
+        "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:storage/v1.CSINodeSpec"
+    ),
+    "storage/v1.CSINodeDriver": (
+        "allocatable:storage/v1.VolumeNodeResources name:string nodeID:string topologyKeys:[]string"
+    ),
+    "storage/v1.CSINodeSpec": (
+        "drivers:[]storage/v1.CSINodeDriver"
+    ),
+    "storage/v1.StorageClass": (
+        "allowVolumeExpansion:bool allowedTopologies:[]core/v1.TopologySelectorTerm apiVersion:string kind:string "
+        "metadata:meta/v1.ObjectMeta mountOptions:[]string parameters:map[string]string provisioner:string "
+        "reclaimPolicy:string volumeBindingMode:string"
+    ),
+    "storage/v1.VolumeNodeResources": (
+        "count:int32"
     ),
 }
