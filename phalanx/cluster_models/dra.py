@@ -69,8 +69,8 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 from .errors import InputError, render_value
 from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
 from .jobs import go_json, not_supported
-from .objects import (Int64, K8sModel, ObjectMeta, dns_label_problem, dns_subdomain_problem, go_quote,
-                      is_extended_resource_name, label_key_problem, label_value_problem)
+from .objects import (Int64, K8sModel, ObjectMeta, check_subdomain_name, dns_label_problem, dns_subdomain_problem,
+                      go_quote, is_extended_resource_name, label_key_problem, label_value_problem)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
@@ -324,14 +324,6 @@ class DeviceClassSpec(K8sModel):
         return name
 
 
-def _check_name(meta: ObjectMeta) -> None:
-    """metadata.name of a DRA object: a DNS subdomain (upstream: NameIsDNSSubdomain for DeviceClass,
-    ResourceSlice, ResourceClaim and ResourceClaimTemplate)."""
-    problem = dns_subdomain_problem(meta.name) if meta.name else None
-    if problem is not None:
-        raise ValueError(f"metadata.name: {problem}")
-
-
 class DeviceClass(K8sModel):
     kind: str = "DeviceClass"
     metadata: ObjectMeta
@@ -339,7 +331,7 @@ class DeviceClass(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> DeviceClass:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         return self
 
     @property
@@ -590,8 +582,8 @@ def _check_fully_qualified_name(name: str, where: str) -> None:
         raise ValueError(f"{where}: Required value: name required")
     _check_qualified_name(name, where)
     if "/" not in name:
-        raise ValueError(f'{where}: Invalid value: {go_quote(name)}: a fully qualified name must be a domain and a name '
-                         f'separated by a slash')
+        raise ValueError(f'{where}: Invalid value: {go_quote(name)}: a fully qualified name must be a domain and a '
+                         f'name separated by a slash')
 
 
 def _check_qualified_name(name: str, where: str) -> None:
@@ -666,7 +658,7 @@ class ResourceClaim(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> ResourceClaim:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         _default_namespace(self.metadata)
         self.spec.check("spec.")
         return self
@@ -687,7 +679,7 @@ class ResourceClaimTemplate(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> ResourceClaimTemplate:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         _default_namespace(self.metadata)
         self.spec.spec.check("spec.spec.")
         return self
@@ -942,8 +934,8 @@ def _check_device(device: Device, where: str) -> None:
             raise ValueError(f"{where}.capacity[{name}].requestPolicy: Forbidden: allowMultipleAllocations must be "
                              f"true")
     if len(device.taints) > DEVICE_TAINTS_MAX_LENGTH:
-        raise ValueError(f"{where}.taints: Too many: {len(device.taints)}: must have at most {DEVICE_TAINTS_MAX_LENGTH} "
-                         f"items")
+        raise ValueError(f"{where}.taints: Too many: {len(device.taints)}: must have at most "
+                         f"{DEVICE_TAINTS_MAX_LENGTH} items")
     for k, taint in enumerate(device.taints):
         _check_taint(taint, f"{where}.taints[{k}]")
     # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
@@ -977,7 +969,7 @@ class ResourceSlice(K8sModel):
     def _object_rules(self) -> ResourceSlice:
         """ValidateResourceSlice (v1.36), the first error in its order: metadata.name, then the spec's driver, pool,
         node selection, devices and shared counters."""
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         spec = self.spec
         _check_driver_name(spec.driver, "spec.driver")
         _check_pool(spec.pool)

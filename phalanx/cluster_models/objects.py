@@ -701,6 +701,14 @@ def dns_subdomain_problem(value: str) -> str | None:
     return None
 
 
+def check_subdomain_name(meta) -> None:
+    """metadata.name, when given, a DNS subdomain (NameIsDNSSubdomain: DeviceClass, ResourceSlice, ResourceClaim,
+    PersistentVolume, StorageClass, ...); a missing name is reported where names are read."""
+    problem = dns_subdomain_problem(meta.name) if meta.name else None
+    if problem is not None:
+        raise ValueError(f"metadata.name: {problem}")
+
+
 QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
 

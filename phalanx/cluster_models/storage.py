@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, dns_subdomain_problem, go_quote
+from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, check_subdomain_name, go_quote
 from .quantity import QuantityError, decode_quantity
 
 # Annotations the scheduler reads (component-helpers/storage/volume, k8s.io/api/core/v1).
@@ -31,12 +31,6 @@ WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 BINDING_MODES = ("Immediate", WAIT_FOR_FIRST_CONSUMER)
 CORE_V1 = "v1"
 STORAGE_V1 = "storage.k8s.io/v1"
-
-
-def _check_name(meta: ObjectMeta) -> None:
-    problem = dns_subdomain_problem(meta.name)
-    if problem is not None:
-        raise ValueError(f"metadata.name: {problem}")
 
 
 def _access_mode_problem(modes: list[str], path: str) -> str | None:
@@ -107,7 +101,7 @@ class PersistentVolume(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> PersistentVolume:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         spec = self.spec
         problem = _access_mode_problem(spec.access_modes, "spec.accessModes")
         if problem is not None:
@@ -167,7 +161,7 @@ class PersistentVolumeClaim(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> PersistentVolumeClaim:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         if not self.metadata.namespace:
             self.metadata.namespace = "default"
         problem = _access_mode_problem(self.spec.access_modes, "spec.accessModes")
@@ -223,7 +217,7 @@ class StorageClass(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> StorageClass:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         if not self.provisioner:
             raise ValueError("provisioner: Required value")
         if self.volume_binding_mode not in BINDING_MODES:
@@ -264,7 +258,7 @@ class CSINode(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> CSINode:
-        _check_name(self.metadata)
+        check_subdomain_name(self.metadata)
         for i, driver in enumerate(self.spec.drivers):
             if driver.allocatable is not None and driver.allocatable.count is not None \
                     and driver.allocatable.count < 0:

@@ -16,7 +16,8 @@ def clashes(used: tuple[str, str, int], wanted: list[tuple[str, str, int]]) -> b
     """HostPortInfo.CheckConflict: a used (hostIP, protocol, port) clashes with one of the wanted ones. 0.0.0.0
     clashes with every address on the same protocol and port."""
     ip, proto, port = used
-    return any(proto == wproto and port == wport and (ip == wip or ANY_IP in (ip, wip)) for wip, wproto, wport in wanted)
+    return any(proto == wproto and port == wport and (ip == wip or ANY_IP in (ip, wip))
+               for wip, wproto, wport in wanted)
 
 
 def conflicts(wanted: list[tuple[str, str, int]], ports) -> np.ndarray:
