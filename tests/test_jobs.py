@@ -251,11 +251,12 @@ def test_other_groups_are_skipped_and_unknown_batch_versions_are_errors():
 
 def test_jobs_is_the_last_cluster_objects_field():
     names = [f.name for f in fields(ClusterObjects)]
-    # Only the DRA kinds (cluster_models.dra), Namespaces, PodDisruptionBudgets, Services and controllers were
-    # appended after it, so positional constructions keep working.
+    # Only the DRA kinds (cluster_models.dra), Namespaces, PodDisruptionBudgets, Services, controllers and the
+    # storage kinds (cluster_models.storage) were appended after it, so positional constructions keep working.
     assert names[names.index("jobs"):] == ["jobs", "device_classes", "resource_slices", "resource_claims",
                                            "resource_claim_templates", "namespaces", "pdbs", "services",
-                                           "controllers"]
+                                           "controllers", "persistent_volumes", "persistent_volume_claims",
+                                           "storage_classes", "csi_nodes"]
     assert ClusterObjects(nodes=[], pods=[], priority_classes=[], warnings=[]).jobs == []
 
 
