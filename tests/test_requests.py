@@ -12,7 +12,7 @@ from phalanx.cluster_models import (
     pod_nonzero_requests,
     pod_requests,
 )
-from phalanx.cluster_models.requests import pod_scoring_requests
+from phalanx.cluster_models.requests import pod_scoring_cpu_memory, pod_scoring_requests
 
 Mi = 2**20
 Gi = 2**30
@@ -217,3 +217,20 @@ def test_unknown_class_is_an_input_error():
     with pytest.raises(InputError) as caught:
         effective_priority(pod(priorityClassName="platinum"), CLASSES)
     assert str(caught.value) == 'Pod default/p: spec.priorityClassName: PriorityClass "platinum" not found'
+
+
+@pytest.mark.parametrize("containers,inits,extra,want", [
+    # no pod-level requests: scoring's sums are the non-zero ones (each container missing cpu / memory defaulted)
+    ([container("a", {"cpu": "300m"}), container("b")], [], {}, (400, 400 * Mi)),
+    ([container("a", {"memory": "1Gi"})], [container("i", {"cpu": "2"}), container("s", {"cpu": "50m"}, sidecar=True)],
+     {"overhead": {"cpu": "10m"}}, (2010, Gi + 200 * Mi)),   # max(a 100m + s 50m, i 2000m) + 10m; a 1Gi + s 200Mi
+    # pod-level requests: scoring defaults every container whatever the pod level holds (b adds 200Mi)
+    ([container("a", {"memory": "1Gi"}), container("b")], [], {"resources": {"requests": {"cpu": "1"}}},
+     (1000, Gi + 200 * Mi)),
+])
+def test_scoring_cpu_memory_from_the_nonzero_requests(containers, inits, extra, want):
+    """pod_scoring_cpu_memory reuses pod_nonzero_requests where the two agree (no pod-level requests) and is
+    pod_scoring_requests' cpu and memory in every case."""
+    p = pod(containers, init=inits, **extra)
+    scoring = pod_scoring_requests(p)
+    assert pod_scoring_cpu_memory(p, pod_nonzero_requests(p)) == (scoring["cpu"], scoring["memory"]) == want

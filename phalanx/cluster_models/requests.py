@@ -185,6 +185,15 @@ def pod_scoring_requests(pod: Pod) -> dict[str, int]:
     return _counts(pod, _pod_request_nanos(pod, _NON_ZERO_DEFAULTS))
 
 
+def pod_scoring_cpu_memory(pod: Pod, nonzero: tuple[int, int]) -> tuple[int, int]:
+    """pod_scoring_requests' (cpu, memory), given the pod's pod_nonzero_requests: the same sums when the pod has no
+    pod-level requests (both default every container that leaves cpu or memory out), so they are not made twice."""
+    if not _pod_level_requests_set(pod):
+        return nonzero
+    scoring = pod_scoring_requests(pod)
+    return scoring.get("cpu", 0), scoring.get("memory", 0)
+
+
 def default_pod_resources(pod: Pod) -> None:
     """The resource defaulting of SetDefaults_Pod, on exact (not yet milli-rounded) quantities.
 

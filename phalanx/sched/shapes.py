@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.requests import pod_load, pod_scoring_requests
+from ..cluster_models.requests import pod_load, pod_scoring_cpu_memory
 from ..cluster_models.tensors import ClusterTensors, has_pod_terms, pod_host_ports
 from ..plugins.volumes import READ_SOURCES
 
@@ -142,10 +142,9 @@ class ShapeTable:
         sig = signature(pod, extra)
         shape = self.by_signature.get(sig)
         if shape is None:
-            scoring = pod_scoring_requests(pod)
             requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
             shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
-                             np.array([scoring.get("cpu", 0), scoring.get("memory", 0)], np.int64),
+                             np.array(pod_scoring_cpu_memory(pod, nonzero), np.int64),
                              pod_host_ports(pod), unmodelled_constraints(pod, self.framework, self.cluster),
                              pod_terms=has_pod_terms(pod.spec))
             self.by_signature[sig] = shape
