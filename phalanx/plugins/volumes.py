@@ -53,7 +53,8 @@ def not_for_pod(claim, pod) -> str | None:
 
 def reads_volumes(spec) -> bool:
     """Whether any volume plugin reads one of the spec's volumes."""
-    return any(source in volume for volume in spec.volumes for source in READ_SOURCES)
+    volumes = spec.volumes          # (most pods have none: asked of every pod by each volume plugin at intake)
+    return bool(volumes) and any(source in volume for volume in volumes for source in READ_SOURCES)
 
 
 def volume_signature(pod):
@@ -85,7 +86,8 @@ class VolumePlugin(Plugin):
     def warnings(self, pod, cluster) -> list[str]:
         """Claim-backed volumes are not evaluated when the input describes no storage (docs/semantics.md "Volumes");
         the three plugins say it in the same words, reported once."""
-        if cluster.volumes.described:
+        volumes = pod.spec.volumes
+        if not volumes or cluster.volumes.described:
             return []
-        sources = sorted({source for volume in pod.spec.volumes for source in CLAIM_SOURCES if source in volume})
+        sources = sorted({source for volume in volumes for source in CLAIM_SOURCES if source in volume})
         return [f"volumes {', '.join(sources)} ({UNDESCRIBED})"] if sources else []
