@@ -10,7 +10,8 @@ Sources (kubernetes/kubernetes, the newest versions the code index holds):
   and reasons are unchanged since.
 - pkg/scheduler/framework/plugins/volumebinding/volume_binding_test.go with test_utils.go (makePV, makePVC,
   makePod, makeNode), the version with wantPreFilterResult (framework.NewStatus; no fwk-era copy indexed):
-  TestVolumeBinding's PreFilter and Filter statuses.
+  TestVolumeBinding's PreFilter and Filter statuses; binder_test.go (same era) TestFindPodVolumesWithoutProvisioning
+  and TestFindPodVolumesWithProvisioning's reasons.
 
 Each case is upstream's data (nodes, PVs, PVCs, StorageClasses, pods already on the node, the incoming pod) and
 upstream's expected PreFilter and Filter statuses, copied from the test file; the case id names the upstream test
@@ -34,7 +35,8 @@ Upstream's objects skip what the API server requires; the cases fill it in witho
 
 Left out: the queueing-hint tests of the three files (isSchedulableAfter*: PV, PVC and StorageClass events are not
 cluster events here), VolumeZone's BenchmarkVolumeZone, TestVolumeBinding's scores (they need the
-StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go.
+StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's other tests
+(AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not model).
 """
 from __future__ import annotations
 
@@ -432,3 +434,140 @@ BINDING_CASES = [
 @pytest.mark.parametrize("nodes, storage, incoming, pre, filters", BINDING_CASES)
 def test_volume_binding(nodes, storage, incoming, pre, filters):
     assert statuses("VolumeBinding", nodes, BINDING_CLASSES + storage, incoming) == (pre, filters)
+
+
+# ------------------------------------------------------------------------------------------------ binder_test.go
+# TestFindPodVolumesWithoutProvisioning / TestFindPodVolumesWithProvisioning (their "no CSIDriver" runs: a CSIDriver
+# with capacity tracking needs CSIStorageCapacity, not modelled) through PreFilter and Filter on node1: upstream's
+# reasons are the Filter's; `shouldFail` (an error from GetPodVolumeClaims, or unbound immediate claims) is a PreFilter
+# rejection, whose message upstream's test does not check. The expected bindings (PodVolumes) are left out.
+# binder_test.go's objects: claims in "testns" with uid "pvc-uid"; volumes Available, node-local by nodeKey.
+NODE_KEY = "nodeKey"
+BINDER_CLASSES = [
+    {**storage_class("waitClassWithProvisioner", "WaitForFirstConsumer"), "provisioner": "test-provisioner",
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["node1", "reference-value"]}]}]},
+    storage_class("immediateClass", "Immediate"),
+    storage_class("waitClass", "WaitForFirstConsumer"),
+    {**storage_class("topoMismatchClass", "WaitForFirstConsumer"), "provisioner": "test-provisioner",
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["reference-value"]}]}]},
+]
+
+
+def binder_claim(name: str, size: str, class_name: str, volume: str = "", bound: bool = False,
+               selected_node: str = "") -> dict:
+    """makeTestPVC: pvcBound sets bind-completed and the volume, pvcPrebound the volume only, pvcSelectedNode the
+    selected-node annotation."""
+    doc = pvc(name, class_name, volume=volume, bound=bound, request=size)
+    doc["metadata"].update(namespace="testns", uid="pvc-uid")
+    if selected_node:
+        doc["metadata"]["annotations"] = {"volume.kubernetes.io/selected-node": selected_node}
+    return doc
+
+
+def binder_volume(name: str, node_name: str, capacity: str, claim_doc: dict | None, class_name: str) -> dict:
+    """makeTestPV: node affinity nodeKey In [node] and the claimRef of `claim_doc`."""
+    doc = pv(name, storage_class=dns(class_name), capacity=capacity, phase="Available",
+             affinity={NODE_KEY: [node_name]})
+    if claim_doc is not None:
+        doc["spec"]["claimRef"] = {"namespace": "testns", "name": claim_doc["metadata"]["name"], "uid": "pvc-uid"}
+    return doc
+
+
+UNBOUND_PVC = binder_claim("unbound-pvc", "1G", "waitClass")
+UNBOUND_PVC2 = binder_claim("unbound-pvc2", "5G", "waitClass")
+PREBOUND_PVC = binder_claim("prebound-pvc", "1G", "waitClass", volume="pv-node1a")
+BOUND_PVC = binder_claim("bound-pvc", "1G", "waitClass", volume="pv-bound", bound=True)
+IMMEDIATE_UNBOUND_PVC = binder_claim("immediate-unbound-pvc", "1G", "immediateClass")
+IMMEDIATE_BOUND_PVC = binder_claim("immediate-bound-pvc", "1G", "immediateClass", volume="pv-bound-immediate",
+                                 bound=True)
+PROVISIONED_PVC = binder_claim("provisioned-pvc", "1Gi", "waitClassWithProvisioner")
+NO_PROVISIONER_PVC = binder_claim("no-provisioner-pvc", "1Gi", "waitClass")
+TOPO_MISMATCH_PVC = binder_claim("topo-mismatch-pvc", "1Gi", "topoMismatchClass")
+SELECTED_NODE_PVC = binder_claim("provisioned-pvc", "1Gi", "waitClassWithProvisioner", selected_node="node1")
+PV_NODE1A = binder_volume("pv-node1a", "node1", "5G", None, "waitClass")
+PV_NODE1B = binder_volume("pv-node1b", "node1", "10G", None, "waitClass")
+PV_NODE2 = binder_volume("pv-node2", "node2", "1G", None, "waitClass")
+PV_BOUND = binder_volume("pv-bound", "node1", "1G", BOUND_PVC, "waitClass")
+PV_NODE1A_BOUND = binder_volume("pv-node1a", "node1", "5G", UNBOUND_PVC, "waitClass")
+PV_BOUND_IMMEDIATE = binder_volume("pv-bound-immediate", "node1", "1G", IMMEDIATE_BOUND_PVC, "immediateClass")
+PV_BOUND_IMMEDIATE_NODE2 = binder_volume("pv-bound-immediate", "node2", "1G", IMMEDIATE_BOUND_PVC, "immediateClass")
+# makeGenericEphemeralPVC("test-volume", owned): the claim "test-pod-test-volume", bound to pv-bound, controlled (or
+# not) by the pod; upstream's ownerReference carries only name and controller, the API server also requires kind and
+# apiVersion.
+GENERIC_PVC = binder_claim("test-pod-test-volume", "1G", "immediateClass", volume="pv-bound", bound=True)
+OWNED_GENERIC_PVC = {**GENERIC_PVC, "metadata": {**GENERIC_PVC["metadata"], "ownerReferences": [
+    {"apiVersion": "v1", "kind": "Pod", "name": "test-pod", "uid": "", "controller": True}]}}
+PV_BOUND_GENERIC = binder_volume("pv-bound", "node1", "1G", GENERIC_PVC, "waitClass")
+FAILS = "shouldFail"
+
+
+def binder_pod(*claim_docs: dict, ephemeral: str = "") -> _m.Pod:
+    """makePod("test-pod").withNamespace("testns").withPVCSVolume(claims) (withNodeName("node1") dropped: a pod
+    with a node is bound here), or withGenericEphemeralVolume(ephemeral)."""
+    volumes = [{"name": f"vol{i}", "persistentVolumeClaim": {"claimName": doc["metadata"]["name"]}}
+               for i, doc in enumerate(claim_docs)]
+    if ephemeral:
+        volumes.append({"name": ephemeral, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}})
+    return _m.Pod.model_validate({"metadata": {"name": "test-pod", "namespace": "testns"},
+                                  "spec": {"containers": [], "volumes": volumes}})
+
+
+def _binder(test: str, name: str, claims: list[dict], volumes: list[dict], reasons, incoming=None, cached=None):
+    """A scenario: the pod's claims (also the cached ones unless `cached`), the volumes, and upstream's reasons
+    (FAILS: shouldFail)."""
+    incoming = binder_pod(*claims) if incoming is None else incoming
+    storage = (claims if cached is None else cached) + volumes
+    return pytest.param(storage, incoming, reasons, id=f"{test}/{name}")
+
+
+WITHOUT = "TestFindPodVolumesWithoutProvisioning"
+WITH = "TestFindPodVolumesWithProvisioning"
+BINDER_CASES = [
+    _binder(WITHOUT, "no-volumes", [], [], []),
+    _binder(WITHOUT, "pvc-not-found", [BOUND_PVC], [], FAILS, cached=[]),
+    _binder(WITHOUT, "bound-pvc", [BOUND_PVC], [PV_BOUND], []),
+    _binder(WITHOUT, "bound-pvc,pv-not-exists", [BOUND_PVC], [], [PV_NOT_EXIST]),
+    _binder(WITHOUT, "prebound-pvc", [PREBOUND_PVC], [PV_NODE1A_BOUND], FAILS),
+    _binder(WITHOUT, "unbound-pvc,pv-same-node", [UNBOUND_PVC], [PV_NODE2, PV_NODE1A, PV_NODE1B], []),
+    _binder(WITHOUT, "unbound-pvc,pv-different-node", [UNBOUND_PVC], [PV_NODE2], [BIND_CONFLICT]),
+    _binder(WITHOUT, "two-unbound-pvcs", [UNBOUND_PVC, UNBOUND_PVC2], [PV_NODE1A, PV_NODE1B], []),
+    _binder(WITHOUT, "two-unbound-pvcs,order-by-size", [UNBOUND_PVC2, UNBOUND_PVC], [PV_NODE1A, PV_NODE1B], []),
+    _binder(WITHOUT, "two-unbound-pvcs,partial-match", [UNBOUND_PVC, UNBOUND_PVC2], [PV_NODE1A], [BIND_CONFLICT]),
+    _binder(WITHOUT, "one-bound,one-unbound", [UNBOUND_PVC, BOUND_PVC], [PV_BOUND, PV_NODE1A], []),
+    _binder(WITHOUT, "one-bound,one-unbound,no-match", [UNBOUND_PVC, BOUND_PVC], [PV_BOUND, PV_NODE2],
+            [BIND_CONFLICT]),
+    _binder(WITHOUT, "one-prebound,one-unbound", [UNBOUND_PVC, PREBOUND_PVC], [PV_NODE1A, PV_NODE1B], FAILS),
+    _binder(WITHOUT, "immediate-bound-pvc", [IMMEDIATE_BOUND_PVC], [PV_BOUND_IMMEDIATE], []),
+    _binder(WITHOUT, "immediate-bound-pvc-wrong-node", [IMMEDIATE_BOUND_PVC], [PV_BOUND_IMMEDIATE_NODE2],
+            [NODE_CONFLICT]),
+    _binder(WITHOUT, "immediate-unbound-pvc", [IMMEDIATE_UNBOUND_PVC], [], FAILS),
+    _binder(WITHOUT, "immediate-unbound-pvc,delayed-mode-bound", [IMMEDIATE_UNBOUND_PVC, BOUND_PVC], [PV_BOUND],
+            FAILS),
+    _binder(WITHOUT, "immediate-unbound-pvc,delayed-mode-unbound", [IMMEDIATE_UNBOUND_PVC, UNBOUND_PVC], [], FAILS),
+    _binder(WITHOUT, "generic-ephemeral,no-pvc", [], [], FAILS, incoming=binder_pod(ephemeral="no-such-pvc")),
+    _binder(WITHOUT, "generic-ephemeral,with-pvc", [], [PV_BOUND_GENERIC], [],
+            incoming=binder_pod(ephemeral="test-volume"), cached=[OWNED_GENERIC_PVC]),
+    _binder(WITHOUT, "generic-ephemeral,wrong-pvc", [], [PV_BOUND_GENERIC], FAILS,
+            incoming=binder_pod(ephemeral="test-volume"), cached=[GENERIC_PVC]),
+    _binder(WITH, "one-provisioned", [PROVISIONED_PVC], [], []),
+    _binder(WITH, "two-unbound-pvcs,one-matched,one-provisioned", [UNBOUND_PVC, PROVISIONED_PVC], [PV_NODE1A], []),
+    _binder(WITH, "one-bound,one-provisioned", [BOUND_PVC, PROVISIONED_PVC], [PV_BOUND], []),
+    _binder(WITH, "one-binding,one-selected-node", [BOUND_PVC, SELECTED_NODE_PVC], [PV_BOUND], []),
+    _binder(WITH, "immediate-unbound-pvc", [IMMEDIATE_UNBOUND_PVC], [], FAILS),
+    _binder(WITH, "one-immediate-bound,one-provisioned", [IMMEDIATE_BOUND_PVC, PROVISIONED_PVC],
+            [PV_BOUND_IMMEDIATE], []),
+    _binder(WITH, "invalid-provisioner", [NO_PROVISIONER_PVC], [], [BIND_CONFLICT]),
+    _binder(WITH, "volume-topology-unsatisfied", [TOPO_MISMATCH_PVC], [], [BIND_CONFLICT]),
+]
+
+
+@pytest.mark.parametrize("storage, incoming, reasons", BINDER_CASES)
+def test_find_pod_volumes(storage, incoming, reasons):
+    node1 = node("node1", {NODE_KEY: "node1"})
+    pre, filters = statuses("VolumeBinding", [node1], BINDER_CLASSES + storage, incoming)
+    if reasons == FAILS:
+        assert pre not in (None, SKIP) and pre[0] == UU
+    elif not incoming.spec.volumes:
+        assert (pre, filters) == (SKIP, [])
+    else:
+        assert (pre, filters) == (None, [(UU, reasons) if reasons else (S, [])])
