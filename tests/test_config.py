@@ -13,8 +13,8 @@ from phalanx.sched.config import (DEFAULT_PROFILE, base64_error_offset, config_f
 from strategies import make_node, make_pod
 
 UPSTREAM_FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                    "VolumeRestrictions", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
-                    "DynamicResources")
+                    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+                    "InterPodAffinity", "DynamicResources")
 
 
 def _doc(*profiles, **top) -> dict:
@@ -61,9 +61,9 @@ def test_multipoint_expansion_and_reordering():
         "filter": {"enabled": [{"name": "NodeResourcesFit"}]}}}))
     # A default plugin configured at the point itself comes first (expandMultiPointPlugins); TaintToleration,
     # re-enabled in multiPoint, keeps its default position with the custom weight.
-    assert prof.enabled("filter")[:9] == ("NodeResourcesFit", "NodeUnschedulable", "TaintToleration",
-                                          "NodeAffinity", "NodePorts", "VolumeRestrictions", "VolumeBinding",
-                                          "VolumeZone", "PodTopologySpread")
+    assert prof.enabled("filter")[:10] == ("NodeResourcesFit", "NodeUnschedulable", "TaintToleration",
+                                           "NodeAffinity", "NodePorts", "VolumeRestrictions", "NodeVolumeLimits",
+                                           "VolumeBinding", "VolumeZone", "PodTopologySpread")
     assert "NodeResourcesBalancedAllocation" not in prof.enabled("score")
     assert prof.weight("TaintToleration") == 7
 

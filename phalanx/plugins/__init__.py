@@ -20,6 +20,7 @@ from .node_affinity import NodeAffinity
 from .node_ports import NodePorts
 from .node_resources_fit import NodeResourcesFit
 from .node_unschedulable import NodeUnschedulable
+from .node_volume_limits import NodeVolumeLimits
 from .pod_group_pods_count import PodGroupPodsCount
 from .pod_topology_spread import PodTopologySpread
 from .queue_sort import PrioritySort
@@ -34,7 +35,7 @@ from .volume_zone import VolumeZone
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
     PodTopologySpread, InterPodAffinity, DynamicResources, GpuShare, NodeResourcesBalancedAllocation, ImageLocality,
-    DefaultBinder, VolumeRestrictions, VolumeBinding, VolumeZone,
+    DefaultBinder, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
     GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount, DefaultPreemption,
     # The GPU-cluster score policies of the FGD paper's simulator (plugins/gpu_scoring.py); never in the default set.
     FGDScore, BestFitScore, DotProductScore, GpuPackingScore, GpuClusteringScore, RandomScore,
@@ -45,7 +46,6 @@ REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
 UNMODELLED: dict[str, tuple[str, ...]] = {
     "NodeDeclaredFeatures": ("preFilter", "filter"),
     "NodeName": ("filter",),
-    "NodeVolumeLimits": ("preFilter", "filter"),
 }
 # The args types of unmodelled plugins that upstream's configuration validation decodes and checks
 # (validatePluginConfig): a bad pluginConfig for them is refused as upstream refuses it.

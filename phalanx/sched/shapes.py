@@ -108,7 +108,7 @@ def unmodelled_constraints(pod: Pod, framework, cluster) -> tuple[str, ...]:
     volumes = [v for v in pod.spec.volumes if set(v) - _MODELLED_VOLUMES]
     if volumes:
         found.append("volumes " + ", ".join(sorted({k for v in volumes for k in v if k not in _MODELLED_VOLUMES}))
-                     + " (NodeVolumeLimits and CSI inline volumes are not modelled; ignored)")
+                     + " (CSI inline volumes and the attach limits of in-tree volumes are not modelled; ignored)")
     for plugin in framework.warners:
         found += plugin.warnings(pod, cluster)
     return tuple(dict.fromkeys(found))
