@@ -761,6 +761,11 @@ def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
         claim = claims[draw(st.integers(0, len(claims) - 1))]
         claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] = f"n{draw(st.integers(0, nnodes))}"
     docs += claims
+    for n in range(nnodes):          # CSI attach limits of the provisioner's driver on some nodes (NodeVolumeLimits)
+        if draw(st.integers(0, 2)) == 0:
+            docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": f"n{n}"},
+                         "spec": {"drivers": [{"name": "example.com/csi", "nodeID": f"n{n}",
+                                               "allocatable": {"count": draw(st.integers(0, 2))}}]}})
     disks = [{"awsElasticBlockStore": {"volumeID": "vol-1"}}, {"gcePersistentDisk": {"pdName": "pd", "readOnly": True}},
              {"gcePersistentDisk": {"pdName": "pd"}}, {"iscsi": {"iqn": "iqn-1", "targetPortal": "t", "lun": 0}}]
 

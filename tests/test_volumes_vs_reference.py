@@ -27,7 +27,7 @@ def _cluster(nodes, pods, classes, docs) -> Cluster:
 def _storage(docs) -> Storage:
     objects = parse_objects(docs)
     return Storage.from_objects(objects.persistent_volumes, objects.persistent_volume_claims,
-                                objects.storage_classes)
+                                objects.storage_classes, objects.csi_nodes)
 
 
 @given(storage_clusters())

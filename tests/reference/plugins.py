@@ -42,6 +42,7 @@ OBJECT_NAME_FIELD = "metadata.name"
 SUCCESS = "Success"
 UNSCHEDULABLE = "Unschedulable"
 UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
+ERROR = "Error"             # a Filter that fails the cycle (NodeVolumeLimits' unreadable claims)
 
 # upstream reason strings
 REASON_NODE_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -15,6 +15,7 @@ DEFAULT_FILTERS = (
     "NodePorts",
     "NodeResourcesFit",
     "VolumeRestrictions",
+    "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
     "PodTopologySpread",

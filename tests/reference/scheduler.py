@@ -134,6 +134,8 @@ def ref_filter(pod, node, node_pods, nodes, pods_by_node, profile,
         elif name == "VolumeRestrictions":
             state = pre.volumes[name]
             res = None if state.skip else V.filter_volume_restrictions(pod, node_pods, state)
+        elif name == "NodeVolumeLimits":
+            res = V.filter_node_volume_limits(pod, node, node_pods, storage)
         elif name == "VolumeBinding":
             state = pre.volumes[name]
             res = None if state.skip else V.filter_volume_binding(storage, state, node)

@@ -65,9 +65,10 @@ class Storage:
     classes: dict                                      # name -> StorageClass
     bound: dict = field(default_factory=dict)          # claim key -> PV name: bound by the scheduler
     selected: dict = field(default_factory=dict)       # claim key -> node name: to provision there
+    limits: dict = field(default_factory=dict)         # node name -> {CSI driver: its attach limit} (CSINodes)
 
     @classmethod
-    def from_objects(cls, pvs, pvcs, classes) -> "Storage | None":
+    def from_objects(cls, pvs, pvcs, classes, csi_nodes=()) -> "Storage | None":
         if not pvs and not pvcs and not classes:
             return None
         marked = [c for c in classes if c.metadata.annotations.get(DEFAULT_CLASS) == "true"]
@@ -81,7 +82,11 @@ class Storage:
                     and BETA_CLASS not in pvc.metadata.annotations:
                 pvc = pvc.model_copy(update={"spec": pvc.spec.model_copy(update={"storage_class_name": default})})
             claims[f"{P.pod_namespace(pvc)}/{pvc.metadata.name}"] = pvc
-        return cls({pv.metadata.name: pv for pv in pvs}, claims, {c.metadata.name: c for c in classes})
+        limits = {n.metadata.name: {d.name: d.allocatable.count for d in n.spec.drivers
+                                    if d.allocatable is not None and d.allocatable.count is not None}
+                  for n in csi_nodes}
+        return cls({pv.metadata.name: pv for pv in pvs}, claims, {c.metadata.name: c for c in classes},
+                   limits=limits)
 
     # reads over the input and the scheduler's changes
     def claim_class(self, pvc) -> str:
@@ -493,4 +498,64 @@ def filter_volume_zone(pod, node, pre: ZonePre):
             value = labels.get(GA_LABEL.get(key, key))
         if value is None or value not in values:
             return P.UNSCHEDULABLE_AND_UNRESOLVABLE, [REASON_ZONE]
+    return P.SUCCESS, []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# NodeVolumeLimits (csi.go)
+# --------------------------------------------------------------------------------------------------------------
+REASON_MAX_VOLUMES = "node(s) exceed max volume count"
+
+
+def _attachable(pod, storage, new_pod: bool):
+    """filterAttachableVolumes: the pod's CSI volumes as (driver, unique id), or (code, reason) for the pod being
+    scheduled when one of its claims cannot be read (a missing claim; an ephemeral claim it does not own; a claim
+    volume with no name). Existing pods' unreadable claims are passed over."""
+    out = set()
+    for name, ephemeral in _claim_names(pod, ephemeral=True):
+        if not name:
+            if new_pod:
+                return P.ERROR, ["PersistentVolumeClaim had no name"]
+            continue
+        pvc = storage.claims.get(f"{P.pod_namespace(pod)}/{name}")
+        if pvc is None:
+            if new_pod:
+                return (P.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        [f'looking up PVC {P.pod_namespace(pod)}/{name}: persistentvolumeclaim "{name}" not found'])
+            continue
+        if ephemeral and not _owned_by_pod(pvc, pod):
+            if new_pod:
+                return P.ERROR, [f"PVC {P.pod_namespace(pvc)}/{pvc.metadata.name} was not created for pod "
+                                 f"{P.pod_namespace(pod)}/{pod.metadata.name} (pod is not owner)"]
+            continue
+        pv = storage.volumes.get(storage.volume_name(pvc) or "")
+        if pv is not None:
+            if pv.spec.csi is not None and pv.spec.csi.driver and pv.spec.csi.volume_handle:
+                out.add((pv.spec.csi.driver, pv.spec.csi.volume_handle))
+            continue
+        sc = storage.classes.get(storage.claim_class(pvc)) if storage.claim_class(pvc) else None
+        if sc is not None and sc.provisioner:      # not bound yet: counted against its class's driver
+            out.add((sc.provisioner, "claim " + Storage.key(pvc)))
+    return out
+
+
+def filter_node_volume_limits(pod, node, node_pods, storage):
+    """CSILimits.Filter: the pod's new volumes per driver, added to the node's pods', within the CSINode's count;
+    None (not run) when there is no storage, no claim-backed volume, or no new volume."""
+    if storage is None or not _claim_names(pod, ephemeral=True):
+        return None
+    new = _attachable(pod, storage, new_pod=True)
+    if isinstance(new, tuple):
+        return new
+    used = set()
+    for other in node_pods:
+        got = _attachable(other, storage, new_pod=False)
+        used |= got
+    limits = storage.limits.get(P.node_name(node), {})
+    for driver in {d for d, _ in new - used}:
+        if driver in limits:
+            in_use = sum(1 for d, _ in used if d == driver)
+            adding = sum(1 for d, _ in new - used if d == driver)
+            if in_use + adding > limits[driver]:
+                return P.UNSCHEDULABLE, [REASON_MAX_VOLUMES]
     return P.SUCCESS, []
