@@ -43,8 +43,9 @@ Upstream's objects skip what the API server requires; the cases fill it in witho
 
 Left out: the queueing-hint tests of the four files (isSchedulableAfter*: PV, PVC, StorageClass, CSINode and
 VolumeAttachment events are not cluster events here), VolumeZone's BenchmarkVolumeZone, TestVolumeBinding's scores
-(they need the StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's other tests
-(AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not model).
+(they need the StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's
+other tests (AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not
+model).
 """
 from __future__ import annotations
 
