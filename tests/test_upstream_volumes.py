@@ -1,5 +1,5 @@
-"""Upstream kube-scheduler's own unit-test vectors for VolumeZone, VolumeRestrictions and VolumeBinding, replayed
-through phalanx.
+"""Upstream kube-scheduler's own unit-test vectors for VolumeZone, VolumeRestrictions, VolumeBinding and
+NodeVolumeLimits, replayed through phalanx.
 
 Sources (kubernetes/kubernetes, the newest versions the code index holds):
 - pkg/scheduler/framework/plugins/volumezone/volume_zone_test.go, fwk era (`fwk "k8s.io/kube-scheduler/framework"`,
@@ -12,6 +12,14 @@ Sources (kubernetes/kubernetes, the newest versions the code index holds):
   makePod, makeNode), the version with wantPreFilterResult (framework.NewStatus; no fwk-era copy indexed):
   TestVolumeBinding's PreFilter and Filter statuses; binder_test.go (same era) TestFindPodVolumesWithoutProvisioning
   and TestFindPodVolumesWithProvisioning's reasons.
+- pkg/scheduler/framework/plugins/nodevolumelimits/csi_test.go, fwk era (`fwk "k8s.io/kube-scheduler/framework"`,
+  commit 00d37505; its TestCSILimits cases still build framework.NewStatus): TestCSILimits's PreFilter and Filter
+  statuses. Skipped with the reason: the cases that count VolumeAttachments and those of CSI migration (in-tree
+  volumes and provisioners translated to CSI drivers), which phalanx does not model (docs/semantics.md "Volumes").
+  Upstream's pods have no names (each here is named after its variable) and their non-claim volumes none (named
+  after their source); "/" in the fixture's names of in-tree plugins is written "-"; a missing claim's reason is
+  compared with the scheduler's informer lister's text (`persistentvolumeclaim "x" not found`), where upstream's
+  fake lister says "persistentvolumeclaims"; an Error status is compared as the message the cycle fails with.
 
 Each case is upstream's data (nodes, PVs, PVCs, StorageClasses, pods already on the node, the incoming pod) and
 upstream's expected PreFilter and Filter statuses, copied from the test file; the case id names the upstream test
@@ -33,10 +41,11 @@ Upstream's objects skip what the API server requires; the cases fill it in witho
   (docs/semantics.md "Volumes"); a case whose upstream informers hold none of them but whose pod names a claim
   carries one StorageClass that nothing names (`UNNAMED_CLASS`).
 
-Left out: the queueing-hint tests of the three files (isSchedulableAfter*: PV, PVC and StorageClass events are not
-cluster events here), VolumeZone's BenchmarkVolumeZone, TestVolumeBinding's scores (they need the
-StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's other tests
-(AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not model).
+Left out: the queueing-hint tests of the four files (isSchedulableAfter*: PV, PVC, StorageClass, CSINode and
+VolumeAttachment events are not cluster events here), VolumeZone's BenchmarkVolumeZone, TestVolumeBinding's scores
+(they need the StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's
+other tests (AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not
+model).
 """
 from __future__ import annotations
 
@@ -53,7 +62,7 @@ try:
 except ImportError:  # rootdir not on sys.path: tests/ itself is (pytest prepend import mode)
     from strategies import make_node
 
-S, U, UU = "Success", "Unschedulable", "UnschedulableAndUnresolvable"
+S, U, UU, ERROR = "Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error"
 SKIP = "Skip"       # a PreFilter that returned Skip: the plugin's Filter does not run
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"        # v1.LabelFailureDomainBetaZone
@@ -126,15 +135,24 @@ def node(name: str, labels: dict | None = None, hostname: bool = False):
     return make_node(name, labels=labels, hostname_label=hostname)
 
 
-def statuses(plugin: str, nodes, storage: list[dict], incoming, bound=()) -> tuple:
-    """(PreFilter status, Filter status per node) of the plugin alone: PreFilter SKIP, None (Success) or (code,
-    [reason]) for a rejection, with no Filter statuses then; each Filter status (code, reasons)."""
+def plugin_report(plugin: str, nodes, storage: list[dict], incoming, bound=()) -> dict:
+    """The explain report of the incoming pod under a profile of the plugin alone."""
     doc = {"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {
         "multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]},
         "preFilter": {"enabled": [{"name": plugin}]}, "filter": {"enabled": [{"name": plugin}]}}}]}
     objects = parse_objects(storage)
     objects.nodes, objects.pods = list(nodes), list(bound)
-    report = explain_pod(Scheduler(Cluster.from_objects(objects), config_from_doc(doc)), incoming)
+    return explain_pod(Scheduler(Cluster.from_objects(objects), config_from_doc(doc)), incoming)
+
+
+def statuses(plugin: str, nodes, storage: list[dict], incoming, bound=()) -> tuple:
+    """(PreFilter status, Filter status per node) of the plugin alone: PreFilter SKIP, None (Success) or (code,
+    [reason]) for a rejection, with no Filter statuses then; each Filter status (code, reasons)."""
+    return statuses_in(plugin_report(plugin, nodes, storage, incoming, bound), plugin)
+
+
+def statuses_in(report: dict, plugin: str) -> tuple:
+    """`statuses` read from a report."""
     found = [r["filters"].get(plugin) for r in report["nodes"]]
     if any(status is None for status in found):
         return SKIP, []
@@ -571,3 +589,170 @@ def test_find_pod_volumes(storage, incoming, reasons):
         assert (pre, filters) == (SKIP, [])
     else:
         assert (pre, filters) == (None, [(UU, reasons) if reasons else (S, [])])
+
+
+# ------------------------------------------------------------------------------------------------ csi_test.go
+# TestCSILimits's fixture (getFakeCSIPVLister, getFakeCSIPVCLister, getFakeCSIStorageClassLister,
+# getNodeWithPodAndVolumeLimits): for each driver of the case, volumes and claims "csi-<driver>-<j>", j < 4, each claim
+# naming its volume (spec.volumeName only), each volume a CSI volume of the driver with the volume's name as handle;
+# claims csi-4 (class csi-sc, not bound), csi-5 (no class) and csi-6 (class csi-sc, volumeName missing-in-action);
+# the class csi-sc, whose provisioner is the case's first driver; the node node-for-max-pd-test-1 and its CSINode.
+EBS_CSI = "ebs.csi.aws.com"             # csilibplugins.AWSEBSDriverName
+GCE_CSI = "pd.csi.storage.gke.io"       # csilibplugins.GCEPDDriverName
+HOSTPATH = "kubernetes.io/hostpath"     # hostpathInTreePluginName
+CSI_NODE = "node-for-max-pd-test-1"
+CSI_SC = "csi-sc"
+LIMIT_REASON = "node(s) exceed max volume count"           # nodevolumelimits.ErrReasonMaxVolumeCountExceeded
+EXCEEDED = [(U, [LIMIT_REASON])]
+
+
+def csi_name(driver: str, j: int) -> str:
+    """The fixture's volume and claim name "csi-<driver>-<j>"; "/" (in-tree plugin names) written "-" (`dns`)."""
+    return dns(f"csi-{driver}-{j}".replace("/", "-"))
+
+
+def csi_storage(drivers: tuple[str, ...]) -> list[dict]:
+    docs = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": CSI_SC},
+             "provisioner": drivers[0]}]
+    for driver in drivers:
+        for j in range(4):
+            name = csi_name(driver, j)
+            volume = pv(name)
+            volume["spec"]["hostPath" if driver == HOSTPATH else "csi"] = (
+                {"path": "/tmp"} if driver == HOSTPATH else {"driver": driver, "volumeHandle": name})
+            docs += [volume, pvc(name, volume=name)]
+    return docs + [pvc("csi-4", CSI_SC), pvc("csi-5"), pvc("csi-6", CSI_SC, volume="missing-in-action")]
+
+
+def csi_node(drivers: tuple[str, ...], limit: int | None) -> dict:
+    """limitSource "csinode" (every driver's allocatable count `limit`), "csinode-with-no-limit" (None)."""
+    counts = {} if limit is None else {"allocatable": {"count": limit}}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": CSI_NODE},
+            "spec": {"drivers": [{"name": d, "nodeID": CSI_NODE, **counts} for d in drivers]}}
+
+
+def csi_pod(name: str, *claims: str, namespace: str = "default", uid: str = "", volumes=()) -> _m.Pod:
+    """st.MakePod().PVC(...) (upstream's pods have no name: each gets the name of its variable) or a pod literal;
+    `volumes`: other volume sources, named (upstream's are not; the API server requires names)."""
+    doc = {"metadata": {"name": name, "namespace": namespace, "uid": uid},
+           "spec": {"containers": [], "volumes": [*volumes, *(claim(c) for c in claims)]}}
+    return _m.Pod.model_validate(doc)
+
+
+def owned_claim(pod_doc: _m.Pod, volume: str, owned: bool = True) -> dict:
+    """ephemeralClaim / ephemeralClaimX / ephemeralClaimY (conflictingClaim: `owned` False), class csi-sc."""
+    doc = pvc(f"{pod_doc.metadata.name}-{volume}", CSI_SC)
+    doc["metadata"]["namespace"] = pod_doc.metadata.namespace
+    if owned:
+        doc["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": pod_doc.metadata.name,
+                                               "uid": pod_doc.metadata.uid, "controller": True}]
+    return doc
+
+
+EPHEMERAL = {"ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+CONFIGMAP_AND_SECRET = ({"name": "configmap", "configMap": {"name": "cm"}}, {"name": "secret", "secret": {}})
+RUNNING = csi_pod("running-pod", csi_name(EBS_CSI, 3))
+PENDING = csi_pod("pending-volume-pod", "csi-4")
+UNBOUND_PVC_POD2 = csi_pod("unbound-pvc-pod2", "csi-4")
+MISSING_PV = csi_pod("missing-pv-pod", "csi-6")
+NO_SC_PVC = csi_pod("no-sc-pvc-pod", "csi-5")
+GCE_TWO = csi_pod("gce-two-vol-pod", csi_name(GCE_CSI, 1), csi_name(GCE_CSI, 2))
+EBS_ONE = csi_pod("csi-ebs-one-vol-pod", csi_name(EBS_CSI, 0))
+EBS_TWO = csi_pod("csi-ebs-two-vol-pod", csi_name(EBS_CSI, 1), csi_name(EBS_CSI, 2))
+NON_MIGRATABLE = csi_pod("in-tree-non-migratable-one-vol-pod", csi_name(HOSTPATH, 0))
+EPHEMERAL_POD = csi_pod("abc", namespace="test", uid="12345", volumes=[{"name": "xyz", **EPHEMERAL}])
+EPHEMERAL_TWO = csi_pod("abc", namespace="test", uid="12345II",
+                        volumes=[{"name": "x", **EPHEMERAL}, {"name": "y", **EPHEMERAL}])
+ONLY_CONFIGMAP_AND_SECRET = csi_pod("only-configmap-and-secret-vol-pod", volumes=CONFIGMAP_AND_SECRET)
+PVC_WITH_CONFIGMAP_AND_SECRET = csi_pod("pvc-pod-with-configmap-and-secret", csi_name(EBS_CSI, 0),
+                                        volumes=CONFIGMAP_AND_SECRET)
+EPHEMERAL_WITH_CONFIGMAP_AND_SECRET = csi_pod("abc", namespace="test",
+                                              volumes=[*CONFIGMAP_AND_SECRET, {"name": "xyz", **EPHEMERAL}])
+# upstream's fake claim lister names the resource "persistentvolumeclaims"; the scheduler's informer lister (client-go
+# listers, v1.Resource("persistentvolumeclaim")) the singular phalanx reports
+MISSING_ABC_XYZ = [(UU, ['looking up PVC test/abc-xyz: persistentvolumeclaims "abc-xyz" not found'
+                         .replace("persistentvolumeclaims", "persistentvolumeclaim")])]
+MIGRATION = "CSI migration (in-tree volumes and provisioners translated to CSI drivers) is not modelled"
+ATTACHMENTS = "VolumeAttachment objects are not modelled"
+
+
+def _csi(test: str, incoming, existing=(), drivers=(EBS_CSI,), limit: int | None = None, extra=(), pre=None,
+         filters=FITS, skip: str = ""):
+    """One TestCSILimits case: `limit` None is limitSource "csinode-with-no-limit"; `pre`/`filters` upstream's
+    wantPreFilterStatus / wantStatus."""
+    marks = [pytest.mark.skip(reason=skip)] if skip else []
+    return pytest.param(incoming, tuple(existing), tuple(drivers), limit, list(extra), pre, filters, marks=marks,
+                        id=f"TestCSILimits/{test}")
+
+
+EPHEMERAL_CLAIM = owned_claim(EPHEMERAL_POD, "xyz")
+CSI_CASES = [
+    _csi("should count VolumeAttachments towards volume limit when no pods exist", EBS_ONE, limit=2,
+         filters=EXCEEDED, skip=ATTACHMENTS),
+    _csi("should schedule pod when VolumeAttachments count does not exceed limit", EBS_ONE, limit=2,
+         skip=ATTACHMENTS),
+    _csi("fits when node volume limit >= new pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], limit=4),
+    _csi("doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], limit=2,
+         filters=EXCEEDED),
+    _csi("should when driver does not support volume limits", EBS_ONE, [RUNNING, EBS_TWO]),
+    _csi("count pending PVCs towards volume limit <= pods CSI volume", EBS_ONE, [PENDING, EBS_TWO], limit=2,
+         filters=EXCEEDED),
+    _csi("count multiple pending pvcs towards volume limit >= pods CSI volume", EBS_ONE,
+         [PENDING, UNBOUND_PVC_POD2, EBS_TWO], limit=4),
+    _csi("should count PVCs with invalid PV name but valid SC", EBS_ONE, [MISSING_PV, EBS_TWO], limit=2,
+         filters=EXCEEDED),
+    _csi("don't count pvcs with missing SC towards volume limit", EBS_ONE, [RUNNING, NO_SC_PVC], limit=2),
+    _csi("count pvcs with the same type towards volume limit", EBS_ONE, [GCE_TWO, EBS_TWO], (EBS_CSI, GCE_CSI), 2,
+         filters=EXCEEDED),
+    _csi("don't count pvcs with different type towards volume limit", GCE_TWO, [EBS_TWO, RUNNING],
+         (EBS_CSI, GCE_CSI), 2),
+    *(_csi(name, EBS_ONE, skip=MIGRATION) for name in (
+        "should count in-tree volumes if migration is enabled",
+        "nil csi node",
+        "should count unbound in-tree volumes if migration is enabled",
+        "should not limit pod if volume used does not report limits",
+        "should count in-tree inline volumes if migration is enabled",
+        "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
+        "don't skip Filter when the pod has inline migratable volumes")),
+    # a hostPath volume is no CSI volume (and no in-tree plugin CSI migration translates): counts for no driver
+    _csi("should not count non-migratable in-tree volumes", NON_MIGRATABLE, [EBS_TWO], (HOSTPATH, EBS_CSI), 2),
+    _csi("ephemeral volume missing", EPHEMERAL_POD, filters=MISSING_ABC_XYZ),
+    _csi("ephemeral volume not owned", EPHEMERAL_POD, extra=[owned_claim(EPHEMERAL_POD, "xyz", owned=False)],
+         filters=[(ERROR, ["PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"])]),
+    _csi("ephemeral volume unbound", EPHEMERAL_POD, extra=[EPHEMERAL_CLAIM]),
+    _csi("ephemeral doesn't when node volume limit <= pods CSI volume", EPHEMERAL_POD, [RUNNING, EBS_TWO], limit=2,
+         extra=[EPHEMERAL_CLAIM], filters=EXCEEDED),
+    _csi("ephemeral doesn't when node volume limit <= pods ephemeral CSI volume", EBS_ONE, [RUNNING, EPHEMERAL_TWO],
+         limit=2, extra=[owned_claim(EPHEMERAL_TWO, "x"), owned_claim(EPHEMERAL_TWO, "y")], filters=EXCEEDED),
+    # upstream's ephemeralEnabled is read by no code of the test (generic ephemeral volumes are GA): same as enabled
+    _csi("persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume, ephemeral "
+         "disabled", EBS_ONE, [RUNNING, EPHEMERAL_POD, EBS_TWO], limit=3, extra=[EPHEMERAL_CLAIM], filters=EXCEEDED),
+    _csi("persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume", EBS_ONE,
+         [RUNNING, EPHEMERAL_POD, EBS_TWO], limit=3, extra=[EPHEMERAL_CLAIM], filters=EXCEEDED),
+    _csi("persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume", EBS_ONE,
+         [RUNNING, EPHEMERAL_POD, EBS_TWO], limit=5, extra=[EPHEMERAL_CLAIM]),
+    _csi("skip Filter when the pod only uses secrets and configmaps", ONLY_CONFIGMAP_AND_SECRET, limit=2, pre=SKIP,
+         filters=[]),
+    _csi("don't skip Filter when the pod has pvcs", PVC_WITH_CONFIGMAP_AND_SECRET, limit=2),
+    _csi("don't skip Filter when the pod has ephemeral volumes", EPHEMERAL_WITH_CONFIGMAP_AND_SECRET,
+         filters=MISSING_ABC_XYZ),
+]
+
+
+@pytest.mark.parametrize("incoming, existing, drivers, limit, extra, pre, filters", CSI_CASES)
+def test_csi_limits(incoming, existing, drivers, limit, extra, pre, filters):
+    storage = csi_storage(drivers) + extra + [csi_node(drivers, limit)]
+    on_node = [other.model_copy(update={"spec": other.spec.model_copy(update={"node_name": CSI_NODE})})
+               for other in existing]
+    report = plugin_report("NodeVolumeLimits", [node(CSI_NODE)], storage, incoming, on_node)
+    if filters and filters[0][0] == ERROR:
+        # framework.AsStatus(err): the cycle fails with the error RunFilterPlugins wraps (the per-node reasons of
+        # the explain report do not carry an Error's message)
+        [(_, [message])] = filters
+        assert [n["filters"]["NodeVolumeLimits"]["status"] for n in report["nodes"]] == [ERROR]
+        assert report["message"] == f'running "NodeVolumeLimits" filter plugin: {message}'
+    else:
+        assert statuses_in(report, "NodeVolumeLimits") == (pre, filters)
