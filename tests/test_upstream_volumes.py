@@ -749,10 +749,10 @@ def test_csi_limits(incoming, existing, drivers, limit, extra, pre, filters):
                for other in existing]
     report = plugin_report("NodeVolumeLimits", [node(CSI_NODE)], storage, incoming, on_node)
     if filters and filters[0][0] == ERROR:
-        # framework.AsStatus(err): the cycle fails with the error RunFilterPlugins wraps (the per-node reasons of
-        # the explain report do not carry an Error's message)
+        # framework.AsStatus(err): the cycle fails with the error RunFilterPlugins wraps; the node's status is the
+        # Error with its message
         [(_, [message])] = filters
-        assert [n["filters"]["NodeVolumeLimits"]["status"] for n in report["nodes"]] == [ERROR]
+        assert [n["filters"]["NodeVolumeLimits"] for n in report["nodes"]] == [{"status": ERROR, "reasons": [message]}]
         assert report["message"] == f'running "NodeVolumeLimits" filter plugin: {message}'
     else:
         assert statuses_in(report, "NodeVolumeLimits") == (pre, filters)

@@ -14,7 +14,7 @@ from ..cluster_models import Pod, pod_group_priority
 from ..cluster_models.generate import GPU
 from ..cluster_models.gpus import device_request
 from ..cluster_models.requests import pod_requests
-from ..kernels.status import CODE_NAMES, SUCCESS
+from ..kernels.status import CODE_NAMES, ERROR, SUCCESS
 from .messages import outside_reason
 from .podgroups import QUORUM_MESSAGE, GroupState
 from .scheduler import Scheduler
@@ -42,13 +42,17 @@ def explain_pod(scheduler: Scheduler, pod: Pod, waiting: str | None = None) -> d
     total = np.asarray(ev.total) if ev.total is not None else None
     skipped_scores = [plugin.name for plugin, point in p.skipped if point == "preScore"]
     zero_scores = [plugin.name for plugin, point in p.skipped if point == "score"]
+    states = {plugin.name: state for plugin, state in p.filters}
     nodes = []
     for i, name in enumerate(tensors.nodes.names):
         filters = {}
         for plugin in ev.filters:
             code = int(codes[plugin][i])
             filters[plugin] = {"status": CODE_NAMES[code], "reasons": []}
-            if code != SUCCESS:
+            if code == ERROR:       # the payload indexes the plugin's error messages, not its reasons
+                payload = int(payloads[plugin][i])
+                filters[plugin]["reasons"] = [framework.plugin(plugin).filter_errors(states[plugin])[payload]]
+            elif code != SUCCESS:
                 payload = int(payloads[plugin][i])
                 filters[plugin]["reasons"] = framework.plugin(plugin).reasons(payload, tensors)
                 filters[plugin].update(framework.plugin(plugin).explain_detail(payload, tensors))
