@@ -94,6 +94,8 @@ import sys  # noqa: E402
 from strategies import make_node, make_pod  # noqa: E402
 
 from phalanx.cluster_models import parse_objects  # noqa: E402
+from phalanx.plugins.framework import NODE_ADDED, POD_DELETED  # noqa: E402
+from phalanx.plugins.volume_restrictions import VolumeRestrictions  # noqa: E402
 from phalanx.sched import Cluster, Scheduler  # noqa: E402
 from phalanx.sched.records import BOUND, UNSCHEDULABLE  # noqa: E402
 
@@ -422,3 +424,23 @@ def test_bound_pods_keep_their_volumes_when_they_leave():
     s.run_until_idle()
     s.delete_pod("default/p")
     assert c.volumes.volume_of == {"default/a": "pv0"} and not c.volumes.assumed
+
+
+def test_volume_restrictions_hint_reads_the_deleted_pods_volumes():
+    """isSchedulableAfterPodDeleted (v1.36, worked out by hand): a pod of the same namespace leaving helps when it
+    used a disk that clashes with the pod's or a claim the pod names; otherwise, or from another namespace, not."""
+    ebs = {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}}
+    pod = pod_with("p", [ebs, claim_volume("data")])
+
+    def helps(other):
+        return VolumeRestrictions().hint(POD_DELETED, pod, [other], None)
+
+    assert helps(pod_with("same-disk", [ebs]))
+    assert helps(pod_with("same-claim", [claim_volume("data")]))
+    assert not helps(pod_with("other-disk", [{"name": "d", "awsElasticBlockStore": {"volumeID": "vol-2"}},
+                                             claim_volume("logs")]))
+    assert not helps(pod_with("nothing", []))
+    elsewhere = pod_with("same-disk", [ebs])
+    elsewhere = elsewhere.model_copy(update={"metadata": elsewhere.metadata.model_copy(update={"namespace": "team"})})
+    assert not helps(elsewhere)
+    assert VolumeRestrictions().hint(NODE_ADDED, pod, make_node("n9"), None)

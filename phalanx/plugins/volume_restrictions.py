@@ -113,6 +113,23 @@ class VolumeRestrictions(VolumePlugin):
                 conflict[node] = True
         return RestrictionsState(conflict, claim_in_use)
 
+    def hint(self, event, pod, objects, cluster) -> bool:
+        """isSchedulableAfterPodDeleted (v1.36): a pod of the same namespace left that used a disk clashing with one
+        of the pod's, or a claim the pod names (whose ReadWriteOncePod use it may have held; upstream does not read
+        the claim's access modes here). A node added may always help (registered without a hint)."""
+        if event != POD_DELETED or objects is None:
+            return True
+        disks = _disks(pod)
+        claims = {volume.claim for volume in claim_volumes(pod, ephemeral=False)}
+        for other in objects:
+            if other.metadata.namespace != pod.metadata.namespace:
+                continue
+            if any(disk_conflict(mine, theirs) for mine in disks for theirs in _disks(other)):
+                return True
+            if claims & {volume.claim for volume in claim_volumes(other, ephemeral=False)}:
+                return True
+        return False
+
     def filter(self, xp, state, tensors):
         rows = tensors.node_rows
         conflict = state.disk_conflict if rows is None else state.disk_conflict[rows]
