@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-import yaml
 
 from phalanx.cluster_models import InputError, load_text
 
@@ -89,8 +88,6 @@ spec: {drivers: [{name: example.com/csi, nodeID: n0, allocatable: {count: 3}}]}
 
 
 # -- the plugins on toy clusters ------------------------------------------------------------------------------------
-import sys  # noqa: E402
-
 from strategies import make_node, make_pod  # noqa: E402
 
 from phalanx.cluster_models import parse_objects  # noqa: E402
