@@ -94,6 +94,7 @@ from phalanx.cluster_models import parse_objects  # noqa: E402
 from phalanx.plugins.framework import NODE_ADDED, POD_DELETED  # noqa: E402
 from phalanx.plugins.volume_restrictions import VolumeRestrictions  # noqa: E402
 from phalanx.sched import Cluster, Scheduler  # noqa: E402
+from phalanx.sched.volumes import VolumeBook  # noqa: E402
 from phalanx.sched.records import BOUND, UNSCHEDULABLE  # noqa: E402
 
 ZONE = "topology.kubernetes.io/zone"
@@ -441,3 +442,30 @@ def test_volume_restrictions_hint_reads_the_deleted_pods_volumes():
     elsewhere = elsewhere.model_copy(update={"metadata": elsewhere.metadata.model_copy(update={"namespace": "team"})})
     assert not helps(elsewhere)
     assert VolumeRestrictions().hint(NODE_ADDED, pod, make_node("n9"), None)
+
+
+def test_volume_pods_follow_the_binding_log_through_cuts_and_removals():
+    """VolumeBook.volume_pods reads only the log entries recorded since its last call: it must still give every
+    live bound pod with a volume, as a plain walk of the log does, after bindings, a cut of the log and an unbind."""
+    objects = parse_objects([])
+    objects.nodes = [make_node("n0"), make_node("n1")]
+    tensors, book = Cluster.from_objects(objects).tensors, VolumeBook()
+
+    def plain():
+        pods, nodes, removed = tensors.log()
+        return [(int(nodes[i]), p.key) for i, p in enumerate(pods) if i not in removed and p.spec.volumes]
+
+    def seen():
+        return [(node, pod.key) for node, pod in book.volume_pods(tensors)]
+
+    disk = {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}}
+    tensors.record_bound([pod_with("a", [disk]), make_pod("b")], [0, 1])
+    assert seen() == plain() == [(0, "default/a")]
+    mark = tensors.log_mark()
+    tensors.record_bound([pod_with("c", [claim_volume("x")]), pod_with("d", [disk])], [1, 0])
+    assert seen() == plain() == [(0, "default/a"), (1, "default/c"), (0, "default/d")]
+    tensors.truncate_log(mark)
+    tensors.record_bound([pod_with("e", [disk])], [1])
+    assert seen() == plain() == [(0, "default/a"), (1, "default/e")]
+    tensors.unbind("default/a")
+    assert seen() == plain() == [(1, "default/e")]

@@ -110,13 +110,12 @@ def uses_claims(pod) -> bool:
     return any(source in volume for volume in pod.spec.volumes for source in CLAIM_SOURCES)
 
 
-def pods_with_claims(tensors) -> dict[int, list]:
-    """Node id -> the pods on it with claim-backed volumes (nodeInfo.GetPods, read from the binding log)."""
-    pods, nodes, removed = tensors.log()
+def pods_with_claims(book, tensors) -> dict[int, list]:
+    """Node id -> the pods on it with claim-backed volumes (nodeInfo.GetPods)."""
     out: dict[int, list] = {}
-    for i, pod in enumerate(pods):
-        if i not in removed and uses_claims(pod):
-            out.setdefault(int(nodes[i]), []).append(pod)
+    for node, pod in book.volume_pods(tensors):
+        if uses_claims(pod):
+            out.setdefault(node, []).append(pod)
     return out
 
 
@@ -150,8 +149,7 @@ class NodeVolumeLimits(VolumePlugin):
             return LimitsVerdict(np.full(n, ERROR, np.int8), payload, (new.error,))
         if not new:
             return LimitsVerdict(code, payload, ())
-        on_node = book.remembered(self.name, (id(tensors), tensors.log_mark(), tensors.removals(),
-                                              len(tensors.truncations)), lambda: pods_with_claims(tensors))
+        on_node = book.remembered(self.name, tensors, lambda: pods_with_claims(book, tensors))
         for node, limits in node_limits(book, tensors).items():
             in_use: dict[AttachableVolume, None] = {}
             for other in on_node.get(node, ()):

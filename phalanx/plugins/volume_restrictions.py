@@ -61,19 +61,16 @@ class PodVolumeUse:
     disks: list[tuple[int, list[dict]]]
 
 
-def pod_volume_use(tensors) -> PodVolumeUse:
-    pods, nodes, removed = tensors.log()
+def pod_volume_use(book, tensors) -> PodVolumeUse:
     claims: dict[str, int] = {}
     disks = []
-    for i, pod in enumerate(pods):
-        if not pod.spec.volumes or i in removed:
-            continue
+    for node, pod in book.volume_pods(tensors):
         for volume in claim_volumes(pod, ephemeral=False):
             key = f"{pod.metadata.namespace}/{volume.claim}"
             claims[key] = claims.get(key, 0) + 1
         found = _disks(pod)
         if found:
-            disks.append((int(nodes[i]), found))
+            disks.append((node, found))
     return PodVolumeUse(claims, disks)
 
 
@@ -102,8 +99,7 @@ class VolumeRestrictions(VolumePlugin):
         if not disks and not exclusive:
             return SKIP
         tensors = cluster.tensors
-        use = book.remembered(self.name, (id(tensors), tensors.log_mark(), tensors.removals(),
-                                          len(tensors.truncations)), lambda: pod_volume_use(tensors))
+        use = book.remembered(self.name, tensors, lambda: pod_volume_use(book, tensors))
         claim_in_use = any(use.claims.get(key, 0) for key in dict.fromkeys(exclusive))
         if not disks and not claim_in_use:
             return SKIP

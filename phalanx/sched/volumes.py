@@ -43,16 +43,40 @@ class VolumeBook:
     # Unreserve, which reverts it); dropped when the pod leaves.
     assumed: dict[str, VolumeUndo] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False)          # name -> (stamp, value): see remembered
+    # The binding log's pods with any volume, as (log row, node id, pod), brought up to date by reading only the
+    # entries recorded since `_seen` (of the log of `_log_of`, cut back `_cuts` times so far).
+    _volume_rows: list = field(default_factory=list, repr=False)
+    _log_of: object = field(default=None, repr=False)
+    _seen: int = 0
+    _cuts: int = 0
 
-    def remembered(self, name: str, stamp, make):
-        """make(), kept under `name` while `stamp` (what the value was computed from) stays equal: what a plugin
-        derives from the bound pods once per binding-log state rather than once per cycle."""
+    def remembered(self, name: str, tensors, make):
+        """make(), kept under `name` while the binding log of `tensors` stays as it was: what a plugin derives from
+        the bound pods once per binding-log state rather than once per cycle."""
+        stamp = (id(tensors), tensors.log_mark(), tensors.removals(), len(tensors.truncations))
         hit = self._memo.get(name)
         if hit is not None and hit[0] == stamp:
             return hit[1]
         value = make()
         self._memo[name] = (stamp, value)
         return value
+
+    def volume_pods(self, tensors) -> list[tuple[int, object]]:
+        """(node id, pod) of the pods bound now that have any volume, in binding order. The log is read once: each
+        call reads the entries recorded since the last (the volume plugins' PreFilters would otherwise walk every
+        bound pod for each pod with volumes)."""
+        pods, nodes, removed = tensors.log()
+        if self._log_of is not tensors:
+            self._volume_rows, self._log_of, self._seen, self._cuts = [], tensors, 0, 0
+        if self._cuts < len(tensors.truncations):          # entries past the lowest new cut are gone
+            mark = min(tensors.truncations[self._cuts:])
+            self._volume_rows = [entry for entry in self._volume_rows if entry[0] < mark]
+            self._seen, self._cuts = min(self._seen, mark), len(tensors.truncations)
+        for row in range(self._seen, len(pods)):
+            if pods[row].spec.volumes:
+                self._volume_rows.append((row, pods[row]))
+        self._seen = len(pods)
+        return [(int(nodes[row]), pod) for row, pod in self._volume_rows if row not in removed]
 
     @classmethod
     def from_objects(cls, objects, made: list[PersistentVolumeClaim] = ()) -> "VolumeBook":
