@@ -93,15 +93,17 @@ def attachable_volumes(pod, book, new_pod: bool) -> dict[AttachableVolume, None]
     return out
 
 
-def node_limits(book, tensors) -> dict[int, dict[str, int]]:
-    """getVolumeLimits for every node with a CSINode that gives counts: node id -> driver -> count."""
-    out = {}
+def driver_limits(book, tensors) -> dict[str, np.ndarray]:
+    """getVolumeLimits of every node: CSI driver -> (N,) int64 its count on each node id (-1: no limit there)."""
+    n = tensors.nodes.size
+    out: dict[str, np.ndarray] = {}
     for name, csi_node in book.csi_nodes.items():
         node = tensors.node_index.get(name)
-        limits = {d.name: d.allocatable.count for d in csi_node.spec.drivers
-                  if d.allocatable is not None and d.allocatable.count is not None}
-        if node is not None and limits:
-            out[node] = limits
+        if node is None:
+            continue
+        for driver in csi_node.spec.drivers:
+            if driver.allocatable is not None and driver.allocatable.count is not None:
+                out.setdefault(driver.name, np.full(n, -1, np.int64))[node] = driver.allocatable.count
     return out
 
 
@@ -133,6 +135,7 @@ class NodeVolumeLimits(VolumePlugin):
     # AssignedPod Delete (isSchedulableAfterAssignedPodDeleted). CSINode, PersistentVolumeClaim and VolumeAttachment
     # events do not happen in phalanx: storage objects come from the input.
     events = frozenset({POD_DELETED, NOMINATED_POD_DELETED})
+    _limits_of: tuple | None = None        # (the CSINodes, the tensors, their node count, driver_limits of them)
 
     def pre_filter(self, pod, cluster):
         book = cluster.volumes
@@ -149,10 +152,23 @@ class NodeVolumeLimits(VolumePlugin):
             return LimitsVerdict(np.full(n, ERROR, np.int8), payload, (new.error,))
         if not new:
             return LimitsVerdict(code, payload, ())
+        limits = self._limits(book, tensors)
+        # A node with no pod using a claim has nothing in use: every one of the pod's volumes is new there.
+        wanted: dict[str, int] = {}
+        for volume in new:
+            wanted[volume.driver] = wanted.get(volume.driver, 0) + 1
+        over = np.zeros(n, bool)
+        for driver, count in wanted.items():
+            if driver in limits:
+                over |= (limits[driver] >= 0) & (limits[driver] < count)
+        code[over] = UNSCHEDULABLE
         on_node = book.remembered(self.name, tensors, lambda: pods_with_claims(book, tensors))
-        for node, limits in node_limits(book, tensors).items():
+        for node, others in on_node.items():
+            node_limits = {driver: int(count[node]) for driver, count in limits.items() if count[node] >= 0}
+            if not node_limits:
+                continue
             in_use: dict[AttachableVolume, None] = {}
-            for other in on_node.get(node, ()):
+            for other in others:
                 found = attachable_volumes(other, book, new_pod=False)
                 if isinstance(found, VolumeError):
                     code[node], payload[node] = ERROR, len(errors)
@@ -160,9 +176,15 @@ class NodeVolumeLimits(VolumePlugin):
                     break
                 in_use.update(found)
             else:
-                if exceeds(new, in_use, limits):
-                    code[node] = UNSCHEDULABLE
+                code[node] = UNSCHEDULABLE if exceeds(new, in_use, node_limits) else SUCCESS
         return LimitsVerdict(code, payload, tuple(errors))
+
+    def _limits(self, book, tensors) -> dict[str, np.ndarray]:
+        """driver_limits, made once per node table (CSINodes come from the input)."""
+        made = self._limits_of
+        if made is None or made[0] is not book.csi_nodes or made[1] is not tensors or made[2] != tensors.nodes.size:
+            self._limits_of = made = (book.csi_nodes, tensors, tensors.nodes.size, driver_limits(book, tensors))
+        return made[3]
 
     def filter(self, xp, state, tensors):
         rows = tensors.node_rows

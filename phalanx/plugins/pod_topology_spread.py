@@ -183,14 +183,25 @@ class PodTopologySpread(Plugin):
                    for selector, extra in tests for other in objects)
 
     def _hard_constraints(self, pod, cluster) -> list[tuple[str, object, list[str]]]:
-        """getConstraints' DoNotSchedule constraints as (topologyKey, selector, matchLabelKeys): the pod's own, or
-        the default ones with the pod's default selector when it has none."""
+        """getConstraints' DoNotSchedule constraints as (topologyKey, selector, matchLabelKeys)."""
+        found = self._given(pod, cluster, "DoNotSchedule")
+        if found is None:
+            return []
+        given, default_selector = found
+        if default_selector is not None:
+            return [(c.topology_key, default_selector, []) for c in given]
+        return [(c.topology_key, c.label_selector, c.match_label_keys) for c in given]
+
+    def _given(self, pod, cluster, action: str) -> tuple[list, object] | None:
+        """getConstraints for `action`: the pod's own constraints of it (no default selector), or, when it has none
+        of its own, the default ones with its default selector; None when none apply (none of that action, or
+        defaults and no default selector)."""
         if pod.spec.topology_spread_constraints:
-            return [(c.topology_key, c.label_selector, c.match_label_keys)
-                    for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
-        hard = [c.topology_key for c in self.args.defaults if c.when_unsatisfiable == "DoNotSchedule"]
-        selector = cluster.default_selectors.selector(pod) if hard else None
-        return [] if selector is None else [(key, selector, []) for key in hard]
+            given = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == action]
+            return (given, None) if given else None
+        given = [c for c in self.args.defaults if c.when_unsatisfiable == action]
+        selector = cluster.default_selectors.selector(pod) if given else None
+        return None if selector is None else (given, selector)
 
     def signs(self, spec) -> bool:
         return bool(spec.topology_spread_constraints)
@@ -217,17 +228,10 @@ class PodTopologySpread(Plugin):
     def _state(self, pod, cluster, action: str):
         tensors = cluster.tensors
         spec = pod.pod.spec
-        default_selector = None
-        if spec.topology_spread_constraints:
-            given = [c for c in spec.topology_spread_constraints if c.when_unsatisfiable == action]
-        else:
-            given = [c for c in self.args.defaults if c.when_unsatisfiable == action]
-            if given:
-                default_selector = cluster.default_selectors.selector(pod.pod)
-                if default_selector is None:
-                    return SKIP
-        if not given:
+        found = self._given(pod.pod, cluster, action)
+        if found is None:
             return SKIP
+        given, default_selector = found
         tensors.bound_pods()      # brings the pod-label and namespace vocabularies up to date
         own = tensors.pod_label_row(pod.pod.metadata.labels)
         return State(tensors.namespaces.add(pod.pod.metadata.namespace or "default"),
