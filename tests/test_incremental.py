@@ -524,7 +524,7 @@ def test_best_key_blocks_follow_changes(n, changes, k, rnd):
             mock.patch.object(incremental, "_LEADERS_FROM", rnd.choice((1, n + 1))), \
             mock.patch.object(incremental, "_LEADERS", rnd.choice((1, 3, 32))), \
             mock.patch.object(incremental, "_LEADERS_SET", rnd.choice((2, 64))):
-        key = incremental.BestKey(plain.copy())
+        key = incremental.BestKey(plain.copy(), np.arange(n))
         for seed, count in changes:
             rows = np.array(sorted({(seed + 7919 * j) % n for j in range(count)}), np.int64)
             values = np.array([-1 if (seed + r) % 3 == 0 else (seed % 100) * n + (n - 1 - r) for r in rows],
@@ -545,7 +545,7 @@ def test_top_is_the_best_feasible_keys_in_order(values, k):
     from phalanx.sched.incremental import BestKey, ShapeScores
     n = len(values)
     key = np.array([v * n + (n - 1 - i) if v >= 0 else -1 for i, v in enumerate(values)], np.int64)
-    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": BestKey(key)})
+    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": BestKey(key, np.arange(n))})
     want = sorted((i for i in range(n) if key[i] >= 0), key=lambda i: -key[i])[:k]
     assert scores.top(k).tolist() == want
     assert np.array_equal(scores.key.values, key)        # the kept key is left as it was

@@ -54,7 +54,7 @@ _ARGMAX_TOP = 8        # top(k) by argmax passes up to this k, by a partition be
 _KEY_BLOCK = 256       # nodes per block of a BestKey
 _BLOCKED_FROM = 40_000 # nodes from which a BestKey keeps its blocks' maxima (below, argmax passes cost less)
 _LEADERS_FROM = 2_000  # nodes from which a BestKey keeps its leaders (below, argmax passes cost less)
-_LEADERS = 128         # leaders found at once (one partition of the nodes)
+_LEADERS = 128         # leaders found at once: about twice this many, at least this many
 _LEADERS_SET = 64      # a change of more rows drops the leaders (found again when next read)
 _PATCHED_ROWS = 32     # a failing pod's reason histogram is patched on up to this many changed nodes (a Python loop
                        # over them), counted over every node beyond
@@ -195,20 +195,22 @@ class BestKey:
     largest maxima, and changing a few rows recomputes only their blocks. Below, one argmax pass over every node
     costs less than that bookkeeping.
 
-    From _LEADERS_FROM nodes on, once rows are set, the nodes whose keys exceed a bound (the _LEADERS largest when
-    found) are kept in order too, the leaders: a change of a few rows moves nodes in and out of them in Python, and
-    best() and top(k) read them while they hold k nodes, instead of passes over every node (a kept shape's next pods
-    mostly go to its leaders, whose keys then fall)."""
+    From _LEADERS_FROM nodes on, once rows are set, the nodes whose keys exceed a bound (about 2 * _LEADERS of them
+    when found) are kept in order too, the leaders: a change of a few rows moves nodes in and out of them in Python,
+    and best() and top(k) read them while they hold k nodes, instead of passes over every node (a kept shape's next
+    pods mostly go to its leaders, whose keys then fall). A node is a leader exactly while its key exceeds the bound;
+    the leaders are held as keys alone, whose rank part names the node (`rank`: the ranks the keys were made with)."""
 
-    def __init__(self, values: np.ndarray):
+    def __init__(self, values: np.ndarray, rank: np.ndarray):
         n = len(values)
         self.blocked = n >= _BLOCKED_FROM
         self._large = n >= _LEADERS_FROM
         self._leading = False                    # reading the leaders: from the first set() on (a key made for one
                                                  # cycle, as a live shape's, is read once, by argmax passes)
-        self._leaders: list | None = None        # (key, node) of the leaders, ascending (None: found when read)
-        self._leader_key: dict = {}              # leader node -> its key
+        self._leaders: list | None = None        # the leaders' keys, ascending (None: found when read)
         self._bound = -1                         # every node that is not a leader has a key <= this
+        self._rank = rank                        # (N,) int64 the tie-break ranks in the keys
+        self._by_rank: np.ndarray | None = None  # (N,) int64 the node of each rank, made when leaders are first read
         if not self.blocked:
             self.values = values                              # (N,) int64 the key
             return
@@ -224,32 +226,30 @@ class BestKey:
         return (self._blocks, self._block_max) if self.blocked else (self.values,)
 
     def set(self, rows: np.ndarray, values) -> None:
+        """Key the distinct nodes `rows` with `values` (an array or a list)."""
+        leaders = self._leaders
+        old = self.values[rows].tolist() if leaders is not None and len(rows) <= _LEADERS_SET else None
         self.values[rows] = values
         if self.blocked:
             blocks = rows // self.block            # a block named twice gets the same maximum twice
             self._block_max[blocks] = self._blocks[blocks].max(axis=1)
         self._leading = self._large
-        leaders = self._leaders
-        if leaders is None:
+        if old is None:
+            self._leaders = None                   # found again when next read
             return
-        if len(rows) > _LEADERS_SET:               # found again when next read
-            self._leaders = None
-            return
-        leader_key, bound = self._leader_key, self._bound
+        bound = self._bound
         # (values given as a list: the rows' keys as set, which a gather would read back)
-        for node, value in zip(rows.tolist(), values if type(values) is list else self.values[rows].tolist()):
-            old = leader_key.pop(node, None)
-            if old is not None:
-                del leaders[bisect.bisect_left(leaders, (old, node))]
+        for was, value in zip(old, values if type(values) is list else self.values[rows].tolist()):
+            if was > bound:
+                del leaders[bisect.bisect_left(leaders, was)]
             if value > bound:
-                bisect.insort(leaders, (value, node))
-                leader_key[node] = value
+                bisect.insort(leaders, value)
 
     def best(self) -> int:
         """The node with the largest key, -1 when none is feasible."""
         if self._leading:
             leaders = self._holding(1)
-            return leaders[-1][1] if leaders else -1
+            return self._nodes(leaders[-1:])[0] if leaders else -1
         if not self.blocked:
             node = int(self.values.argmax())
             return node if self.values[node] >= 0 else -1
@@ -262,7 +262,16 @@ class BestKey:
         """The feasible nodes with the k largest keys, largest first (fewer when fewer are feasible)."""
         if not self._leading or k > _LEADERS:
             return self._largest(k)
-        return np.array([node for _, node in self._holding(k)[:-k - 1:-1]], np.int64)
+        return np.array(self._nodes(self._holding(k)[:-k - 1:-1]), np.int64)
+
+    def _nodes(self, keys: list) -> list:
+        """The nodes of feasible keys."""
+        n = len(self.values)
+        if self._by_rank is None:
+            self._by_rank = np.empty(n, np.int64)
+            self._by_rank[self._rank] = np.arange(n)
+        by_rank = self._by_rank
+        return [int(by_rank[n - 1 - key % n]) for key in keys]
 
     def _holding(self, k: int) -> list:
         """The leaders, found again first when they hold fewer than k nodes and others are feasible."""
@@ -271,13 +280,26 @@ class BestKey:
         return self._leaders
 
     def _find_leaders(self) -> None:
-        nodes = self._largest(_LEADERS + 1).tolist()
-        values = self.values[nodes].tolist()
-        # With more feasible nodes than leaders, the largest key left out bounds the others.
-        self._bound = values[_LEADERS] if len(nodes) > _LEADERS else -1
-        del nodes[_LEADERS:], values[_LEADERS:]
-        self._leader_key = dict(zip(nodes, values))
-        self._leaders = sorted(zip(values, nodes))
+        values = self.values
+        # The keys above a threshold taken from a strided sample (one pass over the nodes, no partition of them
+        # all): about 2 * _LEADERS of them. With fewer than _LEADERS above it, the _LEADERS largest exactly.
+        aim = 2 * _LEADERS
+        stride = max(1, len(values) // (4 * aim))
+        sample = values[::stride]
+        above = -(-aim // stride)                  # sample keys left above the threshold
+        bound = -1
+        if above < len(sample):
+            bound = max(int(np.partition(sample, len(sample) - above - 1)[len(sample) - above - 1]), -1)
+        nodes = np.flatnonzero(values > bound)
+        if bound >= 0 and len(nodes) < _LEADERS:
+            nodes = self._largest(_LEADERS + 1)
+            # With more feasible nodes than leaders, the largest key left out bounds the others.
+            bound = int(values[nodes[_LEADERS]]) if len(nodes) > _LEADERS else -1
+            nodes = nodes[:_LEADERS]
+        keys = values[nodes]
+        keys.sort()
+        self._bound = bound
+        self._leaders = keys.tolist()
 
     def _largest(self, k: int) -> np.ndarray:
         """top(k) from the arrays."""
@@ -447,7 +469,7 @@ class ShapeCache:
                         fixed_raw.append((plugin, st, weight, raw))
                     holders += [h for h in plugin.normalization_holders(np, ev.raw[plugin.name], feasible, st)
                                 if h.any()]          # no holder: nothing to lose (a maximum of 0)
-        key = BestKey(selection_key(np, total, feasible, rank, len(rank)))
+        key = BestKey(selection_key(np, total, feasible, rank, len(rank)), rank)
         return ShapeScores(shape, tensors, resources, (), p, local, scoring, len(tensors.changes), static_ok,
                            feasible, fixed_total, holders, total, rank, key, live, rounds=not live and batchable(p),
                            copies_local=batchable(p) or domain_batchable(p),
@@ -469,7 +491,7 @@ class ShapeCache:
         for plugin, state, weight in states:
             raw = plugin.score(np, state, s.tensors, s.feasible, caches.setdefault(plugin.name, {}))
             total = total + weight * plugin.normalize(np, raw, s.feasible, state, s.tensors)
-        s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)))
+        s.rank, s.key = rank, BestKey(selection_key(np, total, s.feasible, rank, len(rank)), rank)
         return True
 
     @staticmethod
@@ -558,5 +580,5 @@ class ShapeCache:
             if s.rank is rank and not s.live and (moved or len(scored)):
                 s.key.set(rows, selection_key(np, s.total[rows], ok, rank[rows], len(rank)))
         if s.rank is not rank and not s.live:
-            s.rank, s.key = rank, BestKey(selection_key(np, s.total, s.feasible, rank, len(rank)))
+            s.rank, s.key = rank, BestKey(selection_key(np, s.total, s.feasible, rank, len(rank)), rank)
         return True
