@@ -676,6 +676,7 @@ def explained_filters(node_report: dict) -> list[tuple[str, str, list[str]]]:
 
 # -- storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses and the pods that use them ---------------------
 _SIZES = ["1Gi", "2Gi", "2048Mi", "5Gi"]
+CSI_DRIVER = "csi.example.com"       # the provisioner of the CSI classes: a CSIDriver's name is a DNS subdomain
 _ACCESS = [["ReadWriteOnce"], ["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"], ["ReadWriteMany"],
            ["ReadWriteOncePod"]]
 
@@ -698,8 +699,11 @@ def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
     """(nodes, pods, priority_classes, storage documents): a `clusters()`-style cluster whose pods name claims (some
     missing, some shared, some ReadWriteOncePod) and in-tree disks, with StorageClasses (WaitForFirstConsumer or
     Immediate, with or without a provisioner and allowedTopologies, maybe a default one), PersistentVolumes (local,
-    zonal, labelled with zones, pre-bound or bound to claims, of other phases) and PersistentVolumeClaims (bound or
-    not, with selectors, of no class). Always at least one StorageClass: the input describes storage."""
+    zonal, labelled with zones, pre-bound or bound to claims, of other phases, some CSI volumes of the provisioner's
+    driver) and PersistentVolumeClaims (bound or not, with selectors, of no class); CSINodes with attach limits,
+    VolumeAttachments of the CSI volumes, and maybe the driver's CSIDriver with capacity tracking and
+    CSIStorageCapacity objects (zonal or per node, with capacity and/or maximumVolumeSize). Always at least one
+    StorageClass: the input describes storage."""
     nnodes, nodes, classes, templates = draw(_cluster_base(max_nodes))
     docs = []
     nclasses = draw(st.integers(1, 3))
@@ -708,7 +712,7 @@ def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
         doc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                "metadata": {"name": f"sc{c}", "annotations": {
                    "storageclass.kubernetes.io/is-default-class": "true"} if c == default else {}},
-               "provisioner": draw(st.sampled_from(["kubernetes.io/no-provisioner", "example.com/csi"])),
+               "provisioner": draw(st.sampled_from(["kubernetes.io/no-provisioner", CSI_DRIVER])),
                "volumeBindingMode": draw(st.sampled_from(["WaitForFirstConsumer"] * 4 + ["Immediate"]))}
         if draw(st.integers(0, 3)) == 0:
             doc["allowedTopologies"] = [{"matchLabelExpressions": [
@@ -742,6 +746,8 @@ def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
                 draw(st.sampled_from(["z1", "z2", "z1__z2", "z3"]))
         if draw(st.integers(0, 4)) == 0:
             meta["labels"]["tier"] = draw(st.sampled_from(["gold", "silver"]))
+        if draw(st.booleans()):
+            spec["csi"] = {"driver": CSI_DRIVER, "volumeHandle": f"pv{i}"}
         status = {"phase": draw(st.sampled_from(["Available", "Available", "Available", "Released"]))}
         use = draw(st.integers(0, 5))
         if claims and use <= 1:         # pre-bound to a claim (0), or bound to it (1)
@@ -764,8 +770,33 @@ def storage_clusters(draw, max_nodes: int = 6, max_pods: int = 10):
     for n in range(nnodes):          # CSI attach limits of the provisioner's driver on some nodes (NodeVolumeLimits)
         if draw(st.integers(0, 2)) == 0:
             docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": f"n{n}"},
-                         "spec": {"drivers": [{"name": "example.com/csi", "nodeID": f"n{n}",
+                         "spec": {"drivers": [{"name": CSI_DRIVER, "nodeID": f"n{n}",
                                                "allocatable": {"count": draw(st.integers(0, 2))}}]}})
+    volume_names = [d["metadata"]["name"] for d in docs if d["kind"] == "PersistentVolume"] + ["gone"]
+    for a in range(draw(st.integers(0, 3))):     # attached volumes (counted by NodeVolumeLimits)
+        docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": f"va{a}"},
+                     "spec": {"attacher": draw(st.sampled_from([CSI_DRIVER, CSI_DRIVER, "other.example.com"])),
+                              "nodeName": f"n{draw(st.integers(0, nnodes - 1))}",
+                              "source": {"persistentVolumeName": draw(st.sampled_from(volume_names))}}})
+    if draw(st.booleans()):              # the driver's CSIDriver; with capacity tracking, CSIStorageCapacities
+        docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": CSI_DRIVER},
+                     "spec": {"storageCapacity": draw(st.sampled_from([True, True, False]))}})
+        for c in range(draw(st.integers(0, 3))):
+            doc = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                   "metadata": {"name": f"cap{c}", "namespace": "kube-system"},
+                   "storageClassName": draw(st.sampled_from(class_names))}
+            topology = draw(st.sampled_from(["zone", "host", "all", "none"]))
+            if topology == "zone":
+                doc["nodeTopology"] = {"matchLabels": {ZONE: draw(st.sampled_from(["z1", "z2"]))}}
+            elif topology == "host":
+                doc["nodeTopology"] = {"matchExpressions": [{"key": HOSTNAME, "operator": "In",
+                                                             "values": [f"n{draw(st.integers(0, nnodes - 1))}"]}]}
+            elif topology == "all":
+                doc["nodeTopology"] = {}
+            for key in ("capacity", "maximumVolumeSize"):
+                if draw(st.booleans()):
+                    doc[key] = draw(st.sampled_from(["0", "1Gi", "1536Mi", "2Gi", "2147483649", "10Gi"]))
+            docs.append(doc)
     disks = [{"awsElasticBlockStore": {"volumeID": "vol-1"}}, {"gcePersistentDisk": {"pdName": "pd", "readOnly": True}},
              {"gcePersistentDisk": {"pdName": "pd"}}, {"iscsi": {"iqn": "iqn-1", "targetPortal": "t", "lun": 0}}]
 

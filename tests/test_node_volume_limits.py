@@ -114,3 +114,38 @@ def test_pods_bound_in_the_input_count_and_leaving_frees_their_volumes():
         f"0/1 nodes are available: 1 {REASON}.")
     s.delete_pod("default/bound")
     assert [(r.object, r.node) for r in s.run_until_idle() if r.kind == BOUND] == [("default/p2", "n0")]
+
+
+def attachment(name, node, volume, attacher=DRIVER):
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
+            "spec": {"attacher": attacher, "nodeName": node, "source": {"persistentVolumeName": volume}}}
+
+
+def test_volume_attachments_count_as_volumes_in_use():
+    # n0 allows 2 volumes. pv-a and pv-b are attached to n0 (VolumeAttachments, no pod there uses them): 2 in use, so
+    # p (claim c) does not fit n0 and goes to n1. An attachment of another attacher counts for that driver (no limit
+    # there), one of a volume that does not exist counts for none: on n1 (count 1) q's claim d fits.
+    c = cluster([*bound_claims("a", "b", "c", "d"), csi_node("n0", 2), csi_node("n1", 1),
+                 attachment("va-a", "n0", "pv-a"), attachment("va-b", "n0", "pv-b"),
+                 attachment("va-x", "n1", "pv-a", attacher="other.example.com"), attachment("va-y", "n1", "gone")],
+                nodes=2)
+    got = run(c, [pod_with("p", claims("c"))])
+    assert got == {"default/p": "n1"}
+
+
+def test_an_attached_volume_a_pod_uses_counts_once_and_the_pods_own_twice():
+    # n0 allows 2. pv-a is attached to n0 and used by pod u there: counted once (1 in use), so v (claim b) fits
+    # (1 + 1). Then w brings claim a itself: in use by u, not new; 2 in use + 0 new fits. A volume attached but used
+    # by no pod is in use via the attachment and new as well (upstream removes from the new volumes only those the
+    # pods use).
+    c = cluster([*bound_claims("a", "b", "c"), csi_node("n0", 2), attachment("va-a", "n0", "pv-a")], nodes=1)
+    got = run(c, [pod_with("u", claims("a")), pod_with("v", claims("b")), pod_with("w", claims("a"))])
+    assert got == {"default/u": "n0", "default/v": "n0", "default/w": "n0"}
+    c = cluster([*bound_claims("a", "c"), csi_node("n0", 2), attachment("va-c", "n0", "pv-c")], nodes=1)
+    got = run(c, [pod_with("x", claims("c")), pod_with("y", claims("a"))])
+    # x: 1 in use (c, attached) + 1 new (c) = 2 <= 2 fits; then y: c in use by x, a new: 1 + 1 fits.
+    assert got == {"default/x": "n0", "default/y": "n0"}
+    c = cluster([*bound_claims("a", "b", "c"), csi_node("n0", 2), attachment("va-c", "n0", "pv-c")], nodes=1)
+    got = run(c, [pod_with("z", claims("b", "c"))])
+    # z: 1 in use (c, attached) + 2 new (b, c: c is used by no pod) = 3 > 2.
+    assert got["default/z"].startswith(f"0/1 nodes are available: 1 {REASON}.")

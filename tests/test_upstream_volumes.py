@@ -11,11 +11,13 @@ Sources (kubernetes/kubernetes, the newest versions the code index holds):
 - pkg/scheduler/framework/plugins/volumebinding/volume_binding_test.go with test_utils.go (makePV, makePVC,
   makePod, makeNode), the version with wantPreFilterResult (framework.NewStatus; no fwk-era copy indexed):
   TestVolumeBinding's PreFilter and Filter statuses; binder_test.go (same era) TestFindPodVolumesWithoutProvisioning
-  and TestFindPodVolumesWithProvisioning's reasons.
+  and TestFindPodVolumesWithProvisioning's reasons (each run with no CSIDriver, and with the provisioner's CSIDriver
+  with and without capacity tracking) and TestCapacity's (CSIStorageCapacity objects).
 - pkg/scheduler/framework/plugins/nodevolumelimits/csi_test.go, fwk era (`fwk "k8s.io/kube-scheduler/framework"`,
   commit 00d37505; its TestCSILimits cases still build framework.NewStatus): TestCSILimits's PreFilter and Filter
-  statuses. Skipped with the reason: the cases that count VolumeAttachments and those of CSI migration (in-tree
-  volumes and provisioners translated to CSI drivers), which phalanx does not model (docs/semantics.md "Volumes").
+  statuses, the VolumeAttachments of buildFakeClientWithVALister counted too. Skipped with the reason: the cases of
+  CSI migration (in-tree volumes and provisioners translated to CSI drivers), which phalanx does not model
+  (docs/semantics.md "Volumes").
   Upstream's pods have no names (each here is named after its variable) and their non-claim volumes none (named
   after their source); "/" in the fixture's names of in-tree plugins is written "-"; a missing claim's reason is
   compared with the scheduler's informer lister's text (`persistentvolumeclaim "x" not found`), where upstream's
@@ -43,9 +45,9 @@ Upstream's objects skip what the API server requires; the cases fill it in witho
 
 Left out: the queueing-hint tests of the four files (isSchedulableAfter*: PV, PVC, StorageClass, CSINode and
 VolumeAttachment events are not cluster events here), VolumeZone's BenchmarkVolumeZone, TestVolumeBinding's scores
-(they need the StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model) and binder_test.go's
-other tests (AssumePodVolumes, BindPodVolumes, CSI migration, capacity: API writes and objects phalanx does not
-model).
+(they need the StorageCapacityScoring gate, alpha and off in v1.36, which phalanx does not model; the Filter statuses
+of its capacity cases are kept) and binder_test.go's other tests (AssumePodVolumes, BindPodVolumes, CSI migration:
+API writes and objects phalanx does not model).
 """
 from __future__ import annotations
 
@@ -365,9 +367,38 @@ def test_access_mode_conflicts(incoming, existing, claims, want):
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"      # ErrReasonBindConflict
 NODE_CONFLICT = "node(s) had volume node affinity conflict"                      # ErrReasonNodeConflict
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"   # ErrReasonPVNotExist
-# Created in every TestVolumeBinding case (immediateSC, waitSC, waitHDDSC).
+NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"                    # ErrReasonNotEnoughSpace
+NODE_KEY = "nodeKey"                                                             # nodeLabelKey (binder_test.go)
+CAPACITY_DRIVER = "driver-with-storage-capacity"
+
+
+def csi_driver(name: str, storage_capacity: bool) -> dict:
+    """makeCSIDriver / driverWithStorageCapacity: a CSIDriver with spec.storageCapacity."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
+            "spec": {"storageCapacity": storage_capacity}}
+
+
+def csi_capacity(name: str, class_name: str, node_value: str | None, capacity: str = "",
+                 maximum: str = "") -> dict:
+    """makeCapacity: nodeTopology {} (every node), or matchLabels nodeKey: the node's; capacity and
+    maximumVolumeSize when given."""
+    doc = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+           "metadata": {"name": name, "namespace": "default"}, "storageClassName": dns(class_name),
+           "nodeTopology": {"matchLabels": {NODE_KEY: node_value}} if node_value is not None else {}}
+    if capacity:
+        doc["capacity"] = capacity
+    if maximum:
+        doc["maximumVolumeSize"] = maximum
+    return doc
+
+
+# Created in every TestVolumeBinding case (immediateSC, waitSC, waitHDDSC, waitSCWithStorageCapacity and
+# driverWithStorageCapacity).
 BINDING_CLASSES = [storage_class("immediate-sc", "Immediate"), storage_class("wait-sc", "WaitForFirstConsumer"),
-                   storage_class("wait-hdd-sc", "WaitForFirstConsumer")]
+                   storage_class("wait-hdd-sc", "WaitForFirstConsumer"),
+                   {**storage_class("wait-sc-with-storage-capacity", "WaitForFirstConsumer"),
+                    "provisioner": CAPACITY_DRIVER},
+                   csi_driver(CAPACITY_DRIVER, True)]
 
 
 def binding_node(name: str, labels: dict | None = None):
@@ -399,6 +430,7 @@ def _binding(name: str, nodes, storage, incoming, pre, filters):
 
 NODE_A = [binding_node("node-a")]
 THREE_NODES = [binding_node(f"node-{n}") for n in "abc"]
+CAPACITY_NODES = [binding_node(f"node-{n}", {NODE_KEY: f"node-{n}"}) for n in "abc"]
 BINDING_CASES = [
     _binding("pod has not pvcs", NODE_A, [], binding_pod(), SKIP, []),
     _binding("all bound", NODE_A,
@@ -446,6 +478,27 @@ BINDING_CASES = [
               zonal_pv("pv-a-0", "200Gi", "a"), zonal_pv("pv-a-1", "200Gi", "a"),
               zonal_pv("pv-b-0", "100Gi", "b"), zonal_pv("pv-b-1", "100Gi", "b")],
              binding_pod("pvc-a"), None, [(S, [])] * 4 + [(UU, [BIND_CONFLICT])] * 2),
+    # The StorageCapacityScoring cases: their Filter statuses (capacity checked per claim, not summed).
+    _binding("storage capacity score with static binds", CAPACITY_NODES,
+             [pvc("pvc-dynamic", "wait-sc-with-storage-capacity", request="10Gi"),
+              pvc("pvc-static", "wait-sc", request="50Gi"),
+              *(local_pv(f"pv-static-{n}", "wait-sc", "100Gi", f"node-{n}") for n in "abc"),
+              csi_capacity("node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi"),
+              csi_capacity("node-b", "wait-sc-with-storage-capacity", "node-b", "50Gi"),
+              csi_capacity("node-c", "wait-sc-with-storage-capacity", "node-c", "10Gi")],
+             binding_pod("pvc-dynamic", "pvc-static"), None, FITS * 3),
+    _binding("dynamic provisioning with multiple PVCs of the same StorageClass", CAPACITY_NODES[:1],
+             [pvc("pvc-dynamic-0", "wait-sc-with-storage-capacity", request="50Gi"),
+              pvc("pvc-dynamic-1", "wait-sc-with-storage-capacity", request="50Gi"),
+              csi_capacity("node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi")],
+             binding_pod("pvc-dynamic-0", "pvc-dynamic-1"), None, FITS),
+    # "prefer node with maximum allocatable" differs from this case only in its shape and scores.
+    _binding("prefer node with least allocatable", CAPACITY_NODES,
+             [pvc("pvc-dynamic", "wait-sc-with-storage-capacity", request="10Gi"),
+              csi_capacity("node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi"),
+              csi_capacity("node-b", "wait-sc-with-storage-capacity", "node-b", "20Gi"),
+              csi_capacity("node-c", "wait-sc-with-storage-capacity", "node-c", "10Gi")],
+             binding_pod("pvc-dynamic"), None, FITS * 3),
 ]
 
 
@@ -455,18 +508,20 @@ def test_volume_binding(nodes, storage, incoming, pre, filters):
 
 
 # ------------------------------------------------------------------------------------------------ binder_test.go
-# TestFindPodVolumesWithoutProvisioning / TestFindPodVolumesWithProvisioning (their "no CSIDriver" runs: a CSIDriver
-# with capacity tracking needs CSIStorageCapacity, not modelled) through PreFilter and Filter on node1: upstream's
-# reasons are the Filter's; `shouldFail` (an error from GetPodVolumeClaims, or unbound immediate claims) is a PreFilter
-# rejection, whose message upstream's test does not check. The expected bindings (PodVolumes) are left out.
-# binder_test.go's objects: claims in "testns" with uid "pvc-uid"; volumes Available, node-local by nodeKey.
-NODE_KEY = "nodeKey"
+# TestFindPodVolumesWithoutProvisioning / TestFindPodVolumesWithProvisioning (each scenario run with no CSIDriver, and
+# with the provisioner's CSIDriver with and without capacity tracking: with it, a `needsCapacity` scenario fails on
+# ErrReasonNotEnoughSpace as well, there being no CSIStorageCapacity) and TestCapacity, through PreFilter and Filter
+# on node1: upstream's reasons are the Filter's (checkReasons sorts them: order is not compared); `shouldFail` (an
+# error from GetPodVolumeClaims, or unbound immediate claims) is a PreFilter rejection, whose message upstream's test
+# does not check. The expected bindings (PodVolumes) are left out. binder_test.go's objects: claims in "testns" with
+# uid "pvc-uid"; volumes Available, node-local by nodeKey.
+PROVISIONER = "test-provisioner"
 BINDER_CLASSES = [
-    {**storage_class("waitClassWithProvisioner", "WaitForFirstConsumer"), "provisioner": "test-provisioner",
+    {**storage_class("waitClassWithProvisioner", "WaitForFirstConsumer"), "provisioner": PROVISIONER,
      "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["node1", "reference-value"]}]}]},
     storage_class("immediateClass", "Immediate"),
     storage_class("waitClass", "WaitForFirstConsumer"),
-    {**storage_class("topoMismatchClass", "WaitForFirstConsumer"), "provisioner": "test-provisioner",
+    {**storage_class("topoMismatchClass", "WaitForFirstConsumer"), "provisioner": PROVISIONER,
      "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["reference-value"]}]}]},
 ]
 
@@ -530,17 +585,18 @@ def binder_pod(*claim_docs: dict, ephemeral: str = "") -> _m.Pod:
                                   "spec": {"containers": [], "volumes": volumes}})
 
 
-def _binder(test: str, name: str, claims: list[dict], volumes: list[dict], reasons, incoming=None, cached=None):
+def _binder(test: str, name: str, claims: list[dict], volumes: list[dict], reasons, incoming=None, cached=None,
+            needs_capacity: bool = False):
     """A scenario: the pod's claims (also the cached ones unless `cached`), the volumes, and upstream's reasons
-    (FAILS: shouldFail)."""
+    (FAILS: shouldFail); `needs_capacity`: TestFindPodVolumesWithProvisioning's needsCapacity."""
     incoming = binder_pod(*claims) if incoming is None else incoming
     storage = (claims if cached is None else cached) + volumes
-    return pytest.param(storage, incoming, reasons, id=f"{test}/{name}")
+    return test, name, storage, incoming, reasons, needs_capacity
 
 
 WITHOUT = "TestFindPodVolumesWithoutProvisioning"
 WITH = "TestFindPodVolumesWithProvisioning"
-BINDER_CASES = [
+BINDER_SCENARIOS = [
     _binder(WITHOUT, "no-volumes", [], [], []),
     _binder(WITHOUT, "pvc-not-found", [BOUND_PVC], [], FAILS, cached=[]),
     _binder(WITHOUT, "bound-pvc", [BOUND_PVC], [PV_BOUND], []),
@@ -567,16 +623,53 @@ BINDER_CASES = [
             incoming=binder_pod(ephemeral="test-volume"), cached=[OWNED_GENERIC_PVC]),
     _binder(WITHOUT, "generic-ephemeral,wrong-pvc", [], [PV_BOUND_GENERIC], FAILS,
             incoming=binder_pod(ephemeral="test-volume"), cached=[GENERIC_PVC]),
-    _binder(WITH, "one-provisioned", [PROVISIONED_PVC], [], []),
-    _binder(WITH, "two-unbound-pvcs,one-matched,one-provisioned", [UNBOUND_PVC, PROVISIONED_PVC], [PV_NODE1A], []),
-    _binder(WITH, "one-bound,one-provisioned", [BOUND_PVC, PROVISIONED_PVC], [PV_BOUND], []),
-    _binder(WITH, "one-binding,one-selected-node", [BOUND_PVC, SELECTED_NODE_PVC], [PV_BOUND], []),
+    _binder(WITH, "one-provisioned", [PROVISIONED_PVC], [], [], needs_capacity=True),
+    _binder(WITH, "two-unbound-pvcs,one-matched,one-provisioned", [UNBOUND_PVC, PROVISIONED_PVC], [PV_NODE1A], [],
+            needs_capacity=True),
+    _binder(WITH, "one-bound,one-provisioned", [BOUND_PVC, PROVISIONED_PVC], [PV_BOUND], [], needs_capacity=True),
+    _binder(WITH, "one-binding,one-selected-node", [BOUND_PVC, SELECTED_NODE_PVC], [PV_BOUND], [],
+            needs_capacity=True),
     _binder(WITH, "immediate-unbound-pvc", [IMMEDIATE_UNBOUND_PVC], [], FAILS),
     _binder(WITH, "one-immediate-bound,one-provisioned", [IMMEDIATE_BOUND_PVC, PROVISIONED_PVC],
-            [PV_BOUND_IMMEDIATE], []),
+            [PV_BOUND_IMMEDIATE], [], needs_capacity=True),
     _binder(WITH, "invalid-provisioner", [NO_PROVISIONER_PVC], [], [BIND_CONFLICT]),
     _binder(WITH, "volume-topology-unsatisfied", [TOPO_MISMATCH_PVC], [], [BIND_CONFLICT]),
 ]
+# The CSIDriver runs: "no CSIDriver", "CSIDriver with capacity tracking", "CSIDriver without capacity tracking".
+DRIVER_RUNS = {"no CSIDriver": None, "CSIDriver with capacity tracking": True,
+               "CSIDriver without capacity tracking": False}
+BINDER_CASES = [
+    pytest.param(storage + ([] if tracking is None else [csi_driver(PROVISIONER, tracking)]), incoming,
+                 FAILS if reasons == FAILS else reasons + ([NOT_ENOUGH_SPACE] if needs and tracking else []),
+                 id=f"{test}/{run}/{name}")
+    for run, tracking in DRIVER_RUNS.items() for test, name, storage, incoming, reasons, needs in BINDER_SCENARIOS]
+
+# TestCapacity: provisionedPVC with the provisioner's CSIDriver (StorageCapacity true, then false: without it no
+# scenario fails) and the scenario's CSIStorageCapacity objects. makeCapacity names them all "net"; the API server
+# takes one object of a name, so "multiple"'s three are named apart here (upstream's fake informer keeps the last
+# of the same key, node1Capacity, on which the scenario succeeds either way).
+NETWORK_ATTACHED = csi_capacity("net", "waitClassWithProvisioner", None, "1Gi")
+NODE1_CAPACITY = csi_capacity("net", "waitClassWithProvisioner", "node1", "1Gi")
+NODE2_CAPACITY = csi_capacity("net", "waitClassWithProvisioner", "node2", "1Gi")
+CAPACITY_SCENARIOS = {
+    "network-attached": ([NETWORK_ATTACHED], []),
+    "local-storage": ([NODE1_CAPACITY], []),
+    "multiple": ([{**NETWORK_ATTACHED, "metadata": {"name": "net-0", "namespace": "default"}},
+                  {**NODE2_CAPACITY, "metadata": {"name": "net-1", "namespace": "default"}}, NODE1_CAPACITY], []),
+    "no-storage": ([], [NOT_ENOUGH_SPACE]),
+    "wrong-node": ([csi_capacity("net", "waitClassWithProvisioner", "node2", "1Gi")], [NOT_ENOUGH_SPACE]),
+    "wrong-storage-class": ([csi_capacity("net", "waitClass", "node1", "1Gi")], [NOT_ENOUGH_SPACE]),
+    "insufficient-storage": ([csi_capacity("net", "waitClassWithProvisioner", "node1", "1Mi")], [NOT_ENOUGH_SPACE]),
+    "insufficient-volume-size": ([csi_capacity("net", "waitClassWithProvisioner", "node1", "1Gi", "1Mi")],
+                                 [NOT_ENOUGH_SPACE]),
+    "zero-storage": ([csi_capacity("net", "waitClassWithProvisioner", "node1", "0Mi")], [NOT_ENOUGH_SPACE]),
+    "zero-volume-size": ([csi_capacity("net", "waitClassWithProvisioner", "node1", "", "0Mi")], [NOT_ENOUGH_SPACE]),
+    "nil-storage": ([csi_capacity("net", "waitClassWithProvisioner", "node1")], [NOT_ENOUGH_SPACE]),
+}
+BINDER_CASES += [
+    pytest.param([PROVISIONED_PVC, csi_driver(PROVISIONER, opt_in), *capacities], binder_pod(PROVISIONED_PVC),
+                 reasons if opt_in else [], id=f"TestCapacity/CSIDriver.StorageCapacity={str(opt_in).lower()}/{name}")
+    for opt_in in (True, False) for name, (capacities, reasons) in CAPACITY_SCENARIOS.items()]
 
 
 @pytest.mark.parametrize("storage, incoming, reasons", BINDER_CASES)
@@ -588,7 +681,8 @@ def test_find_pod_volumes(storage, incoming, reasons):
     elif not incoming.spec.volumes:
         assert (pre, filters) == (SKIP, [])
     else:
-        assert (pre, filters) == (None, [(UU, reasons) if reasons else (S, [])])
+        assert pre is None and [(code, sorted(got)) for code, got in filters] == [
+            (UU, sorted(reasons)) if reasons else (S, [])]
 
 
 # ------------------------------------------------------------------------------------------------ csi_test.go
@@ -673,24 +767,33 @@ EPHEMERAL_WITH_CONFIGMAP_AND_SECRET = csi_pod("abc", namespace="test",
 MISSING_ABC_XYZ = [(UU, ['looking up PVC test/abc-xyz: persistentvolumeclaims "abc-xyz" not found'
                          .replace("persistentvolumeclaims", "persistentvolumeclaim")])]
 MIGRATION = "CSI migration (in-tree volumes and provisioners translated to CSI drivers) is not modelled"
-ATTACHMENTS = "VolumeAttachment objects are not modelled"
+
+
+def csi_attachments(count: int, drivers: tuple[str, ...]) -> list[dict]:
+    """buildFakeClientWithVALister: per driver, `count` VolumeAttachments "va-<driver>-<j>" on the node, attacher the
+    driver, of the fixture's volume "csi-<driver>-<j>"."""
+    return [{"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+             "metadata": {"name": dns(f"va-{driver}-{j}".replace("/", "-"))},
+             "spec": {"nodeName": CSI_NODE, "attacher": driver, "source": {"persistentVolumeName": csi_name(driver, j)}}}
+            for driver in drivers for j in range(count)]
 
 
 def _csi(test: str, incoming, existing=(), drivers=(EBS_CSI,), limit: int | None = None, extra=(), pre=None,
-         filters=FITS, skip: str = ""):
-    """One TestCSILimits case: `limit` None is limitSource "csinode-with-no-limit"; `pre`/`filters` upstream's
-    wantPreFilterStatus / wantStatus."""
+         filters=FITS, skip: str = "", attachments: int = 0):
+    """One TestCSILimits case: `limit` None is limitSource "csinode-with-no-limit"; `attachments` vaCount; `pre` /
+    `filters` upstream's wantPreFilterStatus / wantStatus."""
     marks = [pytest.mark.skip(reason=skip)] if skip else []
-    return pytest.param(incoming, tuple(existing), tuple(drivers), limit, list(extra), pre, filters, marks=marks,
+    return pytest.param(incoming, tuple(existing), tuple(drivers), limit,
+                        [*extra, *csi_attachments(attachments, drivers)], pre, filters, marks=marks,
                         id=f"TestCSILimits/{test}")
 
 
 EPHEMERAL_CLAIM = owned_claim(EPHEMERAL_POD, "xyz")
 CSI_CASES = [
+    # the pod's own volume csi-ebs-0 is attached already: counted once attached and once new, as upstream counts it
     _csi("should count VolumeAttachments towards volume limit when no pods exist", EBS_ONE, limit=2,
-         filters=EXCEEDED, skip=ATTACHMENTS),
-    _csi("should schedule pod when VolumeAttachments count does not exceed limit", EBS_ONE, limit=2,
-         skip=ATTACHMENTS),
+         filters=EXCEEDED, attachments=2),
+    _csi("should schedule pod when VolumeAttachments count does not exceed limit", EBS_ONE, limit=2, attachments=1),
     _csi("fits when node volume limit >= new pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], limit=4),
     _csi("doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], limit=2,
          filters=EXCEEDED),

@@ -46,6 +46,48 @@ from phalanx.cluster_models import InputError, load_text
     ("apiVersion: storage.k8s.io/v1beta1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: p\n",
      'StorageClass s: apiVersion: unknown version "storage.k8s.io/v1beta1" of StorageClass (served: '
      'storage.k8s.io/v1)'),
+    # CSIDriver (ValidateCSIDriver after SetDefaults_CSIDriver), CSIStorageCapacity, VolumeAttachment
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: example.com/csi}\n",
+     "CSIDriver example.com/csi: metadata.name: must be a DNS subdomain: lowercase letters, digits, '-' and '.', each "
+     "'.'-separated part starting and ending with a letter or digit (got \"example.com/csi\")"),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\nspec: {fsGroupPolicy: Any}\n",
+     'CSIDriver d: spec.fsGroupPolicy: Unsupported value: "Any": supported values: "File", "None", '
+     '"ReadWriteOnceWithFSType"'),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
+     "spec: {tokenRequests: [{audience: a}, {audience: a}]}\n",
+     'CSIDriver d: spec.tokenRequests[1].audience: Duplicate value: "a"'),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\nspec: {volumeLifecycleModes: [Once]}\n",
+     'CSIDriver d: spec.volumeLifecycleModes: Unsupported value: "Once": supported values: "Persistent", "Ephemeral"'),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
+     "spec: {nodeAllocatableUpdatePeriodSeconds: 5}\n",
+     "CSIDriver d: spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: 5: must be greater than or equal to 10 "
+     "seconds"),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: c, namespace: kube-system}\n"
+     "storageClassName: fast\ncapacity: -1Gi\n",
+     'CSIStorageCapacity kube-system/c: capacity: Invalid value: "-1Gi": must be greater than or equal to 0'),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: c}\ncapacity: 1Gi\n",
+     "CSIStorageCapacity default/c: storageClassName: Invalid value: \"\": must be a DNS subdomain: lowercase letters, "
+     "digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit (got \"\")"),
+    ("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: c}\nstorageClassName: fast\n"
+     "nodeTopology: {matchExpressions: [{key: zone, operator: In}]}\n",
+     "CSIStorageCapacity default/c: nodeTopology.matchExpressions[0].values: Required value: must be specified when "
+     "`operator` is 'In' or 'NotIn'"),
+    ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+     "spec: {nodeName: n0, source: {persistentVolumeName: pv}}\n",
+     "VolumeAttachment a: spec.attacher: Required value"),
+    ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+     "spec: {attacher: csi.example.com, nodeName: n0, source: {}}\n",
+     "VolumeAttachment a: spec.source: Required value: must specify exactly one of inlineVolumeSpec and "
+     "persistentVolumeName"),
+    ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+     "spec: {attacher: csi.example.com, nodeName: n0, source: {persistentVolumeName: pv, inlineVolumeSpec: {}}}\n",
+     "VolumeAttachment a: spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and "
+     "persistentVolumeName"),
+    ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+     "spec: {attacher: example.com/csi, nodeName: n0, source: {persistentVolumeName: pv}}\n",
+     "VolumeAttachment a: spec.attacher: Invalid value: \"example.com/csi\": must be a DNS subdomain: lowercase "
+     "letters, digits, '-' and '.', each '.'-separated part starting and ending with a letter or digit (got "
+     "\"example.com/csi\")"),
 ])
 def test_storage_objects_are_validated_as_the_api_server_does(text, message):
     with pytest.raises(InputError) as error:
@@ -469,3 +511,57 @@ def test_volume_pods_follow_the_binding_log_through_cuts_and_removals():
     assert seen() == plain() == [(0, "default/a"), (1, "default/e")]
     tensors.unbind("default/a")
     assert seen() == plain() == [(1, "default/e")]
+
+
+# -- CSI storage capacity (hasEnoughCapacity) ----------------------------------------------------------------------
+def _capacity(name, cls, host=None, capacity=None, maximum=None):
+    doc = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+           "metadata": {"name": name, "namespace": "kube-system"}, "storageClassName": cls}
+    if host is not None:
+        doc["nodeTopology"] = {"matchLabels": {"kubernetes.io/hostname": host}}
+    if capacity is not None:
+        doc["capacity"] = capacity
+    if maximum is not None:
+        doc["maximumVolumeSize"] = maximum
+    return doc
+
+
+CAPACITY_DRIVER = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "csi.example.com"},
+                   "spec": {"storageCapacity": True}}
+
+
+def test_provisioning_needs_a_storage_capacity_that_holds_the_claim():
+    # Class lvm provisions with csi.example.com, whose CSIDriver tracks capacity. n0 publishes 10Gi but volumes of at
+    # most 4Gi (maximumVolumeSize wins over capacity): the 5Gi claim does not fit. n1 publishes 5Gi (exactly the
+    # request: enough). n2 publishes nothing (a capacity without nodeTopology reaches no node). So p goes to n1 and
+    # its claim is selected there; q's 6Gi claim fits nowhere: every node "did not have enough free storage".
+    c = cluster([storage_class("lvm", provisioner="csi.example.com"), CAPACITY_DRIVER,
+                 _capacity("n0", "lvm", "n0", "10Gi", "4Gi"), _capacity("n1", "lvm", "n1", "5Gi"),
+                 _capacity("none", "lvm", capacity="100Gi"),
+                 pvc("d", "5Gi", "lvm"), pvc("e", "6Gi", "lvm")])
+    got = run(c, [pod_with("p", [claim_volume("d")]), pod_with("q", [claim_volume("e")])])
+    assert got["default/p"] == "n1" and c.volumes.selected == {"default/d": "n1"}
+    assert got["default/q"] == ("0/3 nodes are available: 3 node(s) did not have enough free storage."
+                                + NO_PREEMPTION.format(n=3))
+
+
+def test_capacity_is_not_checked_without_a_tracking_csidriver():
+    # The same objects but storageCapacity false (or no CSIDriver): capacity never limits provisioning, so p takes
+    # the first node, n0.
+    for driver in ([], [{**CAPACITY_DRIVER, "spec": {"storageCapacity": False}}]):
+        c = cluster([storage_class("lvm", provisioner="csi.example.com"), *driver, pvc("d", "5Gi", "lvm"),
+                     _capacity("n1", "lvm", "n1", "1Gi")])
+        assert run(c, [pod_with("p", [claim_volume("d")])]) == {"default/p": "n0"}
+
+
+def test_the_first_claim_to_provision_that_fails_gives_the_reason():
+    # Two claims to provision on each node, checked smallest first (checkVolumeProvisions stops at the first that
+    # fails). Claim small (1Gi, class lvm: capacity tracked, no capacity published) fails first everywhere: the reason
+    # is "did not have enough free storage" alone, although claim big's class (zone b only) fails n0 and n2 too.
+    c = cluster([storage_class("lvm", provisioner="csi.example.com"), CAPACITY_DRIVER,
+                 storage_class("zonal", provisioner="csi.example.com", zones=["b"]),
+                 pvc("small", "1Gi", "lvm"), pvc("big", "2Gi", "zonal")],
+                labels={0: {ZONE: "a"}, 1: {ZONE: "b"}, 2: {ZONE: "c"}})
+    got = run(c, [pod_with("p", [claim_volume("big"), claim_volume("small")])])
+    assert got["default/p"] == ("0/3 nodes are available: 3 node(s) did not have enough free storage."
+                                + NO_PREEMPTION.format(n=3))

@@ -1,4 +1,4 @@
-"""The volume plugins (VolumeRestrictions, VolumeBinding, VolumeZone) against the plain reference
+"""The volume plugins (VolumeRestrictions, VolumeBinding, VolumeZone, NodeVolumeLimits) against the plain reference
 (tests/reference/volumes.py) on random clusters with storage: per node the Filter statuses, and whole runs."""
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _cluster(nodes, pods, classes, docs) -> Cluster:
 def _storage(docs) -> Storage:
     objects = parse_objects(docs)
     return Storage.from_objects(objects.persistent_volumes, objects.persistent_volume_claims,
-                                objects.storage_classes, objects.csi_nodes)
+                                objects.storage_classes, objects.csi_nodes, objects.csi_drivers,
+                                objects.csi_storage_capacities, objects.volume_attachments)
 
 
 @given(storage_clusters())

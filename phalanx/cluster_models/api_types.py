@@ -33,8 +33,11 @@ ROOTS: dict[str, str] = {
     "scheduling.k8s.io/v1 PriorityClass": "scheduling/v1.PriorityClass",
     "scheduling.k8s.io/v1alpha2 PodGroup": "scheduling/v1alpha2.PodGroup",
     "scheduling.k8s.io/v1alpha2 Workload": "scheduling/v1alpha2.Workload",
+    "storage.k8s.io/v1 CSIDriver": "storage/v1.CSIDriver",
     "storage.k8s.io/v1 CSINode": "storage/v1.CSINode",
+    "storage.k8s.io/v1 CSIStorageCapacity": "storage/v1.CSIStorageCapacity",
     "storage.k8s.io/v1 StorageClass": "storage/v1.StorageClass",
+    "storage.k8s.io/v1 VolumeAttachment": "storage/v1.VolumeAttachment",
     "v1 Namespace": "core/v1.Namespace",
     "v1 Node": "core/v1.Node",
     "v1 PersistentVolume": "core/v1.PersistentVolume",
@@ -1350,6 +1353,14 @@ STRUCTS: dict[str, str] = {
         "controllerRef:scheduling/v1alpha2.TypedLocalObjectReference "
         "podGroupTemplates:[]scheduling/v1alpha2.PodGroupTemplate"
     ),
+    "storage/v1.CSIDriver": (
+        "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:storage/v1.CSIDriverSpec"
+    ),
+    "storage/v1.CSIDriverSpec": (
+        "attachRequired:bool fsGroupPolicy:string nodeAllocatableUpdatePeriodSeconds:int64 podInfoOnMount:bool "
+        "preventPodSchedulingIfMissing:bool requiresRepublish:bool seLinuxMount:bool serviceAccountTokenInSecrets:bool "
+        "storageCapacity:bool tokenRequests:[]storage/v1.TokenRequest volumeLifecycleModes:[]string"
+    ),
     "storage/v1.CSINode": (
         "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:storage/v1.CSINodeSpec"
     ),
@@ -1359,10 +1370,34 @@ STRUCTS: dict[str, str] = {
     "storage/v1.CSINodeSpec": (
         "drivers:[]storage/v1.CSINodeDriver"
     ),
+    "storage/v1.CSIStorageCapacity": (
+        "apiVersion:string capacity:Quantity kind:string maximumVolumeSize:Quantity metadata:meta/v1.ObjectMeta "
+        "nodeTopology:meta/v1.LabelSelector storageClassName:string"
+    ),
     "storage/v1.StorageClass": (
         "allowVolumeExpansion:bool allowedTopologies:[]core/v1.TopologySelectorTerm apiVersion:string kind:string "
         "metadata:meta/v1.ObjectMeta mountOptions:[]string parameters:map[string]string provisioner:string "
         "reclaimPolicy:string volumeBindingMode:string"
+    ),
+    "storage/v1.TokenRequest": (
+        "audience:string expirationSeconds:int64"
+    ),
+    "storage/v1.VolumeAttachment": (
+        "apiVersion:string kind:string metadata:meta/v1.ObjectMeta spec:storage/v1.VolumeAttachmentSpec "
+        "status:storage/v1.VolumeAttachmentStatus"
+    ),
+    "storage/v1.VolumeAttachmentSource": (
+        "inlineVolumeSpec:core/v1.PersistentVolumeSpec persistentVolumeName:string"
+    ),
+    "storage/v1.VolumeAttachmentSpec": (
+        "attacher:string nodeName:string source:storage/v1.VolumeAttachmentSource"
+    ),
+    "storage/v1.VolumeAttachmentStatus": (
+        "attachError:storage/v1.VolumeError attached:bool attachmentMetadata:map[string]string "
+        "detachError:storage/v1.VolumeError"
+    ),
+    "storage/v1.VolumeError": (
+        "errorCode:int32 message:string time:Time"
     ),
     "storage/v1.VolumeNodeResources": (
         "count:int32"

@@ -40,7 +40,8 @@ from .disruption import PodDisruptionBudget
 from .errors import InputError, member_path, validation_problem
 from .json_stream import STREAM_MIN_CHARS, NotStreamable, Renamed, StreamedItems, decode, streamed_list
 from .jobs import BATCH_V1, JOB_RESTART_POLICIES, Job
-from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from .storage import (CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass,
+                      VolumeAttachment)
 from .objects import (RAISE, UNKNOWN_FIELDS, Namespace, Node, Pod, PriorityClass, UnknownField, dns_label_problem,
                       dns_subdomain_problem, label_value_problem, labels_problem, meta_problem, node_manifest_problem,
                       pod_spec_manifest_problem, priority_class_manifest_problem)
@@ -76,6 +77,9 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "PersistentVolumeClaim": ("", PersistentVolumeClaim),
     "StorageClass": ("storage.k8s.io", StorageClass),
     "CSINode": ("storage.k8s.io", CSINode),
+    "CSIDriver": ("storage.k8s.io", CSIDriver),
+    "CSIStorageCapacity": ("storage.k8s.io", CSIStorageCapacity),
+    "VolumeAttachment": ("storage.k8s.io", VolumeAttachment),
 }
 READ_KINDS = frozenset(_MODELS)       # the kinds read (tools/gen_api_types.py tables their fields' Go types)
 
@@ -102,6 +106,8 @@ _SERVED: dict[str, tuple[str, ...]] = {
     "Service": ("v1",), "ReplicationController": ("v1",),
     "PersistentVolume": ("v1",), "PersistentVolumeClaim": ("v1",),
     "StorageClass": ("storage.k8s.io/v1",), "CSINode": ("storage.k8s.io/v1",),
+    "CSIDriver": ("storage.k8s.io/v1",), "CSIStorageCapacity": ("storage.k8s.io/v1",),
+    "VolumeAttachment": ("storage.k8s.io/v1",),
     "CronJob": (BATCH_V1, "batch/v1beta1"),
     **{kind: (APPS_V1, "apps/v1beta2", "apps/v1beta1") for kind, (group, _) in CONTROLLER_KINDS.items()
        if group == "apps"},
@@ -109,9 +115,9 @@ _SERVED: dict[str, tuple[str, ...]] = {
        for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
 }
 _NAMESPACED = ("Pod", "Workload", "PodGroup", "Job", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
-               "Service", "PersistentVolumeClaim", *CONTROLLER_KINDS)
+               "Service", "PersistentVolumeClaim", "CSIStorageCapacity", *CONTROLLER_KINDS)
 _NAMESPACED_TYPES = (Pod, Workload, WorkloadV1Alpha1, PodGroup, Job, PodDisruptionBudget, ResourceClaim,
-                     ResourceClaimTemplate, Service, PersistentVolumeClaim, *CONTROLLER_TYPES)
+                     ResourceClaimTemplate, Service, PersistentVolumeClaim, CSIStorageCapacity, *CONTROLLER_TYPES)
 
 # The kinds of the API groups built into the v1.36 API server (custom resources live in groups with a dot in their
 # name that are not these): a kind these groups do not have, or a group without a dot that is none of them
@@ -201,6 +207,9 @@ class ClusterObjects:
     persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    csi_drivers: list[CSIDriver] = field(default_factory=list)
+    csi_storage_capacities: list[CSIStorageCapacity] = field(default_factory=list)
+    volume_attachments: list[VolumeAttachment] = field(default_factory=list)
 
 
 def _construct_mapping_once_per_key(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode,
@@ -800,12 +809,13 @@ class _Collector:
             identity = shown = obj.key
             bucket = self.objects.pods
         elif isinstance(obj, (Workload, PodGroup, Job, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget,
-                              PersistentVolumeClaim)):
+                              PersistentVolumeClaim, CSIStorageCapacity)):
             identity, shown = obj.key, obj.key
             bucket = {Workload: self.objects.workloads, PodGroup: self.objects.pod_groups,
                       Job: self.objects.jobs, PodDisruptionBudget: self.objects.pdbs, ResourceClaim: self.objects.resource_claims,
                       ResourceClaimTemplate: self.objects.resource_claim_templates,
-                      PersistentVolumeClaim: self.objects.persistent_volume_claims}[type(obj)]
+                      PersistentVolumeClaim: self.objects.persistent_volume_claims,
+                      CSIStorageCapacity: self.objects.csi_storage_capacities}[type(obj)]
         elif isinstance(obj, (Service, *CONTROLLER_TYPES)):
             identity, shown = obj.key, obj.key
             bucket = self.objects.services if isinstance(obj, Service) else self.objects.controllers
@@ -816,7 +826,9 @@ class _Collector:
             identity, shown = obj.metadata.name, f'"{obj.metadata.name}"'
             bucket = {Node: self.objects.nodes, Namespace: self.objects.namespaces,
                       PriorityClass: self.objects.priority_classes, PersistentVolume: self.objects.persistent_volumes,
-                      StorageClass: self.objects.storage_classes, CSINode: self.objects.csi_nodes}[type(obj)]
+                      StorageClass: self.objects.storage_classes, CSINode: self.objects.csi_nodes,
+                      CSIDriver: self.objects.csi_drivers,
+                      VolumeAttachment: self.objects.volume_attachments}[type(obj)]
         kind = type(obj).__name__
         if (kind, identity) in self._names:
             if (kind, identity) in self._generated:

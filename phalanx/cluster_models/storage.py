@@ -1,8 +1,9 @@
 """Storage objects the volume plugins read: v1 PersistentVolume and PersistentVolumeClaim, storage.k8s.io/v1
-StorageClass and CSINode. Only the fields the scheduler's volume plugins read are modelled, validated as the API
-server validates them (pkg/apis/core/validation ValidatePersistentVolume / ValidatePersistentVolumeClaim,
-pkg/apis/storage/validation), and defaulted as it defaults them (a StorageClass's volumeBindingMode Immediate, a
-claim's or volume's volumeMode Filesystem).
+StorageClass, CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment. Only the fields the scheduler's volume
+plugins read are modelled, validated as the API server validates them (pkg/apis/core/validation
+ValidatePersistentVolume / ValidatePersistentVolumeClaim, pkg/apis/storage/validation ValidateCSIDriver,
+ValidateCSIStorageCapacity, ValidateVolumeAttachment(V1)), and defaulted as it defaults them (a StorageClass's
+volumeBindingMode Immediate, a claim's or volume's volumeMode Filesystem, a CSIDriver's storageCapacity false).
 
 Quantities of storage stay exact (`fractions.Fraction`): upstream compares them with Quantity.Cmp (the smallest
 volume that fits, claims sorted by their request).
@@ -12,9 +13,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, check_subdomain_name, go_quote
+from .objects import (Int64, K8sModel, LabelSelector, NodeSelector, ObjectMeta, check_subdomain_name, dns_subdomain_problem,
+                      go_quote, selector_problems)
 from .quantity import QuantityError, decode_quantity
 
 # Annotations the scheduler reads (component-helpers/storage/volume, k8s.io/api/core/v1).
@@ -265,6 +267,184 @@ class CSINode(K8sModel):
                 raise ValueError(f"spec.drivers[{i}].allocatable.count: Invalid value: {driver.allocatable.count}: "
                                  f"must be greater than or equal to 0")
         return self
+
+
+class TokenRequest(K8sModel):
+    audience: str = ""
+    expiration_seconds: Int64 | None = None
+
+
+class CSIDriverSpec(K8sModel):
+    storage_capacity: StrictBool = False      # SetDefaults_CSIDriver: absent is false
+    fs_group_policy: str | None = None
+    volume_lifecycle_modes: list[str] = Field(default_factory=list)
+    token_requests: list[TokenRequest] = Field(default_factory=list)
+    node_allocatable_update_period_seconds: Int64 | None = None
+    service_account_token_in_secrets: StrictBool | None = None
+
+
+FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")      # sorted, as NotSupported lists them
+LIFECYCLE_MODES = ("Persistent", "Ephemeral")
+
+
+class CSIDriver(K8sModel):
+    """storage.k8s.io/v1 CSIDriver, named after its driver. VolumeBinding reads spec.storageCapacity: whether the
+    driver's CSIStorageCapacity objects bound what it can provision (hasEnoughCapacity)."""
+    kind: str = "CSIDriver"
+    metadata: ObjectMeta
+    spec: CSIDriverSpec = Field(default_factory=CSIDriverSpec)
+
+    @model_validator(mode="after")
+    def _object_rules(self) -> CSIDriver:
+        """validateCSIDriverSpec after defaulting (attachRequired, podInfoOnMount, storageCapacity and seLinuxMount
+        are then set, so never missing)."""
+        check_subdomain_name(self.metadata)
+        spec = self.spec
+        if spec.fs_group_policy is not None and spec.fs_group_policy not in FS_GROUP_POLICIES:
+            raise ValueError(f"spec.fsGroupPolicy: Unsupported value: {go_quote(spec.fs_group_policy)}: supported "
+                             f"values: {', '.join(go_quote(p) for p in FS_GROUP_POLICIES)}")
+        audiences = set()
+        for i, request in enumerate(spec.token_requests):
+            if request.audience in audiences:
+                raise ValueError(f"spec.tokenRequests[{i}].audience: Duplicate value: {go_quote(request.audience)}")
+            audiences.add(request.audience)
+            seconds = request.expiration_seconds
+            if seconds is not None and seconds < 600:
+                raise ValueError(f"spec.tokenRequests[{i}].expirationSeconds: Invalid value: {seconds}: may not "
+                                 f"specify a duration less than 10 minutes")
+            if seconds is not None and seconds > 1 << 32:
+                raise ValueError(f"spec.tokenRequests[{i}].expirationSeconds: Invalid value: {seconds}: may not "
+                                 f"specify a duration larger than 2^32 seconds")
+        for mode in spec.volume_lifecycle_modes:
+            if mode not in LIFECYCLE_MODES:
+                raise ValueError(f"spec.volumeLifecycleModes: Unsupported value: {go_quote(mode)}: supported values: "
+                                 f"{', '.join(go_quote(m) for m in LIFECYCLE_MODES)}")
+        period = spec.node_allocatable_update_period_seconds
+        if period is not None and period < 10:
+            raise ValueError(f"spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: {period}: must be greater "
+                             f"than or equal to 10 seconds")
+        if spec.service_account_token_in_secrets is not None and not spec.token_requests:
+            raise ValueError(f"spec.serviceAccountTokenInSecrets: Invalid value: "
+                             f"{str(spec.service_account_token_in_secrets).lower()}: serviceAccountTokenInSecrets is "
+                             f"set but no tokenRequests are specified")
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+def _optional_quantity(raw, path: str) -> Fraction | None:
+    """A Quantity field that may be absent (None), exact."""
+    if raw is None:
+        return None
+    try:
+        return decode_quantity(raw)
+    except QuantityError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+class CSIStorageCapacity(K8sModel):
+    """storage.k8s.io/v1 CSIStorageCapacity (namespaced): what a driver can provision for a StorageClass on the nodes
+    its nodeTopology selects; maximumVolumeSize, when set, bounds one volume more precisely than capacity."""
+    kind: str = "CSIStorageCapacity"
+    metadata: ObjectMeta
+    storage_class_name: str = ""
+    node_topology: LabelSelector | None = None      # nil: no node has access
+    capacity: object = None
+    maximum_volume_size: object = None
+
+    @model_validator(mode="after")
+    def _object_rules(self) -> CSIStorageCapacity:
+        check_subdomain_name(self.metadata)
+        if not self.metadata.namespace:
+            self.metadata.namespace = "default"
+        problems = selector_problems(self.node_topology, "nodeTopology")
+        if problems:
+            raise ValueError(problems[0])
+        problem = dns_subdomain_problem(self.storage_class_name)      # ValidateClassName
+        if problem is not None:
+            raise ValueError(f"storageClassName: Invalid value: {go_quote(self.storage_class_name)}: {problem}")
+        self._capacity = _optional_quantity(self.capacity, "capacity")
+        if self._capacity is not None and self._capacity < 0:
+            raise ValueError(f"capacity: Invalid value: {go_quote(str(self.capacity))}: must be greater than or "
+                             f"equal to 0")
+        self._maximum = _optional_quantity(self.maximum_volume_size, "maximumVolumeSize")
+        return self
+
+    @property
+    def key(self) -> str:
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+    @property
+    def volume_limit(self) -> Fraction | None:
+        """volumeLimit: maximumVolumeSize when set (the more precise bound), else capacity; None when neither."""
+        return self._maximum if self._maximum is not None else self._capacity
+
+    _capacity: Fraction | None = None
+    _maximum: Fraction | None = None
+
+
+class VolumeAttachmentSource(K8sModel):
+    persistent_volume_name: str | None = None
+    inline_volume_spec: dict | None = None          # a migrated in-tree volume's: not read (no CSI migration)
+
+
+class VolumeAttachmentSpec(K8sModel):
+    attacher: str = ""
+    source: VolumeAttachmentSource = Field(default_factory=VolumeAttachmentSource)
+    node_name: str = ""
+
+
+class VolumeAttachment(K8sModel):
+    """storage.k8s.io/v1 VolumeAttachment: a volume the attach/detach controller attaches (or attached) to a node
+    through a CSI driver (spec.attacher). NodeVolumeLimits counts those of a PersistentVolume against the node's
+    limit, whatever their status."""
+    kind: str = "VolumeAttachment"
+    metadata: ObjectMeta
+    spec: VolumeAttachmentSpec = Field(default_factory=VolumeAttachmentSpec)
+
+    @model_validator(mode="after")
+    def _object_rules(self) -> VolumeAttachment:
+        """ValidateVolumeAttachment then ValidateVolumeAttachmentV1 (the attacher a CSI driver name, the volume's
+        name a PersistentVolume's); an inline volume spec's own fields are not validated."""
+        check_subdomain_name(self.metadata)
+        spec, source = self.spec, self.spec.source
+        if not spec.attacher:
+            raise ValueError("spec.attacher: Required value")
+        if source.inline_volume_spec is None and source.persistent_volume_name is None:
+            raise ValueError("spec.source: Required value: must specify exactly one of inlineVolumeSpec and "
+                             "persistentVolumeName")
+        if source.inline_volume_spec is not None and source.persistent_volume_name is not None:
+            raise ValueError("spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and "
+                             "persistentVolumeName")
+        if source.persistent_volume_name == "":
+            raise ValueError("spec.source.persistentVolumeName: Required value: must specify non empty "
+                             "persistentVolumeName")
+        problem = dns_subdomain_problem(spec.node_name)                # ValidateNodeName
+        if problem is not None:
+            raise ValueError(f"spec.nodeName: Invalid value: {go_quote(spec.node_name)}: {problem}")
+        problem = csi_driver_name_problem(spec.attacher)
+        if problem is not None:
+            raise ValueError(f"spec.attacher: {problem}")
+        if source.persistent_volume_name is not None:
+            problem = dns_subdomain_problem(source.persistent_volume_name)
+            if problem is not None:
+                raise ValueError(f"spec.source.persistentVolumeName: Invalid value: "
+                                 f"{go_quote(source.persistent_volume_name)}: {problem}")
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+def csi_driver_name_problem(name: str) -> str | None:
+    """ValidateCSIDriverName (core validation): at most 63 characters, a DNS subdomain once lowercased."""
+    if len(name) > 63:
+        return "Too long: may not be more than 63 bytes"
+    problem = dns_subdomain_problem(name.lower())
+    return None if problem is None else f"Invalid value: {go_quote(name)}: {problem}"
 
 
 def default_class(classes: list[StorageClass]) -> StorageClass | None:

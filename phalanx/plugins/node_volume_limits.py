@@ -6,18 +6,21 @@ PreFilter skips a pod without claim-backed volumes (persistentVolumeClaim or gen
 the pod's volumes are keyed by driver and volume handle (a bound claim's CSI PersistentVolume), or, for a claim not
 bound yet (or bound to a volume that does not exist), by the provisioner of its class and the claim itself; volumes
 the node's pods already use are not new; for each driver with a limit on the node, the volumes in use plus the new
-ones must not exceed it (Unschedulable: removing pods can help). A node without a CSINode, or whose CSINode gives
-no count for a driver, has no limit for it. A claim of the pod that does not exist fails every node
-(UnschedulableAndUnresolvable: `looking up PVC ns/name: persistentvolumeclaim "name" not found`; in the default
-profile VolumeRestrictions' and VolumeBinding's PreFilters reject such a pod first), one of a pod on the node is not
-counted; a claim with no name, or an ephemeral
-volume's claim the pod does not own, is the Filter's Error.
+ones must not exceed it (Unschedulable: removing pods can help). In use are the node's pods' volumes and the
+volumes VolumeAttachments attach to the node (getNodeVolumeAttachmentInfo: those with an attacher and a CSI
+PersistentVolume that exists, keyed by attacher and the volume's handle, whatever their status), an attachment
+of a volume a pod there uses counted once; a volume of the pod that only an attachment holds stays new, so it
+counts twice, as upstream counts it. A node without a CSINode, or whose CSINode gives no count for a driver, has no
+limit for it. A claim of the pod that does not exist fails every node (UnschedulableAndUnresolvable: `looking up
+PVC ns/name: persistentvolumeclaim "name" not found`; in the default profile VolumeRestrictions' and
+VolumeBinding's PreFilters reject such a pod first), one of a pod on the node is not counted; a claim with no name,
+or an ephemeral volume's claim the pod does not own, is the Filter's Error.
 
 Not modelled (docs/semantics.md "Volumes"): in-tree volumes and in-tree provisioners translated to their CSI
 drivers (CSI migration: such volumes are not counted, nor is a class whose provisioner is an in-tree plugin name, as
-no CSINode limits a driver of that name), VolumeAttachment objects (only pods' volumes are in use on a node), the
-VolumeLimitScaling gate's CSIDriver check (alpha, off), and deferred resizes (InPlacePodVerticalScalingScheduler
-Preemption, alpha, off).
+no CSINode limits a driver of that name; nor are VolumeAttachments of inline volumes, which upstream passes over
+too), the VolumeLimitScaling gate's CSIDriver check (alpha, off), and deferred resizes
+(InPlacePodVerticalScalingSchedulerPreemption, alpha, off).
 """
 from __future__ import annotations
 
@@ -107,6 +110,20 @@ def driver_limits(book, tensors) -> dict[str, np.ndarray]:
     return out
 
 
+def attached_volumes(book, tensors) -> dict[int, dict[AttachableVolume, None]]:
+    """getNodeVolumeAttachmentInfo of every node: node id -> the volumes its VolumeAttachments attach, keyed as
+    the pods' volumes are (an attachment without a PersistentVolume name, or whose volume does not exist or is not
+    CSI, is passed over; the attacher names the driver)."""
+    out: dict[int, dict[AttachableVolume, None]] = {}
+    for attachment in book.attachments:
+        node = tensors.node_index.get(attachment.spec.node_name)
+        pv = book.volumes.get(attachment.spec.source.persistent_volume_name or "")
+        if node is None or pv is None or pv.spec.csi is None:
+            continue
+        out.setdefault(node, {})[AttachableVolume(attachment.spec.attacher, pv.spec.csi.volume_handle)] = None
+    return out
+
+
 def uses_claims(pod) -> bool:
     """Whether the pod has a claim-backed volume (the only kind whose volumes this plugin counts)."""
     return any(source in volume for volume in pod.spec.volumes for source in CLAIM_SOURCES)
@@ -133,9 +150,10 @@ class LimitsVerdict:
 class NodeVolumeLimits(VolumePlugin):
     name = "NodeVolumeLimits"
     # AssignedPod Delete (isSchedulableAfterAssignedPodDeleted). CSINode, PersistentVolumeClaim and VolumeAttachment
-    # events do not happen in phalanx: storage objects come from the input.
+    # events do not happen in phalanx: storage objects come from the input (VolumeAttachments are not deleted).
     events = frozenset({POD_DELETED, NOMINATED_POD_DELETED})
-    _limits_of: tuple | None = None        # (the CSINodes, the tensors, their node count, driver_limits of them)
+    # (the CSINodes and VolumeAttachments, the tensors, their node count, driver_limits and attached_volumes of them)
+    _limits_of: tuple | None = None
 
     def pre_filter(self, pod, cluster):
         book = cluster.volumes
@@ -152,8 +170,9 @@ class NodeVolumeLimits(VolumePlugin):
             return LimitsVerdict(np.full(n, ERROR, np.int8), payload, (new.error,))
         if not new:
             return LimitsVerdict(code, payload, ())
-        limits = self._limits(book, tensors)
-        # A node with no pod using a claim has nothing in use: every one of the pod's volumes is new there.
+        limits, attached = self._limits(book, tensors)
+        # A node with no pod using a claim and no attachment has nothing in use: every one of the pod's volumes is
+        # new there.
         wanted: dict[str, int] = {}
         for volume in new:
             wanted[volume.driver] = wanted.get(volume.driver, 0) + 1
@@ -163,12 +182,12 @@ class NodeVolumeLimits(VolumePlugin):
                 over |= (limits[driver] >= 0) & (limits[driver] < count)
         code[over] = UNSCHEDULABLE
         on_node = book.remembered(self.name, tensors, lambda: pods_with_claims(book, tensors))
-        for node, others in on_node.items():
+        for node in on_node.keys() | attached.keys():
             node_limits = {driver: int(count[node]) for driver, count in limits.items() if count[node] >= 0}
             if not node_limits:
                 continue
             in_use: dict[AttachableVolume, None] = {}
-            for other in others:
+            for other in on_node.get(node, ()):
                 found = attachable_volumes(other, book, new_pod=False)
                 if isinstance(found, VolumeError):
                     code[node], payload[node] = ERROR, len(errors)
@@ -176,15 +195,18 @@ class NodeVolumeLimits(VolumePlugin):
                     break
                 in_use.update(found)
             else:
-                code[node] = UNSCHEDULABLE if exceeds(new, in_use, node_limits) else SUCCESS
+                code[node] = UNSCHEDULABLE if exceeds(new, in_use, attached.get(node, {}), node_limits) else SUCCESS
         return LimitsVerdict(code, payload, tuple(errors))
 
-    def _limits(self, book, tensors) -> dict[str, np.ndarray]:
-        """driver_limits, made once per node table (CSINodes come from the input)."""
+    def _limits(self, book, tensors) -> tuple[dict[str, np.ndarray], dict[int, dict[AttachableVolume, None]]]:
+        """driver_limits and attached_volumes, made once per node table (CSINodes and VolumeAttachments come from
+        the input)."""
         made = self._limits_of
-        if made is None or made[0] is not book.csi_nodes or made[1] is not tensors or made[2] != tensors.nodes.size:
-            self._limits_of = made = (book.csi_nodes, tensors, tensors.nodes.size, driver_limits(book, tensors))
-        return made[3]
+        if made is None or made[0] is not book.csi_nodes or made[1] is not book.attachments \
+                or made[2] is not tensors or made[3] != tensors.nodes.size:
+            self._limits_of = made = (book.csi_nodes, book.attachments, tensors, tensors.nodes.size,
+                                      driver_limits(book, tensors), attached_volumes(book, tensors))
+        return made[4], made[5]
 
     def filter(self, xp, state, tensors):
         rows = tensors.node_rows
@@ -206,10 +228,12 @@ class NodeVolumeLimits(VolumePlugin):
         return any(uses_claims(other) for other in objects)
 
 
-def exceeds(new: dict[AttachableVolume, None], in_use: dict[AttachableVolume, None], limits: dict[str, int]) -> bool:
-    """Whether, for some driver with a limit, the volumes in use plus the pod's volumes not in use yet pass it."""
+def exceeds(new: dict[AttachableVolume, None], in_use: dict[AttachableVolume, None],
+            attached: dict[AttachableVolume, None], limits: dict[str, int]) -> bool:
+    """Whether, for some driver with a limit, the volumes in use (the pods', then the attachments' the pods do not
+    use) plus the pod's volumes the pods do not use yet pass it."""
     in_use_count: dict[str, int] = {}
-    for volume in in_use:
+    for volume in [*in_use, *(v for v in attached if v not in in_use)]:
         in_use_count[volume.driver] = in_use_count.get(volume.driver, 0) + 1
     new_count: dict[str, int] = {}
     for volume in new:

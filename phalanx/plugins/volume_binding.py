@@ -8,13 +8,16 @@ not bound yet must be of a WaitForFirstConsumer class, else the pod waits ("pod 
 PersistentVolumeClaims"). Filter, per node: a bound claim's volume must exist and its node affinity hold; each
 unbound claim (smallest request first) takes the smallest available volume of its class that fits (capacity, access
 modes, volume mode, selector, node affinity; a volume pre-bound to the claim wins outright), and a claim left
-without one must be provisionable there (its class has a provisioner and its allowedTopologies hold); a claim
+without one must be provisionable there (its class has a provisioner and its allowedTopologies hold) with enough
+storage (hasEnoughCapacity: when the provisioner's CSIDriver sets storageCapacity, a CSIStorageCapacity of the
+class whose nodeTopology selects the node and whose maximumVolumeSize, else capacity, holds the request); a claim
 already being provisioned for another node fails. Reserve binds the chosen volumes and marks the provisioned claims'
 node in the cluster's VolumeBook (sched/volumes.py); Unreserve undoes it. The Score exists only with the
 StorageCapacityScoring gate (alpha, off in v1.36), which phalanx does not model.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +27,10 @@ from ..cluster_models.objects import Int64, selector_matches
 from ..cluster_models.storage import NO_PROVISIONER, WAIT_FOR_FIRST_CONSUMER
 from ..kernels.node_affinity import term_matches
 from ..kernels.node_resources_fit import MAX_CUSTOM_PRIORITY_SCORE
-from ..kernels.volume_binding import BIND_CONFLICT, NODE_CONFLICT, PV_NOT_EXIST, REASONS, volume_binding_filter
+from ..kernels.volume_binding import (BIND_CONFLICT, NODE_CONFLICT, NOT_ENOUGH_SPACE, PV_NOT_EXIST, REASONS,
+                                      volume_binding_filter)
 from .framework import NODE_ADDED, NODE_UPDATED, SKIP, ArgsInvalid, NodeSubset, PluginArgs, Rejection
-from .labels import label_test
+from .labels import label_test, selector_tests
 from .node_affinity import label_only_terms
 from .node_resources_fit import UtilizationShapePoint, shape_errors
 from .volumes import VolumePlugin, claim_volumes, not_for_pod, not_found
@@ -84,9 +88,14 @@ class ClaimsToBind:
     claims with their classes' volumes."""
     pod: str                        # the pod's key
     bound: tuple                    # PersistentVolumeClaims fully bound, in volume order
-    unbound: tuple                  # unbound delayed claims, smallest request first (stable: equal requests keep
-                                    # volume order; upstream's sort is not stable)
+    unbound: tuple                  # unbound delayed claims, in volume order
     book: object                    # the cluster's VolumeBook
+
+    @property
+    def by_size(self) -> list[int]:
+        """The unbound claims' indices, smallest request first, as findMatchingVolumes sorts them (stable: equal
+        requests keep volume order; upstream's sort is not stable)."""
+        return sorted(range(len(self.unbound)), key=lambda c: self.unbound[c].request)
 
 
 @dataclass(frozen=True)
@@ -151,15 +160,20 @@ def match_volumes(state: ClaimsToBind, tensors) -> NodeVolumes:
     chosen = np.full((len(state.unbound), n), -1, np.int64)
     if not state.unbound:
         return NodeVolumes(payload, chosen)
-    mismatch = np.zeros(n, bool)         # a claim being provisioned for another node: the fast path fails there
-    to_provision = np.zeros((len(state.unbound), n), bool)
+    # checkVolumeProvisions reads the claims to provision in order (the claims being provisioned already, in volume
+    # order, then those no volume matched, smallest first) and stops at a node's first failing claim: `decided`.
+    decided = np.zeros(n, bool)
+    selected = []
     for c, claim in enumerate(state.unbound):
         node = book.selected_node(claim)
         if node is not None:
-            mismatch |= names != node
-            to_provision[c] = True
+            decided |= names != node     # the fast path: a claim being provisioned for another node
+            selected.append(c)
+    payload[decided] |= BIND_CONFLICT
     excluded: dict[str, np.ndarray] = {}            # volume name -> (N,) bool chosen by an earlier claim there
-    for c, claim in enumerate(state.unbound):
+    unmatched = []
+    for c in state.by_size:
+        claim = state.unbound[c]
         if book.selected_node(claim) is not None:
             continue
         volumes = book.volumes_of_class(claim.storage_class)
@@ -168,18 +182,43 @@ def match_volumes(state: ClaimsToBind, tensors) -> NodeVolumes:
             taken = chosen[c] == i
             if taken.any():
                 excluded[pv.name] = excluded.get(pv.name, np.zeros(n, bool)) | taken
-        to_provision[c] |= chosen[c] < 0
-    provisionable = np.ones(n, bool)
-    for c, claim in enumerate(state.unbound):
-        if not to_provision[c].any():
+        unmatched.append(c)
+    for c in selected + unmatched:
+        to_provision = ~decided if c in selected else ~decided & (chosen[c] < 0)
+        if not to_provision.any():
             continue
+        claim = state.unbound[c]
         storage_class = book.classes.get(claim.storage_class)
         can = np.zeros(n, bool)
         if storage_class.provisioner not in ("", NO_PROVISIONER):
             can = _allowed_topologies(storage_class, tensors)
-        provisionable &= can | ~to_provision[c]
-    payload[mismatch | ~provisionable] |= BIND_CONFLICT
+        no_volume = to_provision & ~can
+        no_space = to_provision & can & ~_enough_capacity(claim, storage_class, book, tensors)
+        payload[no_volume] |= BIND_CONFLICT
+        payload[no_space] |= NOT_ENOUGH_SPACE
+        decided |= no_volume | no_space
     return NodeVolumes(payload, chosen)
+
+
+def _enough_capacity(claim, storage_class, book, tensors) -> np.ndarray:
+    """hasEnoughCapacity on every node: (N,) bool. Only a provisioner whose CSIDriver sets storageCapacity is
+    checked; then some CSIStorageCapacity of the claim's class must hold the request (Quantity.Value of each: whole
+    bytes, rounded up) and select the node with its nodeTopology (none: no node)."""
+    n = tensors.nodes.size
+    driver = book.csi_drivers.get(storage_class.provisioner)
+    if driver is None or not driver.spec.storage_capacity:
+        return np.ones(n, bool)
+    labels = np.asarray(tensors.nodes.labels)
+    size = math.ceil(claim.request)
+    enough = np.zeros(n, bool)
+    for capacity in book.capacities:
+        limit = capacity.volume_limit
+        if capacity.storage_class_name != storage_class.name or limit is None or math.ceil(limit) < size:
+            continue
+        tests = selector_tests(capacity.node_topology, tensors.node_labels)
+        if tests is not None:
+            enough |= _node_mask([tests], labels)
+    return enough
 
 
 def _smallest_match(claim, volumes, book, tensors, excluded) -> np.ndarray:
@@ -297,7 +336,6 @@ class VolumeBinding(VolumePlugin):
                 immediate = True
         if immediate:
             return Rejection("pod has unbound immediate PersistentVolumeClaims")
-        unbound.sort(key=lambda claim: claim.request)
         state = ClaimsToBind(pod.key, tuple(bound), tuple(unbound), book)
         eligible = eligible_nodes(bound, book, cluster.tensors)
         return state if eligible is None else NodeSubset(eligible[0], state, eligible[1])

@@ -1,5 +1,5 @@
 """The storage state the volume plugins read and VolumeBinding's Reserve changes (VolumeBook): PersistentVolumes,
-PersistentVolumeClaims, StorageClasses and CSINodes of the input, with the scheduler's own bindings on top, as
+PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments of the input, with the scheduler's own bindings on top, as
 upstream's volume binder keeps its PV and PVC assume caches over the informers' objects.
 
 Reserve binds a claim to the volume chosen for it (the PV's claimRef and the claim's volumeName, bind completed:
@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ..cluster_models.storage import (BETA_STORAGE_CLASS, CSINode, PersistentVolume, PersistentVolumeClaim,
-                                      StorageClass, default_class)
+from ..cluster_models.storage import (BETA_STORAGE_CLASS, CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume,
+                                      PersistentVolumeClaim, StorageClass, VolumeAttachment, default_class)
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class VolumeBook:
     claims: dict[str, PersistentVolumeClaim] = field(default_factory=dict)     # "ns/name" -> PVC
     classes: dict[str, StorageClass] = field(default_factory=dict)
     csi_nodes: dict[str, CSINode] = field(default_factory=dict)                # node name -> CSINode
+    csi_drivers: dict[str, CSIDriver] = field(default_factory=dict)            # driver name -> CSIDriver
+    capacities: tuple[CSIStorageCapacity, ...] = ()                            # input order
+    attachments: tuple[VolumeAttachment, ...] = ()                             # input order
     # Whether the input holds any PV, PVC or StorageClass: without, claim-backed volumes are not evaluated
     # (docs/semantics.md "Volumes": cluster dumps and manifests often leave storage out).
     described: bool = False
@@ -84,6 +87,9 @@ class VolumeBook:
         described is the input's alone."""
         book = cls(classes={c.name: c for c in objects.storage_classes},
                    csi_nodes={c.metadata.name: c for c in objects.csi_nodes},
+                   csi_drivers={d.name: d for d in objects.csi_drivers},
+                   capacities=tuple(objects.csi_storage_capacities),
+                   attachments=tuple(objects.volume_attachments),
                    volumes={pv.name: pv for pv in objects.persistent_volumes},
                    described=bool(objects.persistent_volumes or objects.persistent_volume_claims
                                   or objects.storage_classes))
@@ -104,8 +110,9 @@ class VolumeBook:
     def restricted(self) -> "VolumeBook":
         """A copy whose bindings change independently (a topology placement's or a dry run's cluster copy); the
         objects are shared."""
-        return VolumeBook(self.volumes, self.claims, self.classes, self.csi_nodes, self.described,
-                          dict(self.claim_of), dict(self.volume_of), dict(self.selected), dict(self.assumed))
+        return VolumeBook(self.volumes, self.claims, self.classes, self.csi_nodes, self.csi_drivers, self.capacities,
+                          self.attachments, self.described, dict(self.claim_of), dict(self.volume_of),
+                          dict(self.selected), dict(self.assumed))
 
     # -- reads: the input objects with the scheduler's changes ---------------------------------------------
     def claim(self, key: str) -> PersistentVolumeClaim | None:

@@ -5,7 +5,10 @@ StorageClasses, and what the scheduler bound since).
 Upstream sources:
   pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go
   pkg/scheduler/framework/plugins/volumebinding/{volume_binding.go,binder.go} (GetPodVolumeClaims,
-      GetEligibleNodes, FindPodVolumes, checkBoundClaims, findMatchingVolumes, checkVolumeProvisions)
+      GetEligibleNodes, FindPodVolumes, checkBoundClaims, findMatchingVolumes, checkVolumeProvisions,
+      hasEnoughCapacity, capacitySufficient, volumeLimit, nodeHasAccess)
+  pkg/scheduler/framework/plugins/nodevolumelimits/csi.go (Filter, filterAttachableVolumes,
+      getNodeVolumeAttachmentInfo)
   pkg/scheduler/framework/plugins/volumezone/volume_zone.go
   staging/src/k8s.io/component-helpers/storage/volume/{helpers.go,pv_helpers.go} (FindMatchingVolume,
       CheckNodeAffinity, IsVolumeBoundToClaim, GetPersistentVolume(Claim)Class, IsDelayBindingMode)
@@ -22,6 +25,7 @@ Like the rest of the reference this never imports phalanx.kernels, phalanx.plugi
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import SimpleNamespace
@@ -40,6 +44,7 @@ REASON_RWOP = "node has pod using PersistentVolumeClaim with the same name and R
 REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_ZONE = "node(s) had no available volume zone"
 ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
                "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
@@ -66,9 +71,13 @@ class Storage:
     bound: dict = field(default_factory=dict)          # claim key -> PV name: bound by the scheduler
     selected: dict = field(default_factory=dict)       # claim key -> node name: to provision there
     limits: dict = field(default_factory=dict)         # node name -> {CSI driver: its attach limit} (CSINodes)
+    tracking: set = field(default_factory=set)         # CSI drivers whose CSIDriver sets storageCapacity
+    capacities: list = field(default_factory=list)     # CSIStorageCapacity objects
+    attached: dict = field(default_factory=dict)       # node name -> {(attacher, volume handle)} (VolumeAttachments)
 
     @classmethod
-    def from_objects(cls, pvs, pvcs, classes, csi_nodes=()) -> "Storage | None":
+    def from_objects(cls, pvs, pvcs, classes, csi_nodes=(), csi_drivers=(), capacities=(),
+                     attachments=()) -> "Storage | None":
         if not pvs and not pvcs and not classes:
             return None
         marked = [c for c in classes if c.metadata.annotations.get(DEFAULT_CLASS) == "true"]
@@ -85,8 +94,15 @@ class Storage:
         limits = {n.metadata.name: {d.name: d.allocatable.count for d in n.spec.drivers
                                     if d.allocatable is not None and d.allocatable.count is not None}
                   for n in csi_nodes}
-        return cls({pv.metadata.name: pv for pv in pvs}, claims, {c.metadata.name: c for c in classes},
-                   limits=limits)
+        volumes = {pv.metadata.name: pv for pv in pvs}
+        attached = {}
+        for va in attachments:      # getNodeVolumeAttachmentInfo: an attacher and a CSI volume that exists
+            pv = volumes.get(va.spec.source.persistent_volume_name or "")
+            if va.spec.attacher and pv is not None and pv.spec.csi is not None:
+                attached.setdefault(va.spec.node_name, set()).add((va.spec.attacher, pv.spec.csi.volume_handle))
+        return cls(volumes, claims, {c.metadata.name: c for c in classes}, limits=limits,
+                   tracking={d.metadata.name for d in csi_drivers if d.spec.storage_capacity},
+                   capacities=list(capacities), attached=attached)
 
     # reads over the input and the scheduler's changes
     def claim_class(self, pvc) -> str:
@@ -120,6 +136,22 @@ class Storage:
                 return P.pod_namespace(claim), claim.metadata.name, claim.metadata.uid
         ref = pv.spec.claim_ref
         return None if ref is None else (ref.namespace, ref.name, ref.uid)
+
+    def enough_capacity(self, pvc, sc, node) -> bool:
+        """hasEnoughCapacity: a provisioner without a capacity-tracking CSIDriver always has room; otherwise some
+        CSIStorageCapacity of the class, whose maximumVolumeSize (else capacity), in whole bytes rounded up, holds
+        the request's, and whose nodeTopology (none: no node) selects the node."""
+        if sc.provisioner not in self.tracking:
+            return True
+        size = math.ceil(_quantity(pvc.spec.resources.requests["storage"]))
+        for cap in self.capacities:
+            raw = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
+            if cap.storage_class_name != sc.metadata.name or raw is None or math.ceil(_quantity(raw)) < size:
+                continue
+            if cap.node_topology is not None and \
+                    P.label_selector_as_selector(cap.node_topology).matches(P.node_labels(node)):
+                return True
+        return False
 
     def delayed(self, pvc) -> bool:
         """IsDelayBindingMode: a class of the claim's name that binds WaitForFirstConsumer (no class, or one not
@@ -374,7 +406,7 @@ def _topology_allows(sc, node) -> bool:
 
 def find_pod_volumes(storage, pre: BindingPre, node):
     """FindPodVolumes on one node: (reasons, static bindings [(claim key, PV name)], claims to provision)."""
-    bound_ok, pvs_found, unbound_ok = True, True, True
+    bound_ok, pvs_found, unbound_ok, sufficient = True, True, True, True
     statics, provision = [], []
 
     def reasons():
@@ -383,6 +415,8 @@ def find_pod_volumes(storage, pre: BindingPre, node):
             out.append(REASON_NODE_CONFLICT)
         if not unbound_ok:
             out.append(REASON_BIND_CONFLICT)
+        if not sufficient:
+            out.append(REASON_NOT_ENOUGH_SPACE)
         if not pvs_found:
             out.append(REASON_PV_NOT_EXIST)
         return out
@@ -422,6 +456,9 @@ def find_pod_volumes(storage, pre: BindingPre, node):
                 sc = storage.classes.get(storage.claim_class(pvc))
                 if sc.provisioner in ("", NOT_SUPPORTED_PROVISIONER) or not _topology_allows(sc, node):
                     unbound_ok = False
+                    break
+                if not storage.enough_capacity(pvc, sc, node):
+                    sufficient = False
                     break
     return reasons(), statics, [storage.key(c) for c in provision]
 
@@ -552,9 +589,11 @@ def filter_node_volume_limits(pod, node, node_pods, storage):
         got = _attachable(other, storage, new_pod=False)
         used |= got
     limits = storage.limits.get(P.node_name(node), {})
+    # the attachments' volumes no pod there uses are in use too; the pod's own volumes stay new even if attached
+    attached = storage.attached.get(P.node_name(node), set()) - used
     for driver in {d for d, _ in new - used}:
         if driver in limits:
-            in_use = sum(1 for d, _ in used if d == driver)
+            in_use = sum(1 for d, _ in used | attached if d == driver)
             adding = sum(1 for d, _ in new - used if d == driver)
             if in_use + adding > limits[driver]:
                 return P.UNSCHEDULABLE, [REASON_MAX_VOLUMES]
