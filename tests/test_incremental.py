@@ -545,7 +545,8 @@ def test_top_is_the_best_feasible_keys_in_order(values, k):
     from phalanx.sched.incremental import BestKey, ShapeScores
     n = len(values)
     key = np.array([v * n + (n - 1 - i) if v >= 0 else -1 for i, v in enumerate(values)], np.int64)
-    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": BestKey(key, np.arange(n))})
+    kept = BestKey(key, np.arange(n))
+    scores = ShapeScores(**{f.name: None for f in dataclasses.fields(ShapeScores)} | {"key": kept})
     want = sorted((i for i in range(n) if key[i] >= 0), key=lambda i: -key[i])[:k]
     assert scores.top(k).tolist() == want
     assert np.array_equal(scores.key.values, key)        # the kept key is left as it was

@@ -1,6 +1,7 @@
 """The storage state the volume plugins read and VolumeBinding's Reserve changes (VolumeBook): PersistentVolumes,
-PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments of the input, with the scheduler's own bindings on top, as
-upstream's volume binder keeps its PV and PVC assume caches over the informers' objects.
+PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments of the
+input, with the scheduler's own bindings on top, as upstream's volume binder keeps its PV and PVC assume caches over
+the informers' objects.
 
 Reserve binds a claim to the volume chosen for it (the PV's claimRef and the claim's volumeName, bind completed:
 phalanx's PreBind cannot fail, so the PV controller's work is done at once), or records the node chosen to
