@@ -256,7 +256,8 @@ def test_jobs_is_the_last_cluster_objects_field():
     assert names[names.index("jobs"):] == ["jobs", "device_classes", "resource_slices", "resource_claims",
                                            "resource_claim_templates", "namespaces", "pdbs", "services",
                                            "controllers", "persistent_volumes", "persistent_volume_claims",
-                                           "storage_classes", "csi_nodes"]
+                                           "storage_classes", "csi_nodes", "csi_drivers", "csi_storage_capacities",
+                                           "volume_attachments"]
     assert ClusterObjects(nodes=[], pods=[], priority_classes=[], warnings=[]).jobs == []
 
 
