@@ -507,7 +507,9 @@ def test_a_maps_keys_are_not_fields_its_struct_values_fields_are():
     slice_ = changed(SLICE, "spec.devices.0.nodeAllocatableResourceMappings", mappings)
     assert warnings_and_strict_error(slice_) == ([
         'ResourceSlice n1-gpu: unknown field "spec.devices[0].nodeAllocatableResourceMappings[example.com/hugepages].'
-        'capacityKeyy" (ignored; --strict makes it an error)'],
+        'capacityKeyy" (ignored; --strict makes it an error)',
+        "ResourceSlice n1-gpu: spec.devices[0].nodeAllocatableResourceMappings: dropped, as the API server drops it "
+        "(DRANodeAllocatableResources is alpha and off in v1.36)"],
         'ResourceSlice n1-gpu: unknown field "spec.devices[0].nodeAllocatableResourceMappings[example.com/hugepages].'
         'capacityKeyy"')
 

@@ -471,7 +471,7 @@ def _load_error(doc: dict) -> str | None:
     (_slice(allNodes=False), "spec.allNodes: Invalid value: false: must be either unset or set to true"),
     (_slice(perDeviceNodeSelection=False),
      "spec.perDeviceNodeSelection: Invalid value: false: must be either unset or set to true"),
-    (_slice(nodeName=None, perDeviceNodeSelection=True),
+    (_slice(_device(nodeName="n1"), nodeName=None, perDeviceNodeSelection=True),
      "spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and perDeviceNodeSelection are not "
      "modelled)"),
     (_slice(sharedCounters=[{"name": "c", "counters": {"mem": {"value": "1"}}}]),
@@ -567,8 +567,9 @@ def test_resource_slices_the_api_server_accepts(doc):
      "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero"),
     # upstream's node selection rules before phalanx's refusal of what it does not model
     (_slice(nodeName=None, allNodes=True, driver=""), "spec.driver: Required value"),
-    (_slice(nodeSelector={"nodeSelectorTerms": []}), f'spec: Invalid value: "{{`nodeName`, `nodeSelector`}}": '
-                                                     f'{_ONE_OF}, but multiple fields are set'),
+    (_slice(nodeSelector={"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                                  "values": ["n1"]}]}]}),
+     f'spec: Invalid value: "{{`nodeName`, `nodeSelector`}}": {_ONE_OF}, but multiple fields are set'),
     # the device count short-circuits the devices' own checks
     (_slice([{"name": "BAD"}] + [{"name": f"d{i}"} for i in range(128)]),
      "spec.devices: Too many: 129: must have at most 128 items"),

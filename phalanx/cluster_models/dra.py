@@ -11,7 +11,8 @@ Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling dec
       driver                 a DNS subdomain once lowercased, at most 63 bytes
       pool                   {name, generation, resourceSliceCount}
       nodeName               the node the devices are local to (nodeSelector / allNodes /
-                             perDeviceNodeSelection are not modelled: rejected)
+                             perDeviceNodeSelection, shared and consumed counters, consumable capacity are validated
+                             and then rejected: not modelled)
       devices[]              {name, attributes: {<name>: {string | int | bool | version}}, capacity: {<name>: {value}},
                              taints}; an unqualified attribute name belongs to the driver's domain (<driver>/<name>)
     ResourceClaim.spec.devices.requests[]
@@ -27,6 +28,10 @@ Shapes read (k8s.io/api/resource/v1/types.go; only what changes a scheduling dec
       requests               names of the claim's requests (or "<request>/<subrequest>") it applies to; empty: all
     ResourceClaim.status.allocation.devices.results[]   {request, driver, pool, device}: an existing allocation
     ResourceClaimTemplate.spec.spec                      a ResourceClaim spec
+    DeviceClass.spec.config[], ResourceClaim.spec.devices.config[]   opaque driver configuration: validated, unused
+
+Fields whose v1.36 gates are off (list-valued attributes, nodeAllocatableResourceMappings) are dropped as the API
+server drops them; the loader names them in a warning (ResourceSlice.dropped).
 
 CEL: device selectors are evaluated by a real CEL implementation, the `cel` module of the PyPI package
 common-expression-language (Rust's cel interpreter behind PyO3: a compiled parser and evaluator, so a selector
@@ -68,9 +73,10 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 
 from .errors import InputError, render_value
 from .quantity import QuantityError, decode_quantity, milli_value, parse_quantity
-from .jobs import go_json, not_supported
-from .objects import (Int64, K8sModel, ObjectMeta, check_subdomain_name, dns_label_problem, dns_subdomain_problem,
-                      go_quote, is_extended_resource_name, label_key_problem, label_value_problem)
+from .jobs import PodTemplateMetadata, go_json, not_supported
+from .objects import (Int64, K8sModel, NodeSelector, ObjectMeta, annotations_problem, check_subdomain_name,
+                      dns_label_problem, dns_subdomain_problem, go_quote, is_extended_resource_name, label_key_problem,
+                      label_value_problem, labels_problem, node_selector_problem)
 
 __all__ = [
     "RESOURCE_V1", "RESOURCE_V1BETA1", "RESOURCE_V1BETA2", "CelMatches", "CelRuntimeError", "CelUnavailable",
@@ -289,7 +295,15 @@ class CELDeviceSelector(K8sModel):
 
 
 class DeviceSelector(K8sModel):
-    cel: CELDeviceSelector
+    cel: CELDeviceSelector | None = Field(default=None, validate_default=True)
+
+    @field_validator("cel")
+    @classmethod
+    def _required(cls, cel: CELDeviceSelector | None) -> CELDeviceSelector:
+        # validateSelector: a selector without `cel` is "Required value" at the field.
+        if cel is None:
+            raise ValueError("Required value")
+        return cel
 
 
 DEVICE_SELECTORS_MAX_SIZE = 32        # resource.DeviceSelectorsMaxSize
@@ -309,19 +323,58 @@ def expressions(selectors: list[DeviceSelector]) -> tuple[str, ...]:
     return tuple(s.cel.expression for s in selectors)
 
 
+OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024      # resource.OpaqueParametersMaxLength (bytes of the JSON)
+DEVICE_CONFIG_MAX_SIZE = 32                   # resource.DeviceConfigMaxSize
+
+
+class OpaqueDeviceConfiguration(K8sModel):
+    """Driver configuration: the API server checks its shape (_check_configuration); phalanx allocates without it
+    (it is for the driver on the node)."""
+    driver: str = ""
+    parameters: Any = None             # any JSON (runtime.RawExtension); absent and null alike are "Required value"
+
+
+class DeviceClassConfiguration(K8sModel):
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+class DeviceClaimConfiguration(DeviceClassConfiguration):
+    requests: list[str] = Field(default_factory=list)      # the requests it applies to (empty: all)
+
+
+def _check_configuration(config: DeviceClassConfiguration, where: str) -> None:
+    """validateDeviceConfiguration: `opaque` required; its driver a driver name, its parameters a JSON object of at
+    most 10 KiB (validateRawExtension; the length of the JSON kubectl sends: compact, keys sorted)."""
+    opaque = config.opaque
+    if opaque is None:
+        raise ValueError(f"{where}.opaque: Required value")
+    _check_driver_name(opaque.driver, f"{where}.opaque.driver")
+    at = f"{where}.opaque.parameters"
+    if opaque.parameters is None:
+        raise ValueError(f"{at}: Required value")
+    if _byte_length(go_json(opaque.parameters, sort_keys=True)) > OPAQUE_PARAMETERS_MAX_LENGTH:
+        raise ValueError(f"{at}: Too long: may not be more than {OPAQUE_PARAMETERS_MAX_LENGTH} bytes")
+    if not isinstance(opaque.parameters, dict):
+        raise ValueError(f'{at}: Invalid value: "<value omitted>": must be a valid JSON object')
+
+
+def _check_configurations(configs: list, path: str, names: frozenset[str] | None = None) -> None:
+    """validateSlice of configurations: the count first (it short-circuits), then each one: a claim's (`names`: its
+    request names) the requests it names (validateDeviceClaimConfiguration), then its opaque configuration."""
+    if len(configs) > DEVICE_CONFIG_MAX_SIZE:
+        raise ValueError(f"{path}: Too many: {len(configs)}: must have at most {DEVICE_CONFIG_MAX_SIZE} items")
+    for i, config in enumerate(configs):
+        if names is not None:
+            _check_request_refs(config.requests, f"{path}[{i}].requests", names)
+        _check_configuration(config, f"{path}[{i}]")
+
+
 class DeviceClassSpec(K8sModel):
     selectors: Selectors = Field(default_factory=list)
+    config: list[DeviceClassConfiguration] = Field(default_factory=list)
     # DRAExtendedResource (beta, on in v1.36): pods asking for this extended resource may get it from DRA devices of
     # this class on nodes that do not advertise it (sched/claims.py).
     extended_resource_name: str | None = None
-
-    @field_validator("extended_resource_name")
-    @classmethod
-    def _extended_name(cls, name: str | None) -> str | None:
-        # validateDeviceClassSpec: v1helper.IsExtendedResourceName.
-        if name is not None and not is_extended_resource_name(name):
-            raise ValueError(f'Invalid value: "{name}": must be a valid extended resource name')
-        return name
 
 
 class DeviceClass(K8sModel):
@@ -331,7 +384,15 @@ class DeviceClass(K8sModel):
 
     @model_validator(mode="after")
     def _object_rules(self) -> DeviceClass:
+        """ValidateDeviceClass after the selectors (checked as they are read): the configurations, then the extended
+        resource name (v1helper.IsExtendedResourceName)."""
         check_subdomain_name(self.metadata)
+        spec = self.spec
+        _check_configurations(spec.config, "spec.config")
+        name = spec.extended_resource_name
+        if name is not None and not is_extended_resource_name(name):
+            raise ValueError(f'spec.extendedResourceName: Invalid value: "{name}": must be a valid extended resource '
+                             f'name')
         return self
 
     @property
@@ -362,7 +423,7 @@ class DeviceSelection(K8sModel):
     count: Int64 | None = None                      # 0 or absent: 1 for ExactCount (defaulting); checked in check()
     selectors: Selectors = Field(default_factory=list)
     tolerations: list[DeviceToleration] = Field(default_factory=list)     # of the devices' taints
-    capacity: Any = None                            # consumable capacity requests: read to be refused
+    capacity: Any = None                            # consumable capacity: refused once the claim is valid
 
     @model_validator(mode="before")
     @classmethod
@@ -406,14 +467,10 @@ class DeviceSelection(K8sModel):
                 raise ValueError(f"{where}.count: Invalid value: {count}: must be greater than zero")
         else:
             raise ValueError(not_supported(f"{where}.allocationMode", self.allocation_mode, ("All", "ExactCount")))
-        if len(self.tolerations) > DEVICE_TOLERATIONS_MAX_LENGTH:
-            raise ValueError(f"{where}.tolerations: Too many: {len(self.tolerations)}: must have at most "
-                             f"{DEVICE_TOLERATIONS_MAX_LENGTH} items")
+        # Each toleration as validateDeviceToleration; their number is not checked (the hand-written validation has
+        # no limit and the type's maxItems is not a v1.36 tag).
         for k, toleration in enumerate(self.tolerations):
             _check_toleration(toleration, f"{where}.tolerations[{k}]")
-        # Beta and on in v1.36, and not modelled: refused, never ignored.
-        if self.capacity is not None:
-            raise ValueError(f"{where}.capacity: consumable capacity is not modelled")
 
 
 class ExactDeviceRequest(DeviceSelection):
@@ -472,6 +529,7 @@ class DeviceConstraint(K8sModel):
 class DeviceClaim(K8sModel):
     requests: list[DeviceRequest] = Field(default_factory=list)
     constraints: list[DeviceConstraint] = Field(default_factory=list)
+    config: list[DeviceClaimConfiguration] = Field(default_factory=list)
 
     def result_names(self) -> frozenset[str]:
         """The request names an allocation result may give (upstream's requestNames): each request's name, and
@@ -503,9 +561,6 @@ class ResourceClaimSpec(K8sModel):
                 raise ValueError(f"{where}: Required value: exactly one of `exactly` or `firstAvailable` is required")
             if r.exactly is not None:
                 r.exactly.check(f"{where}.exactly")
-                # GA in v1.36 and not modelled: refused, never ignored.
-                if r.exactly.admin_access:
-                    raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
                 continue
             if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
                 raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
@@ -517,6 +572,27 @@ class ResourceClaimSpec(K8sModel):
             _check_unique_names([sub.name for sub in r.first_available], f"{where}.firstAvailable")
         _check_unique_names([r.name for r in devices.requests], requests_path)
         self._check_constraints(path)
+        _check_configurations(devices.config, f"{path}devices.config", devices.result_names())
+        self._refuse_unmodelled(path)
+
+    def _refuse_unmodelled(self, path: str) -> None:
+        """What the API server accepts and phalanx does not model, refused once the claim is valid (so a claim
+        upstream refuses reads upstream's error): admin access (GA in v1.36), consumable capacity (a request's
+        capacity, distinctAttribute constraints: DRAConsumableCapacity, beta and on in v1.36). Ignoring them would
+        allocate differently."""
+        for i, r in enumerate(self.devices.requests):
+            where = f"{path}devices.requests[{i}]"
+            if r.exactly is not None and r.exactly.admin_access:
+                raise ValueError(f"{where}.exactly.adminAccess: admin access is not modelled")
+            choices = [("exactly", r.exactly)] if r.exactly is not None else [
+                (f"firstAvailable[{j}]", sub) for j, sub in enumerate(r.first_available)]
+            for at, choice in choices:
+                if choice.capacity is not None:
+                    raise ValueError(f"{where}.{at}.capacity: consumable capacity is not modelled")
+        for i, constraint in enumerate(self.devices.constraints):
+            if constraint.distinct_attribute is not None:
+                raise ValueError(f"{path}devices.constraints[{i}].distinctAttribute: distinctAttribute constraints "
+                                 f"are not modelled")
 
     def _check_constraints(self, path: str) -> None:
         """validateDeviceConstraint (resource.k8s.io/v1), the first error."""
@@ -527,25 +603,25 @@ class ResourceClaimSpec(K8sModel):
         names = self.devices.result_names()
         for i, constraint in enumerate(constraints):
             where = f"{path}devices.constraints[{i}]"
-            if len(constraint.requests) > DEVICE_REQUESTS_MAX_SIZE:
-                raise ValueError(f"{where}.requests: Too many: {len(constraint.requests)}: must have at most "
-                                 f"{DEVICE_REQUESTS_MAX_SIZE} items")
-            listed: set[str] = set()
-            for j, name in enumerate(constraint.requests):
-                _check_request_ref(name, f"{where}.requests[{j}]", names)
-                if name in listed:
-                    raise ValueError(f'{where}.requests[{j}]: Duplicate value: "{name}"')
-                listed.add(name)
+            _check_request_refs(constraint.requests, f"{where}.requests", names)
             if constraint.match_attribute is not None:
                 _check_fully_qualified_name(constraint.match_attribute, f"{where}.matchAttribute")
             elif constraint.distinct_attribute is not None:
-                # Part of DRAConsumableCapacity (beta and on in v1.36), which phalanx does not model: refused, never
-                # ignored.
-                raise ValueError(f"{where}.distinctAttribute: distinctAttribute constraints are not modelled")
+                _check_fully_qualified_name(constraint.distinct_attribute, f"{where}.distinctAttribute")
             else:
                 # Upstream's wording with DRAConsumableCapacity on (as in v1.36), even though no field is set.
                 raise ValueError(f'{where}: Required value: exactly one of "matchAttribute" or "distinctAttribute" '
                                  f'is required, but multiple fields are set')
+
+
+def _check_request_refs(requests: list[str], path: str, names: frozenset[str]) -> None:
+    """validateSet of request references (a constraint's or a configuration's): at most 32, each a request or
+    subrequest of the claim, then duplicates."""
+    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
+        raise ValueError(f"{path}: Too many: {len(requests)}: must have at most {DEVICE_REQUESTS_MAX_SIZE} items")
+    for j, name in enumerate(requests):
+        _check_request_ref(name, f"{path}[{j}]", names)
+    _check_unique_names(requests, path)
 
 
 def _check_request_name(name: str, where: str) -> None:
@@ -669,6 +745,7 @@ class ResourceClaim(K8sModel):
 
 
 class ResourceClaimTemplateSpec(K8sModel):
+    metadata: PodTemplateMetadata = Field(default_factory=PodTemplateMetadata)     # the claims' labels, annotations
     spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
 
 
@@ -681,6 +758,12 @@ class ResourceClaimTemplate(K8sModel):
     def _object_rules(self) -> ResourceClaimTemplate:
         check_subdomain_name(self.metadata)
         _default_namespace(self.metadata)
+        # ValidateTemplateObjectMeta: the annotations, then the labels (the other metadata fields are not checked).
+        meta = self.spec.metadata
+        problem = (annotations_problem(meta.annotations, "spec.metadata.annotations")
+                   or labels_problem(meta.labels, "spec.metadata.labels"))
+        if problem is not None:
+            raise ValueError(problem)
         self.spec.spec.check("spec.spec.")
         return self
 
@@ -696,6 +779,12 @@ class DeviceAttribute(K8sModel):
     bool_: StrictBool | None = Field(default=None, alias="bool")
     string: str | None = None
     version: str | None = None
+    # List values (DRAListTypeAttributes, alpha and off in v1.36): the API server drops them before validating, so
+    # they are read only to be named in a warning (ResourceSlice.dropped) and count for nothing.
+    bools: Any = None
+    ints: Any = None
+    strings: Any = None
+    versions: Any = None
 
     def given(self) -> dict[str, int | bool | str]:
         """The values set, by their JSON names, in the API type's field order."""
@@ -740,17 +829,39 @@ class DeviceTaint(K8sModel):
     time_added: Any = None
 
 
+class Counter(K8sModel):
+    value: Annotated[Fraction, BeforeValidator(decode_quantity)] = Fraction(0)
+
+
+class CounterSet(K8sModel):
+    """A slice's shared counters (DRAPartitionableDevices, beta and on in v1.36): validated, then refused."""
+    name: str = ""
+    counters: dict[str, Counter] = Field(default_factory=dict)
+
+
+class DeviceCounterConsumption(K8sModel):
+    counter_set: str = ""
+    counters: dict[str, Counter] = Field(default_factory=dict)
+
+
 class Device(K8sModel):
     name: str = ""
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
-    consumes_counters: list[Any] | None = None
-    # Per-device node selection (perDeviceNodeSelection): read so that setting them without it is refused as upstream.
-    node_name: Any = None
-    node_selector: Any = None
-    all_nodes: Any = None
+    consumes_counters: list[DeviceCounterConsumption] = Field(default_factory=list)   # validated, then refused
+    # Per-device node selection (perDeviceNodeSelection): validated as upstream, then refused with the slice's.
+    node_name: str | None = None
+    node_selector: NodeSelector | None = None
+    all_nodes: StrictBool | None = None
     taints: list[DeviceTaint] = Field(default_factory=list)
-    allow_multiple_allocations: StrictBool | None = None    # consumable capacity: read to be refused
+    # DRADeviceBindingConditions (beta, on in v1.36): validated; the scheduler's wait for them is not modelled
+    # (bindsToNode changes nothing for a node-local device). None and [] differ in upstream's error values.
+    binds_to_node: StrictBool | None = None
+    binding_conditions: list[str] | None = None
+    binding_failure_conditions: list[str] | None = None
+    allow_multiple_allocations: StrictBool | None = None    # consumable capacity: validated, then refused
+    # DRANodeAllocatableResources (alpha and off in v1.36): dropped by the API server; read to be named in a warning.
+    node_allocatable_resource_mappings: Any = None
 
 
 def _by_domain(driver: str, entries: dict, field_name: str) -> dict[str, dict]:
@@ -774,10 +885,10 @@ class ResourceSliceSpec(K8sModel):
     driver: str = ""
     pool: ResourcePool = Field(default_factory=ResourcePool)
     node_name: str | None = None
-    node_selector: Any = None
+    node_selector: NodeSelector | None = None
     all_nodes: StrictBool | None = None
     per_device_node_selection: StrictBool | None = None
-    shared_counters: list[Any] | None = None
+    shared_counters: list[CounterSet] | None = None
     devices: list[Device] = Field(default_factory=list)
 
 
@@ -790,11 +901,17 @@ RESOURCE_SLICE_MAX_TAINTED_DEVICES = 64
 MAX_ATTRIBUTES_AND_CAPACITIES = 32            # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64        # DeviceAttributeMaxValueLength (bytes)
 DEVICE_TAINTS_MAX_LENGTH = 16                 # DeviceTaintsMaxLength
-DEVICE_TOLERATIONS_MAX_LENGTH = 16            # DeviceTolerationsMaxLength
 DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")      # sorted, as the API server lists them
+RESOURCE_SLICE_MAX_COUNTER_SETS = 8           # ResourceSliceMaxCounterSets
+MAX_COUNTERS_PER_SET = 32                     # ResourceSliceMaxCountersPerCounterSet
+MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2       # ResourceSliceMaxDeviceCounterConsumptionsPerDevice
+MAX_COUNTERS_PER_CONSUMPTION = 32             # ResourceSliceMaxCountersPerDeviceCounterConsumption
+BINDING_CONDITIONS_MAX_SIZE = 4               # BindingConditionsMaxSize, BindingFailureConditionsMaxSize
 _NODE_LOCAL_ONLY = ("spec.nodeName: phalanx models node-local devices only (nodeSelector, allNodes and "
                     "perDeviceNodeSelection are not modelled)")
 _SHARED_COUNTERS = "shared counters (partitionable devices) are not modelled"
+_LIST_ATTRIBUTES_OFF = "DRAListTypeAttributes is alpha and off in v1.36"
+_NODE_ALLOCATABLE_OFF = "DRANodeAllocatableResources is alpha and off in v1.36"
 
 # A version attribute: semver.org 2.0.0 (major.minor.patch without leading zeros, optional dot-separated
 # pre-release identifiers, numeric ones without leading zeros, and build metadata).
@@ -829,9 +946,22 @@ def _check_pool(pool: ResourcePool) -> None:
                          f"zero")
 
 
+def _go_terms(terms: list) -> str:
+    """Node selector terms as field.Invalid shows them: json.Marshal of the internal core types, which have no json
+    tags (Go field names; an absent list is null)."""
+    def requirements(term, name: str) -> list | None:
+        if name not in term.model_fields_set:
+            return None
+        return [{"Key": r.key, "Operator": r.operator, "Values": r.values if "values" in r.model_fields_set else None}
+                for r in getattr(term, name)]
+    return go_json([{"MatchExpressions": requirements(t, "match_expressions"),
+                     "MatchFields": requirements(t, "match_fields")} for t in terms])
+
+
 def _check_node_selection(spec: ResourceSliceSpec) -> None:
-    """The node selection rules (exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection), then
-    phalanx's own: only nodeName is modelled. A nodeSelector's terms are not validated (it is refused either way)."""
+    """The node selection rules: nodeName a node name, nodeSelector a valid selector of exactly one term, allNodes
+    and perDeviceNodeSelection unset or true, then exactly one of the four. (phalanx models only nodeName: the
+    others are refused once the whole slice is valid, _refuse_unmodelled.)"""
     chosen = []
     if spec.node_name is not None:
         if not spec.node_name:
@@ -842,6 +972,13 @@ def _check_node_selection(spec: ResourceSliceSpec) -> None:
             raise ValueError(f"spec.nodeName: {problem}")
     if spec.node_selector is not None:
         chosen.append("`nodeSelector`")
+        problem = node_selector_problem(spec.node_selector, "spec.nodeSelector")
+        if problem is not None:
+            raise ValueError(problem)
+        terms = spec.node_selector.node_selector_terms
+        if len(terms) != 1:           # merging the selectors of devices from several slices needs one term each
+            raise ValueError(f"spec.nodeSelector.nodeSelectorTerms: Invalid value: {_go_terms(terms)}: must have "
+                             f"exactly one node selector term")
     for name, value in (("allNodes", spec.all_nodes), ("perDeviceNodeSelection", spec.per_device_node_selection)):
         if value is False:
             raise ValueError(f"spec.{name}: Invalid value: false: must be either unset or set to true")
@@ -853,8 +990,6 @@ def _check_node_selection(spec: ResourceSliceSpec) -> None:
     if len(chosen) > 1:
         raise ValueError(f"spec: Invalid value: {go_quote('{' + ', '.join(chosen) + '}')}: {rule}, but multiple "
                          f"fields are set")
-    if spec.node_name is None:
-        raise ValueError(_NODE_LOCAL_ONLY)
 
 
 def _check_attribute(attribute: DeviceAttribute, where: str) -> None:
@@ -911,8 +1046,100 @@ def _check_toleration(toleration: DeviceToleration, where: str) -> None:
         raise ValueError(not_supported(f"{where}.effect", toleration.effect, DEVICE_TAINT_EFFECTS))
 
 
-def _check_device(device: Device, where: str) -> None:
-    """validateDevice, in its order, with phalanx's refusals where upstream would check what they refuse."""
+def _check_counter_groups(groups: list[tuple[str, dict]], limit: int, per_group: int, path: str,
+                          name_field: str) -> None:
+    """validateSet of a slice's counter sets (validateCounterSet) or of a device's consumptions of them
+    (validateDeviceCounterConsumption), given as (name, counters): at most `limit`; each a name (required, a DNS
+    label) and 1 to `per_group` counters named by DNS labels (a key's error naming the map; any quantity); then
+    duplicate names."""
+    if len(groups) > limit:
+        raise ValueError(f"{path}: Too many: {len(groups)}: must have at most {limit} items")
+    for i, (name, counters) in enumerate(groups):
+        at = f"{path}[{i}]"
+        problem = "Required value" if not name else dns_label_problem(name)
+        if problem is not None:
+            raise ValueError(f"{at}.{name_field}: {problem}")
+        if not counters:
+            raise ValueError(f"{at}.counters: Required value")
+        if len(counters) > per_group:
+            raise ValueError(f"{at}.counters: Too many: {len(counters)}: must have at most {per_group} items")
+        for key in counters:
+            problem = dns_label_problem(key)
+            if problem is not None:
+                raise ValueError(f"{at}.counters: {problem}")
+    _check_unique_names([name for name, _ in groups], path)
+
+
+_PER_DEVICE_RULE = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+                    "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+
+
+def _check_device_node_selection(device: Device, where: str, per_device: bool) -> None:
+    """With perDeviceNodeSelection, exactly one of the device's nodeName (a node name), nodeSelector (a valid
+    selector; any number of terms) and allNodes (true); without it, none of them."""
+    if not per_device:
+        if device.node_name is not None or device.node_selector is not None or device.all_nodes is not None:
+            raise ValueError(f"{where}: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set "
+                             f"if `perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+        return
+    chosen = []
+    if device.node_name is not None:
+        if not device.node_name:
+            raise ValueError(f'{where}.nodeName: Invalid value: "": must not be empty')
+        chosen.append("`nodeName`")
+        problem = dns_subdomain_problem(device.node_name)
+        if problem is not None:
+            raise ValueError(f"{where}.nodeName: {problem}")
+    if device.node_selector is not None:
+        chosen.append("`nodeSelector`")
+        problem = node_selector_problem(device.node_selector, f"{where}.nodeSelector")
+        if problem is not None:
+            raise ValueError(problem)
+    if device.all_nodes is False:
+        raise ValueError(f"{where}.allNodes: Invalid value: false: must be either unset or set to true")
+    if device.all_nodes:
+        chosen.append("`allNodes`")
+    if not chosen:
+        raise ValueError(f"{where}: Required value: {_PER_DEVICE_RULE}")
+    if len(chosen) > 1:
+        raise ValueError(f"{where}: Invalid value: {go_quote('{' + ', '.join(chosen) + '}')}: {_PER_DEVICE_RULE}")
+
+
+def _check_binding_conditions(device: Device, where: str) -> None:
+    """validateDeviceBindingParameters: each list at most 4 condition types (label keys), no duplicates, none in
+    both, and each only with the other."""
+    conditions = device.binding_conditions or []
+    failures = device.binding_failure_conditions or []
+    for name, values in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        if len(values) > BINDING_CONDITIONS_MAX_SIZE:
+            raise ValueError(f"{where}.{name}: Too many: {len(values)}: must have at most "
+                             f"{BINDING_CONDITIONS_MAX_SIZE} items")
+        for k, value in enumerate(values):
+            problem = label_key_problem(value)
+            if problem is not None:
+                raise ValueError(f"{where}.{name}[{k}]: {problem}")
+    _check_unique_names(conditions, f"{where}.bindingConditions")
+    seen: set[str] = set()
+    for k, value in enumerate(failures):
+        if value in seen:
+            raise ValueError(f"{where}.bindingFailureConditions[{k}]: Duplicate value: {go_quote(value)}")
+        seen.add(value)
+        if value in conditions:
+            raise ValueError(f"{where}.bindingFailureConditions[{k}]: Invalid value: {go_quote(value)}: "
+                             f"bindingFailureConditions must not overlap with bindingConditions")
+    # The value shown is the other list as written: null when absent, [] when empty.
+    if not conditions and failures:
+        raise ValueError(f"{where}.bindingConditions: Invalid value: {go_json(device.binding_conditions)}: "
+                         f"bindingConditions are required to use bindingFailureConditions")
+    if not failures and conditions:
+        shown = go_json(device.binding_failure_conditions)
+        raise ValueError(f"{where}.bindingFailureConditions: Invalid value: {shown}: bindingFailureConditions are "
+                         f"required to use bindingConditions")
+
+
+def _check_device(device: Device, where: str, per_device: bool) -> None:
+    """validateDevice, in its order: name, the number of attributes and capacities, attributes, capacity, taints,
+    counter consumptions, node selection, binding conditions."""
     problem = dns_label_problem(device.name)
     if problem is not None:
         raise ValueError(f"{where}.name: {problem}")
@@ -925,12 +1152,11 @@ def _check_device(device: Device, where: str) -> None:
     for name, attribute in device.attributes.items():
         _check_qualified_name(name, f"{where}.attributes")
         _check_attribute(attribute, f"{where}.attributes[{name}]")
-    if device.allow_multiple_allocations:
-        raise ValueError(f"{where}.allowMultipleAllocations: consumable capacity (a device shared by several claims) "
-                         f"is not modelled")
     for name, capacity in device.capacity.items():
         _check_qualified_name(name, f"{where}.capacity")
-        if capacity.request_policy is not None:
+        # With allowMultipleAllocations the policy's own rules apply (validateRequestPolicy, not checked here: such
+        # a device is refused, _refuse_unmodelled).
+        if capacity.request_policy is not None and not device.allow_multiple_allocations:
             raise ValueError(f"{where}.capacity[{name}].requestPolicy: Forbidden: allowMultipleAllocations must be "
                              f"true")
     if len(device.taints) > DEVICE_TAINTS_MAX_LENGTH:
@@ -938,14 +1164,11 @@ def _check_device(device: Device, where: str) -> None:
                          f"{DEVICE_TAINTS_MAX_LENGTH} items")
     for k, taint in enumerate(device.taints):
         _check_taint(taint, f"{where}.taints[{k}]")
-    # Partitionable devices (KEP-4815): a device that consumes a counter set shared with other devices is not
-    # exclusive; ignoring the counters would allocate devices upstream refuses.
-    if device.consumes_counters:
-        raise ValueError(f"{where}.consumesCounters: {_SHARED_COUNTERS}")
-    # The slice's perDeviceNodeSelection is refused before its devices are checked, so here it is never true.
-    if device.node_name is not None or device.node_selector is not None or device.all_nodes is not None:
-        raise ValueError(f"{where}: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
-                         f"`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+    _check_counter_groups([(c.counter_set, c.counters) for c in device.consumes_counters],
+                          MAX_COUNTER_CONSUMPTIONS_PER_DEVICE, MAX_COUNTERS_PER_CONSUMPTION,
+                          f"{where}.consumesCounters", "counterSet")
+    _check_device_node_selection(device, where, per_device)
+    _check_binding_conditions(device, where)
 
 
 def _check_devices(spec: ResourceSliceSpec) -> None:
@@ -956,8 +1179,25 @@ def _check_devices(spec: ResourceSliceSpec) -> None:
     if len(devices) > limit:
         raise ValueError(f"spec.devices: Too many: {len(devices)}: must have at most {limit} items")
     for j, device in enumerate(devices):
-        _check_device(device, f"spec.devices[{j}]")
+        _check_device(device, f"spec.devices[{j}]", bool(spec.per_device_node_selection))
     _check_unique_names([device.name for device in devices], "spec.devices")
+
+
+def _refuse_unmodelled(spec: ResourceSliceSpec) -> None:
+    """What the API server accepts and phalanx does not model, refused once the slice is valid (so a slice upstream
+    refuses reads upstream's error): devices not local to one node, consumable capacity, shared counters
+    (partitionable devices, KEP-4815: a device consuming counters is not exclusive), all of which ignoring would
+    allocate differently."""
+    if spec.node_name is None:
+        raise ValueError(_NODE_LOCAL_ONLY)
+    for j, device in enumerate(spec.devices):
+        if device.allow_multiple_allocations:
+            raise ValueError(f"spec.devices[{j}].allowMultipleAllocations: consumable capacity (a device shared by "
+                             f"several claims) is not modelled")
+        if device.consumes_counters:
+            raise ValueError(f"spec.devices[{j}].consumesCounters: {_SHARED_COUNTERS}")
+    if spec.shared_counters:
+        raise ValueError(f"spec.sharedCounters: {_SHARED_COUNTERS}")
 
 
 class ResourceSlice(K8sModel):
@@ -968,7 +1208,7 @@ class ResourceSlice(K8sModel):
     @model_validator(mode="after")
     def _object_rules(self) -> ResourceSlice:
         """ValidateResourceSlice (v1.36), the first error in its order: metadata.name, then the spec's driver, pool,
-        node selection, devices and shared counters."""
+        node selection, devices and shared counters; then what phalanx does not model."""
         check_subdomain_name(self.metadata)
         spec = self.spec
         _check_driver_name(spec.driver, "spec.driver")
@@ -977,9 +1217,22 @@ class ResourceSlice(K8sModel):
         if spec.shared_counters is not None and "devices" in spec.model_fields_set:
             raise ValueError('spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed')
         _check_devices(spec)
-        if spec.shared_counters:
-            raise ValueError(f"spec.sharedCounters: {_SHARED_COUNTERS}")
+        _check_counter_groups([(c.name, c.counters) for c in spec.shared_counters or []],
+                              RESOURCE_SLICE_MAX_COUNTER_SETS, MAX_COUNTERS_PER_SET, "spec.sharedCounters", "name")
+        _refuse_unmodelled(spec)
         return self
+
+    def dropped(self) -> list[tuple[str, str]]:
+        """(field path, why) of each field v1.36's API server drops from a new slice because its feature gate is off
+        (dropDisabledFields): list-valued attributes, node allocatable resource mappings. They were not read."""
+        out = []
+        for j, device in enumerate(self.spec.devices):
+            for name, attribute in device.attributes.items():
+                out += [(f"spec.devices[{j}].attributes[{name}].{kind}", _LIST_ATTRIBUTES_OFF)
+                        for kind in ("bools", "ints", "strings", "versions") if getattr(attribute, kind) is not None]
+            if device.node_allocatable_resource_mappings is not None:
+                out.append((f"spec.devices[{j}].nodeAllocatableResourceMappings", _NODE_ALLOCATABLE_OFF))
+        return out
 
 
 # -- older versions, as the API server serves them at v1 ----------------------------------------------------

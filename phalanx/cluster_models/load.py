@@ -686,6 +686,10 @@ class _Collector:
                         *(f'unknown field "{path}"' for path in decoding.unknown_fields)]
             notes += [self._note(kind, f"{problem} (ignored; --strict makes it an error)", shown)
                       for problem in problems]
+        if isinstance(obj, ResourceSlice):
+            # Fields of gates off in v1.36: the API server drops them (dropDisabledFields) and accepts the rest.
+            notes += [self._note(kind, f"{path}: dropped, as the API server drops it ({why})", obj.metadata.name)
+                      for path, why in obj.dropped()]
         if isinstance(obj, WorkloadV1Alpha1):
             obj = obj.to_v1alpha2()
         if isinstance(obj, Pod) and obj.spec.workload_ref is not None and obj.spec.scheduling_group is not None:

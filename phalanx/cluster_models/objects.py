@@ -254,7 +254,8 @@ class NodeSelectorTerm(K8sModel):
 
 
 class NodeSelector(K8sModel):
-    node_selector_terms: list[NodeSelectorTerm]
+    # Absent is an empty list, which validation refuses with upstream's "must have at least one node selector term".
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
 
 
 class PreferredSchedulingTerm(K8sModel):
@@ -808,9 +809,10 @@ def labels_problem(labels: dict[str, str], path: str) -> str | None:
     return None
 
 
-def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
+def node_selector_term_problems(term: NodeSelectorTerm, path: str, label_values: bool = False) -> list[str]:
     """validateNodeSelectorRequirement / validateNodeFieldSelectorRequirement (the API server, pod create; a
-    metadata.name value is a node name, in required and preferred terms alike)."""
+    metadata.name value is a node name, in required and preferred terms alike). label_values: each matchExpressions
+    value must be a label value (allowInvalidLabelValueInRequiredNodeAffinity false), checked after its key."""
     out = []
     for i, r in enumerate(term.match_expressions):
         at = f"{path}.matchExpressions[{i}]"
@@ -823,6 +825,10 @@ def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
         problem = label_key_problem(r.key)
         if problem is not None:
             out.append(f"{at}.key: {problem}")
+        for k, value in enumerate(r.values if label_values else ()):
+            problem = label_value_problem(value)
+            if problem is not None:
+                out.append(f"{at}.values[{k}]: {problem}")
     for i, r in enumerate(term.match_fields):
         at = f"{path}.matchFields[{i}]"
         if r.operator not in ("In", "NotIn"):
@@ -838,6 +844,18 @@ def node_selector_term_problems(term: NodeSelectorTerm, path: str) -> list[str]:
             if problem is not None:
                 out.append(f'{at}.values[{j}]: Invalid value: "{value}": {problem}')
     return out
+
+
+def node_selector_problem(selector: NodeSelector, path: str) -> str | None:
+    """ValidateNodeSelector for a selector outside a pod (a ResourceSlice's): at least one term, each term's
+    requirements with label values (allowInvalidLabelValueInRequiredNodeAffinity false); the first error."""
+    if not selector.node_selector_terms:
+        return f"{path}.nodeSelectorTerms: Required value: must have at least one node selector term"
+    for i, term in enumerate(selector.node_selector_terms):
+        problems = node_selector_term_problems(term, f"{path}.nodeSelectorTerms[{i}]", label_values=True)
+        if problems:
+            return problems[0]
+    return None
 
 
 def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
@@ -1149,16 +1167,21 @@ def claim_refs_problem(claims: list[ResourceClaimRef], pod_claims: set[str], pat
     return None
 
 
-def meta_problem(meta: ObjectMeta) -> str | None:
-    """ValidateAnnotations: keys are qualified names (compared lower-cased), and they all fit in 256 KiB; then
-    ValidateOwnerReferences (owner_references_problem)."""
-    for key in meta.annotations:
+def annotations_problem(annotations: dict[str, str], path: str) -> str | None:
+    """ValidateAnnotations at `path`: keys are qualified names (compared lower-cased), and they all fit in 256 KiB."""
+    for key in annotations:
         problem = label_key_problem(key.lower())
         if problem is not None:
-            return f'metadata.annotations: Invalid value: "{key}": {problem}'
-    if sum(len(k) + len(v) for k, v in meta.annotations.items()) > ANNOTATIONS_SIZE_LIMIT:
-        return f"metadata.annotations: Too long: may not be more than {ANNOTATIONS_SIZE_LIMIT} bytes"
-    return owner_references_problem(meta.owner_references)
+            return f'{path}: Invalid value: "{key}": {problem}'
+    if sum(len(k) + len(v) for k, v in annotations.items()) > ANNOTATIONS_SIZE_LIMIT:
+        return f"{path}: Too long: may not be more than {ANNOTATIONS_SIZE_LIMIT} bytes"
+    return None
+
+
+def meta_problem(meta: ObjectMeta) -> str | None:
+    """ValidateAnnotations (annotations_problem), then ValidateOwnerReferences (owner_references_problem)."""
+    return annotations_problem(meta.annotations, "metadata.annotations") or owner_references_problem(
+        meta.owner_references)
 
 
 def owner_references_problem(refs: list[OwnerReference]) -> str | None:
