@@ -14,10 +14,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.cluster_models import InputError, parse_objects
-
-_LABEL = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
-_SUBDOMAIN = ("must be a DNS subdomain: lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
-              "ending with a letter or digit")
+from test_dra_errors import _LABEL, _SUBDOMAIN, _device, _slice
 _NAME_PART = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
               "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
               "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
@@ -31,18 +28,6 @@ _PER_DEVICE = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is requ
                "is set to true in the ResourceSlice spec")
 _REQUEST_REF = ("must be the name of a request in the claim or the name of a request and a subrequest separated by "
                 "'/'")
-
-
-def _slice(devices: list | None = None, **spec) -> dict:
-    """Slice s of driver d.example.com, pool p (one slice), on node n1; `spec` replaces (None: removes) fields."""
-    fields = {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n1",
-              "devices": [{"name": "gpu0"}] if devices is None else devices, **spec}
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
-            "spec": {k: v for k, v in fields.items() if v is not None}}
-
-
-def _device(**fields) -> list:
-    return [{"name": "gpu0", **fields}]
 
 
 def _selector(*terms: dict) -> dict:
