@@ -147,11 +147,14 @@ class ShapeScores:
         (that holder never fills in the round), so only the candidates are read."""
         if self.held is None:
             self.held = [int(np.count_nonzero(h & self.feasible)) for h in self.holders]
-        end, fill = NEVER, None
-        feasible = self.feasible[cand]
+        end, fill, feasible = NEVER, None, None
         for holders, held in zip(self.holders, self.held):
+            if not held or held > len(cand):      # no feasible holder, or one outside the candidates
+                continue
+            if feasible is None:
+                feasible = self.feasible[cand]
             inside = holders[cand] & feasible
-            if held and int(np.count_nonzero(inside)) == held:
+            if int(np.count_nonzero(inside)) == held:
                 if fill is None:
                     fill = fill_times(np, np.asarray(pick, np.int64), np.asarray(copy, np.int64),
                                       np.asarray(cap, np.int64), len(cand))
@@ -537,18 +540,19 @@ class ShapeCache:
             s.mark = len(changes)
             s.failure = None
             self.row_updates += len(rows)
-            ok = s.static_ok[rows]
             # One key per row for the remembered Filter and Score results (cycle.RememberedRows).
             keys = load_keys(tensors, rows, s.local.row_filters, s.scoring.row_totals)
             if keys is not None and s.rank is rank and not s.live:
                 # Rows feasible before that pass every Filter again with nothing to report (most changed rows): their
-                # codes and payloads stay, only their totals and keys move.
+                # codes and payloads stay, only their totals and keys move. (A few rows' bools: no zero byte among
+                # them is cheaper to ask than a reduction.)
                 local = remembered_passes(s.local, s.scoring, keys)
-                if local is not None and s.feasible[rows].all():
+                if local is not None and b"\0" not in s.feasible[rows].tobytes():
                     total = [fixed + part for fixed, part in zip(s.fixed_total[rows].tolist(), local)]
                     s.total[rows] = total
                     s.key.set(rows, selection_keys_few(total, rank[rows].tolist(), len(rank)))
                     return True
+            ok = s.static_ok[rows]
             if s.local.filters:
                 # The NODE_LOCAL Filters on the changed rows, straight into the kept codes (run_filters' Evaluation
                 # and masks would cost more than the Filters on a few rows; keepable Filters return nothing else).
