@@ -351,6 +351,9 @@ class ClusterTensors:
     _bound_loads: np.ndarray = field(default_factory=lambda: np.full(64, -1, np.int32))   # (capacity,)
     _loads: list[Load] = field(default_factory=list)            # by id
     _load_ids: dict[bytes, int] = field(default_factory=dict)    # request and nonzero bytes -> id in _loads
+    # _load_id's answers by vector: id(request) -> (request, nonzero, id in _loads), the vectors held so their ids
+    # stay their own (a kept shape binds with the same vectors run after run; vectors are never written once made)
+    _load_of_vectors: dict[int, tuple] = field(default_factory=dict)
     # _bound_label_row's answers: id of a pod's labels dict -> (that dict, held so its id stays its own; its row)
     _label_rows: dict[int, tuple[dict, np.ndarray]] = field(default_factory=dict)
     # unique_label_values' answers: label key id -> ((nodes, node_rewrites) when found, the answer)
@@ -510,12 +513,19 @@ class ClusterTensors:
     def _load_id(self, request: np.ndarray, nonzero: np.ndarray) -> int:
         """The id of a (request vector, nonzero requests) in _loads, by value (each cycle prepares its own vector):
         as many ids as distinct pod requests."""
+        hit = self._load_of_vectors.get(id(request))
+        if hit is not None and hit[0] is request and hit[1] is nonzero:
+            return hit[2]
+        given = nonzero
         nonzero = np.asarray(nonzero, np.int64)
         key = request.tobytes() + nonzero.tobytes()
         at = self._load_ids.get(key)
         if at is None:
             at = self._load_ids[key] = len(self._loads)
             self._loads.append(Load(request.copy(), nonzero.copy()))
+        if len(self._load_of_vectors) >= _LOAD_VECTORS_KEPT:
+            self._load_of_vectors.clear()
+        self._load_of_vectors[id(request)] = (request, given, at)
         return at
 
     def log_loads(self, rows: np.ndarray) -> np.ndarray:

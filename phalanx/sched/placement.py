@@ -723,7 +723,7 @@ class Placer:
 
     def account(self, p: Prepared, node_ids: np.ndarray, pods: list[Pod]) -> Placement:
         tensors = self.cluster.tensors
-        ports = [tensors.port_column(port) for port in p.shape.host_ports]
+        ports = [tensors.port_column(port) for port in p.shape.host_ports] if p.shape.host_ports else []
         before = tensors.bind(pods, node_ids, p.request, p.shape.nonzero, ports, p.shape.pod_terms)
         return Placement(pods, node_ids, p.request, p.shape.nonzero, ports, before, p.shape.scoring)
 
