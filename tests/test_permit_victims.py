@@ -83,14 +83,15 @@ def test_a_waiting_gang_member_is_preempted_at_permit_and_retries():
     # needed) end together; p goes first (priority) and binds on n1; m2 then fits nowhere, and as a PodGroup member
     # DefaultPreemption leaves it to workload-aware preemption.
     assert s.step(11) == [rec(11, BOUND, "p", "n1"), rec(11, UNSCHEDULABLE, "m2", message=NO_CPU + MEMBER_NOT_ELIGIBLE)]
-    # t=300: m1, waiting since 0, times out as it would have; n1 keeps p alone.
+    # t=300: m1, waiting since 0, times out as it would have; forgetting it moves m2 (NodeResourcesFit rejected it:
+    # upstream's AssignedPodDelete moves every pooled pod but the one forgotten), which waits on the cpu m1 freed,
+    # with a deadline of its own. m1 waits in the pool for a member of g added, or the flush (630, after 600).
     assert s.step(300) == [rec(300, PERMIT_REJECTED, "m1", message=TIMEOUT_5M),
                            Record(300, POD_GROUP_SCHEDULED, "default/g", message=TIMEOUT_5M, status="False",
-                                  reason="Unschedulable")]
-    assert state(s) == ([1000], [], ["default/m1", "default/m2"], None)
-    # m2, pooled since 11, is retried by the flush at 330 (the first 30 s tick more than 300 s later) and waits on
-    # the cpu m1 freed.
-    assert s.step(400) == [rec(330, WAITING, "m2", "n1")]
+                                  reason="Unschedulable"),
+                           rec(300, WAITING, "m2", "n1")]
+    assert state(s) == ([2000], ["default/m2"], ["default/m1"], 600.0)
+    assert s.step(400) == []
 
 
 def test_a_checkpoint_after_the_preemption_resumes_alike():

@@ -860,8 +860,10 @@ def test_waiting_gangs_of_one_shape_fail_from_the_first_ones_cycle():
 
 def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():
     """gang_mode="permit": gang of 4 (minCount 4), three 1-GPU nodes. m1-m3 wait at Permit on n1-n3, m4 fits
-    nowhere; a plain GPU pod at t=10 fits nowhere either; at t=300 the three are rejected, the nodes freed,
-    and the plain pod (its 1 s backoff long over) binds to n1 at once."""
+    nowhere; a plain GPU pod at t=10 fits nowhere either; at t=300 the three are rejected and the nodes freed,
+    which moves the pods NodeResourcesFit rejected (upstream's AssignedPodDelete for each one forgotten), not the
+    rejected ones (GangScheduling rejected them): m4, queued first, takes n1 and waits; plain (its 1 s backoff long
+    over) binds to n2 at once."""
     s = new_scheduler(gpu_nodes(3), groups=[make_pod_group("g", min_count=4)], gang_mode="permit")
     assert s.add_pods([gpu_pod(f"m{i}", "g") for i in range(1, 5)]) == []
     assert s.step(0) == [Record(0, WAITING, "default/m1", "n1"), Record(0, WAITING, "default/m2", "n2"),
@@ -873,18 +875,18 @@ def test_permit_timeout_rejects_the_waiting_gang_and_frees_its_nodes():
     assert s.step(10) == [unsched(10, "plain", NO_GPU_PLAIN.format(n=3))]
     assert s.step(299.999) == []
     assert s.step(300) == [Record(300, PERMIT_REJECTED, f"default/m{i}", message=TIMEOUT_5M) for i in (1, 2, 3)] \
-        + [condition(300, "g", "False", TIMEOUT_5M), bound(300, "plain", "n1")]
+        + [condition(300, "g", "False", TIMEOUT_5M), Record(300, WAITING, "default/m4", "n1"),
+           bound(300, "plain", "n2")]
     table = s.cluster.tensors.nodes
-    assert table.requested.tolist() == [[100, 128 << 20, 0, 1], [0, 0, 0, 0], [0, 0, 0, 0]]
-    assert table.pod_count.tolist() == [1, 0, 0]
-    # Progress since the gang's failures (plain bound at 300), so run_until_idle goes on to the pool's flushes. m4,
-    # pooled since 0, is flushed at 330 (the first 30 s tick more than 300 s after) and waits on the freed n2 until
-    # its timeout at 630; the flush at 630 moves m1-m3 (rejected at 300: 630 - 300 > 300, 600 - 300 is not), tried
-    # after that timeout freed n2. Then it stops before a second rejection with nothing bound in between.
-    assert s.run_until_idle() == [Record(330, WAITING, "default/m4", "n2"),
-                                  Record(630, PERMIT_REJECTED, "default/m4", message=TIMEOUT_5M),
-                                  Record(630, WAITING, "default/m1", "n2"), Record(630, WAITING, "default/m2", "n3"),
-                                  unsched(630, "m3", NO_GPU_MEMBER.format(n=3))]
+    assert table.requested.tolist() == [[100, 128 << 20, 0, 1], [100, 128 << 20, 0, 1], [0, 0, 0, 0]]
+    assert table.pod_count.tolist() == [1, 1, 0]
+    # m4 is rejected at its timeout, 600. m1-m3 wait in the pool for a member added or the flush; nothing outside
+    # happened since they were pooled, so run_until_idle stops there (a flush would only try them again)...
+    assert s.run_until_idle() == [Record(600, PERMIT_REJECTED, "default/m4", message=TIMEOUT_5M)]
+    # ... and step goes on to the flush at 630 (the first 30 s tick more than 300 s after 300: 600 - 300 is not):
+    # m1 takes the n1 m4 freed, m2 n3, m3 fits nowhere (plain holds n2); m4, pooled at 600, stays.
+    assert s.step(631) == [Record(630, WAITING, "default/m1", "n1"), Record(630, WAITING, "default/m2", "n3"),
+                           unsched(630, "m3", NO_GPU_MEMBER.format(n=3))]
     assert not any(r.kind == BOUND and r.object.startswith("default/m") for r in s.records)
 
 
@@ -1053,34 +1055,64 @@ def test_group_whose_members_were_deleted_is_not_scheduled(min_count):
 
 
 def test_permit_livelock_run_until_idle_returns():
-    """One 1-GPU node, gangs a and b (minCount 2, two GPU pods each), Permit timeout 5 s: a1 waits on n1 at
-    t=0; at 5 it is rejected, which wakes b (but not a): b1 waits on n1; at 10 b1 is rejected, which wakes a...
-    Nothing outside happens, yet something always can: run_until_idle has to end somehow."""
+    """One 1-GPU node, gangs a and b (minCount 2, two GPU pods each), Permit timeout 5 s. A member rejected at
+    Permit waits for its rejector's events (GangScheduling: a member of its gang added) or the pool's flush, and
+    forgetting it moves the pods that other plugins rejected (upstream's AssignedPodDelete): a1 waits on n1 at t=0;
+    at 5 it is rejected and a2 (NodeResourcesFit rejected it) takes n1; at 10 a2 is rejected and b1 takes it; at
+    15 b1 is rejected and b2 takes it; at 20 nothing is left to move. run_until_idle has to end somehow."""
     s = new_scheduler(gpu_nodes(1), groups=[make_pod_group("a", min_count=2), make_pod_group("b", min_count=2)],
                       gang_mode="permit", permit_timeout_s=5)
     s.add_pods([gpu_pod("a1", "a"), gpu_pod("a2", "a"), gpu_pod("b1", "b"), gpu_pod("b2", "b")])
     assert [(r.time, r.kind, r.object) for r in s.step(11) if r.kind in (WAITING, PERMIT_REJECTED)] == [
-        (0, WAITING, "default/a1"), (5, PERMIT_REJECTED, "default/a1"), (5, WAITING, "default/b1"),
-        (10, PERMIT_REJECTED, "default/b1"), (10, WAITING, "default/a1")]
+        (0, WAITING, "default/a1"), (5, PERMIT_REJECTED, "default/a1"), (5, WAITING, "default/a2"),
+        (10, PERMIT_REJECTED, "default/a2"), (10, WAITING, "default/b1")]
     with time_limit(10.0):
         out = s.run_until_idle()
-    # a was rejected at 5 and nothing was bound since: run_until_idle stops before a's timeout at 15, with a1
-    # still waiting on n1 and the clock where step left it.
-    assert out == [] and s.now == 11
-    assert s.cluster.tensors.node_of("default/a1") == 0
-    # step carries the alternation on: a1 rejected at 15, b1 waits.
-    assert [(r.time, r.kind, r.object) for r in s.step(16) if r.kind in (WAITING, PERMIT_REJECTED)] == [
-        (15, PERMIT_REJECTED, "default/a1"), (15, WAITING, "default/b1")]
-    # An outside event is progress, so the turns go on; a second GPU node lets each gang hold one node at
-    # Permit (the v1.35 gate's classic deadlock: neither completes), and run_until_idle stops again once a
-    # gang is about to be rejected a second time with nothing bound.
+    # b's first rejection goes on; run_until_idle stops before its second at 20 (nothing bound since), with b2
+    # waiting on n1 and the clock at 15.
+    assert [(r.time, r.kind, r.object) for r in out if r.kind in (WAITING, PERMIT_REJECTED)] == [
+        (15, PERMIT_REJECTED, "default/b1"), (15, WAITING, "default/b2")]
+    assert s.now == 15 and s.cluster.tensors.node_of("default/b2") == 0
+    assert [(r.time, r.kind, r.object) for r in s.step(21) if r.kind in (WAITING, PERMIT_REJECTED)] == [
+        (20, PERMIT_REJECTED, "default/b2")]
+    # A second GPU node moves none of them (GangScheduling did not register it); the flush does, at its first tick
+    # (every 30 s) more than 5 minutes after each was rejected: 330 for all four. In queue order a1 takes n1 and a2
+    # n2, which completes a; b fits nowhere.
     s.add_nodes([make_node("n2", gpu=1)])
     with time_limit(10.0):
         out = s.run_until_idle()
-    assert BOUND not in {r.kind for r in out}
-    assert PERMIT_REJECTED in {r.kind for r in out}
-    held = {s.cluster.tensors.node_of(f"default/{p}") for p in ("a1", "a2")} - {-1}
-    assert len(held) == 1 and len({s.cluster.tensors.node_of(f"default/{p}") for p in ("b1", "b2")} - {-1}) == 1
+    assert [(r.time, r.kind, r.object, getattr(r, "node", None)) for r in out if r.kind in (BOUND, UNSCHEDULABLE)] == [
+        (330, BOUND, "default/a1", "n1"), (330, BOUND, "default/a2", "n2"),
+        (330, UNSCHEDULABLE, "default/b1", None), (330, UNSCHEDULABLE, "default/b2", None)]
+
+
+def test_permit_rejected_members_wait_for_their_gang_or_an_event_seen_while_waiting():
+    """Permit mode, one 1-GPU node, gang g (minCount 2), timeout 5 s. A member rejected at Permit waits for
+    GangScheduling's event (a member of its gang added), checked also against the events received while it waited
+    (upstream's in-flight events).
+    - m1 waits on n1 at 0, m2 fits nowhere; m3 arrives at 2 (while m1 waits) and fits nowhere;
+    - at 5 m1 is rejected; m3's arrival moves it at once, to the backoffQ until 6; the freed node moves m2 and m3
+      (NodeResourcesFit rejected them): m2, queued first, takes n1 and waits, m3 fits nowhere; at 6 m1 fits
+      nowhere;
+    - at 10 m2 is rejected (no member arrived while it waited: it stays pooled), m1 takes n1 and waits (m3 too
+      fits nowhere again);
+    - a fourth member at 12 moves m2, which fits nowhere (backing off until 11, over)."""
+    s = new_scheduler(gpu_nodes(1), groups=[make_pod_group("g", min_count=2)], gang_mode="permit",
+                      permit_timeout_s=5)
+    s.add_pods([gpu_pod("m1", "g"), gpu_pod("m2", "g")])
+    assert s.step(2) == [Record(0, WAITING, "default/m1", "n1"), unsched(0, "m2", NO_GPU_MEMBER.format(n=1))]
+    s.add_pods([gpu_pod("m3", "g")])
+    timeout = TIMEOUT_5M.replace("5m0s", "5s")
+    assert s.step(6) == [unsched(2, "m3", NO_GPU_MEMBER.format(n=1)),
+                         Record(5, PERMIT_REJECTED, "default/m1", message=timeout),
+                         condition(5, "g", "False", timeout), Record(5, WAITING, "default/m2", "n1"),
+                         unsched(5, "m3", NO_GPU_MEMBER.format(n=1)), unsched(6, "m1", NO_GPU_MEMBER.format(n=1))]
+    assert s.step(10) == [Record(10, PERMIT_REJECTED, "default/m2", message=timeout),
+                          Record(10, WAITING, "default/m1", "n1"), unsched(10, "m3", NO_GPU_MEMBER.format(n=1))]
+    assert "default/m2" in s.queue.unschedulable
+    s.step(12)
+    s.add_pods([gpu_pod("m4", "g")])
+    assert s.step(12) == [unsched(12, "m2", NO_GPU_MEMBER.format(n=1)), unsched(12, "m4", NO_GPU_MEMBER.format(n=1))]
 
 
 def test_deleted_permit_member_recreated_under_its_name_joins_the_gang():
@@ -1096,15 +1128,17 @@ def test_deleted_permit_member_recreated_under_its_name_joins_the_gang():
 
 def test_rejected_gang_members_do_not_loop_the_queue():
     """Permit mode, gang of 3 (minCount 3) on two 1-GPU nodes, timeout 5 s: m1, m2 wait on n1, n2 and m3 fits
-    nowhere at t=0; at 5 m1, m2 are rejected (their 1 s backoff runs to 6). A third GPU node at 5.5: m3 takes
-    n1 and waits; at 6 m1 and m2 leave the backoffQ as two runs that both start at the gang's first_seq, and
-    the queue loops. Any placement will do, as long as step(7) returns."""
+    nowhere at t=0; at 5 m1, m2 are rejected (their 1 s backoff runs to 6) and m3, moved by the nodes they freed,
+    takes n1 and waits. A third GPU node and a fourth member at 5.5 (the member moves m1 and m2: GangScheduling's
+    event); at 6 m1 and m2 leave the backoffQ as two runs that both start at the gang's first_seq, and the queue
+    loops. Any placement will do, as long as step(7) returns."""
     s = new_scheduler(gpu_nodes(2), groups=[make_pod_group("g", min_count=3)], gang_mode="permit",
                       permit_timeout_s=5)
     s.add_pods([gpu_pod("m1", "g"), gpu_pod("m2", "g"), gpu_pod("m3", "g")])
     assert [r.kind for r in s.step(5.5)] == [WAITING, WAITING, UNSCHEDULABLE, PERMIT_REJECTED, PERMIT_REJECTED,
-                                             POD_GROUP_SCHEDULED]
+                                             POD_GROUP_SCHEDULED, WAITING]
     s.add_nodes([make_node("n3", gpu=1)])
+    s.add_pods([gpu_pod("m4", "g")])
     s.queue.pop_active = watch_for_empty_runs(s.queue.pop_active)     # the first empty run: it loops from there
     with time_limit(10.0):
         s.step(7)

@@ -30,6 +30,11 @@ class GangScheduling(Plugin):
             return QUORUM_MESSAGE
         return None
 
+    def hint(self, event: str, pod, objects, cluster) -> bool:
+        # isSchedulableAfterPodAdded / isSchedulableAfterPodGroupAdded: a member of the pod's own group (objects:
+        # the groups whose members were added, or which appeared).
+        return any(pod.key in group.pending for group in objects)
+
     def permit(self, group, scheduled: int) -> tuple[str, str, float]:
         """(ALLOW or WAIT, message, timeout) for a member just placed, `scheduled` members of its group being
         assumed or bound (that one included)."""

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_models.durations import duration_text
-from ..plugins.framework import POD_DELETED, fit_error
+from ..plugins.framework import GROUP_MEMBER_ADDED, POD_DELETED, fit_error
 from ..plugins.gang_scheduling import ALLOW
 from .podgroups import GroupState
 from .records import PERMIT_REJECTED, WAITING, Placed
 
 PLUGIN = "GangScheduling"
+REJECTED_BY = frozenset({PLUGIN})
 # WaitOnPermit's text for a waiting pod whose status is an error, not a rejection (a preempted one's).
 WAIT_FAILED = "waiting on permit for pod: {}"
 _NONE: frozenset[str] = frozenset()
@@ -26,6 +27,9 @@ class Permit:
     def __init__(self, sched):
         self.sched = sched
         self.timed: dict[str, GroupState] = {}      # groups with waiting members (a deadline), by key
+        # waiting pod's key -> its group's `joined` when it began waiting: members added since are events received
+        # while it was in flight (upstream's inFlightEvents), which its rejection at Permit is checked against
+        self._joined_at: dict[str, int] = {}
 
     def _deadline(self, gs: GroupState, deadline: float | None) -> None:
         gs.permit_deadline = deadline
@@ -51,6 +55,7 @@ class Permit:
         if not plugins:
             return True
         gs.waiting[pod.key] = gs.pending.pop(pod.key)
+        self._joined_at[pod.key] = gs.joined
         sched.log.append(Placed(WAITING, sched.now, [pod], [pod.key], np.array([node]),
                                 [sched.cluster.tensors.nodes.names[node]]))
         sched.pending_message.pop(pod.key, None)
@@ -67,6 +72,8 @@ class Permit:
         pods = [p for p, _ in gs.waiting.values()]
         sched.bound(pods, np.array([tensors.node_of(p.key) for p in pods], np.int64))
         gs.bound.update(gs.waiting)
+        for key in gs.waiting:
+            self._joined_at.pop(key, None)
         gs.waiting.clear()
         self._deadline(gs, None)
         sched.set_condition(gs, "True", "Scheduled", "")
@@ -95,11 +102,19 @@ class Permit:
             self._deadline(gs, None)
             gs.rejected_at = sched.progress
             sched.fail(pods, message, PERMIT_REJECTED)
+            # bindingCycle's FitError names the rejecting plugin: the pods wait for an event it registered (a member
+            # of the group added), or the pool's flush; one added while they waited moves them at once.
+            seen = [gs.joined > self._joined_at.pop(pod.key, gs.joined) for pod, _ in waiting]
             for pod, seq in waiting:
                 gs.pending[pod.key] = (pod, seq)
-                sched.park(pod, seq, frozenset())
+                sched.park(pod, seq, REJECTED_BY)
+            if any(seen):
+                moved = {pod.key for (pod, _), added in zip(waiting, seen) if added}
+                sched.requeue_parked(GROUP_MEMBER_ADDED, moved)
             sched.set_condition(gs, "False", "Unschedulable", message)
-            sched.cluster_event(POD_DELETED, None, exclude=gs)
+            # Forgetting them is upstream's AssignedPodDelete for the other pooled pods (the rejected ones wait for
+            # their rejector's events alone).
+            sched.cluster_event(POD_DELETED, None)
 
     def preempt(self, keys: list[str], status: str) -> list:
         """waitingPod.Preempt for the waiting pods `keys` a preemption chose as victims (upstream v1.36,
@@ -116,6 +131,7 @@ class Permit:
             gs = sched.groups.of_pod[key]
             sched.release(key)
             pod, seq = gs.waiting.pop(key)
+            self._joined_at.pop(key, None)
             gs.pending[key] = (pod, seq)
             pods.append(pod)
             seqs.append(seq)

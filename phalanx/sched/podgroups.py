@@ -52,6 +52,8 @@ class GroupState:
     waiting: dict[str, tuple[Pod, int]] = field(default_factory=dict)   # at Permit (v1.35 mode), holding nodes
     enqueued: set[str] = field(default_factory=set)                     # permit mode: members in the pod queue
     permit_deadline: float | None = None
+    joined: int = 0                                  # members joined so far (a member added, or the group appeared
+                                                     # for held ones): what a pod waiting at Permit has seen
     rejected_at: int | None = None                   # the scheduler's progress count at the last Permit rejection
     state: str = "idle"                              # idle | active | backoff | unschedulable (queue position)
     attempts: int = 0
@@ -184,6 +186,7 @@ class Groups:
         """The pod (`key`: its key, when known) is a pending member of the group."""
         key = pod.key if key is None else key
         gs.pending[key] = (pod, seq)
+        gs.joined += 1
         self.of_pod[key] = gs
 
     def queue_key(self, gs: GroupState) -> tuple[int, int]:

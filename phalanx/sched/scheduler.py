@@ -968,6 +968,12 @@ class Scheduler:
         self.queue.park_all([Parked(pod, shape, seq, priority(pod), *waits, progress) for pod, seq in zip(pods, seqs)],
                             self.now)
 
+    def requeue_parked(self, event: str, keys: set[str]) -> None:
+        """The pooled pods `keys` move as an event that helps them would move them (to the activeQ, or the backoffQ
+        while backing off): upstream's check of a failed pod against the events received while it was in flight."""
+        ready = self.queue.wake(event, lambda parked: parked.pod.key in keys, self.now)
+        self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
+
     def retry_after_error(self, pods: list[Pod], seqs: list[int], shape: PodShape) -> None:
         """Pods of one shape that failed with an error (no plugin rejected them: upstream's podErrorBackoffQ) are
         tried again when their backoff ends, with no event."""
@@ -975,8 +981,7 @@ class Scheduler:
         self.queue.retry_errors([PodRun(shape, [pod], [seq], priority(pod)) for pod, seq in zip(pods, seqs)],
                                 self.now, self.progress)
 
-    def cluster_event(self, event: str, objects, exclude: GroupState | None = None, each: bool = False,
-                      at_most_priority: int | None = None) -> None:
+    def cluster_event(self, event: str, objects, each: bool = False, at_most_priority: int | None = None) -> None:
         """An event that may make pending pods fit: every pooled pod whose rejectors registered it and whose hint
         says it may help moves to the activeQ, or to the backoffQ while backing off; waiting groups are woken.
         at_most_priority: only pods (and groups, by their queue priority) of this priority or lower are moved.
@@ -987,7 +992,7 @@ class Scheduler:
         because nothing the events in between would change is read by a hint (the pool, the pod, the object, the
         cluster's default spreading selectors), and the activeQ and backoffQ order entries by their own keys."""
         def helps_with(parked: Parked, objs) -> bool:
-            # A pod no plugin rejected (an error, a Permit rejection) waits for any change but a binding elsewhere.
+            # A pod no plugin rejected waits for any change but a binding elsewhere.
             if not parked.plugins:
                 return event != POD_BOUND
             return any(event in p.events and p.hint(event, parked.pod, objs, self.cluster) for p in parked.plugins)
@@ -1005,12 +1010,9 @@ class Scheduler:
             return i >= 0
 
         skip = None
-        if exclude is not None:
-            skip = lambda key: self.groups.of_pod.get(key) is exclude          # noqa: E731
         if at_most_priority is not None:
-            pool, excluded = self.queue.unschedulable, skip
-            skip = lambda key: (pool[key].priority > at_most_priority          # noqa: E731
-                                or (excluded is not None and excluded(key)))
+            pool = self.queue.unschedulable
+            skip = lambda key: pool[key].priority > at_most_priority          # noqa: E731
         if each:
             ready = self.queue.wake(event, helps_first, self.now, skip)
             batches: dict[int, tuple[list, list]] = {}      # object -> (pods, seqs) it moves
@@ -1025,8 +1027,7 @@ class Scheduler:
             self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
         if event != POD_BOUND:
             for gs in self.groups.unschedulable():
-                if gs is not exclude and (at_most_priority is None
-                                          or self.groups.queue_key(gs)[0] <= at_most_priority):
+                if at_most_priority is None or self.groups.queue_key(gs)[0] <= at_most_priority:
                     self._activate_group(gs)
 
     def release(self, pod_key: str) -> None:
@@ -1114,6 +1115,8 @@ class Scheduler:
             ready = [(p, s) for p, s in gs.pending.values() if p.key not in gs.enqueued]
             gs.enqueued.update(p.key for p, _ in ready)
             self._enqueue_plain([p for p, _ in ready], [s for _, s in ready], warnings)
+            # Members rejected at Permit wait for this ({Pod, Add} of a member, {PodGroup, Add}).
+            self.cluster_event(GROUP_MEMBER_ADDED, [gs])
             return
         if gs.state in ("idle", "unschedulable"):
             self._activate_group(gs)
