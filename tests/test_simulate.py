@@ -337,24 +337,36 @@ def test_the_autoscaler_adds_the_node_a_gang_lacks_and_removes_it_once_empty():
 
 def test_a_gang_held_at_permit_holds_gpus_while_the_node_is_provisioned():
     """gang_mode "permit": the first worker waits at Permit on the free node while the second is unschedulable.
-    A timeout longer than provisioning holds its 8 GPUs until the node joins (610 s); a shorter one releases them
-    at 300 s, the second worker (pooled since 0) is flushed at 330 s and holds them from then until the node
-    joins, and the gang binds then."""
-    for timeout, held in ((900.0, 610.0), (300.0, 300.0 + 610.0 - 330.0)):
-        r, scaler = _autoscaled("gang-permit", timeout=timeout)
-        assert scaler.asked == 1 and r.jobs["training"]["finished"] == 1
-        assert r.gpu_hours["permit"] == pytest.approx(8 * held / H)
-        assert r.pending_s["training"]["p50"] == pytest.approx(610.0)
-        assert sum(r.gpu_hours.values()) == pytest.approx(5 * 8 * 2)
+    A timeout longer than provisioning holds its 8 GPUs until the node joins (610 s) and the gang binds then."""
+    r, scaler = _autoscaled("gang-permit", timeout=900.0)
+    assert scaler.asked == 1 and r.jobs["training"]["finished"] == 1
+    assert r.gpu_hours["permit"] == pytest.approx(8 * 610.0 / H)
+    assert r.pending_s["training"]["p50"] == pytest.approx(610.0)
+    assert sum(r.gpu_hours.values()) == pytest.approx(5 * 8 * 2)
+
+
+def test_a_permit_timeout_shorter_than_provisioning_never_overlaps_the_workers():
+    """The same gang with a 300 s timeout. A worker rejected at Permit waits for a member of its gang added, or the
+    pool's flush (its first 30 s tick more than 300 s later); its rejection moves the other worker (NodeResourcesFit
+    rejected it) onto the node it freed. So t-0 waits 0-300, t-1 300-600; the node that joins at 610 moves neither
+    (GangScheduling did not register it); then the flushes take turns with the timeouts, never overlapping: t-0
+    630-930 (flushed after its rejection at 300), t-1 930-1230 (its timeout and the flush at 930: the timeout goes
+    first), t-0 1260-1560, ..., every 630 s, the last from 6930 to the end (7200). 8 GPUs held 600 + 10 x 600 + 270
+    s; the gang never starts."""
+    r, scaler = _autoscaled("gang-permit", timeout=300.0)
+    assert scaler.asked == 1 and r.jobs["training"]["started"] == 0
+    assert r.gpu_hours["permit"] == pytest.approx(8 * (600 + 10 * 600 + 270) / H)
+    assert sum(r.gpu_hours.values()) == pytest.approx(5 * 8 * 2)
 
 
 def test_a_permit_timeout_shorter_than_provisioning_loops():
-    """One node, busy for 10 h; a gang of three 8-GPU workers held at Permit (300 s); the autoscaler may add two
-    nodes (600 s to join, removed 60 s after they empty). Every 970 s: it asks for two nodes 10 s after the gang
-    is unschedulable, two members wait at Permit on them from the join, the timeout releases them, the nodes go
-    60 s later, and the gang, retried, is unschedulable again. The pool's flush retries members that waited
-    over 300 s, on the 30 s ticks: t-2, failed at 611, waits on a freed node from 930; t-0, failed at 971, from
-    1290; likewise 2580 (failed 2260) and 2940 (failed 2620). Joins at 611, 1581, 2260, 3230."""
+    """One node, busy for 10 h; a gang of three 8-GPU workers held at Permit (300 s), arriving at 1 s; the
+    autoscaler may add two nodes (600 s to join, removed 60 s after they empty). All three are unschedulable at 1
+    and again at the flush at 330; the two nodes it asks for join at 611 and move them (NodeResourcesFit): t-0 and
+    t-1 wait on them, t-2 fits nowhere. At 911 both are rejected, which moves t-2 onto the first node; it is rejected
+    at 1211. The flush at 1230 (the first tick more than 300 s after 911) retries t-0 and t-1: t-0 waits on the
+    first node, still there, t-1 fits nowhere (the second was removed 60 s after it emptied). The gang never
+    starts within the hour."""
     from phalanx.simulate.autoscaler import Autoscaler
     nodes = _nodes(1)
     scaler = Autoscaler(nodes[0], max_nodes=2, provision_s=600.0, scale_down_s=60.0)
@@ -362,12 +374,17 @@ def test_a_permit_timeout_shorter_than_provisioning_loops():
     sim = Simulation(nodes, jobs, POLICIES["gang-permit"], hours=1, autoscaler=scaler, permit_timeout_s=300.0,
                      keep_decisions=True)
     r = sim.run()
-    joins = sorted({rec.time for rec in sim.sched.records if rec.kind == "WaitingOnPermit"})
-    assert joins == [611.0, 930.0, 1290.0, 1581.0, 2260.0, 2580.0, 2940.0, 3230.0]
-    assert (scaler.asked, r.nodes_added, r.nodes_removed) == (8, 6, 6)
-    # Held at Permit: 300 s per wait cut by its timeout (611, 611, 930, 1290, 2260, 2260, 2580, 2940), and the
-    # waits ended by a timeout of the other member's: 1581-1590, 3230-3240.
-    assert r.gpu_hours["permit"] == pytest.approx(8 * (8 * 300 + 9 + 10) / H)
+    seen = [(rec.time, rec.kind, rec.object.split("/")[1], rec.node) for rec in sim.sched.records
+            if rec.object.startswith("training/") and rec.time <= 1230
+            and rec.kind in ("WaitingOnPermit", "PermitRejected", "Unschedulable")]
+    assert seen == [(1, "Unschedulable", "t-0", None), (1, "Unschedulable", "t-1", None),
+                    (1, "Unschedulable", "t-2", None), (330, "Unschedulable", "t-0", None),
+                    (330, "Unschedulable", "t-1", None), (330, "Unschedulable", "t-2", None),
+                    (611, "WaitingOnPermit", "t-0", "auto-000000"), (611, "WaitingOnPermit", "t-1", "auto-000001"),
+                    (611, "Unschedulable", "t-2", None), (911, "PermitRejected", "t-0", None),
+                    (911, "PermitRejected", "t-1", None), (911, "WaitingOnPermit", "t-2", "auto-000000"),
+                    (1211, "PermitRejected", "t-2", None), (1230, "WaitingOnPermit", "t-0", "auto-000000"),
+                    (1230, "Unschedulable", "t-1", None)]
     assert r.jobs["training"]["started"] == 0
     assert sum(r.gpu_hours.values()) == pytest.approx(3 * 8 * 1)
 
