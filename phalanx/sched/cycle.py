@@ -134,6 +134,7 @@ class Prepared:
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
+    _reserving: tuple | None = field(default=None, init=False, repr=False)   # reserving(), once made
 
     @property
     def shape(self) -> PodShape:
@@ -142,6 +143,14 @@ class Prepared:
     @property
     def request(self) -> np.ndarray:
         return self.pod.request
+
+    def reserving(self, framework) -> tuple:
+        """(plugin, Filter state) of the Filters that ran for the pod whose plugin has a Reserve, in the profile's
+        Reserve order (the state is one profile's: made once)."""
+        if self._reserving is None:
+            self._reserving = tuple((plugin, state) for plugin in framework.at("reserve")
+                                    for ran, state in self.filters if ran is plugin)
+        return self._reserving
 
     def node_local(self) -> "Prepared":
         """The cycle with only the Filters whose removal_behaviour is NODE_LOCAL (they read the load of their own

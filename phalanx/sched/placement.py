@@ -353,8 +353,7 @@ class Placer:
         if len(nodes) < 2:
             return 0
         p = prepare(shape, cluster, self.framework)
-        reserving = self.framework.at("reserve")
-        if not keepable(p, self.framework) or any(plugin in reserving for plugin, _ in p.filters):
+        if not keepable(p, self.framework) or p.reserving(self.framework):
             return 0
         passes = passes_nominated(cluster, p, pods[: len(nodes)], priority, nodes)
         if passes is None:
@@ -558,8 +557,7 @@ class Placer:
     def picks(self, p: Prepared, node: int) -> tuple:
         """What the profile's Score plugins pick for the pod on its chosen node (Plugin.pick), asked before the pod's
         load is placed there, when a Reserve plugin keeps state for the pod (its Filter ran for it)."""
-        reserving = self.framework.at("reserve")
-        if not any(plugin in reserving for plugin, _ in p.filters):
+        if not p.reserving(self.framework):
             return ()
         return tuple(pick for plugin, state, _ in p.scores
                      if (pick := plugin.pick(state, node, self.cluster)) is not None)
@@ -568,13 +566,8 @@ class Placer:
         """Reserve: the per-pod state of the plugins that ran for the pod, taken on its node. extras: what their
         Filters returned besides codes and payloads (Evaluation.extras; none on kept results, whose keepable
         Filters return none); picks: the Score plugins' picks (Placer.picks)."""
-        out = []
-        for plugin in self.framework.at("reserve"):
-            for ran, state in p.filters:
-                if ran is plugin:
-                    out.append((plugin, plugin.reserve(state, node, pod, self.cluster, extras.get(plugin.name),
-                                                       picks)))
-        return out
+        return [(plugin, plugin.reserve(state, node, pod, self.cluster, extras.get(plugin.name), picks))
+                for plugin, state in p.reserving(self.framework)]
 
     def nodes_changed(self) -> None:
         """Node rows were added, rewritten or removed: drop what was derived from them."""
