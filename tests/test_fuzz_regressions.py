@@ -202,3 +202,27 @@ def test_dra_names_are_validated(text, message):
     with pytest.raises(InputError) as caught:
         load_text(text)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("parameters, error", [
+    (1.5, 'DeviceClass gpu: spec.config[0].opaque.parameters: Invalid value: "<value omitted>": must be a valid JSON '
+          'object'),
+    ({"mode": 1.5, "count": 2.0}, None),
+], ids=["a-number", "numbers-inside"])
+def test_opaque_parameters_holding_non_integer_numbers_are_measured(parameters, error):
+    """A mutation fuzz of DRA manifests: opaque parameters with a number that is not an integer (read exactly, as a
+    Decimal) raised a TypeError while their JSON length was measured, instead of the object check's error or
+    acceptance."""
+    import json
+
+    from phalanx.cluster_models import InputError
+    from phalanx.cluster_models.load import load_text
+    doc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"config": [{"opaque": {"driver": "gpu.example.com", "parameters": parameters}}]}}
+    text = json.dumps(doc)
+    if error is None:
+        assert [c.metadata.name for c in load_text(text, "dc.json").device_classes] == ["gpu"]
+    else:
+        with pytest.raises(InputError) as raised:
+            load_text(text, "dc.json")
+        assert str(raised.value) == error

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from decimal import Decimal
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -123,11 +124,18 @@ def go_json(value: Any, sort_keys: bool = False) -> str:
     """`value` as Go's json.Marshal writes it: how a field error shows a bad value that is not a plain string or
     number (an enum's named type, a struct, a map: apimachinery field.Error.ErrorBody). Maps must come with their
     keys sorted, as Go sorts them (sort_keys: sorted here, for values that are all maps and lists); a struct's
-    fields in declaration order."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    fields in declaration order. A non-integer number read from a manifest (kept exact as a Decimal by the loader)
+    is written as its float."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, default=_json_number)
     for char, escaped in _GO_JSON_ESCAPES:
         text = text.replace(char, escaped)
     return text
+
+
+def _json_number(value: Any) -> int | float:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def not_supported(path: str, value: Any, supported: Iterable[str]) -> str:
