@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.cluster_models import InputError, parse_objects
-from test_dra_errors import _LABEL, _SUBDOMAIN, _device, _slice
+from phalanx.cluster_models import parse_objects
+from test_dra_errors import _LABEL, _SUBDOMAIN, _device, _load_error, _slice
 _NAME_PART = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
               "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
               "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
@@ -75,14 +75,6 @@ def _opaque(driver: str = "d.example.com", requests: list | None = None, **field
 
 def _device_class(**spec) -> dict:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": spec}
-
-
-def _load_error(doc: dict) -> str | None:
-    try:
-        parse_objects([doc])
-    except InputError as error:
-        return str(error)
-    return None
 
 
 # -- ResourceSlice -------------------------------------------------------------------------------------------------
