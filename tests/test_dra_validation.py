@@ -345,12 +345,23 @@ def test_claims_the_api_server_accepts(devices):
      f'spec.metadata.annotations: Invalid value: "a b": {_NAME_PART} (got "a b")'),
     ({"annotations": {"a": "x" * (256 * 1024)}}, "spec.metadata.annotations: Too long: may not be more than 262144 "
                                                   "bytes"),
+    # then validateFieldAllowList: any other ObjectMeta field not Go's zero value, named by its Go field name with
+    # the first letter lowered (UID: uID), in declaration order, after the labels' errors
+    ({"name": "x"}, "spec.metadata.name: Forbidden: cannot be set"),
+    ({"uid": "0b1c"}, "spec.metadata.uID: Forbidden: cannot be set"),
+    ({"generation": 2, "namespace": "default"}, "spec.metadata.namespace: Forbidden: cannot be set"),
+    ({"finalizers": []}, "spec.metadata.finalizers: Forbidden: cannot be set"),        # an empty slice is not nil
+    ({"deletionGracePeriodSeconds": 0}, "spec.metadata.deletionGracePeriodSeconds: Forbidden: cannot be set"),
+    ({"labels": {"a b": "x"}, "name": "x"}, f'spec.metadata.labels: {_NAME_PART} (got "a b")'),
 ])
 def test_claim_template_metadata_rules(metadata, message):
     template = _claim({"requests": [_exact()]}, kind="ResourceClaimTemplate")
     template["spec"]["metadata"] = metadata
     assert _load_error(template) == f"ResourceClaimTemplate default/c: {message}"
     template["spec"]["metadata"] = {"labels": {"app": "gpu"}, "annotations": {"example.com/Note": "any text"}}
+    assert _load_error(template) is None
+    # Zero values are not set: an empty name, generation 0, a null timestamp.
+    template["spec"]["metadata"] = {"name": "", "generation": 0, "creationTimestamp": None, "labels": {"app": "gpu"}}
     assert _load_error(template) is None
 
 

@@ -129,6 +129,7 @@ MODEL_STRUCTS: dict[str, str] = {
     "StatefulSetUpdateStrategy": "apps/v1.StatefulSetUpdateStrategy",
     "StorageClass": "storage/v1.StorageClass",
     "Taint": "core/v1.Taint",
+    "TemplateObjectMeta": "meta/v1.ObjectMeta",          # a ResourceClaimTemplate's spec.metadata
     "Toleration": "core/v1.Toleration",
     "TokenRequest": "storage/v1.TokenRequest",
     "TopologyConstraint": "scheduling/v1alpha2.TopologyConstraint",

@@ -744,8 +744,48 @@ class ResourceClaim(K8sModel):
         return f"{self.metadata.namespace}/{self.metadata.name}"
 
 
+class TemplateObjectMeta(PodTemplateMetadata):
+    """A claim template's spec.metadata: an ObjectMeta of which only labels and annotations may be set (the claims'
+    own); the other fields are read to be refused, as ValidateTemplateObjectMeta does."""
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    self_link: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: Int64 = 0
+    creation_timestamp: Any = None
+    deletion_timestamp: Any = None
+    deletion_grace_period_seconds: Int64 | None = None
+    owner_references: list | None = None
+    finalizers: list | None = None
+    managed_fields: list | None = None
+
+    def forbidden(self) -> str | None:
+        """validateFieldAllowList's first field set beyond labels and annotations, named as it names it (the Go field
+        name with its first letter lowered: uID), None when none is. Set is unlike Go's zero value, which each
+        field's default is: a non-empty string, a non-zero generation, anything given for a pointer, a list (an empty
+        one is not nil) or a timestamp."""
+        fields = type(self).model_fields
+        for name, go_name in _TEMPLATE_META_FIELDS:
+            if getattr(self, name) != fields[name].default:
+                return go_name
+        return None
+
+
+# ObjectMeta's fields in declaration order, but labels and annotations: (attribute, Go field name lowered at its
+# first letter).
+_TEMPLATE_META_FIELDS = (("name", "name"), ("generate_name", "generateName"), ("namespace", "namespace"),
+                         ("self_link", "selfLink"), ("uid", "uID"), ("resource_version", "resourceVersion"),
+                         ("generation", "generation"), ("creation_timestamp", "creationTimestamp"),
+                         ("deletion_timestamp", "deletionTimestamp"),
+                         ("deletion_grace_period_seconds", "deletionGracePeriodSeconds"),
+                         ("owner_references", "ownerReferences"), ("finalizers", "finalizers"),
+                         ("managed_fields", "managedFields"))
+
+
 class ResourceClaimTemplateSpec(K8sModel):
-    metadata: PodTemplateMetadata = Field(default_factory=PodTemplateMetadata)     # the claims' labels, annotations
+    metadata: TemplateObjectMeta = Field(default_factory=TemplateObjectMeta)     # the claims' labels, annotations
     spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
 
 
@@ -758,12 +798,15 @@ class ResourceClaimTemplate(K8sModel):
     def _object_rules(self) -> ResourceClaimTemplate:
         check_subdomain_name(self.metadata)
         _default_namespace(self.metadata)
-        # ValidateTemplateObjectMeta: the annotations, then the labels (the other metadata fields are not checked).
+        # ValidateTemplateObjectMeta: the annotations, the labels, then no other field set.
         meta = self.spec.metadata
         problem = (annotations_problem(meta.annotations, "spec.metadata.annotations")
                    or labels_problem(meta.labels, "spec.metadata.labels"))
         if problem is not None:
             raise ValueError(problem)
+        forbidden = meta.forbidden()
+        if forbidden is not None:
+            raise ValueError(f"spec.metadata.{forbidden}: Forbidden: cannot be set")
         self.spec.spec.check("spec.spec.")
         return self
 
