@@ -298,7 +298,28 @@ def spread(**fields) -> dict:
 
 def labelled(pod: dict, **labels) -> dict:
     return changed(pod, ["metadata", "labels"], labels)
+DNS_LABEL_TEXT = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
 MANIFEST_CASES = [
+    # ValidateVolumes, per volume: its source (validateVolumeSource: exactly one, in its order; a persistentVolumeClaim's
+    # claimName), then its name, then no name twice
+    ("a volume without a source", [pod_spec(volumes=[{"name": "data"}])],
+     "Pod default/p: spec.volumes[0]: Required value: must specify a volume type"),
+    ("a volume with two sources", [pod_spec(volumes=[{"name": "data", "emptyDir": {}, "cephfs": {"monitors": ["m"]}}])],
+     "Pod default/p: spec.volumes[0].cephFS: Forbidden: may not specify more than 1 volume type"),
+    ("a claim volume without its claim", [pod_spec(volumes=[{"name": "data", "persistentVolumeClaim": {}}])],
+     "Pod default/p: spec.volumes[0].persistentVolumeClaim.claimName: Required value"),
+    ("an ephemeral volume without its template", [pod_spec(volumes=[{"name": "scratch", "ephemeral": {}}])],
+     "Pod default/p: spec.volumes[0].ephemeral.volumeClaimTemplate: Required value"),
+    ("a volume without a name", [pod_spec(volumes=[{"emptyDir": {}}])],
+     "Pod default/p: spec.volumes[0].name: Required value"),
+    ("a volume named as no DNS label", [pod_spec(volumes=[{"name": "Data", "emptyDir": {}}])],
+     f'Pod default/p: spec.volumes[0].name: {DNS_LABEL_TEXT} (got "Data")'),
+    ("a volume name twice", [pod_spec(volumes=[{"name": "a", "emptyDir": {}}, {"name": "a", "configMap": {}}])],
+     'Pod default/p: spec.volumes[1].name: Duplicate value: "a"'),
+    ("a Deployment's template volume without a source", [changed(
+        DEPLOYMENT_WITHOUT_CONTAINERS, ["spec", "template", "spec"],
+        {"containers": [{"name": "c", "image": IMAGE}], "volumes": [{"name": "v"}]})],
+     "Deployment default/web: spec.template.spec.volumes[0]: Required value: must specify a volume type"),
     ("a container without an image", [pod_spec(containers=[{"name": "c"}])],
      "Pod default/p: spec.containers[0].image: Required value"),
     ("an init container without an image", [pod_spec(initContainers=[{"name": "i", "restartPolicy": "Always"}])],
@@ -627,7 +648,7 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
     # Keys that YAML reads as numbers or booleans are strings to the API, null label values are "", a GPU request
     # with its limit, hugepages beside memory, hostNetwork ports that match, a system class of its own value, a
     # ConfigMap (core, skipped) and a custom resource (its own group, skipped), a preferred node affinity term
-    # whose value is no label value (only required terms' are checked).
+    # whose value is no label value (only required terms' are checked), volumes.
     pod = changed(POD, ["metadata", "labels"], {1: "a", "app": None})
     pod["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 1, "preference": {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["-1"]}]}}]}}
@@ -636,6 +657,9 @@ def test_what_the_api_server_accepts_of_the_manifest_rules_still_loads():
                    "limits": {"nvidia.com/gpu": "1", "hugepages-2Mi": "2Mi"}},
         ports=[{"containerPort": 80, "hostPort": 80, "name": "web"}]))
     pod["spec"]["hostNetwork"] = True
+    # Volumes of one source each, a null source counting as none (a nil pointer), names distinct DNS labels.
+    pod["spec"]["volumes"] = [{"name": "cache", "emptyDir": None, "secret": {"secretName": "s"}},
+                              {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
     objects = load_text("---\n".join(yaml.safe_dump(d) for d in [
         NODE, pod, {**PC, "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}},

@@ -858,6 +858,50 @@ def node_selector_problem(selector: NodeSelector, path: str) -> str | None:
     return None
 
 
+# A pod volume's sources in the order validateVolumeSource reads them, each with the name its "more than 1 volume
+# type" error gives it (the Go field's, as written there: cephFS, and downwarAPI).
+_VOLUME_SOURCES = (("emptyDir", "emptyDir"), ("hostPath", "hostPath"), ("gitRepo", "gitRepo"),
+                   ("gcePersistentDisk", "gcePersistentDisk"), ("awsElasticBlockStore", "awsElasticBlockStore"),
+                   ("secret", "secret"), ("nfs", "nfs"), ("iscsi", "iscsi"), ("glusterfs", "glusterfs"),
+                   ("flocker", "flocker"), ("persistentVolumeClaim", "persistentVolumeClaim"), ("rbd", "rbd"),
+                   ("cinder", "cinder"), ("cephfs", "cephFS"), ("quobyte", "quobyte"),
+                   ("downwardAPI", "downwarAPI"), ("fc", "fc"), ("flexVolume", "flexVolume"),
+                   ("configMap", "configMap"), ("azureFile", "azureFile"), ("vsphereVolume", "vsphereVolume"),
+                   ("photonPersistentDisk", "photonPersistentDisk"), ("portworxVolume", "portworxVolume"),
+                   ("azureDisk", "azureDisk"), ("storageos", "storageos"), ("projected", "projected"),
+                   ("scaleIO", "scaleIO"), ("csi", "csi"), ("ephemeral", "ephemeral"), ("image", "image"))
+
+
+def volume_problems(volumes: list[dict], path: str) -> list[str]:
+    """ValidateVolumes, per volume in order: its source (exactly one; a persistentVolumeClaim's claimName and an
+    ephemeral volume's volumeClaimTemplate required: the other sources' own fields are not checked), then its name
+    (required, a DNS label), then no name twice. A null source counts as absent, as a nil pointer does."""
+    out, names = [], set()
+    for i, volume in enumerate(volumes):
+        at = f"{path}[{i}]"
+        problems = []
+        given = [(key, named) for key, named in _VOLUME_SOURCES if volume.get(key) is not None]
+        if not given:
+            problems.append(f"{at}: Required value: must specify a volume type")
+        problems += [f"{at}.{named}: Forbidden: may not specify more than 1 volume type" for _, named in given[1:]]
+        if given:
+            source = volume[given[0][0]]
+            if given[0][0] == "persistentVolumeClaim" and not source.get("claimName"):
+                problems.insert(0, f"{at}.persistentVolumeClaim.claimName: Required value")
+            elif given[0][0] == "ephemeral" and source.get("volumeClaimTemplate") is None:
+                problems.insert(0, f"{at}.ephemeral.volumeClaimTemplate: Required value")
+        name = volume.get("name") or ""
+        problem = dns_label_problem(name) if name else "Required value"
+        if problem is not None:
+            problems.append(f"{at}.name: {problem}")
+        if name in names:
+            problems.append(f'{at}.name: Duplicate value: "{name}"')
+        if not problems:
+            names.add(name)
+        out += problems
+    return out
+
+
 def toleration_problems(tolerations: list[Toleration], path: str) -> list[str]:
     """validateTolerations."""
     out = []
@@ -1282,7 +1326,11 @@ def pod_spec_manifest_problem(spec: PodSpec, path: str = "spec", labels: dict[st
     (required, also in pod templates), resource names and amounts, port names, hostNetwork ports, node names,
     scheduling gates, empty node selector terms and required terms' values, toleration values, spread constraints (a topologyKey, not
     repeated; matchLabelKeys and labelSelector: spread_selector_problems, over the selector merged with `labels`,
-    the pod's, or as written for a pod template: None)."""
+    the pod's, or as written for a pod template: None); first of all its volumes (volume_problems: upstream's
+    scheduler unit tests name volumes as the API server would not)."""
+    volumes = volume_problems(spec.volumes, f"{path}.volumes")
+    if volumes:
+        return volumes[0]
     problem = pod_claims_problem(spec.resource_claims, f"{path}.resourceClaims")
     if problem is not None:
         return problem
