@@ -226,3 +226,18 @@ def test_opaque_parameters_holding_non_integer_numbers_are_measured(parameters, 
         with pytest.raises(InputError) as raised:
             load_text(text, "dc.json")
         assert str(raised.value) == error
+
+
+def test_a_csinode_count_beyond_int32_is_refused():
+    """A mutation fuzz of storage manifests: a CSINode driver's allocatable count of 2^63 (the API's *int32) raised
+    OverflowError when NodeVolumeLimits laid the limits out, instead of the decoding error."""
+    import json
+
+    from phalanx.cluster_models import InputError
+    from phalanx.cluster_models.load import load_text
+    doc = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+           "spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1", "allocatable": {"count": 2**63}}]}}
+    with pytest.raises(InputError) as raised:
+        load_text(json.dumps(doc), "csinode.json")
+    assert str(raised.value) == ("CSINode n1: spec.drivers[0].allocatable.count: input should be less than or equal "
+                                 "to 2147483647 (got 9223372036854775808)")

@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, model_validator
 
-from .objects import (Int64, K8sModel, LabelSelector, NodeSelector, ObjectMeta, check_subdomain_name, dns_subdomain_problem,
-                      go_quote, selector_problems)
+from .objects import (Int32, Int64, K8sModel, LabelSelector, NodeSelector, ObjectMeta, check_subdomain_name,
+                      dns_subdomain_problem, go_quote, selector_problems)
 from .quantity import QuantityError, decode_quantity
 
 # Annotations the scheduler reads (component-helpers/storage/volume, k8s.io/api/core/v1).
@@ -237,7 +237,7 @@ class StorageClass(K8sModel):
 
 
 class CSINodeDriverAllocatable(K8sModel):
-    count: int | None = None
+    count: Int32 | None = None          # *int32
 
 
 class CSINodeDriver(K8sModel):
