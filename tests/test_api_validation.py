@@ -707,3 +707,12 @@ def test_services_the_api_server_accepts(spec):
     [svc] = load_text(yaml.safe_dump({**SERVICE, "spec": spec})).services
     assert svc.spec.type == (spec.get("type") or "ClusterIP")
     assert [p.target_port for p in svc.spec.ports] == [p.get("targetPort") or p["port"] for p in spec.get("ports", [])]
+
+
+def test_every_volume_source_of_the_api_counts_as_one():
+    """ValidateVolumes counts a volume's sources: the list phalanx reads them from is every field of v1.36's Volume
+    but its name (the generated API types), so no valid volume reads as one without a source."""
+    from phalanx.cluster_models import api_types
+    from phalanx.cluster_models.objects import _VOLUME_SOURCES
+    assert {key for key, _ in _VOLUME_SOURCES} == {f.split(":")[0] for f in api_types.STRUCTS["core/v1.Volume"].split()
+                                                   if not f.startswith("name:")}
