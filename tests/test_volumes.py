@@ -270,6 +270,12 @@ def test_dynamic_provisioning_follows_allowed_topologies_and_pins_later_users():
     got = run(c, [pod_with("p0", [claim_volume("d")]), pod_with("p1", [claim_volume("d")])])
     assert got == {"default/p0": "n1", "default/p1": "n1"}
     assert c.volumes.selected == {"default/d": "n1"} and not c.volumes.volume_of
+    # Pinned: with a class that may provision anywhere, p0 takes n0 (nodes alike, the first) and p1, which would
+    # otherwise take the emptier n1, follows the claim to n0.
+    c = cluster([storage_class("any", provisioner="example.com/csi"), pvc("d", "1Gi", "any")])
+    got = run(c, [pod_with("p0", [claim_volume("d")]), pod_with("p1", [claim_volume("d")])])
+    assert got == {"default/p0": "n0", "default/p1": "n0"}
+    assert c.volumes.selected == {"default/d": "n0"}
 
 
 def test_volume_zone_and_read_write_once_pod():
@@ -294,13 +300,16 @@ def test_disk_conflicts_keep_pods_apart():
     ebs = {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}}
     ro = {"name": "d", "gcePersistentDisk": {"pdName": "pd", "readOnly": True}}
     c = cluster([], nodes=2)
-    got = run(c, [pod_with("e0", [ebs]), pod_with("e1", [ebs]), pod_with("e2", [ebs]),
-                  pod_with("g0", [ro]), pod_with("g1", [ro])])
+    got = run(c, [pod_with("e0", [ebs]), pod_with("e1", [ebs]), pod_with("e2", [ebs])])
     assert got["default/e0"] == "n0" and got["default/e1"] == "n1"
     assert got["default/e2"].startswith("0/2 nodes are available: 2 node(s) had no available disk.")
-    # Read-only GCE PDs may share a node: g1 is placed by resources alone (n0 and n1 hold 1 and 2 pods... n0 is
-    # emptier after e0 + g0? e0 and g0 on n0 (2 cpu), e1 on n1 (1 cpu): g1 goes to n1.
-    assert got["default/g0"] == "n0" and got["default/g1"] == "n1"
+    # On one node: read-only GCE PDs share it; the same PD written by both does not.
+    rw = {"name": "d", "gcePersistentDisk": {"pdName": "pd"}}
+    got = run(cluster([], nodes=1), [pod_with("g0", [ro]), pod_with("g1", [ro])])
+    assert got == {"default/g0": "n0", "default/g1": "n0"}
+    got = run(cluster([], nodes=1), [pod_with("w0", [rw]), pod_with("w1", [rw])])
+    assert got["default/w0"] == "n0"
+    assert got["default/w1"].startswith("0/1 nodes are available: 1 node(s) had no available disk.")
 
 
 def test_gang_rollback_leaves_the_volume_book_as_before():

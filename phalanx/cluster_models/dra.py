@@ -311,8 +311,8 @@ DEVICE_SELECTORS_MAX_SIZE = 32        # resource.DeviceSelectorsMaxSize
 
 def _at_most_32_selectors(raw: Any) -> Any:
     """validateSelectorSlice: the count is checked before any selector is compiled."""
-    if isinstance(raw, list) and len(raw) > DEVICE_SELECTORS_MAX_SIZE:
-        raise ValueError(f"Too many: {len(raw)}: must have at most {DEVICE_SELECTORS_MAX_SIZE} items")
+    if isinstance(raw, list):
+        _check_at_most(raw, DEVICE_SELECTORS_MAX_SIZE, "")
     return raw
 
 
@@ -361,8 +361,7 @@ def _check_configuration(config: DeviceClassConfiguration, where: str) -> None:
 def _check_configurations(configs: list, path: str, names: frozenset[str] | None = None) -> None:
     """validateSlice of configurations: the count first (it short-circuits), then each one: a claim's (`names`: its
     request names) the requests it names (validateDeviceClaimConfiguration), then its opaque configuration."""
-    if len(configs) > DEVICE_CONFIG_MAX_SIZE:
-        raise ValueError(f"{path}: Too many: {len(configs)}: must have at most {DEVICE_CONFIG_MAX_SIZE} items")
+    _check_at_most(configs, DEVICE_CONFIG_MAX_SIZE, path)
     for i, config in enumerate(configs):
         if names is not None:
             _check_request_refs(config.requests, f"{path}[{i}].requests", names)
@@ -547,9 +546,7 @@ class ResourceClaimSpec(K8sModel):
         complete)."""
         devices = self.devices
         requests_path = f"{path}devices.requests"
-        if len(devices.requests) > DEVICE_REQUESTS_MAX_SIZE:      # validateSet: the count before any request
-            raise ValueError(f"{requests_path}: Too many: {len(devices.requests)}: must have at most "
-                             f"{DEVICE_REQUESTS_MAX_SIZE} items")
+        _check_at_most(devices.requests, DEVICE_REQUESTS_MAX_SIZE, requests_path)   # validateSet: the count first
         for i, r in enumerate(devices.requests):
             where = f"{requests_path}[{i}]"
             _check_request_name(r.name, where)
@@ -562,9 +559,7 @@ class ResourceClaimSpec(K8sModel):
             if r.exactly is not None:
                 r.exactly.check(f"{where}.exactly")
                 continue
-            if len(r.first_available) > FIRST_AVAILABLE_MAX_SIZE:
-                raise ValueError(f"{where}.firstAvailable: Too many: {len(r.first_available)}: must have at most "
-                                 f"{FIRST_AVAILABLE_MAX_SIZE} items")
+            _check_at_most(r.first_available, FIRST_AVAILABLE_MAX_SIZE, f"{where}.firstAvailable")
             for j, sub in enumerate(r.first_available):
                 at = f"{where}.firstAvailable[{j}]"
                 _check_request_name(sub.name, at)
@@ -597,9 +592,7 @@ class ResourceClaimSpec(K8sModel):
     def _check_constraints(self, path: str) -> None:
         """validateDeviceConstraint (resource.k8s.io/v1), the first error."""
         constraints = self.devices.constraints
-        if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
-            raise ValueError(f"{path}devices.constraints: Too many: {len(constraints)}: must have at most "
-                             f"{DEVICE_CONSTRAINTS_MAX_SIZE} items")
+        _check_at_most(constraints, DEVICE_CONSTRAINTS_MAX_SIZE, f"{path}devices.constraints")
         names = self.devices.result_names()
         for i, constraint in enumerate(constraints):
             where = f"{path}devices.constraints[{i}]"
@@ -617,11 +610,17 @@ class ResourceClaimSpec(K8sModel):
 def _check_request_refs(requests: list[str], path: str, names: frozenset[str]) -> None:
     """validateSet of request references (a constraint's or a configuration's): at most 32, each a request or
     subrequest of the claim, then duplicates."""
-    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
-        raise ValueError(f"{path}: Too many: {len(requests)}: must have at most {DEVICE_REQUESTS_MAX_SIZE} items")
+    _check_at_most(requests, DEVICE_REQUESTS_MAX_SIZE, path)
     for j, name in enumerate(requests):
         _check_request_ref(name, f"{path}[{j}]", names)
     _check_unique_names(requests, path)
+
+
+def _check_at_most(items, limit: int, path: str) -> None:
+    """field.TooMany of a list or map (validateSlice / validateSet / validateMap check the count first); `path` ""
+    for a field validator's own field (pydantic names it)."""
+    if len(items) > limit:
+        raise ValueError(f"{path + ': ' if path else ''}Too many: {len(items)}: must have at most {limit} items")
 
 
 def _check_request_name(name: str, where: str) -> None:
@@ -1095,8 +1094,7 @@ def _check_counter_groups(groups: list[tuple[str, dict]], limit: int, per_group:
     (validateDeviceCounterConsumption), given as (name, counters): at most `limit`; each a name (required, a DNS
     label) and 1 to `per_group` counters named by DNS labels (a key's error naming the map; any quantity); then
     duplicate names."""
-    if len(groups) > limit:
-        raise ValueError(f"{path}: Too many: {len(groups)}: must have at most {limit} items")
+    _check_at_most(groups, limit, path)
     for i, (name, counters) in enumerate(groups):
         at = f"{path}[{i}]"
         problem = "Required value" if not name else dns_label_problem(name)
@@ -1104,8 +1102,7 @@ def _check_counter_groups(groups: list[tuple[str, dict]], limit: int, per_group:
             raise ValueError(f"{at}.{name_field}: {problem}")
         if not counters:
             raise ValueError(f"{at}.counters: Required value")
-        if len(counters) > per_group:
-            raise ValueError(f"{at}.counters: Too many: {len(counters)}: must have at most {per_group} items")
+        _check_at_most(counters, per_group, f"{at}.counters")
         for key in counters:
             problem = dns_label_problem(key)
             if problem is not None:
@@ -1154,9 +1151,7 @@ def _check_binding_conditions(device: Device, where: str) -> None:
     conditions = device.binding_conditions or []
     failures = device.binding_failure_conditions or []
     for name, values in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
-        if len(values) > BINDING_CONDITIONS_MAX_SIZE:
-            raise ValueError(f"{where}.{name}: Too many: {len(values)}: must have at most "
-                             f"{BINDING_CONDITIONS_MAX_SIZE} items")
+        _check_at_most(values, BINDING_CONDITIONS_MAX_SIZE, f"{where}.{name}")
         for k, value in enumerate(values):
             problem = label_key_problem(value)
             if problem is not None:
@@ -1202,9 +1197,7 @@ def _check_device(device: Device, where: str, per_device: bool) -> None:
         if capacity.request_policy is not None and not device.allow_multiple_allocations:
             raise ValueError(f"{where}.capacity[{name}].requestPolicy: Forbidden: allowMultipleAllocations must be "
                              f"true")
-    if len(device.taints) > DEVICE_TAINTS_MAX_LENGTH:
-        raise ValueError(f"{where}.taints: Too many: {len(device.taints)}: must have at most "
-                         f"{DEVICE_TAINTS_MAX_LENGTH} items")
+    _check_at_most(device.taints, DEVICE_TAINTS_MAX_LENGTH, f"{where}.taints")
     for k, taint in enumerate(device.taints):
         _check_taint(taint, f"{where}.taints[{k}]")
     _check_counter_groups([(c.counter_set, c.counters) for c in device.consumes_counters],
@@ -1219,8 +1212,7 @@ def _check_devices(spec: ResourceSliceSpec) -> None:
     devices = spec.devices
     tainted = any(d.taints or d.consumes_counters for d in devices)
     limit = RESOURCE_SLICE_MAX_TAINTED_DEVICES if tainted else RESOURCE_SLICE_MAX_DEVICES
-    if len(devices) > limit:
-        raise ValueError(f"spec.devices: Too many: {len(devices)}: must have at most {limit} items")
+    _check_at_most(devices, limit, "spec.devices")
     for j, device in enumerate(devices):
         _check_device(device, f"spec.devices[{j}]", bool(spec.per_device_node_selection))
     _check_unique_names([device.name for device in devices], "spec.devices")

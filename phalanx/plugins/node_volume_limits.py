@@ -30,7 +30,7 @@ import numpy as np
 
 from ..kernels.status import ERROR, SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE
 from .framework import NOMINATED_POD_DELETED, POD_DELETED, SKIP
-from .volumes import CLAIM_SOURCES, VolumePlugin, claim_volumes, not_for_pod, not_found
+from .volumes import CLAIM_SOURCES, VolumePlugin, claim_volumes, not_for_pod, not_found, reads_volumes
 
 REASON = "node(s) exceed max volume count"      # ErrReasonMaxVolumeCountExceeded
 NO_NAME = "PersistentVolumeClaim had no name"
@@ -126,7 +126,7 @@ def attached_volumes(book, tensors) -> dict[int, dict[AttachableVolume, None]]:
 
 def uses_claims(pod) -> bool:
     """Whether the pod has a claim-backed volume (the only kind whose volumes this plugin counts)."""
-    return any(source in volume for volume in pod.spec.volumes for source in CLAIM_SOURCES)
+    return reads_volumes(pod.spec, CLAIM_SOURCES)
 
 
 def pods_with_claims(book, tensors) -> dict[int, list]:

@@ -171,18 +171,15 @@ def match_volumes(state: ClaimsToBind, tensors) -> NodeVolumes:
             selected.append(c)
     payload[decided] |= BIND_CONFLICT
     excluded: dict[str, np.ndarray] = {}            # volume name -> (N,) bool chosen by an earlier claim there
-    unmatched = []
-    for c in state.by_size:
+    unmatched = [c for c in state.by_size if c not in selected]
+    for c in unmatched:
         claim = state.unbound[c]
-        if book.selected_node(claim) is not None:
-            continue
         volumes = book.volumes_of_class(claim.storage_class)
         chosen[c] = _smallest_match(claim, volumes, book, tensors, excluded)
         for i, pv in enumerate(volumes):
             taken = chosen[c] == i
             if taken.any():
                 excluded[pv.name] = excluded.get(pv.name, np.zeros(n, bool)) | taken
-        unmatched.append(c)
     for c in selected + unmatched:
         to_provision = ~decided if c in selected else ~decided & (chosen[c] < 0)
         if not to_provision.any():

@@ -51,10 +51,10 @@ def not_for_pod(claim, pod) -> str | None:
             f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)")
 
 
-def reads_volumes(spec) -> bool:
-    """Whether any volume plugin reads one of the spec's volumes."""
+def reads_volumes(spec, sources: tuple[str, ...] = READ_SOURCES) -> bool:
+    """Whether the spec has a volume of one of `sources` (default: one a volume plugin reads)."""
     volumes = spec.volumes          # (most pods have none: asked of every pod by each volume plugin at intake)
-    return bool(volumes) and any(source in volume for volume in volumes for source in READ_SOURCES)
+    return bool(volumes) and any(source in volume for volume in volumes for source in sources)
 
 
 def volume_signature(pod):

@@ -971,7 +971,12 @@ class Scheduler:
     def requeue_parked(self, event: str, keys: set[str]) -> None:
         """The pooled pods `keys` move as an event that helps them would move them (to the activeQ, or the backoffQ
         while backing off): upstream's check of a failed pod against the events received while it was in flight."""
-        ready = self.queue.wake(event, lambda parked: parked.pod.key in keys, self.now)
+        self._wake(event, lambda parked: parked.pod.key in keys)
+
+    def _wake(self, event: str, helps, skip=None) -> None:
+        """The pooled pods waiting for `event` that `helps` moves, to the activeQ (those whose backoff is over, as
+        one batch) or the backoffQ."""
+        ready = self.queue.wake(event, helps, self.now, skip)
         self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
 
     def retry_after_error(self, pods: list[Pod], seqs: list[int], shape: PodShape) -> None:
@@ -1023,8 +1028,7 @@ class Scheduler:
             for i in sorted(batches):
                 self._enqueue_plain(*batches[i])
         else:
-            ready = self.queue.wake(event, lambda parked: helps_with(parked, objects), self.now, skip)
-            self._enqueue_plain([p.pod for p in ready], [p.seq for p in ready])
+            self._wake(event, lambda parked: helps_with(parked, objects), skip)
         if event != POD_BOUND:
             for gs in self.groups.unschedulable():
                 if at_most_priority is None or self.groups.queue_key(gs)[0] <= at_most_priority:
