@@ -2,6 +2,7 @@
 program serves every cluster of a padding bucket; backend names and missing packages fail with one line."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 
@@ -249,6 +250,69 @@ def test_jax_segments_match_numpy(case, tie_break):
     assert got.preemptions == want.preemptions
 
 
+@contextlib.contextmanager
+def _call_pods(count: int):
+    """Meanwhile, segments of `count` pods per compiled call (jax_placer.CALL_PODS), none of them read back before
+    the segment is made whole (as if every call were still running): every call is chained after the one before."""
+    from phalanx.sched import jax_placer
+    old, jax_placer.CALL_PODS = jax_placer.CALL_PODS, count
+    finished, jax_placer.JaxPlacer._finished = jax_placer.JaxPlacer._finished, lambda self, pending: False
+    try:
+        yield
+    finally:
+        jax_placer.CALL_PODS, jax_placer.JaxPlacer._finished = old, finished
+
+
+@settings(max_examples=10, deadline=None)
+@given(case=segment_cases(), call_pods=st.integers(1, 6))
+def test_jax_segments_in_chained_calls_match_numpy(case, call_pods):
+    """A segment placed by several chained calls (a few pods each here, started before the one before has finished)
+    decides as numpy: a call after one that stopped at a pod places nothing, and the runs it held go back."""
+    nodes, pods = case
+    with _call_pods(call_pods):
+        (_, want), (jax_sched, got) = _both(
+            lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), DEFAULT_PROFILE, seed=3)
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+    assert got.preemptions == want.preemptions
+
+
+def test_chained_segment_calls_continue_node_sampling():
+    """With percentageOfNodesToScore under 100 the chained calls carry nextStartNodeIndex from one to the next on the
+    device: the same nodes as numpy's pod-by-pod cycles, through a pod that fits nowhere and past it."""
+    from phalanx.sched.config import default_config
+    nodes = [make_node(f"n{i}", cpu=str(2 + i % 3), memory="8Gi") for i in range(180)]
+    pods = [make_pod(f"p{i}", cpu=f"{100 + 25 * (i % 13)}m", memory=f"{256 + 64 * (i % 7)}Mi") for i in range(60)]
+    pods[37] = make_pod("p37", cpu="64", memory="1Gi")         # fits nowhere: the call it is in stops there
+    profile = default_config(percentage_of_nodes_to_score=30)
+    with _call_pods(8):
+        (numpy_sched, want), (jax_sched, got) = _both(
+            lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]), profile)
+    assert jax_sched.placer.stats.segments > 2
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable and "default/p37" in got.unschedulable
+    assert jax_sched.next_start == numpy_sched.next_start
+
+
+@pytest.mark.parametrize("newcomer", ["resource", "label values", "host port"])
+def test_a_vocabulary_growing_in_a_chained_segment_decides_as_numpy(newcomer):
+    """A run in the middle of a segment whose PreFilter grows a vocabulary (a resource column no node has, label
+    values past the head's bucket, a host port: the table or the buckets change) does not join; the calls before it
+    are read back before the table is copied in again, and the runs after it are placed as numpy places them."""
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi", labels={"zone": f"z{i % 3}"}) for i in range(12)]
+    pods = [make_pod(f"p{i}", cpu=f"{100 + 25 * (i % 13)}m", memory=f"{256 + 64 * (i % 7)}Mi") for i in range(40)]
+    odd = {"resource": dict(containers=[{"cpu": "100m", "example.com/new": "1"}]),
+           "label values": dict(cpu="100m", node_selector={"zone": "z1"}, required_terms=[{"match_expressions": [
+               {"key": "zone", "operator": "NotIn", "values": [f"v{j}" for j in range(40)]}]}]),
+           "host port": dict(cpu="100m", host_ports=[(9000 + j, "TCP", "") for j in range(9)])}[newcomer]
+    pods[20] = make_pod("odd", **odd)
+    with _call_pods(3):
+        (_, want), (_, got) = _both(lambda: ClusterObjects(nodes=nodes, pods=pods, priority_classes=[], warnings=[]),
+                                    DEFAULT_PROFILE)
+    assert list(got.bindings.items()) == list(want.bindings.items())
+    assert got.unschedulable == want.unschedulable
+
+
 @settings(max_examples=10, deadline=None)
 @given(case=segment_cases(), jax_first=st.booleans())
 def test_auto_mixing_numpy_runs_and_jax_segments_decides_as_numpy(case, jax_first):
@@ -313,9 +377,11 @@ def test_segment_member_joins_only_the_heads_configuration():
     head = member("head")
     joined = member("amounts", head)
     assert joined is not None and joined.static is head.static
-    assert head.runtime.keys() == joined.runtime.keys()
-    assert any(not np.array_equal(joined.runtime[k], head.runtime[k]) for k in head.runtime)
-    assert all(np.array_equal(v, member("amounts").runtime[k]) for k, v in joined.runtime.items())
+    assert joined.prepared is None and joined.runtime is None       # the head's family: not prepared, gathered
+    amounts = joined.amounts(head)
+    assert head.runtime.keys() == amounts.keys()
+    assert any(not np.array_equal(amounts[k], head.runtime[k]) for k in head.runtime)
+    assert all(np.array_equal(v, member("amounts").runtime[k]) for k, v in amounts.items())
     for name in ("tolerates", "prefers", "ports", "foo"):
         assert member(name, head) is None, name
         assert member(name, member(name)) is not None, name

@@ -304,6 +304,11 @@ class ResourceList(dict):
             return exact
         return int64_to_nanos(name, count)
 
+    def key(self) -> tuple:
+        """Hashable, and equal for two lists only if every nanos() of theirs is (the counts and the exact values
+        they were validated from)."""
+        return tuple(self.items()), tuple(self._exact.items())
+
     def put(self, name: str, nanos: int) -> None:
         """Set `name` from an exact amount in nano-units."""
         self[name] = nanos_to_int64(name, nanos)

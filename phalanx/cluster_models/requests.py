@@ -148,7 +148,13 @@ def _nonzero(pod: Pod, requests: Nanos) -> tuple[int, int]:
         defaults = {name: amount for name, amount in _NON_ZERO_DEFAULTS.items() if name not in requests}
     else:
         defaults = _NON_ZERO_DEFAULTS
-    non_zero = _pod_request_nanos(pod, defaults) if defaults else requests
+    spec = pod.spec
+    # The defaults fill only what a container leaves out: when none does, the sums are PodRequests' own.
+    if any(name not in container.resources.requests for container in (*spec.containers, *spec.init_containers)
+           for name in defaults):
+        non_zero = _pod_request_nanos(pod, defaults)
+    else:
+        non_zero = requests
     counts = _counts(pod, {name: non_zero.get(name, 0) for name in ("cpu", "memory")})
     return counts["cpu"], counts["memory"]
 

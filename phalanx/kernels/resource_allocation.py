@@ -10,7 +10,23 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..cluster_models.tensors import BASE_RESOURCES, CPU, MEMORY
+
+# Where an amount comes from in a pod's amount vector (pod_amounts): a request column (0.. R-1), or one of these,
+# counted from the end so that they hold at any number of request columns.
+ZERO, NONZERO_CPU, NONZERO_MEMORY, SCORING_CPU, SCORING_MEMORY = -1, -2, -3, -4, -5
+
+
+def pod_amounts(request, nonzero, scoring) -> np.ndarray:
+    """(..., R + 5) int64: the pods' requests (..., R), then scoring memory, cpu, non-zero memory, cpu (..., 2 each)
+    and a zero, so that a plugin's run-time amounts are this vector gathered at its sources (Plugin.runtime_filter_
+    sources: ZERO, NONZERO_*, SCORING_* index the end)."""
+    request = np.asarray(request, np.int64)
+    zero = np.zeros(request.shape[:-1] + (1,), np.int64)
+    return np.concatenate([request, np.asarray(scoring, np.int64)[..., ::-1], np.asarray(nonzero, np.int64)[..., ::-1],
+                           zero], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,21 @@ def copy_loads(load_before, inputs: ResourceInputs, copies):
     else:
         before = [load + (copies - 1) * added for load, added in zip(load_before, inputs.pod_load)]
     return before, [b + req for b, req in zip(before, inputs.pod_request)]
+
+
+def amount_sources(inputs: ResourceInputs) -> np.ndarray:
+    """Where each of amounts(inputs)'s values comes from in pod_amounts' vector, for any pod whose inputs have
+    these columns and non-zero choices: a skipped resource adds 0; cpu and memory read from the non-zero sums take
+    the scoring amounts as the pod's request and the non-zero amounts as its load; any other reads its column."""
+    request, load = [], []
+    for col, which in zip(inputs.columns, inputs.nonzero):
+        if col < 0:
+            request.append(ZERO), load.append(ZERO)
+        elif which >= 0:
+            request.append((SCORING_CPU, SCORING_MEMORY)[which]), load.append((NONZERO_CPU, NONZERO_MEMORY)[which])
+        else:
+            request.append(col), load.append(col)
+    return np.array(request + load, np.int64)
 
 
 def amounts(inputs: ResourceInputs):

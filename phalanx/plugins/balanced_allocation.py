@@ -8,8 +8,8 @@ from pydantic import Field, field_validator, model_validator
 
 from ..kernels.backend import set_at
 from ..kernels.balanced_allocation import balanced_allocation_score, node_balance
-from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
-                                           resource_plan, with_amounts)
+from ..kernels.resource_allocation import (ResourceInputs, amount_sources, amounts, copy_loads, node_load,
+                                           resource_inputs, resource_plan, with_amounts)
 from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOT_RUN, POD_DELETED, SKIP, ArgsInvalid, Plugin,
                         PluginArgs)
 from .node_resources_fit import (ResourceSpec, default_resources, defaulted_resources, refuse_dra_backed_scoring,
@@ -100,6 +100,9 @@ class NodeResourcesBalancedAllocation(Plugin):
 
     def with_runtime_score(self, state, values):
         return with_amounts(state, [values[i] for i in range(values.shape[0])])
+
+    def runtime_score_sources(self, state, cluster):
+        return amount_sources(state)
 
 
 def _cached_balance(xp, cache: dict, tensors, inputs: ResourceInputs, alloc, load):

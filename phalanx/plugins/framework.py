@@ -129,7 +129,7 @@ class PodInfo:
     def requested_columns(self) -> tuple[int, ...]:
         """The resource columns the pod requests any of (made once: NodeResourcesFit and BalancedAllocation both
         read it)."""
-        return tuple(np.flatnonzero(self.request).tolist())
+        return tuple([col for col, amount in enumerate(self.request.tolist()) if amount])     # R is small
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,8 @@ class Plugin:
 
     def warnings(self, pod, cluster) -> list[str]:
         """What of the pod this plugin would read upstream but phalanx cannot, or does not on this cluster (reported,
-        never silently dropped; the same text from several plugins is reported once)."""
+        never silently dropped; the same text from several plugins is reported once). Read from the spec without its
+        resource requirements: the shapes of one family (PodShape.family) take their first shape's."""
         return []
 
     @classmethod
@@ -602,7 +603,7 @@ class Plugin:
     def request_pattern(self, pod: PodInfo, cluster):
         """For a plugin that reads the pod's requests (reads_requests): what of them its results depend on besides
         the run-time amounts of its states (runtime_filter_inputs, runtime_score_inputs). Two pods that differ only
-        in their requests (shapes.family) and have equal patterns get, on one cluster, the same results at every
+        in their requests (PodShape.family) and have equal patterns get, on one cluster, the same results at every
         point (SKIP, errors, which Filters and Scores run) and states that differ in those amounts alone (the JAX
         segments' members take the first member's compiled configuration on it). None: no such pattern."""
         return None
@@ -619,6 +620,18 @@ class Plugin:
     def runtime_score_inputs(self, state) -> tuple[object, np.ndarray]:
         """As runtime_filter_inputs, for the Score state."""
         return state, np.zeros(0, np.int64)
+
+    def runtime_filter_sources(self, state, cluster) -> np.ndarray | None:
+        """For a plugin that reads requests: where each run-time amount of its (padded) Filter state comes from in the
+        pod's amount vector (kernels/resource_allocation.py pod_amounts: its request columns, then its non-zero and
+        scoring cpu/memory, and a zero), for every pod of the family with this state's request_pattern on the
+        cluster as it is: their amounts are that vector gathered, with no PreFilter of their own (JAX segments). None:
+        not so expressible; each such pod is prepared."""
+        return None
+
+    def runtime_score_sources(self, state, cluster) -> np.ndarray | None:
+        """As runtime_filter_sources, for the (padded) Score state."""
+        return None
 
     def with_runtime_score(self, state, values):
         return state

@@ -17,8 +17,8 @@ from ..cluster_models.requests import pod_load
 from ..cluster_models.tensors import BASE_RESOURCES
 from ..kernels import node_resources_fit as kernel
 from ..kernels import topology_placement
-from ..kernels.resource_allocation import (ResourceInputs, amounts, copy_loads, node_load, resource_inputs,
-                                           resource_plan, with_amounts)
+from ..kernels.resource_allocation import (ZERO, ResourceInputs, amount_sources, amounts, copy_loads, node_load,
+                                           resource_inputs, resource_plan, with_amounts)
 from .framework import (NODE_ADDED, NODE_LOCAL, NODE_UPDATED, NOMINATED_POD_DELETED, NOT_RUN, POD_DELETED, ArgsInvalid,
                         Pads, Plugin, PluginArgs, pad1)
 
@@ -193,15 +193,21 @@ class NodeResourcesFit(Plugin):
             refuse_dra_backed_scoring(cls.name, args.scoring_strategy.resources, cluster)
         return args
 
+    def _ignored(self, cluster) -> list[int]:
+        """The resource columns ignoredResources / ignoredResourceGroups leave out of the Filter."""
+        args = self.args
+        if not (args.ignored_resources or args.ignored_resource_groups):
+            return []
+        return [col for col, name in enumerate(cluster.tensors.resources.items)
+                if is_extended_resource(name) and (name in args.ignored_resources
+                                                   or name.split("/")[0] in args.ignored_resource_groups)]
+
     def pre_filter(self, pod, cluster):
         request = pod.request
-        args = self.args
-        if args.ignored_resources or args.ignored_resource_groups:
+        ignored = [col for col in self._ignored(cluster) if col < len(request)]
+        if ignored:
             request = request.copy()
-            for col, name in enumerate(cluster.tensors.resources.items[: len(request)]):
-                if is_extended_resource(name) and (name in args.ignored_resources
-                                                   or name.split("/")[0] in args.ignored_resource_groups):
-                    request[col] = 0
+            request[ignored] = 0
         columns = kernel.wanted_columns(request)
         # DRAExtendedResource (on in v1.36): fitsRequest leaves a resource that a DeviceClass backs to DRA on nodes
         # whose allocatable is 0 (shouldDelegateResourceToDRA; DynamicResources allocates it there).
@@ -285,6 +291,11 @@ class NodeResourcesFit(Plugin):
     def runtime_filter_inputs(self, state):
         return FilterState(None, state.columns, state.delegated), state.request
 
+    def runtime_filter_sources(self, state, cluster):
+        sources = np.arange(len(state.request), dtype=np.int64)
+        sources[[col for col in self._ignored(cluster) if col < len(sources)]] = ZERO
+        return sources
+
     def with_runtime_filter(self, state, values):
         return FilterState(values, state.columns, state.delegated)
 
@@ -294,6 +305,9 @@ class NodeResourcesFit(Plugin):
 
     def with_runtime_score(self, state, values):
         return with_amounts(state, [values[i] for i in range(values.shape[0])])
+
+    def runtime_score_sources(self, state, cluster):
+        return amount_sources(state)
 
     # -- PlacementScore (KEP-5732) ---------------------------------------------------------------------
     def score_placement(self, tries, cluster, scheduled: int) -> np.ndarray:

@@ -55,6 +55,7 @@ class AutoPlacer(Placer):
         self.segments = 0            # segments offered (a JAX one or numpy's runs in its place)
         self._jax: JaxPlacer | None = None      # made (and jax imported) when first tried
         self.refused = False         # JAX turned down a segment's head before it placed any pod
+        self.members_s = 0.0         # seconds spent making JAX segment members
 
     @property
     def jax(self) -> JaxPlacer:
@@ -81,17 +82,27 @@ class AutoPlacer(Placer):
             return None
         start = time.perf_counter()
         member = self.jax.segment_member(shape, pods, head)
-        self.jax_cost.seconds += time.perf_counter() - start     # a member's PreFilter and split: JAX's cost too
+        spent = time.perf_counter() - start
+        self.jax_cost.seconds += spent      # a member's PreFilter and split: JAX's cost too
+        self.members_s += spent
         self.refused |= head is None and member is None
         return member
 
     def place_segment(self, members, rank: np.ndarray):
         jax = self.jax
         jax.post_filter, jax.next_start = self.post_filter, self.next_start
-        compiled, start = jax.stats.compile_s, time.perf_counter()
-        out = jax.place_segment(members, rank)
-        compile_s = jax.stats.compile_s - compiled
-        self.jax_cost.add(time.perf_counter() - start - compile_s, sum(len(m.pods) for m in members))
+        compiled, made, start = jax.stats.compile_s, self.members_s, time.perf_counter()
+        pods = []
+
+        def counted():
+            for m in members:
+                pods.append(len(m.pods))
+                yield m
+
+        out = jax.place_segment(counted(), rank)
+        # The members made while it placed (segment_member) are counted there already.
+        elapsed = time.perf_counter() - start - (jax.stats.compile_s - compiled) - (self.members_s - made)
+        self.jax_cost.add(elapsed, sum(pods))
         self.next_start = jax.next_start
         return out
 

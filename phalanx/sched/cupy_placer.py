@@ -108,6 +108,9 @@ class CupyPlacer(JaxPlacer):
             self._device_states.move_to_end(key)
         return device_static
 
+    def _finished(self, pending) -> bool:
+        return True         # the loop fetched its stop flags as it went: what is left is queued on the stream
+
     def _execute(self, program, arrays: dict, state: dict, k: int):
         batch = program[8]        # the static configuration's `batch` (in run_program's unpacking order)
         loop = HostLoop(k, 1 if batch else CHECK_EVERY, self._stop_flag, self.guard)

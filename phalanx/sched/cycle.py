@@ -129,8 +129,6 @@ class Prepared:
     narrowing: tuple[str, ...] = ()       # plugins whose PreFilterResult narrowed the nodes
     named: frozenset[str] | None = None   # the node names the PreFilterResults have in common (None: every node)
     skipped: tuple = ()                   # (plugin, "preFilter" | "preScore") where the pod was skipped
-    # (point, plugin name) -> what a plugin that does not read requests returned there (prepare's `record`), else None
-    results: dict | None = None
     _node_local: "Prepared | None" = field(default=None, init=False, repr=False)   # node_local(), once made
                                                                                  # (a replaced copy makes its own)
     _vectorised: bool | None = field(default=None, init=False, repr=False)   # preemption.vectorised, once made
@@ -199,36 +197,14 @@ class Prepared:
         return [tuple(v) for v in by_name.values()]
 
 
-_ASK = object()     # prepare: no result to take from `like`
-
-
-def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False,
-            like: Prepared | None = None) -> Prepared:
-    """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape).
-
-    record: keep what the plugins that do not read the pod's requests (Plugin.reads_requests) return at each point
-    (Prepared.results). like: a Prepared made with `record` for a pod that differs from this one only in its requests
-    (shapes.family), on the cluster as it is now (nothing bound or changed since): those plugins' results are its
-    own, taken instead of computed again (only the others run)."""
+def prepare(shape: PodShape, cluster, framework: Framework) -> Prepared:
+    """PreFilter, then what each Filter reads; PreScore, then what each Score reads (host side, per pod shape)."""
     pod = PodInfo(shape, shape.request_vector(cluster.tensors))
     out = Prepared(pod, (), ())
-    kept = out.results = {} if record else None
-    reuse = like.results if like is not None else None
-
-    def ask(point: str, plugin, run, *args):
-        """What the plugin returns at `point`: like's, or run(*args), recorded (by name: unique in a profile)."""
-        if reuse is not None:
-            value = reuse.get((point, plugin.name), _ASK)
-            if value is not _ASK:
-                return value
-        value = run(*args)
-        if kept is not None and not plugin.reads_requests:
-            kept[point, plugin.name] = value
-        return value
 
     pre: dict[str, object] = {}
     for plugin in framework.at("preFilter"):
-        result = ask("preFilter", plugin, plugin.pre_filter, pod, cluster)
+        result = plugin.pre_filter(pod, cluster)
         if isinstance(result, Outcome):
             if isinstance(result, Rejection):
                 out.rejection, out.rejected_by = result.message, plugin.name
@@ -250,7 +226,7 @@ def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False
         if result is SKIP:
             out.skipped += ((plugin, "preFilter"),)
             continue
-        state = ask("filter", plugin, plugin.filter_state, pod, cluster, result)
+        state = plugin.filter_state(pod, cluster, result)
         if isinstance(state, CycleError):
             out.error = out.error or f'running "{plugin.name}" filter plugin: {state.message}'
             continue
@@ -258,7 +234,7 @@ def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False
     out.filters = tuple(filters)
     pre_filtered, pre = pre, {}
     for plugin in framework.at("preScore"):
-        result = ask("preScore", plugin, plugin.pre_score, pod, cluster)
+        result = plugin.pre_score(pod, cluster)
         if isinstance(result, CycleError):
             out.score_error = out.score_error or f'running PreScore plugin "{plugin.name}": {result.message}'
         pre[plugin.name] = result
@@ -274,7 +250,7 @@ def prepare(shape: PodShape, cluster, framework: Framework, record: bool = False
                 continue
             if isinstance(result, CycleError):
                 continue
-        state = ask("score", plugin, plugin.score_state, pod, cluster, result)
+        state = plugin.score_state(pod, cluster, result)
         if state is SKIP:          # the Score is 0 on every node for this pod: nothing to add
             out.skipped += ((plugin, "score"),)
             continue

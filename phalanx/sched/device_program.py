@@ -120,7 +120,7 @@ def run_program(xp, static, a, s, loop):
     """Place up to k pods of one prepared shape, stopping at the first that fits nowhere; pod by pod, or in batch
     rounds when the shape is batchable. A segment: pod i's amounts are row i of the per-pod inputs. Returns
     (summary: placed, failed, prescore failed, next start, rounds, then the chosen nodes; the failed pod's Filter
-    codes and payloads; the state)."""
+    codes and payloads; the link for a call chained after it; the state)."""
     pp, sampling, own_ports, kl_pad, v_pad, prescore_possible, spread, k_pad, batch, segment, layout = static
     a, offset = dict(a), 0
     packed = a.pop("packed")
@@ -138,7 +138,10 @@ def run_program(xp, static, a, s, loop):
         return a["request"][0], a["request"][1, :2], with_runtime(pp, a)
 
     request, nonzero, run_pp = amounts(0)
-    n, wanted, start0, k = (a["scalars"][i] for i in range(4))
+    n, wanted, k = (a["scalars"][i] for i in range(3))
+    # The link from the call before (a device array when calls are chained, sched/jax_placer.py): whether it placed
+    # all its pods (0: it stopped at one, and this call places none), and where its node sampling left off.
+    go, start0 = a["link"][0] != 0, a["link"][1]
     valid = xp.arange(n_pad) < n
     n_filters = len(pp.filters)
     filter_names = pp.filter_names
@@ -275,7 +278,7 @@ def run_program(xp, static, a, s, loop):
     # failed pod goes through its run's own cycle (place_segment): its codes are not carried (copying them at every
     # step was a third of a segment's time).
     failed_nodes = 0 if segment else n_pad
-    carry = (xp.asarray(0, dtype=xp.int64), xp.asarray(False), xp.asarray(False), start0,
+    carry = (xp.asarray(0, dtype=xp.int64), ~go, xp.asarray(False), start0,
              xp.full((k_pad + (picks if batch else 0),), -1, dtype=xp.int32),
              xp.zeros((n_filters, failed_nodes), xp.int8), xp.zeros((n_filters, failed_nodes), xp.int64), s,
              xp.asarray(0, dtype=xp.int64))
@@ -283,4 +286,5 @@ def run_program(xp, static, a, s, loop):
         cond, batch_body if batch else body, carry)
     summary = xp.concatenate([xp.stack([i, failed.astype(xp.int64), prescore_failed.astype(xp.int64),
                                         xp.asarray(start, dtype=xp.int64), rounds]), nodes_out.astype(xp.int64)])
-    return summary, fail_codes, fail_payloads, st
+    link = xp.stack([(~failed).astype(xp.int64), xp.asarray(start, dtype=xp.int64)])
+    return summary, fail_codes, fail_payloads, link, st

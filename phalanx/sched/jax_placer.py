@@ -43,24 +43,32 @@ import os
 import pickle
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..cluster_models import Pod
 from ..kernels.backend import BackendUnavailable, namespace, precision, to_host
-from ..plugins.framework import PER_POD, Pads
+from ..kernels.resource_allocation import pod_amounts
+from ..plugins.framework import PER_POD, Pads, PodInfo
 from .cluster import Cluster
 from .cycle import Evaluation, Prepared, batchable, prepare
-from .device_program import compiled_loop, pad, run_program, static_prepared
+from .device_program import compiled_loop, pad, run_program, runtime_names, static_prepared
 from .framework import Framework
 from .placement import Placement, Placer, RunOutcome, SegmentOutcome, rejectors
-from .shapes import PodShape, family
+from .shapes import PodShape
 
 CHUNK = 1024          # most pods placed pod by pod in one compiled call; longer runs take several calls
 BATCH_CHUNK = 16384   # most pods placed in batch rounds by one compiled call
-SEGMENT_PODS = 512    # most pods of a segment (runs of different shapes placed by one compiled call)
+SEGMENT_PODS = 8192   # most pods of a segment (runs of different shapes placed by chained compiled calls)
+CALL_PODS = 512       # most pods of a segment one compiled call places
 SEGMENT_RUN = 16      # longer runs are placed on their own (batch rounds)
+# XLA:CPU vectorises loops at 256 bits unless told otherwise. The node loops of the program are elementwise (their
+# lanes never mix: every reduction over nodes is an integer max or sum), so wider vectors change no result, and on
+# AVX-512 they run faster (Heterogeneous_5000Nodes_10000Pods: 44 -> 31 us per pod of compiled loop on Zen 4); LLVM
+# caps the width at what the CPU has.
+COMPILER_OPTIONS = {"xla_cpu_prefer_vector_width": "512"}
 
 
 class ProgramCache:
@@ -143,6 +151,14 @@ class _Resident:
 
 
 @dataclass
+class _Pending:
+    """A compiled call dispatched and maybe still running (JAX runs it asynchronously)."""
+    res: tuple                       # run_program's results (device arrays)
+    link: object                     # (2,) int64 on the device: what a call chained after it starts from
+    sampling: bool                   # the call samples nodes (its next start is kept)
+
+
+@dataclass
 class _CallResult:
     """What one compiled call returns to the host."""
     placed: int                      # pods placed, in order, before the first that fit nowhere
@@ -154,19 +170,21 @@ class _CallResult:
     payloads: np.ndarray | None      # (filters, nodes padded) int64 their payloads, when it failed
 
 
+_UNKNOWN = object()     # SegmentMember.family not made yet
+
+
 @dataclass
 class SegmentMember:
     """A run ready to join a segment: its cycle state split into the compiled configuration and its amounts."""
     shape: PodShape
     pods: list[Pod]
-    prepared: Prepared
+    pod: PodInfo                     # its pod as PreFilter reads it (requests over the resource columns)
+    prepared: Prepared | None        # its cycle state; None for a member of the head's family (_family_member)
     static: Prepared                 # prepared without its amounts, padded (what the program compiles in)
-    runtime: dict[str, np.ndarray]   # its amounts: one int64 vector per plugin (_static_prepared)
+    runtime: dict[str, np.ndarray] | None  # its amounts: one int64 vector per plugin (static_prepared); None: the
+                                           # head's family, its amounts gathered from its amount vector (sources)
     ports: tuple[int, ...]           # its host-port columns
     pads: tuple[Pads, int]           # the buckets `static` is padded to (Pads, label keys padded)
-    # (plugin, Plugin.request_pattern) of each plugin of the profile that reads requests, for the first member's pod
-    # (_family_amounts), made when a member of its family first asks
-    patterns: tuple | None = None
 
     @functools.cached_property
     def joining(self) -> tuple:
@@ -175,6 +193,28 @@ class SegmentMember:
         static = self.static
         return (_frame(self.prepared), _states(self.prepared),
                 [s for _, s in static.filters] + [s for _, s, _ in static.scores])
+
+    def amounts(self, head: "SegmentMember") -> dict[str, np.ndarray]:
+        """Its run-time amounts in the head's configuration: its own, or those of the head's family."""
+        if self.runtime is not None:
+            return self.runtime
+        vector = pod_amounts(pad(self.pod.request, (head.pads[0].resources,), 0), self.shape.nonzero,
+                             self.shape.scoring)
+        return {name: rows[0] for name, rows in _gathered(head, vector[None]).items()}
+
+    # the head's _Family, made when a run first asks to join it (None: some plugin that reads requests gives no
+    # sources, so its family's runs are prepared like any other)
+    family: "_Family | None | object" = dataclasses.field(default=_UNKNOWN, repr=False)
+
+@dataclass(frozen=True)
+class _Family:
+    """A segment head's family (PodShape.family): a run of it whose pods have, at every plugin of the profile that reads
+    requests, the head's Plugin.request_pattern gets the head's results everywhere and states differing from the
+    head's in their amounts alone; those are its amount vector (pod_amounts) gathered at `sources`."""
+    name: str                                 # the head shape's family (PodShape.family)
+    width: int                                # the head's request columns
+    patterns: tuple                           # (plugin, its request_pattern of the head's pod)
+    sources: dict[str, np.ndarray]            # run-time input name -> sources, for the plugins that read requests
 
 
 # The extension points whose plugins make a Prepared (sched/cycle.py prepare).
@@ -207,23 +247,32 @@ def _same_array(a, b) -> bool:
             and a.tobytes() == b.tobytes())
 
 
-def _family_amounts(p: Prepared, head: SegmentMember, cluster) -> dict[str, np.ndarray] | None:
-    """The run-time amounts of p, prepared like the head's (its family: sched/cycle.py prepare's `like`), when every
-    plugin that reads requests finds in it the head's pattern (Plugin.request_pattern) and no resource column was
-    added since: its states then differ from the head's in those amounts alone, so the head's static configuration
-    is its own, as _amounts_joining would find by comparing them. None otherwise."""
-    if len(p.request) != len(head.prepared.request):
-        return None
-    for plugin, theirs in head.patterns:
-        if theirs is None or plugin.request_pattern(p.pod, cluster) != theirs:
-            return None
-    pads = head.pads[0]
-    runtime = dict(head.runtime)
-    plugins = [plugin for plugin, _ in p.filters] + [plugin for plugin, _, _ in p.scores]
-    for i, (name, plugin) in enumerate(zip(head.runtime, plugins)):
+def _gathered(head: SegmentMember, vectors: np.ndarray) -> dict[str, np.ndarray]:
+    """The run-time amounts of pods of the head's family, from their amount vectors ((k, R + 5), pod_amounts): for
+    each plugin that reads requests the vectors gathered at its sources, the head's for any other."""
+    sources = head.family.sources
+    return {name: vectors[:, sources[name]] if name in sources else np.broadcast_to(amounts, (len(vectors),)
+                                                                                     + amounts.shape)
+            for name, amounts in head.runtime.items()}
+
+
+def _family(head: SegmentMember, cluster, framework) -> _Family | None:
+    """head's _Family on the cluster now (SegmentMember.family)."""
+    p, pads = head.prepared, head.pads[0]
+    sources = {}
+    filter_names, score_names = runtime_names(p)
+    for name, (plugin, state) in zip(filter_names, p.filters):
         if plugin.reads_requests:
-            runtime[name] = _split(p, i, pads)[1]
-    return runtime
+            sources[name] = plugin.runtime_filter_sources(plugin.pad_filter_state(state, pads), cluster)
+    for name, (plugin, state, _) in zip(score_names, p.scores):
+        if plugin.reads_requests:
+            sources[name] = plugin.runtime_score_sources(plugin.pad_score_state(state, pads), cluster)
+    if any(v is None for v in sources.values()):
+        return None
+    readers = dict.fromkeys(plugin for point in _PREPARED_POINTS for plugin in framework.at(point)
+                            if plugin.reads_requests)
+    return _Family(head.shape.family, len(p.request),
+                   tuple((plugin, plugin.request_pattern(p.pod, cluster)) for plugin in readers), sources)
 
 
 def _amounts_joining(p: Prepared, head: SegmentMember, pads: Pads) -> dict[str, np.ndarray] | None:
@@ -411,7 +460,7 @@ class JaxPlacer(Placer):
             failure = (self.message(ev), rejectors(ev), p, ev)
         return res.placed, failure
 
-    def _account(self, p: Prepared, own_ports: list, node_ids: np.ndarray, pods: list[Pod], placed: list) -> None:
+    def _account(self, p: Prepared | PodInfo, own_ports: list, node_ids: np.ndarray, pods: list[Pod], placed: list) -> None:
         """The pods a compiled call placed, into the host table (which then holds exactly what the device holds)."""
         if len(pods):
             if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
@@ -423,14 +472,22 @@ class JaxPlacer(Placer):
     def _call(self, static: tuple, pads: Pads, kl_pad: int, rank: np.ndarray, k: int, per_call: dict,
               state: dict) -> "_CallResult":
         """Run the compiled program for `static` on the resident table."""
+        return self._collect(self._dispatch(static, pads, kl_pad, rank, k, per_call, state))
+
+    def _dispatch(self, static: tuple, pads: Pads, kl_pad: int, rank: np.ndarray, k: int, per_call: dict,
+                  state: dict, after: "_Pending | None" = None) -> "_Pending":
+        """Start the compiled program for `static` on the resident table, without waiting for it. `after`: the call
+        before it, still running, whose stop it inherits (placing nothing when that call stopped at a pod) and whose
+        node sampling it continues."""
         n = self.cluster.tensors.nodes.size
         resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
         wanted = self.nodes_to_find(n)
         per_call = {"rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)]),
-                    "scalars": np.array([n, wanted, self.next_start, k], np.int64), **per_call}
+                    "scalars": np.array([n, wanted, k], np.int64), **per_call}
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
         layout = tuple((name, v.shape) for name, v in per_call.items())
-        arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()])}
+        link = after.link if after is not None else np.array([1, self.next_start], np.int64)
+        arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()]), "link": link}
         static = static + (layout,)
         state = {**resident.state, **state}
         program = self._program(pickle.dumps(static), static, arrays, state)
@@ -439,19 +496,26 @@ class JaxPlacer(Placer):
             # Explicit copies of the per-call inputs (the resident table is already there): nothing a compiled
             # run moves is implicit (tests/test_backend_scheduler.py runs such schedules under
             # jax.transfer_guard). The eager per-pod paths (claims, GPU shares, explain) still convert host arrays.
-            arrays["packed"] = self._put(arrays["packed"])
-            host = {name: v for name, v in state.items() if isinstance(v, np.ndarray)}
-            if host:        # the bound-pod rows PodTopologySpread reads (per call: the run appends its own)
-                state.update(self._put(host))
+            host = {name: v for name, v in {**arrays, **state}.items() if isinstance(v, np.ndarray)}
+            moved = self._put(host)
+            arrays.update((name, v) for name, v in moved.items() if name in arrays)
+            state.update((name, v) for name, v in moved.items() if name in state)
             res = self._execute(program, arrays, state, k)
             resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
-            summary = self._get(res[0])        # one copy back: counters, then the chosen nodes
-            placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
-            codes, payloads = self._get((res[1], res[2])) if failed else (None, None)
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
-        sampling = static[1]
-        if sampling:
+        return _Pending(res, res[3], static[1])
+
+    def _collect(self, pending: "_Pending") -> "_CallResult":
+        """Wait for a dispatched call and copy back what it did: its summary (counters, then the chosen nodes), and
+        the failed pod's Filter codes when one failed."""
+        t0 = time.perf_counter()
+        with precision(self.xp):
+            summary = self._get(pending.res[0])
+            placed, failed, prescore, next_start, rounds = (int(x) for x in summary[:5])
+            codes, payloads = self._get((pending.res[1], pending.res[2])) if failed else (None, None)
+        self.stats.run_s += time.perf_counter() - t0
+        if pending.sampling:
             self.next_start = next_start
         return _CallResult(placed, summary[5:5 + placed].astype(np.int64), bool(failed), bool(prescore), rounds,
                            codes, payloads)
@@ -469,19 +533,12 @@ class JaxPlacer(Placer):
         if len(parts) != 1 or parts[0][0] is not shape:
             return None
         ports = tuple(cluster.tensors.port_column(port) for port in shape.host_ports)   # before NodePorts' PreFilter
-        # Nothing is bound while a segment is formed: a member of the head's family (all-distinct pods of one
-        # template but their requests) takes the head's results of the plugins that do not read requests.
         framework = self.framework
-        like = head.prepared if head is not None and family(shape, framework) == family(head.shape, framework) else None
-        p = prepare(shape, cluster, framework, record=head is None, like=like)
-        if like is not None:
-            if head.patterns is None:
-                readers = dict.fromkeys(plugin for point in _PREPARED_POINTS for plugin in framework.at(point)
-                                        if plugin.reads_requests)
-                head.patterns = tuple((plugin, plugin.request_pattern(like.pod, cluster)) for plugin in readers)
-            runtime = _family_amounts(p, head, cluster)
-            if runtime is not None:
-                return SegmentMember(shape, pods, p, head.static, runtime, ports, head.pads)
+        if head is not None:
+            member = self._family_member(shape, pods, head, ports)
+            if member is not None:
+                return member
+        p = prepare(shape, cluster, framework)
         if not self._compiles(p) or _reads_bound_pods(p):
             return None
         # Per member, not once per segment: a member's port columns or PreFilter may grow a vocabulary.
@@ -495,43 +552,136 @@ class JaxPlacer(Placer):
             static, runtime = head.static, _amounts_joining(p, head, pads)
             if runtime is None:
                 return None
-        return SegmentMember(shape, pods, p, static, runtime, ports, (pads, kl_pad))
+        return SegmentMember(shape, pods, p.pod, p, static, runtime, ports, (pads, kl_pad))
 
-    def place_segment(self, members: list[SegmentMember], rank: np.ndarray) -> SegmentOutcome:
-        """Place the members' pods in order, pod by pod, in one compiled call (members joined to the first: one
-        configuration), stopping at the first pod that fits nowhere. Returns each member's placements and how many pods
-        were placed in all (each a pod cycle); the failed pod is left to the caller (its run's own cycle gives its
-        message and PostFilter)."""
-        head = members[0]
-        pads, kl_pad, _ = self._pads()
-        k = sum(len(m.pods) for m in members)
-        k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
-        # Row i: pod i's request and non-zero requests, and its amounts per plugin; rows from k on are zeros.
-        per_call = {"request": np.zeros((k_pad, 2, pads.resources), np.int64)}
-        per_call.update({name: np.zeros((k_pad,) + amounts.shape, amounts.dtype)
-                         for name, amounts in head.runtime.items()})
-        start = 0
+    def _family_member(self, shape: PodShape, pods: list[Pod], head: SegmentMember, ports: tuple
+                       ) -> SegmentMember | None:
+        """The run as a member of the head's family (_Family), not prepared, or None when it is not one. Nothing is
+        bound while a segment is formed, so the head's results still hold on the cluster."""
+        cluster, framework = self.cluster, self.framework
+        if head.family is _UNKNOWN:
+            head.family = _family(head, cluster, framework)
+        fam = head.family
+        if fam is None or shape.family != fam.name:
+            return None
+        pod = PodInfo(shape, shape.request_vector(cluster.tensors))
+        if len(pod.request) != fam.width or any(plugin.request_pattern(pod, cluster) != theirs
+                                                for plugin, theirs in fam.patterns):
+            return None
+        return SegmentMember(shape, pods, pod, None, head.static, None, ports, head.pads)
+
+    def place_segment(self, members: Iterable[SegmentMember], rank: np.ndarray) -> SegmentOutcome:
+        """Place the members' pods in order, pod by pod (members joined to the first: one configuration), stopping at
+        the first pod that fits nowhere. Returns each member's placements and how many pods were placed in all (each
+        a pod cycle); the failed pod is left to the caller (its run's own cycle gives its message and PostFilter).
+
+        The members come as they are made: every CALL_PODS pods or so go in one compiled call, started without
+        waiting (each chained to the one before: it places nothing once one stopped), so that the next members are
+        made while it runs; the calls' results are read back in order at the end. A member is not taken once a
+        finished call stopped at a pod, nor while the table would have to be copied in again (a vocabulary grew):
+        then the calls running are read back and accounted first."""
+        members = iter(members)
+        head = next(members)
+        taken: list[SegmentMember] = []
+        calls: list[tuple[list[SegmentMember], _Pending]] = []
+        part, size = [head], len(head.pods)
+        outcomes: list[list[Placement]] = []
+        placed = 0
+        stopped = False
+
+        def read_back(upto: int) -> None:
+            """Wait for the first `upto` calls not yet read and account what they placed."""
+            nonlocal placed, stopped
+            for _ in range(upto):
+                part_members, pending = calls.pop(0)
+                res = self._collect(pending)
+                if stopped:         # chained after the call that stopped: it placed nothing
+                    outcomes.extend([] for _ in part_members)
+                    continue
+                outcomes.extend(self._account_segment(part_members, res.node_ids[:res.placed]))
+                placed += res.placed
+                stopped = res.failed
+
+        def start(part: list[SegmentMember]) -> None:
+            """Dispatch the part, chained after the calls running; unless a call stopped at a pod, or a vocabulary
+            grew past the head's buckets (the part then goes to its runs' own cycles)."""
+            nonlocal stopped
+            taken.extend(part)
+            if calls and not self._resident_current(head.pads):
+                read_back(len(calls))
+            if not stopped and self._pads()[:2] != head.pads:
+                stopped = True
+            if not stopped:
+                calls.append((part, self._dispatch_segment(head, part, rank, calls[-1][1] if calls else None)))
+
         for m in members:
-            rows = slice(start, start + len(m.pods))
-            request = per_call["request"][rows]
-            request[:, 0, :len(m.prepared.request)] = m.prepared.request
-            request[:, 1, :len(m.shape.nonzero)] = m.shape.nonzero
-            for name, amounts in m.runtime.items():
-                per_call[name][rows] = amounts
-            start = rows.stop
+            if size + len(m.pods) > CALL_PODS:
+                start(part)
+                part, size = [], 0
+                if calls and self._finished(calls[0][1]):
+                    read_back(1)
+                if stopped:
+                    taken.append(m)     # made, not placed: it goes back with the members after the stop
+                    break
+            part.append(m)
+            size += len(m.pods)
+        else:
+            start(part)
+        read_back(len(calls))
+        outcomes.extend([] for _ in range(len(taken) - len(outcomes)))
+        return SegmentOutcome(outcomes, placed, pod_cycles=placed)
+
+    def _dispatch_segment(self, head: SegmentMember, members: list[SegmentMember], rank: np.ndarray,
+                          after: "_Pending | None") -> "_Pending":
+        """Start one compiled call placing the members' pods (the head's configuration), chained after `after`."""
+        pads, kl_pad = head.pads
+        counts = [len(m.pods) for m in members]
+        k = sum(counts)
+        k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
+        # Made per member, then repeated for its pods: row i is pod i's request and non-zero requests, and its
+        # amounts per plugin; rows from k on are zeros.
+        request = np.zeros((len(members), pads.resources), np.int64)
+        vectors = [m.pod.request for m in members]
+        if len({len(v) for v in vectors}) == 1:
+            request[:, :len(vectors[0])] = np.stack(vectors)
+        else:
+            for row, v in zip(request, vectors):
+                row[:len(v)] = v
+        nonzero = np.stack([m.shape.nonzero for m in members])
+        amounts = {name: np.empty((len(members),) + v.shape, v.dtype) for name, v in head.runtime.items()}
+        gathered = [i for i, m in enumerate(members) if m.runtime is None]     # the head's family's members
+        if gathered:
+            scoring = np.stack([members[i].shape.scoring for i in gathered])
+            for name, rows in _gathered(head, pod_amounts(request[gathered], nonzero[gathered], scoring)).items():
+                amounts[name][gathered] = rows
+        for i, m in enumerate(members):
+            if m.runtime is not None:
+                for name, v in m.runtime.items():
+                    amounts[name][i] = v
+
+        def rows(per_member: np.ndarray) -> np.ndarray:
+            out = np.zeros((k_pad,) + per_member.shape[1:], per_member.dtype)
+            out[:k] = np.repeat(per_member, counts, axis=0)
+            return out
+
+        both = np.zeros((len(members), 2, pads.resources), np.int64)
+        both[:, 0], both[:, 1, :2] = request, nonzero
+        per_call = {"request": rows(both), **{name: rows(v) for name, v in amounts.items()}}
         static = (head.static, self.sampling(), head.ports, kl_pad, pads.label_values,
                   head.prepared.score_error is not None, False, k_pad, False, True)
-        res = self._call(static, pads, kl_pad, rank, k, per_call, {})
-        placed, node_ids = res.placed, res.node_ids
         self.stats.segments += 1
-        # The members share the head's host ports (a compiled configuration): with none, their pods are bound in one
-        # update of the node table; with some, pod by pod (each placement's cells, for undo).
+        return self._dispatch(static, pads, kl_pad, rank, k, per_call, {}, after)
+
+    def _account_segment(self, members: list[SegmentMember], node_ids: np.ndarray) -> list[list[Placement]]:
+        """The first len(node_ids) pods of the members, placed on node_ids, into the host table: each member's
+        placements. The members share the head's host ports (a compiled configuration): with none, their pods are
+        bound in one update of the node table; with some, pod by pod (each placement's cells, for undo)."""
         out, runs, start = [], [], 0
         for m in members:
-            taken = min(max(placed - start, 0), len(m.pods))
-            ids, pods, p = node_ids[start:start + taken], m.pods[:taken], m.prepared
+            taken = min(max(len(node_ids) - start, 0), len(m.pods))
+            ids, pods, p = node_ids[start:start + taken], m.pods[:taken], m.pod
             done: list[Placement] = []
-            if head.ports:
+            if m.ports:
                 self._account(p, list(m.ports), ids, pods, done)
             elif taken:
                 runs.append((pods, ids, p.request, p.shape.nonzero))
@@ -541,12 +691,27 @@ class JaxPlacer(Placer):
         if runs:
             self.cluster.tensors.bind_runs(runs)
             self._resident.mark = len(self.cluster.tensors.changes)
-        return SegmentOutcome(out, placed, pod_cycles=placed)
-
+        return out
 
     def nodes_changed(self) -> None:
         super().nodes_changed()
         self._resident = None
+
+    def _owners(self) -> tuple:
+        """The host objects the resident table is copied from: the table is copied again when one is replaced."""
+        tensors = self.cluster.tensors
+        nodes = tensors.nodes
+        return (tensors, nodes, nodes.allocatable, nodes.requested, nodes.nonzero_requested, nodes.pod_count,
+                nodes.allowed_pods, nodes.unschedulable, nodes.labels, nodes.taints, nodes.host_ports)
+
+    def _resident_current(self, pads: tuple[Pads, int]) -> bool:
+        """Whether a call with these pads would find the resident table as it is (no copy in, which would read the
+        host table: behind the calls still running)."""
+        r = self._resident
+        p, kl_pad = pads
+        return (r is not None and r.pads == (p.nodes, p.resources, kl_pad, p.taints, p.ports)
+                and r.mark == len(self.cluster.tensors.changes)
+                and all(a is b for a, b in zip(r.owners, self._owners())))
 
     def _resident_nodes(self, n_pad: int, r_pad: int, kl_pad: int, t_pad: int, p_pad: int) -> "_Resident":
         """The padded node table on the device, uploaded again only when the host table changed other than by
@@ -554,8 +719,7 @@ class JaxPlacer(Placer):
         change recorded in tensors.changes since the last call (undo, Permit rejection, deletion, eager paths)."""
         tensors = self.cluster.tensors
         nodes = tensors.nodes
-        owners = (tensors, nodes, nodes.allocatable, nodes.requested, nodes.nonzero_requested, nodes.pod_count,
-                  nodes.allowed_pods, nodes.unschedulable, nodes.labels, nodes.taints, nodes.host_ports)
+        owners = self._owners()
         pads = (n_pad, r_pad, kl_pad, t_pad, p_pad)
         r = self._resident
         fresh = r is None or r.pads != pads or any(
@@ -591,6 +755,10 @@ class JaxPlacer(Placer):
     def _execute(self, program, arrays: dict, state: dict, k: int):
         return program(arrays, state)
 
+    def _finished(self, pending: "_Pending") -> bool:
+        """Whether a dispatched call has finished (reading it back would not wait)."""
+        return pending.res[0].is_ready()
+
     def _program(self, key: bytes, static: tuple, arrays: dict, state: dict):
         sig = (key, tuple((k, v.shape, v.dtype.str) for d in (arrays, state) for k, v in sorted(d.items())))
         program = PROGRAMS.get(sig)
@@ -599,7 +767,7 @@ class JaxPlacer(Placer):
             t0 = time.perf_counter()
             with precision(self.xp):
                 fn = jax.jit(lambda a, s: run_program(self.xp, static, a, s, compiled_loop), donate_argnums=(1,))
-                program = fn.lower(arrays, state).compile()
+                program = fn.lower(arrays, state).compile(COMPILER_OPTIONS if jax.default_backend() == "cpu" else None)
             self.stats.compiles += 1
             self.stats.compile_s += time.perf_counter() - t0
             PROGRAMS.put(sig, program)

@@ -9,6 +9,7 @@ Score move while copies of the pod are placed (plugins/framework.py: FIXED, NODE
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..kernels.batch import NEVER, contenders, fill_times, normalization_epoch_e
 from ..kernels.domain_batch import DomainScore, domain_pick_order
 from ..kernels.select import num_feasible_nodes_to_find, sample_feasible, sampled_windows, select_best, selection_key
 from .cluster import Cluster
-from ..plugins.framework import DOMAIN, PER_POD, with_post_filter
+from ..plugins.framework import DOMAIN, PER_POD, PodInfo, with_post_filter
 from .cycle import (Evaluation, Prepared, batchable, capacity_rows, copy_capacity, copy_totals, domain_batchable,
                     fixed_scores, load_keys, prepare, remembered_copies, row_view, run_filters, run_scores,
                     sampled_totals)
@@ -201,13 +202,13 @@ class Placer:
             return None
         return RunMember(shape, pods)
 
-    def place_segment(self, members: list[RunMember], rank: np.ndarray) -> SegmentOutcome:
+    def place_segment(self, members: Iterable[RunMember], rank: np.ndarray) -> SegmentOutcome:
         """The members' pods in order on their shapes' kept results, as their own cycles would place them, until a
         pod is left: one no node fits, or a shape that cannot be kept now. That pod and the rest of its run are left
         to the caller (its run's own cycle then says why and runs PostFilter, after the pods placed before it are
         bound, as they were before its cycle)."""
         out, placements, placed = RunOutcome(), [], 0
-        for m in members:
+        for m in list(members):         # every member made before any is placed (RunMember: kept shapes held)
             start = len(out.placed)
             left = self._place_kept(m.shape, m.pods, rank, out, fail=False)
             placements.append(out.placed[start:])
@@ -714,7 +715,8 @@ class Placer:
         hist = reason_histogram(self.framework, ev, tensors)
         return fit_error(tensors.nodes.size, hist, ev.prefilter_message)
 
-    def account(self, p: Prepared, node_ids: np.ndarray, pods: list[Pod]) -> Placement:
+    def account(self, p: Prepared | PodInfo, node_ids: np.ndarray, pods: list[Pod]) -> Placement:
+        """The pods bound to node_ids on the node table (p: what they request, a Prepared or its PodInfo)."""
         tensors = self.cluster.tensors
         ports = [tensors.port_column(port) for port in p.shape.host_ports] if p.shape.host_ports else []
         before = tensors.bind(pods, node_ids, p.request, p.shape.nonzero, ports, p.shape.pod_terms)

@@ -77,28 +77,38 @@ class PodCycle:
                     sched.retry_after_error(failure.pods, seqs, shape)
 
     def _place_segment(self, placer, head, seqs: list[int], prios: list[int]) -> None:
-        """The head run and the runs after it that join it (Placer.segment_member with the head) in one call."""
+        """The head run and the runs after it that join it (Placer.segment_member with the head), placed together:
+        the placer takes them as they are made (JAX: places the first while the next are made)."""
         sched = self.sched
         queue = sched.queue
         members, queued = [head], [(seqs, prios)]      # queued: each member's arrivals and priorities
-        size = len(head.pods)
         limit = self.segment_limit.get(placer, placer.segment_pods)
-        while size < limit and isinstance(queue.peek_active(), PodRun):
-            entry = queue.pop_active()
-            if sched.on_attempt is not None:
-                sched.on_attempt(len(entry.pods))
-            pods, seqs, prios = queue.alive(self._runs(entry))
-            if not pods:
-                continue
-            member = placer.segment_member(entry.shape, pods, head) if sched.placer_for(pods[0]) is placer else None
-            if member is None:
-                self._give_back(entry.shape, pods, seqs, prios)
-                break
-            members.append(member)
-            queued.append((seqs, prios))
-            size += len(pods)
-        outcome = placer.place_segment(members, sched.rank())
+
+        def joining():
+            """The head, then each run popped from the activeQ that joins it, up to `limit` pods in all; the first
+            that does not join goes back, and ends the segment."""
+            yield head
+            size = len(head.pods)
+            while size < limit and isinstance(queue.peek_active(), PodRun):
+                entry = queue.pop_active()
+                if sched.on_attempt is not None:
+                    sched.on_attempt(len(entry.pods))
+                pods, seqs, prios = queue.alive(self._runs(entry))
+                if not pods:
+                    continue
+                member = (placer.segment_member(entry.shape, pods, head) if sched.placer_for(pods[0]) is placer
+                          else None)
+                if member is None:
+                    self._give_back(entry.shape, pods, seqs, prios)
+                    return
+                members.append(member)
+                queued.append((seqs, prios))
+                size += len(pods)
+                yield member
+
+        outcome = placer.place_segment(joining(), sched.rank())
         placements, placed = outcome.placements, outcome.placed
+        size = sum(len(member.pods) for member in members)
         sched.stats.pod_cycles += outcome.pod_cycles
         sched.stats.batch_rounds += outcome.batch_rounds
         self.segment_limit[placer] = (min(2 * limit, placer.segment_pods) if placed == size

@@ -12,6 +12,7 @@ import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,15 +65,25 @@ _FAMILY_UNSIGNED = {**dict.fromkeys(_UNSIGNED_FIELDS, True), "resources": True,
                     "containers": {"__all__": {"resources"}}, "init_containers": {"__all__": {"resources"}}}
 
 
-def signature(pod: Pod, extra: dict | None = None, exclude=_UNSIGNED_FIELDS) -> str:
-    """The spec as JSON in field order (pydantic's serializer, the cheapest exact form), with the plugins' `extra`
-    parts. Equal specs give equal signatures; specs equal up to the order of map keys may not, which only costs a
-    batching opportunity. Every field is written: leaving out those at their defaults makes the serializer build
-    each default to compare (1.7x the time of the whole spec)."""
-    spec = pod.spec.model_dump_json(by_alias=True, exclude=exclude)
-    if not extra:
-        return spec
-    return json.dumps({"spec": spec, "plugins": extra}, sort_keys=True, separators=(",", ":"))
+def signature(pod: Pod, extra: dict | None = None) -> tuple[str, tuple]:
+    """(family, requirements): the spec without the pod's resource requirements (its containers', init containers'
+    and pod-level `resources`) as JSON in field order (pydantic's serializer, the cheapest exact form) with the
+    plugins' `extra` parts; then those requirements, exactly (ResourceList.key). Equal specs give equal signatures;
+    specs equal up to the order of map keys may not, which only costs a batching opportunity. Every field is
+    written: leaving out those at their defaults makes the serializer build each default to compare (1.7x the time
+    of the whole spec)."""
+    spec = pod.spec
+    fam = spec.model_dump_json(by_alias=True, exclude=_FAMILY_UNSIGNED)
+    if extra:
+        fam = json.dumps({"spec": fam, "plugins": extra}, sort_keys=True, separators=(",", ":"))
+    return fam, (_requirements(spec.resources), tuple(_requirements(c.resources) for c in spec.containers),
+                 tuple(_requirements(c.resources) for c in spec.init_containers))
+
+
+def _requirements(resources) -> tuple | None:
+    if resources is None:
+        return None
+    return resources.requests.key(), resources.limits.key(), tuple((c.name, c.request) for c in resources.claims)
 
 
 @dataclass
@@ -84,21 +95,13 @@ class PodShape:
     scoring: np.ndarray              # (2,) int64 cpu/memory as NodeResourcesFit scoring reads the incoming pod
     host_ports: list[tuple[str, str, int]]
     unmodelled: tuple[str, ...]      # constraints phalanx does not evaluate yet (reported as warnings)
-    family: str | None = None        # family(): made when first asked
+    family: str                      # its signature without the pod's resource requirements (signature): shapes
+                                     # of one family differ at most in their requests, so the plugins that do not
+                                     # read them (Plugin.reads_requests) prepare them alike
     pod_terms: bool = True           # whether its pods hold pod (anti-)affinity terms (tensors.has_pod_terms)
 
     def request_vector(self, tensors: ClusterTensors) -> np.ndarray:
         return tensors.request_vector(self.requests)
-
-
-def family(shape: PodShape, framework) -> str:
-    """The shape's signature without the pod's resource requirements (its containers', init containers' and
-    pod-level `resources`): shapes of one family differ at most in their requests, so the plugins that do not read
-    them (Plugin.reads_requests) prepare them alike (sched/cycle.py prepare's `like`). Made once per shape."""
-    if shape.family is None:
-        pod = shape.pod
-        shape.family = signature(pod, framework.signature(pod), exclude=_FAMILY_UNSIGNED)
-    return shape.family
 
 
 def unmodelled_constraints(pod: Pod, framework, cluster) -> tuple[str, ...]:
@@ -114,6 +117,14 @@ def unmodelled_constraints(pod: Pod, framework, cluster) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+class _FamilyTraits(NamedTuple):
+    """What the shapes of one family (PodShape.family) share: read from the spec without its resource requirements
+    (the plugins' warnings read volumes)."""
+    host_ports: list[tuple[str, str, int]]
+    unmodelled: tuple[str, ...]
+    pod_terms: bool
+
+
 class ShapeTable:
     """Interns pods into shapes by signature, for one profile (its plugins sign the pods) and one cluster (what the
     plugins warn about may depend on it)."""
@@ -121,7 +132,8 @@ class ShapeTable:
     def __init__(self, framework, cluster):
         self.framework = framework
         self.cluster = cluster
-        self.by_signature: dict[str, PodShape] = {}
+        self.by_signature: dict[tuple[str, tuple], PodShape] = {}
+        self.by_family: dict[str, _FamilyTraits] = {}
         # Pods built from one template share their PodSpec, labels and annotations objects: remembering the objects
         # (not just their ids, which could be reused after they are freed) of pods no plugin signs beyond those
         # objects and the namespace skips both the plugins' signatures and re-serializing the spec.
@@ -143,10 +155,15 @@ class ShapeTable:
         shape = self.by_signature.get(sig)
         if shape is None:
             requests, nonzero = pod_load(pod)        # remembered: the pod's binding reads them again
+            # What the spec says besides its requirements is its family's (host ports, pod terms, volumes).
+            kin = self.by_family.get(sig[0])
+            if kin is None:
+                kin = self.by_family[sig[0]] = _FamilyTraits(
+                    pod_host_ports(pod), unmodelled_constraints(pod, self.framework, self.cluster),
+                    has_pod_terms(pod.spec))
             shape = PodShape(len(self.shapes), pod, dict(requests), np.array(nonzero, np.int64),
-                             np.array(pod_scoring_cpu_memory(pod, nonzero), np.int64),
-                             pod_host_ports(pod), unmodelled_constraints(pod, self.framework, self.cluster),
-                             pod_terms=has_pod_terms(pod.spec))
+                             np.array(pod_scoring_cpu_memory(pod, nonzero), np.int64), kin.host_ports,
+                             kin.unmodelled, sig[0], kin.pod_terms)
             self.by_signature[sig] = shape
             self.shapes.append(shape)
         by_template = not extra or self.framework.signs_by_template(pod.spec)
