@@ -297,12 +297,21 @@ class ResourceList(dict):
         self._exact: dict[str, int] = {}
 
     def nanos(self, name: str) -> int:
-        """The exact quantity of `name` in nano-units."""
+        """The exact quantity of `name` in nano-units (all_nanos: every name's)."""
         count = self[name]
         exact = self._exact.get(name)
         if exact is not None and nanos_to_int64(name, exact) == count:
             return exact
         return int64_to_nanos(name, count)
+
+    def all_nanos(self) -> dict[str, int]:
+        """{name: nanos(name)} for every name (intake reads every list of every new pod spec this way)."""
+        exact, out = self._exact, {}
+        for name, count in self.items():
+            amount = exact.get(name)
+            out[name] = (amount if amount is not None and nanos_to_int64(name, amount) == count
+                         else int64_to_nanos(name, count))
+        return out
 
     def key(self) -> tuple:
         """Hashable, and equal for two lists only if every nanos() of theirs is (the counts and the exact values

@@ -34,7 +34,7 @@ Nanos = dict[str, int]  # resource name -> exact amount in nano-units
 
 def _exact(resources: Mapping[str, int]) -> Nanos:
     if isinstance(resources, ResourceList):
-        return {name: resources.nanos(name) for name in resources}
+        return resources.all_nanos()
     return {name: int64_to_nanos(name, count) for name, count in resources.items()}
 
 
@@ -149,13 +149,14 @@ def _nonzero(pod: Pod, requests: Nanos) -> tuple[int, int]:
     else:
         defaults = _NON_ZERO_DEFAULTS
     spec = pod.spec
+    non_zero = requests
     # The defaults fill only what a container leaves out: when none does, the sums are PodRequests' own.
-    if any(name not in container.resources.requests for container in (*spec.containers, *spec.init_containers)
-           for name in defaults):
-        non_zero = _pod_request_nanos(pod, defaults)
-    else:
-        non_zero = requests
-    counts = _counts(pod, {name: non_zero.get(name, 0) for name in ("cpu", "memory")})
+    for container in (*spec.containers, *spec.init_containers):
+        asked = container.resources.requests
+        if any(name not in asked for name in defaults):
+            non_zero = _pod_request_nanos(pod, defaults)
+            break
+    counts = _counts(pod, {"cpu": non_zero.get("cpu", 0), "memory": non_zero.get("memory", 0)})
     return counts["cpu"], counts["memory"]
 
 
