@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
+from ..cluster_models.tensors import stacked
 from ..kernels.backend import BackendUnavailable, namespace, precision, to_host
 from ..kernels.resource_allocation import pod_amounts
 from ..plugins.framework import PER_POD, Pads, PodInfo
@@ -643,15 +644,15 @@ class JaxPlacer(Placer):
         request = np.zeros((len(members), pads.resources), np.int64)
         vectors = [m.pod.request for m in members]
         if len({len(v) for v in vectors}) == 1:
-            request[:, :len(vectors[0])] = np.stack(vectors)
+            request[:, :len(vectors[0])] = stacked(vectors, len(vectors[0]))
         else:
             for row, v in zip(request, vectors):
                 row[:len(v)] = v
-        nonzero = np.stack([m.shape.nonzero for m in members])
+        nonzero = stacked([m.shape.nonzero for m in members], 2)
         amounts = {name: np.empty((len(members),) + v.shape, v.dtype) for name, v in head.runtime.items()}
         gathered = [i for i, m in enumerate(members) if m.runtime is None]     # the head's family's members
         if gathered:
-            scoring = np.stack([members[i].shape.scoring for i in gathered])
+            scoring = stacked([members[i].shape.scoring for i in gathered], 2)
             for name, rows in _gathered(head, pod_amounts(request[gathered], nonzero[gathered], scoring)).items():
                 amounts[name][gathered] = rows
         for i, m in enumerate(members):
