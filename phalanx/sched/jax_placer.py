@@ -186,6 +186,9 @@ class SegmentMember:
                                            # head's family, its amounts gathered from its amount vector (sources)
     ports: tuple[int, ...]           # its host-port columns
     pads: tuple[Pads, int]           # the buckets `static` is padded to (Pads, label keys padded)
+    # the head's _Family, made when a run first asks to join it (None: some plugin that reads requests gives no
+    # sources, so its family's runs are prepared like any other)
+    family: "_Family | None | object" = dataclasses.field(default=_UNKNOWN, repr=False)
 
     @functools.cached_property
     def joining(self) -> tuple:
@@ -203,15 +206,12 @@ class SegmentMember:
                              self.shape.scoring)
         return {name: rows[0] for name, rows in _gathered(head, vector[None]).items()}
 
-    # the head's _Family, made when a run first asks to join it (None: some plugin that reads requests gives no
-    # sources, so its family's runs are prepared like any other)
-    family: "_Family | None | object" = dataclasses.field(default=_UNKNOWN, repr=False)
 
 @dataclass(frozen=True)
 class _Family:
-    """A segment head's family (PodShape.family): a run of it whose pods have, at every plugin of the profile that reads
-    requests, the head's Plugin.request_pattern gets the head's results everywhere and states differing from the
-    head's in their amounts alone; those are its amount vector (pod_amounts) gathered at `sources`."""
+    """A segment head's family (PodShape.family). A run of it whose pods have the head's Plugin.request_pattern at
+    every plugin of the profile that reads requests gets the head's results everywhere, and states that differ from
+    the head's in their amounts alone: its amount vector (pod_amounts) gathered at `sources`."""
     name: str                                 # the head shape's family (PodShape.family)
     width: int                                # the head's request columns
     patterns: tuple                           # (plugin, its request_pattern of the head's pod)
@@ -461,7 +461,8 @@ class JaxPlacer(Placer):
             failure = (self.message(ev), rejectors(ev), p, ev)
         return res.placed, failure
 
-    def _account(self, p: Prepared | PodInfo, own_ports: list, node_ids: np.ndarray, pods: list[Pod], placed: list) -> None:
+    def _account(self, p: Prepared | PodInfo, own_ports: list, node_ids: np.ndarray, pods: list[Pod],
+                 placed: list) -> None:
         """The pods a compiled call placed, into the host table (which then holds exactly what the device holds)."""
         if len(pods):
             if own_ports:     # one placement per pod: a placement with host ports cannot be split by undo
