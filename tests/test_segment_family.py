@@ -92,13 +92,15 @@ def test_amount_sources_gather_what_resource_inputs_reads(width, data):
     plan = ResourcePlan(columns, nonzero, (1,) * k, tuple(data.draw(st.booleans()) for _ in range(k)))
     requested = data.draw(st.lists(st.booleans(), min_size=width, max_size=width))
 
-    def pod():
-        request = np.array([data.draw(st.integers(1, 10**9)) if r else 0 for r in requested], np.int64)
-        return request, np.array(data.draw(st.lists(st.integers(0, 10**9), min_size=2, max_size=2)), np.int64), \
-            np.array(data.draw(st.lists(st.integers(0, 10**9), min_size=2, max_size=2)), np.int64)
+    def pair():
+        return np.array(data.draw(st.lists(st.integers(0, 10**9), min_size=2, max_size=2)), np.int64)
 
-    first, second = pod(), pod()
-    sources = amount_sources(resource_inputs(plan, first[0], first[2], first[1]))
-    own, _ = amounts(resource_inputs(plan, second[0], second[2], second[1]))
-    padded = np.pad(second[0], (0, width + 2 - width))
-    assert pod_amounts(padded, second[1], second[2])[sources].tolist() == own
+    def pod():
+        """(request, scoring, nonzero)"""
+        return np.array([data.draw(st.integers(1, 10**9)) if r else 0 for r in requested], np.int64), pair(), pair()
+
+    first, (request, scoring, nonzero) = pod(), pod()
+    sources = amount_sources(resource_inputs(plan, *first))
+    own, _ = amounts(resource_inputs(plan, request, scoring, nonzero))
+    # Two columns more than the pods request, as a compiled program's padded width.
+    assert pod_amounts(np.pad(request, (0, 2)), nonzero, scoring)[sources].tolist() == own
