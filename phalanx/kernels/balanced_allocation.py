@@ -3,7 +3,7 @@ Upstream: plugins/noderesources/balanced_allocation.go. Floating point as upstre
 order); the final conversion truncates."""
 from __future__ import annotations
 
-from .backend import divide, pin_rounding
+from .backend import divide, is_jax, pin_rounding
 from .status import MAX_NODE_SCORE
 
 
@@ -60,7 +60,10 @@ def balanced_allocation_score(xp, after, allocatable, before, compat: str = "1.3
     safe = [xp.maximum(alloc, 1) for alloc in allocatable]      # allocatable is never negative
     if compat == "1.35":
         return balance(xp, after, safe, valid)
-    if before_balance is None:
+    if before_balance is None and is_jax(xp):
+        # XLA fuses each pass into the score; a stacked pair it would write out first (a kernel per resource).
+        with_pod, before_balance = balance(xp, after, safe, valid), balance(xp, before, safe, valid)
+    elif before_balance is None:
         # With and without the pod in one pass over both (half the operations on a few rows, where their count is
         # the cost); elementwise the same arithmetic.
         both = balance(xp, [xp.stack((a, b)) for a, b in zip(after, before)], safe, valid)
