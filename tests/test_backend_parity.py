@@ -230,6 +230,11 @@ def test_select_and_sample(backend, data, n):
     feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
     rank = np.array(data.draw(st.permutations(range(n))), np.int64)
     check(backend, select.select_best, {"total": total, "feasible": feasible, "rank": rank})
+    # With the rank's inverse (the compiled programs'), a plain maximum's key names the same node.
+    by_rank = np.argsort(rank)
+    assert int(select.select_best(np, total, feasible, rank, by_rank)) == int(select.select_best(np, total, feasible,
+                                                                                                 rank))
+    check(backend, select.select_best, {"total": total, "feasible": feasible, "rank": rank, "by_rank": by_rank})
     start, wanted = data.draw(st.integers(0, n - 1)), data.draw(st.integers(1, n + 2))
     # Python-int start/wanted (static) and array start/wanted (what a jitted loop passes).
     check(backend, select.sample_feasible, {"feasible": feasible}, {"start": start, "wanted": wanted})

@@ -145,6 +145,9 @@ def test_select_best_tie_break():
     assert int(select_best(xp, total, feasible, a([0, 1, 2, 3]))) == 1
     assert int(select_best(xp, total, feasible, a([3, 2, 0, 1]))) == 2       # lower rank wins the tie
     assert int(select_best(xp, total, a([False] * 4), a([0, 1, 2, 3]))) == -1
+    # The same through the rank's inverse (node of each rank), as the compiled programs select.
+    assert int(select_best(xp, total, feasible, a([3, 2, 0, 1]), a([2, 3, 1, 0]))) == 2
+    assert int(select_best(xp, total, a([False] * 4), a([3, 2, 0, 1]), a([2, 3, 1, 0]))) == -1
 
 
 @pytest.mark.parametrize("pct,n,want", [(100, 5000, 5000), (0, 50, 50), (0, 5000, 500), (0, 100_000, 5000),

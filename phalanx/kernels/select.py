@@ -23,9 +23,15 @@ def selection_keys_few(total: list[int], rank: list[int], n: int) -> list[int]:
     return [t * n + (n - 1 - r) for t, r in zip(total, rank)]
 
 
-def select_best(xp, total, feasible, rank):
-    """Index of the feasible node with the highest total (lowest rank among equals), or NONE."""
-    key = selection_key(xp, total, feasible, rank, total.shape[0])
+def select_best(xp, total, feasible, rank, by_rank=None):
+    """Index of the feasible node with the highest total (lowest rank among equals), or NONE. by_rank: the node of
+    each rank (rank's inverse), when given: the best key's rank part names the node, so one plain maximum finds it
+    (XLA:CPU runs an argmax, a reduction over value-index pairs, one element at a time)."""
+    n = total.shape[0]
+    key = selection_key(xp, total, feasible, rank, n)
+    if by_rank is not None:
+        best = xp.max(key)
+        return xp.where(best >= 0, by_rank[n - 1 - best % n], NONE)
     best = xp.argmax(key)
     return xp.where(key[best] >= 0, best, NONE)
 

@@ -180,7 +180,7 @@ def run_program(xp, static, a, s, loop):
         ev.feasible = feasible
         prescore = prescore_fails(feasible)
         run_scores(xp, pp, tensors, ev, None)
-        node = select_best(xp, ev.total, feasible, a["rank"])
+        node = select_best(xp, ev.total, feasible, a["rank"], a["by_rank"])
         node = xp.where(prescore, -1, node)
         return (node, prescore, visited, *filter_codes(ev))
 

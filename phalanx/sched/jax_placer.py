@@ -484,7 +484,11 @@ class JaxPlacer(Placer):
         n = self.cluster.tensors.nodes.size
         resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
         wanted = self.nodes_to_find(n)
-        per_call = {"rank": np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)]),
+        # rank: a permutation of the nodes (Scheduler.rank), the padded nodes last; by_rank: its inverse
+        padded_rank = np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)])
+        by_rank = np.empty_like(padded_rank)
+        by_rank[padded_rank] = np.arange(pads.nodes, dtype=np.int64)
+        per_call = {"rank": padded_rank, "by_rank": by_rank,
                     "scalars": np.array([n, wanted, k], np.int64), **per_call}
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
         layout = tuple((name, v.shape) for name, v in per_call.items())
