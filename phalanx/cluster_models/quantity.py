@@ -279,6 +279,14 @@ _TEXT_LISTS: dict[tuple, tuple[dict[str, int], dict[str, int]]] = {}
 _TEXT_LISTS_KEPT = 4096
 
 
+def _exact_nanos(name: str, count: int, exact: int | None) -> int:
+    """The exact amount validated (`exact`) while the count still is its rounding; the count's otherwise (a count
+    changed after validation wins)."""
+    if exact is not None and nanos_to_int64(name, exact) == count:
+        return exact
+    return int64_to_nanos(name, count)
+
+
 class ResourceList(dict):
     """Resource name -> int64 count as the scheduler uses it (millicores for cpu, units otherwise).
 
@@ -298,20 +306,12 @@ class ResourceList(dict):
 
     def nanos(self, name: str) -> int:
         """The exact quantity of `name` in nano-units (all_nanos: every name's)."""
-        count = self[name]
-        exact = self._exact.get(name)
-        if exact is not None and nanos_to_int64(name, exact) == count:
-            return exact
-        return int64_to_nanos(name, count)
+        return _exact_nanos(name, self[name], self._exact.get(name))
 
     def all_nanos(self) -> dict[str, int]:
         """{name: nanos(name)} for every name (intake reads every list of every new pod spec this way)."""
-        exact, out = self._exact, {}
-        for name, count in self.items():
-            amount = exact.get(name)
-            out[name] = (amount if amount is not None and nanos_to_int64(name, amount) == count
-                         else int64_to_nanos(name, count))
-        return out
+        exact = self._exact
+        return {name: _exact_nanos(name, count, exact.get(name)) for name, count in self.items()}
 
     def key(self) -> tuple:
         """Hashable, and equal for two lists only if every nanos() of theirs is (the counts and the exact values

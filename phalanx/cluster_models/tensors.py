@@ -218,16 +218,24 @@ def load_deltas(requests: list[np.ndarray], nonzeros: list[np.ndarray], r: int) 
     """(k, r + 3) int64: what one pod of each (request vector, nonzero requests) adds to the requested,
     nonzero_requested and pod_count columns over r resource columns, side by side as in NodeTable.load (a segment
     binds hundreds of distinct requests at once)."""
-    out = np.zeros((len(requests), r + 3), np.int64)
-    widths = {len(request) for request in requests}
-    if len(widths) == 1:
-        width = widths.pop()
-        out[:, :width] = stacked(requests, width)
-    else:
-        for row, request in zip(out, requests):
-            row[:len(request)] = request
+    out = np.empty((len(requests), r + 3), np.int64)
+    out[:, :r] = padded_rows(requests, r)
     out[:, r: r + 2] = stacked(nonzeros, 2)
     out[:, r + 2] = 1
+    return out
+
+
+def padded_rows(vectors: list[np.ndarray], width: int) -> np.ndarray:
+    """(len(vectors), width) int64: each vector (at most `width` long) zero-padded to `width`; vectors of one length
+    are read from their bytes at once (stacked)."""
+    out = np.zeros((len(vectors), width), np.int64)
+    lengths = {len(v) for v in vectors}
+    if len(lengths) == 1:
+        length = lengths.pop()
+        out[:, :length] = stacked(vectors, length)
+    else:
+        for row, v in zip(out, vectors):
+            row[:len(v)] = v
     return out
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_models import Pod
-from ..cluster_models.tensors import stacked
+from ..cluster_models.tensors import padded_rows, stacked
 from ..kernels.backend import BackendUnavailable, namespace, precision, to_host
 from ..kernels.resource_allocation import pod_amounts
 from ..plugins.framework import PER_POD, Pads, PodInfo
@@ -154,8 +154,8 @@ class _Resident:
 @dataclass
 class _Pending:
     """A compiled call dispatched and maybe still running (JAX runs it asynchronously)."""
-    res: tuple                       # run_program's results (device arrays)
-    link: object                     # (2,) int64 on the device: what a call chained after it starts from
+    res: tuple                       # run_program's results (device arrays; res[3]: the link a call chained
+                                     # after it starts from)
     sampling: bool                   # the call samples nodes (its next start is kept)
 
 
@@ -482,7 +482,7 @@ class JaxPlacer(Placer):
         before it, still running, whose stop it inherits (placing nothing when that call stopped at a pod) and whose
         node sampling it continues."""
         n = self.cluster.tensors.nodes.size
-        resident = self._resident_nodes(pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports)
+        resident = self._resident_nodes(pads, kl_pad)
         wanted = self.nodes_to_find(n)
         # rank: a permutation of the nodes (Scheduler.rank), the padded nodes last; by_rank: its inverse
         padded_rank = np.concatenate([np.asarray(rank, np.int64), np.arange(n, pads.nodes, dtype=np.int64)])
@@ -492,7 +492,7 @@ class JaxPlacer(Placer):
                     "scalars": np.array([n, wanted, k], np.int64), **per_call}
         # The per-call inputs (all int64) travel as one array: one explicit copy per call, unpacked by layout.
         layout = tuple((name, v.shape) for name, v in per_call.items())
-        link = after.link if after is not None else np.array([1, self.next_start], np.int64)
+        link = after.res[3] if after is not None else np.array([1, self.next_start], np.int64)
         arrays = {**resident.fixed, "packed": np.concatenate([v.ravel() for v in per_call.values()]), "link": link}
         static = static + (layout,)
         state = {**resident.state, **state}
@@ -510,7 +510,7 @@ class JaxPlacer(Placer):
             resident.state = {name: res[-1][name] for name in resident.state}     # the donated buffers' successors
         self.stats.calls += 1
         self.stats.run_s += time.perf_counter() - t0
-        return _Pending(res, res[3], static[1])
+        return _Pending(res, static[1])
 
     def _collect(self, pending: "_Pending") -> "_CallResult":
         """Wait for a dispatched call and copy back what it did: its summary (counters, then the chosen nodes), and
@@ -613,7 +613,7 @@ class JaxPlacer(Placer):
             grew past the head's buckets (the part then goes to its runs' own cycles)."""
             nonlocal stopped
             taken.extend(part)
-            if calls and not self._resident_current(head.pads):
+            if calls and not self._resident_current(*head.pads):
                 read_back(len(calls))
             if not stopped and self._pads()[:2] != head.pads:
                 stopped = True
@@ -646,13 +646,7 @@ class JaxPlacer(Placer):
         k_pad = pow2(k, lo=64)      # a few programs per configuration, whatever the segments' lengths
         # Made per member, then repeated for its pods: row i is pod i's request and non-zero requests, and its
         # amounts per plugin; rows from k on are zeros.
-        request = np.zeros((len(members), pads.resources), np.int64)
-        vectors = [m.pod.request for m in members]
-        if len({len(v) for v in vectors}) == 1:
-            request[:, :len(vectors[0])] = stacked(vectors, len(vectors[0]))
-        else:
-            for row, v in zip(request, vectors):
-                row[:len(v)] = v
+        request = padded_rows([m.pod.request for m in members], pads.resources)
         nonzero = stacked([m.shape.nonzero for m in members], 2)
         amounts = {name: np.empty((len(members),) + v.shape, v.dtype) for name, v in head.runtime.items()}
         gathered = [i for i, m in enumerate(members) if m.runtime is None]     # the head's family's members
@@ -710,28 +704,33 @@ class JaxPlacer(Placer):
         return (tensors, nodes, nodes.allocatable, nodes.requested, nodes.nonzero_requested, nodes.pod_count,
                 nodes.allowed_pods, nodes.unschedulable, nodes.labels, nodes.taints, nodes.host_ports)
 
-    def _resident_current(self, pads: tuple[Pads, int]) -> bool:
+    @staticmethod
+    def _resident_pads(pads: Pads, kl_pad: int) -> tuple:
+        return pads.nodes, pads.resources, kl_pad, pads.taints, pads.ports
+
+    def _table_replaced(self, pads: Pads, kl_pad: int) -> bool:
+        """Whether the resident table's fixed columns must be copied in again (none yet, other buckets, or a host
+        array replaced: node events, vocabulary growth)."""
+        r = self._resident
+        return (r is None or r.pads != self._resident_pads(pads, kl_pad)
+                or any(a is not b for a, b in zip(r.owners, self._owners())))
+
+    def _resident_current(self, pads: Pads, kl_pad: int) -> bool:
         """Whether a call with these pads would find the resident table as it is (no copy in, which would read the
         host table: behind the calls still running)."""
-        r = self._resident
-        p, kl_pad = pads
-        return (r is not None and r.pads == (p.nodes, p.resources, kl_pad, p.taints, p.ports)
-                and r.mark == len(self.cluster.tensors.changes)
-                and all(a is b for a, b in zip(r.owners, self._owners())))
+        return not self._table_replaced(pads, kl_pad) and self._resident.mark == len(self.cluster.tensors.changes)
 
-    def _resident_nodes(self, n_pad: int, r_pad: int, kl_pad: int, t_pad: int, p_pad: int) -> "_Resident":
+    def _resident_nodes(self, pads: Pads, kl_pad: int) -> "_Resident":
         """The padded node table on the device, uploaded again only when the host table changed other than by
         this placer's own calls: node events (nodes_changed), vocabulary growth (a new array object), or a load
         change recorded in tensors.changes since the last call (undo, Permit rejection, deletion, eager paths)."""
         tensors = self.cluster.tensors
         nodes = tensors.nodes
-        owners = self._owners()
-        pads = (n_pad, r_pad, kl_pad, t_pad, p_pad)
+        fresh = self._table_replaced(pads, kl_pad)
         r = self._resident
-        fresh = r is None or r.pads != pads or any(
-            a is not b for a, b in zip(r.owners, owners))
         if not fresh and r.mark == len(tensors.changes):
             return r
+        n_pad, r_pad, _, t_pad, p_pad = self._resident_pads(pads, kl_pad)
         put = self._put
         with precision(self.xp):
             if fresh:
@@ -740,7 +739,7 @@ class JaxPlacer(Placer):
                              "unschedulable": pad(nodes.unschedulable, (n_pad,), False),
                              "labels": pad(nodes.labels, (n_pad, kl_pad), -1),
                              "taints": pad(nodes.taints, (n_pad, t_pad), -1)})
-                r = self._resident = _Resident(owners, pads, fixed)
+                r = self._resident = _Resident(self._owners(), self._resident_pads(pads, kl_pad), fixed)
             r.state = put({"requested": pad(nodes.requested, (n_pad, r_pad), 0).T.copy(),
                            "nonzero_requested": pad(nodes.nonzero_requested, (n_pad, 2), 0).T.copy(),
                            "pod_count": pad(nodes.pod_count, (n_pad,), 0),
